@@ -1,0 +1,25 @@
+# Wren's recipes. `just --list` shows them.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Fresh demo workspace, the scripted agent, and the viewer watching it live
+demo:
+    wren demo
+
+# The viewer on the journals folder (or a session id / path)
+watch *ARGS:
+    wren watch {{ARGS}}
+
+# The whole test suite (the README's test command)
+test *ARGS:
+    python -m pytest {{ARGS}}
+
+# Ruff and mypy --strict on the package
+lint:
+    ruff check wren_tui tests
+    ruff format --check wren_tui
+    mypy wren_tui
+
+# Benchmarks: ratios against baselines measured in the same run
+bench:
+    python -m tests.bench

@@ -1,0 +1,70 @@
+"""The journal commands as a user runs them: wren log, wren ls, wren fork."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.conftest import run_wren
+from wren_tui.journal.events import ChatMessage, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.store import new_session_id
+from wren_tui.journal.writer import JournalWriter
+
+
+def _session(folder: Path) -> Path:
+    path = folder / f"{new_session_id()}.jsonl"
+    with JournalWriter.create(path) as w:
+        w.append(RunStart(pid=os.getpid(), cwd=str(folder), model="scripted", version="test"))
+        w.append(Message(message=ChatMessage(role="user", content="run the tests")))
+        call = ToolCall(id="c1", name="run_command", args='{"command": "pytest"}')
+        w.append(Message(message=ChatMessage(role="assistant", content="running", toolCalls=[call])))
+        w.append(ToolStart(id="c1", name="run_command", readOnly=False, approval="approved"))
+        w.append(ToolEnd(id="c1", ok=False, elapsedMs=12, chars=30))
+        w.append(Message(message=ChatMessage(role="tool", content="1 failed", toolCallId="c1")))
+        w.append(Message(message=ChatMessage(role="assistant", content="test_divide_by_zero fails")))
+        w.append(RunEnd(reason="done"))
+    return path
+
+
+def test_log_of_a_torn_journal_prints_what_it_read_and_exits_4(tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    with open(path, "ab") as f:
+        f.write(b'{"seq":9,"ts":"2026-')
+    proc = run_wren(["log", path.name[:-6], "--dir", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 4
+    assert "test_divide_by_zero fails" in proc.stdout
+    assert "stopped at line 9 (byte" in proc.stdout
+    assert "cut short" in proc.stdout
+
+
+def test_ls_json_lists_newest_first_with_state(tmp_path: Path) -> None:
+    first = _session(tmp_path)
+    second = tmp_path / "s-29990101-000000-zzzz.jsonl"
+    second.write_bytes(first.read_bytes()[:-40])
+    proc = run_wren(["ls", "--json"], cwd=tmp_path, env={"WREN_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert [r["id"] for r in rows] == [second.name[:-6], first.name[:-6]]
+    assert [r["state"] for r in rows] == ["torn tail", "done"]
+
+
+def test_fork_at_a_point_inside_a_tool_call_is_refused_with_the_valid_points(tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    before = path.read_bytes()
+    proc = run_wren(["fork", str(path), "3"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "not a clean fork point" in proc.stderr
+    assert "2  user: run the tests" in proc.stderr
+    assert "7  assistant: test_divide_by_zero fails" in proc.stderr
+    ok = run_wren(["fork", str(path), "7", "--json"], cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    forked = json.loads(ok.stdout)
+    assert forked["atSeq"] == 7 and forked["from"] == path.name[:-6]
+    assert path.read_bytes() == before
+
+
+def test_log_of_a_missing_session_names_it_and_exits_1(tmp_path: Path) -> None:
+    proc = run_wren(["log", "s-20260101-000000-abcd", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "no session s-20260101-000000-abcd" in proc.stderr

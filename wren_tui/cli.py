@@ -1,0 +1,259 @@
+"""The `wren` command: parsing, dispatch, and the journal commands (log, ls, fork).
+
+Exit statuses: 0 ok, 1 error, 2 bad usage, 3 resume refused (an outcome is unknown),
+4 journal unreadable past a line, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from . import __version__
+from .journal.events import Event, Message, ToolEnd, ToolStart, Usage, event_type, to_builtins
+from .journal.fork import NotAForkPoint, fork, fork_points
+from .journal.reader import JournalError, ReadResult, read_events
+from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+Handler = Callable[[argparse.Namespace], int]
+_json = msgspec.json.Encoder()
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def err(text: str) -> None:
+    sys.stderr.write(f"wren: {text}\n")
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.buffer.write(_json.encode(data) + b"\n")
+    sys.stdout.flush()
+
+
+def folder_of(args: argparse.Namespace) -> Path:
+    return journals_dir(getattr(args, "dir", None))
+
+
+# --- wren log -------------------------------------------------------------------------------
+
+
+def summarize(event: Event) -> str:
+    """One line a person can scan: what happened at this seq."""
+    if isinstance(event, Message):
+        msg = event.message
+        text = " ".join(msg.content.split())
+        if len(text) > 100:
+            text = text[:97] + "..."
+        calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
+        return f"{msg.role}: {text!r}{calls}"
+    if isinstance(event, ToolStart):
+        return (
+            f"{event.name} [{event.id}] started ({'read-only' if event.readOnly else 'side effects'}, {event.approval})"
+        )
+    if isinstance(event, ToolEnd):
+        status = "ok" if event.ok else "failed" if event.ok is False else "ended"
+        parts = [f"[{event.id}] {status}"]
+        if event.elapsedMs is not None:
+            parts.append(f"{event.elapsedMs} ms")
+        if event.chars is not None:
+            parts.append(f"{event.chars} chars")
+        if event.truncated:
+            parts.append("truncated")
+        if event.stoppedBy:
+            parts.append(f"stopped by {event.stoppedBy}")
+        return ", ".join(parts)
+    if isinstance(event, Usage):
+        return f"{event.inputTokens} in / {event.outputTokens} out ({event.model})"
+    fields = {k: v for k, v in to_builtins(event).items() if k not in ("seq", "ts", "type")}
+    return " ".join(f"{k}={v!r}" for k, v in fields.items())
+
+
+def stop_sentence(result: ReadResult) -> str:
+    kind = "torn tail" if result.torn else "corrupt"
+    return f"stopped at line {result.stopped_at_line} (byte {result.stopped_at_offset}): {result.reason} [{kind}]"
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    path = resolve(folder_of(args), args.session)
+    result = read_events(path)
+    if args.json:
+        print_json(
+            {
+                "id": session_id_of(path),
+                "path": str(path),
+                "events": [to_builtins(e) for e in result.events],
+                "stoppedAtLine": result.stopped_at_line,
+                "stoppedAtOffset": result.stopped_at_offset,
+                "reason": result.reason,
+                "torn": result.torn,
+                "warnings": result.warnings,
+            }
+        )
+    else:
+        for event in result.events:
+            out(f"{event.seq:>6}  {event.ts}  {event_type(event):<10}  {summarize(event)}")
+        for warning in result.warnings:
+            err(f"warning: {warning}")
+        if result.reason is not None:
+            out(stop_sentence(result))
+    return EXIT_OK if result.reason is None else EXIT_UNREADABLE
+
+
+# --- wren ls --------------------------------------------------------------------------------
+
+
+def _row(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "path": str(info.path),
+        "state": info.state,
+        "events": info.events,
+        "started": info.started,
+        "lastTs": info.last_ts,
+        "durationS": info.duration_s,
+        "tokens": info.tokens,
+        "forkedFrom": info.forked_from,
+        "forkAt": info.fork_at,
+        "reason": info.reason,
+    }
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    folder = folder_of(args)
+    sessions = list_sessions(folder)
+    if args.json:
+        print_json([_row(s) for s in sessions])
+        return EXIT_OK
+    if not sessions:
+        out(f"no sessions in {folder}")
+        return EXIT_OK
+    out(f"{'ID':<24}  {'STARTED':<24}  {'EVENTS':>6}  {'DURATION':>8}  {'TOKENS':>7}  {'STATE':<15}  FORKED FROM")
+    for s in sessions:
+        dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
+        origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
+        out(f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {s.tokens:>7}  {s.state:<15}  {origin}")
+    return EXIT_OK
+
+
+# --- wren fork ------------------------------------------------------------------------------
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    path = resolve(folder_of(args), args.session)
+    if args.seq is None:
+        result = read_events(path)
+        points = fork_points(result.events)
+        if args.json:
+            print_json([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points])
+        elif not points:
+            out(f"{session_id_of(path)} has no clean fork point yet")
+        else:
+            out(f"Clean fork points of {session_id_of(path)} (fork with `wren fork {session_id_of(path)} SEQ`):")
+            for p in points:
+                out(f"  {p}")
+        if result.reason is not None and not args.json:
+            out(stop_sentence(result))
+        return EXIT_OK
+    forked = fork(path, args.seq, folder=path.parent)
+    if args.json:
+        print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
+    else:
+        out(f"forked {forked.parent} at seq {forked.at_seq} -> {forked.id}")
+        out(f"continue it with: wren resume {forked.id}")
+    return EXIT_OK
+
+
+# --- parser ---------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--dir", metavar="DIR", help="journals folder (default: $WREN_DIR, else ./journals)")
+    parser = argparse.ArgumentParser(
+        prog="wren",
+        description="A coding agent that survives being killed, and a viewer that only watches it. "
+        "Every step is appended to a journal (JSON Lines) before anything else changes.",
+        epilog="exit status: 0 ok, 1 error, 2 bad usage, 3 resume refused (outcome unknown), "
+        "4 journal unreadable past a line, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"wren {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "log",
+        parents=[common],
+        help="the events of a session, and where and why reading stopped",
+        description="Print every readable event of a journal. On a damaged journal, print the "
+        "events before the damage, then where reading stopped and why, and exit 4.",
+    )
+    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    p.add_argument("--json", action="store_true", help="one JSON document for scripts")
+    p.set_defaults(handler=cmd_log)
+
+    p = sub.add_parser(
+        "ls",
+        parents=[common],
+        help="sessions, newest first, with their state",
+        description="List the journals in the journals folder, newest first, with state "
+        "(live, done, interrupted, outcome unknown, torn tail, corrupt), events, duration, tokens.",
+    )
+    p.add_argument("--json", action="store_true", help="a JSON array for scripts")
+    p.set_defaults(handler=cmd_ls)
+
+    p = sub.add_parser(
+        "fork",
+        parents=[common],
+        help="list clean fork points, or fork a new session at SEQ",
+        description="Without SEQ, list the clean points of a session. With SEQ, copy the "
+        "journal up to that event into a new session (the parent stays byte-identical).",
+    )
+    p.add_argument("session", metavar="ID|PATH")
+    p.add_argument("seq", metavar="SEQ", type=int, nargs="?")
+    p.add_argument("--json", action="store_true", help="JSON for scripts")
+    p.set_defaults(handler=cmd_fork)
+
+    for register in _registrars():
+        register(sub, common)
+    return parser
+
+
+def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
+    from .agent.commands import register as agent_commands
+    from .tui.commands import register as viewer_commands
+
+    return [agent_commands, viewer_commands]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return handler(args)
+    except NotAForkPoint as exc:
+        err(str(exc))
+        return EXIT_USAGE
+    except JournalError as exc:
+        err(str(exc))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        err("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

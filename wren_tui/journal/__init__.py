@@ -1,0 +1,1 @@
+"""The persistence kernel: the only code that writes journal files."""

@@ -1,0 +1,120 @@
+"""The journal's event types (format 1): one msgspec Struct per type, tagged on "type"."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+Role = Literal["user", "assistant", "tool"]
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    id: str
+    name: str
+    # The arguments stay the JSON text the model produced; a tool parses them when it runs.
+    args: str
+
+
+class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True):
+    role: Role
+    content: str
+    toolCalls: list[ToolCall] | None = None
+    toolCallId: str | None = None
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type"):
+    # seq and ts default to "unset" so the writer can stamp them; the reader rejects unset values.
+    seq: int = 0
+    ts: str = ""
+
+
+class RunStart(_Event, frozen=True, tag="run_start"):
+    pid: int
+    cwd: str
+    model: str
+    version: str
+    resumed: bool = False
+
+
+class Message(_Event, frozen=True, tag="message"):
+    message: ChatMessage
+
+
+class ToolStart(_Event, frozen=True, tag="tool_start"):
+    id: str
+    name: str
+    readOnly: bool
+    approval: Literal["auto", "approved", "denied"] = "auto"
+
+
+class ToolEnd(_Event, frozen=True, tag="tool_end"):
+    id: str
+    ok: bool | None = None
+    elapsedMs: int | None = None
+    chars: int | None = None
+    truncated: bool = False
+    stoppedBy: Literal["approval", "loop", "timeout", "cancel"] | None = None
+    redacted: int = 0
+    # Lines from the reference format carry the result inline; ours keep it in the tool message.
+    result: dict[str, Any] | None = None
+
+
+class Usage(_Event, frozen=True, tag="usage"):
+    inputTokens: int
+    outputTokens: int
+    model: str = ""
+
+
+class Error(_Event, frozen=True, tag="error"):
+    message: str
+    retryable: bool = False
+    attempt: int = 0
+
+
+class Recovery(_Event, frozen=True, tag="recovery"):
+    id: str
+    decision: str
+
+
+class Fork(_Event, frozen=True, tag="fork"):
+    from_: str = msgspec.field(name="from")
+    atSeq: int
+
+
+class RunEnd(_Event, frozen=True, tag="run_end"):
+    reason: Literal["done", "cancelled", "error", "limit"]
+
+
+KnownEvent = RunStart | Message | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd
+
+KNOWN_TYPES: frozenset[str] = frozenset(
+    cls.__struct_config__.tag  # type: ignore[misc]
+    for cls in (RunStart, Message, ToolStart, ToolEnd, Usage, Error, Recovery, Fork, RunEnd)
+)
+
+
+class UnknownEvent(msgspec.Struct, frozen=True):
+    """An event of a type this version does not know: kept and shown, never fatal."""
+
+    seq: int
+    ts: str
+    type: str
+    fields: dict[str, Any]
+
+
+Event = KnownEvent | UnknownEvent
+
+
+def event_type(event: Event) -> str:
+    if isinstance(event, UnknownEvent):
+        return event.type
+    return str(type(event).__struct_config__.tag)
+
+
+def to_builtins(event: Event) -> dict[str, Any]:
+    """The event as plain JSON-able data, seq/ts/type first (for --json and the raw view)."""
+    if isinstance(event, UnknownEvent):
+        return {"seq": event.seq, "ts": event.ts, "type": event.type, **event.fields}
+    data: dict[str, Any] = msgspec.to_builtins(event)
+    return {"seq": data.pop("seq", 0), "ts": data.pop("ts", ""), "type": data.pop("type"), **data}

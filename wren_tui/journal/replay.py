@@ -1,0 +1,68 @@
+"""Replay: the conversation rebuilt from `message` events alone, and the tool calls left open."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .events import ChatMessage, Event, Message, ToolCall, ToolStart
+
+CallState = Literal["never_started", "read_only_started", "outcome_unknown"]
+
+
+@dataclass(frozen=True)
+class OpenCall:
+    """A tool call the model asked for that has no tool message yet."""
+
+    call: ToolCall
+    state: CallState
+    # The tool_start event, when the call got that far.
+    started: ToolStart | None = None
+
+    @property
+    def uncertain(self) -> bool:
+        return self.state == "outcome_unknown"
+
+
+@dataclass
+class Replayed:
+    messages: list[ChatMessage]
+    replayed: int
+    skipped: int
+    open_calls: list[OpenCall] = field(default_factory=list)
+
+    @property
+    def uncertain_calls(self) -> list[OpenCall]:
+        return [c for c in self.open_calls if c.uncertain]
+
+
+def replay(events: Iterable[Event]) -> Replayed:
+    """Only message events rebuild the conversation; every other type is for people."""
+    messages: list[ChatMessage] = []
+    skipped = 0
+    asked: dict[str, ToolCall] = {}
+    started: dict[str, ToolStart] = {}
+    for event in events:
+        if isinstance(event, Message):
+            msg = event.message
+            messages.append(msg)
+            for call in msg.toolCalls or ():
+                asked[call.id] = call
+            if msg.role == "tool" and msg.toolCallId is not None:
+                asked.pop(msg.toolCallId, None)
+                started.pop(msg.toolCallId, None)
+            continue
+        skipped += 1
+        if isinstance(event, ToolStart):
+            started[event.id] = event
+    open_calls = [_classify(call, started.get(call_id)) for call_id, call in asked.items()]
+    return Replayed(messages, len(messages), skipped, open_calls)
+
+
+def _classify(call: ToolCall, start: ToolStart | None) -> OpenCall:
+    if start is None:
+        return OpenCall(call, "never_started")
+    if start.readOnly:
+        return OpenCall(call, "read_only_started", start)
+    return OpenCall(call, "outcome_unknown", start)

@@ -1,0 +1,190 @@
+"""Where journals live: session ids, the journals folder, listing newest first with each state."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from .events import Event, Fork, RunEnd, RunStart, Usage
+from .reader import JournalError, read_events
+from .replay import replay
+
+SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
+SUFFIX = ".jsonl"
+_ALPHABET = string.ascii_lowercase + string.digits
+
+State = Literal["live", "done", "interrupted", "outcome unknown", "torn tail", "corrupt", "empty"]
+
+
+class SessionNotFound(JournalError):
+    """No journal answers to the id or path a person gave."""
+
+
+def new_session_id(now: datetime | None = None) -> str:
+    """s-YYYYMMDD-HHMMSS-xxxx: UTC time so names sort by time, four random characters for ties."""
+    now = now or datetime.now(UTC)
+    tail = "".join(secrets.choice(_ALPHABET) for _ in range(4))
+    return f"s-{now:%Y%m%d-%H%M%S}-{tail}"
+
+
+def journals_dir(
+    option: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path:
+    """--dir, else WREN_DIR, else journals/ under the current folder."""
+    env = os.environ if env is None else env
+    chosen = option or env.get("WREN_DIR") or "journals"
+    path = Path(chosen).expanduser()
+    return path if path.is_absolute() else (cwd or Path.cwd()) / path
+
+
+def session_path(folder: Path, session_id: str) -> Path:
+    if not SESSION_ID.match(session_id):
+        raise SessionNotFound(f"{session_id!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
+    return folder / f"{session_id}{SUFFIX}"
+
+
+def session_id_of(path: Path) -> str:
+    name = path.name
+    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+
+
+def resolve(folder: Path, ref: str) -> Path:
+    """A session id in `folder`, or a path to a journal file; ids never escape the folder."""
+    if "\x00" in ref:
+        raise SessionNotFound("a session id cannot contain a NUL byte")
+    if SESSION_ID.match(ref):
+        path = folder / f"{ref}{SUFFIX}"
+        if not path.exists():
+            raise SessionNotFound(f"no session {ref} in {folder}")
+        return path
+    candidate = Path(ref).expanduser()
+    if candidate.suffix == SUFFIX or os.sep in ref:
+        if candidate.is_symlink():
+            raise SessionNotFound(f"{candidate}: is a symbolic link; journals are opened only directly")
+        if not candidate.is_file():
+            raise SessionNotFound(f"{candidate}: no such journal file")
+        return candidate
+    raise SessionNotFound(f"{ref!r} is neither a session id (s-YYYYMMDD-HHMMSS-xxxx) nor a path to a .jsonl journal")
+
+
+def journal_paths(folder: Path) -> list[Path]:
+    """The journals in a folder, newest first (names sort by time)."""
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        raise JournalError(f"{folder}: not a folder") from None
+    return [folder / n for n in sorted(names, reverse=True)]
+
+
+def latest(folder: Path) -> Path:
+    for path in journal_paths(folder):
+        if SESSION_ID.match(session_id_of(path)):
+            return path
+    raise SessionNotFound(f"no sessions in {folder}")
+
+
+def lock_holder(path: Path) -> int | None:
+    """The pid holding the write lock on a journal, read from /proc/locks; None if nobody does.
+
+    Reading /proc/locks takes no lock itself, so a viewer can ask without disturbing a writer.
+    """
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            table = locks.read()
+    except OSError:
+        return None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in table.splitlines():
+        parts = row.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a blocked waiter's row has "->" first
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[3] == "WRITE" and parts[5] == dev:
+            try:
+                return int(parts[4])
+            except ValueError:
+                return None
+    return None
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    path: Path
+    state: State
+    events: int
+    started: str | None
+    last_ts: str | None
+    tokens: int
+    forked_from: str | None
+    fork_at: int | None
+    reason: str | None
+
+    @property
+    def duration_s(self) -> float | None:
+        if not self.started or not self.last_ts:
+            return None
+        return (parse_ts(self.last_ts) - parse_ts(self.started)).total_seconds()
+
+
+def parse_ts(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def describe(path: Path) -> SessionInfo:
+    """One journal's listing row, derived from its events and whether a writer holds it."""
+    result = read_events(path)
+    events = result.events
+    tokens = sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
+    fork = next((e for e in events if isinstance(e, Fork)), None)
+    state: State
+    if result.reason is not None and not result.torn:
+        state = "corrupt"
+    elif lock_holder(path) is not None:
+        state = "live"
+    elif result.torn:
+        state = "torn tail"
+    elif not events:
+        state = "empty"
+    elif replay(events).uncertain_calls:
+        state = "outcome unknown"
+    elif _ended(events):
+        state = "done"
+    else:
+        state = "interrupted"
+    return SessionInfo(
+        id=session_id_of(path),
+        path=path,
+        state=state,
+        events=len(events),
+        started=events[0].ts if events else None,
+        last_ts=events[-1].ts if events else None,
+        tokens=tokens,
+        forked_from=fork.from_ if fork else None,
+        fork_at=fork.atSeq if fork else None,
+        reason=result.reason,
+    )
+
+
+def _ended(events: Sequence[Event]) -> bool:
+    """Done: the last run ended, or the journal is a fork that stopped at a clean point."""
+    for event in reversed(events):
+        if isinstance(event, RunEnd):
+            return True
+        if isinstance(event, RunStart):
+            return False
+        if isinstance(event, Fork):
+            return True
+    return False
+
+
+def list_sessions(folder: Path) -> list[SessionInfo]:
+    return [describe(p) for p in journal_paths(folder)]

@@ -1,0 +1,266 @@
+"""JournalWriter: the one way a line gets into a journal.
+
+One os.write of the whole line on an O_APPEND descriptor, an fdatasync per event by default, an
+exclusive flock so there is never a second writer, and no buffered file object anywhere.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import msgspec
+
+from .events import KnownEvent
+from .reader import JournalError, open_for_reading, read_events
+from .store import lock_holder
+
+FsyncPolicy = Literal["event", "batch", "none"]
+E = TypeVar("E", bound=KnownEvent)
+
+_encoder = msgspec.json.Encoder()
+
+
+class JournalLocked(JournalError):
+    """Another process holds the journal's write lock."""
+
+
+class JournalCorrupt(JournalError):
+    """The journal has a bad line before its end; appending after it would bury the damage."""
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(
+            f"{path}: {reason}. Nothing was written. Read it with `wren log`, then fork from a "
+            f"point before line {line} or move the file aside."
+        )
+        self.path, self.line, self.reason = path, line, reason
+
+
+class JournalUnusable(JournalError):
+    """A write or fsync failed; the journal refuses further appends from this writer."""
+
+
+class FileOps:
+    """The system calls the writer and fork make; tests swap in a layer that records or fails."""
+
+    def open(self, path: Path, flags: int, mode: int = 0o600) -> int:
+        return os.open(path, flags, mode)
+
+    def write(self, fd: int, data: bytes) -> int:
+        return os.write(fd, data)
+
+    def fdatasync(self, fd: int) -> None:
+        os.fdatasync(fd)
+
+    def fsync(self, fd: int) -> None:
+        os.fsync(fd)
+
+    def ftruncate(self, fd: int, length: int) -> None:
+        os.ftruncate(fd, length)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def rename(self, src: Path, dst: Path) -> None:
+        os.rename(src, dst)
+
+    def fsync_dir(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def now_ts() -> str:
+    """UTC ISO-8601 with milliseconds and Z, as every line's ts."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def encode_line(event: KnownEvent, seq: int, ts: str) -> bytes:
+    """The bytes of one journal line: seq, ts, type first, the event's fields, then the CRC."""
+    if event.seq or event.ts:
+        event = msgspec.structs.replace(event, seq=0, ts="")
+    body = _encoder.encode(event)  # unset seq/ts are omitted, so they are not written twice
+    head = b'{"seq":%d,"ts":"%s",' % (seq, ts.encode("ascii"))
+    line = head + body[1:-1]
+    return line + b',"crc":"%08x"}\n' % zlib.crc32(line)
+
+
+def write_all(ops: FileOps, fd: int, data: bytes) -> None:
+    """Write every byte, looping on short writes (a signal or a full pipe can cut one short)."""
+    while data:
+        n = ops.write(fd, data)
+        if n <= 0:
+            raise OSError(errno.EIO, "write made no progress")
+        data = data[n:]
+
+
+def ensure_dir(path: Path, ops: FileOps | None = None) -> None:
+    """The journals folder, created 0700 (and its parent fsynced) when it does not exist yet."""
+    if path.is_dir():
+        return
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (ops or FileOps()).fsync_dir(path.parent)
+
+
+class JournalWriter:
+    """Appends events to one journal; the only writer of it while it is open."""
+
+    def __init__(self, path: Path, fd: int, last_seq: int, size: int, fsync: FsyncPolicy, ops: FileOps) -> None:
+        self.path = path
+        self.last_seq = last_seq
+        self._fd: int | None = fd
+        self._size = size
+        self._fsync = fsync
+        self._ops = ops
+        self._unusable: str | None = None
+        self._dirty = False
+
+    @classmethod
+    def create(
+        cls, path: str | os.PathLike[str], *, fsync: FsyncPolicy = "event", ops: FileOps | None = None
+    ) -> JournalWriter:
+        """A new, empty journal (0600, O_EXCL); its folder is created 0700 if needed."""
+        path, ops = Path(path), ops or FileOps()
+        ensure_dir(path.parent, ops)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = ops.open(path, flags, 0o600)
+        except FileExistsError:
+            raise JournalError(f"{path}: a journal with this name already exists") from None
+        try:
+            _lock(fd, path)
+        except BaseException:
+            ops.close(fd)
+            raise
+        ops.fsync_dir(path.parent)
+        return cls(path, fd, 0, 0, fsync, ops)
+
+    @classmethod
+    def open(
+        cls, path: str | os.PathLike[str], *, fsync: FsyncPolicy = "event", ops: FileOps | None = None
+    ) -> JournalWriter:
+        """An existing journal, to append to: seq continues, a torn tail is moved aside first."""
+        path, ops = Path(path), ops or FileOps()
+        os.close(open_for_reading(path))  # the same checks and errors as reading: missing, link, folder
+        try:
+            fd = ops.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except PermissionError:
+            raise JournalError(f"{path}: permission denied (cannot append)") from None
+        try:
+            _lock(fd, path)
+            result = read_events(path)
+            if result.reason is not None and not result.torn:
+                raise JournalCorrupt(path, result.stopped_at_line or 0, result.reason)
+            size = result.good_bytes
+            if result.torn:
+                _set_torn_aside(path, size, ops)
+                ops.ftruncate(fd, size)
+                ops.fsync(fd)
+        except BaseException:
+            ops.close(fd)
+            raise
+        return cls(path, fd, result.last_seq, size, fsync, ops)
+
+    def append(self, event: E) -> E:
+        """Write one event, stamped with the next seq and the current time; returns it stamped."""
+        if self._fd is None:
+            raise JournalUnusable(f"{self.path}: the journal writer is closed")
+        if self._unusable:
+            raise JournalUnusable(self._unusable)
+        seq, ts = self.last_seq + 1, now_ts()
+        line = encode_line(event, seq, ts)
+        try:
+            write_all(self._ops, self._fd, line)
+        except OSError as exc:
+            self._undo_partial(exc)
+        self._size += len(line)
+        self.last_seq = seq
+        self._dirty = True
+        if self._fsync == "event":
+            self.sync()
+        return msgspec.structs.replace(event, seq=seq, ts=ts)
+
+    def sync(self) -> None:
+        """Make every appended event durable. A failed fsync is never retried as if it worked."""
+        if self._fd is None or not self._dirty:
+            return
+        try:
+            self._ops.fdatasync(self._fd)
+        except OSError as exc:
+            self._unusable = (
+                f"{self.path}: fsync failed ({exc.strerror or exc}); events after seq "
+                f"{self.last_seq - 1} may not be on disk and this journal takes no more appends"
+            )
+            raise JournalUnusable(self._unusable) from exc
+        self._dirty = False
+
+    def _undo_partial(self, exc: OSError) -> None:
+        assert self._fd is not None
+        why = exc.strerror or str(exc)
+        try:
+            self._ops.ftruncate(self._fd, self._size)
+        except OSError:
+            self._unusable = (
+                f"{self.path}: a write failed ({why}) and the partial line could not be removed; "
+                "this journal takes no more appends"
+            )
+        else:
+            self._unusable = None
+        raise JournalUnusable(
+            self._unusable or f"{self.path}: a write failed ({why}); the event was not recorded"
+        ) from exc
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            if self._fsync != "none" and not self._unusable:
+                self.sync()
+        finally:
+            self._ops.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _lock(fd: int, path: Path) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = lock_holder(path)
+        who = f"process {holder}" if holder else "another process"
+        raise JournalLocked(f"{path}: {who} is writing this journal; only one writer at a time") from None
+
+
+def _set_torn_aside(path: Path, good: int, ops: FileOps) -> None:
+    """Copy the torn bytes to <name>.torn (kept, never deleted) before they are truncated away."""
+    fd = open_for_reading(path)
+    try:
+        torn = os.pread(fd, os.fstat(fd).st_size - good, good)
+    finally:
+        os.close(fd)
+    for n in range(1000):
+        aside = path.with_name(path.name + (".torn" if n == 0 else f".torn.{n}"))
+        try:
+            out = ops.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            write_all(ops, out, torn)
+            ops.fsync(out)
+        finally:
+            ops.close(out)
+        ops.fsync_dir(path.parent)
+        return
+    raise JournalError(f"{path}: too many .torn files beside it; move them away first")

@@ -1,0 +1,1 @@
+"""The watch-only viewer: reads journals, never writes them (a fork goes through journal.fork)."""
