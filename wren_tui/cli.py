@@ -228,9 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     from .agent.commands import register as agent_commands
+    from .demo import register as demo_command
     from .tui.commands import register as viewer_commands
 
-    return [agent_commands, viewer_commands]
+    return [agent_commands, viewer_commands, demo_command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

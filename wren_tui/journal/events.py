@@ -41,6 +41,12 @@ class Message(_Event, frozen=True, tag="message"):
     message: ChatMessage
 
 
+class Delta(_Event, frozen=True, tag="delta"):
+    """A fragment of the assistant's reply as it streams; the whole reply follows as a message."""
+
+    text: str
+
+
 class ToolStart(_Event, frozen=True, tag="tool_start"):
     id: str
     name: str
@@ -86,11 +92,11 @@ class RunEnd(_Event, frozen=True, tag="run_end"):
     reason: Literal["done", "cancelled", "error", "limit"]
 
 
-KnownEvent = RunStart | Message | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd
+KnownEvent = RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd
 
 KNOWN_TYPES: frozenset[str] = frozenset(
     cls.__struct_config__.tag  # type: ignore[misc]
-    for cls in (RunStart, Message, ToolStart, ToolEnd, Usage, Error, Recovery, Fork, RunEnd)
+    for cls in (RunStart, Message, Delta, ToolStart, ToolEnd, Usage, Error, Recovery, Fork, RunEnd)
 )
 
 
