@@ -1,0 +1,98 @@
+"""Benchmarks: each `bench_*.py` module here has `run() -> list[BenchRow]`; `python -m tests.bench` prints them.
+
+Every figure is a ratio against a baseline measured in the same run on the same machine, so the
+table says how Wren compares with the obvious alternative, not how fast this machine is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One line of the table: our figure, the baseline's, their ratio, the target and whether it is met."""
+
+    what: str
+    ours: str
+    baseline: str
+    ratio: float | None
+    target: str
+    verdict: str
+
+
+def compare(
+    what: str,
+    ours: float,
+    baseline: float,
+    *,
+    unit: str = "s",
+    at_most: float | None = None,
+    at_least: float | None = None,
+) -> BenchRow:
+    """A row for `ours / baseline` (lower is better for times); the target bounds that ratio."""
+    ratio = ours / baseline if baseline > 0 else float("inf")
+    return BenchRow(
+        what,
+        fmt(ours, unit),
+        fmt(baseline, unit),
+        ratio,
+        _target(at_most, at_least),
+        _verdict(ratio, at_most, at_least),
+    )
+
+
+def speedup(what: str, ours: float, baseline: float, *, unit: str = "s", at_least: float) -> BenchRow:
+    """A row for how many times faster ours is (`baseline / ours`), with a minimum."""
+    ratio = baseline / ours if ours > 0 else float("inf")
+    return BenchRow(
+        what, fmt(ours, unit), fmt(baseline, unit), ratio, f">= {at_least:g}x faster", _verdict(ratio, None, at_least)
+    )
+
+
+def absolute(
+    what: str, ours: float, *, unit: str = "s", at_most: float | None = None, at_least: float | None = None
+) -> BenchRow:
+    """A row with no baseline: the figure itself against a bound."""
+    return BenchRow(
+        what, fmt(ours, unit), "-", None, _target(at_most, at_least, unit), _verdict(ours, at_most, at_least)
+    )
+
+
+def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
+    """The fastest of `repeat` runs in seconds: the least disturbed by the other work on the machine."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def fmt(value: float, unit: str) -> str:
+    if unit == "s":
+        if value < 1e-3:
+            return f"{value * 1e6:.1f} µs"
+        if value < 1:
+            return f"{value * 1e3:.1f} ms"
+        return f"{value:.2f} s"
+    return f"{value:,.1f} {unit}".rstrip()
+
+
+def _target(at_most: float | None, at_least: float | None, unit: str = "") -> str:
+    suffix = f" {unit}" if unit else ""
+    parts = []
+    if at_most is not None:
+        parts.append(f"<= {at_most:g}{suffix}")
+    if at_least is not None:
+        parts.append(f">= {at_least:g}{suffix}")
+    return ", ".join(parts) or "-"
+
+
+def _verdict(value: float, at_most: float | None, at_least: float | None) -> str:
+    if at_most is None and at_least is None:
+        return "-"
+    ok = (at_most is None or value <= at_most) and (at_least is None or value >= at_least)
+    return "met" if ok else "MISSED"
