@@ -1,10 +1,58 @@
-"""The viewer's commands (watch, demo): registered on the `wren` parser."""
+"""The viewer's command (`wren watch`): registered on the `wren` parser."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+from ..journal.store import journals_dir, latest, resolve
+
+EXIT_OK, EXIT_ERROR = 0, 1
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Added by the viewer work (issue 4)."""
+    p = sub.add_parser(
+        "watch",
+        parents=[common],
+        help="the viewer: a session live, or the journals of a folder",
+        description="Watch a journal live in a full-screen viewer that never writes to it. With no "
+        "session (or a folder), browse the journals newest first; Enter opens one.",
+    )
+    p.add_argument("target", metavar="ID|PATH|DIR", nargs="?", help="a session id, a journal file, or a folder")
+    p.add_argument(
+        "--pick",
+        action="store_true",
+        help='choose a fork point and print "ID SEQ" on exit, for scripts (the latest session if none is given)',
+    )
+    p.add_argument("--poll", action="store_true", help="poll for changes instead of using file notifications")
+    p.set_defaults(handler=cmd_watch)
+
+
+def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The folder to browse and the session to open (None: the browser)."""
+    folder = journals_dir(getattr(args, "dir", None))
+    target: str | None = args.target
+    if target is not None and Path(target).expanduser().is_dir():
+        folder = Path(target).expanduser()
+        target = None
+    if target is not None:
+        session = resolve(folder, target)
+        return session.parent, session
+    return folder, latest(folder) if args.pick else None
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    folder, session = target_of(args)
+    from .app import WrenApp
+
+    app = WrenApp(folder=folder, session=session, pick=args.pick, watch_mode="poll" if args.poll else "auto")
+    picked = app.run()
+    if not args.pick:
+        return EXIT_OK
+    if picked is None:
+        sys.stderr.write("wren: no fork point picked\n")
+        return EXIT_ERROR
+    sys.stdout.write(f"{picked.session} {picked.seq}\n")
+    return EXIT_OK

@@ -1,0 +1,85 @@
+"""The viewer app: a journal browser or one session, watched live, never written to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from . import strings
+from .screens.browser import BrowserScreen
+from .screens.session import Picked, SessionScreen
+from .tailing import WatchMode
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WrenApp(App[Picked | None]):
+    """Open on `session` if given, else on the browser of `folder`.
+
+    `clock` is what "time since the last event" and a running call's elapsed time are measured
+    against; tests and screenshots pass a fixed one so no wall clock reaches the frame.
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = strings.TITLE
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "toggle_help", "Help"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        folder: Path,
+        session: Path | None = None,
+        pick: bool = False,
+        clock: Clock = utc_now,
+        watch_mode: WatchMode = "auto",
+    ) -> None:
+        super().__init__()
+        self.folder = folder
+        self.session = session
+        self.pick = pick
+        self.clock = clock
+        self.watch_mode = watch_mode
+
+    def on_mount(self) -> None:
+        if self.session is not None:
+            self.push_screen(self._session_screen(self.session))
+        else:
+            self.push_screen(BrowserScreen(self.folder, open_session=self.open_session, watch_mode=self.watch_mode))
+
+    def _session_screen(self, path: Path) -> SessionScreen:
+        return SessionScreen(path, clock=self.clock, pick=self.pick, watch_mode=self.watch_mode)
+
+    def open_session(self, path: Path) -> None:
+        self.push_screen(self._session_screen(path))
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        # Every key of the screen is in the palette too, by its footer description.
+        for binding in screen.BINDINGS:
+            if isinstance(binding, Binding) and binding.description:
+                action = binding.action
+                yield SystemCommand(
+                    binding.description,
+                    f"key: {binding.key.split(',')[0]}",
+                    lambda action=action: self.call_later(screen.run_action, action),
+                )

@@ -1,0 +1,1 @@
+"""The viewer's widgets: Line-API panes that render only the rows on screen."""

@@ -1,0 +1,372 @@
+"""The conversation pane: every event in order, messages in full, the rest one line each.
+
+A Line-API ScrollView: `_starts` indexes the first screen row of each item, so drawing a row
+is a bisect plus a cached render of one item; nothing is built for items off screen.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message as TextualMessage
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ...journal.events import (
+    Error,
+    Event,
+    Fork,
+    Message,
+    Recovery,
+    RunEnd,
+    RunStart,
+    ToolEnd,
+    ToolStart,
+    UnknownEvent,
+    Usage,
+    event_type,
+)
+from .. import strings
+from ..text import shorten, visible_lines, width_of, wrap
+from ..timeline import Item, Timeline
+
+FOLD_OVER = 8  # a tool result longer than this many lines is folded...
+FOLD_TO = 5  # ...to its first lines and a "more" line
+_INDENT = "  "
+
+Line = tuple[str, str]  # text, component class
+
+
+class ConversationView(ScrollView, can_focus=True):
+    """The session's events as a scrollable transcript with a cursor on one item."""
+
+    DEFAULT_CSS = """
+    ConversationView {
+        background: $surface;
+        scrollbar-gutter: stable;
+        & > .conversation--user { color: $text-accent; text-style: bold; }
+        & > .conversation--assistant { color: $text-success; text-style: bold; }
+        & > .conversation--tool { color: $text-warning; text-style: bold; }
+        & > .conversation--body { color: $foreground; }
+        & > .conversation--note { color: $text-muted; }
+        & > .conversation--error { color: $text-error; }
+        & > .conversation--fold { color: $text-muted; text-style: italic; }
+        & > .conversation--stream { color: $text-success; text-style: italic; }
+        & > .conversation--cursor { background: $boost; }
+        &:focus > .conversation--cursor { background: $block-cursor-blurred-background; }
+    }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "conversation--user",
+        "conversation--assistant",
+        "conversation--tool",
+        "conversation--body",
+        "conversation--note",
+        "conversation--error",
+        "conversation--fold",
+        "conversation--stream",
+        "conversation--cursor",
+    }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Previous item", show=False),
+        Binding("down,j", "cursor_down", "Next item", show=False),
+        Binding("enter", "toggle_fold", "Expand/fold", show=False),
+        Binding("pageup", "page_up_pause", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "top", "Top", show=False),
+    ]
+
+    follow: reactive[bool] = reactive(True)
+    cursor: reactive[int] = reactive(-1, always_update=True)
+
+    class Paused(TextualMessage):
+        """The person moved away from the end: new events no longer scroll the pane."""
+
+    def __init__(self, timeline: Timeline, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.timeline = timeline
+        self._starts: array[int] = array("q")
+        self._heights: array[int] = array("i")
+        self._end = 0  # first row after the last item
+        self._layout_width = 0
+        self._stream: list[Strip] = []
+        self._cache: LRUCache[tuple[int, int, bool], list[Strip]] = LRUCache(512)
+
+    # --- the index ------------------------------------------------------------------------
+
+    @property
+    def _width(self) -> int:
+        return max(self.scrollable_content_region.width, 10)
+
+    def items_added(self, first: int) -> None:
+        """Index items from `first` on (after the timeline grew, or all of them after a reset)."""
+        width = self._width
+        if width != self._layout_width:
+            self._relayout(width)
+        else:
+            del self._starts[first:]
+            del self._heights[first:]
+            self._end = self._starts[-1] + self._heights[-1] if first else 0
+            self._index_from(first, width)
+        self._update_stream(width)
+        if self.follow:
+            self.jump_to_live()
+
+    def reset(self) -> None:
+        self._starts = array("q")
+        self._heights = array("i")
+        self._end = 0
+        self._cache.clear()
+        self.cursor = -1
+        self.items_added(0)
+
+    def _relayout(self, width: int) -> None:
+        self._layout_width = width
+        self._cache.clear()
+        self._starts = array("q")
+        self._heights = array("i")
+        self._end = 0
+        self._index_from(0, width)
+
+    def _index_from(self, first: int, width: int) -> None:
+        items, events = self.timeline.items, self.timeline.events
+        starts, heights, end = self._starts, self._heights, self._end
+        for item in items[first:]:
+            # Counting rows needs the text laid out, but not the strips built.
+            height = len(_layout(events[item.index], item, width))
+            starts.append(end)
+            heights.append(height)
+            end += height
+        self._end = end
+
+    def _height(self, index: int) -> int:
+        return self._heights[index]
+
+    def _update_stream(self, width: int) -> None:
+        text = self.timeline.stream_text
+        self._stream = self._strips(_stream_layout(text, width), width) if text else []
+        self.virtual_size = Size(width, self._end + len(self._stream))
+        self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._width != self._layout_width:
+            self._relayout(self._width)
+            self._update_stream(self._width)
+            if self.follow:
+                self.jump_to_live()
+            elif self.cursor >= 0:
+                self._show_item(self.cursor)
+
+    # --- rendering ------------------------------------------------------------------------
+
+    def _lines(self, index: int, width: int) -> list[Strip]:
+        item = self.timeline.items[index]
+        key = (index, width, item.expanded)
+        strips = self._cache.get(key)
+        if strips is None:
+            event = self.timeline.events[item.index]
+            strips = self._strips(_layout(event, item, width), width)
+            self._cache[key] = strips
+        return strips
+
+    def _strips(self, lines: list[Line], width: int) -> list[Strip]:
+        style = self.get_component_rich_style
+        return [Strip([Segment(text, style(f"conversation--{cls}"))], width_of(text)) for text, cls in lines]
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        strip = self._row(row)
+        if strip is None:
+            return Strip.blank(width, base)
+        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, row)
+
+    def _row(self, row: int) -> Strip | None:
+        if row >= self._end:
+            offset = row - self._end
+            return self._stream[offset] if offset < len(self._stream) else None
+        index = bisect_right(self._starts, row) - 1
+        if index < 0:
+            return None
+        strip = self._lines(index, self._layout_width)[row - self._starts[index]]
+        if index == self.cursor:
+            cursor_style: Style = self.get_component_rich_style("conversation--cursor")
+            strip = strip.extend_cell_length(self._layout_width).apply_style(cursor_style)
+        return strip
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    # --- cursor and follow ----------------------------------------------------------------
+
+    @property
+    def selected_event(self) -> Event | None:
+        if 0 <= self.cursor < len(self.timeline.items):
+            return self.timeline.events[self.timeline.items[self.cursor].index]
+        return None
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+
+    def select(self, index: int) -> None:
+        """Put the cursor on item `index` and bring it into view; this pauses follow mode."""
+        if not 0 <= index < len(self.timeline.items):
+            return
+        self.pause()
+        self.cursor = index
+        self._show_item(index)
+
+    def _show_item(self, index: int) -> None:
+        top = self._starts[index]
+        self.scroll_to_region(Region(0, top, 1, self._height(index)), animate=False, immediate=True)
+
+    def pause(self) -> None:
+        if self.follow:
+            self.follow = False
+            self.post_message(self.Paused())
+
+    def jump_to_live(self) -> None:
+        self.follow = True
+        self.cursor = len(self.timeline.items) - 1
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def action_cursor_up(self) -> None:
+        self.select(max(self.cursor - 1, 0) if self.cursor >= 0 else len(self.timeline.items) - 1)
+
+    def action_cursor_down(self) -> None:
+        if self.cursor + 1 >= len(self.timeline.items):
+            self.jump_to_live()
+        else:
+            self.select(self.cursor + 1)
+
+    def action_page_up_pause(self) -> None:
+        self.pause()
+        self.scroll_page_up(animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_top(self) -> None:
+        self.select(0)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.pause()
+
+    def on_click(self, event: events.Click) -> None:
+        row = self.scroll_offset.y + event.y
+        index = bisect_right(self._starts, row) - 1
+        if index >= 0 and row < self._end:
+            self.select(index)
+
+    def action_toggle_fold(self) -> None:
+        if not 0 <= self.cursor < len(self.timeline.items):
+            return
+        item = self.timeline.items[self.cursor]
+        if not _foldable(self.timeline.events[item.index]):
+            return
+        item.expanded = not item.expanded
+        keep_following = self.follow
+        self.items_added(self.cursor)
+        if not keep_following:
+            self._show_item(self.cursor)
+
+
+# --- what an item looks like ------------------------------------------------------------------
+
+
+def _time(ts: str) -> str:
+    return ts[11:19] if len(ts) >= 19 else ts
+
+
+def _wrapped(text: str, width: int, cls: str, indent: str = _INDENT) -> list[Line]:
+    inner = max(width - len(indent), 1)
+    return [(indent + piece, cls) for line in visible_lines(text) for piece in wrap(line, inner)]
+
+
+def _foldable(event: Event) -> bool:
+    if not isinstance(event, Message) or event.message.role != "tool":
+        return False
+    return event.message.content.count("\n") >= FOLD_OVER
+
+
+def _layout(event: Event, item: Item, width: int) -> list[Line]:
+    if isinstance(event, Message):
+        return _message_layout(event, item, width)
+    cls = "error" if item.kind == "error" else "note"
+    mark = "!" if cls == "error" else "·"
+    text = f"{mark} {event_type(event)} #{event.seq} {_time(event.ts)}  {describe(event)}"
+    first, *rest = wrap(shorten(text, 10_000), width)
+    return [(first, cls), *((_INDENT + piece, cls) for piece in wrap(" ".join(rest), width - len(_INDENT)) if rest)]
+
+
+def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
+    msg = event.message
+    role = msg.role
+    header = f"▌ {strings.ROLE_LABEL[role]}"
+    if msg.toolCallId:
+        header += f" [{shorten(msg.toolCallId, 40)}]"
+    lines: list[Line] = [(f"{header}  #{event.seq} {_time(event.ts)}", role)]
+    body = _wrapped(msg.content, width, "body") if msg.content else []
+    if role == "tool" and _foldable(event):
+        source_lines = msg.content.split("\n")
+        if item.expanded:
+            body.append((_INDENT + strings.UNFOLD_HINT, "fold"))
+        else:
+            body = _wrapped("\n".join(source_lines[:FOLD_TO]), width, "body")
+            body.append((_INDENT + strings.FOLDED.format(hidden=len(source_lines) - FOLD_TO), "fold"))
+    lines.extend(body)
+    for call in msg.toolCalls or ():
+        lines.extend(_wrapped(f"→ {call.name}({call.args})", width, "note"))
+    lines.append(("", "body"))
+    return lines
+
+
+def _stream_layout(text: str, width: int) -> list[Line]:
+    return [(f"▌ {strings.STREAMING}", "stream"), *_wrapped(text, width, "stream"), ("", "body")]
+
+
+def describe(event: Event) -> str:
+    """One line a person can scan for an event that is not a message."""
+    if isinstance(event, ToolStart):
+        effect = "read-only" if event.readOnly else "side effects"
+        return f"{event.name} [{event.id}] started ({effect}, {event.approval})"
+    if isinstance(event, ToolEnd):
+        status = {True: "ok", False: "failed", None: "ended"}[event.ok]
+        parts = [f"[{event.id}] {status}"]
+        if event.elapsedMs is not None:
+            parts.append(f"{event.elapsedMs} ms")
+        if event.chars is not None:
+            parts.append(f"{event.chars} chars")
+        if event.truncated:
+            parts.append("truncated")
+        if event.stoppedBy:
+            parts.append(f"stopped by {event.stoppedBy}")
+        return ", ".join(parts)
+    if isinstance(event, Usage):
+        return f"{event.inputTokens} in / {event.outputTokens} out tokens {event.model}"
+    if isinstance(event, Error):
+        retry = f", retry {event.attempt}" if event.retryable else ""
+        return f"{event.message}{retry}"
+    if isinstance(event, RunStart):
+        return f"{'resumed' if event.resumed else 'started'} · model {event.model} · pid {event.pid} · {event.cwd}"
+    if isinstance(event, RunEnd):
+        return event.reason
+    if isinstance(event, Fork):
+        return f"forked from {event.from_} at seq {event.atSeq}"
+    if isinstance(event, Recovery):
+        return f"[{event.id}] {event.decision}"
+    if isinstance(event, UnknownEvent):
+        return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
+    return ""

@@ -1,0 +1,76 @@
+"""The session's status line: id, events, tokens, age of the last event, live/paused/ended, integrity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from .. import strings
+from ..text import shorten
+
+
+@dataclass(frozen=True)
+class Status:
+    session: str = ""
+    events: int = 0
+    tokens: int = 0
+    age_s: float | None = None
+    mode: str = strings.ENDED
+    unseen: int = 0
+    # "stopped at line N: reason" when the journal cannot be read to its end.
+    integrity: str | None = None
+
+
+def _age(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
+    if seconds < 86400:
+        return f"{seconds // 3600:.0f}h{seconds % 3600 // 60:02.0f}m"
+    return f"{seconds // 86400:.0f}d"
+
+
+class StatusLine(Widget):
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        background: $panel;
+        color: $foreground;
+        & > .status--live { color: $text-success; text-style: bold; }
+        & > .status--paused { color: $text-warning; text-style: bold; }
+        & > .status--ended { color: $text-muted; text-style: bold; }
+        & > .status--problem { color: $text-error; text-style: bold; }
+        & > .status--unseen { color: $text-warning; }
+    }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "status--live",
+        "status--paused",
+        "status--ended",
+        "status--problem",
+        "status--unseen",
+    }
+
+    status: reactive[Status] = reactive(Status, layout=False)
+
+    def render(self) -> Text:
+        s = self.status
+        style = self.get_component_rich_style
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f" {s.mode} ", style(f"status--{s.mode}"))
+        text.append(f" {shorten(s.session, 40)}")
+        text.append(f" · {s.events} events · {s.tokens} tokens")
+        if s.age_s is not None:
+            text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
+        if s.unseen:
+            text.append(" · ")
+            text.append(strings.NEW_EVENTS.format(count=s.unseen, key="L"), style("status--unseen"))
+        if s.integrity:
+            text.append(" · ")
+            text.append(shorten(s.integrity, 200), style("status--problem"))
+        return text
