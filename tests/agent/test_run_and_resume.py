@@ -1,0 +1,88 @@
+"""`wren run` and `wren resume` as a user runs them, on a fresh copy of the demo workspace."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.agent.conftest import events_of, messages_of, only_journal, types_of
+from tests.conftest import run_wren
+from wren_tui.agent.workspace import WorkspaceError, prepare_workspace
+from wren_tui.journal.events import Message, RunEnd, RunStart, ToolEnd, ToolStart
+from wren_tui.journal.replay import replay
+
+FIX = "run the tests, find the failing case and fix it"
+FAILING_CASE = "test_mean_of_empty_list_is_zero"
+
+
+def unittest_in(workspace: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "unittest"], cwd=workspace, capture_output=True, text=True, timeout=60)
+
+
+def test_the_demo_workspace_starts_with_one_failing_case(workspace: Path) -> None:
+    proc = unittest_in(workspace)
+    assert proc.returncode == 1
+    assert FAILING_CASE in proc.stderr
+    assert "ZeroDivisionError" in proc.stderr
+
+
+def test_prepare_workspace_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(WorkspaceError, match="not empty"):
+        prepare_workspace(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_run_fixes_the_failing_case_and_the_tests_then_pass(workspace: Path) -> None:
+    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert FAILING_CASE in proc.stdout
+    assert unittest_in(workspace).returncode == 0
+    events = events_of(only_journal(workspace / "journals"))
+    assert isinstance(events[0], RunStart) and events[0].model == "scripted"
+    assert isinstance(events[-1], RunEnd) and events[-1].reason == "done"
+    edits = [e for e in events if isinstance(e, ToolStart) and e.name == "edit_file"]
+    assert len(edits) == 1
+    final = messages_of(events)[-1].message
+    assert final.role == "assistant" and "All 6 tests pass" in final.content
+
+
+def test_resume_in_a_second_process_answers_the_failing_case_without_a_tool(workspace: Path) -> None:
+    first = run_wren(["run", "--yes", "run the tests and see which case fails"], cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    journal = only_journal(workspace / "journals")
+    before = len(events_of(journal))
+
+    second = run_wren(["resume", "what was the failing case?"], cwd=workspace)
+    assert second.returncode == 0, second.stderr
+    assert FAILING_CASE in second.stdout
+    turn = events_of(journal)[before:]
+    assert isinstance(turn[0], RunStart) and turn[0].resumed
+    assert not any(isinstance(e, ToolStart | ToolEnd) for e in turn)
+    said = [m.message for m in messages_of(turn)]
+    assert [m.role for m in said] == ["user", "assistant"]
+    assert FAILING_CASE in said[1].content and not said[1].toolCalls
+    # It answered from the history, not by running the tests again: the code is still broken.
+    assert unittest_in(workspace).returncode == 1
+
+
+def test_the_log_of_one_turn_orders_each_tool_end_between_its_call_and_its_result(workspace: Path) -> None:
+    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    events = events_of(only_journal(workspace / "journals"))
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    position = {id(e): i for i, e in enumerate(events)}
+    for end in (e for e in events if isinstance(e, ToolEnd)):
+        asked = next(
+            e for e in events if isinstance(e, Message) and any(c.id == end.id for c in e.message.toolCalls or ())
+        )
+        start = next(e for e in events if isinstance(e, ToolStart) and e.id == end.id)
+        answer = next(e for e in events if isinstance(e, Message) and e.message.toolCallId == end.id)
+        assert position[id(asked)] < position[id(start)] < position[id(end)] < position[id(answer)]
+    replayed = replay(events)
+    assert replayed.messages == [m.message for m in messages_of(events)]
+    assert replayed.open_calls == []
+    assert types_of(events).count("run_start") == 1 and types_of(events)[-1] == "run_end"

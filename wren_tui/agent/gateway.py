@@ -1,0 +1,108 @@
+"""The model gateway protocol: messages and tool schemas in, an async stream of parts out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..journal.events import ChatMessage, ToolCall
+from .tools import ToolSpec
+
+
+@dataclass(frozen=True)
+class TextPart:
+    """A fragment of the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallPart:
+    """A fragment of one tool call; fragments with the same index belong to the same call."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    args: str = ""
+
+
+@dataclass(frozen=True)
+class UsagePart:
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class FinishPart:
+    reason: str
+
+
+@dataclass(frozen=True)
+class RetryPart:
+    """The request failed in a way worth retrying; the stream starts over after `delay` seconds."""
+
+    message: str
+    attempt: int
+    delay: float
+
+
+StreamPart = TextPart | ToolCallPart | UsagePart | FinishPart | RetryPart
+
+
+class GatewayError(Exception):
+    """The model could not be reached or refused the request; the message is a sentence for a person."""
+
+    def __init__(self, message: str, *, retryable: bool = False, attempt: int = 0) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.attempt = attempt
+
+
+class Gateway(Protocol):
+    @property
+    def model(self) -> str: ...
+
+    def stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> AsyncIterator[StreamPart]: ...
+
+
+@dataclass
+class _CallDraft:
+    id: str = ""
+    name: str = ""
+    args: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Reply:
+    """One assistant reply assembled from its parts."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _CallDraft] = field(default_factory=dict)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    finish: str | None = None
+
+    def add(self, part: StreamPart) -> None:
+        if isinstance(part, TextPart):
+            self.text.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            draft = self.calls.setdefault(part.index, _CallDraft())
+            draft.id = draft.id or (part.id or "")
+            draft.name = draft.name or (part.name or "")
+            draft.args.append(part.args)
+        elif isinstance(part, UsagePart):
+            self.input_tokens, self.output_tokens = part.input_tokens, part.output_tokens
+        elif isinstance(part, FinishPart):
+            self.finish = part.reason
+
+    @property
+    def content(self) -> str:
+        return "".join(self.text)
+
+    def tool_calls(self, id_prefix: str) -> list[ToolCall]:
+        """The calls in index order; a call the model sent without an id gets one from `id_prefix`."""
+        return [
+            ToolCall(id=d.id or f"{id_prefix}-{i}", name=d.name, args="".join(d.args) or "{}")
+            for i, d in sorted(self.calls.items())
+        ]

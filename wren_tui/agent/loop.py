@@ -1,0 +1,274 @@
+"""The turn loop: every step is appended to the journal before the state it describes changes.
+
+Per tool call: assistant message with toolCalls -> tool_start -> run -> tool_end -> tool message.
+A call that is not run (denied, a loop, over the limit, cancelled) still gets a tool_end and a tool
+message, so the model always sees why and the journal never leaves it open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TextIO, TypeVar
+
+import msgspec
+
+from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
+from ..journal.writer import JournalWriter
+from .approval import ApprovalGate, preview_call
+from .gateway import Gateway, Reply, RetryPart, TextPart
+from .redact import Redactor
+from .scripted import NOT_RUN
+from .tools import SPECS, Toolbox, ToolResult
+
+E = TypeVar("E", bound=KnownEvent)
+EndReason = Literal["done", "limit"]
+StoppedBy = Literal["approval", "loop", "timeout", "cancel"]
+
+DELTA_INTERVAL = 0.1
+DELTA_MAX_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 30
+    max_calls: int = 16
+    loop_repeats: int = 3
+
+
+class Printer:
+    """What a person running `wren` sees: the reply as it streams and one line per tool call."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._out = stream or sys.stdout
+        self._mid_line = False
+
+    def text(self, fragment: str) -> None:
+        self._out.write(fragment)
+        self._out.flush()
+        self._mid_line = not fragment.endswith("\n")
+
+    def line(self, text: str) -> None:
+        if self._mid_line:
+            self._out.write("\n")
+        self._out.write(text + "\n")
+        self._out.flush()
+        self._mid_line = False
+
+
+class _DeltaBatcher:
+    """Streamed text as delta events, at most one per DELTA_INTERVAL (or DELTA_MAX_CHARS)."""
+
+    def __init__(self, emit: Callable[[str], None], hold_back: int) -> None:
+        self._emit = emit
+        self._pending = ""
+        self._last = time.monotonic()
+        # A secret split across two deltas would escape redaction: keep a possibly unfinished word back.
+        self._hold_back = max(hold_back, 64)
+
+    def add(self, text: str) -> None:
+        self._pending += text
+        if time.monotonic() - self._last >= DELTA_INTERVAL or len(self._pending) >= DELTA_MAX_CHARS:
+            cut = max(self._pending.rfind(" "), self._pending.rfind("\n")) + 1
+            if cut == 0 and len(self._pending) > self._hold_back:
+                cut = len(self._pending) - self._hold_back
+            if cut > 0:
+                self._emit(self._pending[:cut])
+                self._pending = self._pending[cut:]
+                self._last = time.monotonic()
+
+    def discard(self) -> None:
+        """The rest is not sent as a delta: the whole message follows (or the attempt is retried)."""
+        self._pending = ""
+
+
+class Agent:
+    def __init__(
+        self,
+        writer: JournalWriter,
+        gateway: Gateway,
+        toolbox: Toolbox,
+        gate: ApprovalGate,
+        *,
+        redactor: Redactor | None = None,
+        limits: Limits | None = None,
+        printer: Printer | None = None,
+        on_append: Callable[[int], None] | None = None,
+        messages: list[ChatMessage] | None = None,
+    ) -> None:
+        self.writer = writer
+        self.gateway = gateway
+        self.toolbox = toolbox
+        self.gate = gate
+        self.redactor = redactor or Redactor()
+        self.limits = limits or Limits()
+        self.printer = printer or Printer()
+        self.on_append = on_append
+        self.messages: list[ChatMessage] = list(messages or [])
+
+    # --- the journal --------------------------------------------------------------------------
+
+    def append(self, event: E) -> E:
+        """Redact, append (durable on return), then tell whoever watches the seq."""
+        stamped = self.writer.append(self._redacted(event))
+        if self.on_append is not None:
+            self.on_append(stamped.seq)
+        return stamped
+
+    def _redacted(self, event: E) -> E:
+        clean = self.redactor.clean
+        if isinstance(event, Message):
+            msg = event.message
+            calls = [ToolCall(c.id, c.name, clean(c.args)) for c in msg.toolCalls] if msg.toolCalls else None
+            return msgspec.structs.replace(
+                event, message=msgspec.structs.replace(msg, content=clean(msg.content), toolCalls=calls)
+            )
+        if isinstance(event, Delta):
+            return msgspec.structs.replace(event, text=clean(event.text))
+        if isinstance(event, Error):
+            return msgspec.structs.replace(event, message=clean(event.message))
+        return event
+
+    def say(self, message: ChatMessage) -> ChatMessage:
+        """Append a message and add it to the conversation exactly as the journal holds it."""
+        stamped = self.append(Message(message=message))
+        self.messages.append(stamped.message)
+        return stamped.message
+
+    # --- a turn -------------------------------------------------------------------------------
+
+    async def turn(self) -> EndReason:
+        """Model replies and tool calls until a reply asks for no tool, or the step limit."""
+        for _ in range(self.limits.max_steps):
+            reply = await self._reply()
+            calls = reply.tool_calls(f"call_{len(self.messages)}")
+            said = self.say(ChatMessage(role="assistant", content=reply.content, toolCalls=calls or None))
+            if reply.input_tokens is not None:
+                self.append(
+                    Usage(
+                        inputTokens=reply.input_tokens, outputTokens=reply.output_tokens or 0, model=self.gateway.model
+                    )
+                )
+            if not said.toolCalls:
+                return "done"
+            await self.run_calls(said.toolCalls, originals=calls)
+        self.printer.line(f"[stopped: {self.limits.max_steps} model steps in one turn is the limit]")
+        return "limit"
+
+    async def _reply(self) -> Reply:
+        reply = Reply()
+        batcher = _DeltaBatcher(self._delta, self.redactor.longest_secret())
+        specs = list(SPECS.values())
+        async for part in self.gateway.stream(self.messages, specs):
+            if isinstance(part, RetryPart):
+                self.append(
+                    Error(
+                        message=f"{part.message}; retrying in {part.delay:.1f} s", retryable=True, attempt=part.attempt
+                    )
+                )
+                self.printer.line(f"[{part.message}; retry {part.attempt} in {part.delay:.1f} s]")
+                reply = Reply()
+                batcher.discard()
+                continue
+            reply.add(part)
+            if isinstance(part, TextPart):
+                batcher.add(part.text)
+                self.printer.text(self.redactor.clean(part.text))
+        batcher.discard()
+        if reply.content:
+            self.printer.line("")
+        return reply
+
+    def _delta(self, text: str) -> None:
+        self.append(Delta(text=text))
+
+    async def run_calls(self, calls: list[ToolCall], *, originals: list[ToolCall] | None = None) -> None:
+        """Run the calls of one assistant message in order; a cancel closes the ones not yet run."""
+        for index, call in enumerate(calls):
+            # The tool runs with the arguments the model sent; the journal holds them redacted.
+            original = originals[index] if originals and index < len(originals) else call
+            if index >= self.limits.max_calls:
+                self._not_run(call, None, f"more than {self.limits.max_calls} tool calls in one reply; ask for fewer")
+                continue
+            try:
+                await self.run_call(call, original)
+            except asyncio.CancelledError:
+                for rest in calls[index + 1 :]:
+                    self._not_run(rest, "cancel", "the turn was cancelled by the user before this call ran")
+                raise
+
+    async def run_call(self, call: ToolCall, original: ToolCall | None = None, *, note: str = "") -> None:
+        spec = Toolbox.spec(call.name)
+        if self._repeats(call) >= self.limits.loop_repeats - 1:
+            self._not_run(
+                call,
+                "loop",
+                f"this is call number {self.limits.loop_repeats} in a row of {call.name} with the same arguments; "
+                "the result would not change. Try something different, or stop and report",
+            )
+            return
+        verdict = await self.gate.decide(call, spec)
+        read_only = spec.read_only if spec else True
+        self.append(ToolStart(id=call.id, name=call.name, readOnly=read_only, approval=verdict.approval))
+        self.printer.line(f"  -> {preview_call(call)}{note}{' [denied]' if verdict.approval == 'denied' else ''}")
+        if verdict.approval == "denied":
+            self._finish(call, ToolResult(False, f"{NOT_RUN} denied: {verdict.reason}"), 0, "approval")
+            return
+        started = time.monotonic()
+        try:
+            result = await self.toolbox.run(call.name, (original or call).args)
+        except asyncio.CancelledError:
+            elapsed = _ms(started)
+            self._finish(
+                call,
+                ToolResult(
+                    False,
+                    f"{NOT_RUN} cancelled by the user after {elapsed} ms; it may have done part of its "
+                    "work, so check before doing it again",
+                ),
+                elapsed,
+                "cancel",
+            )
+            raise
+        self._finish(call, result, _ms(started), result.stopped_by)
+
+    def _finish(self, call: ToolCall, result: ToolResult, elapsed: int, stopped: StoppedBy | None) -> None:
+        content, redacted = self.redactor.redact(result.content)
+        self.append(
+            ToolEnd(
+                id=call.id,
+                ok=result.ok,
+                elapsedMs=elapsed,
+                chars=len(content),
+                truncated=result.truncated,
+                stoppedBy=stopped,
+                redacted=redacted,
+            )
+        )
+        self.say(ChatMessage(role="tool", content=content, toolCallId=call.id))
+        status = "ok" if result.ok else (f"stopped by {stopped}" if stopped else "failed")
+        extra = ", truncated" if result.truncated else ""
+        self.printer.line(f"  <- {status}, {elapsed} ms, {len(content)} chars{extra}")
+
+    def _not_run(self, call: ToolCall, stopped: StoppedBy | None, why: str) -> None:
+        """A call that never started: no tool_start, only its end and the reason the model reads."""
+        self.printer.line(f"  -> {preview_call(call)} [not run: {stopped or 'limit'}]")
+        self._finish(call, ToolResult(False, f"{NOT_RUN} {why}"), 0, stopped)
+
+    def _repeats(self, call: ToolCall) -> int:
+        """How many calls right before this one asked for the same tool with the same arguments."""
+        history = [c for m in self.messages if m.role == "assistant" for c in m.toolCalls or ()]
+        position = next((i for i, c in enumerate(history) if c.id == call.id), len(history))
+        count = 0
+        for earlier in reversed(history[:position]):
+            if (earlier.name, earlier.args) != (call.name, call.args):
+                break
+            count += 1
+        return count
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,51 @@
+"""Secret redaction: nothing that looks like a credential reaches a journal line.
+
+The values of WREN_API_KEY and of any environment variable named like *_KEY, *_TOKEN or *_SECRET
+(at least 8 characters), and common key shapes (sk-..., ghp_..., AKIA...), are replaced before an
+event is appended. The replacement names what was removed, never any part of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+MARK = "[redacted]"
+_MIN_SECRET = 8
+_SECRET_NAME = re.compile(r"(?:^|_)(?:KEY|TOKEN|SECRET)$|^WREN_API_KEY$", re.IGNORECASE)
+# Shapes of keys that leak through tool output even when they are not in our environment.
+_KEY_SHAPES = re.compile(
+    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{30,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bxox[abprs]-[A-Za-z0-9\-]{10,}"
+)
+
+
+class Redactor:
+    """Replaces secret values and key shapes in text, counting each replacement."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET}
+        # Longest first, so a secret that contains another is removed whole.
+        self._values = sorted(values, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
+
+    def redact(self, text: str) -> tuple[str, int]:
+        """The text with every secret replaced by [redacted], and how many were replaced."""
+        count = 0
+        if self._pattern is not None:
+            text, n = self._pattern.subn(MARK, text)
+            count += n
+        text, n = _KEY_SHAPES.subn(MARK, text)
+        return text, count + n
+
+    def clean(self, text: str) -> str:
+        return self.redact(text)[0]
+
+    def longest_secret(self) -> int:
+        """How long a secret may be, so a stream can hold back text that might still complete one."""
+        return max((len(v) for v in self._values), default=0)
