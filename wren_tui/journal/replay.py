@@ -61,7 +61,8 @@ def replay(events: Iterable[Event]) -> Replayed:
 
 
 def _classify(call: ToolCall, start: ToolStart | None) -> OpenCall:
-    if start is None:
+    # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
+    if start is None or start.approval == "denied":
         return OpenCall(call, "never_started")
     if start.readOnly:
         return OpenCall(call, "read_only_started", start)
