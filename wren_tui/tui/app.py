@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -73,13 +74,18 @@ class WrenApp(App[Picked | None]):
             self.action_show_help_panel()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        # Every key of the screen is in the palette too, by its footer description.
-        for binding in screen.BINDINGS:
-            if isinstance(binding, Binding) and binding.description:
-                action = binding.action
+        seen: set[str] = set()
+        for command in super().get_system_commands(screen):
+            seen.add(command.title)
+            yield command
+        # Every key of the screen and the app is in the palette too, by its footer description.
+        for owner, bindings in ((screen, screen.BINDINGS), (self, self.BINDINGS)):
+            for binding in bindings:
+                if not isinstance(binding, Binding) or not binding.description or binding.description in seen:
+                    continue
+                seen.add(binding.description)
                 yield SystemCommand(
                     binding.description,
                     f"key: {binding.key.split(',')[0]}",
-                    lambda action=action: self.call_later(screen.run_action, action),
+                    partial(self.call_later, owner.run_action, binding.action),
                 )

@@ -100,7 +100,6 @@ class SessionScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.title = self.session
-        self._check_writer()
         self._apply(self._tail.read().events, restarted=True, reason=self._tail.reason)
         self.conversation.focus()
         self.set_interval(1.0, self._tick)
@@ -141,6 +140,7 @@ class SessionScreen(Screen[None]):
         if not conversation.follow:
             self.unseen += len(events)
         self.tools.rows_changed()
+        self._check_writer()
         self._show_status()
 
     # --- status ---------------------------------------------------------------------------

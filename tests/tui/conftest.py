@@ -1,0 +1,46 @@
+"""Helpers for driving the viewer through Pilot: a fixed clock, screen text, bounded waits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from textual.app import App
+from textual.pilot import Pilot
+from textual.strip import Strip
+
+
+class FixedClock:
+    """A clock that moves only when a test says so."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def screen_strips(app: App[object]) -> list[Strip]:
+    return app.screen._compositor.render_strips()
+
+
+def screen_text(app: App[object]) -> str:
+    """What a person sees on the terminal right now, as plain text."""
+    return "\n".join(strip.text for strip in screen_strips(app))
+
+
+async def wait_for(pilot: Pilot[object], condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Let the app run until `condition` holds; fail with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}\n--- screen ---\n{screen_text(pilot.app)}")
+        await pilot.pause(0.02)
+
+
+async def wait_for_text(pilot: Pilot[object], text: str, timeout: float = 10.0) -> None:
+    await wait_for(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", timeout)

@@ -1,0 +1,365 @@
+"""The session screen through Pilot: what a person sees and can do while a journal grows."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.journals import (
+    SESSION,
+    after_last,
+    assistant,
+    finished_story,
+    story,
+    tool_result,
+    user,
+    write_journal,
+)
+from wren_tui.journal.events import Delta, Error, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.writer import JournalWriter
+from wren_tui.tui import tailing
+from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.session import Picked, SessionScreen
+from wren_tui.tui.widgets.conversation import ConversationView
+from wren_tui.tui.widgets.status_line import StatusLine
+
+
+def _app(path: Path, clock: FixedClock | None = None, **kwargs: object) -> WrenApp:
+    return WrenApp(folder=path.parent, session=path, clock=clock or FixedClock(datetime.now(UTC)), **kwargs)  # type: ignore[arg-type]
+
+
+def _status(app: WrenApp) -> str:
+    return str(app.screen.query_one(StatusLine).render())
+
+
+def _conversation(app: WrenApp) -> ConversationView:
+    return app.screen.query_one(ConversationView)
+
+
+async def _select_seq(pilot: Pilot[object], app: WrenApp, seq: int) -> None:
+    """Walk the cursor down from the top, as a person would, to the event with `seq`."""
+    view = _conversation(app)
+    await pilot.press("home")
+    while view.selected_event is not None and view.selected_event.seq < seq:
+        await pilot.press("down")
+    assert view.selected_event is not None and view.selected_event.seq == seq
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    return write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
+
+
+async def test_conversation_shows_user_assistant_and_tool_messages_in_order(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.press("home")
+        await wait_for_text(pilot, "run the tests, find the failing case and fix it")
+        text = screen_text(app)
+        order = ["▌ you", "▌ assistant", "▌ tool result [call_1]", "test_mean_of_empty fails"]
+        positions = [text.index(marker) for marker in order]
+        assert positions == sorted(positions)
+
+
+async def test_long_tool_output_is_folded_until_enter_expands_it(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _select_seq(pilot, app, 8)  # the test run's output
+        await wait_for_text(pilot, "… 8 more lines · Enter to expand")
+        assert "1 failed, 7 passed" not in screen_text(app)
+        await pilot.press("enter")
+        await wait_for_text(pilot, "1 failed, 7 passed in 0.04s")
+        assert "more lines · Enter to expand" not in screen_text(app)
+        await pilot.press("enter")
+        await wait_for_text(pilot, "… 8 more lines · Enter to expand")
+
+
+async def test_appended_events_appear_while_following(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story()[:2])
+    app = _app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for_text(pilot, "run the tests, find the failing case")
+        with JournalWriter.open(path, fsync="none") as writer:
+            writer.append(assistant("Appended while you watched."))
+            await wait_for_text(pilot, "Appended while you watched.")
+            assert _conversation(app).follow
+            assert " live " in _status(app)
+        await wait_for(pilot, lambda: " ended " in _status(app), "the status to say ended once the writer closed")
+
+
+async def test_streaming_text_shows_until_the_whole_message_lands(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story()[:2])
+    app = _app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        with JournalWriter.open(path, fsync="none") as writer:
+            writer.append(Delta(text="Reading the failing "))
+            writer.append(Delta(text="test now"))
+            await wait_for_text(pilot, "Reading the failing test now")
+            assert "assistant · writing…" in screen_text(app)
+            writer.append(assistant("Reading the failing test now."))
+            await wait_for(
+                pilot, lambda: "assistant · writing…" not in screen_text(app), "the streaming block to go away"
+            )
+            assert "Reading the failing test now." in screen_text(app)
+
+
+async def test_scrolling_up_pauses_follow_counts_new_events_and_l_returns_to_live(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story()[:-1])
+    app = _app(path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        with JournalWriter.open(path, fsync="none") as writer:
+            await pilot.press("up", "up")
+            await wait_for(pilot, lambda: " paused " in _status(app), "paused in the status line")
+            writer.append(user("first while paused"))
+            writer.append(user("second while paused"))
+            await wait_for(pilot, lambda: "2 new · L to jump to live" in _status(app), "the new-events count")
+            assert "second while paused" not in screen_text(app)
+            await pilot.press("l")
+            await wait_for_text(pilot, "second while paused")
+            assert " live " in _status(app)
+            assert "new ·" not in _status(app)
+
+
+async def test_f_turns_follow_off_and_on(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(100, 24)) as pilot:
+        view = _conversation(app)
+        assert view.follow
+        await pilot.press("f")
+        assert not view.follow
+        await pilot.press("f")
+        assert view.follow
+
+
+async def test_running_call_ticks_and_shows_running_while_its_writer_holds_the_journal(tmp_path: Path) -> None:
+    events = story()
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
+    clock = FixedClock(after_last(events, 3))
+    app = _app(path, clock)
+    with JournalWriter.open(path, fsync="none"):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_text(pilot, "3 s…")
+            assert "running, approved" in screen_text(app)
+            clock.advance(4)
+            await wait_for_text(pilot, "7 s…")
+            assert "outcome unknown" not in screen_text(app)
+
+
+async def test_started_call_whose_writer_is_gone_is_marked_outcome_unknown(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story())
+    app = _app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, "outcome unknown, approved")
+        assert "running" not in screen_text(app)
+        assert " ended " in _status(app)
+
+
+async def test_writer_exiting_mid_call_turns_running_into_outcome_unknown(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story())
+    app = _app(path)
+    writer = JournalWriter.open(path, fsync="none")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, "running, approved")
+        writer.close()
+        await wait_for_text(pilot, "outcome unknown, approved")
+
+
+async def test_status_line_shows_session_events_tokens_and_time_since_last_event(journal: Path) -> None:
+    events = finished_story()
+    app = _app(journal, FixedClock(after_last(events, 75)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: SESSION in _status(app), "the session id")
+        status = _status(app)
+        assert f"{len(events)} events" in status
+        assert "3481 tokens" in status
+        assert "1m15s ago" in status
+        assert " ended " in status
+
+
+async def test_torn_tail_shows_where_reading_stopped_and_the_events_before_it(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story())
+    with open(path, "ab") as f:
+        f.write(b'{"seq":18,"ts":"2025-03-01T09:30:21.250Z","type":"tool_e')
+    app = _app(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: "stopped at line 18" in _status(app), "the torn tail in the status line")
+        assert "the last line was cut short" in _status(app)
+        assert "17 events" in _status(app)
+
+
+async def test_a_bad_line_in_the_middle_shows_stopped_at_and_its_reason(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story())
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(3, b"this is not json\n")
+    path.write_bytes(b"".join(lines))
+    app = _app(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: "stopped at line 4" in _status(app), "the bad line in the status line")
+        assert "JSON" in _status(app)
+        assert "3 events" in _status(app)
+
+
+async def test_e_and_shift_e_move_between_errors_and_t_to_tool_calls(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = _conversation(app)
+        await pilot.press("home", "e")
+        assert isinstance(view.selected_event, ToolEnd) and view.selected_event.ok is False
+        await pilot.press("e")
+        assert isinstance(view.selected_event, Error)
+        await pilot.press("E")
+        assert isinstance(view.selected_event, ToolEnd)
+        await pilot.press("home", "t")
+        assert isinstance(view.selected_event, ToolStart) and view.selected_event.id == "call_1"
+        await pilot.press("t")
+        assert isinstance(view.selected_event, ToolStart) and view.selected_event.id == "call_2"
+        assert not view.follow
+
+
+async def test_r_shows_the_selected_event_as_pretty_json(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("home", "e", "e", "r")
+        await wait_for_text(pilot, "Event 15 (error) as written")
+        assert '"message": "model gateway timed out after 30 s",' in screen_text(app)
+        assert '"retryable": true,' in screen_text(app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the raw view to close")
+
+
+async def test_slash_searches_the_conversation(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("/")
+        await pilot.press(*"ZERODIVISION", "enter")
+        view = _conversation(app)
+        await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 8, "a match")
+        await pilot.press("escape", "n")
+        assert view.selected_event is not None and view.selected_event.seq == 10
+
+
+async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journal: Path) -> None:
+    before = journal.read_bytes()
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("p")
+        await wait_for_text(pilot, "Fork points of")
+        await wait_for_text(pilot, "25  assistant: Fixed: mean([]) now returns 0.0")
+        await pilot.press("up", "enter")
+        await wait_for_text(pilot, "Fork s-20250301-093000-demo at seq 2?")
+        await pilot.press("y")
+        await wait_for_text(pilot, "Continue it with:")
+    forks = [p for p in journal.parent.glob("s-*.jsonl") if p != journal]
+    assert len(forks) == 1
+    assert journal.read_bytes() == before
+    result = read_events(forks[0])
+    assert [e.seq for e in result.events] == [1, 2, 3]
+
+
+async def test_fork_shows_the_new_id_and_command(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("p")
+        await wait_for_text(pilot, "Fork points of")
+        await pilot.press("enter", "y")
+        await wait_for_text(pilot, "Continue it with:")
+        new = next(p.stem for p in journal.parent.glob("s-*.jsonl") if p != journal)
+        assert f"wren resume {new}" in screen_text(app)
+        assert f"Forked {SESSION} at seq 25 → {new}" in screen_text(app)
+
+
+async def test_declining_the_fork_writes_nothing(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("p")
+        await wait_for_text(pilot, "Fork points of")
+        await pilot.press("enter")
+        await wait_for_text(pilot, "at seq 25?")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "back on the session")
+    assert sorted(p.name for p in journal.parent.iterdir()) == [journal.name]
+
+
+async def test_pick_mode_returns_the_session_and_seq_without_forking(journal: Path) -> None:
+    app = _app(journal, pick=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, "printed as ID SEQ on exit")
+        await pilot.press("up", "enter")
+    assert app.return_value == Picked(SESSION, 2)
+    assert sorted(p.name for p in journal.parent.iterdir()) == [journal.name]
+
+
+async def test_a_replaced_journal_is_read_again_from_its_start(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("the original first message")])
+    app = _app(path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_for_text(pilot, "the original first message")
+        replacement = write_journal(tmp_path / "replacement.tmp", [user("a different history"), user("two")])
+        os.replace(replacement, path)
+        await wait_for_text(pilot, "a different history")
+        assert "the original first message" not in screen_text(app)
+        assert "2 events" in _status(app)
+
+
+async def test_polling_takes_over_when_the_watcher_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_awatch(*args: object, **kwargs: object) -> object:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(tailing.watchfiles, "awatch", broken_awatch)
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("before")])
+    app = _app(path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_for_text(pilot, "before")
+        with JournalWriter.open(path, fsync="none") as writer:
+            writer.append(user("seen by polling"))
+            await wait_for_text(pilot, "seen by polling")
+
+
+async def test_every_key_is_in_the_command_palette(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)):
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+    wanted = {"Follow", "Live", "Next error", "Prev error", "Next tool", "Raw", "Search", "Fork points", "Quit", "Help"}
+    assert wanted <= titles
+
+
+async def test_palette_command_runs_the_key_action(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Follow")
+        command.callback()
+        await wait_for(pilot, lambda: not _conversation(app).follow, "follow to turn off")
+
+
+async def test_question_mark_shows_the_keys(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), "the help panel")
+        await wait_for_text(pilot, "Next error")
+
+
+async def test_tool_row_enter_shows_that_call_in_the_conversation(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("tab")
+        await pilot.press("down", "down")
+        # The cursor starts on the last call; two downs stay there, one up reaches call_3.
+        await pilot.press("up", "enter")
+        view = _conversation(app)
+        assert isinstance(view.selected_event, ToolStart) and view.selected_event.id == "call_3"
+
+
+def test_tool_call_ids_from_the_story_are_unique() -> None:
+    ids = [c.id for e in finished_story() for c in (getattr(getattr(e, "message", None), "toolCalls", None) or [])]
+    assert len(ids) == len(set(ids)) == 4
+    assert ToolCall("x", "y", "{}").args == "{}"
+    assert tool_result("a", "b").message.toolCallId == "a"
