@@ -328,7 +328,7 @@ class Toolbox:
         except BaseException:
             await _kill_group(proc)
             raise
-        output = b"".join(chunks).decode("utf-8", errors="replace")
+        output = b"".join(chunks).decode("utf-8", errors="replace").rstrip("\n")
         if extra:
             output += f"\n[... {extra} more bytes of output not kept ...]"
         if stopped:

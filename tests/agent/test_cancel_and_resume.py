@@ -1,0 +1,152 @@
+"""Ctrl+C, and resume after a process died at each kind of moment: the refusal rule as a user meets it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.agent.conftest import events_of, messages_of, only_journal
+from tests.conftest import run_wren
+from wren_tui.agent.workspace import TEMPLATE
+from wren_tui.journal.events import Event, Message, Recovery, RunEnd, RunStart, ToolEnd, ToolStart
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.store import new_session_id
+
+FIX = "run the tests, find the failing case and fix it"
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_ctrl_c_cancels_the_running_tool_records_it_and_exits_130(workspace: Path) -> None:
+    sid = new_session_id()
+    journal = workspace / "journals" / f"{sid}.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wren_tui", "run", "--yes", "--session-id", sid, "run `sleep 60`"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(
+            lambda: journal.exists() and any(isinstance(e, ToolStart) for e in read_events(journal).events),
+            "the command to start",
+        )
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    events = events_of(journal)
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert (end.ok, end.stoppedBy) == (False, "cancel")
+    assert messages_of(events)[-1].message.content.startswith("not run: cancelled by the user")
+    assert isinstance(events[-1], RunEnd) and events[-1].reason == "cancelled"
+    # The cancelled call has its tool message, so nothing is left uncertain: resume goes on.
+    again = run_wren(["resume", "--yes"], cwd=workspace)
+    assert again.returncode == 0, again.stderr
+    assert "could not run `sleep 60`" in again.stdout
+
+
+def finished_run(workspace: Path) -> Path:
+    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    # Put the code back as it was, so the journal cut short below matches the workspace again.
+    (workspace / "stats" / "core.py").write_bytes((TEMPLATE / "stats" / "core.py").read_bytes())
+    return only_journal(workspace / "journals")
+
+
+def cut_after(journal: Path, chosen: Callable[[Event], bool], extra: bytes = b"") -> Event:
+    """The journal as a process killed right after the chosen event would have left it."""
+    result = read_events(journal)
+    index = next(i for i, e in enumerate(result.events) if chosen(e))
+    with open(journal, "r+b") as f:
+        f.truncate(result.line_ends[index])
+        f.seek(0, os.SEEK_END)
+        f.write(extra)
+    return result.events[index]
+
+
+def test_resume_refuses_an_edit_of_unknown_outcome_names_it_and_writes_nothing(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "edit_file")
+    assert isinstance(start, ToolStart)
+    before = journal.read_bytes()
+    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    assert proc.returncode == 3
+    assert "edit_file stats/core.py" in proc.stderr and start.id in proc.stderr
+    assert f"started at {start.ts}" in proc.stderr
+    assert "--assume-failed" in proc.stderr and "wren fork" in proc.stderr
+    assert journal.read_bytes() == before
+    assert sorted(p.name for p in journal.parent.iterdir()) == [journal.name]
+
+
+def test_assume_failed_records_a_recovery_tells_the_model_and_the_work_completes(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "edit_file")
+    assert isinstance(start, ToolStart)
+    proc = run_wren(["resume", "--yes", "--assume-failed"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    events = events_of(journal)
+    recovery = next(e for e in events if isinstance(e, Recovery))
+    assert recovery.id == start.id and "assumed failed" in recovery.decision
+    told = next(m.message for m in messages_of(events) if m.message.toolCallId == start.id)
+    assert "outcome of this call is unknown" in told.content and "check" in told.content
+    assert subprocess.run([sys.executable, "-m", "unittest"], cwd=workspace, capture_output=True).returncode == 0
+
+
+def test_a_read_only_call_cut_off_is_run_again_and_resume_says_so(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "read_file")
+    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "running it again" in proc.stdout
+    events = events_of(journal)
+    assert sum(1 for e in events if isinstance(e, ToolStart) and e.id == start.id) == 2  # type: ignore[union-attr]
+    assert isinstance(events[-1], RunEnd) and events[-1].reason == "done"
+
+
+def test_a_call_that_never_started_is_run_on_resume(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    asked = cut_after(journal, lambda e: isinstance(e, Message) and bool(e.message.toolCalls))
+    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    events = events_of(journal)
+    assert isinstance(asked, Message) and asked.message.toolCalls
+    call_id = asked.message.toolCalls[0].id
+    assert [e.approval for e in events if isinstance(e, ToolStart) and e.id == call_id] == ["approved"]
+    assert "All 6 tests pass" in messages_of(events)[-1].message.content
+
+
+def test_a_torn_tail_is_moved_aside_and_the_session_continues(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    cut_after(journal, lambda e: isinstance(e, Message) and e.message.role == "tool", extra=b'{"seq":99,"ts":"2026-0')
+    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert (journal.parent / f"{journal.name}.torn").read_bytes() == b'{"seq":99,"ts":"2026-0'
+    events = events_of(journal)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert sum(1 for e in events if isinstance(e, RunStart)) == 2
+
+
+def test_a_denied_call_cut_off_is_asked_again_not_refused(workspace: Path) -> None:
+    proc = run_wren(["run", FIX], cwd=workspace, input="")
+    journal = only_journal(workspace / "journals")
+    cut_after(journal, lambda e: isinstance(e, ToolStart) and e.approval == "denied")
+    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    starts = [e for e in events_of(journal) if isinstance(e, ToolStart)]
+    assert [e.approval for e in starts][:2] == ["denied", "approved"]
