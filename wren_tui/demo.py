@@ -3,8 +3,88 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+from .journal.store import SUFFIX, journals_dir, new_session_id
+
+DEMO_TASK = "run the tests, find the failing case and fix it"
+EXIT_OK, EXIT_ERROR = 0, 1
+_STOP_WAIT_S = 5.0
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Added by the viewer work (issue 4)."""
+    p = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="the offline scripted agent fixing a failing test, watched live",
+        description="Write a fresh demo workspace (a small package with a failing test), start the "
+        "scripted agent on it in its own process, and watch its journal live. The viewer stays when "
+        "the agent ends; quitting the viewer stops an agent still running.",
+    )
+    p.add_argument("--prepare", metavar="DIR", help="only write the demo workspace into DIR (new or empty) and exit")
+    p.add_argument(
+        "--pace-factor", type=float, default=1.0, metavar="F", help="pace scaled by F (0.1: ten times faster)"
+    )
+    p.set_defaults(handler=cmd_demo)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .agent.workspace import WorkspaceError, prepare_workspace
+
+    if args.prepare:
+        try:
+            workspace = prepare_workspace(Path(args.prepare))
+        except WorkspaceError as exc:
+            sys.stderr.write(f"wren: {exc}\n")
+            return EXIT_ERROR
+        sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n")
+        sys.stdout.write(f'  wren run --workspace {workspace} "{DEMO_TASK}"\n')
+        return EXIT_OK
+
+    base = Path(tempfile.mkdtemp(prefix="wren-demo-"))
+    workspace = prepare_workspace(base / "workspace")
+    folder = journals_dir(args.dir)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    session = new_session_id()
+    journal = folder / f"{session}{SUFFIX}"
+    log_path = base / "agent.log"
+    command = [
+        sys.executable, "-m", "wren_tui", "run", "--pace", "--pace-factor", str(args.pace_factor), "--yes",
+        "--workspace", str(workspace), "--dir", str(folder), "--session-id", session, DEMO_TASK,
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        # Its own session, so a Ctrl+C meant for the viewer does not reach the agent half-way.
+        agent = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    try:
+        from .tui.app import WrenApp
+
+        WrenApp(folder=folder, session=journal).run()
+    finally:
+        stopped = _stop(agent)
+    out = sys.stdout.write
+    out(f"session    {session}\njournal    {journal}\nworkspace  {workspace}\nagent log  {log_path}\n")
+    if stopped:
+        out("the agent was still running and has been stopped (its journal records where)\n")
+    elif agent.returncode not in (0, None):
+        out(f"the agent exited with status {agent.returncode}; see the agent log above\n")
+    out(f"watch it again: wren watch {session}" + (f" --dir {folder}" if args.dir else "") + "\n")
+    return EXIT_OK
+
+
+def _stop(agent: subprocess.Popen[bytes]) -> bool:
+    """Stop the agent if it still runs: SIGTERM, then SIGKILL after a bounded wait."""
+    if agent.poll() is not None:
+        return False
+    os.killpg(agent.pid, signal.SIGTERM)
+    try:
+        agent.wait(timeout=_STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(agent.pid, signal.SIGKILL)
+        agent.wait()
+    return True

@@ -60,8 +60,8 @@ class ToolRow:
             return "failed" if self.end.ok is False else "ok"
         if self.answered:
             return "ok"
-        if self.start is None:
-            return "waiting" if writer_alive else "never started"
+        if self.start is None or self.start.approval == "denied":
+            return "waiting" if writer_alive and self.start is None else "never started"
         if writer_alive:
             return "running"
         # The writer is gone mid-call: a side effect may or may not have happened.
