@@ -43,6 +43,8 @@ class BrowserScreen(Screen[None]):
 
     def __init__(self, folder: Path, *, open_session: OpenSession, watch_mode: WatchMode = "auto") -> None:
         super().__init__()
+        self.shown_folder = folder
+        # Absolute, because the watcher reports absolute paths.
         self.folder = Path(os.path.abspath(folder))
         self.open_session = open_session
         self.watch_mode = watch_mode
@@ -51,9 +53,9 @@ class BrowserScreen(Screen[None]):
         self._live: set[Path] = set()
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.folder), 200))), id="title")
+        yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
         yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
-        yield Static(Text(strings.NO_JOURNALS.format(folder=shorten(str(self.folder), 200))), id="empty")
+        yield Static(Text(strings.NO_JOURNALS.format(folder=shorten(str(self.shown_folder), 200))), id="empty")
         yield Footer()
 
     @property
@@ -123,7 +125,7 @@ class BrowserScreen(Screen[None]):
             self.table.add_row(*cells, key=key)
             return
         for column, value in zip(self.table.columns, cells, strict=True):
-            self.table.update_cell(key, column, value)
+            self.table.update_cell(key, column, value, update_width=True)
 
     def action_open(self) -> None:
         table = self.table
