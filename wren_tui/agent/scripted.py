@@ -199,7 +199,7 @@ def _work(steps: list[Step], root: Path, *, fix: bool) -> Decision:
     runs = [i for i, s in enumerate(steps) if _test_run(s) is not None]
     attempted = [s for s in steps if s.call.name == "run_command"]
     if not runs:
-        if attempted:
+        if attempted and not attempted[-1].unknown:
             return Decision(
                 f"The test command did not produce a test report I can read. Its output ends with:\n"
                 f"{_tail(attempted[-1].result or '', 12)}"

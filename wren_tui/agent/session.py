@@ -233,7 +233,8 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
         return EXIT_REFUSED
     sid = session_id_of(plan.path)
     if not _has_work(plan.replayed, message):
-        settings.printer.line(f'{sid} is finished; give a message to continue it: wren resume {sid} "MESSAGE"')
+        state = "is finished" if plan.replayed.messages else "holds no conversation yet"
+        settings.printer.line(f'{sid} {state}; give a message to continue it: wren resume {sid} "MESSAGE"')
         return EXIT_OK
     writer = JournalWriter.open(plan.path)
     with writer:
