@@ -27,7 +27,7 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) ->
         time.sleep(0.02)
 
 
-def test_ctrl_c_cancels_the_running_tool_records_it_and_exits_130(workspace: Path) -> None:
+def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_live_writer(workspace: Path) -> None:
     sid = new_session_id()
     journal = workspace / "journals" / f"{sid}.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
@@ -45,6 +45,9 @@ def test_ctrl_c_cancels_the_running_tool_records_it_and_exits_130(workspace: Pat
             lambda: journal.exists() and any(isinstance(e, ToolStart) for e in read_events(journal).events),
             "the command to start",
         )
+        live = run_wren(["resume", "--yes", "--assume-failed"], cwd=workspace)
+        assert live.returncode == 1
+        assert f"process {proc.pid} is still writing this session" in live.stderr
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=30)
     finally:

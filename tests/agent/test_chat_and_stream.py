@@ -45,7 +45,7 @@ def test_chat_fork_switches_to_a_new_session_that_keeps_the_parent_intact(worksp
 
 
 def test_a_paced_reply_streams_as_few_deltas_that_add_up_to_the_message(workspace: Path) -> None:
-    proc = run_wren(["run", "--yes", "--pace-factor", "0.3", "run the tests and see which case fails"], cwd=workspace)
+    proc = run_wren(["run", "--yes", "--pace-factor", "0.2", "run the tests and see which case fails"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = events_of(only_journal(workspace / "journals"))
     pending: list[str] = []

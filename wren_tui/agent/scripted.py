@@ -32,6 +32,8 @@ _TESTS = re.compile(r"\b(tests?|failing|fails?|failure)\b", re.I)
 _RUN = re.compile(r"\b(run|rerun|check|execute)\b", re.I)
 _LIST = re.compile(r"\b(list|show)\b.*\bfiles?\b|\bwhat files\b", re.I)
 _MAX_EDITS = 3
+# At pace 1.0 a step takes two or three seconds, like a real model: think, stream, then ask for a tool.
+_THINK_S, _PIECE_S, _CALL_S = 1.0, 0.08, 0.4
 
 
 @dataclass(frozen=True)
@@ -87,14 +89,14 @@ class ScriptedModel:
     async def stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> AsyncIterator[StreamPart]:
         decision = decide(messages, self._root)
         if self._pace:
-            await asyncio.sleep(0.7 * self._pace)
+            await asyncio.sleep(_THINK_S * self._pace)
         for piece in _pieces(decision.text):
             yield TextPart(piece)
             if self._pace:
-                await asyncio.sleep(0.045 * self._pace)
+                await asyncio.sleep(_PIECE_S * self._pace)
         for index, (name, args) in enumerate(decision.calls):
             if self._pace:
-                await asyncio.sleep(0.25 * self._pace)
+                await asyncio.sleep(_CALL_S * self._pace)
             yield ToolCallPart(index=index, id=f"call_{len(messages)}_{index}", name=name, args=json.dumps(args))
         read = sum(len(m.content) + sum(len(c.args) for c in m.toolCalls or ()) for m in messages)
         wrote = len(decision.text) + sum(len(json.dumps(a)) for _, a in decision.calls)

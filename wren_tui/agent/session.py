@@ -17,7 +17,15 @@ from ..journal.events import ChatMessage, Error, Recovery, RunEnd, RunStart
 from ..journal.fork import fork_points
 from ..journal.reader import JournalError, ReadResult, read_events
 from ..journal.replay import OpenCall, Replayed, replay
-from ..journal.store import SESSION_ID, SessionNotFound, latest, resolve, session_id_of, session_path
+from ..journal.store import (
+    SESSION_ID,
+    SessionNotFound,
+    latest,
+    lock_holder,
+    resolve,
+    session_id_of,
+    session_path,
+)
 from ..journal.writer import JournalUnusable, JournalWriter
 from .approval import ApprovalGate, preview_call
 from .gateway import Gateway, GatewayError
@@ -228,6 +236,13 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
             f"Read it with `wren log {plan.path}`, then fork from a point before that line."
         )
         return EXIT_UNREADABLE
+    holder = lock_holder(plan.path)
+    if holder is not None:
+        _err(
+            f"{plan.path}: process {holder} is still writing this session; wait for it to finish (or stop it), "
+            "then resume. Nothing was written."
+        )
+        return EXIT_ERROR
     if plan.replayed.uncertain_calls and not assume_failed:
         _err(refusal(plan))
         return EXIT_REFUSED
