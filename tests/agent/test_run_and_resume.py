@@ -86,3 +86,14 @@ def test_the_log_of_one_turn_orders_each_tool_end_between_its_call_and_its_resul
     assert replayed.messages == [m.message for m in messages_of(events)]
     assert replayed.open_calls == []
     assert types_of(events).count("run_start") == 1 and types_of(events)[-1] == "run_end"
+
+
+def test_a_project_set_up_for_pytest_is_tested_with_pytest_and_fixed_from_its_output(workspace: Path) -> None:
+    (workspace / "pytest.ini").write_text("[pytest]\n")
+    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    events = events_of(only_journal(workspace / "journals"))
+    commands = [c.args for m in messages_of(events) for c in m.message.toolCalls or () if c.name == "run_command"]
+    assert len(commands) == 2 and all("-m pytest" in c for c in commands)
+    assert unittest_in(workspace).returncode == 0
+    assert "All 6 tests pass" in messages_of(events)[-1].message.content

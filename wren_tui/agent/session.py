@@ -15,11 +15,10 @@ from typing import Literal
 from .. import __version__
 from ..journal.events import ChatMessage, Error, Recovery, RunEnd, RunStart
 from ..journal.fork import fork_points
-from ..journal.reader import JournalError, ReadResult, read_events
+from ..journal.reader import ReadResult, read_events
 from ..journal.replay import OpenCall, Replayed, replay
 from ..journal.store import (
     SESSION_ID,
-    SessionNotFound,
     latest,
     lock_holder,
     resolve,
@@ -293,9 +292,3 @@ async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
             await agent.run_call(call, note="  [running it again: it is read-only and was cut off]")
         else:
             await agent.run_call(call, note="  [it had not started before the interruption]")
-
-
-def describe_error(exc: Exception) -> str:
-    if isinstance(exc, SessionNotFound | JournalError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
