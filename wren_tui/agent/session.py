@@ -25,7 +25,7 @@ from ..journal.store import (
     session_id_of,
     session_path,
 )
-from ..journal.writer import JournalUnusable, JournalWriter
+from ..journal.writer import FsyncPolicy, JournalUnusable, JournalWriter
 from .approval import ApprovalGate, preview_call
 from .gateway import Gateway, GatewayError
 from .loop import Agent, Limits, Printer
@@ -57,6 +57,8 @@ class Settings:
     command_timeout: float = COMMAND_TIMEOUT
     seq_fd: int | None = None
     printer: Printer = field(default_factory=Printer)
+    # fdatasync after every event unless a benchmark asks otherwise.
+    fsync: FsyncPolicy = "event"
 
 
 def choose_gateway(settings: Settings) -> Gateway:
@@ -163,7 +165,7 @@ def new_session(settings: Settings, session_id: str | None) -> JournalWriter:
     path = session_path(settings.folder, session_id or new_session_id())
     if path.exists():
         raise UsageError(f"{path}: a session with this id already exists; choose a new id or resume it")
-    return JournalWriter.create(path)
+    return JournalWriter.create(path, fsync=settings.fsync)
 
 
 async def run_task(settings: Settings, task: str, session_id: str | None) -> int:
