@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -113,3 +114,17 @@ def test_at_a_terminal_no_denies_the_call_and_the_model_stops(workspace: Path) -
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.stoppedBy == "approval"
     assert "answered no" in messages_of(events)[-1].message.content
+
+
+def test_ctrl_c_at_the_approval_prompt_closes_the_call_as_cancelled_and_exits_130(workspace: Path) -> None:
+    term = Terminal(["run", FIX], workspace)
+    term.wait_for("allow run_command")
+    term.proc.send_signal(signal.SIGINT)
+    assert term.proc.wait(30) == 130
+    os.close(term.master)
+    events = events_of(only_journal(workspace / "journals"))
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.stoppedBy == "cancel"
+    assert not any(isinstance(e, ToolStart) for e in events)  # it never started
+    assert messages_of(events)[-1].message.content.startswith("not run: the turn was cancelled")
+    assert type(events[-1]).__name__ == "RunEnd" and events[-1].reason == "cancelled"  # type: ignore[union-attr]

@@ -196,8 +196,11 @@ class Agent:
             try:
                 await self.run_call(call, original)
             except asyncio.CancelledError:
-                for rest in calls[index + 1 :]:
-                    self._not_run(rest, "cancel", "the turn was cancelled by the user before this call ran")
+                # The current call too, when the cancel came before it started (at the approval prompt).
+                answered = {m.toolCallId for m in self.messages if m.role == "tool"}
+                for rest in calls[index:]:
+                    if rest.id not in answered:
+                        self._not_run(rest, "cancel", "the turn was cancelled by the user before this call ran")
                 raise
 
     async def run_call(self, call: ToolCall, original: ToolCall | None = None, *, note: str = "") -> None:
