@@ -97,3 +97,17 @@ def test_a_project_set_up_for_pytest_is_tested_with_pytest_and_fixed_from_its_ou
     assert len(commands) == 2 and all("-m pytest" in c for c in commands)
     assert unittest_in(workspace).returncode == 0
     assert "All 6 tests pass" in messages_of(events)[-1].message.content
+
+
+def test_journals_go_under_the_workspace_unless_a_dir_is_given(workspace: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = run_wren(["run", "--workspace", str(workspace), "hello"], cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert only_journal(workspace / "journals").exists() and not (elsewhere / "journals").exists()
+    proc = run_wren(["run", "--workspace", str(workspace), "--dir", "mine", "hello"], cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert only_journal(elsewhere / "mine").exists()
+    proc = run_wren(["run", "--workspace", str(workspace), "hello"], cwd=elsewhere, env={"WREN_DIR": "env-dir"})
+    assert proc.returncode == 0, proc.stderr
+    assert only_journal(elsewhere / "env-dir").exists()

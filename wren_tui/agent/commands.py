@@ -6,6 +6,7 @@ Heavy modules (the loop, httpx) are imported inside the handlers so `wren log` s
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +93,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
         raise UsageError("--pace-factor must be >= 0, --max-steps >= 1 and --command-timeout > 0")
     return Settings(
         workspace=workspace,
-        folder=journals_dir(args.dir, cwd=workspace),
+        # A --dir or WREN_DIR the user typed is relative to where they typed it; the default lives in the workspace.
+        folder=journals_dir(args.dir) if args.dir or os.environ.get("WREN_DIR") else workspace / "journals",
         model=args.model,
         yes=args.yes,
         pace=pace,
