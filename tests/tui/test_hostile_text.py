@@ -24,7 +24,10 @@ PAYLOADS = {
     "unbalanced close tag": ("before [/] after [/bold]", "before [/] after [/bold]"),
     "clear screen": ("wipe\x1b[2Jdone", "wipe␛[2Jdone"),
     "OSC 52 clipboard write": ("copy\x1b]52;c;SGVsbG8=\x07end", "copy␛]52;c;SGVsbG8=␇end"),
-    "OSC 8 hyperlink": ("\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\", "␛]8;;https://evil.example␛\\link␛]8;;␛\\"),
+    "OSC 8 hyperlink": (
+        "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\",
+        "␛]8;;https://evil.example␛\\link␛]8;;␛\\",
+    ),
     "bidi override": ("abc\u202edcba\u202c xyz", "abc<U+202E>dcba<U+202C> xyz"),
 }
 

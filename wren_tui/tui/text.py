@@ -37,7 +37,8 @@ def _is_hidden(char: str) -> bool:
 
 def visible(text: str) -> str:
     """One line of journal text with every control, bidi and format character shown as a placeholder."""
-    if text.isascii() and text.isprintable():
+    # Every character made visible below is one Python counts as not printable (Cc, Cf).
+    if text.isprintable():
         return text
     return "".join(_placeholder(c) if _is_hidden(c) else c for c in text.replace("\t", _TAB))
 

@@ -145,11 +145,11 @@ class BrowserScreen(Screen[None]):
 
 def _cells(info: SessionInfo) -> list[Text]:
     duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
-    started = info.started.replace("T", " ")[:19] if info.started else "-"
+    started = info.started.replace("T", " ")[:16] if info.started else "-"
     origin = f"{info.forked_from}@{info.fork_at}" if info.forked_from else ""
     return [
         Text(shorten(info.id, 40)),
-        Text(shorten(started, 19)),
+        Text(shorten(started, 16)),
         Text(str(info.events), justify="right"),
         Text(duration, justify="right"),
         Text(str(info.tokens), justify="right"),

@@ -41,6 +41,8 @@ from ..timeline import Item, Timeline
 
 FOLD_OVER = 8  # a tool result longer than this many lines is folded...
 FOLD_TO = 5  # ...to its first lines and a "more" line
+_EXACT_TAIL = 2000  # items laid out exactly before the first frame
+_MEASURE_SLICE = 4000  # estimated items measured per frame afterwards
 _INDENT = "  "
 
 Line = tuple[str, str]  # text, component class
@@ -97,6 +99,7 @@ class ConversationView(ScrollView, can_focus=True):
         self._starts: array[int] = array("q")
         self._heights: array[int] = array("i")
         self._end = 0  # first row after the last item
+        self._estimated_below = 0  # items before this index have estimated heights
         self._layout_width = 0
         self._stream: list[Strip] = []
         self._cache: LRUCache[tuple[int, int, bool], list[Strip]] = LRUCache(512)
@@ -109,6 +112,8 @@ class ConversationView(ScrollView, can_focus=True):
 
     def items_added(self, first: int) -> None:
         """Index items from `first` on (after the timeline grew, or all of them after a reset)."""
+        if not self.size.width:
+            return  # not laid out yet: the first resize indexes everything at the real width
         width = self._width
         if width != self._layout_width:
             self._relayout(width)
@@ -135,18 +140,48 @@ class ConversationView(ScrollView, can_focus=True):
         self._starts = array("q")
         self._heights = array("i")
         self._end = 0
+        # A long history is laid out exactly only near its end at first; the rest is estimated,
+        # drawn right away, and measured in slices after the first frame.
+        self._estimated_below = max(len(self.timeline.items) - _EXACT_TAIL, 0)
         self._index_from(0, width)
+        if self._estimated_below:
+            self.call_after_refresh(self._measure_slice)
 
     def _index_from(self, first: int, width: int) -> None:
         items, events = self.timeline.items, self.timeline.events
         starts, heights, end = self._starts, self._heights, self._end
-        for item in items[first:]:
+        exact_from = self._estimated_below
+        for index in range(first, len(items)):
+            item = items[index]
+            event = events[item.index]
             # Counting rows needs the text laid out, but not the strips built.
-            height = len(_layout(events[item.index], item, width))
+            height = len(_layout(event, item, width)) if index >= exact_from else _estimate(event, width)
             starts.append(end)
             heights.append(height)
             end += height
         self._end = end
+
+    def _measure_slice(self) -> None:
+        """Replace the estimated heights of one slice (from the end down) with measured ones."""
+        stop = self._estimated_below
+        start = max(stop - _MEASURE_SLICE, 0)
+        items, events, width = self.timeline.items, self.timeline.events, self._layout_width
+        for index in range(start, stop):
+            self._heights[index] = len(_layout(events[items[index].index], items[index], width))
+        self._estimated_below = start
+        end = self._starts[start]
+        for index in range(start, len(self._heights)):
+            self._starts[index] = end
+            end += self._heights[index]
+        self._end = end
+        self.virtual_size = Size(width, self._end + len(self._stream))
+        if self.follow:
+            self._stick_to_end()
+        elif self.cursor >= 0:
+            self._show_item(self.cursor)
+        self.refresh()
+        if start:
+            self.call_after_refresh(self._measure_slice)
 
     def _height(self, index: int) -> int:
         return self._heights[index]
@@ -161,10 +196,10 @@ class ConversationView(ScrollView, can_focus=True):
         if self._width != self._layout_width:
             self._relayout(self._width)
             self._update_stream(self._width)
-            if self.follow:
-                self.jump_to_live()
-            elif self.cursor >= 0:
-                self._show_item(self.cursor)
+        if self.follow:
+            self.jump_to_live()
+        elif self.cursor >= 0:
+            self._show_item(self.cursor)
 
     # --- rendering ------------------------------------------------------------------------
 
@@ -199,7 +234,11 @@ class ConversationView(ScrollView, can_focus=True):
         index = bisect_right(self._starts, row) - 1
         if index < 0:
             return None
-        strip = self._lines(index, self._layout_width)[row - self._starts[index]]
+        lines = self._lines(index, self._layout_width)
+        offset = row - self._starts[index]
+        if offset >= len(lines):
+            return None  # an estimated height, larger than the item: measured within a few frames
+        strip = lines[offset]
         if index == self.cursor:
             cursor_style: Style = self.get_component_rich_style("conversation--cursor")
             strip = strip.extend_cell_length(self._layout_width).apply_style(cursor_style)
@@ -240,7 +279,13 @@ class ConversationView(ScrollView, can_focus=True):
     def jump_to_live(self) -> None:
         self.follow = True
         self.cursor = len(self.timeline.items) - 1
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self._stick_to_end()
+        # Again after the next layout, in case this widget's own height was not final yet.
+        self.call_after_refresh(self._stick_to_end)
+
+    def _stick_to_end(self) -> None:
+        if self.follow:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def action_cursor_up(self) -> None:
         self.select(max(self.cursor - 1, 0) if self.cursor >= 0 else len(self.timeline.items) - 1)
@@ -318,19 +363,30 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     if msg.toolCallId:
         header += f" [{shorten(msg.toolCallId, 40)}]"
     lines: list[Line] = [(f"{header}  #{event.seq} {_time(event.ts)}", role)]
-    body = _wrapped(msg.content, width, "body") if msg.content else []
     if role == "tool" and _foldable(event):
-        source_lines = msg.content.split("\n")
+        source_lines = msg.content.split("\n", FOLD_TO if not item.expanded else -1)
         if item.expanded:
-            body.append((_INDENT + strings.UNFOLD_HINT, "fold"))
+            body = [*_wrapped(msg.content, width, "body"), (_INDENT + strings.UNFOLD_HINT, "fold")]
         else:
+            hidden = msg.content.count("\n") + 1 - FOLD_TO
             body = _wrapped("\n".join(source_lines[:FOLD_TO]), width, "body")
-            body.append((_INDENT + strings.FOLDED.format(hidden=len(source_lines) - FOLD_TO), "fold"))
+            body.append((_INDENT + strings.FOLDED.format(hidden=hidden), "fold"))
+    else:
+        body = _wrapped(msg.content, width, "body") if msg.content else []
     lines.extend(body)
     for call in msg.toolCalls or ():
         lines.extend(_wrapped(f"→ {call.name}({call.args})", width, "note"))
     lines.append(("", "body"))
     return lines
+
+
+def _estimate(event: Event, width: int) -> int:
+    """Roughly how many rows an item takes, without laying it out."""
+    if not isinstance(event, Message):
+        return 1
+    msg = event.message
+    lines = min(msg.content.count("\n"), FOLD_TO) + 1 + len(msg.content) // max(width, 1)
+    return 2 + lines + len(msg.toolCalls or ())
 
 
 def _stream_layout(text: str, width: int) -> list[Line]:

@@ -1,0 +1,189 @@
+"""The viewer at scale: first paint and peak RSS on a 100k-event journal; append-to-screen latency.
+
+First paint and RSS are measured in a fresh process (interpreter start to the first frame with the
+conversation drawn), against the same measure on a 10-event journal in the same run. Latency is
+from another process's append returning to the frame that shows the event, against the bare
+watcher (awatch + Tail, no UI) seeing the same appends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench import BenchRow, absolute, compare, fmt
+from tests.bench.gen import generate
+
+APPENDS = 200
+APPEND_GAP_S = 0.01
+
+_PAINT = """
+import resource, sys, time, asyncio
+from pathlib import Path
+from wren_tui.tui.app import WrenApp
+from wren_tui.tui.widgets.conversation import ConversationView
+
+async def main() -> None:
+    path = Path(sys.argv[1])
+    app = WrenApp(folder=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = app.screen.query_one(ConversationView)
+        painted: list[float] = []
+        while view.virtual_size.height == 0:
+            await pilot.pause(0.001)
+        # The next frame after the conversation has rows is the first one that shows them.
+        app.call_after_refresh(lambda: painted.append(time.monotonic()))
+        while not painted:
+            await pilot.pause(0.001)
+        print(f"painted {painted[0]}", flush=True)
+        print(f"rss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}", flush=True)
+
+asyncio.run(main())
+"""
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+from wren_tui.journal.events import ChatMessage, Message
+from wren_tui.journal.writer import JournalWriter
+
+count, gap = int(sys.argv[2]), float(sys.argv[3])
+sys.stdin.readline()  # wait until the watcher is ready
+with JournalWriter.open(Path(sys.argv[1]), fsync="none") as writer:
+    for n in range(count):
+        event = writer.append(Message(message=ChatMessage(role="user", content=f"appended {n}")))
+        print(event.seq, time.monotonic(), flush=True)
+        time.sleep(gap)
+"""
+
+
+def _first_paint(path: Path) -> tuple[float, float]:
+    """Seconds from process start to the first frame, and peak RSS in bytes."""
+    start = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-c", _PAINT, str(path)], capture_output=True, text=True, check=True, timeout=300
+    ).stdout
+    fields = dict(line.split(" ", 1) for line in out.splitlines())
+    return float(fields["painted"]) - start, float(fields["rss"])
+
+
+def _start_writer(path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path), str(APPENDS), str(APPEND_GAP_S)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _appended(writer: subprocess.Popen[str]) -> dict[int, float]:
+    out, _ = writer.communicate(timeout=120)
+    return {int(seq): float(at) for seq, at in (line.split() for line in out.splitlines())}
+
+
+def _percentiles(seen: dict[int, float], appended: dict[int, float]) -> tuple[float, float]:
+    delays = sorted(seen[seq] - at for seq, at in appended.items() if seq in seen)
+    if len(delays) < len(appended):
+        raise RuntimeError(f"only {len(delays)} of {len(appended)} appended events were seen")
+    return statistics.median(delays), delays[int(len(delays) * 0.95) - 1]
+
+
+async def _viewer_latency(path: Path) -> tuple[float, float]:
+    from wren_tui.tui.app import WrenApp
+    from wren_tui.tui.screens.session import SessionScreen
+
+    seen: dict[int, float] = {}
+    app = WrenApp(folder=path.parent, session=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        original = screen._apply
+
+        def apply_and_time(events: list, *, restarted: bool, reason: str | None) -> None:  # type: ignore[type-arg]
+            original(events, restarted=restarted, reason=reason)
+            seqs = [e.seq for e in events]
+            # The frame that shows them: after the refresh this batch scheduled.
+            screen.call_after_refresh(lambda: seen.update(dict.fromkeys(seqs, time.monotonic())))
+
+        screen._apply = apply_and_time  # type: ignore[method-assign]
+        await pilot.pause(0.3)
+        writer = _start_writer(path)
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        deadline = time.monotonic() + 60
+        last = len(path.read_bytes().splitlines()) + APPENDS
+        while max(seen, default=0) < last and time.monotonic() < deadline:
+            await pilot.pause(0.01)
+        appended = _appended(writer)
+    return _percentiles(seen, appended)
+
+
+async def _watcher_latency(path: Path) -> tuple[float, float]:
+    from wren_tui.journal.reader import Tail
+    from wren_tui.tui.tailing import watch_folder
+
+    tail = Tail(path)
+    tail.read()
+    seen: dict[int, float] = {}
+    started = asyncio.Event()
+
+    async def changed(_paths: set[Path]) -> None:
+        started.set()
+        now = time.monotonic()
+        seen.update(dict.fromkeys((e.seq for e in tail.read().events), now))
+
+    task = asyncio.create_task(watch_folder(path.parent, changed))
+    await started.wait()
+    writer = _start_writer(path)
+    assert writer.stdin is not None
+    writer.stdin.write("go\n")
+    writer.stdin.flush()
+    appended = await asyncio.to_thread(_appended, writer)
+    deadline = time.monotonic() + 10
+    while len(seen) < len(appended) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    return _percentiles(seen, appended)
+
+
+def run() -> list[BenchRow]:
+    with tempfile.TemporaryDirectory(prefix="wren-bench-viewer-") as tmp:
+        folder = Path(tmp)
+        big = generate(folder / "s-20250101-000000-big1.jsonl", 100_000)
+        size = f"{big.stat().st_size / 1e6:.0f} MB"
+        small = generate(folder / "s-20250101-000000-sml1.jsonl", 10)
+        _first_paint(small)  # warm the interpreter's file cache for both runs
+        small_paint, small_rss = _first_paint(small)
+        big_paint, big_rss = _first_paint(big)
+        live = folder / "live"
+        live.mkdir()
+        watched = generate(live / "s-20250101-000000-liv1.jsonl", 20)
+        viewer_p50, viewer_p95 = asyncio.run(_viewer_latency(watched))
+        bare = folder / "bare"
+        bare.mkdir()
+        bare_path = generate(bare / "s-20250101-000000-bar1.jsonl", 20)
+        watcher_p50, watcher_p95 = asyncio.run(_watcher_latency(bare_path))
+    mb = 1024 * 1024
+    return [
+        absolute(f"viewer: first paint, 100k-event journal ({size}), process start", big_paint, at_most=1.0),
+        compare("viewer: first paint, 100k events vs 10 events", big_paint, small_paint),
+        absolute("viewer: peak RSS, 100k-event journal", big_rss / mb, unit="MB", at_most=200),
+        compare("viewer: peak RSS, 100k events vs 10 events", big_rss / mb, small_rss / mb, unit="MB"),
+        absolute(f"viewer: append-to-screen p50 ({APPENDS} appends)", viewer_p50),
+        absolute(f"viewer: append-to-screen p95 ({APPENDS} appends)", viewer_p95, at_most=0.1),
+        compare("viewer p95 vs bare watcher p95 (awatch + Tail, no UI)", viewer_p95, watcher_p95),
+        BenchRow("bare watcher p50 / p95", fmt(watcher_p50, "s"), fmt(watcher_p95, "s"), None, "-", "-"),
+    ]
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(row)
+    os._exit(0)

@@ -1,0 +1,70 @@
+"""The viewer's fixed scenes: one journal folder, a fixed clock, keys to press, a terminal size.
+
+Shared by the snapshot tests and `python -m tests.tui.screenshots` (the `just screenshots` recipe),
+so the README's pictures are exactly what the tests check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
+from wren_tui.journal.events import Fork, KnownEvent
+from wren_tui.tui.app import WrenApp
+
+OLDER = "s-20250228-173000-k3v9"
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    size: tuple[int, int]
+    press: tuple[str, ...]
+    build: Callable[[Path], WrenApp]
+
+
+def _folder(root: Path) -> Path:
+    """A journals folder with a finished session, one cut off mid-call, an older one and a fork."""
+    folder = root / "journals"
+    write_journal(folder / f"{SESSION}.jsonl", finished_story())
+    write_journal(folder / "s-20250301-101500-cut1.jsonl", story(), start=START + timedelta(minutes=45))
+    write_journal(folder / f"{OLDER}.jsonl", finished_story()[:12], start=START - timedelta(hours=16))
+    forked: list[KnownEvent] = [*finished_story()[:2], Fork(from_=SESSION, atSeq=2)]
+    write_journal(folder / f"{FORK_SESSION}.jsonl", forked, start=START + timedelta(minutes=15))
+    return folder
+
+
+def _clock(events: list[KnownEvent], seconds: float, start: datetime = START) -> Callable[[], object]:
+    moment = after_last(events, seconds, start)
+    return lambda: moment
+
+
+def session(root: Path) -> WrenApp:
+    folder = _folder(root)
+    clock = _clock(finished_story(), 42)
+    return WrenApp(folder=Path("journals"), session=folder / f"{SESSION}.jsonl", clock=clock)  # type: ignore[arg-type]
+
+
+def outcome_unknown(root: Path) -> WrenApp:
+    folder = _folder(root)
+    clock = _clock(story(), 42, START + timedelta(minutes=45))
+    path = folder / "s-20250301-101500-cut1.jsonl"
+    return WrenApp(folder=Path("journals"), session=path, clock=clock)  # type: ignore[arg-type]
+
+
+def browser(root: Path) -> WrenApp:
+    _folder(root)
+    return WrenApp(folder=Path("journals"), clock=_clock(finished_story(), 42))  # type: ignore[arg-type]
+
+
+SCENES = [
+    Scene("session", (100, 32), (), session),
+    Scene("session-80x24", (80, 24), (), session),
+    Scene("fork-picker", (100, 32), ("p",), session),
+    Scene("outcome-unknown", (100, 32), ("home", "t", "t", "t"), outcome_unknown),
+    Scene("browser", (110, 16), (), browser),
+    Scene("raw-event", (100, 32), ("home", "e", "e", "r"), session),
+]

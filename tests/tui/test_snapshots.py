@@ -1,0 +1,22 @@
+"""SVG snapshots of every scene at a fixed size, from fixed journals and a fixed clock.
+
+Update them with `pytest tests/tui/test_snapshots.py --snapshot-update` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tui.scenes import SCENES, Scene
+
+
+@pytest.mark.parametrize("scene", SCENES, ids=[s.name for s in SCENES])
+def test_scene_looks_as_recorded(
+    scene: Scene, snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = scene.build(tmp_path)
+    assert snap_compare(app, press=scene.press, terminal_size=scene.size)
