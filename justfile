@@ -10,6 +10,14 @@ demo:
 watch *ARGS:
     wren watch {{ARGS}}
 
+# Regenerate the viewer's SVG screenshots in screenshots/ from the fixed test scenes
+screenshots:
+    python -m tests.tui.screenshots
+
+# Sample journals in journals/ made by running the real agent (complete, killed mid-call, fork, torn tail)
+samples:
+    python -m tests.tui.samples journals
+
 # The whole test suite (the README's test command)
 test *ARGS:
     python -m pytest {{ARGS}}
