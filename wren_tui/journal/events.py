@@ -9,21 +9,25 @@ import msgspec
 Role = Literal["user", "assistant", "tool"]
 
 
-class ToolCall(msgspec.Struct, frozen=True):
+# gc=False: events hold only strings, numbers and lists or dicts of them, so they cannot form a
+# cycle; untracked, a million decoded events cost the garbage collector nothing.
+
+
+class ToolCall(msgspec.Struct, frozen=True, gc=False):
     id: str
     name: str
     # The arguments stay the JSON text the model produced; a tool parses them when it runs.
     args: str
 
 
-class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True):
+class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     role: Role
     content: str
     toolCalls: list[ToolCall] | None = None
     toolCallId: str | None = None
 
 
-class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type"):
+class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type", gc=False):
     # seq and ts default to "unset" so the writer can stamp them; the reader rejects unset values.
     seq: int = 0
     ts: str = ""
@@ -100,7 +104,7 @@ KNOWN_TYPES: frozenset[str] = frozenset(
 )
 
 
-class UnknownEvent(msgspec.Struct, frozen=True):
+class UnknownEvent(msgspec.Struct, frozen=True, gc=False):
     """An event of a type this version does not know: kept and shown, never fatal."""
 
     seq: int

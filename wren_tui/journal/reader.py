@@ -10,19 +10,22 @@ import os
 import stat
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
+from operator import attrgetter, getitem
 from pathlib import Path
+from typing import cast
 
 import msgspec
 
 from .events import KNOWN_TYPES, Event, KnownEvent, UnknownEvent
 
 _decoder = msgspec.json.Decoder(KnownEvent)
-_raw_decoder = msgspec.json.Decoder(dict)
 _CRC_MARK = b',"crc":"'
 # ,"crc":"xxxxxxxx"}  -> 8 + 8 + 2 bytes at the end of a line we wrote
 _CRC_SUFFIX_LEN = 18
+_BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 
 
@@ -65,6 +68,10 @@ def parse_line(line: bytes, prev_seq: int) -> Event:
     """Decode one whole line (without its newline) that must follow an event with `prev_seq`."""
     if b"\x00" in line:
         raise LineError("it holds NUL bytes (the tail of an interrupted write)")
+    if line.startswith(_BOM):
+        raise LineError(
+            "it starts with a UTF-8 byte-order mark (another program saved this file; Wren never writes one)"
+        )
     if line.endswith(b"\r"):
         line = line[:-1]
     crc_ok = _check_crc(line)
@@ -74,6 +81,8 @@ def parse_line(line: bytes, prev_seq: int) -> Event:
         event: Event = _decoder.decode(line)
     except msgspec.DecodeError as exc:
         event = _decode_other(line, exc)
+    except RecursionError:
+        raise LineError("its JSON is nested too deeply to read") from None
     if event.seq < 1 and not isinstance(event, UnknownEvent):
         raise LineError("it has no seq")
     if not event.ts:
@@ -96,30 +105,48 @@ def _check_crc(line: bytes) -> bool | None:
 
 def _decode_other(line: bytes, exc: msgspec.DecodeError) -> Event:
     try:
-        raw = _raw_decoder.decode(line)
-    except msgspec.DecodeError:
-        raise LineError("it is not a JSON object") from None
+        raw = msgspec.json.decode(line)
+    except msgspec.DecodeError as bad:
+        what = "its bytes are not valid UTF-8" if "UTF-8" in str(bad) else "it is not JSON"
+        raise LineError(what) from None
+    except RecursionError:
+        raise LineError("its JSON is nested too deeply to read") from None
+    if not isinstance(raw, dict):
+        raise LineError(f"it is JSON but not an object ({_json_kind(raw)})")
     kind = raw.get("type")
     if kind is None:
-        raise LineError("it has no type") from None
+        raise LineError("it has no type")
     if not isinstance(kind, str):
-        raise LineError("its type is not a string") from None
+        raise LineError("its type is not a string")
     if kind in KNOWN_TYPES:
-        raise LineError(f"a {kind} event that does not fit format 1: {exc}") from None
+        raise LineError(f"a {kind} event that does not fit format 1: {exc}")
     seq, ts = raw.pop("seq", None), raw.pop("ts", None)
     raw.pop("type")
     raw.pop("crc", None)
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-        raise LineError("it has no seq")
+        raise LineError("it has no seq" if seq is None else "its seq is not a positive integer")
     if not isinstance(ts, str):
-        raise LineError("it has no ts")
+        raise LineError("it has no ts" if ts is None else "its ts is not a string")
     return UnknownEvent(seq=seq, ts=ts, type=kind, fields=raw)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if value is None:
+        return "null"
+    return "a number"
 
 
 def open_for_reading(path: Path) -> int:
     """A read-only descriptor on a journal, or a JournalError that says what is wrong."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        # O_NONBLOCK: a FIFO in place of a journal would otherwise block the open until a writer came
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         raise JournalError(f"{path}: no such journal") from None
     except PermissionError:
@@ -134,26 +161,133 @@ def open_for_reading(path: Path) -> int:
     return fd
 
 
-def _segments(fd: int, start: int = 0) -> Iterator[tuple[bytes, int, bool]]:
-    """(line without newline, offset of its start, has newline), streamed in large chunks."""
-    offset = start
-    rest = b""
-    while True:
-        chunk = os.pread(fd, _CHUNK, offset + len(rest))
-        if not chunk:
-            break
-        buf = rest + chunk if rest else chunk
+class _Lines:
+    """Whole lines in, events out, up to the first line that cannot be read; read_events and Tail share it."""
+
+    def __init__(self, ends: array[int] | None = None) -> None:
+        self.ends = ends
+        self.warnings: list[str] = []
+        self.offset = 0  # just past the last good line
+        self.lineno = 0  # good lines so far
+        self.prev_seq = 0
+        self.reason: str | None = None
+        self.bad_line = b""
+
+    @property
+    def stopped_at_line(self) -> int | None:
+        return None if self.reason is None else self.lineno + 1
+
+    def take(self, whole: bytes, events: list[Event]) -> bool:
+        """Read a run of whole lines (`whole` ends with a newline); False once a line cannot be read."""
+        if not self._take_fast(whole, events):
+            self._take_slow(whole, events)
+        return self.reason is None
+
+    def _take_fast(self, whole: bytes, events: list[Event]) -> bool:
+        """Every line at once in C loops, when all are ours and clean; False means: go line by line.
+
+        It accepts exactly what `parse_line` accepts on the same lines and nothing else: any doubt
+        (a CR, a NUL, a line without our CRC, a seq that is not the next one) hands over to it.
+        """
+        if b"\x00" in whole or b"\r" in whole:
+            return False
+        lines = whole.splitlines(keepends=True)
+        n = len(lines)
+        if min(map(len, lines)) < _CRC_SUFFIX_LEN + 3:
+            return False
+        tails: list[bytes] = list(map(_cut, lines, repeat(_TAIL)))
+        if list(map(_cut, tails, repeat(_TAIL_MARK))).count(_CRC_MARK) != n:
+            return False
+        if list(map(_cut, tails, repeat(_TAIL_END))).count(b'"}\n') != n:
+            return False
+        try:
+            expected = list(map(_int, map(_cut, tails, repeat(_TAIL_HEX)), repeat(16)))
+            decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+        except (ValueError, msgspec.DecodeError, RecursionError):
+            return False
+        if len(decoded) != n or min(expected) < 0:
+            return False  # decode_lines skips blank lines; a negative "crc" would wrap in zlib
+        # crc32(A + T) == crc32(T, crc32(A)) and crc32(T, x) is one-to-one in x: so this is crc32(A) == expected
+        if list(map(zlib.crc32, lines)) != list(map(zlib.crc32, tails, expected)):
+            return False
+        first = self.prev_seq + 1
+        if list(map(_SEQ, decoded)) != list(range(first, first + n)) or not all(map(_TS, decoded)):
+            return False
+        events.extend(decoded)
+        if self.ends is not None:
+            ends = accumulate(map(len, lines), initial=self.offset)
+            next(ends)
+            self.ends.extend(ends)
+        self.offset += len(whole)
+        self.lineno += n
+        self.prev_seq = first + n - 1
+        return True
+
+    def _take_slow(self, whole: bytes, events: list[Event]) -> None:
         pos = 0
-        while True:
-            nl = buf.find(b"\n", pos)
-            if nl < 0:
-                break
-            yield buf[pos:nl], offset + pos, True
+        while pos < len(whole):
+            nl = whole.index(b"\n", pos)
+            line = whole[pos:nl]
+            try:
+                event = parse_line(line, self.prev_seq)
+            except LineError as exc:
+                self.reason = f"line {self.lineno + 1}: {exc}"
+                self.bad_line = line
+                return
+            self.lineno += 1
+            if self.prev_seq and event.seq != self.prev_seq + 1:
+                self.warnings.append(f"line {self.lineno}: seq jumps from {self.prev_seq} to {event.seq}")
+            self.prev_seq = event.seq
+            events.append(event)
+            self.offset += len(line) + 1
+            if self.ends is not None:
+                self.ends.append(self.offset)
             pos = nl + 1
-        offset += pos
-        rest = buf[pos:]
-    if rest:
-        yield rest, offset, False
+
+    def read_file(self, fd: int, events: list[Event]) -> bool:
+        """Read the file's whole lines from `offset` on; True when a partial line is left at its end.
+
+        A line longer than a chunk is not kept piece by piece: its end is found first, then the
+        line is read once, so memory holds a chunk and one line, never the file.
+        """
+        scan = self.offset
+        while self.reason is None:
+            chunk = os.pread(fd, _CHUNK, scan)
+            if not chunk:
+                break
+            nl = chunk.rfind(b"\n")
+            if nl < 0:
+                scan += len(chunk)
+                continue
+            end = scan + nl + 1
+            whole = chunk[: nl + 1] if scan == self.offset else _pread_exactly(fd, end - self.offset, self.offset)
+            self.take(whole, events)
+            scan = end
+        return self.reason is None and scan > self.offset
+
+
+_SEQ = attrgetter("seq")
+# operator.getitem and int, typed for the byte slices they take here (map() calls them from C)
+_cut = cast(Callable[[bytes, slice], bytes], getitem)
+_int = cast(Callable[[bytes, int], int], int)
+_TS = attrgetter("ts")
+# The last bytes of a line we wrote: ,"crc":"xxxxxxxx"}\n
+_TAIL = slice(-_CRC_SUFFIX_LEN - 1, None)
+_TAIL_MARK = slice(0, 8)
+_TAIL_HEX = slice(8, 16)
+_TAIL_END = slice(16, None)
+
+
+def _pread_exactly(fd: int, length: int, offset: int) -> bytes:
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        length -= len(part)
+        offset += len(part)
+    return b"".join(parts)
 
 
 def read_events(path: str | os.PathLike[str]) -> ReadResult:
@@ -168,23 +302,16 @@ def read_events(path: str | os.PathLike[str]) -> ReadResult:
 
 def _read_fd(fd: int) -> ReadResult:
     result = ReadResult(events=[])
-    events, ends = result.events, result.line_ends
-    prev_seq = 0
-    for lineno, (line, offset, whole) in enumerate(_segments(fd), start=1):
-        if not whole:
-            _stop(result, lineno, offset, "the last line was cut short (no newline at its end)", torn=True)
-            return result
-        try:
-            event = parse_line(line, prev_seq)
-        except LineError as exc:
-            torn = b"\x00" in line and _only_nul_after(fd, offset + len(line) + 1)
-            _stop(result, lineno, offset, f"line {lineno}: {exc}", torn=torn)
-            return result
-        if prev_seq and event.seq != prev_seq + 1:
-            result.warnings.append(f"line {lineno}: seq jumps from {prev_seq} to {event.seq}")
-        prev_seq = event.seq
-        events.append(event)
-        ends.append(offset + len(line) + 1)
+    lines = _Lines(result.line_ends)
+    lines.warnings = result.warnings
+    partial = lines.read_file(fd, result.events)
+    if lines.reason is not None:
+        # NUL bytes to the end of the file are a crash's zero-filled tail, not corruption
+        after = lines.offset + len(lines.bad_line) + 1
+        torn = b"\x00" in lines.bad_line and _only_nul_after(fd, after)
+        _stop(result, lines.lineno + 1, lines.offset, lines.reason, torn=torn)
+    elif partial:
+        _stop(result, lines.lineno + 1, lines.offset, "the last line was cut short (no newline at its end)", torn=True)
     return result
 
 
@@ -210,33 +337,48 @@ class TailBatch:
     events: list[Event]
     # True when the file shrank or was replaced and reading started over from its beginning.
     restarted: bool = False
-    # Set once a line cannot be read; the Tail reads no further past it.
+    # Set while a line cannot be read; the Tail reads no further past it.
     stopped_at_line: int | None = None
     reason: str | None = None
+    # Gaps in seq among this batch's events.
+    warnings: list[str] = field(default_factory=list)
 
 
 class Tail:
     """Incremental reading: each `read()` returns the whole new lines since the last one.
 
-    A partial last line is kept for later. A file that shrank or whose inode changed is read
-    again from the start, and the batch says so.
+    A partial last line is left for the next read. A file that shrank or whose inode changed is
+    read again from the start, and the batch says so. A line that cannot be read stops the Tail
+    there; each later read looks at that line again, because a writer reopening the journal
+    moves a torn tail aside and appends in its place.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.offset = 0
-        self.lineno = 0
-        self.prev_seq = 0
-        self.stopped_at_line: int | None = None
-        self.reason: str | None = None
+        self._lines = _Lines()
         self._inode: tuple[int, int] | None = None
-        self._partial = b""
+        self._partial = b""  # only for feed(): read() finds the partial line in the file again
 
-    def _reset(self) -> None:
-        self.offset = self.lineno = self.prev_seq = 0
-        self.stopped_at_line = None
-        self.reason = None
-        self._partial = b""
+    @property
+    def offset(self) -> int:
+        """Bytes of whole, good lines read so far."""
+        return self._lines.offset
+
+    @property
+    def lineno(self) -> int:
+        return self._lines.lineno
+
+    @property
+    def prev_seq(self) -> int:
+        return self._lines.prev_seq
+
+    @property
+    def stopped_at_line(self) -> int | None:
+        return self._lines.stopped_at_line
+
+    @property
+    def reason(self) -> str | None:
+        return self._lines.reason
 
     def read(self) -> TailBatch:
         try:
@@ -245,54 +387,33 @@ class Tail:
             return TailBatch(events=[])
         try:
             st = os.fstat(fd)
-            restarted = False
             inode = (st.st_dev, st.st_ino)
-            if self._inode is not None and (inode != self._inode or st.st_size < self.offset + len(self._partial)):
-                self._reset()
-                restarted = True
+            restarted = self._inode is not None and (inode != self._inode or st.st_size < self.offset)
+            if restarted:
+                self._lines = _Lines()
             self._inode = inode
-            batch = TailBatch(events=[], restarted=restarted)
-            if self.reason is None:
-                self._read_new(fd, batch)
-            batch.stopped_at_line, batch.reason = self.stopped_at_line, self.reason
-            return batch
+            self._lines.reason, self._lines.bad_line = None, b""
+            return self._batch(restarted, lambda events: self._lines.read_file(fd, events))
         finally:
             os.close(fd)
 
     def feed(self, data: bytes) -> TailBatch:
-        """Read lines from bytes handed in directly (the same rules as `read`)."""
-        batch = TailBatch(events=[])
-        if self.reason is None:
-            self._take(self._partial + data, batch)
-        batch.stopped_at_line, batch.reason = self.stopped_at_line, self.reason
+        """Read lines from bytes handed in directly (the same rules as `read`); the partial rest is kept."""
+
+        def take(events: list[Event]) -> None:
+            buf = self._partial + data
+            cut = buf.rfind(b"\n") + 1
+            self._partial = buf[cut:]
+            if cut:
+                self._lines.take(buf[:cut], events)
+
+        if self._lines.reason is not None:
+            return self._batch(False, lambda events: None)
+        return self._batch(False, take)
+
+    def _batch(self, restarted: bool, fill: Callable[[list[Event]], object]) -> TailBatch:
+        batch = TailBatch(events=[], restarted=restarted)
+        self._lines.warnings = batch.warnings
+        fill(batch.events)
+        batch.stopped_at_line, batch.reason = self._lines.stopped_at_line, self._lines.reason
         return batch
-
-    def _read_new(self, fd: int, batch: TailBatch) -> None:
-        start = self.offset + len(self._partial)
-        while self.reason is None:
-            chunk = os.pread(fd, _CHUNK, start)
-            if not chunk:
-                return
-            start += len(chunk)
-            self._take(self._partial + chunk, batch)
-
-    def _take(self, buf: bytes, batch: TailBatch) -> None:
-        pos = 0
-        while True:
-            nl = buf.find(b"\n", pos)
-            if nl < 0:
-                break
-            line = buf[pos:nl]
-            self.lineno += 1
-            try:
-                event = parse_line(line, self.prev_seq)
-            except LineError as exc:
-                self.stopped_at_line = self.lineno
-                self.reason = f"line {self.lineno}: {exc}"
-                self._partial = b""
-                return
-            self.prev_seq = event.seq
-            batch.events.append(event)
-            pos = nl + 1
-            self.offset += len(line) + 1
-        self._partial = buf[pos:]

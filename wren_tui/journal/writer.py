@@ -9,10 +9,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import time
 import zlib
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, NoReturn, TypeVar
 
 import msgspec
 
@@ -77,9 +77,17 @@ class FileOps:
             os.close(fd)
 
 
+_last_second: tuple[int, str] = (-1, "")  # formatting a time costs more than the write it stamps
+
+
 def now_ts() -> str:
     """UTC ISO-8601 with milliseconds and Z, as every line's ts."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    global _last_second
+    second, ms = divmod(time.time_ns() // 1_000_000, 1000)
+    cached = _last_second
+    if cached[0] != second:
+        cached = _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+    return f"{cached[1]}.{ms:03d}Z"
 
 
 def encode_line(event: KnownEvent, seq: int, ts: str) -> bytes:
@@ -120,7 +128,7 @@ class JournalWriter:
         self._fsync = fsync
         self._ops = ops
         self._unusable: str | None = None
-        self._dirty = False
+        self._synced_seq = last_seq
 
     @classmethod
     def create(
@@ -168,6 +176,11 @@ class JournalWriter:
             raise
         return cls(path, fd, result.last_seq, size, fsync, ops)
 
+    @property
+    def size(self) -> int:
+        """Bytes of whole lines in the journal: where the next line will start."""
+        return self._size
+
     def append(self, event: E) -> E:
         """Write one event, stamped with the next seq and the current time; returns it stamped."""
         if self._fd is None:
@@ -177,45 +190,55 @@ class JournalWriter:
         seq, ts = self.last_seq + 1, now_ts()
         line = encode_line(event, seq, ts)
         try:
-            write_all(self._ops, self._fd, line)
-        except OSError as exc:
-            self._undo_partial(exc)
+            written = self._ops.write(self._fd, line)
+            if written != len(line):
+                write_all(self._ops, self._fd, line[max(written, 0) :])
+        except BaseException as exc:
+            self._undo_partial(seq, exc)
         self._size += len(line)
         self.last_seq = seq
-        self._dirty = True
         if self._fsync == "event":
             self.sync()
         return msgspec.structs.replace(event, seq=seq, ts=ts)
 
     def sync(self) -> None:
         """Make every appended event durable. A failed fsync is never retried as if it worked."""
-        if self._fd is None or not self._dirty:
+        if self._fd is None or self._synced_seq == self.last_seq or self._unusable:
             return
         try:
             self._ops.fdatasync(self._fd)
         except OSError as exc:
+            # After a failed fsync the kernel may have dropped the dirty pages: a retry that
+            # succeeds proves nothing, so this writer stops for good.
             self._unusable = (
-                f"{self.path}: fsync failed ({exc.strerror or exc}); events after seq "
-                f"{self.last_seq - 1} may not be on disk and this journal takes no more appends"
+                f"{self.path}: fsync failed ({exc.strerror or exc}); events after seq {self._synced_seq} may not "
+                "be on disk and this journal takes no more appends. Check the disk, then read it with `wren log`."
             )
             raise JournalUnusable(self._unusable) from exc
-        self._dirty = False
+        self._synced_seq = self.last_seq
 
-    def _undo_partial(self, exc: OSError) -> None:
+    def _undo_partial(self, seq: int, exc: BaseException) -> NoReturn:
+        """After a failed or interrupted write: cut the file back to its last whole line."""
         assert self._fd is not None
-        why = exc.strerror or str(exc)
+        why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else type(exc).__name__
         try:
             self._ops.ftruncate(self._fd, self._size)
-        except OSError:
+        except OSError as cut:
             self._unusable = (
-                f"{self.path}: a write failed ({why}) and the partial line could not be removed; "
-                "this journal takes no more appends"
+                f"{self.path}: writing seq {seq} failed ({why}) and the partial line could not be removed "
+                f"({cut.strerror or cut}); this journal takes no more appends. Reopening it moves the torn "
+                "line aside."
             )
-        else:
-            self._unusable = None
-        raise JournalUnusable(
-            self._unusable or f"{self.path}: a write failed ({why}); the event was not recorded"
-        ) from exc
+            raise JournalUnusable(self._unusable) from exc
+        if not isinstance(exc, OSError):
+            raise exc  # an interrupt, not a failing disk: the journal is whole again and still usable
+        # The disk said no (full, or an I/O error): later writes could fail halfway too, so stop here.
+        self._unusable = (
+            f"{self.path}: writing seq {seq} failed ({why}); the partial line was removed, the journal ends "
+            f"at seq {seq - 1} and takes no more appends from this writer. Free space or check the disk, "
+            "then reopen it."
+        )
+        raise JournalUnusable(self._unusable) from exc
 
     def close(self) -> None:
         if self._fd is None:
@@ -240,7 +263,10 @@ def _lock(fd: int, path: Path) -> None:
     except BlockingIOError:
         holder = lock_holder(path)
         who = f"process {holder}" if holder else "another process"
-        raise JournalLocked(f"{path}: {who} is writing this journal; only one writer at a time") from None
+        raise JournalLocked(
+            f"{path}: {who} is writing this journal; only one writer at a time. Wait for it to end, "
+            "or fork the journal to continue on a new branch."
+        ) from None
 
 
 def _set_torn_aside(path: Path, good: int, ops: FileOps) -> None:

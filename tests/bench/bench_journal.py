@@ -1,0 +1,136 @@
+"""The journal kernel against the bare system calls and the obvious alternatives (issue 2's four ratios).
+
+Data is generated in a temporary folder (WREN_BENCH_DIR, else the system's) and measured in the
+same run; WREN_BENCH_MB sets the big journal's size (default 100).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+from itertools import islice
+from pathlib import Path
+
+from tests.bench import BenchRow, best_of, compare, speedup
+from tests.bench.gen import generate_bytes, turns
+from wren_tui.journal.events import KnownEvent
+from wren_tui.journal.fork import fork, fork_points
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.writer import FileOps, FsyncPolicy, JournalWriter
+
+DURABLE_EVENTS = 1_000
+FAST_EVENTS = 50_000
+
+
+def _events(count: int) -> list[KnownEvent]:
+    return list(islice(turns(random.Random(7)), count))
+
+
+def _append(folder: Path, events: list[KnownEvent], fsync: FsyncPolicy) -> Path:
+    path = folder / "ours.jsonl"
+    path.unlink(missing_ok=True)
+    with JournalWriter.create(path, fsync=fsync) as writer:
+        for event in events:
+            writer.append(event)
+    return path
+
+
+def _bare_writes(folder: Path, lines: list[bytes], *, sync: bool) -> None:
+    path = folder / "bare.jsonl"
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        for line in lines:
+            os.write(fd, line)
+            if sync:
+                os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
+def _appends(folder: Path) -> list[BenchRow]:
+    rows = []
+    for count, policy, what in (
+        (DURABLE_EVENTS, "event", f"append {DURABLE_EVENTS:,} events, fdatasync each, vs os.write + fdatasync"),
+        (FAST_EVENTS, "none", f"append {FAST_EVENTS:,} events, no fsync, vs a bare os.write loop"),
+    ):
+        events = _events(count)
+        lines = _append(folder, events, policy).read_bytes().splitlines(keepends=True)
+        sync = policy == "event"
+        ours = best_of(lambda: _append(folder, events, policy))  # noqa: B023 (called at once)
+        bare = best_of(lambda: _bare_writes(folder, lines, sync=sync))  # noqa: B023
+        rows.append(compare(what, ours, bare, at_most=1.3 if sync else 4))
+    return rows
+
+
+def _json_loop(path: Path) -> int:
+    count = 0
+    with open(path, "rb") as f:
+        for line in f:
+            json.loads(line)
+            count += 1
+    return count
+
+
+def _big(folder: Path, megabytes: int) -> list[BenchRow]:
+    path = generate_bytes(folder / "s-20260101-000000-big0.jsonl", megabytes * 1_000_000)
+    result = read_events(path)
+    assert result.ok and len(result.events) == _json_loop(path), "read_events must read every line it is timed on"
+    size = f"{path.stat().st_size / 1e6:.0f} MB, {len(result.events):,} events"
+    ours = best_of(lambda: read_events(path))
+    loop = best_of(lambda: _json_loop(path))
+    rows = [speedup(f"read_events of a {size} journal vs a json.loads loop", ours, loop, at_least=5)]
+
+    last = fork_points(result.events)[-1].seq
+    del result
+    forks = folder / "forks"
+    forks.mkdir()
+
+    def fork_last() -> None:
+        fork(path, last, folder=forks)
+
+    def copy(durable: bool) -> None:
+        target = forks / "copy.jsonl"
+        shutil.copyfile(path, target)
+        if durable:
+            fd = os.open(target, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+            FileOps().fsync_dir(forks)
+
+    def clean() -> None:
+        for child in forks.iterdir():
+            child.unlink()
+
+    ours = _timed_fresh(fork_last, clean)
+    plain = _timed_fresh(lambda: copy(False), clean)
+    durable = _timed_fresh(lambda: copy(True), clean)
+    rows.append(compare(f"fork at the last point (seq {last:,}) vs shutil.copyfile", ours, plain, at_most=1.5))
+    rows.append(compare("the same fork vs shutil.copyfile + fsync (a durable copy)", ours, durable))
+    return rows
+
+
+def _timed_fresh(fn: object, clean: object) -> float:
+    """Best of three, each into an empty folder (a fork must not find the previous one's file)."""
+    assert callable(fn) and callable(clean)
+
+    def once() -> None:
+        fn()
+
+    best = float("inf")
+    for _ in range(3):
+        clean()
+        best = min(best, best_of(once, repeat=1))
+    clean()
+    return best
+
+
+def run() -> list[BenchRow]:
+    base = os.environ.get("WREN_BENCH_DIR") or None
+    megabytes = int(os.environ.get("WREN_BENCH_MB", "100"))
+    with tempfile.TemporaryDirectory(prefix="wren-bench-", dir=base) as tmp:
+        folder = Path(tmp)
+        return _appends(folder) + _big(folder, megabytes)

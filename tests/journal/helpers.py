@@ -1,0 +1,85 @@
+"""Journals for tests: a realistic session written through the real writer, and a line-by-line reference reader."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wren_tui.journal.events import (
+    ChatMessage,
+    Event,
+    KnownEvent,
+    Message,
+    RunEnd,
+    RunStart,
+    ToolCall,
+    ToolEnd,
+    ToolStart,
+    Usage,
+)
+from wren_tui.journal.reader import LineError, parse_line
+from wren_tui.journal.writer import JournalWriter
+
+
+def session_events() -> list[KnownEvent]:
+    """One turn of a coding agent: a question, a side-effecting call and a read-only one, an answer."""
+    run_tests = ToolCall(id="c1", name="run_command", args='{"command": "pytest -q"}')
+    read = ToolCall(id="c2", name="read_file", args='{"path": "calc.py"}')
+    return [
+        RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version="test"),
+        Message(message=ChatMessage(role="user", content="run the tests and fix the failing one")),
+        Message(message=ChatMessage(role="assistant", content="Running the tests.", toolCalls=[run_tests])),
+        ToolStart(id="c1", name="run_command", readOnly=False, approval="approved"),
+        ToolEnd(id="c1", ok=False, elapsedMs=812, chars=41),
+        Message(message=ChatMessage(role="tool", content="FAILED test_calc.py::test_divide_by_zero", toolCallId="c1")),
+        Usage(inputTokens=1200, outputTokens=40, model="scripted"),
+        Message(message=ChatMessage(role="assistant", content="Reading calc.py.", toolCalls=[read])),
+        ToolStart(id="c2", name="read_file", readOnly=True),
+        ToolEnd(id="c2", ok=True, elapsedMs=2, chars=64),
+        Message(message=ChatMessage(role="tool", content="def divide(a, b):\n    return a / b\n", toolCallId="c2")),
+        Message(message=ChatMessage(role="assistant", content="divide() has no guard for b == 0 — «ünïcode» too.")),
+        RunEnd(reason="done"),
+    ]
+
+
+def write_journal(path: Path, events: list[KnownEvent] | None = None) -> list[KnownEvent]:
+    """Write events through the real writer; returns them stamped as they are on disk."""
+    with JournalWriter.create(path, fsync="none") as writer:
+        return [writer.append(e) for e in (session_events() if events is None else events)]
+
+
+@dataclass
+class Reference:
+    """What reading line by line, the simplest way, gives: the model the streaming reader must match."""
+
+    events: list[Event] = field(default_factory=list)
+    stopped_at_line: int | None = None
+    stopped_at_offset: int | None = None
+    reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    line_ends: list[int] = field(default_factory=list)
+
+
+def reference_read(data: bytes) -> Reference:
+    ref = Reference()
+    offset, prev = 0, 0
+    lines = data.split(b"\n")
+    for lineno, line in enumerate(lines, start=1):
+        if lineno == len(lines):  # what follows the last newline
+            if line:
+                ref.stopped_at_line, ref.stopped_at_offset = lineno, offset
+                ref.reason = "the last line was cut short (no newline at its end)"
+            return ref
+        try:
+            event = parse_line(line, prev)
+        except LineError as exc:
+            ref.stopped_at_line, ref.stopped_at_offset, ref.reason = lineno, offset, f"line {lineno}: {exc}"
+            return ref
+        if prev and event.seq != prev + 1:
+            ref.warnings.append(f"line {lineno}: seq jumps from {prev} to {event.seq}")
+        prev = event.seq
+        ref.events.append(event)
+        offset += len(line) + 1
+        ref.line_ends.append(offset)
+    return ref
