@@ -68,3 +68,43 @@ def test_log_of_a_missing_session_names_it_and_exits_1(tmp_path: Path) -> None:
     proc = run_wren(["log", "s-20260101-000000-abcd", "--dir", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 1
     assert "no session s-20260101-000000-abcd" in proc.stderr
+
+
+def test_log_of_another_agents_file_stops_at_line_1_and_exits_4(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+
+    proc = run_wren(["log", str(FIXTURES / "external" / "codex" / "agentlogs_crud_rollout.jsonl")], cwd=tmp_path)
+    assert proc.returncode == 4
+    assert proc.stdout.strip() == "stopped at line 1 (byte 0): line 1: it has no seq [corrupt]"
+
+
+def test_log_json_of_the_reference_lines_has_three_events_and_the_gap_warning(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+
+    proc = run_wren(["log", "--json", str(FIXTURES / "seed" / "mca_excerpt.jsonl")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [e["seq"] for e in doc["events"]] == [1, 4, 5]
+    assert doc["warnings"] == ["line 2: seq jumps from 1 to 4"] and doc["reason"] is None
+
+
+def test_fork_without_seq_lists_the_clean_points(tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    proc = run_wren(["fork", path.name[:-6], "--dir", str(tmp_path), "--json"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [p["seq"] for p in json.loads(proc.stdout)] == [2, 7]
+
+
+def test_ls_prints_a_table_of_sessions(tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    proc = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()
+    assert header.split()[:3] == ["ID", "STARTED", "EVENTS"]
+    assert row.startswith(path.name[:-6]) and " 8 " in row and "done" in row
+
+
+def test_a_session_id_that_tries_to_leave_the_folder_is_refused(tmp_path: Path) -> None:
+    proc = run_wren(["log", "../../etc/passwd", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "is neither a session id" in proc.stderr

@@ -65,7 +65,8 @@ def resolve(folder: Path, ref: str) -> Path:
             raise SessionNotFound(f"no session {ref} in {folder}")
         return path
     candidate = Path(ref).expanduser()
-    if candidate.suffix == SUFFIX or os.sep in ref:
+    # Only a .jsonl name is taken as a path, so a mistyped id cannot open some other file.
+    if candidate.suffix == SUFFIX:
         if candidate.is_symlink():
             raise SessionNotFound(f"{candidate}: is a symbolic link; journals are opened only directly")
         if not candidate.is_file():
@@ -132,7 +133,10 @@ class SessionInfo:
     def duration_s(self) -> float | None:
         if not self.started or not self.last_ts:
             return None
-        return (parse_ts(self.last_ts) - parse_ts(self.started)).total_seconds()
+        try:
+            return (parse_ts(self.last_ts) - parse_ts(self.started)).total_seconds()
+        except (ValueError, TypeError):
+            return None  # lines from another writer may carry a ts in some other shape
 
 
 def parse_ts(ts: str) -> datetime:

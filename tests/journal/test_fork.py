@@ -1,0 +1,85 @@
+"""Forking: clean points only, a byte-prefix copy with seq kept, a fork event at the end, the parent untouched."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tests.journal.helpers import write_journal
+from wren_tui.journal.events import ChatMessage, Fork, Message
+from wren_tui.journal.fork import NotAForkPoint, fork, fork_points
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.store import SESSION_ID
+from wren_tui.journal.writer import JournalWriter
+
+PARENT = "s-20260101-000000-abcd.jsonl"
+
+
+def test_fork_points_are_only_the_clean_boundaries(tmp_path: Path) -> None:
+    path = tmp_path / PARENT
+    write_journal(path)
+    points = fork_points(read_events(path).events)
+    # 2: the user's request; 12: the tool-free answer. Everything between has a call open.
+    assert [(p.seq, p.role) for p in points] == [(2, "user"), (12, "assistant")]
+    assert points[0].preview == "run the tests and fix the failing one"
+
+
+def test_fork_keeps_the_parent_byte_identical_and_the_prefix_with_its_seq(tmp_path: Path) -> None:
+    parent = tmp_path / PARENT
+    written = write_journal(parent)
+    before = hashlib.sha256(parent.read_bytes()).hexdigest()
+    forked = fork(parent, 12)
+    assert hashlib.sha256(parent.read_bytes()).hexdigest() == before
+    assert SESSION_ID.match(forked.id) and forked.path == tmp_path / f"{forked.id}.jsonl"
+    assert (forked.parent, forked.at_seq) == ("s-20260101-000000-abcd", 12)
+    prefix = parent.read_bytes().splitlines(keepends=True)[:12]
+    assert forked.path.read_bytes().startswith(b"".join(prefix))
+    result = read_events(forked.path)
+    assert result.ok and result.events[:12] == written[:12]
+    last = result.events[-1]
+    assert isinstance(last, Fork) and (last.from_, last.atSeq, last.seq) == ("s-20260101-000000-abcd", 12, 13)
+    assert forked.path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([PARENT, forked.path.name])  # no temporary left
+
+
+def test_a_fork_continues_its_own_seq_when_appended_to(tmp_path: Path) -> None:
+    parent = tmp_path / PARENT
+    write_journal(parent)
+    forked = fork(parent, 2)
+    with JournalWriter.open(forked.path) as writer:
+        event = writer.append(Message(message=ChatMessage(role="user", content="a different way")))
+    assert event.seq == 4
+    assert read_events(forked.path).ok
+
+
+@pytest.mark.parametrize("seq", [3, 4, 7, 13, 0, 99])
+def test_a_seq_that_is_not_a_clean_point_is_refused_with_the_valid_points(tmp_path: Path, seq: int) -> None:
+    parent = tmp_path / PARENT
+    write_journal(parent)
+    with pytest.raises(NotAForkPoint) as info:
+        fork(parent, seq)
+    assert [p.seq for p in info.value.points] == [2, 12]
+    assert f"seq {seq} is not a clean fork point" in str(info.value)
+    assert "2  user: run the tests" in str(info.value)
+    assert [p.name for p in tmp_path.iterdir()] == [PARENT]
+
+
+def test_a_fork_into_another_folder_names_its_parent(tmp_path: Path) -> None:
+    parent = tmp_path / PARENT
+    write_journal(parent)
+    other = tmp_path / "other"
+    other.mkdir()
+    forked = fork(parent, 2, folder=other)
+    assert forked.path.parent == other and forked.parent == "s-20260101-000000-abcd"
+
+
+def test_a_fork_of_a_torn_journal_copies_only_whole_lines(tmp_path: Path) -> None:
+    parent = tmp_path / PARENT
+    write_journal(parent)
+    with open(parent, "ab") as f:
+        f.write(b'{"seq":14,"ts":')
+    forked = fork(parent, 12)
+    assert b'{"seq":14' not in forked.path.read_bytes()
+    assert read_events(forked.path).ok

@@ -1,0 +1,52 @@
+"""Replay: messages from message events only, and every open tool call classified."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.journal.helpers import session_events, write_journal
+from wren_tui.journal.events import ChatMessage, Message, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.replay import replay
+
+
+def test_replay_counts_message_events_as_replayed_and_the_rest_as_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    write_journal(path)
+    events = read_events(path).events
+    result = replay(events)
+    messages = [e for e in events if isinstance(e, Message)]
+    assert result.replayed == len(messages) == 6
+    assert result.skipped == len(events) - len(messages) == 7
+    assert result.messages == [m.message for m in messages]
+    assert result.open_calls == []
+
+
+def test_a_tool_end_without_its_tool_message_leaves_the_call_open() -> None:
+    # Only the tool message closes a call: the model never saw a result otherwise.
+    events = session_events()[:5]
+    result = replay(events)
+    assert [(c.call.id, c.state) for c in result.open_calls] == [("c1", "outcome_unknown")]
+    assert result.uncertain_calls[0].started == events[3]
+
+
+def test_open_calls_are_classified_by_how_far_they_got() -> None:
+    calls = [
+        ToolCall(id=i, name=n, args="{}") for i, n in (("a", "run_command"), ("b", "read_file"), ("c", "edit_file"))
+    ]
+    events = [
+        Message(message=ChatMessage(role="user", content="go")),
+        Message(message=ChatMessage(role="assistant", content="", toolCalls=calls)),
+        ToolStart(id="b", name="read_file", readOnly=True),
+        ToolStart(id="c", name="edit_file", readOnly=False, approval="approved"),
+        ToolEnd(id="c", ok=True),
+    ]
+    states = {c.call.id: c.state for c in replay(events).open_calls}
+    assert states == {"a": "never_started", "b": "read_only_started", "c": "outcome_unknown"}
+    assert [c.call.id for c in replay(events).uncertain_calls] == ["c"]
+
+
+def test_a_tool_result_never_doubles_a_message() -> None:
+    events = session_events()
+    result = replay(events)
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]

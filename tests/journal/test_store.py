@@ -1,0 +1,116 @@
+"""The journals folder: session ids that never escape it, listing newest first with each journal's state."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.journal.helpers import session_events, write_journal
+from wren_tui.journal.events import ChatMessage, Message
+from wren_tui.journal.store import (
+    SESSION_ID,
+    SessionNotFound,
+    describe,
+    journals_dir,
+    latest,
+    list_sessions,
+    lock_holder,
+    new_session_id,
+    resolve,
+)
+from wren_tui.journal.writer import JournalWriter
+
+
+def test_session_ids_sort_by_their_utc_time() -> None:
+    early = new_session_id(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    late = new_session_id(datetime(2026, 1, 2, 3, 4, 6, tzinfo=UTC))
+    assert early.startswith("s-20260102-030405-") and SESSION_ID.match(early)
+    assert sorted([late, early]) == [early, late]
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "../s-20260101-000000-abcd",
+        "s-20260101-000000-abcd/../../etc/passwd",
+        "s-20260101-000000-ab\x00d",
+        "/etc/passwd",
+        "s-20260101-000000-ABCD",
+        "passwd",
+    ],
+)
+def test_references_that_are_not_a_journal_in_the_folder_are_refused(tmp_path: Path, ref: str) -> None:
+    with pytest.raises(SessionNotFound):
+        resolve(tmp_path, ref)
+
+
+def test_a_symlinked_journal_path_is_refused(tmp_path: Path) -> None:
+    write_journal(tmp_path / "real.jsonl")
+    (tmp_path / "s-20260101-000000-abcd.jsonl").symlink_to(tmp_path / "real.jsonl")
+    with pytest.raises(SessionNotFound, match="symbolic link"):
+        resolve(tmp_path, str(tmp_path / "s-20260101-000000-abcd.jsonl"))
+
+
+def test_an_id_and_a_path_resolve_to_the_same_journal(tmp_path: Path) -> None:
+    path = tmp_path / "s-20260101-000000-abcd.jsonl"
+    write_journal(path)
+    assert resolve(tmp_path, "s-20260101-000000-abcd") == path
+    assert resolve(tmp_path, str(path)) == path
+
+
+def test_the_folder_is_the_option_then_wren_dir_then_journals(tmp_path: Path) -> None:
+    assert journals_dir("x", env={"WREN_DIR": "/y"}, cwd=tmp_path) == tmp_path / "x"
+    assert journals_dir(None, env={"WREN_DIR": "/y"}, cwd=tmp_path) == Path("/y")
+    assert journals_dir(None, env={}, cwd=tmp_path) == tmp_path / "journals"
+
+
+def _journal(folder: Path, name: str, events: int | None = None, tail: bytes = b"") -> Path:
+    path = folder / f"s-2026010{name}-000000-abcd.jsonl"
+    write_journal(path, session_events()[:events] if events is not None else None)
+    with open(path, "ab") as f:
+        f.write(tail)
+    return path
+
+
+def test_listing_is_newest_first_with_each_state(tmp_path: Path) -> None:
+    _journal(tmp_path, "1")  # ends with run_end
+    _journal(tmp_path, "2", events=5)  # a side-effecting call started, never answered
+    _journal(tmp_path, "3", events=2)  # the user asked, nothing more
+    _journal(tmp_path, "4", tail=b'{"seq":14')
+    _journal(tmp_path, "5", tail=b"garbage\n" + session_events()[0].__class__.__name__.encode() + b"\n")
+    (tmp_path / "s-20260106-000000-abcd.jsonl").touch()
+    (tmp_path / "notes.txt").write_text("not a journal")
+    rows = list_sessions(tmp_path)
+    assert [(r.id[2:10], r.state) for r in rows] == [
+        ("20260106", "empty"),
+        ("20260105", "corrupt"),
+        ("20260104", "torn tail"),
+        ("20260103", "interrupted"),
+        ("20260102", "outcome unknown"),
+        ("20260101", "done"),
+    ]
+    done = rows[-1]
+    assert done.events == 13 and done.tokens == 1240 and done.duration_s is not None
+    assert rows[1].reason is not None and rows[1].reason.startswith("line 14:")
+    assert latest(tmp_path) == tmp_path / "s-20260106-000000-abcd.jsonl"
+
+
+def test_a_journal_with_a_writer_is_live_and_names_its_pid(tmp_path: Path) -> None:
+    path = tmp_path / "s-20260101-000000-abcd.jsonl"
+    assert not path.exists()
+    with JournalWriter.create(path) as writer:
+        writer.append(Message(message=ChatMessage(role="user", content="hi")))
+        assert lock_holder(path) == os.getpid()
+        assert describe(path).state == "live"
+    assert lock_holder(path) is None
+    assert describe(path).state == "interrupted"
+
+
+def test_a_journal_with_an_odd_ts_still_lists(tmp_path: Path) -> None:
+    path = tmp_path / "s-20260101-000000-abcd.jsonl"
+    path.write_bytes(b'{"seq":1,"ts":"yesterday","type":"message","message":{"role":"user","content":"hi"}}\n')
+    info = describe(path)
+    assert info.events == 1 and info.duration_s is None
