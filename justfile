@@ -31,3 +31,11 @@ lint:
 # Benchmarks: ratios against baselines measured in the same run
 bench:
     python -m tests.bench
+
+# The reliability suite with many more examples and iterations (WREN_TORTURE=1)
+torture *ARGS:
+    WREN_TORTURE=1 python -m pytest tests/reliability tests/journal/test_properties.py -q {{ARGS}}
+
+# Realistic journals for benchmarks: 10k, 100k and 1M events (about 400 MB) in bench-data/
+bench-data DIR="bench-data":
+    python -m tests.bench.gen {{DIR}}

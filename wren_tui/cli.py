@@ -78,8 +78,13 @@ def summarize(event: Event) -> str:
 
 
 def stop_sentence(result: ReadResult) -> str:
-    kind = "torn tail" if result.torn else "corrupt"
-    return f"stopped at line {result.stopped_at_line} (byte {result.stopped_at_offset}): {result.reason} [{kind}]"
+    """Where and why reading stopped, and what a person can do about it."""
+    line = result.stopped_at_line
+    reason = (result.reason or "").removeprefix(f"line {line}: ")
+    where = f"stopped at line {line} (byte {result.stopped_at_offset}): {reason}"
+    if result.torn:
+        return f"{where} [torn tail] (a crash's normal end; resuming the session sets these bytes aside)"
+    return f"{where} [corrupt] (nothing after it is read; fork from an earlier point or move the file aside)"
 
 
 def cmd_log(args: argparse.Namespace) -> int:

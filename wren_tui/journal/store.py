@@ -69,6 +69,8 @@ def resolve(folder: Path, ref: str) -> Path:
     if candidate.suffix == SUFFIX:
         if candidate.is_symlink():
             raise SessionNotFound(f"{candidate}: is a symbolic link; journals are opened only directly")
+        if candidate.exists() and not candidate.is_file():
+            raise SessionNotFound(f"{candidate}: not a regular file, so not a journal")
         if not candidate.is_file():
             raise SessionNotFound(f"{candidate}: no such journal file")
         return candidate
