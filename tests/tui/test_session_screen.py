@@ -241,7 +241,7 @@ async def test_slash_searches_the_conversation(journal: Path) -> None:
         view = _conversation(app)
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 8, "a match")
         await pilot.press("escape", "n")
-        assert view.selected_event is not None and view.selected_event.seq == 10
+        await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 10, "the next")
 
 
 async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journal: Path) -> None:

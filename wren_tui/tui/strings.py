@@ -17,6 +17,8 @@ NEW_EVENTS = "{count} new · {key} to jump to live"
 STOPPED_AT = "stopped at line {line}: {reason}"
 TORN_WAITING = "the last line was cut short (no newline at its end)"
 AGO = "{age} ago"
+INDEXING = "indexing {percent}%…"
+SEARCHING = "searching {percent}%…"
 
 # Tool timings
 TOOLS_TITLE = "Tool calls"
@@ -31,6 +33,7 @@ NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a
 CONFIRM_FORK = "Fork {session} at seq {seq}?\n\n{point}\n\nA new journal is written; this one is left exactly as it is."
 FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  wren resume {new}"
 FORK_FAILED = "Could not fork: {reason}"
+STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 
 # Raw view, search, help
 RAW_TITLE = "Event {seq} ({type}) as written"

@@ -1,16 +1,21 @@
-"""The session as the viewer shows it: derived from events, appended to as the journal grows.
+"""The session as the viewer shows it: compact indexes derived from the journal, events decoded on demand.
 
-Holds the parsed events and small indexes over them (conversation items, tool calls, errors);
-nothing here renders, and nothing here is a second source of truth: every field can be rebuilt
-from the journal by `Timeline().extend(events)`.
+Per item (every event but streamed deltas) it keeps the byte span of its line, its kind and two
+size hints in arrays, so a million events cost about 25 bytes each, not a decoded Struct; tool
+calls and fork points are arrays of item positions. `event(i)` reads one line back through
+`journal.index.decode_at`, with an LRU cache for what is on screen. Nothing here renders, and
+nothing is a second source of truth: `fold` over the journal's chunks rebuilds all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from array import array
+from bisect import bisect_left
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
+
+from textual.cache import LRUCache
 
 from ..journal.events import (
     Delta,
@@ -24,17 +29,22 @@ from ..journal.events import (
     ToolStart,
     Usage,
 )
+from ..journal.index import Chunk, decode_at
 from ..journal.store import parse_ts
 
 ItemKind = Literal["user", "assistant", "tool", "note", "error"]
 CallState = Literal["waiting", "running", "ok", "failed", "stopped", "outcome unknown", "interrupted", "never started"]
+KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "note", "error")
+_CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
+_NONE = -1
+_EVENT_CACHE = 4096
 
 
 @dataclass(slots=True)
 class Item:
-    """One block of the conversation pane: the event at `index` in `Timeline.events`."""
+    """One block of the conversation pane, decoded for drawing."""
 
-    index: int
+    event: Event
     kind: ItemKind
     # Whether a long tool result is shown whole; flipped by Enter.
     expanded: bool = False
@@ -42,16 +52,17 @@ class Item:
 
 @dataclass(slots=True)
 class ToolRow:
-    """One tool call: asked for by the model, maybe started, maybe ended."""
+    """One tool call, decoded from its events when the tool pane draws it."""
 
     id: str
     name: str
     args: str
-    asked_index: int | None = None
     start: ToolStart | None = None
-    start_index: int | None = None
     end: ToolEnd | None = None
     answered: bool = False
+    # Item positions, for jumping to the call in the conversation.
+    asked_item: int | None = None
+    start_item: int | None = None
 
     def state(self, writer_alive: bool) -> CallState:
         if self.end is not None:
@@ -68,53 +79,93 @@ class ToolRow:
         return "interrupted" if self.start.readOnly else "outcome unknown"
 
 
-@dataclass
 class Timeline:
-    events: list[Event] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
-    calls: dict[str, ToolRow] = field(default_factory=dict)
-    call_order: list[ToolRow] = field(default_factory=list)
-    # Positions in `items` of errors (error events, failed calls) and of tool starts, for e/E and t.
-    error_items: list[int] = field(default_factory=list)
-    tool_items: list[int] = field(default_factory=list)
-    tokens: int = 0
-    # The assistant reply still streaming: delta text since the last assistant message.
-    streaming: list[str] = field(default_factory=list)
-    ended: bool = False
+    """Everything the session screen derives from the journal, kept as arrays of positions."""
 
-    def extend(self, events: Iterable[Event]) -> None:
-        for event in events:
-            self._add(event)
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = fd
+        self.events = 0  # lines read, deltas included
+        # Per item: the byte span of its line, its kind, its text length and newline count.
+        self.starts: array[int] = array("q")
+        self.ends: array[int] = array("q")
+        self.kinds: array[int] = array("b")
+        self.chars: array[int] = array("i")
+        self.breaks: array[int] = array("i")
+        self.expanded: set[int] = set()
+        # Item positions of errors (error events, failed calls), tool starts and clean fork points.
+        self.error_items: array[int] = array("i")
+        self.tool_items: array[int] = array("i")
+        self.fork_items: array[int] = array("i")
+        # Per tool call: where it was asked (item, and which call of that message), started, ended.
+        self.call_asked: array[int] = array("i")
+        self.call_slot: array[int] = array("h")
+        self.call_start: array[int] = array("i")
+        self.call_end: array[int] = array("i")
+        self.call_answered = bytearray()
+        self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
+        self._unanswered: set[str] = set()  # asked by the model and not answered: no clean point
+        self.tokens = 0
+        # The assistant reply still streaming: delta text since the last assistant message.
+        self.streaming: list[str] = []
+        self.ended = False
+        self.last_ts: str | None = None
+        self._cache: LRUCache[int, Event] = LRUCache(_EVENT_CACHE)
 
-    def clear(self) -> None:
-        self.__init__()  # type: ignore[misc]
+    def __len__(self) -> int:
+        return len(self.kinds)
 
-    def _add(self, event: Event) -> None:
-        index = len(self.events)
-        self.events.append(event)
+    # --- reading --------------------------------------------------------------------------
+
+    def fold(self, chunk: Chunk) -> int:
+        """Add a chunk's events; returns the position of the first item it added."""
+        first = len(self.kinds)
+        for event, start, end in zip(chunk.events, chunk.starts, chunk.ends, strict=True):
+            self._add(event, start, end)
+        self.events += len(chunk.events)
+        if chunk.events:
+            self.last_ts = chunk.events[-1].ts
+        return first
+
+    def _add(self, event: Event, start: int, end: int) -> None:
         if isinstance(event, Delta):
             self.streaming.append(event.text)
             return
-        kind: ItemKind = "note"
+        position = len(self.kinds)
+        kind = "note"
+        chars = breaks = 0
         if isinstance(event, Message):
-            kind = event.message.role
+            msg = event.message
+            kind = msg.role
+            chars, breaks = len(msg.content), msg.content.count("\n")
             if kind == "assistant":
                 self.streaming.clear()
-                for call in event.message.toolCalls or ():
-                    self._asked(call, index)
-            elif kind == "tool" and event.message.toolCallId in self.calls:
-                self.calls[event.message.toolCallId].answered = True
+                breaks += len(msg.toolCalls or ())
+                for slot, call in enumerate(msg.toolCalls or ()):
+                    self._asked(call.id, position, slot)
+                    self._unanswered.add(call.id)
+            elif kind == "tool" and msg.toolCallId is not None:
+                self._unanswered.discard(msg.toolCallId)
+                number = self._open.pop(msg.toolCallId, None)
+                if number is not None:
+                    self.call_answered[number] = 1
+            if kind != "tool" and not msg.toolCalls and not self._unanswered:
+                self.fork_items.append(position)
         elif isinstance(event, ToolStart):
-            row = self.calls.get(event.id) or self._asked(ToolCall(event.id, event.name, ""), None)
-            row.start, row.start_index = event, index
-            self.tool_items.append(len(self.items))
+            number = self._open.get(event.id)
+            if number is None:
+                number = self._asked(event.id, _NONE, _NONE)
+            self.call_start[number] = position
+            self.tool_items.append(position)
         elif isinstance(event, ToolEnd):
-            row = self.calls.get(event.id) or self._asked(ToolCall(event.id, "?", ""), None)
-            row.end = event
+            number = self._open.get(event.id)
+            if number is None:
+                number = self._asked(event.id, _NONE, _NONE)
+            self.call_end[number] = position
             if event.ok is False or event.stoppedBy is not None:
                 kind = "error"
         elif isinstance(event, Error):
             kind = "error"
+            chars = len(event.message)
         elif isinstance(event, Usage):
             self.tokens += event.inputTokens + event.outputTokens
         elif isinstance(event, RunStart):
@@ -123,18 +174,71 @@ class Timeline:
         elif isinstance(event, RunEnd):
             self.ended = True
         if kind == "error":
-            self.error_items.append(len(self.items))
-        self.items.append(Item(index, kind))
+            self.error_items.append(position)
+        self.starts.append(start)
+        self.ends.append(end)
+        self.kinds.append(_CODE[kind])
+        self.chars.append(min(chars, 2**31 - 1))
+        self.breaks.append(min(breaks, 2**31 - 1))
 
-    def _asked(self, call: ToolCall, index: int | None) -> ToolRow:
-        row = ToolRow(call.id, call.name, call.args, asked_index=index)
-        self.calls[call.id] = row
-        self.call_order.append(row)
-        return row
+    def _asked(self, call_id: str, item: int, slot: int) -> int:
+        number = len(self.call_asked)
+        self.call_asked.append(item)
+        self.call_slot.append(slot)
+        self.call_start.append(_NONE)
+        self.call_end.append(_NONE)
+        self.call_answered.append(0)
+        self._open[call_id] = number
+        return number
+
+    # --- decoding what is shown -----------------------------------------------------------
+
+    def event(self, position: int) -> Event:
+        cached = self._cache.get(position)
+        if cached is None:
+            assert self.fd is not None, "a timeline decodes events only once it has its journal open"
+            cached = decode_at(self.fd, self.starts[position], self.ends[position])
+            self._cache[position] = cached
+        return cached
+
+    def kind(self, position: int) -> ItemKind:
+        return KINDS[self.kinds[position]]
+
+    def item(self, position: int) -> Item:
+        return Item(self.event(position), self.kind(position), position in self.expanded)
+
+    def position_at(self, offset: int) -> int | None:
+        """The item whose line starts at byte `offset`, if any."""
+        position = bisect_left(self.starts, offset)
+        return position if position < len(self.starts) and self.starts[position] == offset else None
 
     @property
-    def last_ts(self) -> str | None:
-        return self.events[-1].ts if self.events else None
+    def calls(self) -> int:
+        return len(self.call_asked)
+
+    def call(self, number: int) -> ToolRow:
+        asked, start, end = self.call_asked[number], self.call_start[number], self.call_end[number]
+        start_event = self.event(start) if start != _NONE else None
+        end_event = self.event(end) if end != _NONE else None
+        call: ToolCall | None = None
+        if asked != _NONE:
+            message = self.event(asked)
+            if isinstance(message, Message) and message.message.toolCalls:
+                call = message.message.toolCalls[self.call_slot[number]]
+        if call is None:
+            known = start_event if isinstance(start_event, ToolStart) else None
+            call_id = known.id if known else end_event.id if isinstance(end_event, ToolEnd) else "?"
+            call = ToolCall(call_id, known.name if known else "?", "")
+        return ToolRow(
+            call.id,
+            call.name,
+            call.args,
+            start=start_event if isinstance(start_event, ToolStart) else None,
+            end=end_event if isinstance(end_event, ToolEnd) else None,
+            answered=bool(self.call_answered[number]),
+            asked_item=None if asked == _NONE else asked,
+            start_item=None if start == _NONE else start,
+        )
 
     def seconds_since_last(self, now: datetime) -> float | None:
         last = self.last_ts

@@ -1,13 +1,14 @@
 """The conversation pane: every event in order, messages in full, the rest one line each.
 
-A Line-API ScrollView: `_starts` indexes the first screen row of each item, so drawing a row
-is a bisect plus a cached render of one item; nothing is built for items off screen.
+A Line-API ScrollView over the timeline's index: a RowMap gives the item on each screen row, and
+only the items on screen are decoded and laid out (an LRU of rendered strips); the heights of
+items never drawn are estimated from their size hints and corrected when they are first drawn.
 """
 
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from itertools import repeat
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -36,13 +37,13 @@ from ...journal.events import (
     event_type,
 )
 from .. import strings
+from ..rowmap import RowMap
 from ..text import shorten, visible_lines, width_of, wrap
-from ..timeline import Item, Timeline
+from ..timeline import KINDS, Item, Timeline
 
 FOLD_OVER = 8  # a tool result longer than this many lines is folded...
 FOLD_TO = 5  # ...to its first lines and a "more" line
 _EXACT_TAIL = 2000  # items laid out exactly before the first frame
-_MEASURE_SLICE = 4000  # estimated items measured per frame afterwards
 _INDENT = "  "
 
 Line = tuple[str, str]  # text, component class
@@ -96,10 +97,10 @@ class ConversationView(ScrollView, can_focus=True):
     def __init__(self, timeline: Timeline, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.timeline = timeline
-        self._starts: array[int] = array("q")
-        self._heights: array[int] = array("i")
-        self._end = 0  # first row after the last item
-        self._estimated_below = 0  # items before this index have estimated heights
+        self._rows = RowMap()
+        # Items whose height is measured (laid out), not estimated from their size hints.
+        self._measured = bytearray()
+        self._pending: dict[int, int] = {}  # heights measured while drawing, applied after the frame
         self._layout_width = 0
         self._stream: list[Strip] = []
         self._cache: LRUCache[tuple[int, int, bool], list[Strip]] = LRUCache(512)
@@ -110,6 +111,10 @@ class ConversationView(ScrollView, can_focus=True):
     def _width(self) -> int:
         return max(self.scrollable_content_region.width, 10)
 
+    @property
+    def _end(self) -> int:
+        return self._rows.rows
+
     def items_added(self, first: int) -> None:
         """Index items from `first` on (after the timeline grew, or all of them after a reset)."""
         if not self.size.width:
@@ -118,73 +123,59 @@ class ConversationView(ScrollView, can_focus=True):
         if width != self._layout_width:
             self._relayout(width)
         else:
-            del self._starts[first:]
-            del self._heights[first:]
-            self._end = self._starts[-1] + self._heights[-1] if first else 0
+            self._rows.truncate(first)
+            del self._measured[first:]
             self._index_from(first, width)
         self._update_stream(width)
         if self.follow:
             self.jump_to_live()
 
     def reset(self) -> None:
-        self._starts = array("q")
-        self._heights = array("i")
-        self._end = 0
+        """Lay out `timeline` from scratch (a new journal, or the whole index in place of its tail)."""
+        self._rows = RowMap()
+        self._measured = bytearray()
+        self._pending.clear()
         self._cache.clear()
+        self._layout_width = 0
         self.cursor = -1
         self.items_added(0)
 
     def _relayout(self, width: int) -> None:
         self._layout_width = width
         self._cache.clear()
-        self._starts = array("q")
-        self._heights = array("i")
-        self._end = 0
-        # A long history is laid out exactly only near its end at first; the rest is estimated,
-        # drawn right away, and measured in slices after the first frame.
-        self._estimated_below = max(len(self.timeline.items) - _EXACT_TAIL, 0)
+        self._pending.clear()
+        self._rows = RowMap()
+        self._measured = bytearray()
         self._index_from(0, width)
-        if self._estimated_below:
-            self.call_after_refresh(self._measure_slice)
 
     def _index_from(self, first: int, width: int) -> None:
-        items, events = self.timeline.items, self.timeline.events
-        starts, heights, end = self._starts, self._heights, self._end
-        exact_from = self._estimated_below
-        for index in range(first, len(items)):
-            item = items[index]
-            event = events[item.index]
-            # Counting rows needs the text laid out, but not the strips built.
-            height = len(_layout(event, item, width)) if index >= exact_from else _estimate(event, width)
-            starts.append(end)
-            heights.append(height)
-            end += height
-        self._end = end
+        # Only the end of a long history is laid out exactly at first; the rest is estimated from
+        # its size hints and measured when it is first drawn.
+        count = len(self.timeline)
+        exact_from = max(first, count - _EXACT_TAIL)
+        if exact_from > first:
+            self._rows.extend(estimate_heights(self.timeline, width, first, exact_from))
+            self._measured.extend(bytes(exact_from - first))
+        timeline = self.timeline
+        self._rows.extend(len(_layout(timeline.item(index), width)) for index in range(exact_from, count))
+        self._measured.extend(b"\x01" * (count - exact_from))
 
-    def _measure_slice(self) -> None:
-        """Replace the estimated heights of one slice (from the end down) with measured ones."""
-        stop = self._estimated_below
-        start = max(stop - _MEASURE_SLICE, 0)
-        items, events, width = self.timeline.items, self.timeline.events, self._layout_width
-        for index in range(start, stop):
-            self._heights[index] = len(_layout(events[items[index].index], items[index], width))
-        self._estimated_below = start
-        end = self._starts[start]
-        for index in range(start, len(self._heights)):
-            self._starts[index] = end
-            end += self._heights[index]
-        self._end = end
-        self.virtual_size = Size(width, self._end + len(self._stream))
+    def _apply_measured(self) -> None:
+        """Put heights measured while drawing in place of their estimates, keeping the view still."""
+        if not self._pending:
+            return
+        rows = self._rows
+        top = rows.find(self.scroll_offset.y)
+        into = self.scroll_offset.y - rows.start(top) if 0 <= top < len(rows) else 0
+        for index, height in self._pending.items():
+            rows.set(index, height)
+        self._pending.clear()
+        self.virtual_size = Size(self._layout_width, self._end + len(self._stream))
         if self.follow:
             self._stick_to_end()
-        elif self.cursor >= 0:
-            self._show_item(self.cursor)
+        elif 0 <= top < len(rows):
+            self.scroll_to(y=rows.start(top) + into, animate=False, immediate=True, force=True)
         self.refresh()
-        if start:
-            self.call_after_refresh(self._measure_slice)
-
-    def _height(self, index: int) -> int:
-        return self._heights[index]
 
     def _update_stream(self, width: int) -> None:
         text = self.timeline.stream_text
@@ -204,13 +195,17 @@ class ConversationView(ScrollView, can_focus=True):
     # --- rendering ------------------------------------------------------------------------
 
     def _lines(self, index: int, width: int) -> list[Strip]:
-        item = self.timeline.items[index]
-        key = (index, width, item.expanded)
+        key = (index, width, index in self.timeline.expanded)
         strips = self._cache.get(key)
         if strips is None:
-            event = self.timeline.events[item.index]
-            strips = self._strips(_layout(event, item, width), width)
+            strips = self._strips(_layout(self.timeline.item(index), width), width)
             self._cache[key] = strips
+            if not self._measured[index]:
+                self._measured[index] = 1
+                if len(strips) != self._rows.heights[index]:
+                    if not self._pending:
+                        self.call_after_refresh(self._apply_measured)
+                    self._pending[index] = len(strips)
         return strips
 
     def _strips(self, lines: list[Line], width: int) -> list[Strip]:
@@ -231,13 +226,13 @@ class ConversationView(ScrollView, can_focus=True):
         if row >= self._end:
             offset = row - self._end
             return self._stream[offset] if offset < len(self._stream) else None
-        index = bisect_right(self._starts, row) - 1
-        if index < 0:
+        index = self._rows.find(row)
+        if not 0 <= index < len(self._rows):
             return None
         lines = self._lines(index, self._layout_width)
-        offset = row - self._starts[index]
+        offset = row - self._rows.start(index)
         if offset >= len(lines):
-            return None  # an estimated height, larger than the item: measured within a few frames
+            return None  # an estimated height, larger than the item: corrected after this frame
         strip = lines[offset]
         if index == self.cursor:
             cursor_style: Style = self.get_component_rich_style("conversation--cursor")
@@ -252,8 +247,8 @@ class ConversationView(ScrollView, can_focus=True):
 
     @property
     def selected_event(self) -> Event | None:
-        if 0 <= self.cursor < len(self.timeline.items):
-            return self.timeline.events[self.timeline.items[self.cursor].index]
+        if 0 <= self.cursor < len(self.timeline):
+            return self.timeline.event(self.cursor)
         return None
 
     def watch_cursor(self, old: int, new: int) -> None:
@@ -261,15 +256,17 @@ class ConversationView(ScrollView, can_focus=True):
 
     def select(self, index: int) -> None:
         """Put the cursor on item `index` and bring it into view; this pauses follow mode."""
-        if not 0 <= index < len(self.timeline.items):
+        if not 0 <= index < len(self.timeline):
             return
         self.pause()
         self.cursor = index
         self._show_item(index)
 
     def _show_item(self, index: int) -> None:
-        top = self._starts[index]
-        self.scroll_to_region(Region(0, top, 1, self._height(index)), animate=False, immediate=True)
+        if index >= len(self._rows):
+            return
+        top = self._rows.start(index)
+        self.scroll_to_region(Region(0, top, 1, self._rows.heights[index]), animate=False, immediate=True)
 
     def pause(self) -> None:
         if self.follow:
@@ -278,7 +275,7 @@ class ConversationView(ScrollView, can_focus=True):
 
     def jump_to_live(self) -> None:
         self.follow = True
-        self.cursor = len(self.timeline.items) - 1
+        self.cursor = len(self.timeline) - 1
         self._stick_to_end()
         # Again after the next layout, in case this widget's own height was not final yet.
         self.call_after_refresh(self._stick_to_end)
@@ -288,10 +285,10 @@ class ConversationView(ScrollView, can_focus=True):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def action_cursor_up(self) -> None:
-        self.select(max(self.cursor - 1, 0) if self.cursor >= 0 else len(self.timeline.items) - 1)
+        self.select(max(self.cursor - 1, 0) if self.cursor >= 0 else len(self.timeline) - 1)
 
     def action_cursor_down(self) -> None:
-        if self.cursor + 1 >= len(self.timeline.items):
+        if self.cursor + 1 >= len(self.timeline):
             self.jump_to_live()
         else:
             self.select(self.cursor + 1)
@@ -311,21 +308,22 @@ class ConversationView(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         row = self.scroll_offset.y + event.y
-        index = bisect_right(self._starts, row) - 1
-        if index >= 0 and row < self._end:
+        index = self._rows.find(row)
+        if 0 <= index < len(self._rows):
             self.select(index)
 
     def action_toggle_fold(self) -> None:
-        if not 0 <= self.cursor < len(self.timeline.items):
+        index = self.cursor
+        if not 0 <= index < len(self.timeline) or not _foldable(self.timeline.event(index)):
             return
-        item = self.timeline.items[self.cursor]
-        if not _foldable(self.timeline.events[item.index]):
-            return
-        item.expanded = not item.expanded
-        keep_following = self.follow
-        self.items_added(self.cursor)
-        if not keep_following:
-            self._show_item(self.cursor)
+        self.timeline.expanded.symmetric_difference_update({index})
+        self._rows.set(index, len(self._lines(index, self._layout_width)))
+        self.virtual_size = Size(self._layout_width, self._end + len(self._stream))
+        if self.follow:
+            self.jump_to_live()
+        else:
+            self._show_item(index)
+        self.refresh()
 
 
 # --- what an item looks like ------------------------------------------------------------------
@@ -346,7 +344,8 @@ def _foldable(event: Event) -> bool:
     return event.message.content.count("\n") >= FOLD_OVER
 
 
-def _layout(event: Event, item: Item, width: int) -> list[Line]:
+def _layout(item: Item, width: int) -> list[Line]:
+    event = item.event
     if isinstance(event, Message):
         return _message_layout(event, item, width)
     cls = "error" if item.kind == "error" else "note"
@@ -380,13 +379,23 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     return lines
 
 
-def _estimate(event: Event, width: int) -> int:
-    """Roughly how many rows an item takes, without laying it out."""
-    if not isinstance(event, Message):
-        return 1
-    msg = event.message
-    lines = min(msg.content.count("\n"), FOLD_TO) + 1 + len(msg.content) // max(width, 1)
-    return 2 + lines + len(msg.toolCalls or ())
+def estimate_heights(timeline: Timeline, width: int, start: int, stop: int) -> array[int]:
+    """Rows of items `start..stop` guessed from their size hints, without decoding them."""
+    lo = slice(start, stop)
+    return array("i", map(_estimate, timeline.kinds[lo], timeline.chars[lo], timeline.breaks[lo], repeat(width)))
+
+
+_TOOL, _NOTE = KINDS.index("tool"), KINDS.index("note")
+
+
+def _estimate(kind: int, chars: int, breaks: int, width: int) -> int:
+    if kind >= _NOTE:
+        return 1 + chars // max(width, 1)
+    if kind == _TOOL and breaks >= FOLD_OVER:
+        return FOLD_TO + 3  # header, the first lines, the "more" line, a blank
+    inner = max(width - len(_INDENT), 1)
+    # A message is a header, its wrapped lines (and an assistant's calls, counted in breaks), a blank.
+    return 2 + (breaks + 1 + chars // inner if chars else breaks)
 
 
 def _stream_layout(text: str, width: int) -> list[Line]:

@@ -23,6 +23,8 @@ class Status:
     unseen: int = 0
     # "stopped at line N: reason" when the journal cannot be read to its end.
     integrity: str | None = None
+    # Background work a person may wait on: "indexing 40%…", "searching 10%…".
+    busy: str | None = None
 
 
 def _age(seconds: float) -> str:
@@ -70,6 +72,8 @@ class StatusLine(Widget):
         if s.unseen:
             text.append(" · ")
             text.append(strings.NEW_EVENTS.format(count=s.unseen, key="L"), style("status--unseen"))
+        if s.busy:
+            text.append(" · " + s.busy)
         if s.integrity:
             text.append(" · ")
             text.append(shorten(s.integrity, 200), style("status--problem"))

@@ -1,6 +1,6 @@
 """The tool-timings pane: one row per call, a running call's elapsed time ticking.
 
-A Line-API ScrollView with a pinned header row; rows are drawn only when on screen.
+A Line-API ScrollView with a pinned header row; a row's events are decoded only when it is on screen.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import msgspec
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -84,7 +84,7 @@ class ToolTimings(ScrollView, can_focus=True):
         self.clock = clock
 
     def rows_changed(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.timeline.call_order) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self.timeline.calls + 1)
         self.refresh()
 
     def watch_cursor(self) -> None:
@@ -113,12 +113,12 @@ class ToolTimings(ScrollView, can_focus=True):
             text = self._cells(strings.TOOL_COLUMNS, width)
             return Strip([Segment(text, style("tools--header"))], width_of(text)).crop_extend(0, width, base)
         index = self.scroll_offset.y + y - 1
-        if not self.timeline.call_order:
+        if not self.timeline.calls:
             text = strings.NO_TOOLS if y == 1 else ""
             return Strip([Segment(text, style("tools--muted"))], width_of(text)).crop_extend(0, width, base)
-        if index >= len(self.timeline.call_order):
+        if index >= self.timeline.calls:
             return Strip.blank(width, base)
-        row = self.timeline.call_order[index]
+        row = self.timeline.call(index)
         state = row.state(self.writer_alive)
         text = self._cells(self._values(row, state), width)
         line_style: Style = style(f"tools--{_STATE_CLASS[state]}")
@@ -145,7 +145,7 @@ class ToolTimings(ScrollView, can_focus=True):
         return row.name, _summary(row.args), elapsed, size, ", ".join(notes)
 
     def _move(self, delta: int) -> None:
-        count = len(self.timeline.call_order)
+        count = self.timeline.calls
         if not count:
             return
         self.cursor = min(max(self.cursor + delta, 0), count - 1) if self.cursor >= 0 else count - 1
@@ -163,13 +163,8 @@ class ToolTimings(ScrollView, can_focus=True):
         self._move(1)
 
     def action_choose(self) -> None:
-        if 0 <= self.cursor < len(self.timeline.call_order):
-            self.post_message(self.Chosen(self.timeline.call_order[self.cursor]))
-
-    def show_row(self, row: ToolRow) -> None:
-        index = self.timeline.call_order.index(row)
-        self.cursor = index
-        self.scroll_to_region(Region(0, index, 1, 2), animate=False, immediate=True)
+        if 0 <= self.cursor < self.timeline.calls:
+            self.post_message(self.Chosen(self.timeline.call(self.cursor)))
 
 
 def _summary(args: str) -> str:
