@@ -105,9 +105,10 @@ async def _viewer_latency(path: Path) -> tuple[float, float]:
         assert isinstance(screen, SessionScreen)
         original = screen._apply
 
-        def apply_and_time(events: list, *, restarted: bool, reason: str | None) -> None:  # type: ignore[type-arg]
-            original(events, restarted=restarted, reason=reason)
-            seqs = [e.seq for e in events]
+        def apply_and_time(first: int, added: int, reason: str | None) -> None:
+            original(first, added, reason)
+            timeline = screen.timeline
+            seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
             # The frame that shows them: after the refresh this batch scheduled.
             screen.call_after_refresh(lambda: seen.update(dict.fromkeys(seqs, time.monotonic())))
 

@@ -57,11 +57,10 @@ class LineScanner:
                 return
             data = os.pread(self.fd, limit, self.offset)
             cut = data.rfind(b"\n") + 1
-            while not cut and len(data) == limit and (stop is None or self.offset + len(data) < stop):
+            more = data
+            while not cut and more and (stop is None or self.offset + len(data) < stop):
                 # One line longer than a chunk: read on until its newline.
                 more = os.pread(self.fd, size, self.offset + len(data))
-                if not more:
-                    break
                 data += more
                 cut = data.rfind(b"\n") + 1
             if not cut:

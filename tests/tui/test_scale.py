@@ -1,0 +1,168 @@
+"""Big journals: the offset index, the row map, tail-first opening and the compact timeline."""
+
+from __future__ import annotations
+
+import os
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.bench.gen import generate
+from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.journals import SESSION
+from wren_tui.journal.events import Message, ToolEnd, Usage
+from wren_tui.journal.fork import fork_points
+from wren_tui.journal.index import LineScanner, decode_at, tail_start
+from wren_tui.journal.reader import read_events
+from wren_tui.tui.app import WrenApp
+from wren_tui.tui.rowmap import RowMap
+from wren_tui.tui.screens import session as session_screen
+from wren_tui.tui.timeline import Timeline
+from wren_tui.tui.widgets.conversation import ConversationView
+from wren_tui.tui.widgets.status_line import StatusLine
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("big") / f"{SESSION}.jsonl", 3000)
+
+
+def _folded(path: Path, chunk: int = 4096) -> Timeline:
+    fd = os.open(path, os.O_RDONLY)
+    timeline = Timeline(fd)
+    for part in LineScanner(path, fd).chunks(size=chunk):
+        timeline.fold(part)
+    return timeline
+
+
+def test_row_map_finds_the_item_of_every_row_as_heights_change() -> None:
+    rng = random.Random(4)
+    rows = RowMap()
+    heights = [rng.randint(1, 9) for _ in range(2000)]
+    rows.extend(heights)
+    for _ in range(300):
+        index, height = rng.randrange(len(heights)), rng.randint(1, 30)
+        heights[index] = height
+        rows.set(index, height)
+    rows.truncate(1500)
+    del heights[1500:]
+    rows.extend([3, 4])
+    heights += [3, 4]
+    starts = [sum(heights[:i]) for i in range(len(heights))]
+    assert rows.rows == sum(heights)
+    for index in range(0, len(heights), 7):
+        assert rows.start(index) == starts[index]
+        assert rows.find(starts[index]) == index
+        assert rows.find(starts[index] + heights[index] - 1) == index
+    assert rows.find(-1) == -1
+    assert rows.find(sum(heights)) == len(heights)
+
+
+def test_scanner_in_small_chunks_reads_the_lines_read_events_reads(big: Path) -> None:
+    expected = read_events(big)
+    fd = os.open(big, os.O_RDONLY)
+    try:
+        scanner = LineScanner(big, fd)
+        chunks = list(scanner.chunks(size=1000))
+        seqs = [event.seq for part in chunks for event in part.events]
+        ends = [end for part in chunks for end in part.ends]
+        assert seqs == [e.seq for e in expected.events]
+        assert ends == list(expected.line_ends)
+        assert scanner.offset == big.stat().st_size and scanner.reason is None
+        # Any line decodes again from its span alone.
+        last = chunks[-1]
+        assert decode_at(fd, last.starts[-1], last.ends[-1]) == expected.events[-1]
+    finally:
+        os.close(fd)
+
+
+def test_a_bad_line_is_reported_by_its_number_from_the_start_even_when_read_from_the_middle(
+    big: Path, tmp_path: Path
+) -> None:
+    data = bytearray(big.read_bytes())
+    lines = data.split(b"\n")
+    bad = 2500  # 1-based line number of the line changed after it was written
+    at = sum(len(line) + 1 for line in lines[: bad - 1]) + 20
+    data[at] = ord("#") if data[at] != ord("#") else ord("%")
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(bytes(data))
+    expected = read_events(path)
+    assert expected.stopped_at_line == bad
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        start = tail_start(fd, len(data), 200_000)
+        head = LineScanner(path, fd)
+        list(head.chunks(stop=start, size=3000))
+        tail = LineScanner(path, fd, start, first_line=head.lineno, after_seq=head.prev_seq)
+        events = [e for part in tail.chunks(size=5000) for e in part.events]
+        assert head.reason is None and tail.reason is not None
+        assert tail.reason.startswith(f"line {bad}: ") and tail.reason.endswith(expected.reason.split(": ", 1)[1])
+        assert events[-1].seq == expected.events[-1].seq
+    finally:
+        os.close(fd)
+
+
+def test_a_seq_that_does_not_increase_across_the_starting_point_stops_the_scanner(big: Path) -> None:
+    fd = os.open(big, os.O_RDONLY)
+    try:
+        scanner = LineScanner(big, fd, 0, first_line=10, after_seq=5)
+        assert [part.events for part in scanner.chunks()] == [[]]
+        assert scanner.reason == "line 11: seq 1 does not increase on 5"
+    finally:
+        os.close(fd)
+
+
+def test_the_compact_timeline_finds_the_kernels_fork_points_and_tool_calls(big: Path) -> None:
+    timeline = _folded(big)
+    events = read_events(big).events
+    assert timeline.events == len(events)
+    assert [timeline.event(p).seq for p in timeline.fork_items] == [p.seq for p in fork_points(events)]
+    asked = [call for e in events if isinstance(e, Message) for call in (e.message.toolCalls or ())]
+    assert timeline.calls == len(asked)
+    rows = [timeline.call(n) for n in range(timeline.calls)]
+    assert [(r.id, r.name, r.args) for r in rows] == [(c.id, c.name, c.args) for c in asked]
+    ends = {e.id: e for e in events if isinstance(e, ToolEnd)}
+    assert all(r.end == ends[r.id] and r.answered for r in rows)
+    tokens = sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
+    assert timeline.tokens == tokens
+
+
+async def test_a_journal_past_the_tail_window_shows_its_tail_first_then_all_of_it(
+    big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 50_000)
+    events = read_events(big).events
+    app = WrenApp(folder=big.parent, session=big, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, f"#{events[-1].seq} ")  # the last event, before the index is whole
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: f"{len(events)} events" in str(status.render()), "the whole index")
+        assert "indexing" not in str(status.render())
+        await pilot.press("home")
+        await wait_for_text(pilot, "#1 ")
+        view = app.screen.query_one(ConversationView)
+        assert view.selected_event == events[0]
+        # Scrolling down the start lays out items estimated so far; every row belongs to an item.
+        for _ in range(30):
+            await pilot.press("pagedown")
+        await pilot.pause()
+        assert "#" in screen_text(app)
+
+
+async def test_a_bad_line_before_the_tail_window_ends_the_session_there(
+    big: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 50_000)
+    data = bytearray(big.read_bytes())
+    at = data.index(b'"content":"', 1000) + 12
+    data[at] = ord("#") if data[at] != ord("#") else ord("%")
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(bytes(data))
+    expected = read_events(path)
+    app = WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, f"stopped at line {expected.stopped_at_line}:")
+        assert f"{len(expected.events)} events" in screen_text(app)
+        await wait_for_text(pilot, f"#{expected.events[-1].seq} ")
