@@ -7,15 +7,16 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from .. import __version__
-from ..journal.events import ChatMessage, Error, Recovery, RunEnd, RunStart
+from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
 from ..journal.fork import fork_points
-from ..journal.reader import ReadResult, read_events
+from ..journal.index import LineScanner
+from ..journal.reader import ReadResult, open_for_reading, read_events
 from ..journal.replay import OpenCall, Replayed, replay
 from ..journal.store import (
     SESSION_ID,
@@ -195,9 +196,32 @@ class ResumePlan:
 
 
 def plan_resume(folder: Path, ref: str | None) -> ResumePlan:
+    """Replay a session, streaming: memory holds the replayed messages, never every event."""
     path = resolve(folder, ref) if ref else latest(folder)
-    result = read_events(path)
-    return ResumePlan(path, result, replay(result.events))
+    fd = open_for_reading(path)
+    try:
+        scanner = LineScanner(path, fd)
+        replayed = replay(event for chunk in scanner.chunks() for event in chunk.events)
+        whole = scanner.reason is None and scanner.offset == os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    # A damaged journal (rare) is read again the usual way, for the reader's exact verdict on its end.
+    result = ReadResult(events=[]) if whole else _verdict(read_events(path))
+    return ResumePlan(path, result, replayed)
+
+
+def _verdict(result: ReadResult) -> ReadResult:
+    """Where and why reading stopped, without the events (the plan holds the replay, not the events)."""
+    result.events = []
+    return result
+
+
+def _events(path: Path) -> Iterator[Event]:
+    fd = open_for_reading(path)
+    try:
+        yield from (event for chunk in LineScanner(path, fd).chunks() for event in chunk.events)
+    finally:
+        os.close(fd)
 
 
 def refusal(plan: ResumePlan) -> str:
@@ -213,7 +237,7 @@ def refusal(plan: ResumePlan) -> str:
         f"  wren resume {sid} --assume-failed   record that its outcome is unknown, tell the model to check "
         "before redoing it, and continue"
     )
-    points = fork_points(plan.result.events)
+    points = fork_points(_events(plan.path))
     if points:
         lines.append(
             f"  wren fork {sid} {points[-1].seq}   branch a new session from the last clean point "

@@ -146,10 +146,11 @@ class SessionScreen(Screen[None]):
         scanner = LineScanner(self.path, fd, start)
         for chunk in scanner.chunks():
             timeline.fold(chunk)
+        self._indexing = 0.0 if start else None
         self._install(timeline, scanner)
         if start:
-            self._indexing = 0.0
-            self._build_index(self._generation, fd, scanner.offset)
+            # After the first frame: the worker holds the GIL for long stretches while it decodes.
+            self.call_after_refresh(self._build_index, self._generation, fd, scanner.offset)
 
     def _close_journal(self) -> None:
         self.workers.cancel_group(self, "index")
