@@ -1,0 +1,364 @@
+"""Scale: a million-event journal and a folder of a thousand, against the tools a user would otherwise pick.
+
+The 1M-event journal comes from `just bench-data` (tests/bench/gen.py, into git-ignored bench-data/)
+and is reused. Every figure has a baseline or a peer measured in the same run on the same file:
+Toolong (`tl`, from a throwaway virtualenv: `python -m venv /tmp/toolong-venv && /tmp/toolong-venv/bin/pip
+install toolong`, or TOOLONG=/path/to/tl), `cp`, `cat | wc -l`, a `json.loads` loop.
+
+WREN_BENCH_APPEND_S sets how long the agent appends 100 events/s (the issue says 30 s; 10 by default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgspec
+
+from tests.bench import BenchRow, absolute, compare, speedup
+from tests.bench.gen import generate
+from wren_tui.journal.events import Message
+from wren_tui.journal.fork import fork_points
+from wren_tui.journal.index import LineScanner
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "bench-data"
+BIG = DATA / "bench-1m.jsonl"
+MAKE_DATA = "just bench-data"
+TOOLONG = Path(os.environ.get("TOOLONG", "/tmp/toolong-venv/bin/tl"))
+APPEND_S = float(os.environ.get("WREN_BENCH_APPEND_S", "10"))
+APPEND_RATE = 100
+
+
+def big_journal() -> Path:
+    """The 1M-event journal, or SystemExit with how to make it."""
+    if not BIG.exists():
+        raise SystemExit(f"{BIG} is missing: make it once (about a minute, ~300 MB) with `{MAKE_DATA}`")
+    return BIG
+
+
+# --- the viewer under tmux: first paint, against Toolong on the same file -----------------------
+
+
+def _tmux_first_paint(command: list[str], marker: str, name: str) -> tuple[float, float]:
+    """Seconds from launch until `marker` is on the terminal, and the process's peak RSS (MB) by then."""
+    session = f"wren-bench-{os.getpid()}-{name}"
+    start = time.monotonic()
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "45", "exec " + shlex.join(command)],
+        check=True,
+    )
+    try:
+        pid = subprocess.run(
+            ["tmux", "display", "-p", "-t", session, "#{pane_pid}"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        deadline = start + 120
+        while True:
+            screen = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=True
+            ).stdout
+            if marker in screen:
+                painted = time.monotonic() - start
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: {marker!r} not on screen after 120 s; the screen:\n{screen}")
+            time.sleep(0.01)  # the polling step is the resolution of this measure
+        return painted, _peak_rss_mb(int(pid))
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def _peak_rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return int(match.group(1)) / 1024 if match else float("nan")
+
+
+# --- the viewer in a fresh process: memory after scrolling the whole journal ---------------------
+
+_SCROLL = """
+import asyncio, resource, sys
+from pathlib import Path
+from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.session import SessionScreen
+from wren_tui.tui.widgets.conversation import ConversationView
+
+async def main() -> None:
+    path = Path(sys.argv[1])
+    app = WrenApp(folder=path.parent, session=path, watch_mode="poll")
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        while screen._indexing is not None or not len(screen.timeline):
+            await pilot.pause(0.05)
+        view = screen.query_one(ConversationView)
+        await pilot.press("home")
+        # Forty stops from the top to the bottom, a few pages read at each.
+        for stop in range(41):
+            view.scroll_to(y=view.max_scroll_y * stop // 40, animate=False, immediate=True)
+            for _ in range(3):
+                await pilot.press("pagedown")
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        print(len(screen.timeline), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, flush=True)
+
+asyncio.run(main())
+"""
+
+
+def _scrolled_rss(path: Path) -> tuple[int, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _SCROLL, str(path)], capture_output=True, text=True, check=True, timeout=600
+    ).stdout.split()
+    return int(out[0]), int(out[1]) / 2**20
+
+
+# --- append-to-screen latency while an agent appends ----------------------------------------------
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+from wren_tui.journal.events import ChatMessage, Message
+from wren_tui.journal.writer import JournalWriter
+
+count, gap = int(sys.argv[2]), float(sys.argv[3])
+sys.stdin.readline()  # wait until the viewer is ready
+with JournalWriter.open(Path(sys.argv[1]), fsync="event") as writer:
+    due = time.monotonic()
+    for n in range(count):
+        event = writer.append(Message(message=ChatMessage(role="assistant", content=f"appended {n}")))
+        print(event.seq, time.monotonic(), flush=True)
+        due += gap
+        time.sleep(max(due - time.monotonic(), 0))
+"""
+
+
+async def _append_latency(path: Path, count: int) -> list[float]:
+    from wren_tui.tui.app import WrenApp
+    from wren_tui.tui.screens.session import SessionScreen
+
+    seen: dict[int, float] = {}
+    app = WrenApp(folder=path.parent, session=path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        while screen._indexing is not None or not len(screen.timeline):
+            await pilot.pause(0.05)
+        original = screen._apply
+
+        def apply_and_time(first: int, added: int, reason: str | None) -> None:
+            original(first, added, reason)
+            timeline = screen.timeline
+            seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
+            # The frame that shows them: after the refresh this batch scheduled.
+            screen.call_after_refresh(lambda: seen.update(dict.fromkeys(seqs, time.monotonic())))
+
+        screen._apply = apply_and_time  # type: ignore[method-assign]
+        writer = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(path), str(count), str(1 / APPEND_RATE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert writer.stdin is not None and writer.stdout is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        appended: dict[int, float] = {}
+        lines = asyncio.create_task(asyncio.to_thread(writer.stdout.read))
+        deadline = time.monotonic() + count / APPEND_RATE + 60
+        while not lines.done() and time.monotonic() < deadline:
+            await pilot.pause(0.01)
+        for line in (await lines).splitlines():
+            seq, at = line.split()
+            appended[int(seq)] = float(at)
+        writer.wait(timeout=30)
+        while not set(appended) <= set(seen) and time.monotonic() < deadline:
+            await pilot.pause(0.01)
+    missing = set(appended) - set(seen)
+    if missing:
+        raise RuntimeError(f"{len(missing)} of {len(appended)} appended events never reached the screen")
+    return sorted(seen[seq] - at for seq, at in appended.items())
+
+
+# --- the commands -------------------------------------------------------------------------------
+
+
+def _timed(command: list[str], **kwargs: object) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **kwargs)  # type: ignore[call-overload]
+    return time.perf_counter() - start
+
+
+def _timed_rss(command: list[str], **kwargs: object) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of a command, by GNU time."""
+    out = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", *command],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,  # type: ignore[arg-type]
+    ).stderr.split()
+    return float(out[-2]), int(out[-1]) / 1024
+
+
+_JSON_LOOP = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
+
+
+def _wren() -> str:
+    return str(Path(sys.executable).parent / "wren")
+
+
+def _scan(path: Path) -> tuple[int, int]:
+    """The bytes of the messages a resume replays, and the last clean fork point."""
+    size = 0
+    encode = msgspec.json.encode
+
+    def messages() -> object:
+        nonlocal size
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for chunk in LineScanner(path, fd).chunks():
+                for event in chunk.events:
+                    if isinstance(event, Message):
+                        size += len(encode(event.message))
+                    yield event
+        finally:
+            os.close(fd)
+
+    points = fork_points(messages())  # type: ignore[arg-type]
+    return size, points[-1].seq
+
+
+def _folder_of_journals(folder: Path, big: Path, count: int) -> None:
+    """`count` journals: one is the 1M-event journal (a hard link), the rest 300-event sessions."""
+    model = generate(folder / "model.jsonl", 300)
+    data = model.read_bytes()
+    model.unlink()
+    for n in range(count - 1):
+        (folder / f"s-20250101-{n // 60 % 60 * 100 + n % 60:06d}-{n:04d}.jsonl").write_bytes(data)
+    name = folder / "s-20250102-000000-big1.jsonl"
+    try:
+        os.link(big, name)
+    except OSError:
+        shutil.copyfile(big, name)
+
+
+def run() -> list[BenchRow]:
+    big = big_journal()
+    size_mb = big.stat().st_size / 1e6
+    rows: list[BenchRow] = []
+    wren = _wren()
+
+    # First paint under tmux, ours and Toolong's, same file, same terminal size.
+    if not shutil.which("tmux"):
+        raise SystemExit("tmux is needed for the first-paint figures (apt-get install tmux)")
+    ours_paint, ours_rss = _tmux_first_paint([wren, "watch", str(big)], "#1000000 ", "wren")
+    if TOOLONG.exists():
+        tl_paint, tl_rss = _tmux_first_paint([str(TOOLONG), str(big)], '"seq":1000000,', "toolong")
+        rows.append(
+            compare(
+                f"first paint of the 1M journal ({size_mb:.0f} MB) under tmux vs Toolong",
+                ours_paint,
+                tl_paint,
+                at_most=1.0,
+            )
+        )
+        rows.append(compare("viewer RSS at first paint vs Toolong's", ours_rss, tl_rss, unit="MB"))
+    else:
+        rows.append(BenchRow("Toolong", "-", "-", None, "-", f"not run: no {TOOLONG} (see this module's docstring)"))
+    rows.append(absolute("first paint of the 1M journal under tmux (last event on screen)", ours_paint, at_most=1.0))
+
+    items, scrolled_rss = _scrolled_rss(big)
+    rows.append(
+        absolute(
+            f"viewer peak RSS, 1M journal open, scrolled top to bottom ({items:,} items)",
+            scrolled_rss,
+            unit="MB",
+            at_most=300,
+        )
+    )
+
+    with tempfile.TemporaryDirectory(prefix="wren-bench-scale-", dir=DATA) as tmp:
+        folder = Path(tmp)
+        live = folder / "live"
+        live.mkdir()
+        copy = live / "s-20250101-000000-live.jsonl"
+        shutil.copyfile(big, copy)
+        count = int(APPEND_S * APPEND_RATE)
+        delays = asyncio.run(_append_latency(copy, count))
+        copy.unlink()
+        p50, p95 = statistics.median(delays), delays[int(len(delays) * 0.95) - 1]
+        rows.append(absolute(f"append-to-screen p50, 1M journal open, {APPEND_RATE}/s for {APPEND_S:g} s", p50))
+        rows.append(
+            absolute(f"append-to-screen p95, 1M journal open, {APPEND_RATE}/s for {APPEND_S:g} s", p95, at_most=0.1)
+        )
+
+        # wren log --json against a json.loads loop over the same lines.
+        log_s = min(_timed([wren, "log", "--json", str(big)]) for _ in range(2))
+        loads_s = _timed([sys.executable, "-c", _JSON_LOOP, str(big)])
+        rows.append(absolute("wren log --json over the 1M journal", size_mb / log_s, unit="MB/s", at_least=200))
+        rows.append(speedup("wren log --json vs a json.loads loop", log_s, loads_s, at_least=5))
+
+        # wren ls over 1,000 journals (one of them the 1M journal) against wc -l reading them all.
+        journals = folder / "many"
+        journals.mkdir()
+        _folder_of_journals(journals, big, 1000)
+        ls_s = min(_timed([wren, "ls", "--dir", str(journals)]) for _ in range(3))
+        wc_s = _timed(["sh", "-c", f"cat {shlex.quote(str(journals))}/*.jsonl | wc -l"])
+        rows.append(absolute("wren ls over 1,000 journals (one of 1M events)", ls_s, at_most=0.5))
+        rows.append(compare("wren ls vs reading every byte (cat | wc -l)", ls_s, wc_s))
+
+        # Resume to the prompt: `wren chat --resume` on a copy, stdin at its end, so it leaves at "you >".
+        messages_bytes, last_point = _scan(big)
+        resumed = folder / "resume"
+        resumed.mkdir()
+        shutil.copyfile(big, resumed / big.name.replace("bench-1m", "s-20250101-000000-rsm1"))
+        resume_s, resume_rss = _timed_rss(
+            [wren, "chat", "--dir", str(resumed), "--resume", "s-20250101-000000-rsm1", "--workspace", str(resumed)],
+            stdin=subprocess.DEVNULL,
+            cwd=resumed,
+        )
+        rows.append(absolute("resume of the 1M journal to the prompt (wren chat --resume)", resume_s, at_most=2.0))
+        rows.append(
+            compare(
+                "resume peak RSS vs the replayed messages' size",
+                resume_rss,
+                messages_bytes / 2**20,
+                unit="MB",
+                at_most=2.0,
+            )
+        )
+
+        # Fork at the last clean point against cp of the same bytes.
+        forks = folder / "forks"
+        forks.mkdir()
+        parent = forks / "s-20250102-000000-big1.jsonl"
+        try:
+            os.link(big, parent)
+        except OSError:
+            shutil.copyfile(big, parent)
+        fork_s = _timed([wren, "fork", "--dir", str(forks), parent.stem, str(last_point)])
+        cp_s = _timed(["cp", str(big), str(forks / "copy.jsonl")])
+        rows.append(compare(f"wren fork at the last point (seq {last_point}) vs cp", fork_s, cp_s, at_most=1.2))
+    rows.append(BenchRow("1M journal", f"{size_mb:.0f} MB", "-", None, "-", "-"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    for row in run():
+        print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
