@@ -129,6 +129,7 @@ def _row(info: SessionInfo) -> dict[str, Any]:
         "forkedFrom": info.forked_from,
         "forkAt": info.fork_at,
         "reason": info.reason,
+        "exact": info.exact,
     }
 
 
@@ -145,7 +146,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     for s in sessions:
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
-        out(f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {s.tokens:>7}  {s.state:<15}  {origin}")
+        tokens = str(s.tokens) if s.exact else f"~{s.tokens}"  # a big journal is summed from its head and tail
+        out(f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  {origin}")
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.journal.helpers import reference_read
 from tests.journal.strategies import journals, mixed_journals
 from wren_tui.journal.events import Event
-from wren_tui.journal.reader import ReadResult, Tail, read_events
+from wren_tui.journal.reader import ReadResult, Tail, read_events, read_head_and_tail
 
 EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 150
 _settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,3 +82,18 @@ def test_tail_fed_in_random_chunks_agrees_with_read_events(data: bytes, sizes: l
     assert events == result.events
     if result.reason is not None and not result.torn:
         assert (tail.stopped_at_line, tail.reason) == (result.stopped_at_line, result.reason)
+
+
+@_settings
+@given(mixed_journals(), st.integers(1, 3000))
+def test_head_and_tail_are_a_prefix_and_a_suffix_of_the_events_or_nothing(data: bytes, window: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        ends = read_head_and_tail(path, window)
+        result = read_events(path)
+    if ends is None:
+        return
+    assert ends.head == result.events[: len(ends.head)]
+    if result.ok:  # the middle is not read, so a damaged middle is not seen; a whole journal must agree
+        assert ends.tail == result.events[len(result.events) - len(ends.tail) :]

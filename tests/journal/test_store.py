@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.journal.helpers import session_events, write_journal
-from wren_tui.journal.events import ChatMessage, Message
+from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
+from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
     SESSION_ID,
+    WHOLE_UNDER,
     SessionNotFound,
     describe,
     journals_dir,
@@ -114,3 +116,48 @@ def test_a_journal_with_an_odd_ts_still_lists(tmp_path: Path) -> None:
     path.write_bytes(b'{"seq":1,"ts":"yesterday","type":"message","message":{"role":"user","content":"hi"}}\n')
     info = describe(path)
     assert info.events == 1 and info.duration_s is None
+
+
+def _big(folder: Path, name: str, tail_events: list[KnownEvent]) -> Path:
+    """A journal over the whole-read size: a long middle of deltas, then `tail_events`."""
+    path = folder / f"s-2026010{name}-000000-abcd.jsonl"
+    with JournalWriter.create(path, fsync="none") as writer:
+        for event in session_events()[:2]:
+            writer.append(event)
+        while writer.size <= WHOLE_UNDER:
+            writer.append(Delta(text="streamed text " * 8))
+        for event in tail_events:
+            writer.append(event)
+    return path
+
+
+def test_a_big_journal_is_listed_from_its_head_and_tail(tmp_path: Path) -> None:
+    done = _big(tmp_path, "1", session_events()[2:])
+    unknown = _big(tmp_path, "2", session_events()[2:5])
+    rows = {r.path: r for r in list_sessions(tmp_path)}
+    assert rows[done].state == "done" and rows[unknown].state == "outcome unknown"
+    last = read_events(done).events[-1]
+    assert rows[done].events == last.seq and not rows[done].exact
+    assert rows[done].tokens == 1240 and rows[done].started == read_events(done).events[0].ts
+
+
+def test_a_big_journal_with_a_damaged_end_is_read_whole_to_say_why(tmp_path: Path) -> None:
+    torn = _big(tmp_path, "1", session_events()[2:])
+    with open(torn, "ab") as f:
+        f.write(b'{"seq":')
+    corrupt = _big(tmp_path, "2", session_events()[2:])
+    with open(corrupt, "ab") as f:
+        f.write(b"garbage\n")
+    rows = {r.path: r for r in list_sessions(tmp_path)}
+    assert (rows[torn].state, rows[torn].exact) == ("torn tail", True)
+    assert rows[corrupt].state == "corrupt" and rows[corrupt].reason is not None
+    assert rows[corrupt].reason.endswith("it is not JSON") and rows[corrupt].exact
+
+
+def test_ls_marks_the_tokens_of_a_big_journal_as_approximate(tmp_path: Path) -> None:
+    from tests.conftest import run_wren
+
+    _big(tmp_path, "1", session_events()[2:])
+    proc = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "~1240" in proc.stdout and "done" in proc.stdout

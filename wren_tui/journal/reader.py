@@ -315,6 +315,45 @@ def _read_fd(fd: int) -> ReadResult:
     return result
 
 
+@dataclass
+class HeadAndTail:
+    """The first and last events of a journal, read without reading its middle."""
+
+    head: list[Event]
+    tail: list[Event]
+    size: int
+
+
+def read_head_and_tail(path: str | os.PathLike[str], window: int = 1 << 16) -> HeadAndTail | None:
+    """The whole lines in the first and last `window` bytes, or None when either has a problem.
+
+    None (a line that cannot be read, or a torn end) means: read the whole journal to say why.
+    The tail's first line is read with no seq before it, so only its own order is checked.
+    """
+    fd = open_for_reading(Path(path))
+    try:
+        size = os.fstat(fd).st_size
+        head = os.pread(fd, window, 0)
+        head_lines, head_events = _Lines(), list[Event]()
+        cut = head.rfind(b"\n") + 1
+        if cut == 0 or not head_lines.take(head[:cut], head_events):
+            return None
+        start = max(size - window, head_lines.offset)
+        if start == size:
+            return HeadAndTail(head_events, [], size)
+        tail = os.pread(fd, size - start, start)
+        if not tail.endswith(b"\n"):
+            return None
+        if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
+            tail = tail[tail.find(b"\n") + 1 :]  # the window began inside a line
+        tail_events: list[Event] = []
+        if tail and not _Lines().take(tail, tail_events):
+            return None
+        return HeadAndTail(head_events, tail_events, size)
+    finally:
+        os.close(fd)
+
+
 def _only_nul_after(fd: int, offset: int) -> bool:
     while True:
         chunk = os.pread(fd, _CHUNK, offset)

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from .events import Event, Fork, RunEnd, RunStart, Usage
-from .reader import JournalError, read_events
+from .events import Event, Fork, Message, RunEnd, RunStart, ToolStart, Usage
+from .reader import JournalError, read_events, read_head_and_tail
 from .replay import replay
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
@@ -130,6 +130,9 @@ class SessionInfo:
     forked_from: str | None
     fork_at: int | None
     reason: str | None
+    # False for a big journal summarised from its head and tail: tokens, open calls and the fork
+    # event count only there, and events is the last seq.
+    exact: bool = True
 
     @property
     def duration_s(self) -> float | None:
@@ -145,22 +148,44 @@ def parse_ts(ts: str) -> datetime:
     return datetime.fromisoformat(ts.replace("Z", "+00:00"))
 
 
+WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row
+
+
 def describe(path: Path) -> SessionInfo:
-    """One journal's listing row, derived from its events and whether a writer holds it."""
+    """One journal's listing row, derived from its events and whether a writer holds it.
+
+    A journal over WHOLE_UNDER bytes whose head and tail read cleanly is summarised from them, so a
+    folder of big journals lists at once; any problem there and it is read whole, to say why.
+    """
+    if path.stat().st_size > WHOLE_UNDER:
+        ends = read_head_and_tail(path)
+        if ends is not None:
+            return _row(path, ends.head + ends.tail, None, torn=False, exact=False)
     result = read_events(path)
-    events = result.events
-    tokens = sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
-    fork = next((e for e in events if isinstance(e, Fork)), None)
+    return _row(path, result.events, result.reason, torn=result.torn, exact=True)
+
+
+def _row(path: Path, events: list[Event], reason: str | None, *, torn: bool, exact: bool) -> SessionInfo:
+    tokens = 0
+    fork: Fork | None = None
+    calls: list[Event] = []
+    for e in events:  # one pass, no isinstance chains: a row is computed for every journal in the folder
+        if type(e) is Usage:
+            tokens += e.inputTokens + e.outputTokens
+        elif type(e) is Message or type(e) is ToolStart:
+            calls.append(e)
+        elif type(e) is Fork and fork is None:
+            fork = e
     state: State
-    if result.reason is not None and not result.torn:
+    if reason is not None and not torn:
         state = "corrupt"
     elif lock_holder(path) is not None:
         state = "live"
-    elif result.torn:
+    elif torn:
         state = "torn tail"
     elif not events:
         state = "empty"
-    elif replay(events).uncertain_calls:
+    elif replay(calls).uncertain_calls:  # only messages and tool starts decide which calls are open
         state = "outcome unknown"
     elif _ended(events):
         state = "done"
@@ -170,13 +195,14 @@ def describe(path: Path) -> SessionInfo:
         id=session_id_of(path),
         path=path,
         state=state,
-        events=len(events),
+        events=(len(events) if exact else events[-1].seq) if events else 0,
         started=events[0].ts if events else None,
         last_ts=events[-1].ts if events else None,
         tokens=tokens,
         forked_from=fork.from_ if fork else None,
         fork_at=fork.atSeq if fork else None,
-        reason=result.reason,
+        reason=reason,
+        exact=exact,
     )
 
 
