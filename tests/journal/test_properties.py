@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.journal.helpers import reference_read
 from tests.journal.strategies import journals, mixed_journals
 from wren_tui.journal.events import Event
-from wren_tui.journal.reader import ReadResult, Tail, read_events, read_head_and_tail
+from wren_tui.journal.reader import ReadResult, Tail, read_events, read_head_and_tail, scan_events
 
 EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 150
 _settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -66,6 +66,26 @@ def test_streaming_reader_matches_reading_line_by_line(data: bytes) -> None:
     assert list(result.line_ends) == ref.line_ends
     if ref.reason is not None and not ref.reason.startswith("the last line"):
         assert result.reason == ref.reason
+
+
+@_settings
+@given(mixed_journals(), st.data())
+def test_scan_events_hands_over_what_read_events_keeps_with_the_same_verdict(data: bytes, draw: st.DataObject) -> None:
+    if data and draw.draw(st.booleans()):
+        data = data[: draw.draw(st.integers(0, len(data)))]  # a torn tail too
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        result = read_events(path)
+        seen: list[Event] = []
+        spans: list[bytes] = []
+        verdict = scan_events(path, lambda events, lines: (seen.extend(events), spans.append(lines)))
+    assert seen == result.events
+    assert b"".join(spans) == data[: result.good_bytes]
+    assert all(s.count(b"\n") == len(s.splitlines()) for s in spans)
+    got = (verdict.stopped_at_line, verdict.stopped_at_offset, verdict.reason, verdict.torn, verdict.warnings)
+    assert got == (result.stopped_at_line, result.stopped_at_offset, result.reason, result.torn, result.warnings)
+    assert (verdict.lines, verdict.last_seq, verdict.good_bytes) == (len(seen), result.last_seq, result.good_bytes)
 
 
 @_settings

@@ -14,7 +14,7 @@ import pytest
 
 from tests.journal.helpers import session_events, write_journal
 from wren_tui.journal.events import ChatMessage, Message, RunStart
-from wren_tui.journal.reader import JournalError, read_events
+from wren_tui.journal.reader import JournalError, ReadVerdict, read_events
 from wren_tui.journal.writer import JournalCorrupt, JournalLocked, JournalWriter
 
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -63,6 +63,25 @@ def test_reopening_a_torn_journal_moves_the_torn_bytes_aside_and_continues(tmp_p
     assert path.read_bytes().startswith(whole)
     result = read_events(path)
     assert result.ok and result.events == [*written, event] and event.seq == len(written) + 1
+
+
+def test_open_streams_every_event_once_and_a_refusing_check_leaves_a_torn_journal_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    written = write_journal(path)
+    before = path.read_bytes() + b'{"seq":14,"ts":"2026-01-01T00:00:00.000Z","type":"mes'
+    path.write_bytes(before)
+    seen: list[object] = []
+
+    def refuse(verdict: ReadVerdict) -> None:
+        assert verdict.torn and verdict.last_seq == len(written) and seen == written
+        raise RuntimeError("the caller says no")
+
+    with pytest.raises(RuntimeError, match="the caller says no"):
+        JournalWriter.open(path, on_events=lambda events, _lines: seen.extend(events), check=refuse)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl"]
+    with JournalWriter.open(path) as writer:  # the lock was let go
+        assert writer.last_seq == len(written)
 
 
 def test_a_second_torn_tail_is_kept_beside_the_first(tmp_path: Path) -> None:

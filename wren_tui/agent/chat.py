@@ -11,7 +11,7 @@ from ..journal.fork import NotAForkPoint, fork, fork_points
 from ..journal.reader import JournalError, read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of
-from ..journal.writer import JournalUnusable, JournalWriter
+from ..journal.writer import JournalCorrupt, JournalUnusable, JournalWriter
 from .gateway import GatewayError
 from .loop import Agent
 from .session import (
@@ -19,13 +19,16 @@ from .session import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_REFUSED,
+    ResumePlan,
+    ResumeStop,
     Settings,
     make_agent,
     new_session,
-    plan_resume,
+    open_resume,
     refusal,
     run_start,
     run_until_signal,
+    session_to_resume,
 )
 
 HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
@@ -34,15 +37,19 @@ HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ct
 def chat(settings: Settings, resume_ref: str | None) -> int:
     out = settings.printer
     if resume_ref is not None:
-        plan = plan_resume(settings.folder, resume_ref or None)
-        if plan.result.reason is not None and not plan.result.torn:
-            where = f"{plan.path}: line {plan.result.stopped_at_line}"
-            out.line(f"wren: {where}: {plan.result.reason}; nothing was written")
+
+        def decide(plan: ResumePlan) -> None:
+            if plan.replayed.uncertain_calls:
+                raise ResumeStop(EXIT_REFUSED, refusal(plan))
+
+        try:
+            writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None), decide)
+        except ResumeStop as stop:
+            out.line("wren: " + stop.text)
+            return stop.status
+        except JournalCorrupt as exc:
+            out.line(f"wren: {exc.path}: {exc.reason}; nothing was written")
             return EXIT_ERROR
-        if plan.replayed.uncertain_calls:
-            out.line("wren: " + refusal(plan))
-            return EXIT_REFUSED
-        writer = JournalWriter.open(plan.path)
         messages = plan.replayed.messages
     else:
         writer, messages = new_session(settings, None), []

@@ -16,8 +16,8 @@ from .. import __version__
 from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
 from ..journal.fork import fork_points
 from ..journal.index import LineScanner
-from ..journal.reader import ReadResult, open_for_reading, read_events
-from ..journal.replay import OpenCall, Replayed, replay
+from ..journal.reader import ReadVerdict, open_for_reading
+from ..journal.replay import OpenCall, Replayed, Replayer
 from ..journal.store import (
     SESSION_ID,
     latest,
@@ -26,7 +26,7 @@ from ..journal.store import (
     session_id_of,
     session_path,
 )
-from ..journal.writer import FsyncPolicy, JournalUnusable, JournalWriter
+from ..journal.writer import FsyncPolicy, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
 from .approval import ApprovalGate, preview_call
 from .gateway import Gateway, GatewayError
 from .loop import Agent, Limits, Printer
@@ -191,29 +191,37 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> int
 @dataclass
 class ResumePlan:
     path: Path
-    result: ReadResult
+    result: ReadVerdict
     replayed: Replayed
 
 
-def plan_resume(folder: Path, ref: str | None) -> ResumePlan:
-    """Replay a session, streaming: memory holds the replayed messages, never every event."""
-    path = resolve(folder, ref) if ref else latest(folder)
-    fd = open_for_reading(path)
-    try:
-        scanner = LineScanner(path, fd)
-        replayed = replay(event for chunk in scanner.chunks() for event in chunk.events)
-        whole = scanner.reason is None and scanner.offset == os.fstat(fd).st_size
-    finally:
-        os.close(fd)
-    # A damaged journal (rare) is read again the usual way, for the reader's exact verdict on its end.
-    result = ReadResult(events=[]) if whole else _verdict(read_events(path))
-    return ResumePlan(path, result, replayed)
+class ResumeStop(Exception):
+    """Resume ends before anything is written: the exit status, and the sentence for the person."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status, self.text = status, text
 
 
-def _verdict(result: ReadResult) -> ReadResult:
-    """Where and why reading stopped, without the events (the plan holds the replay, not the events)."""
-    result.events = []
-    return result
+def session_to_resume(folder: Path, ref: str | None) -> Path:
+    return resolve(folder, ref) if ref else latest(folder)
+
+
+def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[JournalWriter, ResumePlan]:
+    """Read the journal once, under the writer's lock, replaying as it streams; memory holds the messages only.
+
+    `decide` sees the plan before anything is written: a ResumeStop (or any exception) from it
+    leaves the journal byte-identical, a torn tail still in place.
+    """
+    replayer = Replayer()
+    plans: list[ResumePlan] = []
+
+    def check(verdict: ReadVerdict) -> None:
+        plans.append(ResumePlan(path, verdict, replayer.result()))
+        decide(plans[0])
+
+    writer = JournalWriter.open(path, on_events=replayer.feed, check=check)
+    return writer, plans[0]
 
 
 def _events(path: Path) -> Iterator[Event]:
@@ -254,29 +262,39 @@ def _has_work(replayed: Replayed, message: str | None) -> bool:
 
 
 async def resume_session(settings: Settings, ref: str | None, message: str | None, assume_failed: bool) -> int:
-    plan = plan_resume(settings.folder, ref)
-    if plan.result.reason is not None and not plan.result.torn:
+    path = session_to_resume(settings.folder, ref)
+
+    def decide(plan: ResumePlan) -> None:
+        if plan.replayed.uncertain_calls and not assume_failed:
+            raise ResumeStop(EXIT_REFUSED, refusal(plan))
+        if not _has_work(plan.replayed, message):
+            sid = session_id_of(plan.path)
+            state = "is finished" if plan.replayed.messages else "holds no conversation yet"
+            raise ResumeStop(EXIT_OK, f'{sid} {state}; give a message to continue it: wren resume {sid} "MESSAGE"')
+
+    try:
+        writer, plan = open_resume(path, decide)
+    except ResumeStop as stop:
+        if stop.status == EXIT_OK:
+            settings.printer.line(stop.text)
+        else:
+            _err(stop.text)
+        return stop.status
+    except JournalCorrupt as exc:
         _err(
-            f"{plan.path}: line {plan.result.stopped_at_line}: {plan.result.reason}. Nothing was written. "
-            f"Read it with `wren log {plan.path}`, then fork from a point before that line."
+            f"{exc.path}: line {exc.line}: {exc.reason.removeprefix(f'line {exc.line}: ')}. Nothing was written. "
+            f"Read it with `wren log {exc.path}`, then fork from a point before that line."
         )
         return EXIT_UNREADABLE
-    holder = lock_holder(plan.path)
-    if holder is not None:
+    except JournalLocked:
+        holder = lock_holder(path)
+        who = f"process {holder}" if holder is not None else "another process"
         _err(
-            f"{plan.path}: process {holder} is still writing this session; wait for it to finish (or stop it), "
+            f"{path}: {who} is still writing this session; wait for it to finish (or stop it), "
             "then resume. Nothing was written."
         )
         return EXIT_ERROR
-    if plan.replayed.uncertain_calls and not assume_failed:
-        _err(refusal(plan))
-        return EXIT_REFUSED
     sid = session_id_of(plan.path)
-    if not _has_work(plan.replayed, message):
-        state = "is finished" if plan.replayed.messages else "holds no conversation yet"
-        settings.printer.line(f'{sid} {state}; give a message to continue it: wren resume {sid} "MESSAGE"')
-        return EXIT_OK
-    writer = JournalWriter.open(plan.path)
     with writer:
         agent = make_agent(settings, writer, plan.replayed.messages)
         settings.printer.line(f"session {sid} resumed ({plan.replayed.replayed} messages replayed)")

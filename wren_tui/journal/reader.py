@@ -60,6 +60,29 @@ class ReadResult:
         return self.events[-1].seq if self.events else 0
 
 
+@dataclass
+class ReadVerdict:
+    """What reading a journal found, without its events: how far it is good, and where and why it stopped."""
+
+    lines: int = 0
+    last_seq: int = 0
+    # Length of the readable prefix: everything before the line that stopped the reading.
+    good_bytes: int = 0
+    stopped_at_line: int | None = None
+    stopped_at_offset: int | None = None
+    reason: str | None = None
+    torn: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+# Each run of good events, with the bytes of exactly their lines (every one ending in a newline).
+EventSink = Callable[[list[Event], bytes], object]
+
+
 class LineError(Exception):
     """One line cannot be read; the message is the reason a person reads."""
 
@@ -244,8 +267,8 @@ class _Lines:
                 self.ends.append(self.offset)
             pos = nl + 1
 
-    def read_file(self, fd: int, events: list[Event]) -> bool:
-        """Read the file's whole lines from `offset` on; True when a partial line is left at its end.
+    def read_file(self, fd: int, sink: EventSink) -> bool:
+        """Hand the file's whole good lines from `offset` on to `sink`; True when a partial line is left at its end.
 
         A line longer than a chunk is not kept piece by piece: its end is found first, then the
         line is read once, so memory holds a chunk and one line, never the file.
@@ -261,7 +284,10 @@ class _Lines:
                 continue
             end = scan + nl + 1
             whole = chunk[: nl + 1] if scan == self.offset else _pread_exactly(fd, end - self.offset, self.offset)
+            before, events = self.offset, list[Event]()
             self.take(whole, events)
+            if events:
+                sink(events, whole[: self.offset - before])
             scan = end
         return self.reason is None and scan > self.offset
 
@@ -276,6 +302,10 @@ _TAIL = slice(-_CRC_SUFFIX_LEN - 1, None)
 _TAIL_MARK = slice(0, 8)
 _TAIL_HEX = slice(8, 16)
 _TAIL_END = slice(16, None)
+
+
+def _extend(events: list[Event]) -> EventSink:
+    return lambda chunk, _lines: events.extend(chunk)
 
 
 def _pread_exactly(fd: int, length: int, offset: int) -> bytes:
@@ -302,17 +332,41 @@ def read_events(path: str | os.PathLike[str]) -> ReadResult:
 
 def _read_fd(fd: int) -> ReadResult:
     result = ReadResult(events=[])
-    lines = _Lines(result.line_ends)
-    lines.warnings = result.warnings
-    partial = lines.read_file(fd, result.events)
+    events = result.events
+    verdict = _scan_fd(fd, _extend(events), result.line_ends)
+    result.warnings = verdict.warnings
+    if verdict.reason is not None:
+        _stop(result, verdict.lines + 1, verdict.good_bytes, verdict.reason, torn=verdict.torn)
+    return result
+
+
+def scan_events(path: str | os.PathLike[str], sink: EventSink) -> ReadVerdict:
+    """Read a journal exactly as `read_events` does, but hand each run of good events to `sink` and keep none.
+
+    The verdict (stop line, offset, reason, torn, warnings) is the one `read_events` gives; memory
+    holds one chunk of the file at a time, whatever the journal's size.
+    """
+    fd = open_for_reading(Path(path))
+    try:
+        return _scan_fd(fd, sink)
+    finally:
+        os.close(fd)
+
+
+def _scan_fd(fd: int, sink: EventSink, ends: array[int] | None = None) -> ReadVerdict:
+    verdict = ReadVerdict()
+    lines = _Lines(ends)
+    lines.warnings = verdict.warnings
+    partial = lines.read_file(fd, sink)
+    verdict.lines, verdict.last_seq, verdict.good_bytes = lines.lineno, lines.prev_seq, lines.offset
     if lines.reason is not None:
         # NUL bytes to the end of the file are a crash's zero-filled tail, not corruption
         after = lines.offset + len(lines.bad_line) + 1
         torn = b"\x00" in lines.bad_line and _only_nul_after(fd, after)
-        _stop(result, lines.lineno + 1, lines.offset, lines.reason, torn=torn)
+        _stop(verdict, lines.lineno + 1, lines.offset, lines.reason, torn=torn)
     elif partial:
-        _stop(result, lines.lineno + 1, lines.offset, "the last line was cut short (no newline at its end)", torn=True)
-    return result
+        _stop(verdict, lines.lineno + 1, lines.offset, "the last line was cut short (no newline at its end)", torn=True)
+    return verdict
 
 
 @dataclass
@@ -364,7 +418,7 @@ def _only_nul_after(fd: int, offset: int) -> bool:
         offset += len(chunk)
 
 
-def _stop(result: ReadResult, lineno: int, offset: int, reason: str, *, torn: bool) -> None:
+def _stop(result: ReadResult | ReadVerdict, lineno: int, offset: int, reason: str, *, torn: bool) -> None:
     result.stopped_at_line = lineno
     result.stopped_at_offset = offset
     result.reason = reason
@@ -432,7 +486,7 @@ class Tail:
                 self._lines = _Lines()
             self._inode = inode
             self._lines.reason, self._lines.bad_line = None, b""
-            return self._batch(restarted, lambda events: self._lines.read_file(fd, events))
+            return self._batch(restarted, lambda events: self._lines.read_file(fd, _extend(events)))
         finally:
             os.close(fd)
 

@@ -39,25 +39,41 @@ class Replayed:
 
 def replay(events: Iterable[Event]) -> Replayed:
     """Only message events rebuild the conversation; every other type is for people."""
-    messages: list[ChatMessage] = []
-    skipped = 0
-    asked: dict[str, ToolCall] = {}
-    started: dict[str, ToolStart] = {}
-    for event in events:
-        if isinstance(event, Message):
-            msg = event.message
-            messages.append(msg)
-            for call in msg.toolCalls or ():
-                asked[call.id] = call
-            if msg.role == "tool" and msg.toolCallId is not None:
-                asked.pop(msg.toolCallId, None)
-                started.pop(msg.toolCallId, None)
-            continue
-        skipped += 1
-        if isinstance(event, ToolStart):
-            started[event.id] = event
-    open_calls = [_classify(call, started.get(call_id)) for call_id, call in asked.items()]
-    return Replayed(messages, len(messages), skipped, open_calls)
+    replayer = Replayer()
+    replayer.feed(events)
+    return replayer.result()
+
+
+class Replayer:
+    """Replay fed in runs of events as a reader streams them, so no run is kept after it is fed."""
+
+    def __init__(self) -> None:
+        self.messages: list[ChatMessage] = []
+        self.skipped = 0
+        self._asked: dict[str, ToolCall] = {}
+        self._started: dict[str, ToolStart] = {}
+
+    def feed(self, events: Iterable[Event], _lines: object = None) -> None:
+        """Take the next run of events (the second argument lets it serve as a reader's sink)."""
+        messages, asked, started = self.messages, self._asked, self._started
+        for event in events:
+            if type(event) is Message:
+                msg = event.message
+                messages.append(msg)
+                if msg.toolCalls:
+                    for call in msg.toolCalls:
+                        asked[call.id] = call
+                if msg.role == "tool" and msg.toolCallId is not None:
+                    asked.pop(msg.toolCallId, None)
+                    started.pop(msg.toolCallId, None)
+                continue
+            self.skipped += 1
+            if type(event) is ToolStart:
+                started[event.id] = event
+
+    def result(self) -> Replayed:
+        open_calls = [_classify(call, self._started.get(call_id)) for call_id, call in self._asked.items()]
+        return Replayed(self.messages, len(self.messages), self.skipped, open_calls)
 
 
 def _classify(call: ToolCall, start: ToolStart | None) -> OpenCall:

@@ -11,13 +11,14 @@ import fcntl
 import os
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, NoReturn, TypeVar
 
 import msgspec
 
 from .events import KnownEvent
-from .reader import JournalError, open_for_reading, read_events
+from .reader import EventSink, JournalError, ReadVerdict, open_for_reading, scan_events
 from .store import lock_holder
 
 FsyncPolicy = Literal["event", "batch", "none"]
@@ -152,9 +153,20 @@ class JournalWriter:
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, fsync: FsyncPolicy = "event", ops: FileOps | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        fsync: FsyncPolicy = "event",
+        ops: FileOps | None = None,
+        on_events: EventSink | None = None,
+        check: Callable[[ReadVerdict], object] | None = None,
     ) -> JournalWriter:
-        """An existing journal, to append to: seq continues, a torn tail is moved aside first."""
+        """An existing journal, to append to: seq continues, a torn tail is moved aside first.
+
+        The journal is read once, under the lock, keeping no events: `on_events` sees each run of
+        them as they are validated (a resume replays from it), then `check` sees the verdict before
+        anything is written; an exception from either leaves the file untouched and unlocked.
+        """
         path, ops = Path(path), ops or FileOps()
         os.close(open_for_reading(path))  # the same checks and errors as reading: missing, link, folder
         try:
@@ -163,9 +175,11 @@ class JournalWriter:
             raise JournalError(f"{path}: permission denied (cannot append)") from None
         try:
             _lock(fd, path)
-            result = read_events(path)
+            result = scan_events(path, on_events or _ignore)
             if result.reason is not None and not result.torn:
                 raise JournalCorrupt(path, result.stopped_at_line or 0, result.reason)
+            if check is not None:
+                check(result)
             size = result.good_bytes
             if result.torn:
                 _set_torn_aside(path, size, ops)
@@ -255,6 +269,10 @@ class JournalWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _ignore(events: object, lines: object) -> None:
+    pass
 
 
 def _lock(fd: int, path: Path) -> None:
