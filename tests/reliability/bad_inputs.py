@@ -1,23 +1,35 @@
-"""The bad-inputs table: each hostile journal, what read_events and `wren log` do with it.
+"""The bad-inputs table: each hostile journal, what read_events, `wren log`, `wren resume` and the viewer do with it.
 
 `python -m tests.reliability.bad_inputs` prints the measured table (markdown) for the README;
-test_bad_inputs.py asserts every row.
+test_bad_inputs.py, test_bad_inputs_resume.py and test_bad_inputs_viewer.py assert every row.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.journal.helpers import write_journal
+from tests.tui.conftest import FixedClock, screen_text, wait_for
+from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.reader import JournalError, read_events
+from wren_tui.tui.app import WrenApp
+from wren_tui.tui.widgets.status_line import StatusLine
+
+REPO = Path(__file__).resolve().parents[2]
+# Asks the scripted model about the replayed conversation: an answer without tools, so resume appends and ends.
+RESUME_MESSAGE = "what did you find earlier?"
 
 N = 13  # events in the sample session
 _LINE = b'{"seq":%d,"ts":"2026-01-01T00:00:00.000Z","type":"message","message":{"role":"user","content":"%s"}}\n'
@@ -236,7 +248,9 @@ def _as_user(args: list[str], *, cwd: Path, plain: bool) -> subprocess.Completed
     """Run a child; with `plain`, as root without its power to read every file (a user is never root)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
     drop = _without_root_powers if plain and os.geteuid() == 0 else None
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, preexec_fn=drop)
+    return subprocess.run(
+        args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, preexec_fn=drop
+    )
 
 
 def measure(case: Case, folder: Path) -> Outcome:
@@ -263,17 +277,149 @@ def measure(case: Case, folder: Path) -> Outcome:
     return Outcome(events, outcome, text, log.returncode, last)
 
 
+def _bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when it is not a regular file we can read (missing, folder, symlink)."""
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Resumed:
+    exit: int
+    stdout: str
+    stderr: str
+    before: bytes | None  # the journal's bytes before and after resume (None: not a regular file)
+    after: bytes | None
+    torn: bytes | None  # what resume set aside in <name>.torn, if anything
+
+
+def measure_resume(case: Case, folder: Path, workspace: Path, message: str | None = RESUME_MESSAGE) -> Resumed:
+    """`wren resume --yes --dir FOLDER ID [MESSAGE]` in a fresh demo workspace, as a user types it."""
+    path = case.build(folder)
+    prepare_workspace(workspace)
+    before = _bytes(path)
+    args = [sys.executable, "-m", "wren_tui", "resume", "--yes", "--dir", str(folder), path.stem]
+    proc = _as_user([*args, *([message] if message else [])], cwd=workspace, plain=case.as_user)
+    torn = path.with_name(path.name + ".torn")
+    return Resumed(proc.returncode, proc.stdout, proc.stderr, before, _bytes(path), _bytes(torn))
+
+
+@dataclass(frozen=True)
+class Viewed:
+    events: int
+    integrity: str | None  # the status line's "stopped at line N: reason"
+    status: str  # the status line as shown
+    screen: str
+    crash: str | None  # the exception that ended the app, if one did
+    before: bytes | None
+    after: bytes | None
+    names: list[str]  # the folder's entries afterwards
+
+
+async def _view(path: Path) -> tuple[int, str | None, str, str]:
+    app = WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime(2026, 1, 1, 0, 1, tzinfo=UTC)))
+    async with app.run_test(size=(140, 40)) as pilot:
+
+        def settled() -> bool:
+            # The first read happens on mount; a long journal is then indexed in the background ("busy").
+            lines = app.screen.query(StatusLine)
+            return bool(lines) and bool(lines.first().status.session) and lines.first().status.busy is None
+
+        await wait_for(pilot, settled, "the status line to show the journal read")
+        await pilot.pause()
+        line = app.screen.query_one(StatusLine)
+        return line.status.events, line.status.integrity, str(line.render()), screen_text(app)
+
+
+def view(path: Path) -> tuple[int, str | None, str, str]:
+    """The viewer's session screen on `path` through Pilot: events, integrity, status line, screen text."""
+    return asyncio.run(_view(path))
+
+
+def measure_viewer(case: Case, folder: Path) -> Viewed:
+    path = case.build(folder)
+    before = _bytes(path)
+    crash = None
+    events, integrity, status, screen = 0, None, "", ""
+    if case.as_user and os.geteuid() == 0:
+        # root reads anything: the viewer runs in a child without that power and reports as JSON
+        child = _as_user(
+            [sys.executable, "-m", "tests.reliability.bad_inputs", "--view", str(path)], cwd=REPO, plain=True
+        )
+        if child.returncode != 0:
+            crash = child.stderr.strip()[-2000:]
+        else:
+            got = json.loads(child.stdout.strip().splitlines()[-1])
+            events, integrity, status, screen = got["events"], got["integrity"], got["status"], got["screen"]
+    else:
+        try:
+            events, integrity, status, screen = view(path)
+        except Exception as exc:  # the table records a crash; the tests fail on it
+            crash = f"{type(exc).__name__}: {exc}"
+    names = sorted(p.name for p in folder.iterdir())
+    return Viewed(events, integrity, status, screen, crash, before, _bytes(path), names)
+
+
+def _cell(text: str, tmp: str) -> str:
+    text = re.sub(re.escape(tmp) + r"/(log|resume|view|workspace)", "DIR", text)
+    return " ".join(text.replace("|", "\\|").split())[:110] or "-"
+
+
+def _resume_cell(got: Resumed) -> str:
+    if got.exit != 0:
+        return f"{got.exit}: {got.stderr.strip().removeprefix('wren: ')}"
+    first = (got.stdout.strip().splitlines() or [""])[0]
+    kept = (
+        got.before is not None
+        and got.after is not None
+        and got.after.startswith(got.before.removesuffix(got.torn or b""))
+    )
+    aside = f"; {len(got.torn)} B set aside in .torn" if got.torn is not None else ""
+    wrote = (
+        f"; {len(got.after or b'') - len(got.before or b'') + len(got.torn or b'')} B appended"
+        if got.after != got.before
+        else "; nothing written"
+    )
+    return f"0: {first}{aside}{wrote}{'' if kept else '; PREFIX CHANGED'}"
+
+
+def _viewer_cell(got: Viewed) -> str:
+    if got.crash is not None:
+        return f"CRASH: {got.crash.splitlines()[-1]}"
+    same = "" if got.before == got.after else "; FILE CHANGED"
+    return f"{got.events} events{'; ' + got.integrity if got.integrity else ''}{same}"
+
+
 def table() -> str:
-    rows = ["| input | read_events: events, outcome, reason | `wren log`: exit, last words |", "| --- | --- | --- |"]
+    rows = [
+        "| input | read_events: events, outcome, reason | `wren log`: exit, last words"
+        " | `wren resume ID MESSAGE`: exit, words | viewer: status line |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for case in CASES:
         with tempfile.TemporaryDirectory() as tmp:
-            got = measure(case, Path(tmp))
-        events = "-" if got.events is None else str(got.events)
-        text = got.text.replace(tmp, "DIR").replace("|", "\\|")[:110]
-        log = got.log_output.replace(tmp, "DIR").replace("|", "\\|")[:110]
-        rows.append(f"| {case.name} | {events}, {got.outcome}: {text or '-'} | {got.log_exit}: {log or '-'} |")
+            got = measure(case, _fresh(Path(tmp) / "log"))
+            resumed = measure_resume(case, _fresh(Path(tmp) / "resume"), Path(tmp) / "workspace")
+            viewed = measure_viewer(case, _fresh(Path(tmp) / "view"))
+            events = "-" if got.events is None else str(got.events)
+            rows.append(
+                f"| {case.name} | {events}, {got.outcome}: {_cell(got.text, tmp)} "
+                f"| {got.log_exit}: {_cell(got.log_output, tmp)} "
+                f"| {_cell(_resume_cell(resumed), tmp)} | {_cell(_viewer_cell(viewed), tmp)} |"
+            )
     return "\n".join(rows)
 
 
+def _fresh(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    return folder
+
+
 if __name__ == "__main__":
-    print(table())
+    if sys.argv[1:2] == ["--view"]:
+        events, integrity, status, screen = view(Path(sys.argv[2]))
+        print(json.dumps({"events": events, "integrity": integrity, "status": status, "screen": screen}))
+    else:
+        print(table())
