@@ -102,12 +102,8 @@ def test_resume_with_nothing_to_do_leaves_a_torn_journal_untouched(tmp_path: Pat
     assert got.after == got.before and got.torn is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: wren_tui/agent/session.py resume_session prefixes the reader's reason, which already starts with "
-    "'line N: ', with another 'line N: ' (prints 'line 4: line 4: it is not JSON')",
-)
 def test_resume_names_the_bad_line_once(tmp_path: Path) -> None:
+    """The reader's reason already starts with "line N: "; the sentence must not say it twice."""
     folder, workspace = _folders(tmp_path)
     got = measure_resume(next(c for c in CORRUPT if c.name == "NaN"), folder, workspace)
     assert got.exit == 4
