@@ -6,8 +6,11 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.journal.helpers import write_journal
+from tests.journal.strategies import journals, mixed_journals
 from wren_tui.journal.events import ChatMessage, Fork, Message
 from wren_tui.journal.fork import NotAForkPoint, fork, fork_points
 from wren_tui.journal.reader import read_events
@@ -83,3 +86,27 @@ def test_a_fork_of_a_torn_journal_copies_only_whole_lines(tmp_path: Path) -> Non
     forked = fork(parent, 12)
     assert b'{"seq":14' not in forked.path.read_bytes()
     assert read_events(forked.path).ok
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(journals, mixed_journals()))
+def test_fork_takes_exactly_the_points_fork_points_lists_and_copies_their_exact_prefix(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    folder = tmp_path_factory.mktemp("forks")
+    parent = folder / PARENT
+    parent.write_bytes(data)
+    (folder / "out").mkdir()
+    result = read_events(parent)
+    clean = [p.seq for p in fork_points(result.events)]
+    for seq in range(result.last_seq + 2):
+        if seq not in clean:
+            with pytest.raises(NotAForkPoint) as refused:
+                fork(parent, seq, folder=folder / "out")
+            assert [p.seq for p in refused.value.points] == clean
+            continue
+        forked = fork(parent, seq, folder=folder / "out")
+        index = next(i for i, e in enumerate(result.events) if e.seq == seq)
+        assert forked.path.read_bytes().startswith(data[: result.line_ends[index]])
+        assert read_events(forked.path).events[:-1] == result.events[: index + 1]
+    assert parent.read_bytes() == data

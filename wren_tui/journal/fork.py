@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .events import Event, Fork, Message
-from .reader import JournalError, open_for_reading, read_events
+from .reader import JournalError, open_for_reading, read_events, scan_events
 from .store import SUFFIX, new_session_id, session_id_of
 from .writer import FileOps, encode_line, now_ts, write_all
 
@@ -76,12 +77,9 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     """
     parent, ops = Path(parent), ops or FileOps()
     folder = folder or parent.parent
-    result = read_events(parent)
-    points = fork_points(result.events)
-    index = next((i for i, e in enumerate(result.events) if e.seq == seq), None)
-    if index is None or not any(p.seq == seq for p in points):
-        raise NotAForkPoint(parent, seq, points)
-    prefix_len = result.line_ends[index]
+    prefix_len = _clean_line_end(parent, seq)
+    if prefix_len is None:
+        raise NotAForkPoint(parent, seq, fork_points(read_events(parent).events))
     parent_id = session_id_of(parent)
     new_id = new_session_id()
     while (folder / f"{new_id}{SUFFIX}").exists():
@@ -106,6 +104,55 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     ops.rename(tmp, final)
     ops.fsync_dir(folder)
     return Forked(new_id, final, parent_id, seq)
+
+
+class _Reached(Exception):
+    """The fork line has been read and checked: nothing after it can change the fork."""
+
+
+def _clean_line_end(parent: Path, seq: int) -> int | None:
+    """Where the line of `seq` ends, if it reads cleanly and is a clean point; None if not.
+
+    The journal is streamed and no event is kept: only the calls still open and the bytes read.
+    """
+    open_calls: set[str] = set()
+    offset = 0
+    found: list[int] = []
+
+    def take(events: list[Event], lines: bytes) -> None:
+        nonlocal offset
+        for i, event in enumerate(events):
+            if event.seq >= seq:
+                if event.seq == seq and _is_clean(event, open_calls):
+                    found.append(_line_end(lines, i) + offset)
+                raise _Reached
+            if type(event) is Message:
+                msg = event.message
+                if msg.role == "tool":
+                    if msg.toolCallId is not None:
+                        open_calls.discard(msg.toolCallId)
+                elif msg.toolCalls:
+                    open_calls.update(call.id for call in msg.toolCalls)
+        offset += len(lines)
+
+    with contextlib.suppress(_Reached):
+        scan_events(parent, take)
+    return found[0] if found else None
+
+
+def _is_clean(event: Event, open_calls: set[str]) -> bool:
+    """The same rule as fork_points: a user message or a tool-free assistant message, no call open."""
+    if type(event) is not Message or open_calls:
+        return False
+    return event.message.role != "tool" and not event.message.toolCalls
+
+
+def _line_end(lines: bytes, index: int) -> int:
+    """Just past the newline of line `index` (from 0) in a run of whole lines."""
+    end = -1
+    for _ in range(index + 1):
+        end = lines.index(b"\n", end + 1)
+    return end + 1
 
 
 def _copy_prefix(src: int, dst: int, length: int, ops: FileOps) -> None:
