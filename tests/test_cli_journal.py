@@ -108,3 +108,36 @@ def test_a_session_id_that_tries_to_leave_the_folder_is_refused(tmp_path: Path) 
     proc = run_wren(["log", "../../etc/passwd", "--dir", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 1
     assert "is neither a session id" in proc.stderr
+
+
+def test_log_json_gives_each_line_as_written_and_where_a_corrupt_journal_stopped(tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    lines = path.read_bytes().splitlines()
+    with open(path, "ab") as f:
+        f.write(b"not json\n" + lines[-1] + b"\n")
+    proc = run_wren(["log", "--json", str(path)], cwd=tmp_path)
+    assert proc.returncode == 4
+    doc = json.loads(proc.stdout)
+    assert doc["events"] == [json.loads(line) for line in lines]
+    assert [e["crc"] for e in doc["events"]] == [line[-10:-2].decode() for line in lines]
+    assert (doc["stoppedAtLine"], doc["stoppedAtOffset"]) == (
+        len(lines) + 1,
+        path.stat().st_size - 9 - len(lines[-1]) - 1,
+    )
+    assert doc["reason"] == f"line {len(lines) + 1}: it is not JSON" and doc["torn"] is False
+    assert (doc["id"], doc["path"], doc["warnings"]) == (path.stem, str(path), [])
+
+
+def test_log_json_stays_valid_json_when_a_line_holds_bad_utf8_in_a_field_the_reader_skips(tmp_path: Path) -> None:
+    path = tmp_path / "foreign.jsonl"
+    path.write_bytes(
+        b'{"seq":1,"ts":"t","type":"run_end","reason":"done","note":"\xff\xfe"}\n'
+        b'{"seq":2,"ts":"t","type":"message","message":{"role":"user","content":"caf\xc3\xa9"}}\n'
+    )
+    proc = run_wren(["log", "--json", str(path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["events"] == [
+        {"seq": 1, "ts": "t", "type": "run_end", "reason": "done"},
+        {"seq": 2, "ts": "t", "type": "message", "message": {"role": "user", "content": "café"}},
+    ]

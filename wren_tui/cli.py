@@ -17,7 +17,7 @@ import msgspec
 from . import __version__
 from .journal.events import Event, Message, ToolEnd, ToolStart, Usage, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_points
-from .journal.reader import JournalError, ReadResult, read_events
+from .journal.reader import JournalError, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -77,7 +77,7 @@ def summarize(event: Event) -> str:
     return " ".join(f"{k}={v!r}" for k, v in fields.items())
 
 
-def stop_sentence(result: ReadResult) -> str:
+def stop_sentence(result: ReadResult | ReadVerdict) -> str:
     """Where and why reading stopped, and what a person can do about it."""
     line = result.stopped_at_line
     reason = (result.reason or "").removeprefix(f"line {line}: ")
@@ -89,28 +89,57 @@ def stop_sentence(result: ReadResult) -> str:
 
 def cmd_log(args: argparse.Namespace) -> int:
     path = resolve(folder_of(args), args.session)
-    result = read_events(path)
-    if args.json:
-        print_json(
-            {
-                "id": session_id_of(path),
-                "path": str(path),
-                "events": [to_builtins(e) for e in result.events],
-                "stoppedAtLine": result.stopped_at_line,
-                "stoppedAtOffset": result.stopped_at_offset,
-                "reason": result.reason,
-                "torn": result.torn,
-                "warnings": result.warnings,
-            }
-        )
-    else:
-        for event in result.events:
-            out(f"{event.seq:>6}  {event.ts}  {event_type(event):<10}  {summarize(event)}")
-        for warning in result.warnings:
-            err(f"warning: {warning}")
-        if result.reason is not None:
-            out(stop_sentence(result))
+    result = _log_json(path) if args.json else _log_text(path)
     return EXIT_OK if result.reason is None else EXIT_UNREADABLE
+
+
+def _log_text(path: Path) -> ReadVerdict:
+    def show(events: list[Event], _lines: bytes) -> None:
+        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {summarize(e)}\n" for e in events))
+
+    result = scan_events(path, show)
+    for warning in result.warnings:
+        err(f"warning: {warning}")
+    if result.reason is not None:
+        out(stop_sentence(result))
+    return result
+
+
+def _log_json(path: Path) -> ReadVerdict:
+    """One document, streamed: each event is its line as written (with its crc member), never re-encoded."""
+    write = sys.stdout.buffer.write
+    head = b'{"id":%s,"path":%s,"events":[' % (_json.encode(session_id_of(path)), _json.encode(str(path)))
+    started = False
+
+    def emit(events: list[Event], lines: bytes) -> None:
+        nonlocal started
+        # Nothing is written before the journal opens, so an unreadable one prints only its error.
+        write((b"," if started else head) + _events_json(events, lines))
+        started = True
+
+    result = scan_events(path, emit)
+    tail = {
+        "stoppedAtLine": result.stopped_at_line,
+        "stoppedAtOffset": result.stopped_at_offset,
+        "reason": result.reason,
+        "torn": result.torn,
+        "warnings": result.warnings,
+    }
+    write((b"" if started else head) + b"]," + _json.encode(tail)[1:] + b"\n")
+    sys.stdout.flush()
+    return result
+
+
+def _events_json(events: list[Event], lines: bytes) -> bytes:
+    """The events as JSON values joined by commas: their lines as written when those are valid UTF-8."""
+    if not lines.isascii():
+        try:
+            lines.decode("utf-8")
+        except UnicodeDecodeError:
+            # The decoder skips unknown fields unchecked, so a valid line may hold bad bytes there.
+            return b",".join(_json.encode(to_builtins(e)) for e in events)
+    # A JSON line holds no raw newline, so each newline is exactly a boundary between two events.
+    return lines[:-1].replace(b"\n", b",")
 
 
 # --- wren ls --------------------------------------------------------------------------------
@@ -203,7 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
         "events before the damage, then where reading stopped and why, and exit 4.",
     )
     p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
-    p.add_argument("--json", action="store_true", help="one JSON document for scripts")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON document for scripts; each event is its journal line as written (crc member included)",
+    )
     p.set_defaults(handler=cmd_log)
 
     p = sub.add_parser(
