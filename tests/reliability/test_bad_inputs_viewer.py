@@ -14,23 +14,13 @@ from wren_tui.journal.store import SessionNotFound, resolve
 
 SID = "s-20260101-000000-abcd"
 LINK = "s-20260101-000000-link"
-# Their only (or last) event has ts "t": the status line's "time since the last event" parses it and raises.
-TS_CRASH = {"duplicate keys (no CRC; the last value wins)", "an unknown type"}
-TS_BUG = (
-    "bug: wren_tui/tui/timeline.py seconds_since_last calls journal/store.py parse_ts on the last event's ts; "
-    "a ts that is a string but not ISO-8601 (the reader accepts it) raises ValueError and ends the viewer"
-)
 READ = [
-    pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=TS_BUG)] if c.name in TS_CRASH else [])
+    pytest.param(c, id=c.name)
     for c in CASES
     if c.events is not None
 ]
 REFUSED = [c for c in CASES if c.events is None]
 UNEXPLAINED = [c for c in REFUSED if c.name != "missing file"]
-OPEN_BUG = (
-    "bug: wren_tui/tui/screens/session.py _open_journal treats every JournalError as 'not there yet': a folder, "
-    "a symlink or an unreadable file is shown as an empty session with no sentence saying why"
-)
 
 
 def _journals(tmp_path: Path) -> Path:
@@ -72,7 +62,6 @@ def test_the_viewer_on_a_path_it_cannot_read_neither_crashes_nor_writes(tmp_path
     assert got.names == expected.get(case.name, [f"{SID}.jsonl"])
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN_BUG)
 @pytest.mark.parametrize("case", UNEXPLAINED, ids=[c.name for c in UNEXPLAINED])
 def test_the_viewer_says_why_it_cannot_read_a_path(tmp_path: Path, case: Case) -> None:
     got = measure_viewer(case, _journals(tmp_path))
@@ -107,11 +96,6 @@ def test_wren_watch_takes_a_folder_named_like_a_journal_as_a_journals_folder(tmp
     assert "Traceback" not in watched.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: wren_tui/journal/store.py resolve checks only path.exists() for a session id, which follows a "
-    "symlink and accepts a folder, so `wren watch --dir D ID` opens the viewer on them (`wren watch PATH` refuses)",
-)
 @pytest.mark.parametrize("case_name", ["a symlink to a journal", "a folder where the journal should be"])
 def test_a_session_id_naming_a_symlink_or_a_folder_is_refused(tmp_path: Path, case_name: str) -> None:
     folder = _journals(tmp_path)

@@ -61,20 +61,25 @@ def resolve(folder: Path, ref: str) -> Path:
         raise SessionNotFound("a session id cannot contain a NUL byte")
     if SESSION_ID.match(ref):
         path = folder / f"{ref}{SUFFIX}"
-        if not path.exists():
+        if not os.path.lexists(path):
             raise SessionNotFound(f"no session {ref} in {folder}")
-        return path
+        return _journal_file(path)
     candidate = Path(ref).expanduser()
     # Only a .jsonl name is taken as a path, so a mistyped id cannot open some other file.
     if candidate.suffix == SUFFIX:
-        if candidate.is_symlink():
-            raise SessionNotFound(f"{candidate}: is a symbolic link; journals are opened only directly")
-        if candidate.exists() and not candidate.is_file():
-            raise SessionNotFound(f"{candidate}: not a regular file, so not a journal")
-        if not candidate.is_file():
+        if not os.path.lexists(candidate):
             raise SessionNotFound(f"{candidate}: no such journal file")
-        return candidate
+        return _journal_file(candidate)
     raise SessionNotFound(f"{ref!r} is neither a session id (s-YYYYMMDD-HHMMSS-xxxx) nor a path to a .jsonl journal")
+
+
+def _journal_file(path: Path) -> Path:
+    """The same refusals for an id and a path: a journal is a regular file, never reached through a link."""
+    if path.is_symlink():
+        raise SessionNotFound(f"{path}: is a symbolic link; journals are opened only directly")
+    if not path.is_file():
+        raise SessionNotFound(f"{path}: not a regular file, so not a journal")
+    return path
 
 
 def journal_paths(folder: Path) -> list[Path]:
@@ -138,14 +143,20 @@ class SessionInfo:
     def duration_s(self) -> float | None:
         if not self.started or not self.last_ts:
             return None
-        try:
-            return (parse_ts(self.last_ts) - parse_ts(self.started)).total_seconds()
-        except (ValueError, TypeError):
-            return None  # lines from another writer may carry a ts in some other shape
+        first, last = parse_ts(self.started), parse_ts(self.last_ts)
+        return None if first is None or last is None else (last - first).total_seconds()
 
 
-def parse_ts(ts: str) -> datetime:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+def parse_ts(ts: str) -> datetime | None:
+    """A journal ts as an aware UTC time; None for a ts in a shape this version cannot read.
+
+    Lines from other writers may carry any string as ts, and the reader keeps them.
+    """
+    try:
+        moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row

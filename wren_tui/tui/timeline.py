@@ -241,8 +241,8 @@ class Timeline:
         )
 
     def seconds_since_last(self, now: datetime) -> float | None:
-        last = self.last_ts
-        return None if last is None else max(0.0, (now - parse_ts(last)).total_seconds())
+        last = None if self.last_ts is None else parse_ts(self.last_ts)
+        return None if last is None else max(0.0, (now - last).total_seconds())
 
     @property
     def stream_text(self) -> str:

@@ -96,6 +96,7 @@ class SessionScreen(Screen[None]):
         self._indexing: float | None = None  # how much of the whole index is built, while it is
         self._searching: float | None = None
         self._stopped: str | None = None
+        self._cannot_read: str | None = None
         self._query = ""
 
     def compose(self) -> ComposeResult:
@@ -134,10 +135,14 @@ class SessionScreen(Screen[None]):
         self._close_journal()
         self._generation += 1
         self._indexing = None
+        self._cannot_read = None
         try:
             fd = open_for_reading(self.path)
-        except JournalError:
-            self._install(Timeline(), None)  # not there yet: the watcher sees it arrive
+        except JournalError as exc:
+            # A missing journal may still arrive (the watcher sees it); any other refusal is said.
+            if os.path.lexists(self.path):
+                self._cannot_read = str(exc)
+            self._install(Timeline(), None)
             return
         st = os.fstat(fd)
         self._fd, self._inode = fd, (st.st_dev, st.st_ino)
@@ -266,6 +271,8 @@ class SessionScreen(Screen[None]):
             self.tools.writer_alive = self.writer_alive
 
     def _integrity(self) -> str | None:
+        if self._cannot_read is not None:
+            return self._cannot_read
         if self._stopped is not None:
             return f"stopped at {self._stopped}"
         if self.writer_alive:

@@ -131,8 +131,8 @@ class ToolTimings(ScrollView, can_focus=True):
         elapsed = ""
         if end is not None and end.elapsedMs is not None:
             elapsed = f"{end.elapsedMs} ms"
-        elif row.start is not None and state == "running":
-            seconds = (self.clock() - parse_ts(row.start.ts)).total_seconds()
+        elif row.start is not None and state == "running" and (started := parse_ts(row.start.ts)) is not None:
+            seconds = (self.clock() - started).total_seconds()
             elapsed = f"{max(seconds, 0):.0f} s…"
         size = f"{end.chars}" if end is not None and end.chars is not None else ""
         notes: list[str] = [state]
