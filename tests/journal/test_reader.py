@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import os
 import tracemalloc
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import FIXTURES
 from tests.journal.helpers import reference_read, session_events, write_journal
 from wren_tui.journal.events import ChatMessage, Message, ToolEnd, UnknownEvent
-from wren_tui.journal.reader import JournalError, read_events
+from wren_tui.journal.reader import _CRC_SUFFIX_LEN, JournalError, read_events
 from wren_tui.journal.writer import encode_line
 
 EXTERNAL = sorted((FIXTURES / "external").glob("*/*.jsonl"))
@@ -315,3 +317,25 @@ def test_to_builtins_of_read_events_round_trips_through_json(tmp_path: Path) -> 
     assert [to_builtins(e) for e in read_events(path).events] == [
         {k: v for k, v in d.items() if k != "crc"} for d in lines
     ]
+
+
+@pytest.mark.parametrize(
+    "recrc",
+    [
+        lambda line, crc: line[:-10] + b"%08X" % crc + line[-2:],  # uppercase hex: int() takes it
+        lambda line, crc: line[:-10] + b"+%07x" % crc + line[-2:] if crc < 1 << 28 else line,
+        lambda line, crc: line[:-10] + b"0x%06x" % crc + line[-2:] if crc < 1 << 24 else line,
+        lambda line, crc: line[:-10] + b"%08x" % (crc ^ 1) + line[-2:],  # a wrong CRC
+        lambda line, crc: line[:-10] + b"%08x" % crc + b"}",  # the quote before the brace lost
+    ],
+)
+def test_every_way_of_writing_a_crc_reads_as_line_by_line_reading_says(tmp_path: Path, recrc: Any) -> None:
+    path = tmp_path / "j.jsonl"
+    lines = [encode_line(Message(message=ChatMessage(role="user", content=f"m{i}")), i, "t") for i in range(1, 40)]
+    for i in (5, 17):
+        body = lines[i][: -_CRC_SUFFIX_LEN - 1]
+        lines[i] = recrc(lines[i][:-1], zlib.crc32(body)) + b"\n"
+    data = b"".join(lines)
+    path.write_bytes(data)
+    result, ref = read_events(path), reference_read(data)
+    assert (result.events, result.stopped_at_line, result.reason) == (ref.events, ref.stopped_at_line, ref.reason)

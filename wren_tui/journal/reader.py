@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import zlib
 from array import array
 from collections.abc import Callable
@@ -216,20 +217,18 @@ class _Lines:
             return False
         lines = whole.splitlines(keepends=True)
         n = len(lines)
-        if min(map(len, lines)) < _CRC_SUFFIX_LEN + 3:
-            return False
+        # A line of 1 or 2 bytes more than the suffix checked below cannot decode as an object, so
+        # decode_lines refuses every line parse_line would not check for a CRC.
         tails: list[bytes] = list(map(_cut, lines, repeat(_TAIL)))
-        if list(map(_cut, tails, repeat(_TAIL_MARK))).count(_CRC_MARK) != n:
-            return False
-        if list(map(_cut, tails, repeat(_TAIL_END))).count(b'"}\n') != n:
+        expected = _crc_values(b"".join(tails), n)
+        if expected is None:
             return False
         try:
-            expected = list(map(_int, map(_cut, tails, repeat(_TAIL_HEX)), repeat(16)))
             decoded: list[KnownEvent] = _decoder.decode_lines(whole)
-        except (ValueError, msgspec.DecodeError, RecursionError):
+        except (msgspec.DecodeError, RecursionError):
             return False
-        if len(decoded) != n or min(expected) < 0:
-            return False  # decode_lines skips blank lines; a negative "crc" would wrap in zlib
+        if len(decoded) != n:
+            return False  # decode_lines skips blank lines
         # crc32(A + T) == crc32(T, crc32(A)) and crc32(T, x) is one-to-one in x: so this is crc32(A) == expected
         if list(map(zlib.crc32, lines)) != list(map(zlib.crc32, tails, expected)):
             return False
@@ -292,16 +291,45 @@ class _Lines:
         return self.reason is None and scan > self.offset
 
 
+# Each tail is ,"crc":"hhhhhhhh"}\n; columns of the joined tails are taken with one strided slice each.
+_TAIL_COLUMNS = tuple((k, _CRC_MARK[k : k + 1]) for k in range(8)) + tuple(
+    (k, b'"}\n'[k - 16 : k - 15]) for k in range(16, 19)
+)
+# Lowercase hex digits to their value, anything else to 0xff (uppercase or other forms go line by line).
+_NIBBLE = bytes(int(chr(b), 16) if chr(b) in "0123456789abcdef" else 0xFF for b in range(256))
+
+
+def _crc_values(tails: bytes, n: int) -> list[int] | None:
+    """The CRC each of `n` joined line tails carries, or None unless every tail is our exact suffix.
+
+    Works column by column over all lines at once: a line's 8 hex digits become 4 bytes by big-integer
+    arithmetic on whole columns (no carries: each byte is hi * 16 + lo <= 255), then one array.
+    """
+    width = _CRC_SUFFIX_LEN + 1
+    if len(tails) != width * n:
+        return None  # some line is shorter than the suffix
+    for k, byte in _TAIL_COLUMNS:
+        if tails[k::width] != byte * n:
+            return None
+    nibbles = [tails[k::width].translate(_NIBBLE) for k in range(8, 16)]
+    if any(b"\xff" in column for column in nibbles):
+        return None
+    packed = bytearray(4 * n)
+    for j in range(4):
+        hi, lo = int.from_bytes(nibbles[2 * j], "big"), int.from_bytes(nibbles[2 * j + 1], "big")
+        packed[j::4] = ((hi << 4) | lo).to_bytes(n, "big")
+    values = array("I", packed)  # 4 bytes on every platform CPython builds for; else the CRCs mismatch: slow path
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values.tolist()
+
+
 _SEQ = attrgetter("seq")
-# operator.getitem and int, typed for the byte slices they take here (map() calls them from C)
+# operator.getitem, typed for the byte slices it takes here (map() calls it from C)
 _cut = cast(Callable[[bytes, slice], bytes], getitem)
-_int = cast(Callable[[bytes, int], int], int)
 _TS = attrgetter("ts")
 # The last bytes of a line we wrote: ,"crc":"xxxxxxxx"}\n
 _TAIL = slice(-_CRC_SUFFIX_LEN - 1, None)
-_TAIL_MARK = slice(0, 8)
-_TAIL_HEX = slice(8, 16)
-_TAIL_END = slice(16, None)
 
 
 def _extend(events: list[Event]) -> EventSink:
