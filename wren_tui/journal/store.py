@@ -6,14 +6,16 @@ import os
 import re
 import secrets
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import compress
+from operator import attrgetter
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from .events import Event, Fork, Message, RunEnd, RunStart, ToolStart, Usage
-from .reader import JournalError, read_events, read_head_and_tail
+from .reader import JournalError, read_head_and_tail, scan_events
 from .replay import replay
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
@@ -100,18 +102,20 @@ def latest(folder: Path) -> Path:
     raise SessionNotFound(f"no sessions in {folder}")
 
 
-def lock_holder(path: Path) -> int | None:
+def lock_holder(path: Path, locks: str | None = None) -> int | None:
     """The pid holding the write lock on a journal, read from /proc/locks; None if nobody does.
 
     Reading /proc/locks takes no lock itself, so a viewer can ask without disturbing a writer.
+    `locks` is that table already read, when many journals are asked about at once.
     """
     try:
         st = os.stat(path)
-        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
-            table = locks.read()
+        table = _read_locks() if locks is None else locks
     except OSError:
         return None
     dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    if dev not in table:
+        return None
     for row in table.splitlines():
         parts = row.split()
         # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a blocked waiter's row has "->" first
@@ -121,6 +125,11 @@ def lock_holder(path: Path) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _read_locks() -> str:
+    with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+        return locks.read()
 
 
 @dataclass(frozen=True)
@@ -162,7 +171,7 @@ def parse_ts(ts: str) -> datetime | None:
 WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row
 
 
-def describe(path: Path) -> SessionInfo:
+def describe(path: Path, locks: str | None = None) -> SessionInfo:
     """One journal's listing row, derived from its events and whether a writer holds it.
 
     A journal over WHOLE_UNDER bytes whose head and tail read cleanly is summarised from them, so a
@@ -171,32 +180,35 @@ def describe(path: Path) -> SessionInfo:
     if path.stat().st_size > WHOLE_UNDER:
         ends = read_head_and_tail(path)
         if ends is not None:
-            return _row(path, ends.head + ends.tail, None, torn=False, exact=False)
-    result = read_events(path)
-    return _row(path, result.events, result.reason, torn=result.torn, exact=True)
+            return _row(path, ends.head + ends.tail, None, torn=False, exact=False, locks=locks)
+    events: list[Event] = []
+    result = scan_events(path, lambda chunk, _lines: events.extend(chunk))
+    return _row(path, events, result.reason, torn=result.torn, exact=True, locks=locks)
 
 
-def _row(path: Path, events: list[Event], reason: str | None, *, torn: bool, exact: bool) -> SessionInfo:
-    tokens = 0
-    fork: Fork | None = None
-    calls: list[Event] = []
-    for e in events:  # one pass, no isinstance chains: a row is computed for every journal in the folder
-        if type(e) is Usage:
-            tokens += e.inputTokens + e.outputTokens
-        elif type(e) is Message or type(e) is ToolStart:
-            calls.append(e)
-        elif type(e) is Fork and fork is None:
-            fork = e
+_TOKENS = attrgetter("inputTokens", "outputTokens")
+# isinstance as C functions, so filter(), map() and compress() below run with no Python frame per event
+_is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
+_is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
+_CALL_TYPES = frozenset({Message, ToolStart})
+
+
+def _row(
+    path: Path, events: list[Event], reason: str | None, *, torn: bool, exact: bool, locks: str | None = None
+) -> SessionInfo:
+    tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
+    # Only messages and tool starts decide which calls are open.
+    fork = cast(Fork | None, next(filter(_is_fork, events), None))
     state: State
     if reason is not None and not torn:
         state = "corrupt"
-    elif lock_holder(path) is not None:
+    elif lock_holder(path, locks) is not None:
         state = "live"
     elif torn:
         state = "torn tail"
     elif not events:
         state = "empty"
-    elif replay(calls).uncertain_calls:  # only messages and tool starts decide which calls are open
+    elif replay(compress(events, map(_CALL_TYPES.__contains__, map(type, events)))).uncertain_calls:
         state = "outcome unknown"
     elif _ended(events):
         state = "done"
@@ -230,4 +242,9 @@ def _ended(events: Sequence[Event]) -> bool:
 
 
 def list_sessions(folder: Path) -> list[SessionInfo]:
-    return [describe(p) for p in journal_paths(folder)]
+    paths = journal_paths(folder)
+    try:
+        locks = _read_locks()  # once for the folder, not once per journal
+    except OSError:
+        locks = ""
+    return [describe(p, locks) for p in paths]
