@@ -114,7 +114,8 @@ def _log_json(path: Path) -> ReadVerdict:
     def emit(events: list[Event], lines: bytes) -> None:
         nonlocal started
         # Nothing is written before the journal opens, so an unreadable one prints only its error.
-        write((b"," if started else head) + _events_json(events, lines))
+        write(b"," if started else head)
+        write(_events_json(events, lines))  # apart, so a megabyte of events is not copied once more
         started = True
 
     result = scan_events(path, emit)
