@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Literal
 
 from .events import ChatMessage, Event, Message, ToolCall, ToolStart
+
+_REPLAYED = frozenset({Message, ToolStart})
 
 CallState = Literal["never_started", "read_only_started", "outcome_unknown"]
 
@@ -55,8 +58,12 @@ class Replayer:
 
     def feed(self, events: Iterable[Event], _lines: object = None) -> None:
         """Take the next run of events (the second argument lets it serve as a reader's sink)."""
+        run = events if isinstance(events, list) else list(events)
+        kinds = list(map(type, run))
+        # Only messages and tool starts change the replay; the others are counted, in C, not visited.
+        self.skipped += len(run) - kinds.count(Message)
         messages, asked, started = self.messages, self._asked, self._started
-        for event in events:
+        for event in compress(run, map(_REPLAYED.__contains__, kinds)):
             if type(event) is Message:
                 msg = event.message
                 messages.append(msg)
@@ -66,9 +73,7 @@ class Replayer:
                 if msg.role == "tool" and msg.toolCallId is not None:
                     asked.pop(msg.toolCallId, None)
                     started.pop(msg.toolCallId, None)
-                continue
-            self.skipped += 1
-            if type(event) is ToolStart:
+            elif type(event) is ToolStart:
                 started[event.id] = event
 
     def result(self) -> Replayed:
