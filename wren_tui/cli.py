@@ -165,7 +165,7 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     folder = folder_of(args)
-    sessions = list_sessions(folder, two_processes=True)  # a command on its own: no threads to fork
+    sessions = list_sessions(folder)
     if args.json:
         print_json([_row(s) for s in sessions])
         return EXIT_OK

@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.journal.helpers import session_events, write_journal
-from wren_tui.journal import store
 from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
-from wren_tui.journal.reader import JournalError, read_events
+from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
     SESSION_ID,
     WHOLE_UNDER,
-    SessionInfo,
     SessionNotFound,
     describe,
     journals_dir,
@@ -163,42 +161,3 @@ def test_ls_marks_the_tokens_of_a_big_journal_as_approximate(tmp_path: Path) -> 
     proc = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "~1240" in proc.stdout and "done" in proc.stdout
-
-
-def _many(folder: Path, count: int) -> None:
-    """`count` journals in every state a listing tells apart, cycling."""
-    whole = folder / "model.jsonl"
-    write_journal(whole)
-    data, events = whole.read_bytes(), session_events()
-    whole.unlink()
-    write_journal(whole, events[:5])
-    unknown = whole.read_bytes()
-    whole.unlink()
-    shapes = [data, unknown, data + b'{"seq":14', data + b"garbage\n", b""]
-    for n in range(count):
-        (folder / f"s-20260101-{n // 60:04d}{n % 60:02d}-abcd.jsonl").write_bytes(shapes[n % len(shapes)])
-
-
-def test_listing_in_two_processes_gives_the_same_rows_in_the_same_order(tmp_path: Path) -> None:
-    _many(tmp_path, 150)
-    rows = list_sessions(tmp_path, two_processes=True)
-    assert rows == list_sessions(tmp_path)
-    assert {r.state for r in rows} == {"done", "outcome unknown", "torn tail", "corrupt", "empty"}
-    assert [r.id for r in rows] == sorted((r.id for r in rows), reverse=True)
-
-
-def test_a_journal_the_child_cannot_read_fails_the_listing_as_it_would_in_one_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _many(tmp_path, 100)
-    oldest = min(tmp_path.iterdir())  # in the half the child reads
-    real = store.describe
-
-    def failing(path: Path, locks: str | None = None) -> SessionInfo:
-        if path == oldest:
-            raise JournalError(f"{path}: permission denied")
-        return real(path, locks)
-
-    monkeypatch.setattr(store, "describe", failing)
-    with pytest.raises(JournalError, match="permission denied"):
-        list_sessions(tmp_path, two_processes=True)

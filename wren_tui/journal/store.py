@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
 import re
 import secrets
 import string
@@ -242,49 +241,10 @@ def _ended(events: Sequence[Event]) -> bool:
     return False
 
 
-def list_sessions(folder: Path, *, two_processes: bool = False) -> list[SessionInfo]:
-    """Every journal's row, newest first.
-
-    `two_processes` (for a command run on its own, never inside a program with threads) reads the
-    older half in a forked child, so a big folder is read on two cores.
-    """
+def list_sessions(folder: Path) -> list[SessionInfo]:
     paths = journal_paths(folder)
     try:
         locks = _read_locks()  # once for the folder, not once per journal
     except OSError:
         locks = ""
-    if two_processes and len(paths) >= _SPLIT_FROM and (os.cpu_count() or 1) > 1:
-        middle = len(paths) // 2
-        return _describe_in_child(paths[middle:], locks, lambda: [describe(p, locks) for p in paths[:middle]])
     return [describe(p, locks) for p in paths]
-
-
-_SPLIT_FROM = 64  # below this a second process costs more than it saves
-
-
-def _describe_in_child(paths: list[Path], locks: str, here: Callable[[], list[SessionInfo]]) -> list[SessionInfo]:
-    """here() in this process, then the rows of `paths` from a forked child; the child's trouble is redone here."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: rows out through the pipe, and out without running any of the parent's exit code
-        status = 1
-        try:
-            os.close(read_end)
-            data = pickle.dumps([describe(p, locks) for p in paths])
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_end, view) :]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    try:
-        mine = here()
-    finally:
-        with os.fdopen(read_end, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-    if status != 0:
-        return mine + [describe(p, locks) for p in paths]  # raises here what made the child fail, if it lasts
-    rows: list[SessionInfo] = pickle.loads(data)
-    return mine + rows
