@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from . import __version__
-from .journal.events import Event, Message, ToolEnd, ToolStart, Usage, event_type, to_builtins
+from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_points
 from .journal.reader import JournalError, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
@@ -55,26 +55,7 @@ def summarize(event: Event) -> str:
             text = text[:97] + "..."
         calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
         return f"{msg.role}: {text!r}{calls}"
-    if isinstance(event, ToolStart):
-        return (
-            f"{event.name} [{event.id}] started ({'read-only' if event.readOnly else 'side effects'}, {event.approval})"
-        )
-    if isinstance(event, ToolEnd):
-        status = "ok" if event.ok else "failed" if event.ok is False else "ended"
-        parts = [f"[{event.id}] {status}"]
-        if event.elapsedMs is not None:
-            parts.append(f"{event.elapsedMs} ms")
-        if event.chars is not None:
-            parts.append(f"{event.chars} chars")
-        if event.truncated:
-            parts.append("truncated")
-        if event.stoppedBy:
-            parts.append(f"stopped by {event.stoppedBy}")
-        return ", ".join(parts)
-    if isinstance(event, Usage):
-        return f"{event.inputTokens} in / {event.outputTokens} out ({event.model})"
-    fields = {k: v for k, v in to_builtins(event).items() if k not in ("seq", "ts", "type")}
-    return " ".join(f"{k}={v!r}" for k, v in fields.items())
+    return describe(event)
 
 
 def stop_sentence(result: ReadResult | ReadVerdict) -> str:

@@ -128,3 +128,38 @@ def to_builtins(event: Event) -> dict[str, Any]:
         return {"seq": event.seq, "ts": event.ts, "type": event.type, **event.fields}
     data: dict[str, Any] = msgspec.to_builtins(event)
     return {"seq": data.pop("seq", 0), "ts": data.pop("ts", ""), "type": data.pop("type"), **data}
+
+
+def describe(event: Event) -> str:
+    """One line a person can scan for an event that is not a message (the CLI and the viewer both show it)."""
+    if isinstance(event, ToolStart):
+        effect = "read-only" if event.readOnly else "side effects"
+        return f"{event.name} [{event.id}] started ({effect}, {event.approval})"
+    if isinstance(event, ToolEnd):
+        status = {True: "ok", False: "failed", None: "ended"}[event.ok]
+        parts = [f"[{event.id}] {status}"]
+        if event.elapsedMs is not None:
+            parts.append(f"{event.elapsedMs} ms")
+        if event.chars is not None:
+            parts.append(f"{event.chars} chars")
+        if event.truncated:
+            parts.append("truncated")
+        if event.stoppedBy:
+            parts.append(f"stopped by {event.stoppedBy}")
+        return ", ".join(parts)
+    if isinstance(event, Usage):
+        return f"{event.inputTokens} in / {event.outputTokens} out tokens {event.model}"
+    if isinstance(event, Error):
+        retry = f", retry {event.attempt}" if event.retryable else ""
+        return f"{event.message}{retry}"
+    if isinstance(event, RunStart):
+        return f"{'resumed' if event.resumed else 'started'} · model {event.model} · pid {event.pid} · {event.cwd}"
+    if isinstance(event, RunEnd):
+        return event.reason
+    if isinstance(event, Fork):
+        return f"forked from {event.from_} at seq {event.atSeq}"
+    if isinstance(event, Recovery):
+        return f"[{event.id}] {event.decision}"
+    if isinstance(event, UnknownEvent):
+        return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
+    return ""

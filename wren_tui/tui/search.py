@@ -11,10 +11,9 @@ import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 
-from ..journal.events import Event, Message
+from ..journal.events import Event, Message, describe
 from ..journal.index import CHUNK, decode_at
 from .timeline import Timeline
-from .widgets.conversation import describe
 
 
 def text_of(event: Event) -> str:

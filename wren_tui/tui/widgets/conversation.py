@@ -22,20 +22,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...journal.events import (
-    Error,
-    Event,
-    Fork,
-    Message,
-    Recovery,
-    RunEnd,
-    RunStart,
-    ToolEnd,
-    ToolStart,
-    UnknownEvent,
-    Usage,
-    event_type,
-)
+from ...journal.events import Event, Message, describe, event_type
 from .. import strings
 from ..rowmap import RowMap
 from ..text import shorten, visible_lines, width_of, wrap
@@ -400,38 +387,3 @@ def _estimate(kind: int, chars: int, breaks: int, width: int) -> int:
 
 def _stream_layout(text: str, width: int) -> list[Line]:
     return [(f"▌ {strings.STREAMING}", "stream"), *_wrapped(text, width, "stream"), ("", "body")]
-
-
-def describe(event: Event) -> str:
-    """One line a person can scan for an event that is not a message."""
-    if isinstance(event, ToolStart):
-        effect = "read-only" if event.readOnly else "side effects"
-        return f"{event.name} [{event.id}] started ({effect}, {event.approval})"
-    if isinstance(event, ToolEnd):
-        status = {True: "ok", False: "failed", None: "ended"}[event.ok]
-        parts = [f"[{event.id}] {status}"]
-        if event.elapsedMs is not None:
-            parts.append(f"{event.elapsedMs} ms")
-        if event.chars is not None:
-            parts.append(f"{event.chars} chars")
-        if event.truncated:
-            parts.append("truncated")
-        if event.stoppedBy:
-            parts.append(f"stopped by {event.stoppedBy}")
-        return ", ".join(parts)
-    if isinstance(event, Usage):
-        return f"{event.inputTokens} in / {event.outputTokens} out tokens {event.model}"
-    if isinstance(event, Error):
-        retry = f", retry {event.attempt}" if event.retryable else ""
-        return f"{event.message}{retry}"
-    if isinstance(event, RunStart):
-        return f"{'resumed' if event.resumed else 'started'} · model {event.model} · pid {event.pid} · {event.cwd}"
-    if isinstance(event, RunEnd):
-        return event.reason
-    if isinstance(event, Fork):
-        return f"forked from {event.from_} at seq {event.atSeq}"
-    if isinstance(event, Recovery):
-        return f"[{event.id}] {event.decision}"
-    if isinstance(event, UnknownEvent):
-        return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
-    return ""
