@@ -85,8 +85,8 @@ def _peak_rss_mb(pid: int) -> float:
 
 # --- the viewer in a fresh process: memory after scrolling the whole journal ---------------------
 
-_SCROLL = """
-import asyncio, resource, sys
+_SCROLL = r"""
+import asyncio, re, sys
 from pathlib import Path
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
@@ -109,7 +109,9 @@ async def main() -> None:
                 await pilot.press("pagedown")
         await pilot.press("end")
         await pilot.pause(0.2)
-        print(len(screen.timeline), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, flush=True)
+        # VmHWM, not ru_maxrss: on Linux ru_maxrss keeps the parent's peak across fork and exec.
+        peak = re.search(r"VmHWM:\s+(\d+) kB", open("/proc/self/status").read())
+        print(len(screen.timeline), int(peak.group(1)) * 1024, flush=True)
 
 asyncio.run(main())
 """

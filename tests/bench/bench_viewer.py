@@ -23,8 +23,8 @@ from tests.bench.gen import generate
 APPENDS = 200
 APPEND_GAP_S = 0.01
 
-_PAINT = """
-import resource, sys, time, asyncio
+_PAINT = r"""
+import re, sys, time, asyncio
 from pathlib import Path
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.widgets.conversation import ConversationView
@@ -42,7 +42,9 @@ async def main() -> None:
         while not painted:
             await pilot.pause(0.001)
         print(f"painted {painted[0]}", flush=True)
-        print(f"rss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}", flush=True)
+        # VmHWM, not ru_maxrss: on Linux ru_maxrss keeps the parent's peak across fork and exec.
+        peak = re.search(r"VmHWM:\s+(\d+) kB", open("/proc/self/status").read())
+        print(f"rss {int(peak.group(1)) * 1024}", flush=True)
 
 asyncio.run(main())
 """
