@@ -77,7 +77,7 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
             current, text = agent, line
             run_until_signal(lambda: _turn(current, text))  # noqa: B023 (called before the loop moves on)
     except JournalUnusable as exc:
-        out.line(f"wren: {exc}. The chat stopped; nothing more was recorded.")
+        out.line(f"wren: {str(exc).rstrip('.')}. The chat stopped; nothing more was recorded.")
         return EXIT_ERROR
     finally:
         with contextlib.suppress(JournalUnusable):

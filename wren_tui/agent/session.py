@@ -133,7 +133,7 @@ async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
         _err(str(exc))
         return EXIT_ERROR
     except JournalUnusable as exc:
-        _err(f"{exc}. The run stopped; nothing more was recorded.")
+        _err(f"{str(exc).rstrip('.')}. The run stopped; nothing more was recorded.")
         return EXIT_ERROR
     _end(agent, "limit" if reason == "limit" else "done")
     return EXIT_OK
