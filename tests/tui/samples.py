@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
         forked = fork(parent, point.seq, folder=folder)
         print(f"fork:             {forked.id} (from {done} at seq {point.seq})")
 
-        time.sleep(1.1)
+        time.sleep(1.1)  # ids carry the second: the torn sample must sort after the fork made this second
         torn = new_session_id()
         path = _kill_when(folder, torn, scratch, ToolEnd, side_effect=False)
         if path is None:
