@@ -15,7 +15,6 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import msgspec
 
 from tests.bench import BenchRow, absolute, compare, speedup
 from tests.bench.gen import generate
+from tests.bench.latency import percentiles, screen_latency
 from wren_tui.journal.events import Message
 from wren_tui.journal.fork import fork_points
 from wren_tui.journal.index import LineScanner
@@ -125,71 +125,6 @@ def _scrolled_rss(path: Path) -> tuple[int, float]:
 
 
 # --- append-to-screen latency while an agent appends ----------------------------------------------
-
-_WRITER = """
-import sys, time
-from pathlib import Path
-from wren_tui.journal.events import ChatMessage, Message
-from wren_tui.journal.writer import JournalWriter
-
-count, gap = int(sys.argv[2]), float(sys.argv[3])
-sys.stdin.readline()  # wait until the viewer is ready
-with JournalWriter.open(Path(sys.argv[1]), fsync="event") as writer:
-    due = time.monotonic()
-    for n in range(count):
-        event = writer.append(Message(message=ChatMessage(role="assistant", content=f"appended {n}")))
-        print(event.seq, time.monotonic(), flush=True)
-        due += gap
-        time.sleep(max(due - time.monotonic(), 0))
-"""
-
-
-async def _append_latency(path: Path, count: int) -> list[float]:
-    from wren_tui.tui.app import WrenApp
-    from wren_tui.tui.screens.session import SessionScreen
-
-    seen: dict[int, float] = {}
-    app = WrenApp(folder=path.parent, session=path)
-    async with app.run_test(size=(160, 45)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        while screen._indexing is not None or not len(screen.timeline):
-            await pilot.pause(0.05)
-        original = screen._apply
-
-        def apply_and_time(first: int, added: int, reason: str | None) -> None:
-            original(first, added, reason)
-            timeline = screen.timeline
-            seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
-            # The frame that shows them: after the refresh this batch scheduled.
-            screen.call_after_refresh(lambda: seen.update(dict.fromkeys(seqs, time.monotonic())))
-
-        screen._apply = apply_and_time  # type: ignore[method-assign]
-        writer = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(path), str(count), str(1 / APPEND_RATE)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert writer.stdin is not None and writer.stdout is not None
-        writer.stdin.write("go\n")
-        writer.stdin.flush()
-        appended: dict[int, float] = {}
-        lines = asyncio.create_task(asyncio.to_thread(writer.stdout.read))
-        deadline = time.monotonic() + count / APPEND_RATE + 60
-        while not lines.done() and time.monotonic() < deadline:
-            await pilot.pause(0.01)
-        for line in (await lines).splitlines():
-            seq, at = line.split()
-            appended[int(seq)] = float(at)
-        writer.wait(timeout=30)
-        while not set(appended) <= set(seen) and time.monotonic() < deadline:
-            await pilot.pause(0.01)
-    missing = set(appended) - set(seen)
-    if missing:
-        raise RuntimeError(f"{len(missing)} of {len(appended)} appended events never reached the screen")
-    return sorted(seen[seq] - at for seq, at in appended.items())
-
 
 # --- the commands -------------------------------------------------------------------------------
 
@@ -297,9 +232,8 @@ def run() -> list[BenchRow]:
         copy = live / "s-20250101-000000-live.jsonl"
         shutil.copyfile(big, copy)
         count = int(APPEND_S * APPEND_RATE)
-        delays = asyncio.run(_append_latency(copy, count))
+        p50, p95 = percentiles(asyncio.run(screen_latency(copy, count, APPEND_RATE, (160, 45))))
         copy.unlink()
-        p50, p95 = statistics.median(delays), delays[int(len(delays) * 0.95) - 1]
         rows.append(absolute(f"append-to-screen p50, 1M journal open, {APPEND_RATE}/s for {APPEND_S:g} s", p50))
         rows.append(
             absolute(f"append-to-screen p95, 1M journal open, {APPEND_RATE}/s for {APPEND_S:g} s", p95, at_most=0.1)

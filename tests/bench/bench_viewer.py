@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,9 +18,10 @@ from pathlib import Path
 
 from tests.bench import BenchRow, absolute, compare, fmt
 from tests.bench.gen import generate
+from tests.bench.latency import appended_at, delays, go, percentiles, screen_latency, start_writer
 
 APPENDS = 200
-APPEND_GAP_S = 0.01
+APPEND_RATE = 100  # events per second
 
 _PAINT = r"""
 import re, sys, time, asyncio
@@ -49,21 +49,6 @@ async def main() -> None:
 asyncio.run(main())
 """
 
-_WRITER = """
-import sys, time
-from pathlib import Path
-from wren_tui.journal.events import ChatMessage, Message
-from wren_tui.journal.writer import JournalWriter
-
-count, gap = int(sys.argv[2]), float(sys.argv[3])
-sys.stdin.readline()  # wait until the watcher is ready
-with JournalWriter.open(Path(sys.argv[1]), fsync="none") as writer:
-    for n in range(count):
-        event = writer.append(Message(message=ChatMessage(role="user", content=f"appended {n}")))
-        print(event.seq, time.monotonic(), flush=True)
-        time.sleep(gap)
-"""
-
 
 def _first_paint(path: Path) -> tuple[float, float]:
     """Seconds from process start to the first frame, and peak RSS in bytes."""
@@ -73,59 +58,6 @@ def _first_paint(path: Path) -> tuple[float, float]:
     ).stdout
     fields = dict(line.split(" ", 1) for line in out.splitlines())
     return float(fields["painted"]) - start, float(fields["rss"])
-
-
-def _start_writer(path: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(path), str(APPENDS), str(APPEND_GAP_S)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _appended(writer: subprocess.Popen[str]) -> dict[int, float]:
-    out, _ = writer.communicate(timeout=120)
-    return {int(seq): float(at) for seq, at in (line.split() for line in out.splitlines())}
-
-
-def _percentiles(seen: dict[int, float], appended: dict[int, float]) -> tuple[float, float]:
-    delays = sorted(seen[seq] - at for seq, at in appended.items() if seq in seen)
-    if len(delays) < len(appended):
-        raise RuntimeError(f"only {len(delays)} of {len(appended)} appended events were seen")
-    return statistics.median(delays), delays[int(len(delays) * 0.95) - 1]
-
-
-async def _viewer_latency(path: Path) -> tuple[float, float]:
-    from wren_tui.tui.app import WrenApp
-    from wren_tui.tui.screens.session import SessionScreen
-
-    seen: dict[int, float] = {}
-    app = WrenApp(folder=path.parent, session=path)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        original = screen._apply
-
-        def apply_and_time(first: int, added: int, reason: str | None) -> None:
-            original(first, added, reason)
-            timeline = screen.timeline
-            seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
-            # The frame that shows them: after the refresh this batch scheduled.
-            screen.call_after_refresh(lambda: seen.update(dict.fromkeys(seqs, time.monotonic())))
-
-        screen._apply = apply_and_time  # type: ignore[method-assign]
-        await pilot.pause(0.3)
-        writer = _start_writer(path)
-        assert writer.stdin is not None
-        writer.stdin.write("go\n")
-        writer.stdin.flush()
-        deadline = time.monotonic() + 60
-        last = len(path.read_bytes().splitlines()) + APPENDS
-        while max(seen, default=0) < last and time.monotonic() < deadline:
-            await pilot.pause(0.01)
-        appended = _appended(writer)
-    return _percentiles(seen, appended)
 
 
 async def _watcher_latency(path: Path) -> tuple[float, float]:
@@ -144,16 +76,15 @@ async def _watcher_latency(path: Path) -> tuple[float, float]:
 
     task = asyncio.create_task(watch_folder(path.parent, changed))
     await started.wait()
-    writer = _start_writer(path)
-    assert writer.stdin is not None
-    writer.stdin.write("go\n")
-    writer.stdin.flush()
-    appended = await asyncio.to_thread(_appended, writer)
+    writer = start_writer(path, APPENDS, APPEND_RATE)
+    go(writer)
+    out, _ = await asyncio.to_thread(writer.communicate, timeout=120)
+    appended = appended_at(out)
     deadline = time.monotonic() + 10
     while len(seen) < len(appended) and time.monotonic() < deadline:
         await asyncio.sleep(0.01)
     task.cancel()
-    return _percentiles(seen, appended)
+    return percentiles(delays(seen, appended))
 
 
 def run() -> list[BenchRow]:
@@ -168,7 +99,7 @@ def run() -> list[BenchRow]:
         live = folder / "live"
         live.mkdir()
         watched = generate(live / "s-20250101-000000-liv1.jsonl", 20)
-        viewer_p50, viewer_p95 = asyncio.run(_viewer_latency(watched))
+        viewer_p50, viewer_p95 = percentiles(asyncio.run(screen_latency(watched, APPENDS, APPEND_RATE, (120, 40))))
         bare = folder / "bare"
         bare.mkdir()
         bare_path = generate(bare / "s-20250101-000000-bar1.jsonl", 20)
