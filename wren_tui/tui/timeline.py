@@ -151,16 +151,10 @@ class Timeline:
             if kind != "tool" and not msg.toolCalls and not self._unanswered:
                 self.fork_items.append(position)
         elif isinstance(event, ToolStart):
-            number = self._open.get(event.id)
-            if number is None:
-                number = self._asked(event.id, _NONE, _NONE)
-            self.call_start[number] = position
+            self.call_start[self._call_number(event.id)] = position
             self.tool_items.append(position)
         elif isinstance(event, ToolEnd):
-            number = self._open.get(event.id)
-            if number is None:
-                number = self._asked(event.id, _NONE, _NONE)
-            self.call_end[number] = position
+            self.call_end[self._call_number(event.id)] = position
             if event.ok is False or event.stoppedBy is not None:
                 kind = "error"
         elif isinstance(event, Error):
@@ -180,6 +174,11 @@ class Timeline:
         self.kinds.append(_CODE[kind])
         self.chars.append(min(chars, 2**31 - 1))
         self.breaks.append(min(breaks, 2**31 - 1))
+
+    def _call_number(self, call_id: str) -> int:
+        """The call a tool_start or tool_end belongs to; one the model was never seen asking for gets a row too."""
+        number = self._open.get(call_id)
+        return self._asked(call_id, _NONE, _NONE) if number is None else number
 
     def _asked(self, call_id: str, item: int, slot: int) -> int:
         number = len(self.call_asked)
