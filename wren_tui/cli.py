@@ -17,7 +17,7 @@ import msgspec
 from . import __version__
 from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_points
-from .journal.reader import JournalError, ReadResult, ReadVerdict, read_events, scan_events
+from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -75,7 +75,7 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 
 def _log_text(path: Path) -> ReadVerdict:
-    def show(events: list[Event], _lines: bytes) -> None:
+    def show(events: list[Event], _lines: Lines) -> None:
         sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {summarize(e)}\n" for e in events))
 
     result = scan_events(path, show)
@@ -92,11 +92,11 @@ def _log_json(path: Path) -> ReadVerdict:
     head = b'{"id":%s,"path":%s,"events":[' % (_json.encode(session_id_of(path)), _json.encode(str(path)))
     started = False
 
-    def emit(events: list[Event], lines: bytes) -> None:
+    def emit(events: list[Event], lines: Lines) -> None:
         nonlocal started
         # Nothing is written before the journal opens, so an unreadable one prints only its error.
         write(b"," if started else head)
-        write(_events_json(events, lines))  # apart, so a megabyte of events is not copied once more
+        write(_events_json(events, bytes(lines)))  # apart, so a megabyte of events is not copied once more
         started = True
 
     result = scan_events(path, emit)

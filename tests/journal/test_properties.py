@@ -79,7 +79,7 @@ def test_scan_events_hands_over_what_read_events_keeps_with_the_same_verdict(dat
         result = read_events(path)
         seen: list[Event] = []
         spans: list[bytes] = []
-        verdict = scan_events(path, lambda events, lines: (seen.extend(events), spans.append(lines)))
+        verdict = scan_events(path, lambda events, lines: (seen.extend(events), spans.append(bytes(lines))))
     assert seen == result.events
     assert b"".join(spans) == data[: result.good_bytes]
     assert all(s.count(b"\n") == len(s.splitlines()) for s in spans)

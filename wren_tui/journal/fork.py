@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .events import Event, Fork, Message
-from .reader import JournalError, open_for_reading, read_events, scan_events
+from .reader import JournalError, Lines, open_for_reading, read_events, scan_events
 from .store import SUFFIX, new_session_id, session_id_of
 from .writer import FileOps, encode_line, now_ts, write_all
 
@@ -119,12 +119,12 @@ def _clean_line_end(parent: Path, seq: int) -> int | None:
     offset = 0
     found: list[int] = []
 
-    def take(events: list[Event], lines: bytes) -> None:
+    def take(events: list[Event], lines: Lines) -> None:
         nonlocal offset
         for i, event in enumerate(events):
             if event.seq >= seq:
                 if event.seq == seq and _is_clean(event, open_calls):
-                    found.append(_line_end(lines, i) + offset)
+                    found.append(_line_end(bytes(lines), i) + offset)
                 raise _Reached
             if type(event) is Message:
                 msg = event.message

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
 import zlib
 from array import array
 from collections.abc import Callable
@@ -16,18 +17,28 @@ from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import attrgetter, getitem
 from pathlib import Path
+from types import ModuleType
 from typing import cast
 
 import msgspec
 
 from .events import KNOWN_TYPES, Event, KnownEvent, UnknownEvent
 
+native_lines: ModuleType | None
+try:
+    # The line check in C, built at install when a compiler is there (see _lines.c); None: Python does it.
+    from . import _lines as native_lines
+except ImportError:  # pragma: no cover - depends on the install
+    native_lines = None
+
 _decoder = msgspec.json.Decoder(KnownEvent)
 _CRC_MARK = b',"crc":"'
 # ,"crc":"xxxxxxxx"}  -> 8 + 8 + 2 bytes at the end of a line we wrote
 _CRC_SUFFIX_LEN = 18
 _BOM = b"\xef\xbb\xbf"
-_CHUNK = 1 << 20
+_CHUNK = 1 << 22
+# Below this a run of lines is checked in the calling thread: a thread costs more than it saves.
+_OVERLAP_MIN = 1 << 16
 
 
 class JournalError(Exception):
@@ -80,8 +91,10 @@ class ReadVerdict:
         return self.reason is None
 
 
+# A run of whole lines: a view into a chunk read from the file, or bytes handed in.
+Lines = bytes | memoryview
 # Each run of good events, with the bytes of exactly their lines (every one ending in a newline).
-EventSink = Callable[[list[Event], bytes], object]
+EventSink = Callable[[list[Event], Lines], object]
 
 
 class LineError(Exception):
@@ -201,51 +214,41 @@ class _Lines:
     def stopped_at_line(self) -> int | None:
         return None if self.reason is None else self.lineno + 1
 
-    def take(self, whole: bytes, events: list[Event]) -> bool:
+    def take(self, whole: Lines, events: list[Event]) -> bool:
         """Read a run of whole lines (`whole` ends with a newline); False once a line cannot be read."""
         if not self._take_fast(whole, events):
             self._take_slow(whole, events)
         return self.reason is None
 
-    def _take_fast(self, whole: bytes, events: list[Event]) -> bool:
+    def _take_fast(self, whole: Lines, events: list[Event]) -> bool:
         """Every line at once in C loops, when all are ours and clean; False means: go line by line.
 
         It accepts exactly what `parse_line` accepts on the same lines and nothing else: any doubt
         (a CR, a NUL, a line without our CRC, a seq that is not the next one) hands over to it.
         """
-        if b"\x00" in whole or b"\r" in whole:
+        checked = _check_native(whole, self.offset) if native_lines is not None else _check_python(whole)
+        if checked is None:
             return False
-        lines = whole.splitlines(keepends=True)
-        n = len(lines)
-        # A line of 1 or 2 bytes more than the suffix checked below cannot decode as an object, so
-        # decode_lines refuses every line parse_line would not check for a CRC.
-        tails: list[bytes] = list(map(_cut, lines, repeat(_TAIL)))
-        expected = _crc_values(b"".join(tails), n)
-        if expected is None:
-            return False
-        try:
-            decoded: list[KnownEvent] = _decoder.decode_lines(whole)
-        except (msgspec.DecodeError, RecursionError):
-            return False
-        if len(decoded) != n:
-            return False  # decode_lines skips blank lines
-        # crc32(A + T) == crc32(T, crc32(A)) and crc32(T, x) is one-to-one in x: so this is crc32(A) == expected
-        if list(map(zlib.crc32, lines)) != list(map(zlib.crc32, tails, expected)):
-            return False
+        decoded, ends = checked
+        n = len(decoded)
         first = self.prev_seq + 1
         if list(map(_SEQ, decoded)) != list(range(first, first + n)) or not all(map(_TS, decoded)):
             return False
         events.extend(decoded)
         if self.ends is not None:
-            ends = accumulate(map(len, lines), initial=self.offset)
-            next(ends)
-            self.ends.extend(ends)
+            if isinstance(ends, bytes):
+                self.ends.frombytes(ends)
+            else:
+                running = accumulate(ends, initial=self.offset)
+                next(running)  # the offset the run starts at is the previous run's end
+                self.ends.extend(running)
         self.offset += len(whole)
         self.lineno += n
         self.prev_seq = first + n - 1
         return True
 
-    def _take_slow(self, whole: bytes, events: list[Event]) -> None:
+    def _take_slow(self, whole: Lines, events: list[Event]) -> None:
+        whole = bytes(whole)
         pos = 0
         while pos < len(whole):
             nl = whole.index(b"\n", pos)
@@ -282,13 +285,75 @@ class _Lines:
                 scan += len(chunk)
                 continue
             end = scan + nl + 1
-            whole = chunk[: nl + 1] if scan == self.offset else _pread_exactly(fd, end - self.offset, self.offset)
+            # A view, not a copy: the lines are decoded and checked where they were read.
+            whole: Lines = memoryview(chunk)[: nl + 1]
+            if scan != self.offset:
+                whole = _pread_exactly(fd, end - self.offset, self.offset)
             before, events = self.offset, list[Event]()
             self.take(whole, events)
             if events:
                 sink(events, whole[: self.offset - before])
             scan = end
         return self.reason is None and scan > self.offset
+
+
+# What a fast check hands back: the decoded events, and where their lines end (bytes of native
+# int64 file offsets from C, or the line lengths from Python).
+_Checked = tuple[list[KnownEvent], "bytes | list[int]"]
+
+
+def _check_native(whole: Lines, base: int) -> _Checked | None:
+    """Decode the lines in this thread while C checks them in another (it lets go of the GIL)."""
+    assert native_lines is not None
+    checked: list[tuple[int, bytes, bool]] = []
+
+    def check() -> None:
+        checked.append(native_lines.check_lines(whole, base))
+
+    worker = None
+    if len(whole) >= _OVERLAP_MIN:
+        worker = threading.Thread(target=check, name="wren-line-check", daemon=True)
+        worker.start()
+    else:
+        check()
+    try:
+        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    finally:
+        if worker is not None:
+            worker.join()
+    if not checked:
+        return None  # the check itself failed (out of memory): the slow path says what it can
+    count, ends, every_line = checked[0]
+    # Every line is ours and clean, and decode_lines (which skips blank lines) saw each of them.
+    if not every_line or count != len(decoded):
+        return None
+    return decoded, ends
+
+
+def _check_python(whole: Lines) -> _Checked | None:
+    whole = bytes(whole)
+    if b"\x00" in whole or b"\r" in whole:
+        return None
+    lines = whole.splitlines(keepends=True)
+    n = len(lines)
+    # A line of 1 or 2 bytes more than the suffix checked below cannot decode as an object, so
+    # decode_lines refuses every line parse_line would not check for a CRC.
+    tails: list[bytes] = list(map(_cut, lines, repeat(_TAIL)))
+    expected = _crc_values(b"".join(tails), n)
+    if expected is None:
+        return None
+    try:
+        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(decoded) != n:
+        return None  # decode_lines skips blank lines
+    # crc32(A + T) == crc32(T, crc32(A)) and crc32(T, x) is one-to-one in x: so this is crc32(A) == expected
+    if list(map(zlib.crc32, lines)) != list(map(zlib.crc32, tails, expected)):
+        return None
+    return decoded, list(map(len, lines))
 
 
 # Each tail is ,"crc":"hhhhhhhh"}\n; columns of the joined tails are taken with one strided slice each.

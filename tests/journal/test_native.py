@@ -1,0 +1,174 @@
+"""The line check in C agrees with the one in Python, byte for byte, and reading gives the same verdicts with either.
+
+The C check is built at install when a compiler is there; without one these tests say so and the
+reader uses Python (the rest of the suite then covers that path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sysconfig
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.journal.helpers import reference_read
+from tests.journal.strategies import known_events, mixed_journals
+from wren_tui.journal import reader
+from wren_tui.journal.writer import encode_line
+
+native = reader.native_lines
+needs_native = pytest.mark.skipif(native is None, reason="the C line check was not built (no compiler at install)")
+EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 200
+_settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_the_c_check_is_built_where_a_compiler_is() -> None:
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) here: the reader checks lines in Python")
+    assert native is not None, "a compiler is here but wren_tui/journal/_lines.c was not built: reinstall the project"
+
+
+def _python_ok(line: bytes) -> bool:
+    """What the C check must accept for one line without its newline: ours, clean, its CRC right."""
+    if b"\x00" in line or b"\r" in line or len(line) < 20:
+        return False
+    tail = line[-18:]
+    if tail[:8] != b',"crc":"' or tail[16:] != b'"}' or any(c not in b"0123456789abcdef" for c in tail[8:16]):
+        return False
+    return zlib.crc32(line[:-18]) == int(tail[8:16], 16)
+
+
+@needs_native
+@_settings
+@given(st.binary(max_size=300))
+def test_crc32_is_zlibs(data: bytes) -> None:
+    assert native is not None
+    assert native.crc32(data) == zlib.crc32(data)
+
+
+lines_of_ours = st.builds(lambda e, s: encode_line(e, s, "2026-01-01T00:00:00.000Z"), known_events, st.integers(1, 99))
+
+
+@st.composite
+def damaged_runs(draw: st.DrawFn) -> bytes:
+    """Whole lines, ours, some with a byte changed, inserted or removed, or with a CR, NUL or uppercase hex."""
+    out = []
+    for line in draw(st.lists(lines_of_ours, min_size=0, max_size=8)):
+        body = bytearray(line[:-1])
+        what = draw(st.sampled_from(["keep", "keep", "flip", "drop", "insert", "upper", "short"]))
+        if body and what in ("flip", "drop", "insert"):
+            at = draw(st.integers(0, len(body) - 1))
+            if what == "flip":
+                body[at] ^= 1 << draw(st.integers(0, 7))
+            elif what == "drop":
+                del body[at]
+            else:
+                body.insert(at, draw(st.sampled_from([0, 13, 10 + 22, 0x41, 0xFF])))
+        elif what == "upper":
+            body[-10:-2] = bytes(body[-10:-2]).upper()
+        elif what == "short":
+            body = body[draw(st.integers(0, len(body))) :]
+        out.append(bytes(body).replace(b"\n", b" ") + b"\n")
+    return b"".join(out)
+
+
+@needs_native
+@_settings
+@given(damaged_runs(), st.integers(0, 1 << 40))
+def test_check_lines_accepts_exactly_the_leading_lines_python_accepts(run: bytes, base: int) -> None:
+    assert native is not None
+    lines = run.split(b"\n")[:-1]
+    expected = 0
+    for line in lines:
+        if not _python_ok(line):
+            break
+        expected += 1
+    count, ends, whole = native.check_lines(run, base)
+    assert count == expected
+    assert whole == (count == len(lines))
+    offsets = [base + sum(len(line) + 1 for line in lines[: i + 1]) for i in range(count)]
+    assert list(memoryview(ends).cast("q")) == offsets
+
+
+@needs_native
+def test_check_lines_ignores_a_partial_last_line_and_takes_any_buffer() -> None:
+    assert native is not None
+    line = encode_line(next(iter([_a_message()])), 1, "2026-01-01T00:00:00.000Z")
+    count, ends, whole = native.check_lines(line + line[:10], 0)
+    assert (count, whole) == (1, False)
+    assert native.check_lines(memoryview(line * 3), 5)[0:3:2] == (3, True)
+    assert native.check_lines(b"", 0) == (0, b"", True)
+    with pytest.raises(TypeError):
+        native.check_lines("a str", 0)  # type: ignore[arg-type]
+
+
+def _a_message() -> object:
+    from wren_tui.journal.events import ChatMessage, Message
+
+    return Message(message=ChatMessage(role="user", content="hello"))
+
+
+@contextlib.contextmanager
+def python_only() -> Iterator[None]:
+    saved, reader.native_lines = reader.native_lines, None
+    try:
+        yield
+    finally:
+        reader.native_lines = saved
+
+
+def _read_both(data: bytes) -> tuple[reader.ReadResult, reader.ReadResult]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        fast = reader.read_events(path)
+        with python_only():
+            slow = reader.read_events(path)
+    return fast, slow
+
+
+def _same(a: reader.ReadResult, b: reader.ReadResult) -> None:
+    assert a.events == b.events
+    assert (a.stopped_at_line, a.stopped_at_offset, a.reason, a.torn) == (
+        b.stopped_at_line,
+        b.stopped_at_offset,
+        b.reason,
+        b.torn,
+    )
+    assert a.warnings == b.warnings
+    assert list(a.line_ends) == list(b.line_ends)
+
+
+@_settings
+@given(mixed_journals())
+def test_reading_without_the_c_check_gives_the_same_result(data: bytes) -> None:
+    fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert slow.events == ref.events and slow.stopped_at_line == ref.stopped_at_line
+
+
+@settings(max_examples=25 if os.environ.get("WREN_TORTURE") != "1" else 200, deadline=None)
+@given(st.data())
+def test_a_run_long_enough_to_be_checked_in_another_thread_gives_the_same_verdict(draw: st.DataObject) -> None:
+    # Past the size where the check moves to a second thread while the main one decodes.
+    line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")  # type: ignore[arg-type]
+    count = (2 * reader._OVERLAP_MIN) // len(line) + 2
+    data = b"".join(encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, count + 1))  # type: ignore[arg-type]
+    damaged = bytearray(data)
+    if draw.draw(st.booleans()):
+        at = draw.draw(st.integers(0, len(data) - 1))
+        damaged[at] = draw.draw(st.integers(0, 255).filter(lambda b: b != data[at]))
+    fast, slow = _read_both(bytes(damaged))
+    _same(fast, slow)
+    ref = reference_read(bytes(damaged))
+    assert fast.events == ref.events and fast.stopped_at_line == ref.stopped_at_line
