@@ -44,12 +44,11 @@ def compare(
     )
 
 
-def speedup(what: str, ours: float, baseline: float, *, unit: str = "s", at_least: float) -> BenchRow:
-    """A row for how many times faster ours is (`baseline / ours`), with a minimum."""
+def speedup(what: str, ours: float, baseline: float, *, unit: str = "s", at_least: float | None = None) -> BenchRow:
+    """A row for how many times faster ours is (`baseline / ours`), with a minimum if there is one."""
     ratio = baseline / ours if ours > 0 else float("inf")
-    return BenchRow(
-        what, fmt(ours, unit), fmt(baseline, unit), ratio, f">= {at_least:g}x faster", _verdict(ratio, None, at_least)
-    )
+    target = "-" if at_least is None else f">= {at_least:g}x faster"
+    return BenchRow(what, fmt(ours, unit), fmt(baseline, unit), ratio, target, _verdict(ratio, None, at_least))
 
 
 def absolute(

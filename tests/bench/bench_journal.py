@@ -14,13 +14,17 @@ import tempfile
 from itertools import islice
 from pathlib import Path
 
+import msgspec
+
 from tests.bench import BenchRow, best_of, compare, speedup
 from tests.bench.gen import generate_bytes, turns
+from wren_tui.journal import reader
 from wren_tui.journal.events import KnownEvent
 from wren_tui.journal.fork import fork, fork_points
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import FileOps, FsyncPolicy, JournalWriter
 
+_DECODER = msgspec.json.Decoder(KnownEvent)
 DURABLE_EVENTS = 1_000
 FAST_EVENTS = 50_000
 
@@ -75,6 +79,11 @@ def _json_loop(path: Path) -> int:
     return count
 
 
+def _decode_only(path: Path) -> float:
+    data = path.read_bytes()
+    return best_of(lambda: _DECODER.decode_lines(data))
+
+
 def _big(folder: Path, megabytes: int) -> list[BenchRow]:
     path = generate_bytes(folder / "s-20260101-000000-big0.jsonl", megabytes * 1_000_000)
     result = read_events(path)
@@ -83,6 +92,16 @@ def _big(folder: Path, megabytes: int) -> list[BenchRow]:
     ours = best_of(lambda: read_events(path))
     loop = best_of(lambda: _json_loop(path))
     rows = [speedup(f"read_events of a {size} journal vs a json.loads loop", ours, loop, at_least=5)]
+    # The same reading with the line check in Python: what an install without a C compiler gets.
+    saved, reader.native_lines = reader.native_lines, None
+    try:
+        pure = best_of(lambda: read_events(path))
+    finally:
+        reader.native_lines = saved
+    rows.append(speedup("the same read_events, line check in Python (an install with no C compiler)", pure, loop))
+    # The floor of any reader that decodes every event with msgspec: decoding bytes already in
+    # memory, with no reading, no CRC, no seq check.
+    rows.append(speedup("msgspec decode_lines alone, the bytes in memory (the floor)", _decode_only(path), loop))
 
     last = fork_points(result.events)[-1].seq
     del result

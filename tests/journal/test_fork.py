@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.journal.helpers import write_journal
 from tests.journal.strategies import journals, mixed_journals
+from wren_tui.journal import reader
 from wren_tui.journal.events import ChatMessage, Fork, Message
 from wren_tui.journal.fork import NotAForkPoint, fork, fork_points
 from wren_tui.journal.reader import read_events
@@ -109,4 +110,35 @@ def test_fork_takes_exactly_the_points_fork_points_lists_and_copies_their_exact_
         index = next(i for i, e in enumerate(result.events) if e.seq == seq)
         assert forked.path.read_bytes().startswith(data[: result.line_ends[index]])
         assert read_events(forked.path).events[:-1] == result.events[: index + 1]
+    assert parent.read_bytes() == data
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(journals, mixed_journals()), st.integers(1, 200))
+def test_a_prefix_copied_chunk_by_chunk_while_it_is_read_is_the_same_prefix(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, chunk: int
+) -> None:
+    # With tiny read chunks the copy thread copies each checked run as the reading goes on.
+    folder = tmp_path_factory.mktemp("forks")
+    parent = folder / PARENT
+    parent.write_bytes(data)
+    out = folder / "out"
+    out.mkdir()
+    result = read_events(parent)
+    clean = {p.seq for p in fork_points(result.events)}
+    saved, reader._CHUNK = reader._CHUNK, chunk
+    try:
+        for seq in range(result.last_seq + 2):
+            if seq not in clean:
+                with pytest.raises(NotAForkPoint):
+                    fork(parent, seq, folder=out)
+                continue
+            forked = fork(parent, seq, folder=out)
+            index = next(i for i, e in enumerate(result.events) if e.seq == seq)
+            body = forked.path.read_bytes()
+            assert body[: result.line_ends[index]] == data[: result.line_ends[index]]
+            assert body.count(b"\n") == index + 2  # the prefix's lines, then the fork event's
+    finally:
+        reader._CHUNK = saved
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")], "a refused fork left its temporary file"
     assert parent.read_bytes() == data

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tests.journal.helpers import reference_read
 from tests.journal.strategies import known_events, mixed_journals
 from wren_tui.journal import reader
+from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.writer import encode_line
 
 native = reader.native_lines
@@ -102,8 +103,8 @@ def test_check_lines_accepts_exactly_the_leading_lines_python_accepts(run: bytes
 @needs_native
 def test_check_lines_ignores_a_partial_last_line_and_takes_any_buffer() -> None:
     assert native is not None
-    line = encode_line(next(iter([_a_message()])), 1, "2026-01-01T00:00:00.000Z")
-    count, ends, whole = native.check_lines(line + line[:10], 0)
+    line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")
+    count, _, whole = native.check_lines(line + line[:10], 0)
     assert (count, whole) == (1, False)
     assert native.check_lines(memoryview(line * 3), 5)[0:3:2] == (3, True)
     assert native.check_lines(b"", 0) == (0, b"", True)
@@ -111,9 +112,7 @@ def test_check_lines_ignores_a_partial_last_line_and_takes_any_buffer() -> None:
         native.check_lines("a str", 0)  # type: ignore[arg-type]
 
 
-def _a_message() -> object:
-    from wren_tui.journal.events import ChatMessage, Message
-
+def _a_message() -> Message:
     return Message(message=ChatMessage(role="user", content="hello"))
 
 
@@ -161,9 +160,9 @@ def test_reading_without_the_c_check_gives_the_same_result(data: bytes) -> None:
 @given(st.data())
 def test_a_run_long_enough_to_be_checked_in_another_thread_gives_the_same_verdict(draw: st.DataObject) -> None:
     # Past the size where the check moves to a second thread while the main one decodes.
-    line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")  # type: ignore[arg-type]
+    line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")
     count = (2 * reader._OVERLAP_MIN) // len(line) + 2
-    data = b"".join(encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, count + 1))  # type: ignore[arg-type]
+    data = b"".join(encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, count + 1))
     damaged = bytearray(data)
     if draw.draw(st.booleans()):
         at = draw.draw(st.integers(0, len(data) - 1))

@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.journal.helpers import reference_read, session_events, write_journal
-from wren_tui.journal.events import ChatMessage, Message, ToolEnd, UnknownEvent
 from wren_tui.journal import reader
+from wren_tui.journal.events import ChatMessage, Message, ToolEnd, UnknownEvent
 from wren_tui.journal.reader import _CRC_SUFFIX_LEN, JournalError, read_events
 from wren_tui.journal.writer import encode_line
 

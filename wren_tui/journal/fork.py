@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,47 +74,109 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     """Copy the parent's bytes through the line of `seq` into a new journal and record the fork.
 
     The copy goes to a temporary name, is fsynced, then renamed and the folder fsynced, so a crash
-    leaves either no fork or a whole one. Seq numbers are kept; the parent is only read.
+    leaves either no fork or a whole one. Seq numbers are kept; the parent is only read. The
+    prefix is copied as the reading checks it, in a second thread, so the copy and its write-back
+    to disk overlap the reading instead of following it.
     """
     parent, ops = Path(parent), ops or FileOps()
     folder = folder or parent.parent
-    prefix_len = _clean_line_end(parent, seq)
-    if prefix_len is None:
-        raise NotAForkPoint(parent, seq, fork_points(read_events(parent).events))
     parent_id = session_id_of(parent)
-    new_id = new_session_id()
-    while (folder / f"{new_id}{SUFFIX}").exists():
-        new_id = new_session_id()
-    final = folder / f"{new_id}{SUFFIX}"
-    tmp = folder / f".{new_id}{SUFFIX}.tmp"
-    out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    src = open_for_reading(parent)
     try:
-        src = open_for_reading(parent)
+        new_id = new_session_id()
+        while (folder / f"{new_id}{SUFFIX}").exists():
+            new_id = new_session_id()
+        final = folder / f"{new_id}{SUFFIX}"
+        tmp = folder / f".{new_id}{SUFFIX}.tmp"
+        out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        copier = _Copier(src, out, ops)
         try:
-            _copy_prefix(src, out, prefix_len, ops)
-        finally:
-            os.close(src)
-        fork_event = Fork(from_=parent_id, atSeq=seq)
-        write_all(ops, out, encode_line(fork_event, seq + 1, now_ts()))
-        ops.fsync(out)
-    except BaseException:
+            try:
+                prefix_len = _clean_line_end(parent, seq, copier.copy_to)
+            finally:
+                copied = copier.stop()
+            if prefix_len is None:
+                raise NotAForkPoint(parent, seq, fork_points(read_events(parent).events))
+            _copy_range(src, out, copied, prefix_len, ops)
+            write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
+            ops.fsync(out)
+        except BaseException:
+            ops.close(out)
+            tmp.unlink(missing_ok=True)
+            raise
         ops.close(out)
-        tmp.unlink(missing_ok=True)
-        raise
-    ops.close(out)
+    finally:
+        os.close(src)
     ops.rename(tmp, final)
     ops.fsync_dir(folder)
     return Forked(new_id, final, parent_id, seq)
+
+
+class _Copier:
+    """Copies the prefix that has been read and checked so far, in a thread of its own.
+
+    Only with the real FileOps (a recording one in tests gets the plain copy after the reading).
+    Every so often it also fdatasyncs, so the disk writes while the reading goes on and the last
+    fsync has little left to do. stop() waits for it and says how far it copied.
+    """
+
+    _SYNC_EVERY = 32 << 20
+
+    def __init__(self, src: int, dst: int, ops: FileOps) -> None:
+        self._src, self._dst, self._ops = src, dst, ops
+        self._wanted = self._copied = self._synced = 0
+        self._stopping = False
+        self._error: BaseException | None = None
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        if type(ops) is FileOps:
+            self._thread = threading.Thread(target=self._run, name="wren-fork-copy", daemon=True)
+            self._thread.start()
+
+    def copy_to(self, offset: int) -> None:
+        if self._thread is not None:
+            with self._cond:
+                self._wanted = offset
+                self._cond.notify()
+
+    def stop(self) -> int:
+        if self._thread is None:
+            return 0
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._copied
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    while self._wanted <= self._copied and not self._stopping:
+                        self._cond.wait()
+                    wanted, stopping = self._wanted, self._stopping
+                if stopping:
+                    return  # what is left is copied by the caller, which knows where the prefix ends
+                _copy_range(self._src, self._dst, self._copied, wanted, self._ops)
+                self._copied = wanted
+                if self._copied - self._synced >= self._SYNC_EVERY:
+                    os.fdatasync(self._dst)
+                    self._synced = self._copied
+        except BaseException as exc:  # handed to the caller by stop()
+            self._error = exc
 
 
 class _Reached(Exception):
     """The fork line has been read and checked: nothing after it can change the fork."""
 
 
-def _clean_line_end(parent: Path, seq: int) -> int | None:
+def _clean_line_end(parent: Path, seq: int, checked_to: Callable[[int], object] | None = None) -> int | None:
     """Where the line of `seq` ends, if it reads cleanly and is a clean point; None if not.
 
     The journal is streamed and no event is kept: only the calls still open and the bytes read.
+    `checked_to` hears how far the journal has been read and found good, before `seq` is reached.
     """
     open_calls: set[str] = set()
     offset = 0
@@ -121,23 +184,35 @@ def _clean_line_end(parent: Path, seq: int) -> int | None:
 
     def take(events: list[Event], lines: Lines) -> None:
         nonlocal offset
-        for i, event in enumerate(events):
+        if events[-1].seq < seq:
+            # The whole run comes before the fork line: only its messages can open or close a call.
+            _track([e for e in events if type(e) is Message], open_calls)
+            offset += len(lines)
+            if checked_to is not None:
+                checked_to(offset)
+            return
+        for i, event in enumerate(events):  # the fork line is in this run: it raises _Reached
             if event.seq >= seq:
                 if event.seq == seq and _is_clean(event, open_calls):
                     found.append(_line_end(bytes(lines), i) + offset)
                 raise _Reached
-            if type(event) is Message:
-                msg = event.message
-                if msg.role == "tool":
-                    if msg.toolCallId is not None:
-                        open_calls.discard(msg.toolCallId)
-                elif msg.toolCalls:
-                    open_calls.update(call.id for call in msg.toolCalls)
-        offset += len(lines)
+            _track([event], open_calls)
 
     with contextlib.suppress(_Reached):
         scan_events(parent, take)
     return found[0] if found else None
+
+
+def _track(events: list[Event], open_calls: set[str]) -> None:
+    """Open the calls an assistant message asks for and close the ones a tool message answers."""
+    for event in events:
+        if type(event) is Message:
+            msg = event.message
+            if msg.role == "tool":
+                if msg.toolCallId is not None:
+                    open_calls.discard(msg.toolCallId)
+            elif msg.toolCalls:
+                open_calls.update(call.id for call in msg.toolCalls)
 
 
 def _is_clean(event: Event, open_calls: set[str]) -> bool:
@@ -155,20 +230,20 @@ def _line_end(lines: bytes, index: int) -> int:
     return end + 1
 
 
-def _copy_prefix(src: int, dst: int, length: int, ops: FileOps) -> None:
-    """Copy the first `length` bytes in the kernel where it can, else through a buffer."""
-    copied = 0
+def _copy_range(src: int, dst: int, start: int, end: int, ops: FileOps) -> None:
+    """Append the parent's bytes [start, end) to dst: in the kernel where it can, else through a buffer."""
+    copied = start
     if type(ops) is FileOps and hasattr(os, "copy_file_range"):
         try:
-            while copied < length:
-                n = os.copy_file_range(src, dst, length - copied, copied)
+            while copied < end:
+                n = os.copy_file_range(src, dst, end - copied, copied)
                 if n == 0:
                     break
                 copied += n
         except OSError:
             pass  # not supported between these files; the buffered copy takes over where it stopped
-    while copied < length:
-        chunk = os.pread(src, min(1 << 20, length - copied), copied)
+    while copied < end:
+        chunk = os.pread(src, min(1 << 20, end - copied), copied)
         if not chunk:
             raise JournalError("the parent journal shrank while it was being forked")
         write_all(ops, dst, chunk)
