@@ -38,7 +38,7 @@ _CRC_SUFFIX_LEN = 18
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 22
 # Below this a run of lines is checked in the calling thread: a thread costs more than it saves.
-_OVERLAP_MIN = 1 << 16
+_OVERLAP_MIN = 1 << 20
 
 
 class JournalError(Exception):
