@@ -123,6 +123,7 @@ def _big(folder: Path, megabytes: int) -> list[BenchRow]:
     def clean() -> None:
         for child in forks.iterdir():
             child.unlink()
+        os.sync()  # else one run's write-back lands on the next run's clock
 
     ours = _timed_fresh(fork_last, clean)
     plain = _timed_fresh(lambda: copy(False), clean)

@@ -43,8 +43,11 @@ def _text(rng: random.Random, words: int) -> str:
 
 
 def _output(rng: random.Random) -> str:
-    """Tool output: mostly short, sometimes a long listing or log (a log-normal size)."""
-    chars = min(int(rng.lognormvariate(6.4, 1.1)), 32_000)
+    """Tool output: a median of 1.2 kB, sometimes a long listing or log (a log-normal size, capped at 32 kB).
+
+    Sized so the whole mix comes to about 400 bytes an event, as issue 6 describes a 1M-event journal.
+    """
+    chars = min(int(rng.lognormvariate(7.1, 1.1)), 32_000)
     lines: list[str] = []
     total = 0
     while total < chars:
