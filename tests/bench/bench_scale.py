@@ -135,17 +135,26 @@ def _timed(command: list[str], **kwargs: object) -> float:
     return time.perf_counter() - start
 
 
-def _timed_rss(command: list[str], **kwargs: object) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of a command, by GNU time."""
-    out = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *command],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kwargs,  # type: ignore[arg-type]
-    ).stderr.split()
-    return float(out[-2]), int(out[-1]) / 1024
+def _until_prompt(command: list[str], prompt: bytes, **kwargs: object) -> tuple[float, float]:
+    """Seconds until `prompt` is on the command's stdout, and its peak RSS (MB) by then; then its stdin is closed."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, **kwargs)  # type: ignore[call-overload]
+    assert proc.stdin is not None and proc.stdout is not None
+    seen = b""
+    while prompt not in seen:
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            proc.wait()
+            raise SystemExit(
+                f"{command[:3]} ended (status {proc.returncode}) before its prompt {prompt!r}: {seen[-300:]!r}"
+            )
+        seen += chunk
+    elapsed = time.perf_counter() - start
+    rss = _peak_rss_mb(proc.pid)
+    proc.stdin.close()
+    proc.stdout.read()
+    proc.wait()
+    return elapsed, rss
 
 
 _JSON_LOOP = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
@@ -254,14 +263,14 @@ def run() -> list[BenchRow]:
         rows.append(absolute("wren ls over 1,000 journals (one of 1M events)", ls_s, at_most=0.5))
         rows.append(compare("wren ls vs reading every byte (cat | wc -l)", ls_s, wc_s))
 
-        # Resume to the prompt: `wren chat --resume` on a copy, stdin at its end, so it leaves at "you >".
+        # Resume to the prompt: `wren chat --resume` on a copy, timed until "you > " is on its stdout.
         messages_bytes, last_point = _scan(big)
         resumed = folder / "resume"
         resumed.mkdir()
         shutil.copyfile(big, resumed / big.name.replace("bench-1m", "s-20250101-000000-rsm1"))
-        resume_s, resume_rss = _timed_rss(
+        resume_s, resume_rss = _until_prompt(
             [wren, "chat", "--dir", str(resumed), "--resume", "s-20250101-000000-rsm1", "--workspace", str(resumed)],
-            stdin=subprocess.DEVNULL,
+            b"you > ",
             cwd=resumed,
         )
         rows.append(absolute("resume of the 1M journal to the prompt (wren chat --resume)", resume_s, at_most=2.0))
