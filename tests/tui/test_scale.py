@@ -123,8 +123,11 @@ def test_the_compact_timeline_finds_the_kernels_fork_points_and_tool_calls(big: 
     assert timeline.calls == len(asked)
     rows = [timeline.call(n) for n in range(timeline.calls)]
     assert [(r.id, r.name, r.args) for r in rows] == [(c.id, c.name, c.args) for c in asked]
+    # The journal may end inside a call (the generator stops at a count, not at a turn's end).
     ends = {e.id: e for e in events if isinstance(e, ToolEnd)}
-    assert all(r.end == ends[r.id] and r.answered for r in rows)
+    answered = {e.message.toolCallId for e in events if isinstance(e, Message) and e.message.role == "tool"}
+    assert all(r.end == ends.get(r.id) and r.answered == (r.id in answered) for r in rows)
+    assert sum(r.answered for r in rows) > len(rows) // 2
     tokens = sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
     assert timeline.tokens == tokens
 
