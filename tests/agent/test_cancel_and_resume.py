@@ -111,6 +111,28 @@ def test_assume_failed_records_a_recovery_tells_the_model_and_the_work_completes
     assert subprocess.run([sys.executable, "-m", "unittest"], cwd=workspace, capture_output=True).returncode == 0
 
 
+def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    edits = {e.id for e in events_of(journal) if isinstance(e, ToolStart) and e.name == "edit_file"}
+    end = cut_after(journal, lambda e: isinstance(e, ToolEnd) and e.id in edits)
+    assert isinstance(end, ToolEnd) and end.ok is True
+    before = journal.read_bytes()
+    refused = run_wren(["resume", "--yes"], cwd=workspace)
+    assert refused.returncode == 3, refused.stderr
+    assert f"ended ok after {end.elapsedMs} ms, but {end.chars} chars of output never reached the journal" in (
+        refused.stderr
+    )
+    assert journal.read_bytes() == before
+    proc = run_wren(["resume", "--yes", "--assume-failed"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "its output was lost" in proc.stdout
+    events = events_of(journal)
+    recovery = next(e for e in events if isinstance(e, Recovery))
+    assert recovery.id == end.id and recovery.decision.startswith("output lost")
+    told = next(m.message for m in messages_of(events) if m.message.toolCallId == end.id)
+    assert told.content.startswith("not run: the outcome of this call is unknown") and "check" in told.content
+
+
 def test_a_read_only_call_cut_off_is_run_again_and_resume_says_so(workspace: Path) -> None:
     journal = finished_run(workspace)
     start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "read_file")

@@ -28,6 +28,13 @@ def test_a_tool_end_without_its_tool_message_leaves_the_call_open() -> None:
     result = replay(events)
     assert [(c.call.id, c.state) for c in result.open_calls] == [("c1", "outcome_unknown")]
     assert result.uncertain_calls[0].started == events[3]
+    # How it ended is kept, for the refusal to say, but it does not settle the call.
+    assert isinstance(events[4], ToolEnd) and result.uncertain_calls[0].ended == events[4]
+
+
+def test_a_tool_end_is_forgotten_once_the_tool_message_answers_the_call() -> None:
+    result = replay(session_events()[:6])
+    assert result.open_calls == []
 
 
 def test_open_calls_are_classified_by_how_far_they_got() -> None:

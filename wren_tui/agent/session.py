@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from .. import __version__
-from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
+from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart, ToolEnd
 from ..journal.fork import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import ReadVerdict, open_for_reading
@@ -239,6 +239,8 @@ def refusal(plan: ResumePlan) -> str:
     for open_call in plan.replayed.uncertain_calls:
         start = open_call.started
         when = f"started at {start.ts} (seq {start.seq})" if start else "started"
+        if open_call.ended is not None:
+            when += f"; {ended_but_lost(open_call.ended)}"
         lines.append(f"  {preview_call(open_call.call)}  [{open_call.call.id}] {when}")
     lines.append("Nothing was written. Choose one:")
     lines.append(
@@ -252,6 +254,17 @@ def refusal(plan: ResumePlan) -> str:
             f"(seq {points[-1].seq}), then resume that"
         )
     return "\n".join(lines)
+
+
+def ended_but_lost(end: ToolEnd) -> str:
+    """What a tool_end with no tool message after it says: how the call ended, and that its output is lost."""
+    how = "it ended ok" if end.ok else ("it failed" if end.ok is False else "it ended")
+    if end.stoppedBy:
+        how += f" (stopped by {end.stoppedBy})"
+    if end.elapsedMs is not None:
+        how += f" after {end.elapsedMs} ms"
+    size = f"{end.chars} chars of output" if end.chars is not None else "its output"
+    return f"{how}, but {size} never reached the journal"
 
 
 def _has_work(replayed: Replayed, message: str | None) -> bool:
@@ -321,17 +334,23 @@ async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
         call = open_call.call
         if open_call.state == "outcome_unknown":
             when = open_call.started.ts if open_call.started else "an unknown time"
-            agent.append(Recovery(id=call.id, decision="assumed failed (--assume-failed); the model is told to check"))
-            agent.say(
-                ChatMessage(
-                    role="tool",
-                    toolCallId=call.id,
-                    content=f"{UNKNOWN_OUTCOME}. Wren stopped after it started (at {when}) "
-                    "and before it recorded a result. Treat it as failed, but check the workspace before doing it "
-                    "again: it may have done some or all of its work.",
+            if open_call.ended is None:
+                decision = "assumed failed (--assume-failed); the model is told to check"
+                told = (
+                    f"Wren stopped after it started (at {when}) and before it recorded a result. Treat it as "
+                    "failed, but check the workspace before doing it again: it may have done some or all of its work."
                 )
-            )
-            agent.printer.line(f"  [{preview_call(call)}: outcome unknown, recorded as assumed failed]")
+                printed = "outcome unknown, recorded as assumed failed"
+            else:
+                decision = "output lost (--assume-failed); the model is told to check"
+                told = (
+                    f"It started at {when} and {ended_but_lost(open_call.ended)}: Wren stopped before it recorded "
+                    "the output. Do not count on what it printed; check the workspace before doing it again."
+                )
+                printed = "it finished but its output was lost; the model is told to check"
+            agent.append(Recovery(id=call.id, decision=decision))
+            agent.say(ChatMessage(role="tool", toolCallId=call.id, content=f"{UNKNOWN_OUTCOME}. {told}"))
+            agent.printer.line(f"  [{preview_call(call)}: {printed}]")
         elif open_call.state == "read_only_started":
             await agent.run_call(call, note="  [running it again: it is read-only and was cut off]")
         else:

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import Literal
 
-from .events import ChatMessage, Event, Message, ToolCall, ToolStart
+from .events import ChatMessage, Event, Message, ToolCall, ToolEnd, ToolStart
 
-_REPLAYED = frozenset({Message, ToolStart})
+_REPLAYED = frozenset({Message, ToolStart, ToolEnd})
 
 CallState = Literal["never_started", "read_only_started", "outcome_unknown"]
 
@@ -22,6 +22,8 @@ class OpenCall:
     state: CallState
     # The tool_start event, when the call got that far.
     started: ToolStart | None = None
+    # The tool_end event, when the call finished but its tool message (its output) was never written.
+    ended: ToolEnd | None = None
 
     @property
     def uncertain(self) -> bool:
@@ -55,6 +57,7 @@ class Replayer:
         self.skipped = 0
         self._asked: dict[str, ToolCall] = {}
         self._started: dict[str, ToolStart] = {}
+        self._ended: dict[str, ToolEnd] = {}
 
     def feed(self, events: Iterable[Event], _lines: object = None) -> None:
         """Take the next run of events (the second argument lets it serve as a reader's sink)."""
@@ -62,7 +65,7 @@ class Replayer:
         kinds = list(map(type, run))
         # Only messages and tool starts change the replay; the others are counted, in C, not visited.
         self.skipped += len(run) - kinds.count(Message)
-        messages, asked, started = self.messages, self._asked, self._started
+        messages, asked, started, ended = self.messages, self._asked, self._started, self._ended
         for event in compress(run, map(_REPLAYED.__contains__, kinds)):
             if type(event) is Message:
                 msg = event.message
@@ -73,18 +76,26 @@ class Replayer:
                 if msg.role == "tool" and msg.toolCallId is not None:
                     asked.pop(msg.toolCallId, None)
                     started.pop(msg.toolCallId, None)
+                    ended.pop(msg.toolCallId, None)
             elif type(event) is ToolStart:
                 started[event.id] = event
+            elif type(event) is ToolEnd and event.id in asked:
+                ended[event.id] = event
 
     def result(self) -> Replayed:
-        open_calls = [_classify(call, self._started.get(call_id)) for call_id, call in self._asked.items()]
+        open_calls = [
+            _classify(call, self._started.get(call_id), self._ended.get(call_id))
+            for call_id, call in self._asked.items()
+        ]
         return Replayed(self.messages, len(self.messages), self.skipped, open_calls)
 
 
-def _classify(call: ToolCall, start: ToolStart | None) -> OpenCall:
+def _classify(call: ToolCall, start: ToolStart | None, end: ToolEnd | None) -> OpenCall:
     # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
     if start is None or start.approval == "denied":
         return OpenCall(call, "never_started")
     if start.readOnly:
         return OpenCall(call, "read_only_started", start)
-    return OpenCall(call, "outcome_unknown", start)
+    # Even with its tool_end the call stays uncertain: the model never saw its output, and what
+    # the tool did beyond ok or failed (what a command printed, how far an edit got) is lost.
+    return OpenCall(call, "outcome_unknown", start, end)
