@@ -23,13 +23,22 @@ def fixtures_dir() -> Path:
 
 
 def run_wren(
-    args: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """`wren ARGS` as a user runs it: a separate process, its own cwd and environment."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "wren_tui", *args], cwd=cwd, env=full_env, input=input,
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "wren_tui", *args],
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )

@@ -14,11 +14,7 @@ from wren_tui.journal.store import SessionNotFound, resolve
 
 SID = "s-20260101-000000-abcd"
 LINK = "s-20260101-000000-link"
-READ = [
-    pytest.param(c, id=c.name)
-    for c in CASES
-    if c.events is not None
-]
+READ = [pytest.param(c, id=c.name) for c in CASES if c.events is not None]
 REFUSED = [c for c in CASES if c.events is None]
 UNEXPLAINED = [c for c in REFUSED if c.name != "missing file"]
 
