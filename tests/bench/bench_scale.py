@@ -24,7 +24,7 @@ from pathlib import Path
 import msgspec
 
 from tests.bench import BenchRow, absolute, compare, speedup
-from tests.bench.gen import generate
+from tests.bench.gen import generate, is_current
 from tests.bench.latency import percentiles, screen_latency
 from wren_tui.journal.events import Message
 from wren_tui.journal.fork import fork_points
@@ -42,7 +42,9 @@ APPEND_RATE = 100
 def big_journal() -> Path:
     """The 1M-event journal, or SystemExit with how to make it."""
     if not BIG.exists():
-        raise SystemExit(f"{BIG} is missing: make it once (about a minute, ~300 MB) with `{MAKE_DATA}`")
+        raise SystemExit(f"{BIG} is missing: make it once (about a minute, ~400 MB) with `{MAKE_DATA}`")
+    if not is_current(BIG):
+        raise SystemExit(f"{BIG} was made by an older generator: make it again with `{MAKE_DATA}`")
     return BIG
 
 

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
+
 from wren_tui.journal.events import (
     ChatMessage,
     Delta,
@@ -35,6 +37,8 @@ _PROSE = (
     "return assert raise ValueError None self args kwargs module package fixture expected actual line"
 )
 _WORDS = _PROSE.split()
+# Stamped in each journal's run_start: a file made by an older generator is made again, not reused.
+GEN_VERSION = "bench-gen-2"
 _TOOLS = (("read_file", True), ("list_files", True), ("search", True), ("run_command", False), ("edit_file", False))
 
 
@@ -89,7 +93,7 @@ def generate(path: Path, events: int, seed: int = 1) -> Path:
     """A journal of exactly `events` events, ended by run_end, written without fsync."""
     rng = random.Random(seed)
     with JournalWriter.create(path, fsync="none") as writer:
-        writer.append(RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version="bench"))
+        writer.append(RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version=GEN_VERSION))
         stream = turns(rng)
         for _ in range(events - 2):
             writer.append(next(stream))
@@ -101,12 +105,22 @@ def generate_bytes(path: Path, target_bytes: int, seed: int = 1) -> Path:
     """A journal of about `target_bytes` (whole events, ended by run_end)."""
     rng = random.Random(seed)
     with JournalWriter.create(path, fsync="none") as writer:
-        writer.append(RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version="bench"))
+        writer.append(RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version=GEN_VERSION))
         stream = turns(rng)
         while writer.size < target_bytes:
             writer.append(next(stream))
         writer.append(RunEnd(reason="done"))
     return path
+
+
+def is_current(path: Path) -> bool:
+    """True when `path` was written by this generator (its run_start carries GEN_VERSION)."""
+    with open(path, "rb") as f:
+        first = f.readline()
+    try:
+        return bool(msgspec.json.decode(first).get("version") == GEN_VERSION)
+    except (msgspec.DecodeError, AttributeError):
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,8 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.sizes:
         path = args.folder / f"bench-{name}.jsonl"
         if path.exists():
-            print(f"{path} exists; keeping it", file=sys.stderr)
-            continue
+            if is_current(path):
+                print(f"{path} exists and is current; keeping it", file=sys.stderr)
+                continue
+            print(f"{path} was made by an older generator; making it again", file=sys.stderr)
+            path.unlink()
         generate(path, SIZES[name])
         print(f"{path}: {SIZES[name]:,} events, {path.stat().st_size / 1e6:.0f} MB")
     return 0
