@@ -18,7 +18,7 @@ import msgspec
 
 from tests.bench import BenchRow, best_of, compare, speedup
 from tests.bench.gen import generate_bytes, turns
-from wren_tui.journal import reader
+from wren_tui.journal import reader, writer
 from wren_tui.journal.events import KnownEvent
 from wren_tui.journal.fork import fork, fork_points
 from wren_tui.journal.reader import read_events
@@ -67,6 +67,14 @@ def _appends(folder: Path) -> list[BenchRow]:
         ours = best_of(lambda: _append(folder, events, policy))  # noqa: B023 (called at once)
         bare = best_of(lambda: _bare_writes(folder, lines, sync=sync))  # noqa: B023
         rows.append(compare(what, ours, bare, at_most=1.3 if sync else 4))
+        if not sync:
+            # The same appends with the line built in Python: what an install without a C compiler gets.
+            saved, writer.native_line = writer.native_line, None
+            try:
+                pure = best_of(lambda: _append(folder, events, policy))  # noqa: B023
+            finally:
+                writer.native_line = saved
+            rows.append(compare("the same appends, line built in Python (an install with no C compiler)", pure, bare))
     return rows
 
 

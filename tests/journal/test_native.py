@@ -15,13 +15,14 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.journal.helpers import reference_read
 from tests.journal.strategies import known_events, mixed_journals
-from wren_tui.journal import reader
+from wren_tui.journal import reader, writer
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.writer import encode_line
 
@@ -171,3 +172,50 @@ def test_a_run_long_enough_to_be_checked_in_another_thread_gives_the_same_verdic
     _same(fast, slow)
     ref = reference_read(bytes(damaged))
     assert fast.events == ref.events and fast.stopped_at_line == ref.stopped_at_line
+
+
+json_objects = st.dictionaries(
+    st.text(max_size=8), st.one_of(st.integers(), st.text(max_size=40), st.booleans(), st.none()), min_size=1
+).map(lambda d: msgspec.json.encode({"type": "x", **d}))
+
+
+@needs_native
+@_settings
+@given(st.integers(0, 2**63 - 1), st.from_regex(rb"[0-9T:.Z-]{0,30}", fullmatch=True), json_objects)
+def test_the_c_line_is_the_python_line(seq: int, ts: bytes, body: bytes) -> None:
+    assert native is not None
+    line = native.make_line(seq, ts, body)
+    assert line == writer.python_line(seq, ts, body)
+    assert native.check_lines(line, 0)[0] == 1  # and the reader takes it as ours
+
+
+@needs_native
+def test_the_c_line_refuses_what_is_not_an_object_or_a_seq_it_cannot_write() -> None:
+    assert native is not None
+    for body in (b"", b"{", b"[1]", b'"x"'):
+        with pytest.raises(ValueError, match="must be a JSON object"):
+            native.make_line(1, b"t", body)
+    with pytest.raises(OverflowError):
+        native.make_line(2**63, b"t", b'{"type":"x"}')
+    with pytest.raises(TypeError):
+        native.make_line(1, "t", b'{"type":"x"}')  # type: ignore[arg-type]
+
+
+@needs_native
+def test_a_journal_written_with_and_without_the_c_line_is_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer, "now_ts", lambda: "2026-01-01T00:00:00.000Z")
+    events = [
+        Message(message=ChatMessage(role="user", content="héllo \u202e\x1b[31m")),
+        Message(message=ChatMessage(role="assistant", content="")),
+    ]
+    files = []
+    for name, line in (("c.jsonl", writer.native_line), ("py.jsonl", None)):
+        monkeypatch.setattr(writer, "native_line", line)
+        with writer.JournalWriter.create(tmp_path / name, fsync="none") as journal:
+            for event in events:
+                journal.append(event)
+        files.append((tmp_path / name).read_bytes())
+    assert files[0] == files[1]
+    assert reader.read_events(tmp_path / "c.jsonl").ok

@@ -13,6 +13,11 @@
  * each of those lines' newlines, as native 8-byte integers (array('q').frombytes reads it).
  * whole is True when those lines are all of buf. A line that is not ours and clean is not an
  * error: count stops before it and Python decides.
+ *
+ * make_line(seq, ts, body) -> bytes
+ *   The writer's line in one allocation: {"seq":SEQ,"ts":"TS", then body without its braces, then
+ *   ,"crc":"xxxxxxxx"} and a newline, the CRC taken over everything before ,"crc". body is the
+ *   msgspec encoding of the event (a JSON object); writer.py builds the same bytes in Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -117,10 +122,49 @@ static PyObject *crc32_py(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(c);
 }
 
+static PyObject *make_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "make_line(seq, ts, body) takes 3 arguments");
+        return NULL;
+    }
+    long long seq = PyLong_AsLongLong(args[0]);
+    if (seq == -1 && PyErr_Occurred()) return NULL;
+    if (!PyBytes_Check(args[1]) || !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "make_line: ts and body must be bytes");
+        return NULL;
+    }
+    const char *ts = PyBytes_AS_STRING(args[1]), *body = PyBytes_AS_STRING(args[2]);
+    Py_ssize_t ts_len = PyBytes_GET_SIZE(args[1]), body_len = PyBytes_GET_SIZE(args[2]);
+    if (body_len < 2 || body[0] != '{' || body[body_len - 1] != '}') {
+        PyErr_SetString(PyExc_ValueError, "make_line: body must be a JSON object");
+        return NULL;
+    }
+    char digits[24];
+    int digits_len = snprintf(digits, sizeof digits, "%lld", seq);
+    static const char SEQ[] = "{\"seq\":", TS[] = ",\"ts\":\"";
+    Py_ssize_t head_len = 7 + digits_len + 7 + ts_len + 2, inner_len = body_len - 2;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, head_len + inner_len + SUFFIX_LEN + 1);
+    if (out == NULL) return NULL;
+    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(out), *p = start;
+    memcpy(p, SEQ, 7), p += 7;
+    memcpy(p, digits, (size_t)digits_len), p += digits_len;
+    memcpy(p, TS, 7), p += 7;
+    memcpy(p, ts, (size_t)ts_len), p += ts_len;
+    *p++ = '"', *p++ = ',';
+    memcpy(p, body + 1, (size_t)inner_len), p += inner_len;
+    uint32_t crc = crc32_of(start, p - start);
+    memcpy(p, CRC_MARK, 8), p += 8;
+    for (int shift = 28; shift >= 0; shift -= 4) *p++ = "0123456789abcdef"[(crc >> shift) & 0xF];
+    *p++ = '"', *p++ = '}', *p++ = '\n';
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"check_lines", check_lines, METH_VARARGS,
      "check_lines(buf, base) -> (count, ends, whole): the leading lines that are ours and clean, where each ends, "
      "and whether they are all of buf."},
+    {"make_line", (PyCFunction)(void (*)(void))make_line, METH_FASTCALL,
+     "make_line(seq, ts, body) -> bytes: a journal line, as writer.py builds it in Python."},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
 };
