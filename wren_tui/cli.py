@@ -238,8 +238,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Without SEQ, list the clean points of a session. With SEQ, copy the "
         "journal up to that event into a new session (the parent stays byte-identical).",
     )
-    p.add_argument("session", metavar="ID|PATH")
-    p.add_argument("seq", metavar="SEQ", type=int, nargs="?")
+    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    p.add_argument(
+        "seq",
+        metavar="SEQ",
+        type=int,
+        nargs="?",
+        help="the seq of a clean point: the new session ends with that event, then the fork event",
+    )
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(handler=cmd_fork)
 
