@@ -29,9 +29,8 @@ _encoder = msgspec.json.Encoder()
 # Bound once: append looks these up per event, and each module attribute lookup costs a little.
 _encode, _replace, _crc32 = _encoder.encode, msgspec.structs.replace, zlib.crc32
 # The line built in one C call when the C module is there (the same bytes: tests compare); None: Python.
-native_line: Callable[[int, bytes, bytes], bytes] | None = (
-    reader.native_lines.make_line if reader.native_lines is not None else None
-)
+# getattr: a checkout updated without a reinstall may still hold a build from before make_line.
+native_line: Callable[[int, bytes, bytes], bytes] | None = getattr(reader.native_lines, "make_line", None)
 
 
 class JournalLocked(JournalError):
