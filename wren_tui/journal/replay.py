@@ -63,7 +63,7 @@ class Replayer:
         """Take the next run of events (the second argument lets it serve as a reader's sink)."""
         run = events if isinstance(events, list) else list(events)
         kinds = list(map(type, run))
-        # Only messages and tool starts change the replay; the others are counted, in C, not visited.
+        # Only messages, tool starts and tool ends change the replay; the others are counted, in C, not visited.
         self.skipped += len(run) - kinds.count(Message)
         messages, asked, started, ended = self.messages, self._asked, self._started, self._ended
         for event in compress(run, map(_REPLAYED.__contains__, kinds)):
