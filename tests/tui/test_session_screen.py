@@ -170,6 +170,19 @@ async def test_writer_exiting_mid_call_turns_running_into_outcome_unknown(tmp_pa
         await wait_for_text(pilot, "outcome unknown, approved")
 
 
+async def test_a_call_that_ended_but_never_got_its_tool_message_is_marked_output_lost(tmp_path: Path) -> None:
+    events = [*story(), ToolEnd(id="call_3", ok=True, elapsedMs=5, chars=24)]
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
+    app = _app(path)
+    writer = JournalWriter.open(path, fsync="none")
+    async with app.run_test(size=(120, 40)) as pilot:
+        # While its writer lives, the tool message may be a moment away.
+        await wait_for_text(pilot, "ok, approved")
+        writer.close()
+        await wait_for_text(pilot, "output lost, approved")
+        assert "outcome unknown" not in screen_text(app)
+
+
 async def test_status_line_shows_session_events_tokens_and_time_since_last_event(journal: Path) -> None:
     events = finished_story()
     app = _app(journal, FixedClock(after_last(events, 75)))

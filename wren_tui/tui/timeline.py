@@ -33,7 +33,9 @@ from ..journal.index import Chunk, decode_at
 from ..journal.store import parse_ts
 
 ItemKind = Literal["user", "assistant", "tool", "note", "error"]
-CallState = Literal["waiting", "running", "ok", "failed", "stopped", "outcome unknown", "interrupted", "never started"]
+CallState = Literal[
+    "waiting", "running", "ok", "failed", "stopped", "output lost", "outcome unknown", "interrupted", "never started"
+]
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
@@ -66,6 +68,10 @@ class ToolRow:
 
     def state(self, writer_alive: bool) -> CallState:
         if self.end is not None:
+            # Ended, but the writer is gone before the tool message: what the call printed is lost,
+            # and resume treats it as of unknown outcome. (Reference-format lines carry the result inline.)
+            if not self.answered and not writer_alive and self.end.result is None:
+                return "output lost"
             if self.end.stoppedBy is not None:
                 return "stopped"
             return "failed" if self.end.ok is False else "ok"

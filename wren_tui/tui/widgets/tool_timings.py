@@ -29,6 +29,7 @@ _STATE_CLASS: dict[CallState, str] = {
     "ok": "ok",
     "failed": "bad",
     "stopped": "bad",
+    "output lost": "unknown",
     "outcome unknown": "unknown",
     "interrupted": "unknown",
     "never started": "muted",
