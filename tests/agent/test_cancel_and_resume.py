@@ -16,6 +16,7 @@ from wren_tui.agent.workspace import TEMPLATE
 from wren_tui.journal.events import Event, Message, Recovery, RunEnd, RunStart, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
+from wren_tui.journal.writer import JournalWriter
 
 FIX = "run the tests, find the failing case and fix it"
 
@@ -131,6 +132,26 @@ def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(wor
     assert recovery.id == end.id and recovery.decision.startswith("output lost")
     told = next(m.message for m in messages_of(events) if m.message.toolCallId == end.id)
     assert told.content.startswith("not run: the outcome of this call is unknown") and "check" in told.content
+
+
+def test_a_call_recorded_as_not_run_gets_its_message_on_resume_and_is_not_run(workspace: Path) -> None:
+    journal = finished_run(workspace)
+    asked = cut_after(
+        journal, lambda e: isinstance(e, Message) and any(c.name == "edit_file" for c in e.message.toolCalls or ())
+    )
+    assert isinstance(asked, Message) and asked.message.toolCalls
+    call_id = asked.message.toolCalls[0].id
+    # The process was cancelled before the edit ran, recorded that, and was killed before its tool message.
+    with JournalWriter.open(journal) as writer:
+        writer.append(ToolEnd(id=call_id, ok=False, elapsedMs=0, chars=0, stoppedBy="cancel"))
+    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "not run (cancel), as recorded before" in proc.stdout
+    events = events_of(journal)
+    assert not any(isinstance(e, ToolStart) and e.id == call_id for e in events)
+    told = [m.message.content for m in messages_of(events) if m.message.toolCallId == call_id]
+    assert told == ["not run: the turn was cancelled by the user before this call ran"]
+    assert not any(isinstance(e, Recovery) for e in events)
 
 
 def test_a_read_only_call_cut_off_is_run_again_and_resume_says_so(workspace: Path) -> None:

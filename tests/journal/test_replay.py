@@ -53,6 +53,19 @@ def test_open_calls_are_classified_by_how_far_they_got() -> None:
     assert [c.call.id for c in replay(events).uncertain_calls] == ["c"]
 
 
+def test_a_call_recorded_as_not_run_is_not_uncertain_and_keeps_why() -> None:
+    # A cancel (or a loop, or the limit) writes tool_end with no tool_start, then the tool message.
+    call = ToolCall(id="x", name="edit_file", args="{}")
+    events = [
+        Message(message=ChatMessage(role="user", content="go")),
+        Message(message=ChatMessage(role="assistant", content="", toolCalls=[call])),
+        ToolEnd(id="x", ok=False, elapsedMs=0, stoppedBy="cancel"),
+    ]
+    result = replay(events)
+    assert [(c.call.id, c.state) for c in result.open_calls] == [("x", "not_run")]
+    assert result.open_calls[0].ended == events[2] and result.uncertain_calls == []
+
+
 def test_a_tool_result_never_doubles_a_message() -> None:
     events = session_events()
     result = replay(events)

@@ -191,7 +191,7 @@ class Agent:
             # The tool runs with the arguments the model sent; the journal holds them redacted.
             original = originals[index] if originals and index < len(originals) else call
             if index >= self.limits.max_calls:
-                self._not_run(call, None, f"more than {self.limits.max_calls} tool calls in one reply; ask for fewer")
+                self._not_run(call, None)
                 continue
             try:
                 await self.run_call(call, original)
@@ -200,18 +200,13 @@ class Agent:
                 answered = {m.toolCallId for m in self.messages if m.role == "tool"}
                 for rest in calls[index:]:
                     if rest.id not in answered:
-                        self._not_run(rest, "cancel", "the turn was cancelled by the user before this call ran")
+                        self._not_run(rest, "cancel")
                 raise
 
     async def run_call(self, call: ToolCall, original: ToolCall | None = None, *, note: str = "") -> None:
         spec = Toolbox.spec(call.name)
         if self._repeats(call) >= self.limits.loop_repeats - 1:
-            self._not_run(
-                call,
-                "loop",
-                f"this is call number {self.limits.loop_repeats} in a row of {call.name} with the same arguments; "
-                "the result would not change. Try something different, or stop and report",
-            )
+            self._not_run(call, "loop")
             return
         verdict = await self.gate.decide(call, spec)
         read_only = spec.read_only if spec else True
@@ -256,10 +251,21 @@ class Agent:
         extra = ", truncated" if result.truncated else ""
         self.printer.line(f"  <- {status}, {elapsed} ms, {len(content)} chars{extra}")
 
-    def _not_run(self, call: ToolCall, stopped: StoppedBy | None, why: str) -> None:
+    def _not_run(self, call: ToolCall, stopped: StoppedBy | None) -> None:
         """A call that never started: no tool_start, only its end and the reason the model reads."""
         self.printer.line(f"  -> {preview_call(call)} [not run: {stopped or 'limit'}]")
-        self._finish(call, ToolResult(False, f"{NOT_RUN} {why}"), 0, stopped)
+        self._finish(call, ToolResult(False, self.not_run_message(call, stopped)), 0, stopped)
+
+    def not_run_message(self, call: ToolCall, stopped: StoppedBy | None) -> str:
+        """What the model reads for a call that was not run: cancelled, a loop, or over the limit (None)."""
+        if stopped == "cancel":
+            return f"{NOT_RUN} the turn was cancelled by the user before this call ran"
+        if stopped == "loop":
+            return (
+                f"{NOT_RUN} this is call number {self.limits.loop_repeats} in a row of {call.name} with the same "
+                "arguments; the result would not change. Try something different, or stop and report"
+            )
+        return f"{NOT_RUN} more than {self.limits.max_calls} tool calls in one reply; ask for fewer"
 
     def _repeats(self, call: ToolCall) -> int:
         """How many calls right before this one asked for the same tool with the same arguments."""

@@ -351,6 +351,11 @@ async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
             agent.append(Recovery(id=call.id, decision=decision))
             agent.say(ChatMessage(role="tool", toolCallId=call.id, content=f"{UNKNOWN_OUTCOME}. {told}"))
             agent.printer.line(f"  [{preview_call(call)}: {printed}]")
+        elif open_call.state == "not_run" and open_call.ended is not None:
+            # It was decided before the interruption that this call would not run: say so again.
+            stopped = open_call.ended.stoppedBy
+            agent.say(ChatMessage(role="tool", toolCallId=call.id, content=agent.not_run_message(call, stopped)))
+            agent.printer.line(f"  [{preview_call(call)}: not run ({stopped or 'limit'}), as recorded before]")
         elif open_call.state == "read_only_started":
             await agent.run_call(call, note="  [running it again: it is read-only and was cut off]")
         else:

@@ -11,7 +11,7 @@ from .events import ChatMessage, Event, Message, ToolCall, ToolEnd, ToolStart
 
 _REPLAYED = frozenset({Message, ToolStart, ToolEnd})
 
-CallState = Literal["never_started", "read_only_started", "outcome_unknown"]
+CallState = Literal["never_started", "not_run", "read_only_started", "outcome_unknown"]
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class OpenCall:
     state: CallState
     # The tool_start event, when the call got that far.
     started: ToolStart | None = None
-    # The tool_end event, when the call finished but its tool message (its output) was never written.
+    # The tool_end event, when the call ended (or was recorded as not run) but its tool message never came.
     ended: ToolEnd | None = None
 
     @property
@@ -91,6 +91,9 @@ class Replayer:
 
 
 def _classify(call: ToolCall, start: ToolStart | None, end: ToolEnd | None) -> OpenCall:
+    # Recorded as not run (cancelled, a loop, over the limit): only the message saying so is missing.
+    if start is None and end is not None:
+        return OpenCall(call, "not_run", None, end)
     # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
     if start is None or start.approval == "denied":
         return OpenCall(call, "never_started")

@@ -70,7 +70,7 @@ class ToolRow:
         if self.end is not None:
             # Ended, but the writer is gone before the tool message: what the call printed is lost,
             # and resume treats it as of unknown outcome. (Reference-format lines carry the result inline.)
-            if not self.answered and not writer_alive and self.end.result is None:
+            if not self.answered and not writer_alive and self.start is not None and self.end.result is None:
                 return "output lost"
             if self.end.stoppedBy is not None:
                 return "stopped"
