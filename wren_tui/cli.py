@@ -19,6 +19,7 @@ from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_points
 from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
+from .journal.visible import visible
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -76,7 +77,7 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 def _log_text(path: Path) -> ReadVerdict:
     def show(events: list[Event], _lines: Lines) -> None:
-        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {summarize(e)}\n" for e in events))
+        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(summarize(e))}\n" for e in events))
 
     result = scan_events(path, show)
     for warning in result.warnings:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+from collections.abc import Iterator
+from types import FrameType
 from typing import Literal
 
 from ..journal.events import ChatMessage, Error, RunEnd, event_type
@@ -12,8 +15,9 @@ from ..journal.reader import JournalError, read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of
 from ..journal.writer import JournalCorrupt, JournalUnusable, JournalWriter
+from . import outcomes
 from .gateway import GatewayError
-from .loop import Agent
+from .loop import Agent, cancel_cause
 from .session import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -26,6 +30,7 @@ from .session import (
     new_session,
     open_resume,
     refusal,
+    resume_workspace,
     run_start,
     run_until_signal,
     session_to_resume,
@@ -36,11 +41,14 @@ HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ct
 
 def chat(settings: Settings, resume_ref: str | None) -> int:
     out = settings.printer
+    working_in = None
     if resume_ref is not None:
+        chosen: list[tuple[Settings, str]] = []
 
         def decide(plan: ResumePlan) -> None:
             if plan.replayed.uncertain_calls:
                 raise ResumeStop(EXIT_REFUSED, refusal(plan))
+            chosen.append(resume_workspace(settings, plan))
 
         try:
             writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None), decide)
@@ -51,21 +59,30 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
             out.line(f"wren: {exc.path}: {exc.reason}; nothing was written")
             return EXIT_ERROR
         messages = plan.replayed.messages
+        settings, working_in = chosen[0]
     else:
         writer, messages = new_session(settings, None), []
     agent = make_agent(settings, writer, messages)
     out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
+    if working_in is not None:
+        out.line(working_in)
     out.line(HELP)
     run_start(agent, settings.workspace, resumed=resume_ref is not None)
     end: Literal["done", "cancelled"] = "done"
+    status = EXIT_OK
     try:
         while True:
             try:
-                line = input("you > ").strip()
+                with _stopped_by_signals():
+                    line = input("you > ").strip()
             except EOFError:
                 break
             except KeyboardInterrupt:
-                end = "cancelled"
+                end, status = "cancelled", EXIT_INTERRUPTED
+                break
+            except _Stopped as stopped:
+                out.line(f"[stopped by {outcomes.SIGNAL_CAUSES[stopped.signal.name]}]")
+                end, status = "cancelled", 128 + stopped.signal.value
                 break
             if not line:
                 continue
@@ -75,7 +92,11 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                 agent = _command(agent, settings, line)
                 continue
             current, text = agent, line
-            run_until_signal(lambda: _turn(current, text))  # noqa: B023 (called before the loop moves on)
+            turn_status = run_until_signal(lambda: _turn(current, text))  # noqa: B023 (called before the loop moves on)
+            if turn_status > 128 and turn_status != EXIT_INTERRUPTED:
+                # SIGTERM or SIGHUP: the chat ends with the turn; Ctrl+C only stops the turn.
+                end, status = "cancelled", turn_status
+                break
     except JournalUnusable as exc:
         out.line(f"wren: {str(exc).rstrip('.')}. The chat stopped; nothing more was recorded.")
         return EXIT_ERROR
@@ -84,15 +105,39 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
             agent.append(RunEnd(reason=end))
         agent.writer.close()
     out.line(f'continue with: wren resume {session_id_of(agent.writer.path)} "MESSAGE"')
-    return EXIT_INTERRUPTED if end == "cancelled" else EXIT_OK
+    return status
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGHUP at the prompt: the chat ends as it would after Ctrl+C, recording run_end."""
+
+    def __init__(self, sig: signal.Signals) -> None:
+        super().__init__(sig.name)
+        self.signal = sig
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """While the prompt waits, SIGTERM and SIGHUP raise _Stopped instead of ending the process unrecorded."""
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise _Stopped(signal.Signals(signum))
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 async def _turn(agent: Agent, text: str) -> int:
     agent.say(ChatMessage(role="user", content=text))
     try:
         await agent.turn()
-    except asyncio.CancelledError:
-        agent.printer.line("[turn cancelled]")
+    except asyncio.CancelledError as exc:
+        cause = cancel_cause(exc)
+        agent.printer.line(f"[turn stopped by {cause}]" if cause else "[turn cancelled]")
         return EXIT_INTERRUPTED
     except GatewayError as exc:
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
