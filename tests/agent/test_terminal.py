@@ -3,7 +3,7 @@
 
 A fake OpenAI-compatible server on 127.0.0.1 plays a hostile model: its text carries every sequence
 of `HOSTILE`, streamed so that escape sequences are cut across fragments; its command prints them
-too (tests/fixtures/evil.py); a server error and a tool name carry them as well.
+too (tests/fixtures/evil.py.txt); a server error and a tool name carry them as well.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class HostileModel:
 
 
 def evil_workspace(workspace: Path) -> Path:
-    shutil.copy(FIXTURES / "evil.py", workspace / "evil.py")
+    shutil.copy(FIXTURES / "evil.py.txt", workspace / "evil.py")
     return workspace
 
 
