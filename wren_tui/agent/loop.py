@@ -230,9 +230,11 @@ class Agent:
         verdict = await self.gate.decide(call, spec)
         read_only = spec.read_only if spec else True
         self.append(ToolStart(id=call.id, name=call.name, readOnly=read_only, approval=verdict.approval))
-        self.printer.line(f"  -> {preview_call(call)}{note}{' [denied]' if verdict.approval == 'denied' else ''}")
+        self.printer.line(
+            f"  -> {preview_call(call)}{note}{f' [{verdict.label}]' if verdict.approval == 'denied' else ''}"
+        )
         if verdict.approval == "denied":
-            self._finish(call, ToolResult(False, outcomes.denied(verdict.reason)), 0, "approval")
+            self._finish(call, ToolResult(False, verdict.reason), 0, "approval")
             return
         started = time.monotonic()
         try:
