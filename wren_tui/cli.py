@@ -178,7 +178,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         else:
             out(f"Clean fork points of {session_id_of(path)} (fork with `wren fork {session_id_of(path)} SEQ`):")
             for p in points:
-                out(f"  {p}")
+                out(f"  {visible(str(p))}")
         if result.reason is not None and not args.json:
             out(stop_sentence(result))
         return EXIT_OK

@@ -42,6 +42,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 COMMAND = "python evil.py # " + "".join(f"<{name}: {raw}>" for name, raw, _ in HOSTILE)
 HOSTILE_TOOL = "list\x1b]0;TOOL-TITLE\x07dir"
 REPLY_END = "That is all it printed."
+TASK = "look \x1b]0;TASK-TITLE\x07 now"
 
 
 def pieces(text: str) -> list[str]:
@@ -160,7 +161,7 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     evil_workspace(workspace)
     async with OpenAIServer(HostileModel()) as srv:
         code, _, err = await asyncio.to_thread(
-            lambda: _quiet_run(["run", "--yes", "--model", "openai", "look"], workspace, model_env(srv))
+            lambda: _quiet_run(["run", "--yes", "--model", "openai", TASK], workspace, model_env(srv))
         )
     assert code == 0, err
     journal = only_journal(workspace / "journals")
@@ -177,6 +178,12 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     error_line = next(line for line in text.splitlines() if "  error  " in line)
     assert "overloaded <CSI erase screen: ␛[2J␛[H>␊<CR + erase line (the spoof): ␍␛[2K>" in error_line
     assert "list␛]0;TOOL-TITLE␇dir [c2] started" in text
+    # The fork points list the messages' first words: the model's text among them.
+    points = subprocess.run(
+        [sys.executable, "-m", "wren_tui", "fork", str(journal)], cwd=workspace, capture_output=True, timeout=60
+    )
+    assert points.returncode == 0
+    assert "  2  user: look ␛]0;TASK-TITLE␇ now\n" in assert_inert(points.stdout, "wren fork")
 
     said = next(m.message.content for m in messages_of(events) if m.message.content.startswith("Model text"))
     assert said == f"Model text follows.\n{hostile_lines()}"
