@@ -159,7 +159,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
         tokens = str(s.tokens) if s.exact else f"~{s.tokens}"  # a big journal is summed from its head and tail
-        out(f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  {origin}")
+        out(
+            visible(
+                f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  {origin}"
+            )
+        )
     return EXIT_OK
 
 

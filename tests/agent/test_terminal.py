@@ -233,3 +233,13 @@ def test_the_scripted_model_quoting_a_hostile_command_output_sends_no_sequence_t
     assert "start\n␛[2J␛[H␛]0;PWNED-TITLE␇␛[31mRED-ESC␛[0m ␛]52;c;cHduZWQ=␇ osc52\n" in text
     assert "invalid utf8: \ufffd\ufffd\ufffd( end" in text
     assert "tail-line" in text
+
+
+def test_wren_ls_shows_a_hostile_journal_name_without_obeying_it(workspace: Path) -> None:
+    proc = run_wren(["run", "hi"], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    journal = only_journal(workspace / "journals")
+    shutil.copy(journal, journal.with_name("s-\x1b]0;NAME-TITLE\x07\r\x1b[2Kok.jsonl"))
+    listed = subprocess.run([sys.executable, "-m", "wren_tui", "ls"], cwd=workspace, capture_output=True, timeout=60)
+    assert listed.returncode == 0
+    assert "s-␛]0;NAME-TITLE␇␍␛[2Kok" in assert_inert(listed.stdout, "wren ls")
