@@ -141,6 +141,36 @@ def test_a_command_and_its_children_die_with_a_wren_run_killed_by_sigkill(worksp
     assert isinstance(events_of(journal)[-1], ToolStart)
 
 
+def test_under_nohup_a_hangup_is_ignored_and_the_command_finishes(workspace: Path) -> None:
+    sid = new_session_id()
+    journal = workspace / "journals" / f"{sid}.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+
+    def ignore_hangups() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wren_tui", "run", "--yes", "--session-id", sid, "run `sleep 1; echo done > done.txt`"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_hangups,
+    )
+    try:
+        wait_until(journal_has(journal, ToolStart), "the command to start")
+        proc.send_signal(signal.SIGHUP)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert (workspace / "done.txt").read_text() == "done\n"
+    end = next(e for e in events_of(journal) if isinstance(e, ToolEnd))
+    assert (end.ok, end.stoppedBy) == (True, None)
+
+
 def test_a_command_that_ended_leaves_what_it_started_in_the_background_running(workspace: Path) -> None:
     sid = new_session_id()
     proc = spawn_run(workspace, sid, "sleep 30 >/dev/null 2>&1 & echo $! > bg.pid")

@@ -123,7 +123,8 @@ def _stopped_by_signals() -> Iterator[None]:
     def stop(signum: int, _frame: FrameType | None) -> None:
         raise _Stopped(signal.Signals(signum))
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    ignored = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP) if sig not in ignored}
     try:
         yield
     finally:

@@ -125,12 +125,14 @@ def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
             received.append(sig)
             task.cancel(outcomes.SIGNAL_CAUSES[sig.name])
 
-        for sig in STOP_SIGNALS:
+        # A signal ignored on entry stays ignored: `nohup wren run ...` must outlive its terminal.
+        handled = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]
+        for sig in handled:
             loop.add_signal_handler(sig, stop, sig)
         try:
             return await work()
         finally:
-            for sig in STOP_SIGNALS:
+            for sig in handled:
                 loop.remove_signal_handler(sig)
 
     status = asyncio.run(main())
