@@ -122,8 +122,10 @@ def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
         assert task is not None
 
         def stop(sig: signal.Signals) -> None:
+            # One cancel: a second signal while the first is being recorded would cut the recording short.
+            if not received:
+                task.cancel(outcomes.SIGNAL_CAUSES[sig.name])
             received.append(sig)
-            task.cancel(outcomes.SIGNAL_CAUSES[sig.name])
 
         # A signal ignored on entry stays ignored: `nohup wren run ...` must outlive its terminal.
         handled = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]
