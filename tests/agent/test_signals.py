@@ -122,6 +122,27 @@ def test_sigterm_mid_command_says_sigterm_to_the_model_and_the_person_and_exits_
     assert_stopped_and_recorded(journal, "SIGTERM (Wren was told to stop)")
 
 
+def test_signals_in_quick_succession_are_recorded_once_by_the_first(workspace: Path) -> None:
+    sid = new_session_id()
+    journal = workspace / "journals" / f"{sid}.jsonl"
+    proc = spawn_run(workspace, sid, LATE)
+    try:
+        command_group(workspace, journal)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode in (128 + signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGHUP), err
+    assert "Traceback" not in err
+    events = events_of(journal)
+    assert [type(e).__name__ for e in events[-3:]] == ["ToolEnd", "Message", "RunEnd"]
+    assert isinstance(events[-1], RunEnd) and events[-1].reason == "cancelled"
+    # The model is told the signal the exit status names.
+    first = signal.Signals(proc.returncode - 128).name
+    assert f"was stopped by {first} (" in messages_of(events)[-1].message.content
+
+
 def test_a_command_and_its_children_die_with_a_wren_run_killed_by_sigkill(workspace: Path) -> None:
     sid = new_session_id()
     journal = workspace / "journals" / f"{sid}.jsonl"
