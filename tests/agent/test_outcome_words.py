@@ -3,6 +3,7 @@ the scripted model reading both right."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -121,8 +122,6 @@ async def test_calls_of_a_turn_made_by_an_earlier_process_are_not_counted_as_a_l
 
 
 async def _wren(args: list[str], cwd: Path, env: dict[str, str]) -> int:
-    import asyncio
-
     full = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")} | env
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "wren_tui", *args, cwd=cwd, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE

@@ -356,11 +356,8 @@ class Toolbox:
         return ToolResult(code == 0, f"$ {command}\n{output}\n{status}", truncated=bool(extra))
 
 
-# The command runs in a session (and process group) of its own, beside a guard: a subshell in the same
-# group that waits on a pipe whose write end only Wren holds. A line on the pipe means the command
-# ended and Wren saw it: the guard exits. End of file means Wren died without saying so (kill -9
-# included): the guard kills the whole group, the command and everything it started, itself last.
-# The command gets /dev/null as stdin and never sees the pipe.
+# Beside the command, in its group, a guard waits on a pipe only Wren writes: "done" lets it exit, end of
+# file (Wren died, kill -9 included) makes it SIGKILL the whole group. The command's stdin is /dev/null.
 _GUARDED = (
     'exec 3<&0 </dev/null; { read -r _line || kill -s KILL 0; } <&3 >/dev/null 2>&1 & exec 3<&-; exec /bin/sh -c "$1"'
 )
