@@ -224,6 +224,37 @@ def test_sigterm_at_the_chat_prompt_ends_the_chat_on_the_record_and_exits_143(wo
     assert isinstance(last, RunEnd) and last.reason == "cancelled"
 
 
+def test_ctrl_c_at_the_chat_prompt_ends_the_chat_on_the_record_and_exits_130(workspace: Path) -> None:
+    tty = Tty(["chat"], workspace)
+    try:
+        tty.wait_for(b"you > ")
+        tty.proc.send_signal(signal.SIGINT)
+        code = tty.finish()
+    finally:
+        tty.kill()
+    assert code == 130, tty.text()
+    last = events_of(next((workspace / "journals").glob("*.jsonl")))[-1]
+    assert isinstance(last, RunEnd) and last.reason == "cancelled"
+
+
+def test_chat_reads_its_lines_from_a_file_too(workspace: Path) -> None:
+    script = workspace / "script.txt"
+    script.write_text("what is your name?\nwhat did I ask first?\n/quit\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    with script.open() as stdin:
+        proc = subprocess.run(
+            [sys.executable, "-m", "wren_tui", "chat"],
+            cwd=workspace,
+            env=env,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "You asked: 'what is your name?'." in proc.stdout
+
+
 def test_a_closed_terminal_during_a_chat_turn_ends_the_chat_instead_of_prompting_again(workspace: Path) -> None:
     tty = Tty(["chat", "--yes"], workspace, controlling=True)
     try:

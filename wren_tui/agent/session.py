@@ -128,7 +128,8 @@ def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
             received.append(sig)
 
         # A signal ignored on entry stays ignored: `nohup wren run ...` must outlive its terminal.
-        handled = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]
+        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        handled = [sig for sig in STOP_SIGNALS if previous[sig] is not signal.SIG_IGN]
         for sig in handled:
             loop.add_signal_handler(sig, stop, sig)
         try:
@@ -136,6 +137,9 @@ def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
+                # The loop leaves the default action behind; a caller's own handler (chat's) comes back.
+                if previous[sig] is not None:
+                    signal.signal(sig, previous[sig])
 
     status = asyncio.run(main())
     if status == EXIT_INTERRUPTED and received:
