@@ -151,8 +151,9 @@ class _Prompt:
 
     def read(self, prompt: str) -> str | None:
         """The next line typed, without its newline; None at end of input. Ctrl+C raises KeyboardInterrupt."""
-        if not self._wait:
+        if not self._wait or self._eof or b"\n" in self._pending:
             _say(prompt)
+            prompt = ""
         while b"\n" not in self._pending and not self._eof:
             if self._wait:
                 self._wait_readable(prompt)
