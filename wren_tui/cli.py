@@ -19,6 +19,7 @@ from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_points
 from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
+from .journal.visible import visible
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -76,7 +77,7 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 def _log_text(path: Path) -> ReadVerdict:
     def show(events: list[Event], _lines: Lines) -> None:
-        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {summarize(e)}\n" for e in events))
+        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(summarize(e))}\n" for e in events))
 
     result = scan_events(path, show)
     for warning in result.warnings:
@@ -158,7 +159,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
         tokens = str(s.tokens) if s.exact else f"~{s.tokens}"  # a big journal is summed from its head and tail
-        out(f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  {origin}")
+        out(
+            visible(
+                f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  {origin}"
+            )
+        )
     return EXIT_OK
 
 
@@ -177,7 +182,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         else:
             out(f"Clean fork points of {session_id_of(path)} (fork with `wren fork {session_id_of(path)} SEQ`):")
             for p in points:
-                out(f"  {p}")
+                out(f"  {visible(str(p))}")
         if result.reason is not None and not args.json:
             out(stop_sentence(result))
         return EXIT_OK

@@ -27,7 +27,9 @@ def test_without_a_terminal_or_yes_side_effects_are_denied_and_the_model_is_told
     assert (end.ok, end.stoppedBy) == (False, "approval")
     said = [m.message for m in messages_of(events)]
     tool_result = next(m for m in said if m.role == "tool")
-    assert tool_result.content.startswith("not run: denied") and "--yes" in tool_result.content
+    assert tool_result.content == (
+        "not run: denied: there is no terminal to ask for approval and --yes was not given, so side effects are denied"
+    )
     # The model read the denial and says so instead of pretending it ran the tests.
     assert said[-1].role == "assistant" and "could not run" in said[-1].content
     assert "--yes" in said[-1].content
@@ -113,7 +115,8 @@ def test_at_a_terminal_no_denies_the_call_and_the_model_stops(workspace: Path) -
     events = events_of(only_journal(workspace / "journals"))
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.stoppedBy == "approval"
-    assert "answered no" in messages_of(events)[-1].message.content
+    told = next(m.message.content for m in messages_of(events) if m.message.role == "tool")
+    assert told == "not run: denied: the user answered no at the approval prompt"
 
 
 def test_ctrl_c_at_the_approval_prompt_closes_the_call_as_cancelled_and_exits_130(workspace: Path) -> None:
@@ -126,5 +129,7 @@ def test_ctrl_c_at_the_approval_prompt_closes_the_call_as_cancelled_and_exits_13
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.stoppedBy == "cancel"
     assert not any(isinstance(e, ToolStart) for e in events)  # it never started
-    assert messages_of(events)[-1].message.content.startswith("not run: the turn was cancelled")
+    assert messages_of(events)[-1].message.content == (
+        "not run: the turn was stopped by SIGINT (Ctrl+C) before this call started"
+    )
     assert type(events[-1]).__name__ == "RunEnd" and events[-1].reason == "cancelled"  # type: ignore[union-attr]

@@ -57,12 +57,17 @@ def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_liv
     events = events_of(journal)
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert (end.ok, end.stoppedBy) == (False, "cancel")
-    assert messages_of(events)[-1].message.content.startswith("not run: cancelled by the user")
+    told = messages_of(events)[-1].message.content
+    assert told.startswith("interrupted: it ran for ") and "stopped by SIGINT (Ctrl+C) before it finished" in told
     assert isinstance(events[-1], RunEnd) and events[-1].reason == "cancelled"
     # The cancelled call has its tool message, so nothing is left uncertain: resume goes on.
     again = run_wren(["resume", "--yes"], cwd=workspace)
     assert again.returncode == 0, again.stderr
-    assert "could not run `sleep 60`" in again.stdout
+    assert "I started to run `sleep 60`, and it was interrupted" in again.stdout
+
+
+def start_of(events: list[Event], call_id: str) -> ToolStart:
+    return next(e for e in events if isinstance(e, ToolStart) and e.id == call_id)
 
 
 def finished_run(workspace: Path) -> Path:
@@ -108,7 +113,8 @@ def test_assume_failed_records_a_recovery_tells_the_model_and_the_work_completes
     recovery = next(e for e in events if isinstance(e, Recovery))
     assert recovery.id == start.id and "assumed failed" in recovery.decision
     told = next(m.message for m in messages_of(events) if m.message.toolCallId == start.id)
-    assert "outcome of this call is unknown" in told.content and "check" in told.content
+    assert told.content.startswith(f"outcome unknown: Wren stopped after this call started (at {start.ts})")
+    assert "check the workspace" in told.content
     assert subprocess.run([sys.executable, "-m", "unittest"], cwd=workspace, capture_output=True).returncode == 0
 
 
@@ -131,7 +137,8 @@ def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(wor
     recovery = next(e for e in events if isinstance(e, Recovery))
     assert recovery.id == end.id and recovery.decision.startswith("output lost")
     told = next(m.message for m in messages_of(events) if m.message.toolCallId == end.id)
-    assert told.content.startswith("not run: the outcome of this call is unknown") and "check" in told.content
+    assert told.content.startswith(f"output lost: this call started at {start_of(events, end.id).ts} and it ended ok")
+    assert "check the workspace" in told.content
 
 
 def test_a_call_recorded_as_not_run_gets_its_message_on_resume_and_is_not_run(workspace: Path) -> None:
@@ -150,7 +157,7 @@ def test_a_call_recorded_as_not_run_gets_its_message_on_resume_and_is_not_run(wo
     events = events_of(journal)
     assert not any(isinstance(e, ToolStart) and e.id == call_id for e in events)
     told = [m.message.content for m in messages_of(events) if m.message.toolCallId == call_id]
-    assert told == ["not run: the turn was cancelled by the user before this call ran"]
+    assert told == ["not run: the turn was stopped before this call started"]
     assert not any(isinstance(e, Recovery) for e in events)
 
 

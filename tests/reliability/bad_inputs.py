@@ -296,11 +296,15 @@ class Resumed:
 
 
 def measure_resume(case: Case, folder: Path, workspace: Path, message: str | None = RESUME_MESSAGE) -> Resumed:
-    """`wren resume --yes --dir FOLDER ID [MESSAGE]` in a fresh demo workspace, as a user types it."""
+    """`wren resume --yes --dir FOLDER --workspace WS ID [MESSAGE]` in a fresh demo workspace, as a user types it.
+
+    The journals record a workspace that does not exist here, so the fresh one is named.
+    """
     path = case.build(folder)
     prepare_workspace(workspace)
     before = _bytes(path)
-    args = [sys.executable, "-m", "wren_tui", "resume", "--yes", "--dir", str(folder), path.stem]
+    args = [sys.executable, "-m", "wren_tui", "resume", "--yes", "--dir", str(folder), "--workspace", str(workspace)]
+    args.append(path.stem)
     proc = _as_user([*args, *([message] if message else [])], cwd=workspace, plain=case.as_user)
     torn = path.with_name(path.name + ".torn")
     return Resumed(proc.returncode, proc.stdout, proc.stderr, before, _bytes(path), _bytes(torn))

@@ -1,16 +1,25 @@
-"""The approval gate: read-only tools pass; the rest are allowed (--yes), asked at the terminal, or denied."""
+"""The approval gate: read-only tools pass; the rest are allowed (--yes), asked at the terminal, or denied.
+
+The prompt shows what will run exactly: every character a terminal would obey (CR, ESC, backspace,
+bidi overrides, C1, format characters) is shown as a placeholder and named, and a command too long
+to show whole says how much of it is not shown.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
+import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..journal.events import ToolCall
+from ..journal.visible import hidden_characters, placeholder, visible
+from . import outcomes
 from .tools import ToolSpec
 
 Approval = Literal["auto", "approved", "denied"]
@@ -18,11 +27,30 @@ Mode = Literal["yes", "ask", "deny"]
 Ask = Callable[[str], Awaitable[str | None]]
 
 
+# A command longer than this is shown at the prompt as its head and its tail, and says how much is not shown.
+PROMPT_LIMIT = 4000
+_PREVIEW_WIDTH = 200
+_NAMES = {
+    "\n": "newline",
+    "\r": "carriage return",
+    "\x1b": "escape",
+    "\x08": "backspace",
+    "\x07": "bell",
+    "\x00": "NUL",
+    "\x7f": "delete",
+    "\x0b": "vertical tab",
+    "\x0c": "form feed",
+}
+NO_ANSWER = "no answer"
+
+
 @dataclass(frozen=True)
 class Verdict:
     approval: Approval
-    # Why a call was denied, in words the model reads.
+    # Why a call was denied: the whole tool result the model reads.
     reason: str = ""
+    # How the printed line marks a denied call.
+    label: str = "denied"
 
 
 @dataclass
@@ -47,42 +75,131 @@ class ApprovalGate:
             return Verdict("approved")
         if self.mode == "deny" or self.ask is None:
             return Verdict(
-                "denied", "there is no terminal to ask for approval and --yes was not given, so side effects are denied"
+                "denied",
+                outcomes.denied(
+                    "there is no terminal to ask for approval and --yes was not given, so side effects are denied"
+                ),
             )
-        answer = await self.ask(f"\nallow {preview_call(call)}?  [y]es / [n]o / [a]lways {call.name}: ")
-        choice = (answer or "").strip().lower()
+        answer = await self.ask(approval_prompt(call))
+        if answer is None:
+            # End of input (Ctrl+D, or the terminal went away) is not a person answering no.
+            return Verdict(
+                "denied",
+                f"{outcomes.NOT_RUN} no answer: the terminal closed its input at the approval prompt "
+                "(end of input, such as Ctrl+D), so the call was not run",
+                NO_ANSWER,
+            )
+        choice = answer.strip().lower()
         if choice in ("a", "always"):
             self.always.add(call.name)
             return Verdict("approved")
         if choice in ("y", "yes"):
             return Verdict("approved")
-        return Verdict("denied", "the user answered no at the approval prompt")
+        return Verdict("denied", outcomes.denied("the user answered no at the approval prompt"))
 
 
-def preview_call(call: ToolCall, width: int = 200) -> str:
-    """The call as a person judges it: the command, or the path and the size of the change."""
+def approval_prompt(call: ToolCall) -> str:
+    """The question asked at the terminal: the call shown exactly, a note for each kind of hidden character."""
+    args = _args(call)
+    choices = f"[y]es / [n]o / [a]lways {call.name}: "
+    if call.name == "run_command":
+        head, notes = _command_shown(str(args.get("command", "")))
+    else:
+        head = [f"allow {preview_call(call, width=PROMPT_LIMIT)}?"]
+        notes = _notes(*_subject(call, args))
+    if not notes and len(head) == 1:
+        return f"\n{head[0]}  {choices}"
+    return "\n" + "\n".join([*head, *(f"  ({note})" for note in notes), choices])
+
+
+def _command_shown(command: str) -> tuple[list[str], list[str]]:
+    """The prompt's lines for a command, and its notes: hidden characters, and how much is not shown."""
+    notes = _notes(command.replace("\n", ""), "the command")
+    count = command.count("\n") + 1
+    if len(command) <= PROMPT_LIMIT:
+        lines = [visible(line) for line in command.split("\n")]
+        if count == 1:
+            return [f"allow run_command `{lines[0]}`?"], notes
+        # Each line of a multi-line command behind a gutter, so none can pass for Wren's own text.
+        return [f"allow run_command, a command of {count} lines?", *(f"  | {line}" for line in lines)], notes
+    head, tail = PROMPT_LIMIT * 3 // 4, PROMPT_LIMIT // 4
+    cut = len(command) - head - tail
+    notes.append(f"the command is {len(command)} characters long: {cut} in the middle are not shown here")
+    return [
+        f"allow run_command, a command of {count} line{'s' if count > 1 else ''}?",
+        *(f"  | {visible(line)}" for line in command[:head].split("\n")),
+        f"  ... {cut} characters not shown ...",
+        *(f"  | {visible(line)}" for line in command[-tail:].split("\n")),
+    ], notes
+
+
+def _notes(text: str, what: str) -> list[str]:
+    hidden = hidden_characters(text)
+    if not hidden:
+        return []
+    named = ", ".join(f"{placeholder(c)} {_name(c)}" for c in hidden)
+    return [f"{what} contains control characters, shown as {named}"]
+
+
+def _name(char: str) -> str:
+    if char in _NAMES:
+        return _NAMES[char]
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"control U+{code:04X}"
+    return unicodedata.name(char, f"U+{code:04X}").lower()
+
+
+def _args(call: ToolCall) -> dict[str, object]:
     try:
         args = json.loads(call.args or "{}")
     except ValueError:
-        args = {}
-    if not isinstance(args, dict):
-        args = {}
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def _subject(call: ToolCall, args: dict[str, object]) -> tuple[str, str]:
+    """The part of a call's preview that comes from the model (a path, or the raw arguments), and its name."""
+    if call.name in ("edit_file", "write_file"):
+        return str(args.get("path", "")), "the path"
+    return f"{call.name} {call.args}", "the call"
+
+
+def preview_call(call: ToolCall, width: int = _PREVIEW_WIDTH) -> str:
+    """The call on one line as a person judges it: the command, or the path and the size of the change.
+
+    Every hidden character is shown as a placeholder (a newline as ␊); a preview cut to `width`
+    says how many characters of the call it leaves out.
+    """
+    args = _args(call)
     if call.name == "run_command":
-        text = f"run_command `{args.get('command', '')}`"
-    elif call.name == "edit_file":
+        return f"run_command `{_cut(str(args.get('command', '')), width)}`"
+    if call.name == "edit_file":
         old, new = str(args.get("old", "")), str(args.get("new", ""))
-        text = f"edit_file {args.get('path', '')} ({old.count(chr(10)) + 1} line(s) -> {new.count(chr(10)) + 1})"
-    elif call.name == "write_file":
-        text = f"write_file {args.get('path', '')} ({len(str(args.get('content', '')))} characters)"
-    else:
-        text = f"{call.name} {call.args}"
-    return text if len(text) <= width else text[: width - 3] + "..."
+        path = _cut(str(args.get("path", "")), width)
+        return f"edit_file {path} ({old.count(chr(10)) + 1} line(s) -> {new.count(chr(10)) + 1})"
+    if call.name == "write_file":
+        return f"write_file {_cut(str(args.get('path', '')), width)} ({len(str(args.get('content', '')))} characters)"
+    return _cut(f"{call.name} {call.args}", width)
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` made visible; past `width` characters, the rest is replaced by how many characters it held."""
+    if len(text) <= width:
+        return visible(text)
+    return f"{visible(text[:width])}... [{len(text) - width} more characters not shown]"
 
 
 async def ask_terminal(prompt: str) -> str | None:
-    """One line from the terminal without blocking the event loop, so Ctrl+C still cancels the turn."""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
+    """One line from the terminal without blocking the event loop, so Ctrl+C still cancels the turn.
+
+    None means no answer came: end of input (Ctrl+D) or a terminal that is gone.
+    """
+    try:
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
+    except OSError:
+        return None
     loop = asyncio.get_running_loop()
     fd = sys.stdin.fileno()
     got: asyncio.Future[bytes] = loop.create_future()
@@ -101,4 +218,10 @@ async def ask_terminal(prompt: str) -> str | None:
         return None
     finally:
         loop.remove_reader(fd)
-    return data.decode("utf-8", errors="replace") if data else None
+    if not data:
+        # The prompt line was left open; what is printed next starts on a line of its own.
+        with contextlib.suppress(OSError):
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        return None
+    return data.decode("utf-8", errors="replace")

@@ -93,6 +93,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         raise UsageError("--pace-factor must be >= 0, --max-steps >= 1 and --command-timeout > 0")
     return Settings(
         workspace=workspace,
+        workspace_given=bool(args.workspace),
         # A --dir or WREN_DIR the user typed is relative to where they typed it; the default lives in the workspace.
         folder=journals_dir(args.dir) if args.dir or os.environ.get("WREN_DIR") else workspace / "journals",
         model=args.model,

@@ -1,13 +1,15 @@
 """The turn loop: every step is appended to the journal before the state it describes changes.
 
 Per tool call: assistant message with toolCalls -> tool_start -> run -> tool_end -> tool message.
-A call that is not run (denied, a loop, over the limit, cancelled) still gets a tool_end and a tool
-message, so the model always sees why and the journal never leaves it open.
+A call that is not run (denied, a loop, over the limit, cancelled before it started) or is stopped
+while it runs still gets a tool_end and a tool message (their words are in outcomes.py), so the
+model always sees what happened and the journal never leaves it open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import sys
 import time
 from collections.abc import Callable
@@ -17,11 +19,12 @@ from typing import Literal, TextIO, TypeVar
 import msgspec
 
 from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
+from ..journal.visible import visible_text
 from ..journal.writer import JournalWriter
+from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .gateway import Gateway, Reply, RetryPart, TextPart
 from .redact import Redactor
-from .scripted import NOT_RUN
 from .tools import SPECS, Toolbox, ToolResult
 
 E = TypeVar("E", bound=KnownEvent)
@@ -40,23 +43,37 @@ class Limits:
 
 
 class Printer:
-    """What a person running `wren` sees: the reply as it streams and one line per tool call."""
+    """What a person running `wren` sees: the reply as it streams and one line per tool call.
+
+    Everything passes through `visible_text`, a character at a time, so no escape sequence, bell,
+    backspace or lone CR from a model or a tool reaches the terminal, however the stream is cut.
+    Newlines are the only control character written.
+    """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._out = stream or sys.stdout
         self._mid_line = False
+        self._gone = False
 
     def text(self, fragment: str) -> None:
-        self._out.write(fragment)
-        self._out.flush()
+        self._write(visible_text(fragment))
         self._mid_line = not fragment.endswith("\n")
 
     def line(self, text: str) -> None:
-        if self._mid_line:
-            self._out.write("\n")
-        self._out.write(text + "\n")
-        self._out.flush()
+        self._write(("\n" if self._mid_line else "") + visible_text(text) + "\n")
         self._mid_line = False
+
+    def _write(self, text: str) -> None:
+        if self._gone:
+            return
+        try:
+            self._out.write(text)
+            self._out.flush()
+        except OSError as exc:
+            # The terminal hung up (EIO) or the reader left (EPIPE): the journal keeps the record, the run goes on.
+            if exc.errno not in (errno.EIO, errno.EPIPE, errno.ENXIO):
+                raise
+            self._gone = True
 
 
 class _DeltaBatcher:
@@ -108,6 +125,8 @@ class Agent:
         self.printer = printer or Printer()
         self.on_append = on_append
         self.messages: list[ChatMessage] = list(messages or [])
+        # Loop detection looks at this process's calls only: a resumed history is not held against it.
+        self._own_from = len(self.messages)
 
     # --- the journal --------------------------------------------------------------------------
 
@@ -195,12 +214,12 @@ class Agent:
                 continue
             try:
                 await self.run_call(call, original)
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
                 # The current call too, when the cancel came before it started (at the approval prompt).
                 answered = {m.toolCallId for m in self.messages if m.role == "tool"}
                 for rest in calls[index:]:
                     if rest.id not in answered:
-                        self._not_run(rest, "cancel")
+                        self._not_run(rest, "cancel", cancel_cause(exc))
                 raise
 
     async def run_call(self, call: ToolCall, original: ToolCall | None = None, *, note: str = "") -> None:
@@ -211,25 +230,18 @@ class Agent:
         verdict = await self.gate.decide(call, spec)
         read_only = spec.read_only if spec else True
         self.append(ToolStart(id=call.id, name=call.name, readOnly=read_only, approval=verdict.approval))
-        self.printer.line(f"  -> {preview_call(call)}{note}{' [denied]' if verdict.approval == 'denied' else ''}")
+        self.printer.line(
+            f"  -> {preview_call(call)}{note}{f' [{verdict.label}]' if verdict.approval == 'denied' else ''}"
+        )
         if verdict.approval == "denied":
-            self._finish(call, ToolResult(False, f"{NOT_RUN} denied: {verdict.reason}"), 0, "approval")
+            self._finish(call, ToolResult(False, verdict.reason), 0, "approval")
             return
         started = time.monotonic()
         try:
             result = await self.toolbox.run(call.name, (original or call).args)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             elapsed = _ms(started)
-            self._finish(
-                call,
-                ToolResult(
-                    False,
-                    f"{NOT_RUN} cancelled by the user after {elapsed} ms; it may have done part of its "
-                    "work, so check before doing it again",
-                ),
-                elapsed,
-                "cancel",
-            )
+            self._finish(call, ToolResult(False, outcomes.interrupted(elapsed, cancel_cause(exc))), elapsed, "cancel")
             raise
         self._finish(call, result, _ms(started), result.stopped_by)
 
@@ -251,25 +263,28 @@ class Agent:
         extra = ", truncated" if result.truncated else ""
         self.printer.line(f"  <- {status}, {elapsed} ms, {len(content)} chars{extra}")
 
-    def _not_run(self, call: ToolCall, stopped: StoppedBy | None) -> None:
+    def _not_run(self, call: ToolCall, stopped: StoppedBy | None, cause: str | None = None) -> None:
         """A call that never started: no tool_start, only its end and the reason the model reads."""
         self.printer.line(f"  -> {preview_call(call)} [not run: {stopped or 'limit'}]")
-        self._finish(call, ToolResult(False, self.not_run_message(call, stopped)), 0, stopped)
+        self._finish(call, ToolResult(False, self.not_run_message(call, stopped, cause)), 0, stopped)
 
-    def not_run_message(self, call: ToolCall, stopped: StoppedBy | None) -> str:
-        """What the model reads for a call that was not run: cancelled, a loop, or over the limit (None)."""
+    def not_run_message(self, call: ToolCall, stopped: StoppedBy | None, cause: str | None = None) -> str:
+        """What the model reads for a call that never started: the turn stopped, a loop, or over the limit (None)."""
         if stopped == "cancel":
-            return f"{NOT_RUN} the turn was cancelled by the user before this call ran"
+            return outcomes.stopped_before_start(cause)
         if stopped == "loop":
-            return (
-                f"{NOT_RUN} this is call number {self.limits.loop_repeats} in a row of {call.name} with the same "
-                "arguments; the result would not change. Try something different, or stop and report"
-            )
-        return f"{NOT_RUN} more than {self.limits.max_calls} tool calls in one reply; ask for fewer"
+            return outcomes.repeated(self.limits.loop_repeats, call.name)
+        return outcomes.over_limit(self.limits.max_calls)
 
     def _repeats(self, call: ToolCall) -> int:
-        """How many calls right before this one asked for the same tool with the same arguments."""
-        history = [c for m in self.messages if m.role == "assistant" for c in m.toolCalls or ()]
+        """How many calls right before this one, in this turn of this process, asked for the same tool and arguments."""
+        history: list[ToolCall] = []
+        for index in range(len(self.messages) - 1, self._own_from - 1, -1):
+            message = self.messages[index]
+            if message.role == "user":
+                break
+            if message.role == "assistant" and message.toolCalls:
+                history[:0] = message.toolCalls
         position = next((i for i, c in enumerate(history) if c.id == call.id), len(history))
         count = 0
         for earlier in reversed(history[:position]):
@@ -277,6 +292,11 @@ class Agent:
                 break
             count += 1
         return count
+
+
+def cancel_cause(exc: asyncio.CancelledError) -> str | None:
+    """Why the turn was cancelled, when the canceller said (run_until_signal names the signal)."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], str) else None
 
 
 def _ms(started: float) -> int:

@@ -19,12 +19,11 @@ from pathlib import Path
 
 from ..journal.events import ChatMessage, ToolCall
 from .gateway import FinishPart, StreamPart, TextPart, ToolCallPart, UsagePart
+from .outcomes import INTERRUPTED, NOT_RUN, OUTCOME_UNKNOWN, OUTPUT_LOST
 from .testreport import Failure, Frame, TestReport, parse_test_output
 from .tools import ToolSpec
 from .workspace import python_command
 
-NOT_RUN = "not run:"
-UNKNOWN_OUTCOME = f"{NOT_RUN} the outcome of this call is unknown"
 _BACKQUOTED = re.compile(r"`([^`]+)`")
 _QUESTION_START = re.compile(r"^\s*(what|which|why|how|who|when|where|did|do|does|was|were|is|are|can)\b", re.I)
 _FIX = re.compile(r"\b(fix|repair|correct|make (?:it|them|the tests?) pass)\b", re.I)
@@ -53,12 +52,23 @@ class Step:
 
     @property
     def refused(self) -> bool:
-        return self.result is None or (self.result.startswith(NOT_RUN) and not self.unknown)
+        """It never started (or has no result yet)."""
+        return self.result is None or self.result.startswith(NOT_RUN)
+
+    @property
+    def interrupted(self) -> bool:
+        """It started and was stopped before it finished."""
+        return self.result is not None and self.result.startswith(INTERRUPTED)
 
     @property
     def unknown(self) -> bool:
-        """Settled on resume with --assume-failed: it may or may not have happened."""
-        return self.result is not None and self.result.startswith(UNKNOWN_OUTCOME)
+        """Settled on resume with --assume-failed: it may or may not have happened, or what it printed is lost."""
+        return self.result is not None and self.result.startswith((OUTCOME_UNKNOWN, OUTPUT_LOST))
+
+    @property
+    def finished(self) -> bool:
+        """It ran to its end and its output is here to read."""
+        return not (self.refused or self.interrupted or self.unknown)
 
 
 @dataclass
@@ -122,6 +132,8 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
     steps = _steps(turn)
     if steps and steps[-1].refused:
         return _report_refusal(steps[-1])
+    if steps and steps[-1].interrupted:
+        return _report_interrupted(steps[-1])
     command = _BACKQUOTED.search(task)
     if command and _RUN.search(task) and not _FIX.search(task):
         return _run_given(command.group(1), steps, root)
@@ -158,6 +170,14 @@ def _report_refusal(step: Step) -> Decision:
     return Decision(f"I could not {what}: {step.result}. I stopped there; tell me how you want to go on.")
 
 
+def _report_interrupted(step: Step) -> Decision:
+    what = _describe_call(step.call, step.args)
+    detail = (step.result or "").removeprefix(INTERRUPTED).strip()
+    return Decision(
+        f"I started to {what}, and it was interrupted: {detail}. I stopped there; tell me how you want to go on."
+    )
+
+
 def _describe_call(call: ToolCall, args: dict[str, object]) -> str:
     if call.name == "run_command":
         return f"run `{args.get('command', '')}`"
@@ -168,7 +188,17 @@ def _run_given(command: str, steps: list[Step], root: Path) -> Decision:
     done = [s for s in steps if s.call.name == "run_command" and s.args.get("command") == command]
     if not done:
         return Decision(f"Running `{command}`.", [("run_command", {"command": command})])
-    result = done[-1].result or ""
+    step = done[-1]
+    result = step.result or ""
+    if result.startswith(OUTCOME_UNKNOWN):
+        detail = result.removeprefix(OUTCOME_UNKNOWN).strip()
+        return Decision(
+            f"I do not know how `{command}` went: {detail}. I will not run it again on a guess; look at the "
+            "workspace, and ask me to run it again if it should be."
+        )
+    if result.startswith(OUTPUT_LOST):
+        detail = result.removeprefix(OUTPUT_LOST).strip()
+        return Decision(f"`{command}` ended, but I cannot tell you what it printed: {detail}.")
     report = parse_test_output(result)
     if report is not None:
         return Decision(describe_report(report, root))
@@ -274,7 +304,7 @@ def _rel(root: Path, file: str) -> str:
 
 def _read_result(steps: Sequence[Step], rel: str) -> str | None:
     return next(
-        (s.result for s in steps if s.call.name == "read_file" and s.args.get("path") == rel and not s.refused),
+        (s.result for s in steps if s.call.name == "read_file" and s.args.get("path") == rel and s.finished),
         None,
     )
 
@@ -429,8 +459,9 @@ def answer_from_history(question: str, history: Sequence[ChatMessage], root: Pat
             return None
         if not failing:
             return f"No case failed: the last test run said {reports[-1][1].summary}."
-        answer = describe_report(failing[-1][1], root)
-        if reports[-1][1].ok and reports[-1] is not failing[-1]:
+        chosen = failing[0] if _ordinal(q) == 0 else failing[-1]
+        answer = describe_report(chosen[1], root)
+        if reports[-1][1].ok and reports[-1] is not chosen:
             answer += f" A later run passed ({reports[-1][1].summary})."
         return f"From the earlier test run: {answer}"
     if any(word in q for word in ("change", "edit", "fix", "modif")):
@@ -440,6 +471,30 @@ def answer_from_history(question: str, history: Sequence[ChatMessage], root: Pat
         return "I changed: " + "; ".join(f"{s.args.get('path')} ({s.result})" for s in edits) + "."
     if "ask" in q or "request" in q:
         asked = [m.content for m in history if m.role == "user"]
-        return f"You asked: {asked[-1]!r}." if asked else None
+        return _recall(q, asked, "you asked", "request") if asked else None
     replies = [m.content for m in history if m.role == "assistant" and m.content]
-    return f"Earlier I said: {replies[-1]}" if replies else None
+    return _recall(q, replies, "I said", "reply") if replies else None
+
+
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "last": -1, "latest": -1, "previous": -1, "before": -1}
+
+
+def _ordinal(question: str) -> int:
+    """Which earlier item a question points at: "first" is the earliest, and the latest by default."""
+    for word in re.findall(r"[a-z]+", question):
+        if word in _ORDINALS:
+            return _ORDINALS[word]
+    return -1
+
+
+def _recall(question: str, items: Sequence[str], verb: str, noun: str) -> str:
+    """The item of `items` the question points at, quoted: the first, the second..., or the latest."""
+    index = _ordinal(question)
+    if index >= len(items):
+        return f"There were only {len(items)} earlier {noun}s in this session."
+    text = repr(items[index]) if noun == "request" else items[index]
+    if index == 0 and len(items) > 1:
+        return f"First {verb}: {text}" + ("." if noun == "request" else "")
+    if index > 0:
+        return f"{noun.capitalize()} number {index + 1}: {text}" + ("." if noun == "request" else "")
+    return f"{'You asked' if noun == 'request' else 'Earlier I said'}: {text}" + ("." if noun == "request" else "")

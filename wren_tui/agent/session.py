@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
@@ -26,21 +27,25 @@ from ..journal.store import (
     session_id_of,
     session_path,
 )
+from ..journal.visible import visible_text
 from ..journal.writer import FsyncPolicy, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
+from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .gateway import Gateway, GatewayError
-from .loop import Agent, Limits, Printer
+from .loop import Agent, Limits, Printer, cancel_cause
 from .redact import Redactor
-from .scripted import UNKNOWN_OUTCOME, ScriptedModel
+from .scripted import ScriptedModel
 from .tools import COMMAND_TIMEOUT, Toolbox
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 SYSTEM_PROMPT = (
     "You are Wren, a coding agent working in the workspace folder {root}. Use the tools to look before you "
-    "change anything; run the tests after a change; keep replies short. A tool result that starts with "
-    "'not run:' explains why a call did not run (denied, repeated, cancelled): do not retry it blindly."
+    "change anything; run the tests after a change; keep replies short. "
+    + outcomes.prompt_guide().replace("{", "{{").replace("}", "}}")
 )
+# The signals that stop a run the same way: the cancel is recorded, the command's group killed.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class UsageError(Exception):
@@ -51,6 +56,8 @@ class UsageError(Exception):
 class Settings:
     workspace: Path
     folder: Path
+    # The person named the workspace (--workspace); otherwise resume works in the session's own.
+    workspace_given: bool = False
     model: Literal["scripted", "openai"] | None = None
     yes: bool = False
     pace: float = 0.0
@@ -102,30 +109,52 @@ def _seq_reporter(fd: int | None) -> Callable[[int], None] | None:
 
 
 def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
-    """Run `work` with Ctrl+C (and SIGTERM) cancelling it, so it can record the cancel and return."""
+    """Run `work` with SIGINT (Ctrl+C), SIGTERM and SIGHUP cancelling it, so it can record the cancel and return.
+
+    The cancel carries the signal's name, so what the model and the person read says which one; an
+    interrupted run exits 128 + the signal's number (130, 143, 129), as a shell reports it.
+    """
+    received: list[signal.Signals] = []
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
+
+        def stop(sig: signal.Signals) -> None:
+            # One cancel: a second signal while the first is being recorded would cut the recording short.
+            if not received:
+                task.cancel(outcomes.SIGNAL_CAUSES[sig.name])
+            received.append(sig)
+
+        # A signal ignored on entry stays ignored: `nohup wren run ...` must outlive its terminal.
+        previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        handled = [sig for sig in STOP_SIGNALS if previous[sig] is not signal.SIG_IGN]
+        for sig in handled:
+            loop.add_signal_handler(sig, stop, sig)
         try:
             return await work()
         finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in handled:
                 loop.remove_signal_handler(sig)
+                # The loop leaves the default action behind; a caller's own handler (chat's) comes back.
+                if previous[sig] is not None:
+                    signal.signal(sig, previous[sig])
 
-    return asyncio.run(main())
+    status = asyncio.run(main())
+    if status == EXIT_INTERRUPTED and received:
+        return 128 + received[0].value
+    return status
 
 
 async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
     """One unit of work between run_start and run_end; every way out records how it ended."""
     try:
         reason = await turn()
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
         _end(agent, "cancelled")
-        agent.printer.line("[cancelled]")
+        cause = cancel_cause(exc)
+        agent.printer.line(f"[stopped by {cause}]" if cause else "[cancelled]")
         return EXIT_INTERRUPTED
     except GatewayError as exc:
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
@@ -145,8 +174,10 @@ def _end(agent: Agent, reason: Literal["done", "cancelled", "error", "limit"]) -
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"wren: {text}\n")
-    sys.stderr.flush()
+    # A model's command or a server's error can be in `text`: nothing in it may drive the terminal.
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"wren: {visible_text(text)}\n")
+        sys.stderr.flush()
 
 
 def run_start(agent: Agent, workspace: Path, *, resumed: bool) -> None:
@@ -193,6 +224,22 @@ class ResumePlan:
     path: Path
     result: ReadVerdict
     replayed: Replayed
+    # The cwd of the journal's last run_start: the folder the session last worked in.
+    workspace: str | None = None
+
+
+class _LastWorkspace:
+    """The cwd of the last run_start fed to it, found at C speed (runs of events are mostly not run_start)."""
+
+    def __init__(self) -> None:
+        self.cwd: str | None = None
+
+    def feed(self, events: list[Event]) -> None:
+        kinds = list(map(type, events))
+        if RunStart in kinds:
+            last = events[len(kinds) - 1 - kinds[::-1].index(RunStart)]
+            assert isinstance(last, RunStart)
+            self.cwd = last.cwd
 
 
 class ResumeStop(Exception):
@@ -214,14 +261,45 @@ def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[Jou
     leaves the journal byte-identical, a torn tail still in place.
     """
     replayer = Replayer()
+    workspace = _LastWorkspace()
     plans: list[ResumePlan] = []
 
+    def feed(events: list[Event], lines: object) -> None:
+        replayer.feed(events)
+        workspace.feed(events)
+
     def check(verdict: ReadVerdict) -> None:
-        plans.append(ResumePlan(path, verdict, replayer.result()))
+        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd))
         decide(plans[0])
 
-    writer = JournalWriter.open(path, on_events=replayer.feed, check=check)
+    writer = JournalWriter.open(path, on_events=feed, check=check)
     return writer, plans[0]
+
+
+def resume_workspace(settings: Settings, plan: ResumePlan) -> tuple[Settings, str]:
+    """The settings with the workspace a resume works in, and the line that says which; ResumeStop if it is gone.
+
+    That is the session's own (its last run_start's cwd), from whatever folder resume was typed in,
+    unless --workspace names another.
+    """
+    recorded = Path(plan.workspace) if plan.workspace else None
+    if settings.workspace_given or recorded is None:
+        chosen = settings.workspace
+        if recorded is None:
+            said = f"working in {chosen}: the journal records no workspace, so the current folder"
+        elif recorded == chosen:
+            said = f"working in {chosen}, the session's workspace"
+        else:
+            said = f"working in {chosen} (--workspace); the session last worked in {recorded}"
+        return settings, said
+    if not recorded.is_dir():
+        sid = session_id_of(plan.path)
+        raise ResumeStop(
+            EXIT_ERROR,
+            f"will not resume {sid}: its workspace {recorded} (where it last ran) no longer exists. Nothing was "
+            "written. To continue it in another folder, give --workspace DIR.",
+        )
+    return dataclasses.replace(settings, workspace=recorded), f"working in {recorded}, the session's workspace"
 
 
 def _events(path: Path) -> Iterator[Event]:
@@ -276,6 +354,7 @@ def _has_work(replayed: Replayed, message: str | None) -> bool:
 
 async def resume_session(settings: Settings, ref: str | None, message: str | None, assume_failed: bool) -> int:
     path = session_to_resume(settings.folder, ref)
+    chosen: list[tuple[Settings, str]] = []
 
     def decide(plan: ResumePlan) -> None:
         if plan.replayed.uncertain_calls and not assume_failed:
@@ -284,6 +363,7 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
             sid = session_id_of(plan.path)
             state = "is finished" if plan.replayed.messages else "holds no conversation yet"
             raise ResumeStop(EXIT_OK, f'{sid} {state}; give a message to continue it: wren resume {sid} "MESSAGE"')
+        chosen.append(resume_workspace(settings, plan))
 
     try:
         writer, plan = open_resume(path, decide)
@@ -308,9 +388,11 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
         )
         return EXIT_ERROR
     sid = session_id_of(plan.path)
+    settings, working_in = chosen[0]
     with writer:
         agent = make_agent(settings, writer, plan.replayed.messages)
         settings.printer.line(f"session {sid} resumed ({plan.replayed.replayed} messages replayed)")
+        settings.printer.line(working_in)
         if plan.result.torn:
             settings.printer.line(f"[the torn last line was moved aside to {plan.path.name}.torn]")
         run_start(agent, settings.workspace, resumed=True)
@@ -334,22 +416,21 @@ async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
         call = open_call.call
         if open_call.state == "outcome_unknown":
             when = open_call.started.ts if open_call.started else "an unknown time"
-            if open_call.ended is None:
-                decision = "assumed failed (--assume-failed); the model is told to check"
-                told = (
-                    f"Wren stopped after it started (at {when}) and before it recorded a result. Treat it as "
-                    "failed, but check the workspace before doing it again: it may have done some or all of its work."
-                )
-                printed = "outcome unknown, recorded as assumed failed"
+            ended = open_call.ended
+            if ended is None:
+                decision = "assumed failed (--assume-failed); the model is told its outcome is unknown"
+                told = outcomes.outcome_unknown(when)
+                printed = "outcome unknown; the model is told so, and to check"
+            elif ended.stoppedBy == "cancel":
+                decision = "interrupted, output lost (--assume-failed); the model is told to check"
+                told = outcomes.interrupted_and_lost(when, ended_but_lost(ended))
+                printed = "it was interrupted and its output was lost; the model is told to check"
             else:
                 decision = "output lost (--assume-failed); the model is told to check"
-                told = (
-                    f"It started at {when} and {ended_but_lost(open_call.ended)}: Wren stopped before it recorded "
-                    "the output. Do not count on what it printed; check the workspace before doing it again."
-                )
+                told = outcomes.output_lost(when, ended_but_lost(ended))
                 printed = "it finished but its output was lost; the model is told to check"
             agent.append(Recovery(id=call.id, decision=decision))
-            agent.say(ChatMessage(role="tool", toolCallId=call.id, content=f"{UNKNOWN_OUTCOME}. {told}"))
+            agent.say(ChatMessage(role="tool", toolCallId=call.id, content=told))
             agent.printer.line(f"  [{preview_call(call)}: {printed}]")
         elif open_call.state == "not_run" and open_call.ended is not None:
             # It was decided before the interruption that this call would not run: say so again.

@@ -295,15 +295,27 @@ class Toolbox:
         # Commands see this interpreter as `python`, whether or not its folder is on the user's PATH.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         env.pop("PYTHONPATH", None)
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            cwd=self.root,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
+        # Only this process holds the write end: if it dies (even by kill -9) the guard reads EOF.
+        guard_read, guard_write = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "/bin/sh",
+                "-c",
+                _GUARDED,
+                "wren",
+                command,
+                cwd=self.root,
+                stdin=guard_read,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+        except BaseException:
+            os.close(guard_write)
+            raise
+        finally:
+            os.close(guard_read)
         chunks: list[bytes] = []
         size = 0
         extra = 0
@@ -322,12 +334,17 @@ class Toolbox:
         stopped: Literal["timeout"] | None = None
         try:
             await asyncio.wait_for(collect(), limit)
+            # The command ended on its own: the guard stands down and leaves what it started running.
+            with contextlib.suppress(OSError):
+                os.write(guard_write, b"done\n")
         except TimeoutError:
             stopped = "timeout"
             await _kill_group(proc)
         except BaseException:
             await _kill_group(proc)
             raise
+        finally:
+            os.close(guard_write)
         output = b"".join(chunks).decode("utf-8", errors="replace").rstrip("\n")
         if extra:
             output += f"\n[... {extra} more bytes of output not kept ...]"
@@ -339,8 +356,15 @@ class Toolbox:
         return ToolResult(code == 0, f"$ {command}\n{output}\n{status}", truncated=bool(extra))
 
 
+# Beside the command, in its group, a guard waits on a pipe only Wren writes: "done" lets it exit, end of
+# file (Wren died, kill -9 included) makes it SIGKILL the whole group. The command's stdin is /dev/null.
+_GUARDED = (
+    'exec 3<&0 </dev/null; { read -r _line || kill -s KILL 0; } <&3 >/dev/null 2>&1 & exec 3<&-; exec /bin/sh -c "$1"'
+)
+
+
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """Stop a command and everything it started (its own session), then reap it."""
+    """Stop a command and everything it started (its own process group, its guard included), then reap it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(Exception):

@@ -1,0 +1,66 @@
+"""Text from a journal, a model or a tool made safe to show: every character a terminal would obey is shown instead.
+
+Control characters (C0, DEL, C1), bidi overrides and format characters become printable
+placeholders, one character at a time, so an escape sequence split across two streamed fragments is
+still shown whole and never reaches a terminal. The viewer, `wren log` and the agent's printer all
+use this one definition.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+# Bidi embeddings, overrides, isolates and marks: they reorder what a person reads.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_TAB = "    "
+
+
+@lru_cache(maxsize=512)
+def _placeholder(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        # U+2400.. are the printable "control pictures": ESC shows as ␛, BEL as ␇.
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    return f"<U+{code:04X}>"
+
+
+def _is_hidden(char: str) -> bool:
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F or char in _BIDI:
+        return True
+    # Format characters (Cf: zero-width joiners and the like) can hide or reorder text too; a lone
+    # surrogate (Cs) cannot be encoded for a terminal at all.
+    return code > 0x9F and unicodedata.category(char) in ("Cf", "Cs")
+
+
+def visible(text: str) -> str:
+    """One line of text with every control, bidi and format character shown as a placeholder."""
+    # Every character made visible below is one Python counts as not printable (Cc, Cf, Cs).
+    if text.isprintable():
+        return text
+    return "".join(_placeholder(c) if _is_hidden(c) else c for c in text.replace("\t", _TAB))
+
+
+def visible_lines(text: str) -> list[str]:
+    """Text split on newlines, each line made visible (a lone CR is shown, not obeyed)."""
+    return [visible(line) for line in text.split("\n")]
+
+
+def visible_text(text: str) -> str:
+    """Text made visible with its newlines kept: what may be written to a terminal, fragment by fragment."""
+    return "\n".join(visible_lines(text))
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The distinct characters of `text` that `visible` replaces, in order of first appearance (newline included)."""
+    if text.isprintable():
+        return []
+    return list(dict.fromkeys(c for c in text if c != "\t" and _is_hidden(c)))
+
+
+def placeholder(char: str) -> str:
+    """How `visible` shows one hidden character."""
+    return _placeholder(char)
