@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .commandline import default_folder, wren_command
 from .journal.store import SUFFIX, journals_dir, new_session_id
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
@@ -29,7 +30,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--prepare", metavar="DIR", help="only write the demo workspace into DIR (new or empty) and exit")
     p.add_argument(
-        "--pace-factor", type=float, default=1.0, metavar="F", help="pace scaled by F (0.1: ten times faster)"
+        "--pace-factor",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="pace scaled by F (0.1: ten times faster; default: 1)",
     )
     p.set_defaults(handler=cmd_demo)
 
@@ -43,8 +48,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except WorkspaceError as exc:
             sys.stderr.write(f"wren: {exc}\n")
             return EXIT_ERROR
-        sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n")
-        sys.stdout.write(f'  wren run --workspace {workspace} "{DEMO_TASK}"\n')
+        folder = journals_dir(args.dir) if args.dir else default_folder("run", workspace)
+        run = wren_command("run", DEMO_TASK, folder=folder, workspace=workspace)
+        sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n  {run}\n")
         return EXIT_OK
 
     base = Path(tempfile.mkdtemp(prefix="wren-demo-"))
@@ -73,7 +79,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out("the agent was still running and has been stopped (its journal records where)\n")
     elif agent.returncode not in (0, None):
         out(f"the agent exited with status {agent.returncode}; see the agent log above\n")
-    out(f"watch it again: wren watch {session}" + (f" --dir {folder}" if args.dir else "") + "\n")
+    out(f"watch it again: {wren_command('watch', session, folder=folder)}\n")
     return EXIT_OK
 
 
