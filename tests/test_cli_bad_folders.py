@@ -200,3 +200,11 @@ def test_watch_of_a_journals_folder_that_is_a_file_says_so_before_opening_anythi
     proc = run_wren(["watch", "--dir", str(path)], cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr == f"wren: {path} is not a folder; give --dir the journals folder (or set WREN_DIR)\n"
+
+
+def test_demo_with_a_journals_folder_that_is_a_file_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "a file"
+    path.write_text("not a folder\n")
+    proc = run_wren(["demo", "--dir", str(path)], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr == f"wren: {path} is not a folder; give --dir a folder you can write (or set WREN_DIR)\n"

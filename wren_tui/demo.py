@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .commandline import default_folder, wren_command
-from .journal.store import SUFFIX, journals_dir, new_session_id
+from .journal.store import SUFFIX, journals_dir, new_session_id, write_problem
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -53,10 +53,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n  {run}\n")
         return EXIT_OK
 
+    folder = journals_dir(args.dir)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        sys.stderr.write(f"wren: {write_problem(folder, exc)}; give --dir a folder you can write (or set WREN_DIR)\n")
+        return EXIT_ERROR
     base = Path(tempfile.mkdtemp(prefix="wren-demo-"))
     workspace = prepare_workspace(base / "workspace")
-    folder = journals_dir(args.dir)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     session = new_session_id()
     journal = folder / f"{session}{SUFFIX}"
     log_path = base / "agent.log"
