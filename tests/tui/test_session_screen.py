@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
+from tests.conftest import run_wren
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import (
     SESSION,
@@ -288,8 +290,13 @@ async def test_fork_shows_the_new_id_and_the_resume_command_with_the_folder_it_i
         # (the dialog wraps a long line, so its message is read whole).
         notice = app.screen
         assert isinstance(notice, Notice)
-        assert f"wren resume --dir {journal.parent} {new}" in notice.message
+        command = f"wren resume --dir {journal.parent} {new}"
+        assert command in notice.message
         assert f"Forked {SESSION} at seq 25 → {new}" in screen_text(app)
+    # And it works as printed (the folder is absolute, so from anywhere).
+    proc = run_wren([*shlex.split(command)[1:], "what did I ask?"], cwd=journal.parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert f"session {new} resumed" in proc.stdout
 
 
 async def test_declining_the_fork_writes_nothing(journal: Path) -> None:
