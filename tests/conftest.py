@@ -8,18 +8,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures"
-
-
-@pytest.fixture
-def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.fail(f"the shared fixtures are missing: expected them at {FIXTURES}")
-    return FIXTURES
+# Copies kept in the repository (tests/fixtures/SOURCES.md says where each came from): a fresh clone
+# has nothing beside it.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def run_wren(

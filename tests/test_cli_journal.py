@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_wren
-from wren_tui.journal.events import ChatMessage, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.events import ChatMessage, Delta, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
 from wren_tui.journal.writer import JournalWriter
 
@@ -141,3 +147,149 @@ def test_log_json_stays_valid_json_when_a_line_holds_bad_utf8_in_a_field_the_rea
         {"seq": 1, "ts": "t", "type": "run_end", "reason": "done"},
         {"seq": 2, "ts": "t", "type": "message", "message": {"role": "user", "content": "café"}},
     ]
+
+
+def _as_a_user_without_root_override() -> list[str]:
+    """The command prefix that makes permissions bite: nothing for a user, setpriv for root."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: root's permission override cannot be dropped")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+def test_ls_lists_every_readable_journal_and_marks_an_unreadable_one_with_why(tmp_path: Path) -> None:
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    readable = [_session(folder) for _ in range(2)]
+    locked = folder / "s-20260101-000000-lock.jsonl"
+    locked.write_bytes(readable[0].read_bytes())
+    locked.chmod(0)
+    prefix = _as_a_user_without_root_override()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+
+    def ls(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "wren_tui", "ls", "--dir", str(folder), *extra],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    text, as_json = ls(), ls("--json")
+    for proc in (text, as_json):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == f"wren: {locked}: permission denied; it is listed as unreadable\n"
+    rows = {row["id"]: row for row in json.loads(as_json.stdout)}
+    assert {rows[p.stem]["state"] for p in readable} == {"done"}
+    assert rows[locked.stem]["state"] == "unreadable"
+    assert rows[locked.stem]["reason"] == f"{locked}: permission denied"
+    lines = {line.split()[0]: line for line in text.stdout.splitlines()[1:]}
+    assert set(lines) == {p.stem for p in [*readable, locked]}
+    assert "unreadable" in lines[locked.stem] and "permission denied" in lines[locked.stem]
+
+
+def test_ls_of_a_folder_that_does_not_exist_is_an_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    proc = run_wren(["ls", "--dir", str(missing)], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"wren: {missing}: no such folder")
+    assert proc.stdout == ""
+
+
+def test_ls_of_the_default_folder_before_any_session_says_there_are_none(tmp_path: Path) -> None:
+    proc = run_wren(["ls"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("no sessions in ")
+
+
+def _ended(folder: Path, reason: str) -> Path:
+    path = folder / f"{new_session_id()}.jsonl"
+    with JournalWriter.create(path) as w:
+        w.append(RunStart(pid=os.getpid(), cwd=str(folder), model="scripted", version="test"))
+        w.append(Message(message=ChatMessage(role="user", content="hello")))
+        w.append(RunEnd(reason=reason))  # type: ignore[arg-type]
+    return path
+
+
+def test_ls_shows_how_each_run_ended_cancelled_error_and_limit_are_not_done(tmp_path: Path) -> None:
+    paths = {reason: _ended(tmp_path, reason) for reason in ("done", "cancelled", "error", "limit")}
+    proc = run_wren(["ls", "--json", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    states = {row["id"]: row["state"] for row in json.loads(proc.stdout)}
+    assert {reason: states[path.stem] for reason, path in paths.items()} == {
+        "done": "done",
+        "cancelled": "cancelled",
+        "error": "error",
+        "limit": "limit",
+    }
+
+
+def test_a_forks_started_is_its_own_fork_time_not_its_parents(tmp_path: Path) -> None:
+    parent = _session(tmp_path)
+    forked = run_wren(["fork", str(parent), "7", "--json"], cwd=tmp_path)
+    assert forked.returncode == 0, forked.stderr
+    child = Path(json.loads(forked.stdout)["path"])
+    fork_event = read_events(child).events[-1]
+    proc = run_wren(["ls", "--json", "--dir", str(tmp_path)], cwd=tmp_path)
+    rows = {row["id"]: row for row in json.loads(proc.stdout)}
+    assert rows[child.stem]["started"] == fork_event.ts != rows[parent.stem]["started"]
+    assert rows[child.stem]["forkedFrom"] == parent.stem
+
+
+def test_the_fork_list_lines_up_past_seq_9(tmp_path: Path) -> None:
+    path = tmp_path / f"{new_session_id()}.jsonl"
+    with JournalWriter.create(path) as w:
+        w.append(RunStart(pid=os.getpid(), cwd=str(tmp_path), model="scripted", version="test"))
+        for n in range(6):
+            w.append(Message(message=ChatMessage(role="user", content=f"question {n}")))
+            w.append(Message(message=ChatMessage(role="assistant", content=f"answer {n}")))
+    proc = run_wren(["fork", str(path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    points = proc.stdout.splitlines()[1:]
+    assert points[0] == "   2  user: question 0" and points[-1] == "  13  assistant: answer 5"
+    assert len({line.index(":") for line in points if "user" in line}) == 1
+
+
+def test_log_describes_a_streamed_delta_with_its_text_made_visible(tmp_path: Path) -> None:
+    path = tmp_path / f"{new_session_id()}.jsonl"
+    with JournalWriter.create(path) as w:
+        w.append(RunStart(pid=os.getpid(), cwd=str(tmp_path), model="scripted", version="test"))
+        w.append(Delta(text="partial reply \x1b[2J before the stream dropped " + "x" * 200))
+    proc = run_wren(["log", str(path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stdout.splitlines()[1]
+    assert "delta" in line
+    assert "streamed 245 chars: 'partial reply \\x1b[2J before the stream dropped xxx" in line
+    assert "\x1b" not in proc.stdout and len(line) < 200
+
+
+def test_log_finds_a_bare_journal_file_name_in_the_journals_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    path = _session(folder)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = run_wren(["log", path.name, "--dir", str(folder)], cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert "test_divide_by_zero fails" in proc.stdout
+    missing = run_wren(["log", "s-20260101-000000-none.jsonl", "--dir", str(folder)], cwd=elsewhere)
+    assert missing.returncode == 1
+    assert f"no such journal file (nor in {folder})" in missing.stderr
+
+
+def test_watch_of_a_workspace_browses_its_journals_folder(tmp_path: Path) -> None:
+    import argparse
+
+    from wren_tui.tui.commands import target_of
+
+    workspace = tmp_path / "ws"
+    (workspace / "journals").mkdir(parents=True)
+    _session(workspace / "journals")
+    args = argparse.Namespace(dir=None, target=str(workspace), pick=False)
+    assert target_of(args) == (workspace / "journals", None)
+    # A folder that holds journals itself is browsed as it is.
+    args = argparse.Namespace(dir=None, target=str(workspace / "journals"), pick=False)
+    assert target_of(args) == (workspace / "journals", None)

@@ -7,6 +7,7 @@ Exit statuses: 0 ok, 1 error, 2 bad usage, 3 resume refused (an outcome is unkno
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,15 +16,18 @@ from typing import Any
 import msgspec
 
 from . import __version__
+from .commandline import wren_command
 from .journal.events import Event, Message, describe, event_type, to_builtins
-from .journal.fork import NotAForkPoint, fork, fork_points
+from .journal.fork import NotAForkPoint, fork, fork_listing, fork_points
 from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
-from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of
+from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of, write_problem
 from .journal.visible import visible
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 Handler = Callable[[argparse.Namespace], int]
+# Where journals go when --dir is not given (journal/store.py:journals_dir decides it).
+DEFAULT_DIR_HELP = "$WREN_DIR, else $XDG_STATE_HOME/wren/journals, else ~/.local/state/wren/journals"
 _json = msgspec.json.Encoder()
 
 
@@ -147,7 +151,14 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     folder = folder_of(args)
+    if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
+        # A folder the person named is a typo until it exists; the default folder is simply not made yet.
+        err(f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out")
+        return EXIT_ERROR
     sessions = list_sessions(folder)
+    for s in sessions:
+        if s.state == "unreadable":
+            err(f"{s.reason}; it is listed as unreadable")
     if args.json:
         print_json([_row(s) for s in sessions])
         return EXIT_OK
@@ -156,6 +167,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
         return EXIT_OK
     out(f"{'ID':<24}  {'STARTED':<24}  {'EVENTS':>6}  {'DURATION':>8}  {'TOKENS':>7}  {'STATE':<15}  FORKED FROM")
     for s in sessions:
+        if s.state == "unreadable":
+            out(f"{s.id:<24}  {'-':<24}  {'-':>6}  {'-':>8}  {'-':>7}  {s.state:<15}  ({s.reason})")
+            continue
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
         tokens = str(s.tokens) if s.exact else f"~{s.tokens}"  # a big journal is summed from its head and tail
@@ -172,35 +186,45 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 def cmd_fork(args: argparse.Namespace) -> int:
     path = resolve(folder_of(args), args.session)
+    sid = session_id_of(path)
     if args.seq is None:
         result = read_events(path)
         points = fork_points(result.events)
         if args.json:
             print_json([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points])
         elif not points:
-            out(f"{session_id_of(path)} has no clean fork point yet")
+            out(f"{sid} has no clean fork point yet")
         else:
-            out(f"Clean fork points of {session_id_of(path)} (fork with `wren fork {session_id_of(path)} SEQ`):")
-            for p in points:
-                out(f"  {visible(str(p))}")
+            again = wren_command("fork", sid, folder=path.parent, tail="SEQ")
+            out(f"Clean fork points of {sid} (fork with `{again}`):")
+            for line in fork_listing(points):
+                out(f"  {visible(line)}")
         if result.reason is not None and not args.json:
             out(stop_sentence(result))
         return EXIT_OK
-    forked = fork(path, args.seq, folder=path.parent)
+    try:
+        forked = fork(path, args.seq, folder=path.parent)
+    except OSError as exc:
+        err(
+            f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
+            "the journal to a folder you can write and fork it there"
+        )
+        return EXIT_ERROR
     if args.json:
         print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
     else:
         out(f"forked {forked.parent} at seq {forked.at_seq} -> {forked.id}")
-        out(f"continue it with: wren resume {forked.id}")
+        out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
     return EXIT_OK
 
 
 # --- parser ---------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The `wren` parser, and each command's own parser by name."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--dir", metavar="DIR", help="journals folder (default: $WREN_DIR, else ./journals)")
+    common.add_argument("--dir", metavar="DIR", help=f"journals folder (default: {DEFAULT_DIR_HELP})")
     parser = argparse.ArgumentParser(
         prog="wren",
         description="A coding agent that survives being killed, and a viewer that only watches it. "
@@ -230,8 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
         "ls",
         parents=[common],
         help="sessions, newest first, with their state",
-        description="List the journals in the journals folder, newest first, with state "
-        "(live, done, interrupted, outcome unknown, torn tail, corrupt), events, duration, tokens.",
+        description="List the journals in the journals folder, newest first, with their state (live; done, "
+        "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; torn tail; corrupt; "
+        "empty; unreadable, with why), events, duration, tokens. A journal that cannot be read is listed "
+        "and named on stderr; the others are still listed.",
     )
     p.add_argument("--json", action="store_true", help="a JSON array for scripts")
     p.set_defaults(handler=cmd_ls)
@@ -256,7 +282,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _registrars():
         register(sub, common)
-    return parser
+    return parser, dict(sub.choices)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Options before or after positionals, in every command (`wren resume ID --yes MESSAGE`).
+
+    argparse cannot intermix around subcommands, so the command's own parser does it for the words
+    after the command name; its errors print that command's usage line, not wren's.
+    """
+    parser, commands = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    at = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
+    if at is None or words[at] not in commands:
+        return parser.parse_args(words)  # --help, --version, no command, or an unknown one
+    parser.parse_args(words[:at])  # wren's own options before the command (--help, --version)
+    args = commands[words[at]].parse_intermixed_args(words[at + 1 :])
+    args.command = words[at]
+    return args
 
 
 def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
@@ -268,11 +311,10 @@ def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
+        build_parser()[0].print_help()
         return EXIT_USAGE
     try:
         return handler(args)
@@ -287,6 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # The last resort: each command names its own folder problems; any other is still one sentence.
+        where = f"{exc.filename}: " if exc.filename else ""
+        err(f"{where}{exc.strerror or exc}; check the path and its permissions, then try again")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

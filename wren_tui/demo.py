@@ -11,7 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .journal.store import SUFFIX, journals_dir, new_session_id
+from .commandline import default_folder, wren_command
+from .journal.store import SUFFIX, journals_dir, new_session_id, write_problem
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -29,7 +30,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--prepare", metavar="DIR", help="only write the demo workspace into DIR (new or empty) and exit")
     p.add_argument(
-        "--pace-factor", type=float, default=1.0, metavar="F", help="pace scaled by F (0.1: ten times faster)"
+        "--pace-factor",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="pace scaled by F (0.1: ten times faster; default: 1)",
     )
     p.set_defaults(handler=cmd_demo)
 
@@ -43,14 +48,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except WorkspaceError as exc:
             sys.stderr.write(f"wren: {exc}\n")
             return EXIT_ERROR
-        sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n")
-        sys.stdout.write(f'  wren run --workspace {workspace} "{DEMO_TASK}"\n')
+        folder = journals_dir(args.dir) if args.dir else default_folder("run", workspace)
+        run = wren_command("run", DEMO_TASK, folder=folder, workspace=workspace)
+        sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n  {run}\n")
         return EXIT_OK
 
+    folder = journals_dir(args.dir)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        sys.stderr.write(f"wren: {write_problem(folder, exc)}; give --dir a folder you can write (or set WREN_DIR)\n")
+        return EXIT_ERROR
     base = Path(tempfile.mkdtemp(prefix="wren-demo-"))
     workspace = prepare_workspace(base / "workspace")
-    folder = journals_dir(args.dir)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     session = new_session_id()
     journal = folder / f"{session}{SUFFIX}"
     log_path = base / "agent.log"
@@ -73,7 +83,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out("the agent was still running and has been stopped (its journal records where)\n")
     elif agent.returncode not in (0, None):
         out(f"the agent exited with status {agent.returncode}; see the agent log above\n")
-    out(f"watch it again: wren watch {session}" + (f" --dir {folder}" if args.dir else "") + "\n")
+    out(f"watch it again: {wren_command('watch', session, folder=folder)}\n")
     return EXIT_OK
 
 

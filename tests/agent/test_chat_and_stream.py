@@ -77,3 +77,27 @@ def test_a_run_with_secrets_in_the_environment_never_writes_them_to_the_journal(
     end = next(e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolEnd))
     # The key and the token from `env`, and the GitHub-shaped token in the file.
     assert end.redacted == 3
+
+
+def test_chat_makes_no_journal_until_the_first_message_is_typed(workspace: Path) -> None:
+    proc = run_wren(["chat"], cwd=workspace, input="/sessions\n/log\n/fork\n")
+    assert proc.returncode == 0, proc.stderr
+    assert not (workspace / "journals").exists() or journal_paths(workspace / "journals") == []
+    assert "continue with" not in proc.stdout
+    assert proc.stdout.count("nothing yet: this session's journal is created with your first message") == 2
+
+
+def test_ctrl_d_at_the_prompt_prints_continue_with_on_a_line_of_its_own(workspace: Path) -> None:
+    proc = run_wren(["chat"], cwd=workspace, input="what can you do?\n")  # then end of input: Ctrl+D
+    assert proc.returncode == 0, proc.stderr
+    sid = only_journal(workspace / "journals").stem
+    assert proc.stdout.endswith(f'you > \ncontinue with: wren resume {sid} "MESSAGE"\n')
+
+
+def test_chat_resume_says_which_session_it_resumed_and_how_much_it_replayed(workspace: Path) -> None:
+    first = run_wren(["chat"], cwd=workspace, input="what can you do?\n")
+    assert first.returncode == 0, first.stderr
+    sid = only_journal(workspace / "journals").stem
+    proc = run_wren(["chat", "--resume"], cwd=workspace, input="")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"session {sid} resumed (2 messages replayed)\n")

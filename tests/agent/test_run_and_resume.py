@@ -11,7 +11,7 @@ import pytest
 from tests.agent.conftest import events_of, messages_of, only_journal, types_of
 from tests.conftest import run_wren
 from wren_tui.agent.workspace import WorkspaceError, prepare_workspace
-from wren_tui.journal.events import Message, RunEnd, RunStart, ToolEnd, ToolStart
+from wren_tui.journal.events import ChatMessage, Message, RunEnd, RunStart, ToolEnd, ToolStart
 from wren_tui.journal.replay import replay
 
 FIX = "run the tests, find the failing case and fix it"
@@ -111,3 +111,41 @@ def test_journals_go_under_the_workspace_unless_a_dir_is_given(workspace: Path, 
     proc = run_wren(["run", "--workspace", str(workspace), "hello"], cwd=elsewhere, env={"WREN_DIR": "env-dir"})
     assert proc.returncode == 0, proc.stderr
     assert only_journal(elsewhere / "env-dir").exists()
+
+
+def test_resume_after_one_message_says_1_message_replayed(tmp_path: Path) -> None:
+    import os
+
+    from wren_tui.journal.writer import JournalWriter
+
+    folder = tmp_path / "journals"
+    path = folder / "s-20260101-000000-once.jsonl"
+    with JournalWriter.create(path) as w:
+        w.append(RunStart(pid=os.getpid(), cwd=str(tmp_path), model="scripted", version="test"))
+        w.append(Message(message=ChatMessage(role="user", content="what can you do?")))
+    proc = run_wren(["resume", "--dir", str(folder)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("session s-20260101-000000-once resumed (1 message replayed)\n")
+
+
+def test_a_second_torn_tail_is_set_aside_under_the_name_resume_reports(workspace: Path) -> None:
+    first = run_wren(["run", "hello"], cwd=workspace)
+    assert first.returncode == 0, first.stderr
+    journal = only_journal(workspace / "journals")
+    reported = []
+    for n in range(2):
+        with open(journal, "ab") as f:
+            f.write(b'{"seq":99,"ts":"cut short %d' % n)
+        proc = run_wren(["resume", "what can you do?"], cwd=workspace)
+        assert proc.returncode == 0, proc.stderr
+        line = next(x for x in proc.stdout.splitlines() if "moved aside" in x)
+        reported.append(line.split("moved aside to ")[1].rstrip("]"))
+    assert reported == [f"{journal.name}.torn", f"{journal.name}.torn.1"]
+    assert (journal.parent / reported[1]).read_bytes() == b'{"seq":99,"ts":"cut short 1'
+
+
+def test_the_demo_workspace_refusal_reads_as_a_sentence(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    proc = run_wren(["demo", "--prepare", str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"wren: {tmp_path} is not empty; choose an empty or new folder")

@@ -26,6 +26,7 @@ import msgspec
 from tests.bench import BenchRow, absolute, compare, speedup
 from tests.bench.gen import generate, is_current
 from tests.bench.latency import percentiles, screen_latency
+from tests.tmux import terminal
 from wren_tui.journal.events import Message
 from wren_tui.journal.fork import fork_points
 from wren_tui.journal.index import LineScanner
@@ -53,30 +54,14 @@ def big_journal() -> Path:
 
 def _tmux_first_paint(command: list[str], marker: str, name: str) -> tuple[float, float]:
     """Seconds from launch until `marker` is on the terminal, and the process's peak RSS (MB) by then."""
-    session = f"wren-bench-{os.getpid()}-{name}"
-    start = time.monotonic()
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "45", "exec " + shlex.join(command)],
-        check=True,
-    )
-    try:
-        pid = subprocess.run(
-            ["tmux", "display", "-p", "-t", session, "#{pane_pid}"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        deadline = start + 120
-        while True:
-            screen = subprocess.run(
-                ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=True
-            ).stdout
-            if marker in screen:
-                painted = time.monotonic() - start
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{name}: {marker!r} not on screen after 120 s; the screen:\n{screen}")
-            time.sleep(0.01)  # the polling step is the resolution of this measure
-        return painted, _peak_rss_mb(int(pid))
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    with terminal(f"wren-bench-{name}") as term:
+        start = time.monotonic()
+        term.start(command, DATA if DATA.is_dir() else REPO, (160, 45), report_exit=False)
+        assert term.pid is not None
+        # The polling step is the resolution of this measure.
+        term.wait_for(marker, timeout=120, poll=0.01)
+        painted = time.monotonic() - start
+        return painted, _peak_rss_mb(term.pid)
 
 
 def _peak_rss_mb(pid: int) -> float:

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.journal.helpers import reference_read
-from tests.journal.strategies import known_events, mixed_journals
+from tests.journal.helpers import reference_read, session_events
+from tests.journal.strategies import encode, known_events, mixed_journals
 from wren_tui.journal import reader, writer
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.writer import encode_line
@@ -155,6 +155,17 @@ def test_reading_without_the_c_check_gives_the_same_result(data: bytes) -> None:
     _same(fast, slow)
     ref = reference_read(data)
     assert slow.events == ref.events and slow.stopped_at_line == ref.stopped_at_line
+
+
+@pytest.mark.parametrize("at", [0, 5, 12])
+def test_a_line_ending_in_crlf_is_refused_the_same_with_and_without_the_c_check(at: int) -> None:
+    lines = encode(session_events()).splitlines(keepends=True)
+    lines[at] = lines[at][:-1] + b"\r\n"
+    fast, slow = _read_both(b"".join(lines))
+    _same(fast, slow)
+    assert len(fast.events) == at and fast.stopped_at_line == at + 1 and not fast.torn
+    because = "it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR"
+    assert fast.reason == f"line {at + 1}: {because}"
 
 
 @settings(max_examples=25 if os.environ.get("WREN_TORTURE") != "1" else 200, deadline=None)

@@ -41,6 +41,11 @@ def test_kind_data_lines_are_not_our_format_and_stop_at_line_1() -> None:
     assert not result.torn
 
 
+def test_other_agents_session_files_are_in_the_repository() -> None:
+    # An empty glob would turn the next test into a skip; a fresh clone must carry the files.
+    assert {p.parent.name for p in EXTERNAL} == {"claude-code", "codex", "pi"}
+
+
 @pytest.mark.parametrize("path", EXTERNAL, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_other_agents_session_files_stop_at_line_1_with_a_reason(path: Path) -> None:
     # Claude Code, Codex and pi lines carry a string type but no seq: not our format, said plainly.
@@ -158,12 +163,34 @@ def test_lines_without_a_crc_from_another_writer_are_read(tmp_path: Path) -> Non
     assert result.ok and result.events == [Message(seq=1, ts="t", message=ChatMessage(role="user", content="hi"))]
 
 
-def test_crlf_line_endings_read_like_lf(tmp_path: Path) -> None:
+def test_a_journal_rewritten_with_crlf_line_ends_stops_at_line_1_saying_another_program_did_it(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "j.jsonl"
-    written = write_journal(path)
+    write_journal(path)
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     result = read_events(path)
-    assert result.ok and result.events == written
+    assert result.events == [] and not result.torn
+    assert (result.stopped_at_line, result.stopped_at_offset) == (1, 0)
+    assert result.reason == "line 1: it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR"
+
+
+def test_one_crlf_line_among_lf_lines_ends_the_reading_there(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    written = write_journal(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4].replace(b"\n", b"\r\n")  # its CRC still matches: the CR is after the suffix
+    path.write_bytes(b"".join(lines))
+    result = read_events(path)
+    assert result.events == written[:4] and not result.torn
+    assert result.stopped_at_line == 5 and "ends with CR" in (result.reason or "")
+
+
+def test_a_cr_byte_inside_a_line_is_refused_too(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b'{"seq":1,\r"ts":"t","type":"message","message":{"role":"user","content":"hi"}}\n')
+    result = read_events(path)
+    assert result.events == [] and "holds a CR byte" in (result.reason or "")
 
 
 def test_nul_bytes_to_the_end_of_the_file_are_a_torn_tail(tmp_path: Path) -> None:

@@ -143,7 +143,7 @@ CASES = [
     Case("NUL-filled tail", _append(b"\x00" * 4096), N, "torn", "cut short", 4),
     Case("NUL-filled tail with newlines", _append(b"\x00" * 100 + b"\n" + b"\x00" * 50), N, "torn", "NUL bytes", 4),
     Case("garbage after the last newline", _append(b"garbage"), N, "torn", "cut short", 4),
-    Case("CRLF line endings", _crlf, N, "whole", "", 0),
+    Case("CRLF line endings", _crlf, 0, "corrupt", "ends with CR", 4),
     Case(
         "UTF-8 byte-order mark",
         lambda f: _raw(f, b"\xef\xbb\xbf" + _LINE % (1, b"hi")),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
+from tests.conftest import run_wren
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import (
     SESSION,
@@ -25,6 +27,7 @@ from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui import tailing
 from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.dialogs import Notice
 from wren_tui.tui.screens.session import Picked, SessionScreen
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
@@ -275,16 +278,25 @@ async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journ
     assert [e.seq for e in result.events] == [1, 2, 3]
 
 
-async def test_fork_shows_the_new_id_and_command(journal: Path) -> None:
+async def test_fork_shows_the_new_id_and_the_resume_command_with_the_folder_it_is_in(journal: Path) -> None:
     app = _app(journal)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:
         await pilot.press("p")
         await wait_for_text(pilot, "Fork points of")
         await pilot.press("enter", "y")
         await wait_for_text(pilot, "Continue it with:")
         new = next(p.stem for p in journal.parent.glob("s-*.jsonl") if p != journal)
-        assert f"wren resume {new}" in screen_text(app)
+        # The viewer's folder is not the one `wren resume` finds from here, so the command names it
+        # (the dialog wraps a long line, so its message is read whole).
+        notice = app.screen
+        assert isinstance(notice, Notice)
+        command = f"wren resume --dir {journal.parent} {new}"
+        assert command in notice.message
         assert f"Forked {SESSION} at seq 25 → {new}" in screen_text(app)
+    # And it works as printed (the folder is absolute, so from anywhere).
+    proc = run_wren([*shlex.split(command)[1:], "what did I ask?"], cwd=journal.parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert f"session {new} resumed" in proc.stdout
 
 
 async def test_declining_the_fork_writes_nothing(journal: Path) -> None:

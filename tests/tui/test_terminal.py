@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import shlex
 import shutil
-import subprocess
-import sys
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.tmux import Terminal, python_argv
+from tests.tmux import terminal as own_terminal
 from tests.tui.journals import SESSION, finished_story, story, user, write_journal
 from wren_tui.journal.store import lock_holder
 from wren_tui.journal.writer import JournalWriter
@@ -22,48 +18,16 @@ pytestmark = [
     pytest.mark.tmux,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
-REPO = Path(__file__).resolve().parents[2]
-
-
-class Terminal:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def capture(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
-        ).stdout
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.capture()
-            if text in screen:
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared on the terminal; it shows:\n{screen}")
-            time.sleep(0.05)
 
 
 @pytest.fixture
-def terminal(tmp_path: Path) -> Iterator[Terminal]:
-    name = f"wren-test-{uuid.uuid4().hex[:8]}"
-    yield Terminal(name)
-    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+def terminal() -> Iterator[Terminal]:
+    with own_terminal() as term:
+        yield term
 
 
 def _start(terminal: Terminal, args: list[str], cwd: Path, size: tuple[int, int] = (100, 30)) -> None:
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {"PYTHONPATH": str(REPO), "TERM": "xterm-256color"}.items())
-    command = f"cd {shlex.quote(str(cwd))} && env {env} {shlex.quote(sys.executable)} -m wren_tui {shlex.join(args)}"
-    command += "; echo WREN-EXITED-$?; sleep 60"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", terminal.name, "-x", str(size[0]), "-y", str(size[1]), command],
-        check=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith(("WREN_", "TMUX"))},
-    )
+    terminal.start(python_argv(*args), cwd, size)
 
 
 def test_watch_shows_events_another_process_appends(tmp_path: Path, terminal: Terminal) -> None:
@@ -91,7 +55,7 @@ def test_watch_pick_prints_the_chosen_session_and_seq(tmp_path: Path, terminal: 
 
 
 def test_demo_in_80x24_runs_the_agent_live_and_quitting_stops_it(tmp_path: Path, terminal: Terminal) -> None:
-    _start(terminal, ["demo", "--pace-factor", "2"], tmp_path, size=(80, 24))
+    _start(terminal, ["demo", "--pace-factor", "2", "--dir", str(tmp_path / "journals")], tmp_path, size=(80, 24))
     terminal.wait_for("run the tests, find the failing case and fix it", timeout=30)
     terminal.wait_for(" live ")
     journal = next((tmp_path / "journals").glob("s-*.jsonl"))

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import stat
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 from typing import Literal
 
 from ..journal.events import ChatMessage, Error, RunEnd, event_type
-from ..journal.fork import NotAForkPoint, fork, fork_points
+from ..journal.fork import NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import JournalError, read_events
 from ..journal.replay import replay
-from ..journal.store import list_sessions, session_id_of
+from ..journal.store import list_sessions, session_id_of, write_problem
 from ..journal.writer import JournalCorrupt, JournalUnusable, JournalWriter
 from . import outcomes
 from .gateway import GatewayError
@@ -29,28 +31,32 @@ from .session import (
     ResumePlan,
     ResumeStop,
     Settings,
+    continue_with,
     make_agent,
     new_session,
     open_resume,
     refusal,
     resume_workspace,
+    resumed_line,
     run_start,
     run_until_signal,
     session_to_resume,
+    start_new,
 )
 
 HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
+NOTHING_YET = "nothing yet: this session's journal is created with your first message"
 
 
 def chat(settings: Settings, resume_ref: str | None) -> int:
     out = settings.printer
-    working_in = None
+    agent: Agent | None = None
     if resume_ref is not None:
         chosen: list[tuple[Settings, str]] = []
 
         def decide(plan: ResumePlan) -> None:
             if plan.replayed.uncertain_calls:
-                raise ResumeStop(EXIT_REFUSED, refusal(plan))
+                raise ResumeStop(EXIT_REFUSED, refusal(plan, settings))
             chosen.append(resume_workspace(settings, plan))
 
         try:
@@ -61,16 +67,15 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
         except JournalCorrupt as exc:
             out.line(f"wren: {exc.path}: {exc.reason}; nothing was written")
             return EXIT_ERROR
-        messages = plan.replayed.messages
         settings, working_in = chosen[0]
-    else:
-        writer, messages = new_session(settings, None), []
-    agent = make_agent(settings, writer, messages)
-    out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
-    if working_in is not None:
+        agent = make_agent(settings, writer, plan.replayed.messages)
+        out.line(resumed_line(plan, writer))
         out.line(working_in)
+        run_start(agent, settings.workspace, resumed=True)
+    else:
+        check_folder(settings.folder)
+        out.line(f"new session in {settings.folder}: its journal is created with your first message")
     out.line(HELP)
-    run_start(agent, settings.workspace, resumed=resume_ref is not None)
     end: Literal["done", "cancelled"] = "done"
     status = EXIT_OK
     prompt = _Prompt(sys.stdin.fileno())
@@ -80,9 +85,11 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                 try:
                     typed = prompt.read("you > ")
                 except KeyboardInterrupt:
+                    out.line("")
                     end, status = "cancelled", EXIT_INTERRUPTED
                     break
                 if typed is None:
+                    out.line("")  # the cursor is still on the prompt's line
                     break
                 line = typed.strip()
                 if not line:
@@ -92,6 +99,10 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                         break
                     agent = _command(agent, settings, line)
                     continue
+                if agent is None:
+                    writer = new_session(settings, None)
+                    agent = start_new(settings, writer)
+                    out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
                 current, text = agent, line
                 turn_status = run_until_signal(lambda: _turn(current, text))  # noqa: B023 (called before the loop moves on)
                 if turn_status > 128 and turn_status != EXIT_INTERRUPTED:
@@ -105,10 +116,12 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
         out.line(f"wren: {str(exc).rstrip('.')}. The chat stopped; nothing more was recorded.")
         return EXIT_ERROR
     finally:
-        with contextlib.suppress(JournalUnusable):
-            agent.append(RunEnd(reason=end))
-        agent.writer.close()
-    out.line(f'continue with: wren resume {session_id_of(agent.writer.path)} "MESSAGE"')
+        if agent is not None:
+            with contextlib.suppress(JournalUnusable):
+                agent.append(RunEnd(reason=end))
+            agent.writer.close()
+    if agent is not None:
+        out.line(f"continue with: {continue_with(settings, agent.writer.path)}")
     return status
 
 
@@ -198,6 +211,18 @@ class _Prompt:
             raise _Stopped(signal.Signals(status - 128))
 
 
+def check_folder(folder: Path) -> None:
+    """Refuse, before anything is typed, a journals folder that is a file or that this user cannot write."""
+    problem = None
+    if os.path.lexists(folder) and not folder.is_dir():
+        problem = write_problem(folder, NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
+    elif folder.is_dir() and not os.access(folder, os.W_OK):
+        code = errno.EROFS if os.statvfs(folder).f_flag & os.ST_RDONLY else errno.EACCES
+        problem = write_problem(folder, OSError(code, os.strerror(code)))
+    if problem is not None:
+        raise JournalError(f"{problem}; give --dir a folder you can write (or set WREN_DIR)")
+
+
 async def _turn(agent: Agent, text: str) -> int:
     agent.say(ChatMessage(role="user", content=text))
     try:
@@ -213,28 +238,30 @@ async def _turn(agent: Agent, text: str) -> int:
     return EXIT_OK
 
 
-def _command(agent: Agent, settings: Settings, line: str) -> Agent:
+def _command(agent: Agent | None, settings: Settings, line: str) -> Agent | None:
     from ..cli import summarize
 
     out = settings.printer
     name, *rest = line.split()
-    if name == "/log":
+    if name == "/sessions":
+        for info in list_sessions(settings.folder):
+            mark = "*" if agent is not None and info.path == agent.writer.path else " "
+            out.line(f"{mark} {info.id}  {info.state:<15}  {info.events:>5} events")
+    elif name not in ("/log", "/fork"):
+        out.line(HELP)
+    elif agent is None:
+        out.line(NOTHING_YET)
+    elif name == "/log":
         result = read_events(agent.writer.path)
         for event in result.events:
             out.line(f"{event.seq:>5}  {event_type(event):<10}  {summarize(event)}")
-    elif name == "/sessions":
-        for info in list_sessions(settings.folder):
-            mark = "*" if info.path == agent.writer.path else " "
-            out.line(f"{mark} {info.id}  {info.state:<15}  {info.events:>5} events")
-    elif name == "/fork" and not rest:
+    elif not rest:
         points = fork_points(read_events(agent.writer.path).events)
         out.line("clean fork points (fork with /fork SEQ):" if points else "no clean fork point yet")
-        for point in points:
-            out.line(f"  {point}")
-    elif name == "/fork":
-        return _switch_to_fork(agent, settings, rest[0])
+        for listed in fork_listing(points):
+            out.line(f"  {listed}")
     else:
-        out.line(HELP)
+        return _switch_to_fork(agent, settings, rest[0])
     return agent
 
 
@@ -249,6 +276,9 @@ def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str) -> Agent:
         forked = fork(agent.writer.path, seq, folder=agent.writer.path.parent)
     except (NotAForkPoint, JournalError) as exc:
         out.line(f"wren: {exc}")
+        return agent
+    except OSError as exc:
+        out.line(f"wren: {write_problem(agent.writer.path.parent, exc)}, so the fork was not made")
         return agent
     agent.append(RunEnd(reason="done"))
     agent.writer.close()

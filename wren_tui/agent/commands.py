@@ -6,6 +6,7 @@ Heavy modules (the loop, httpx) are imported inside the handlers so `wren log` s
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import sys
 from pathlib import Path
@@ -30,11 +31,20 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         "--pace", action="store_true", help="stream and space the steps like a real model, for a live viewer"
     )
     p.add_argument(
-        "--pace-factor", type=float, metavar="F", help="--pace scaled by F (0.1 is ten times faster); implies --pace"
+        "--pace-factor",
+        type=float,
+        metavar="F",
+        help="--pace scaled by F (0.1 is ten times faster); implies --pace (default: 1 with --pace)",
     )
-    p.add_argument("--max-steps", type=int, default=30, metavar="N", help="model replies per turn before it stops")
     p.add_argument(
-        "--command-timeout", type=float, default=120.0, metavar="S", help="seconds a run_command may take (120)"
+        "--max-steps", type=int, default=30, metavar="N", help="model replies per turn before it stops (default: 30)"
+    )
+    p.add_argument(
+        "--command-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds a run_command may take (default: 120)",
     )
     p.add_argument("--seq-fd", type=int, metavar="FD", help="write each seq to this file descriptor once it is durable")
 
@@ -49,7 +59,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "unless --dir or WREN_DIR says otherwise.",
     )
     p.add_argument("task", metavar="TASK", nargs="+", help='what to do, e.g. "run the tests and fix the failing case"')
-    p.add_argument("--session-id", metavar="ID", help="use this new session id (s-YYYYMMDD-HHMMSS-xxxx)")
+    p.add_argument(
+        "--session-id", metavar="ID", help="use this new session id (s-YYYYMMDD-HHMMSS-xxxx; default: a new one)"
+    )
     _agent_options(p)
     p.set_defaults(handler=cmd_run)
 
@@ -81,6 +93,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
+    from ..commandline import default_folder
     from ..journal.store import journals_dir
     from .session import Settings, UsageError
 
@@ -89,13 +102,19 @@ def settings_of(args: argparse.Namespace) -> Settings:
         raise UsageError(f"--workspace {workspace}: no such folder")
     workspace = workspace.resolve()
     pace = args.pace_factor if args.pace_factor is not None else (1.0 if args.pace else 0.0)
-    if pace < 0 or args.max_steps < 1 or args.command_timeout <= 0:
-        raise UsageError("--pace-factor must be >= 0, --max-steps >= 1 and --command-timeout > 0")
+    if pace < 0:
+        raise UsageError(f"--pace-factor {pace:g}: must be 0 or more (0 is no pacing)")
+    if args.max_steps < 1:
+        raise UsageError(f"--max-steps {args.max_steps}: must be 1 or more (model replies per turn)")
+    if args.command_timeout <= 0:
+        raise UsageError(f"--command-timeout {args.command_timeout:g}: must be more than 0 seconds")
+    if args.seq_fd is not None:
+        _check_seq_fd(args.seq_fd)
     return Settings(
         workspace=workspace,
         workspace_given=bool(args.workspace),
-        # A --dir or WREN_DIR the user typed is relative to where they typed it; the default lives in the workspace.
-        folder=journals_dir(args.dir) if args.dir or os.environ.get("WREN_DIR") else workspace / "journals",
+        # A --dir the user typed is relative to where they typed it.
+        folder=journals_dir(args.dir) if args.dir else default_folder("run", workspace),
         model=args.model,
         yes=args.yes,
         pace=pace,
@@ -103,6 +122,20 @@ def settings_of(args: argparse.Namespace) -> Settings:
         command_timeout=args.command_timeout,
         seq_fd=args.seq_fd,
     )
+
+
+def _check_seq_fd(fd: int) -> None:
+    """--seq-fd names a descriptor open for writing, or the run does not start: a supervisor would get nothing."""
+    from .session import UsageError
+
+    try:
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE if fd >= 0 else None
+    except OSError:
+        mode = None
+    if mode is None:
+        raise UsageError(f"--seq-fd {fd}: no such open file descriptor; open it for writing before starting wren")
+    if mode not in (os.O_WRONLY, os.O_RDWR):
+        raise UsageError(f"--seq-fd {fd}: the descriptor is open for reading only; open it for writing")
 
 
 def _guard(args: argparse.Namespace, body: Any) -> int:

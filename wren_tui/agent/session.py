@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 from .. import __version__
+from ..commandline import wren_command
 from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart, ToolEnd
 from ..journal.fork import fork_points
 from ..journal.index import LineScanner
-from ..journal.reader import ReadVerdict, open_for_reading
+from ..journal.reader import JournalError, ReadVerdict, open_for_reading
 from ..journal.replay import OpenCall, Replayed, Replayer
 from ..journal.store import (
     SESSION_ID,
@@ -26,6 +27,7 @@ from ..journal.store import (
     resolve,
     session_id_of,
     session_path,
+    write_problem,
 )
 from ..journal.visible import visible_text
 from ..journal.writer import FsyncPolicy, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
@@ -197,22 +199,60 @@ def new_session(settings: Settings, session_id: str | None) -> JournalWriter:
     path = session_path(settings.folder, session_id or new_session_id())
     if path.exists():
         raise UsageError(f"{path}: a session with this id already exists; choose a new id or resume it")
-    return JournalWriter.create(path, fsync=settings.fsync)
+    try:
+        return JournalWriter.create(path, fsync=settings.fsync)
+    except OSError as exc:
+        raise JournalError(
+            f"{write_problem(settings.folder, exc)}; give --dir a folder you can write (or set WREN_DIR)"
+        ) from None
+
+
+def start_new(settings: Settings, writer: JournalWriter) -> Agent:
+    """The agent on a journal just created, and its run_start; a journal whose first event fails is removed.
+
+    Nothing is in it then, and an empty journal left behind would become the latest session.
+    """
+    try:
+        agent = make_agent(settings, writer)
+        run_start(agent, settings.workspace, resumed=False)
+    except BaseException as exc:
+        _remove_unwritten(writer)
+        if isinstance(exc, JournalUnusable):
+            why = exc.__cause__.strerror if isinstance(exc.__cause__, OSError) else None
+            raise JournalError(
+                f"{writer.path}: writing its first event failed ({why or exc}), so it was removed; free some "
+                "space or give --dir another folder (or set WREN_DIR)"
+            ) from None
+        raise
+    return agent
+
+
+def _remove_unwritten(writer: JournalWriter) -> None:
+    """Unlink a journal that never got an event, while its writer still holds the lock (no one else appends)."""
+    with contextlib.suppress(OSError):
+        if writer.last_seq == 0 and os.stat(writer.path).st_size == 0:
+            os.unlink(writer.path)
+
+
+def continue_with(settings: Settings, path: Path) -> str:
+    """The command that continues this session with a message, as the person can type it from here."""
+    return wren_command(
+        "resume", session_id_of(path), folder=settings.folder, workspace=settings.workspace, tail='"MESSAGE"'
+    )
 
 
 async def run_task(settings: Settings, task: str, session_id: str | None) -> int:
     writer = new_session(settings, session_id)
     with writer:
-        agent = make_agent(settings, writer)
+        agent = start_new(settings, writer)
         settings.printer.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
-        run_start(agent, settings.workspace, resumed=False)
 
         async def turn() -> str:
             agent.say(ChatMessage(role="user", content=task))
             return await agent.turn()
 
         status = await drive(agent, turn)
-    settings.printer.line(f'continue with: wren resume {session_id_of(writer.path)} "MESSAGE"')
+    settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
     return status
 
 
@@ -310,9 +350,10 @@ def _events(path: Path) -> Iterator[Event]:
         os.close(fd)
 
 
-def refusal(plan: ResumePlan) -> str:
+def refusal(plan: ResumePlan, settings: Settings) -> str:
     """Why resume will not guess: each call whose outcome is unknown, and what a person can do."""
     sid = session_id_of(plan.path)
+    folder = plan.path.parent
     lines = [f"will not resume {sid}: a call with side effects started and its outcome is unknown."]
     for open_call in plan.replayed.uncertain_calls:
         start = open_call.started
@@ -321,15 +362,15 @@ def refusal(plan: ResumePlan) -> str:
             when += f"; {ended_but_lost(open_call.ended)}"
         lines.append(f"  {preview_call(open_call.call)}  [{open_call.call.id}] {when}")
     lines.append("Nothing was written. Choose one:")
+    assume = wren_command("resume", sid, "--assume-failed", folder=folder, workspace=settings.workspace)
     lines.append(
-        f"  wren resume {sid} --assume-failed   record that its outcome is unknown, tell the model to check "
-        "before redoing it, and continue"
+        f"  {assume}   record that its outcome is unknown, tell the model to check before redoing it, and continue"
     )
     points = fork_points(_events(plan.path))
     if points:
+        branch = wren_command("fork", sid, str(points[-1].seq), folder=folder)
         lines.append(
-            f"  wren fork {sid} {points[-1].seq}   branch a new session from the last clean point "
-            f"(seq {points[-1].seq}), then resume that"
+            f"  {branch}   branch a new session from the last clean point (seq {points[-1].seq}), then resume that"
         )
     return "\n".join(lines)
 
@@ -358,11 +399,12 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
 
     def decide(plan: ResumePlan) -> None:
         if plan.replayed.uncertain_calls and not assume_failed:
-            raise ResumeStop(EXIT_REFUSED, refusal(plan))
+            raise ResumeStop(EXIT_REFUSED, refusal(plan, settings))
         if not _has_work(plan.replayed, message):
             sid = session_id_of(plan.path)
             state = "is finished" if plan.replayed.messages else "holds no conversation yet"
-            raise ResumeStop(EXIT_OK, f'{sid} {state}; give a message to continue it: wren resume {sid} "MESSAGE"')
+            again = wren_command("resume", sid, folder=plan.path.parent, workspace=settings.workspace, tail='"MESSAGE"')
+            raise ResumeStop(EXIT_OK, f"{sid} {state}; give a message to continue it: {again}")
         chosen.append(resume_workspace(settings, plan))
 
     try:
@@ -387,14 +429,17 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
             "then resume. Nothing was written."
         )
         return EXIT_ERROR
-    sid = session_id_of(plan.path)
+    except OSError as exc:
+        _err(
+            f"{write_problem(path.parent, exc)}, so {path.name} cannot be appended to. Nothing was written. "
+            "Copy the journal to a folder you can write and resume it there with --dir."
+        )
+        return EXIT_ERROR
     settings, working_in = chosen[0]
     with writer:
         agent = make_agent(settings, writer, plan.replayed.messages)
-        settings.printer.line(f"session {sid} resumed ({plan.replayed.replayed} messages replayed)")
+        settings.printer.line(resumed_line(plan, writer))
         settings.printer.line(working_in)
-        if plan.result.torn:
-            settings.printer.line(f"[the torn last line was moved aside to {plan.path.name}.torn]")
         run_start(agent, settings.workspace, resumed=True)
 
         async def turn() -> str:
@@ -408,6 +453,15 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
 
         status = await drive(agent, turn)
     return status
+
+
+def resumed_line(plan: ResumePlan, writer: JournalWriter) -> str:
+    """What resume (and chat --resume) says first: which session, how much was replayed, a torn tail set aside."""
+    count = plan.replayed.replayed
+    line = f"session {session_id_of(plan.path)} resumed ({count} message{'' if count == 1 else 's'} replayed)"
+    if writer.torn_aside is not None:
+        line += f"\n[the torn last line was moved aside to {writer.torn_aside.name}]"
+    return line
 
 
 async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:

@@ -23,7 +23,7 @@ def prepare_workspace(dest: Path) -> Path:
         if not dest.is_dir():
             raise WorkspaceError(f"{dest}: exists and is not a folder; choose an empty or new folder")
         if any(dest.iterdir()):
-            raise WorkspaceError(f"{dest}: is not empty; choose an empty or new folder for the demo workspace")
+            raise WorkspaceError(f"{dest} is not empty; choose an empty or new folder for the demo workspace")
     shutil.copytree(TEMPLATE, dest, ignore=_SKIP, dirs_exist_ok=True)
     return dest
 

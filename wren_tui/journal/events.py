@@ -160,6 +160,18 @@ def describe(event: Event) -> str:
         return f"forked from {event.from_} at seq {event.atSeq}"
     if isinstance(event, Recovery):
         return f"[{event.id}] {event.decision}"
+    if isinstance(event, Delta):
+        return f"streamed {len(event.text)} chars: {_fragment(event.text)}"
     if isinstance(event, UnknownEvent):
         return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
     return ""
+
+
+_FRAGMENT = 80
+
+
+def _fragment(text: str) -> str:
+    """A streamed fragment on one line: quoted, control characters escaped, at most _FRAGMENT characters."""
+    if len(text) > _FRAGMENT:
+        text = text[: _FRAGMENT - 1] + "…"
+    return repr(text)

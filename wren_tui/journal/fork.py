@@ -35,9 +35,17 @@ class Forked:
     at_seq: int
 
 
+def fork_listing(points: list[ForkPoint]) -> list[str]:
+    """One line per point, the seqs right-aligned so the roles line up past seq 9."""
+    width = max((len(str(p.seq)) for p in points), default=1)
+    return [f"{p.seq:>{width}}  {p.role}: {p.preview}" for p in points]
+
+
 class NotAForkPoint(JournalError):
     def __init__(self, path: Path, seq: int, points: list[ForkPoint]) -> None:
-        listing = "\n".join(f"  {p}" for p in points) or "  (none: the journal has no clean point yet)"
+        listing = (
+            "\n".join(f"  {line}" for line in fork_listing(points)) or "  (none: the journal has no clean point yet)"
+        )
         super().__init__(
             f"{path}: seq {seq} is not a clean fork point (only after a user message, or an assistant "
             f"message with no tool calls, with no tool call open). Valid points:\n{listing}"

@@ -109,8 +109,12 @@ def parse_line(line: bytes, prev_seq: int) -> Event:
         raise LineError(
             "it starts with a UTF-8 byte-order mark (another program saved this file; Wren never writes one)"
         )
-    if line.endswith(b"\r"):
-        line = line[:-1]
+    if b"\r" in line:
+        # Wren never writes CR: a line holding one was rewritten by another program (an editor, a
+        # CRLF conversion), and appending LF lines after it would leave a file of two styles.
+        if line.endswith(b"\r"):
+            raise LineError("it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR")
+        raise LineError("it holds a CR byte (\\r): another program rewrote this file; Wren never writes CR")
     crc_ok = _check_crc(line)
     if crc_ok is False:
         raise LineError("its CRC does not match its bytes (the line was changed after it was written)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -22,7 +23,19 @@ SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
 _ALPHABET = string.ascii_lowercase + string.digits
 
-State = Literal["live", "done", "interrupted", "outcome unknown", "torn tail", "corrupt", "empty"]
+State = Literal[
+    "live",
+    "done",
+    "cancelled",
+    "error",
+    "limit",
+    "interrupted",
+    "outcome unknown",
+    "torn tail",
+    "corrupt",
+    "empty",
+    "unreadable",
+]
 
 
 class SessionNotFound(JournalError):
@@ -70,7 +83,12 @@ def resolve(folder: Path, ref: str) -> Path:
     # Only a .jsonl name is taken as a path, so a mistyped id cannot open some other file.
     if candidate.suffix == SUFFIX:
         if not os.path.lexists(candidate):
-            raise SessionNotFound(f"{candidate}: no such journal file")
+            beside = folder / candidate.name
+            # A bare file name (as `wren ls` shows ids) is looked for in the journals folder too.
+            if candidate.name == ref and os.path.lexists(beside):
+                return _journal_file(beside)
+            also = f" (nor in {folder})" if candidate.name == ref else ""
+            raise SessionNotFound(f"{candidate}: no such journal file{also}")
         return _journal_file(candidate)
     raise SessionNotFound(f"{ref!r} is neither a session id (s-YYYYMMDD-HHMMSS-xxxx) nor a path to a .jsonl journal")
 
@@ -92,6 +110,8 @@ def journal_paths(folder: Path) -> list[Path]:
         return []
     except NotADirectoryError:
         raise JournalError(f"{folder}: not a folder") from None
+    except OSError as exc:
+        raise JournalError(f"{folder}: {_why(exc)}, so its journals cannot be listed") from None
     return [folder / n for n in sorted(names, reverse=True)]
 
 
@@ -175,15 +195,41 @@ def describe(path: Path, locks: str | None = None) -> SessionInfo:
     """One journal's listing row, derived from its events and whether a writer holds it.
 
     A journal over WHOLE_UNDER bytes whose head and tail read cleanly is summarised from them, so a
-    folder of big journals lists at once; any problem there and it is read whole, to say why.
+    folder of big journals lists at once; any problem there and it is read whole, to say why. A
+    journal that cannot be opened or read gets an `unreadable` row saying why; one that is gone
+    raises SessionNotFound.
     """
-    if path.stat().st_size > WHOLE_UNDER:
-        ends = read_head_and_tail(path)
-        if ends is not None:
-            return _row(path, ends.head + ends.tail, None, torn=False, exact=False, locks=locks)
-    events: list[Event] = []
-    result = scan_events(path, lambda chunk, _lines: events.extend(chunk))
+    try:
+        if path.stat().st_size > WHOLE_UNDER:
+            ends = read_head_and_tail(path)
+            if ends is not None:
+                return _row(path, ends.head + ends.tail, None, torn=False, exact=False, locks=locks)
+        events: list[Event] = []
+        result = scan_events(path, lambda chunk, _lines: events.extend(chunk))
+    except FileNotFoundError:
+        raise SessionNotFound(f"{path}: no such journal") from None
+    except JournalError as exc:
+        if not os.path.lexists(path):
+            raise SessionNotFound(f"{path}: no such journal") from None
+        return _unreadable(path, str(exc))
+    except OSError as exc:
+        return _unreadable(path, f"{path}: {_why(exc)}")
     return _row(path, events, result.reason, torn=result.torn, exact=True, locks=locks)
+
+
+def _unreadable(path: Path, reason: str) -> SessionInfo:
+    return SessionInfo(
+        id=session_id_of(path),
+        path=path,
+        state="unreadable",
+        events=0,
+        started=None,
+        last_ts=None,
+        tokens=0,
+        forked_from=None,
+        fork_at=None,
+        reason=reason,
+    )
 
 
 _TOKENS = attrgetter("inputTokens", "outputTokens")
@@ -197,8 +243,8 @@ def _row(
     path: Path, events: list[Event], reason: str | None, *, torn: bool, exact: bool, locks: str | None = None
 ) -> SessionInfo:
     tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
-    # Only messages and tool starts decide which calls are open.
-    fork = cast(Fork | None, next(filter(_is_fork, events), None))
+    # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
+    fork = cast(Fork | None, next(filter(_is_fork, reversed(events)), None))
     state: State
     if reason is not None and not torn:
         state = "corrupt"
@@ -208,18 +254,19 @@ def _row(
         state = "torn tail"
     elif not events:
         state = "empty"
+    # Only messages and tool starts decide which calls are open.
     elif replay(compress(events, map(_CALL_TYPES.__contains__, map(type, events)))).uncertain_calls:
         state = "outcome unknown"
-    elif _ended(events):
-        state = "done"
     else:
-        state = "interrupted"
+        state = _ended(events)
+    # A fork's own life starts at its fork event; the events before it are its parent's.
+    started = fork.ts if fork else events[0].ts if events else None
     return SessionInfo(
         id=session_id_of(path),
         path=path,
         state=state,
         events=(len(events) if exact else events[-1].seq) if events else 0,
-        started=events[0].ts if events else None,
+        started=started,
         last_ts=events[-1].ts if events else None,
         tokens=tokens,
         forked_from=fork.from_ if fork else None,
@@ -229,22 +276,48 @@ def _row(
     )
 
 
-def _ended(events: Sequence[Event]) -> bool:
-    """Done: the last run ended, or the journal is a fork that stopped at a clean point."""
+def _ended(events: Sequence[Event]) -> State:
+    """How the last run ended (its run_end's reason), interrupted when it never did; a fork that stopped
+    at a clean point is done."""
     for event in reversed(events):
         if isinstance(event, RunEnd):
-            return True
+            return event.reason
         if isinstance(event, RunStart):
-            return False
+            return "interrupted"
         if isinstance(event, Fork):
-            return True
-    return False
+            return "done"
+    return "interrupted"
 
 
 def list_sessions(folder: Path) -> list[SessionInfo]:
+    """Every journal's row, newest first; one that cannot be read is listed as unreadable, with why."""
     paths = journal_paths(folder)
     try:
         locks = _read_locks()  # once for the folder, not once per journal
     except OSError:
         locks = ""
-    return [describe(p, locks) for p in paths]
+    rows = []
+    for path in paths:
+        try:
+            rows.append(describe(path, locks))
+        except SessionNotFound:
+            continue  # deleted between the folder's listing and its reading: it is no longer there
+    return rows
+
+
+def _why(exc: OSError) -> str:
+    """An OSError as the few words a person reads ("permission denied"), without the errno number."""
+    return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+def write_problem(folder: Path, exc: OSError) -> str:
+    """Why no journal can be written in `folder`, in words that begin with its path (the caller says what to do)."""
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST) or (os.path.lexists(folder) and not folder.is_dir()):
+        return f"{folder} is not a folder"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"{folder}: permission denied (this user cannot write there)"
+    if exc.errno == errno.EROFS:
+        return f"{folder} is on a read-only file system"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return f"{folder}: the disk is full ({_why(exc)})"
+    return f"{folder}: a journal cannot be written there ({_why(exc)})"

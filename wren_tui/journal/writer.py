@@ -155,6 +155,8 @@ class JournalWriter:
         # The plain system call when nothing is recording or failing writes: one Python call less per event.
         self._write = os.write if type(ops) is FileOps else ops.write
         self._ts, self._ts_bytes = "", b""
+        # Where open() moved a torn tail aside (<name>.torn, or .torn.N when that is taken), if it did.
+        self.torn_aside: Path | None = None
 
     @classmethod
     def create(
@@ -206,14 +208,17 @@ class JournalWriter:
             if check is not None:
                 check(result)
             size = result.good_bytes
+            aside = None
             if result.torn:
-                _set_torn_aside(path, size, ops)
+                aside = _set_torn_aside(path, size, ops)
                 ops.ftruncate(fd, size)
                 ops.fsync(fd)
         except BaseException:
             ops.close(fd)
             raise
-        return cls(path, fd, result.last_seq, size, fsync, ops)
+        writer = cls(path, fd, result.last_seq, size, fsync, ops)
+        writer.torn_aside = aside
+        return writer
 
     @property
     def size(self) -> int:
@@ -318,8 +323,8 @@ def _lock(fd: int, path: Path) -> None:
         ) from None
 
 
-def _set_torn_aside(path: Path, good: int, ops: FileOps) -> None:
-    """Copy the torn bytes to <name>.torn (kept, never deleted) before they are truncated away."""
+def _set_torn_aside(path: Path, good: int, ops: FileOps) -> Path:
+    """Copy the torn bytes to <name>.torn (kept, never deleted) before they are truncated away; returns that file."""
     fd = open_for_reading(path)
     try:
         torn = os.pread(fd, os.fstat(fd).st_size - good, good)
@@ -337,5 +342,5 @@ def _set_torn_aside(path: Path, good: int, ops: FileOps) -> None:
         finally:
             ops.close(out)
         ops.fsync_dir(path.parent)
-        return
+        return aside
     raise JournalError(f"{path}: too many .torn files beside it; move them away first")

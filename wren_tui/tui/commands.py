@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..journal.store import journals_dir, latest, resolve
+from ..journal.reader import JournalError
+from ..journal.store import journal_paths, journals_dir, latest, resolve
 
 EXIT_OK, EXIT_ERROR = 0, 1
 
@@ -35,12 +37,22 @@ def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
     folder = journals_dir(getattr(args, "dir", None))
     target: str | None = args.target
     if target is not None and Path(target).expanduser().is_dir():
-        folder = Path(target).expanduser()
+        folder = _journals_in(Path(target).expanduser())
         target = None
+    elif target is None and os.path.lexists(folder) and not folder.is_dir():
+        raise JournalError(f"{folder} is not a folder; give --dir the journals folder (or set WREN_DIR)")
     if target is not None:
         session = resolve(folder, target)
         return session.parent, session
     return folder, latest(folder) if args.pick else None
+
+
+def _journals_in(folder: Path) -> Path:
+    """The folder named, or its journals/ when it holds no journal and that does (a workspace was named)."""
+    inner = folder / "journals"
+    if not journal_paths(folder) and inner.is_dir():
+        return inner
+    return folder
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

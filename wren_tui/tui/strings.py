@@ -31,7 +31,8 @@ FORK_HELP = "Enter: fork at the highlighted point · Esc: back"
 PICK_HELP = "Enter: pick this point (printed as ID SEQ on exit) · Esc: back"
 NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a reply with no tool call open."
 CONFIRM_FORK = "Fork {session} at seq {seq}?\n\n{point}\n\nA new journal is written; this one is left exactly as it is."
-FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  wren resume {new}"
+# {command}: `wren resume NEW`, with --dir when the fork's folder is not where wren looks from here.
+FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  {command}"
 FORK_FAILED = "Could not fork: {reason}"
 STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 

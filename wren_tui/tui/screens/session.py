@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from ...commandline import wren_command
 from ...journal.events import Message
 from ...journal.fork import ForkPoint, fork, preview
 from ...journal.index import LineScanner, tail_start
@@ -453,4 +454,7 @@ class SessionScreen(Screen[None]):
         except JournalError as exc:
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=exc)))
             return
-        self.app.push_screen(Notice(strings.FORKED.format(parent=forked.parent, seq=forked.at_seq, new=forked.id)))
+        command = wren_command("resume", forked.id, folder=forked.path.parent)
+        self.app.push_screen(
+            Notice(strings.FORKED.format(parent=forked.parent, seq=forked.at_seq, new=forked.id, command=command))
+        )

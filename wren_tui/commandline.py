@@ -1,0 +1,42 @@
+"""The `wren` command lines Wren prints for a person to type next: each works as printed, from where they are."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from .journal.store import journals_dir
+
+# The commands whose journals folder, without --dir, follows the workspace.
+AGENT_COMMANDS = frozenset({"run", "chat", "resume"})
+
+
+def default_folder(command: str, workspace: Path | None = None) -> Path:
+    """The journals folder `wren COMMAND` uses when no --dir is given (run, chat, resume: under the workspace)."""
+    if command in AGENT_COMMANDS and not os.environ.get("WREN_DIR"):
+        return (workspace or Path.cwd()) / "journals"
+    return journals_dir(None)
+
+
+def wren_command(command: str, *words: str, folder: Path, workspace: Path | None = None, tail: str = "") -> str:
+    """`wren COMMAND [--workspace W] [--dir D] WORDS... TAIL`, every word quoted for a POSIX shell.
+
+    --workspace is given when it is not the current folder, and --dir when `folder` is not where the
+    command would look by default from here; `tail` is added as it is (a placeholder like "MESSAGE").
+    """
+    line = ["wren", command]
+    here = Path.cwd()
+    if workspace is not None and not _same(workspace, here):
+        line += ["--workspace", str(workspace)]
+    if not _same(folder, default_folder(command, workspace)):
+        line += ["--dir", os.path.abspath(folder)]
+    line += words
+    return shlex.join(line) + (f" {tail}" if tail else "")
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a.absolute() == b.absolute()
