@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.agent.conftest import events_of, only_journal
+from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.agent.redact import Redactor
 from wren_tui.agent.tools import Toolbox
@@ -80,9 +80,12 @@ async def test_grep_finds_lines_with_their_paths(tmp_path: Path) -> None:
 
 
 def test_a_command_past_its_timeout_is_killed_and_recorded(workspace: Path) -> None:
-    proc = run_wren(["run", "--yes", "--command-timeout", "0.5", "run `sleep 30; echo never`"], cwd=workspace)
+    proc = run_wren(
+        ["run", "--dir", "../journals", "--yes", "--command-timeout", "0.5", "run `sleep 30; echo never`"],
+        cwd=workspace,
+    )
     assert proc.returncode == 0, proc.stderr
-    end = next(e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolEnd))
+    end = next(e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd))
     assert (end.ok, end.stoppedBy) == (False, "timeout")
     assert "never" not in proc.stdout.replace("echo never", "")
 

@@ -11,10 +11,11 @@ from ..journal.fork import NotAForkPoint, fork, fork_points
 from ..journal.reader import JournalError, read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of
-from ..journal.writer import JournalCorrupt, JournalUnusable, JournalWriter
+from ..journal.writer import JournalChanged, JournalCorrupt, JournalUnusable, JournalWriter
 from .gateway import GatewayError
 from .loop import Agent
 from .session import (
+    EXIT_CHANGED,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -43,7 +44,9 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                 raise ResumeStop(EXIT_REFUSED, refusal(plan))
 
         try:
-            writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None), decide)
+            writer, plan = open_resume(
+                session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide
+            )
         except ResumeStop as stop:
             out.line("wren: " + stop.text)
             return stop.status
@@ -76,6 +79,9 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                 continue
             current, text = agent, line
             run_until_signal(lambda: _turn(current, text))  # noqa: B023 (called before the loop moves on)
+    except JournalChanged as exc:
+        out.line(f"wren: {exc}.")
+        return EXIT_CHANGED
     except JournalUnusable as exc:
         out.line(f"wren: {str(exc).rstrip('.')}. The chat stopped; nothing more was recorded.")
         return EXIT_ERROR
@@ -83,6 +89,9 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
         with contextlib.suppress(JournalUnusable):
             agent.append(RunEnd(reason=end))
         agent.writer.close()
+    if agent.writer.changed:  # found by the run_end above: no `continue with` over a lost journal
+        out.line(f"wren: {agent.writer.changed}.")
+        return EXIT_CHANGED
     out.line(f'continue with: wren resume {session_id_of(agent.writer.path)} "MESSAGE"')
     return EXIT_INTERRUPTED if end == "cancelled" else EXIT_OK
 

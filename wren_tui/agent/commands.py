@@ -6,7 +6,6 @@ Heavy modules (the loop, httpx) are imported inside the handlers so `wren log` s
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,8 +44,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="one task to the end; prints the session id",
         description="Start a new session on TASK and work until the model stops asking for tools. "
-        "The workspace is the current folder (or --workspace); journals go to journals/ under it "
-        "unless --dir or WREN_DIR says otherwise.",
+        "The workspace is the current folder (or --workspace); the journal goes to the journals folder "
+        "(--dir, else WREN_DIR, else $XDG_STATE_HOME/wren/journals, outside the workspace).",
     )
     p.add_argument("task", metavar="TASK", nargs="+", help='what to do, e.g. "run the tests and fix the failing case"')
     p.add_argument("--session-id", metavar="ID", help="use this new session id (s-YYYYMMDD-HHMMSS-xxxx)")
@@ -93,8 +92,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         raise UsageError("--pace-factor must be >= 0, --max-steps >= 1 and --command-timeout > 0")
     return Settings(
         workspace=workspace,
-        # A --dir or WREN_DIR the user typed is relative to where they typed it; the default lives in the workspace.
-        folder=journals_dir(args.dir) if args.dir or os.environ.get("WREN_DIR") else workspace / "journals",
+        folder=journals_dir(args.dir),
         model=args.model,
         yes=args.yes,
         pace=pace,
