@@ -31,7 +31,13 @@ E = TypeVar("E", bound=KnownEvent)
 
 _encoder = msgspec.json.Encoder()
 # Bound once: append looks these up per event, and each module attribute lookup costs a little.
-_encode, _replace, _crc32, _lseek = _encoder.encode, msgspec.structs.replace, zlib.crc32, os.lseek
+_encode, _replace, _crc32, _lseek, _SEEK_END = (
+    _encoder.encode,
+    msgspec.structs.replace,
+    zlib.crc32,
+    os.lseek,
+    os.SEEK_END,
+)
 # The line built in one C call when the C module is there (the same bytes: tests compare); None: Python.
 # getattr: a checkout updated without a reinstall may still hold a build from before make_line.
 native_line: Callable[[int, bytes, bytes], bytes] | None = getattr(reader.native_lines, "make_line", None)
@@ -176,7 +182,8 @@ class _PathWatch:
 
     def __init__(self, path: str) -> None:
         self._fd = -1
-        self.fired: Callable[[], object] = _always
+        # Called with a timeout of 0: the events waiting (a list, empty when none), or True without a watch.
+        self.poll: Callable[[int], object] = _always
         calls = _inotify_calls()
         if calls is None:
             return
@@ -195,7 +202,7 @@ class _PathWatch:
             return
         poller = select.poll()
         poller.register(fd, select.POLLIN)
-        self.fired = functools.partial(poller.poll, 0)
+        self.poll = poller.poll
 
     def drain(self) -> None:
         """Forget what fired: the check that follows sees everything that happened before it."""
@@ -212,7 +219,7 @@ class _PathWatch:
             self._fd = -1
 
 
-def _always() -> bool:
+def _always(_timeout: int) -> bool:
     return True
 
 
@@ -266,11 +273,11 @@ class JournalWriter:
         self._ts, self._ts_bytes = "", b""
         self._where = os.path.abspath(path)
         self._watch = _PathWatch(self._where)
-        self._fired = self._watch.fired
+        self._poll = self._watch.poll
         held, seen = os.fstat(fd), _lstat(self._where)
         if seen is None or (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
             # Changed before the watch was set: the first append's full check says how.
-            self._fired = _always
+            self._poll = _always
 
     @classmethod
     def create(
@@ -347,7 +354,7 @@ class JournalWriter:
             kind = JournalChanged if self._changed else JournalUnusable
             raise kind(self._unusable or f"{self.path}: the journal writer is closed")
         # A poll(0) and an lseek: the full check runs only when the path's watch fired or the size moved.
-        if self._fired() or _lseek(self._fd, 0, os.SEEK_END) != self._size:
+        if self._poll(0) or _lseek(self._fd, 0, _SEEK_END) != self._size:
             self.verify()
         seq, ts = self.last_seq + 1, now_ts()
         if ts is not self._ts:
