@@ -111,7 +111,7 @@ class Workspace:
                     os.mkdir(name, dir_fd=fd)
                     child = os.open(name, _FOLDER, dir_fd=fd)
                 except OSError as exc:
-                    raise _not_a_folder(parts[: n + 1], exc) from None
+                    raise _not_a_folder(fd, parts[: n + 1], exc) from None
                 os.close(fd)
                 fd = child
         except BaseException:
@@ -149,9 +149,14 @@ class Workspace:
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _not_a_folder(parts: tuple[str, ...], exc: OSError) -> Exception:
+def _not_a_folder(parent: int, parts: tuple[str, ...], exc: OSError) -> Exception:
+    """Why a folder on the way could not be opened: a link (O_DIRECTORY says ENOTDIR for one), a file, or the error."""
     where = "/".join(parts)
-    if exc.errno == errno.ELOOP:
+    try:
+        link = stat.S_ISLNK(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        link = False
+    if link or exc.errno == errno.ELOOP:
         return WorkspaceError(f"{where}: became a symbolic link while it was being opened")
     if exc.errno == errno.ENOTDIR:
         return WorkspaceError(f"{where}: is not a folder; list_dir lists folders, read_file reads files")
