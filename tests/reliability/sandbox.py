@@ -296,19 +296,28 @@ def _short(text: str, tmp: str, width: int = 90) -> str:
 
 
 def table() -> str:
+    """The measured table, then one line: how many cells went wrong, the slowest call, the most memory grown."""
     rows = [
         "| trick | " + " | ".join(f"`{t}`" for t in TOOLS) + " |",
         "| --- |" + " --- |" * len(TOOLS),
     ]
+    wrong_cells, slowest, grew = 0, 0.0, 0.0
     for trick in TRICKS:
         cells = []
         for tool in TOOLS:
             with tempfile.TemporaryDirectory() as tmp:
                 cell = measure(trick, tool, Path(tmp))
                 wrong = verdict(trick, tool, cell)
-                shown = ("ok: " if cell.ok else "refused: ") + _short(cell.text, tmp)
+                shown = ("ok: " if cell.ok else "refused: ") + _short(cell.text, tmp, 70)
                 cells.append(shown + ("" if not wrong else f" **WRONG: {'; '.join(wrong)}**"))
+                wrong_cells += bool(wrong)
+                slowest, grew = max(slowest, cell.seconds), max(grew, cell.grew_mb)
         rows.append(f"| {trick.name} | " + " | ".join(cells) + " |")
+    total = len(TRICKS) * len(TOOLS)
+    rows.append(
+        f"\n{total} cells, {wrong_cells} not as expected; slowest call {slowest * 1000:.0f} ms; "
+        f"peak memory grew by at most {grew:.0f} MB."
+    )
     return "\n".join(rows)
 
 

@@ -55,7 +55,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "resume",
         parents=[common],
-        help="continue the latest (or ID) session, optionally with a new MESSAGE",
+        help="continue this workspace's latest (or ID) session, optionally with a new MESSAGE",
         description="Replay a session and continue it. A call with side effects that started but has no "
         "recorded outcome is never guessed: resume prints it and exits 3, unless --assume-failed.",
     )
@@ -74,7 +74,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a REPL (you >) with /log, /fork [SEQ], /sessions, /quit",
         description="Talk to the agent turn by turn. Commands: /log, /fork [SEQ], /sessions, /quit.",
     )
-    p.add_argument("--resume", metavar="ID", nargs="?", const="", help="continue the latest (or ID) session")
+    p.add_argument(
+        "--resume", metavar="ID", nargs="?", const="", help="continue this workspace's latest (or ID) session"
+    )
     _agent_options(p)
     p.set_defaults(handler=cmd_chat)
 
