@@ -91,7 +91,7 @@ def test_watch_pick_prints_the_chosen_session_and_seq(tmp_path: Path, terminal: 
 
 
 def test_demo_in_80x24_runs_the_agent_live_and_quitting_stops_it(tmp_path: Path, terminal: Terminal) -> None:
-    _start(terminal, ["demo", "--pace-factor", "2"], tmp_path, size=(80, 24))
+    _start(terminal, ["demo", "--dir", "journals", "--pace-factor", "2"], tmp_path, size=(80, 24))
     terminal.wait_for("run the tests, find the failing case and fix it", timeout=30)
     terminal.wait_for(" live ")
     journal = next((tmp_path / "journals").glob("s-*.jsonl"))
