@@ -436,7 +436,7 @@ def _replace_file(folder: int, place: Place, data: bytes) -> bool:
     try:
         try:
             if old is not None:
-                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                os.fchmod(fd, old.st_mode & 0o777)  # its permissions, never a setuid bit on new content
             while data:
                 data = data[os.write(fd, data) :]
             os.fsync(fd)

@@ -274,8 +274,12 @@ class JournalWriter:
         self._where = os.path.abspath(path)
         self._watch = _PathWatch(self._where)
         self._poll = self._watch.poll
-        held, seen = os.fstat(fd), _lstat(self._where)
-        if seen is None or (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
+        held: os.stat_result | None = os.fstat(fd)
+        try:
+            seen = _lstat(self._where)
+        except OSError:  # a folder on the path no longer searchable: the first append says so
+            held = seen = None
+        if held is None or seen is None or (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
             # Changed before the watch was set: the first append's full check says how.
             self._poll = _always
 
