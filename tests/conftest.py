@@ -5,13 +5,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 # Copies kept in the repository (tests/fixtures/SOURCES.md says where each came from): a fresh clone
 # has nothing beside it.
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own XDG_STATE_HOME, so a default journals folder never lands in the real home."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    yield state
 
 
 def run_wren(
@@ -22,8 +33,13 @@ def run_wren(
     input: str | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """`wren ARGS` as a user runs it: a separate process, its own cwd and environment."""
+    """`wren ARGS` as a user runs it: a separate process, its own cwd and environment.
+
+    XDG_STATE_HOME is a temporary folder (the test's own, see state_home) unless `env` gives one.
+    """
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    if not full_env.get("XDG_STATE_HOME"):
+        full_env["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="wren-state-")
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "wren_tui", *args],

@@ -1,7 +1,7 @@
 """The `wren` command: parsing, dispatch, and the journal commands (log, ls, fork).
 
 Exit statuses: 0 ok, 1 error, 2 bad usage, 3 resume refused (an outcome is unknown),
-4 journal unreadable past a line, 130 interrupted.
+4 journal unreadable past a line, 5 the journal was changed under the run, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,10 +20,21 @@ from .commandline import wren_command
 from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_listing, fork_points
 from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
-from .journal.store import SessionInfo, journals_dir, list_sessions, resolve, session_id_of, write_problem
+from .journal.store import (
+    SessionInfo,
+    in_project,
+    journals_dir,
+    list_sessions,
+    project_label,
+    resolve,
+    session_id_of,
+    write_problem,
+)
 from .journal.visible import visible
+from .journal.writer import JournalChanged
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_CHANGED = 5
 
 Handler = Callable[[argparse.Namespace], int]
 # Where journals go when --dir is not given (journal/store.py:journals_dir decides it).
@@ -146,6 +157,7 @@ def _row(info: SessionInfo) -> dict[str, Any]:
         "forkAt": info.fork_at,
         "reason": info.reason,
         "exact": info.exact,
+        "project": info.project,
     }
 
 
@@ -159,13 +171,19 @@ def cmd_ls(args: argparse.Namespace) -> int:
     for s in sessions:
         if s.state == "unreadable":
             err(f"{s.reason}; it is listed as unreadable")
+    if args.project is not None:
+        project = Path(args.project).expanduser().resolve()
+        sessions = [s for s in sessions if in_project(s.project, project)]
     if args.json:
         print_json([_row(s) for s in sessions])
         return EXIT_OK
     if not sessions:
-        out(f"no sessions in {folder}")
+        out(f"no sessions in {folder}" + (f" of {project}" if args.project is not None else ""))
         return EXIT_OK
-    out(f"{'ID':<24}  {'STARTED':<24}  {'EVENTS':>6}  {'DURATION':>8}  {'TOKENS':>7}  {'STATE':<15}  FORKED FROM")
+    out(
+        f"{'ID':<24}  {'STARTED':<24}  {'EVENTS':>6}  {'DURATION':>8}  {'TOKENS':>7}  {'STATE':<15}  "
+        f"{'PROJECT':<{_PROJECT_WIDTH}}  FORKED FROM"
+    )
     for s in sessions:
         if s.state == "unreadable":
             out(f"{s.id:<24}  {'-':<24}  {'-':>6}  {'-':>8}  {'-':>7}  {s.state:<15}  ({s.reason})")
@@ -173,12 +191,17 @@ def cmd_ls(args: argparse.Namespace) -> int:
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
         tokens = str(s.tokens) if s.exact else f"~{s.tokens}"  # a big journal is summed from its head and tail
+        place = project_label(s.project, _PROJECT_WIDTH)
         out(
             visible(
-                f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  {origin}"
+                f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  "
+                f"{place:<{_PROJECT_WIDTH}}  {origin}"
             )
         )
     return EXIT_OK
+
+
+_PROJECT_WIDTH = 28
 
 
 # --- wren fork ------------------------------------------------------------------------------
@@ -230,7 +253,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         description="A coding agent that survives being killed, and a viewer that only watches it. "
         "Every step is appended to a journal (JSON Lines) before anything else changes.",
         epilog="exit status: 0 ok, 1 error, 2 bad usage, 3 resume refused (outcome unknown), "
-        "4 journal unreadable past a line, 130 interrupted",
+        "4 journal unreadable past a line, 5 the journal was changed under the run, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"wren {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -256,10 +279,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         help="sessions, newest first, with their state",
         description="List the journals in the journals folder, newest first, with their state (live; done, "
         "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; torn tail; corrupt; "
-        "empty; unreadable, with why), events, duration, tokens. A journal that cannot be read is listed "
-        "and named on stderr; the others are still listed.",
+        "empty; unreadable, with why), events, duration, tokens, and the project (the folder the last run "
+        "worked in). A journal that cannot be read is listed and named on stderr; the others are still listed.",
     )
     p.add_argument("--json", action="store_true", help="a JSON array for scripts")
+    p.add_argument(
+        "--project", metavar="PATH", help="only the sessions whose last run worked in PATH or a folder inside it"
+    )
     p.set_defaults(handler=cmd_ls)
 
     p = sub.add_parser(
@@ -321,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NotAForkPoint as exc:
         err(str(exc))
         return EXIT_USAGE
+    except JournalChanged as exc:
+        err(f"{exc}.")
+        return EXIT_CHANGED
     except JournalError as exc:
         err(str(exc))
         return EXIT_ERROR

@@ -8,16 +8,6 @@ from pathlib import Path
 
 from .journal.store import journals_dir
 
-# The commands whose journals folder, without --dir, follows the workspace.
-AGENT_COMMANDS = frozenset({"run", "chat", "resume"})
-
-
-def default_folder(command: str, workspace: Path | None = None) -> Path:
-    """The journals folder `wren COMMAND` uses when no --dir is given (run, chat, resume: under the workspace)."""
-    if command in AGENT_COMMANDS and not os.environ.get("WREN_DIR"):
-        return (workspace or Path.cwd()) / "journals"
-    return journals_dir(None)
-
 
 def wren_command(command: str, *words: str, folder: Path, workspace: Path | None = None, tail: str = "") -> str:
     """`wren COMMAND [--workspace W] [--dir D] WORDS... TAIL`, every word quoted for a POSIX shell.
@@ -29,7 +19,7 @@ def wren_command(command: str, *words: str, folder: Path, workspace: Path | None
     here = Path.cwd()
     if workspace is not None and not _same(workspace, here):
         line += ["--workspace", str(workspace)]
-    if not _same(folder, default_folder(command, workspace)):
+    if not _same(folder, journals_dir(None)):
         line += ["--dir", os.path.abspath(folder)]
     line += words
     return shlex.join(line) + (f" {tail}" if tail else "")

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .commandline import default_folder, wren_command
+from .commandline import wren_command
 from .journal.store import SUFFIX, journals_dir, new_session_id, write_problem
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
@@ -48,7 +48,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except WorkspaceError as exc:
             sys.stderr.write(f"wren: {exc}\n")
             return EXIT_ERROR
-        folder = journals_dir(args.dir) if args.dir else default_folder("run", workspace)
+        folder = journals_dir(args.dir)
         run = wren_command("run", DEMO_TASK, folder=folder, workspace=workspace)
         sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n  {run}\n")
         return EXIT_OK

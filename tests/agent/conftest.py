@@ -35,3 +35,8 @@ def types_of(events: list[Event]) -> list[str]:
 
 def messages_of(events: list[Event]) -> list[Message]:
     return [e for e in events if isinstance(e, Message)]
+
+
+def journals_of(workspace: Path) -> Path:
+    """The journals folder the agent's tests pass as `--dir ../journals`: beside the workspace, outside it."""
+    return workspace.parent / "journals"

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.agent.conftest import events_of, messages_of, only_journal
+from tests.agent.conftest import events_of, journals_of, messages_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.journal.events import ToolEnd, ToolStart
 
@@ -18,9 +18,9 @@ FIX = "run the tests, find the failing case and fix it"
 
 
 def test_without_a_terminal_or_yes_side_effects_are_denied_and_the_model_is_told(workspace: Path) -> None:
-    proc = run_wren(["run", FIX], cwd=workspace, input="")
+    proc = run_wren(["run", "--dir", "../journals", FIX], cwd=workspace, input="")
     assert proc.returncode == 0, proc.stderr
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     start = next(e for e in events if isinstance(e, ToolStart))
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert (start.name, start.approval) == ("run_command", "denied")
@@ -37,9 +37,9 @@ def test_without_a_terminal_or_yes_side_effects_are_denied_and_the_model_is_told
 
 
 def test_with_yes_side_effects_are_approved(workspace: Path) -> None:
-    proc = run_wren(["run", "--yes", FIX], cwd=workspace, input="")
+    proc = run_wren(["run", "--dir", "../journals", "--yes", FIX], cwd=workspace, input="")
     assert proc.returncode == 0, proc.stderr
-    starts = [e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolStart)]
+    starts = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolStart)]
     assert {(e.name, e.approval) for e in starts} == {
         ("run_command", "approved"),
         ("read_file", "auto"),
@@ -91,14 +91,14 @@ class Terminal:
 
 
 def test_at_a_terminal_yes_then_always_allows_and_always_stops_asking_for_that_tool(workspace: Path) -> None:
-    term = Terminal(["run", FIX], workspace)
+    term = Terminal(["run", "--dir", "../journals", FIX], workspace)
     term.wait_for("allow run_command `python -m unittest -v`?")
     term.answer("always")
     term.wait_for("allow edit_file stats/core.py")
     term.answer("y")
     assert term.finish() == 0
     assert "allow run_command" not in term.seen  # the second test run was not asked about
-    starts = [e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolStart)]
+    starts = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolStart)]
     assert [(e.name, e.approval) for e in starts if not e.readOnly] == [
         ("run_command", "approved"),
         ("edit_file", "approved"),
@@ -108,11 +108,11 @@ def test_at_a_terminal_yes_then_always_allows_and_always_stops_asking_for_that_t
 
 
 def test_at_a_terminal_no_denies_the_call_and_the_model_stops(workspace: Path) -> None:
-    term = Terminal(["run", FIX], workspace)
+    term = Terminal(["run", "--dir", "../journals", FIX], workspace)
     term.wait_for("allow run_command")
     term.answer("n")
     assert term.finish() == 0
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.stoppedBy == "approval"
     told = next(m.message.content for m in messages_of(events) if m.message.role == "tool")
@@ -120,12 +120,12 @@ def test_at_a_terminal_no_denies_the_call_and_the_model_stops(workspace: Path) -
 
 
 def test_ctrl_c_at_the_approval_prompt_closes_the_call_as_cancelled_and_exits_130(workspace: Path) -> None:
-    term = Terminal(["run", FIX], workspace)
+    term = Terminal(["run", "--dir", "../journals", FIX], workspace)
     term.wait_for("allow run_command")
     term.proc.send_signal(signal.SIGINT)
     assert term.proc.wait(30) == 130
     os.close(term.master)
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.stoppedBy == "cancel"
     assert not any(isinstance(e, ToolStart) for e in events)  # it never started

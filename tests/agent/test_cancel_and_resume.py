@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.agent.conftest import events_of, messages_of, only_journal
+from tests.agent.conftest import events_of, journals_of, messages_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.agent.workspace import TEMPLATE
 from wren_tui.journal.events import Event, Message, Recovery, RunEnd, RunStart, ToolEnd, ToolStart
@@ -30,10 +30,21 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) ->
 
 def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_live_writer(workspace: Path) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
+    journal = journals_of(workspace) / f"{sid}.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", "run", "--yes", "--session-id", sid, "run `sleep 60`"],
+        [
+            sys.executable,
+            "-m",
+            "wren_tui",
+            "run",
+            "--dir",
+            "../journals",
+            "--yes",
+            "--session-id",
+            sid,
+            "run `sleep 60`",
+        ],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -46,7 +57,7 @@ def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_liv
             lambda: journal.exists() and any(isinstance(e, ToolStart) for e in read_events(journal).events),
             "the command to start",
         )
-        live = run_wren(["resume", "--yes", "--assume-failed"], cwd=workspace)
+        live = run_wren(["resume", "--dir", "../journals", "--yes", "--assume-failed"], cwd=workspace)
         assert live.returncode == 1
         assert f"process {proc.pid} is still writing this session" in live.stderr
         proc.send_signal(signal.SIGINT)
@@ -61,7 +72,7 @@ def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_liv
     assert told.startswith("interrupted: it ran for ") and "stopped by SIGINT (Ctrl+C) before it finished" in told
     assert isinstance(events[-1], RunEnd) and events[-1].reason == "cancelled"
     # The cancelled call has its tool message, so nothing is left uncertain: resume goes on.
-    again = run_wren(["resume", "--yes"], cwd=workspace)
+    again = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert again.returncode == 0, again.stderr
     assert "I started to run `sleep 60`, and it was interrupted" in again.stdout
 
@@ -71,11 +82,11 @@ def start_of(events: list[Event], call_id: str) -> ToolStart:
 
 
 def finished_run(workspace: Path) -> Path:
-    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    proc = run_wren(["run", "--dir", "../journals", "--yes", FIX], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     # Put the code back as it was, so the journal cut short below matches the workspace again.
     (workspace / "stats" / "core.py").write_bytes((TEMPLATE / "stats" / "core.py").read_bytes())
-    return only_journal(workspace / "journals")
+    return only_journal(journals_of(workspace))
 
 
 def cut_after(journal: Path, chosen: Callable[[Event], bool], extra: bytes = b"") -> Event:
@@ -94,7 +105,7 @@ def test_resume_refuses_an_edit_of_unknown_outcome_names_it_and_writes_nothing(w
     start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "edit_file")
     assert isinstance(start, ToolStart)
     before = journal.read_bytes()
-    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 3
     assert "edit_file stats/core.py" in proc.stderr and start.id in proc.stderr
     assert f"started at {start.ts}" in proc.stderr
@@ -107,7 +118,7 @@ def test_assume_failed_records_a_recovery_tells_the_model_and_the_work_completes
     journal = finished_run(workspace)
     start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "edit_file")
     assert isinstance(start, ToolStart)
-    proc = run_wren(["resume", "--yes", "--assume-failed"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes", "--assume-failed"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = events_of(journal)
     recovery = next(e for e in events if isinstance(e, Recovery))
@@ -124,13 +135,13 @@ def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(wor
     end = cut_after(journal, lambda e: isinstance(e, ToolEnd) and e.id in edits)
     assert isinstance(end, ToolEnd) and end.ok is True
     before = journal.read_bytes()
-    refused = run_wren(["resume", "--yes"], cwd=workspace)
+    refused = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert refused.returncode == 3, refused.stderr
     assert f"ended ok after {end.elapsedMs} ms, but {end.chars} chars of output never reached the journal" in (
         refused.stderr
     )
     assert journal.read_bytes() == before
-    proc = run_wren(["resume", "--yes", "--assume-failed"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes", "--assume-failed"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert "its output was lost" in proc.stdout
     events = events_of(journal)
@@ -151,7 +162,7 @@ def test_a_call_recorded_as_not_run_gets_its_message_on_resume_and_is_not_run(wo
     # The process was cancelled before the edit ran, recorded that, and was killed before its tool message.
     with JournalWriter.open(journal) as writer:
         writer.append(ToolEnd(id=call_id, ok=False, elapsedMs=0, chars=0, stoppedBy="cancel"))
-    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert "not run (cancel), as recorded before" in proc.stdout
     events = events_of(journal)
@@ -164,7 +175,7 @@ def test_a_call_recorded_as_not_run_gets_its_message_on_resume_and_is_not_run(wo
 def test_a_read_only_call_cut_off_is_run_again_and_resume_says_so(workspace: Path) -> None:
     journal = finished_run(workspace)
     start = cut_after(journal, lambda e: isinstance(e, ToolStart) and e.name == "read_file")
-    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert "running it again" in proc.stdout
     events = events_of(journal)
@@ -175,7 +186,7 @@ def test_a_read_only_call_cut_off_is_run_again_and_resume_says_so(workspace: Pat
 def test_a_call_that_never_started_is_run_on_resume(workspace: Path) -> None:
     journal = finished_run(workspace)
     asked = cut_after(journal, lambda e: isinstance(e, Message) and bool(e.message.toolCalls))
-    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = events_of(journal)
     assert isinstance(asked, Message) and asked.message.toolCalls
@@ -187,7 +198,7 @@ def test_a_call_that_never_started_is_run_on_resume(workspace: Path) -> None:
 def test_a_torn_tail_is_moved_aside_and_the_session_continues(workspace: Path) -> None:
     journal = finished_run(workspace)
     cut_after(journal, lambda e: isinstance(e, Message) and e.message.role == "tool", extra=b'{"seq":99,"ts":"2026-0')
-    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert (journal.parent / f"{journal.name}.torn").read_bytes() == b'{"seq":99,"ts":"2026-0'
     events = events_of(journal)
@@ -196,10 +207,10 @@ def test_a_torn_tail_is_moved_aside_and_the_session_continues(workspace: Path) -
 
 
 def test_a_denied_call_cut_off_is_asked_again_not_refused(workspace: Path) -> None:
-    proc = run_wren(["run", FIX], cwd=workspace, input="")
-    journal = only_journal(workspace / "journals")
+    proc = run_wren(["run", "--dir", "../journals", FIX], cwd=workspace, input="")
+    journal = only_journal(journals_of(workspace))
     cut_after(journal, lambda e: isinstance(e, ToolStart) and e.approval == "denied")
-    proc = run_wren(["resume", "--yes"], cwd=workspace)
+    proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     starts = [e for e in events_of(journal) if isinstance(e, ToolStart)]
     assert [e.approval for e in starts][:2] == ["denied", "approved"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.agent.conftest import events_of, messages_of, only_journal
+from tests.agent.conftest import events_of, journals_of, messages_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.journal.events import Delta, Fork, Message, RunEnd, ToolEnd
 from wren_tui.journal.store import journal_paths
@@ -14,10 +14,10 @@ FAILING_CASE = "test_mean_of_empty_list_is_zero"
 
 def test_chat_answers_turn_by_turn_and_its_slash_commands_read_the_journal(workspace: Path) -> None:
     lines = ["run the tests and see which case fails", "what was the failing case?", "/log", "/fork", "/sessions"]
-    proc = run_wren(["chat", "--yes"], cwd=workspace, input="\n".join([*lines, "/quit", ""]))
+    proc = run_wren(["chat", "--dir", "../journals", "--yes"], cwd=workspace, input="\n".join([*lines, "/quit", ""]))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("you > ") == len(lines) + 1
-    journal = only_journal(workspace / "journals")
+    journal = only_journal(journals_of(workspace))
     events = events_of(journal)
     said = [m.message for m in messages_of(events)]
     assert [m.content for m in said if m.role == "user"] == lines[:2]
@@ -29,14 +29,20 @@ def test_chat_answers_turn_by_turn_and_its_slash_commands_read_the_journal(works
 
 
 def test_chat_fork_switches_to_a_new_session_that_keeps_the_parent_intact(workspace: Path) -> None:
-    first = run_wren(["chat", "--yes"], cwd=workspace, input="run the tests and see which case fails\n/quit\n")
+    first = run_wren(
+        ["chat", "--dir", "../journals", "--yes"],
+        cwd=workspace,
+        input="run the tests and see which case fails\n/quit\n",
+    )
     assert first.returncode == 0, first.stderr
-    parent = only_journal(workspace / "journals")
+    parent = only_journal(journals_of(workspace))
     parent_bytes = parent.read_bytes()
-    proc = run_wren(["chat", "--yes", "--resume"], cwd=workspace, input="/fork 2\nwhat did I ask?\n/quit\n")
+    proc = run_wren(
+        ["chat", "--dir", "../journals", "--yes", "--resume"], cwd=workspace, input="/fork 2\nwhat did I ask?\n/quit\n"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "now in s-" in proc.stdout
-    forked = next(p for p in journal_paths(workspace / "journals") if p != parent)
+    forked = next(p for p in journal_paths(journals_of(workspace)) if p != parent)
     events = events_of(forked)
     assert any(isinstance(e, Fork) and e.atSeq == 2 for e in events)
     said = [m.message for m in messages_of(events)]
@@ -45,9 +51,12 @@ def test_chat_fork_switches_to_a_new_session_that_keeps_the_parent_intact(worksp
 
 
 def test_a_paced_reply_streams_as_few_deltas_that_add_up_to_the_message(workspace: Path) -> None:
-    proc = run_wren(["run", "--yes", "--pace-factor", "0.2", "run the tests and see which case fails"], cwd=workspace)
+    proc = run_wren(
+        ["run", "--dir", "../journals", "--yes", "--pace-factor", "0.2", "run the tests and see which case fails"],
+        cwd=workspace,
+    )
     assert proc.returncode == 0, proc.stderr
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     pending: list[str] = []
     streamed = 0
     for event in events:
@@ -66,15 +75,15 @@ def test_a_run_with_secrets_in_the_environment_never_writes_them_to_the_journal(
     key, token = "sk-live-" + "x7Y" * 8, "tok_" + "Q" * 20
     (workspace / "notes.txt").write_text("deploy with ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
     proc = run_wren(
-        ["run", "--yes", "--model", "scripted", "run `env; cat notes.txt`"],
+        ["run", "--dir", "../journals", "--yes", "--model", "scripted", "run `env; cat notes.txt`"],
         cwd=workspace,
         env={"WREN_API_KEY": key, "DEPLOY_TOKEN": token},
     )
     assert proc.returncode == 0, proc.stderr
-    data = only_journal(workspace / "journals").read_bytes()
+    data = only_journal(journals_of(workspace)).read_bytes()
     for secret in (key, token, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"):
         assert secret.encode() not in data
-    end = next(e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolEnd))
+    end = next(e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd))
     # The key and the token from `env`, and the GitHub-shaped token in the file.
     assert end.redacted == 3
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent.conftest import events_of, only_journal
+from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.openai_server import (
     Answer,
     OpenAIServer,
@@ -152,10 +152,12 @@ async def test_a_run_records_each_retry_as_an_error_event_then_the_reply(workspa
     answers: list[Answer] = [Status(500, {"error": {"message": "boom"}}), reply_stream("Hello from the server.")]
     async with OpenAIServer(lambda body, headers: answers.pop(0)) as srv:
         code, out, err = await wren(
-            ["run", "say hello"], workspace, {"WREN_BASE_URL": srv.base_url, "WREN_API_KEY": "k-0123456789"}
+            ["run", "--dir", "../journals", "say hello"],
+            workspace,
+            {"WREN_BASE_URL": srv.base_url, "WREN_API_KEY": "k-0123456789"},
         )
     assert code == 0, err
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     errors = [e for e in events if isinstance(e, Error)]
     assert [(e.retryable, e.attempt) for e in errors] == [(True, 1)] and "HTTP 500" in errors[0].message
     last = [e for e in events if isinstance(e, Message)][-1].message
@@ -181,13 +183,15 @@ async def test_the_api_key_never_reaches_the_journal_even_when_the_model_and_a_t
 
     async with OpenAIServer(answer) as srv:
         code, _out, err = await wren(
-            ["run", "--yes", "show the environment"], workspace, {"WREN_BASE_URL": srv.base_url, "WREN_API_KEY": key}
+            ["run", "--dir", "../journals", "--yes", "show the environment"],
+            workspace,
+            {"WREN_BASE_URL": srv.base_url, "WREN_API_KEY": key},
         )
     assert code == 0, err
     assert srv.headers[0]["authorization"] == f"Bearer {key}"
     # The tool really saw the key: the model was sent the output, redacted.
     assert "[redacted]" in tool_results(srv.requests[1])[0]
-    journal = only_journal(workspace / "journals")
+    journal = only_journal(journals_of(workspace))
     assert key.encode() not in journal.read_bytes()
     assert key[8:20].encode() not in journal.read_bytes()
     ends = [e for e in events_of(journal) if isinstance(e, ToolEnd)]
@@ -206,20 +210,24 @@ async def test_the_same_call_three_times_in_a_row_is_stopped_as_a_loop(workspace
 
     async with OpenAIServer(answer) as srv:
         code, _out, err = await wren(
-            ["run", "--model", "openai", "read the readme"], workspace, {"WREN_BASE_URL": srv.base_url}
+            ["run", "--dir", "../journals", "--model", "openai", "read the readme"],
+            workspace,
+            {"WREN_BASE_URL": srv.base_url},
         )
     assert code == 0, err
-    ends = [e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolEnd)]
+    ends = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
     assert [e.stoppedBy for e in ends] == [None, None, "loop"]
     assert "in a row" in tool_results(srv.requests[-1])[-1]
 
 
 async def test_a_refusing_server_ends_the_run_with_a_sentence_and_keeps_the_earlier_events(workspace: Path) -> None:
     async with OpenAIServer(lambda body, headers: Status(404, {"error": {"message": "no model m"}})) as srv:
-        code, _out, err = await wren(["run", "--model", "openai", "hello"], workspace, {"WREN_BASE_URL": srv.base_url})
+        code, _out, err = await wren(
+            ["run", "--dir", "../journals", "--model", "openai", "hello"], workspace, {"WREN_BASE_URL": srv.base_url}
+        )
     assert code == 1
     assert "HTTP 404" in err and "WREN_MODEL" in err
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     assert [type(e).__name__ for e in events] == ["RunStart", "Message", "Error", "RunEnd"]
     assert events[1].message.content == "hello"  # type: ignore[union-attr]
     assert events[-1].reason == "error"  # type: ignore[union-attr]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import events_of, messages_of, only_journal, types_of
+from tests.agent.conftest import events_of, journals_of, messages_of, only_journal, types_of
 from tests.conftest import run_wren
-from wren_tui.agent.workspace import WorkspaceError, prepare_workspace
+from wren_tui.agent.workspace import TEMPLATE, WorkspaceError, prepare_workspace
 from wren_tui.journal.events import ChatMessage, Message, RunEnd, RunStart, ToolEnd, ToolStart
 from wren_tui.journal.replay import replay
 
@@ -37,11 +37,11 @@ def test_prepare_workspace_refuses_a_folder_that_is_not_empty(tmp_path: Path) ->
 
 
 def test_run_fixes_the_failing_case_and_the_tests_then_pass(workspace: Path) -> None:
-    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    proc = run_wren(["run", "--dir", "../journals", "--yes", FIX], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert FAILING_CASE in proc.stdout
     assert unittest_in(workspace).returncode == 0
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     assert isinstance(events[0], RunStart) and events[0].model == "scripted"
     assert isinstance(events[-1], RunEnd) and events[-1].reason == "done"
     edits = [e for e in events if isinstance(e, ToolStart) and e.name == "edit_file"]
@@ -51,12 +51,12 @@ def test_run_fixes_the_failing_case_and_the_tests_then_pass(workspace: Path) -> 
 
 
 def test_resume_in_a_second_process_answers_the_failing_case_without_a_tool(workspace: Path) -> None:
-    first = run_wren(["run", "--yes", "run the tests and see which case fails"], cwd=workspace)
+    first = run_wren(["run", "--dir", "../journals", "--yes", "run the tests and see which case fails"], cwd=workspace)
     assert first.returncode == 0, first.stderr
-    journal = only_journal(workspace / "journals")
+    journal = only_journal(journals_of(workspace))
     before = len(events_of(journal))
 
-    second = run_wren(["resume", "what was the failing case?"], cwd=workspace)
+    second = run_wren(["resume", "--dir", "../journals", "what was the failing case?"], cwd=workspace)
     assert second.returncode == 0, second.stderr
     assert FAILING_CASE in second.stdout
     turn = events_of(journal)[before:]
@@ -70,9 +70,9 @@ def test_resume_in_a_second_process_answers_the_failing_case_without_a_tool(work
 
 
 def test_the_log_of_one_turn_orders_each_tool_end_between_its_call_and_its_result(workspace: Path) -> None:
-    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    proc = run_wren(["run", "--dir", "../journals", "--yes", FIX], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     position = {id(e): i for i, e in enumerate(events)}
     for end in (e for e in events if isinstance(e, ToolEnd)):
@@ -90,27 +90,37 @@ def test_the_log_of_one_turn_orders_each_tool_end_between_its_call_and_its_resul
 
 def test_a_project_set_up_for_pytest_is_tested_with_pytest_and_fixed_from_its_output(workspace: Path) -> None:
     (workspace / "pytest.ini").write_text("[pytest]\n")
-    proc = run_wren(["run", "--yes", FIX], cwd=workspace)
+    proc = run_wren(["run", "--dir", "../journals", "--yes", FIX], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     commands = [c.args for m in messages_of(events) for c in m.message.toolCalls or () if c.name == "run_command"]
     assert len(commands) == 2 and all("-m pytest" in c for c in commands)
     assert unittest_in(workspace).returncode == 0
     assert "All 6 tests pass" in messages_of(events)[-1].message.content
 
 
-def test_journals_go_under_the_workspace_unless_a_dir_is_given(workspace: Path, tmp_path: Path) -> None:
-    elsewhere = tmp_path / "elsewhere"
+def test_journals_go_to_the_state_folder_outside_the_workspace_unless_a_dir_is_given(
+    workspace: Path, tmp_path: Path
+) -> None:
+    elsewhere, state = tmp_path / "elsewhere", tmp_path / "state"
     elsewhere.mkdir()
-    proc = run_wren(["run", "--workspace", str(workspace), "hello"], cwd=elsewhere)
+    proc = run_wren(["run", "--workspace", str(workspace), "hello"], cwd=elsewhere, env={"XDG_STATE_HOME": str(state)})
     assert proc.returncode == 0, proc.stderr
-    assert only_journal(workspace / "journals").exists() and not (elsewhere / "journals").exists()
+    assert only_journal(state / "wren" / "journals").exists()
+    assert not (workspace / "journals").exists() and not (elsewhere / "journals").exists()
+    home = tmp_path / "home"
+    proc = run_wren(["run", "hello"], cwd=workspace, env={"XDG_STATE_HOME": "", "HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr
+    assert only_journal(home / ".local" / "state" / "wren" / "journals").exists()
     proc = run_wren(["run", "--workspace", str(workspace), "--dir", "mine", "hello"], cwd=elsewhere)
     assert proc.returncode == 0, proc.stderr
     assert only_journal(elsewhere / "mine").exists()
     proc = run_wren(["run", "--workspace", str(workspace), "hello"], cwd=elsewhere, env={"WREN_DIR": "env-dir"})
     assert proc.returncode == 0, proc.stderr
     assert only_journal(elsewhere / "env-dir").exists()
+    assert sorted(p.name for p in workspace.iterdir()) == sorted(
+        p.name for p in TEMPLATE.iterdir() if p.name != "__pycache__"
+    )
 
 
 def test_resume_after_one_message_says_1_message_replayed(tmp_path: Path) -> None:
@@ -129,14 +139,14 @@ def test_resume_after_one_message_says_1_message_replayed(tmp_path: Path) -> Non
 
 
 def test_a_second_torn_tail_is_set_aside_under_the_name_resume_reports(workspace: Path) -> None:
-    first = run_wren(["run", "hello"], cwd=workspace)
+    first = run_wren(["run", "--dir", "journals", "hello"], cwd=workspace)
     assert first.returncode == 0, first.stderr
     journal = only_journal(workspace / "journals")
     reported = []
     for n in range(2):
         with open(journal, "ab") as f:
             f.write(b'{"seq":99,"ts":"cut short %d' % n)
-        proc = run_wren(["resume", "what can you do?"], cwd=workspace)
+        proc = run_wren(["resume", "--dir", "journals", "what can you do?"], cwd=workspace)
         assert proc.returncode == 0, proc.stderr
         line = next(x for x in proc.stdout.splitlines() if "moved aside" in x)
         reported.append(line.split("moved aside to ")[1].rstrip("]"))

@@ -63,10 +63,16 @@ def test_an_id_and_a_path_resolve_to_the_same_journal(tmp_path: Path) -> None:
     assert resolve(tmp_path, str(path)) == path
 
 
-def test_the_folder_is_the_option_then_wren_dir_then_journals(tmp_path: Path) -> None:
+def test_the_folder_is_the_option_then_wren_dir_then_the_state_folder_outside_the_workspace(tmp_path: Path) -> None:
     assert journals_dir("x", env={"WREN_DIR": "/y"}, cwd=tmp_path) == tmp_path / "x"
     assert journals_dir(None, env={"WREN_DIR": "/y"}, cwd=tmp_path) == Path("/y")
-    assert journals_dir(None, env={}, cwd=tmp_path) == tmp_path / "journals"
+    state = {"XDG_STATE_HOME": "/s", "HOME": "/h"}
+    assert journals_dir(None, env=state, cwd=tmp_path) == Path("/s/wren/journals")
+    assert journals_dir(None, env={"HOME": "/h"}, cwd=tmp_path) == Path("/h/.local/state/wren/journals")
+    # A relative XDG_STATE_HOME is ignored, as the XDG spec says.
+    assert journals_dir(None, env={"XDG_STATE_HOME": "s", "HOME": "/h"}, cwd=tmp_path) == Path(
+        "/h/.local/state/wren/journals"
+    )
 
 
 def _journal(folder: Path, name: str, events: int | None = None, tail: bytes = b"") -> Path:

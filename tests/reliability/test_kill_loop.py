@@ -62,6 +62,8 @@ def run_and_kill(workspace: Path, sid: str, after: int) -> list[int]:
             "-m",
             "wren_tui",
             "run",
+            "--dir",
+            "journals",
             "--yes",
             "--pace-factor",
             PACE,
@@ -121,14 +123,14 @@ def check_after_kill(journal: Path, reported: list[int], context: str) -> list[E
 def check_resume(workspace: Path, journal: Path, events: list[Event], context: str, tally: Tally) -> None:
     uncertain = replay(events).uncertain_calls
     before = journal.read_bytes()
-    resumed = wren(["resume", "--yes"], workspace)
+    resumed = wren(["resume", "--dir", "journals", "--yes"], workspace)
     if uncertain:
         assert resumed.returncode == 3, f"{context}: expected a refusal, got {resumed.returncode}: {resumed.stderr}"
         for open_call in uncertain:
             assert open_call.call.id in resumed.stderr and open_call.call.name in resumed.stderr, context
         assert journal.read_bytes() == before, f"{context}: a refused resume wrote to the journal"
         tally.outcomes["refused (exit 3)"] += 1
-        resumed = wren(["resume", "--yes", "--assume-failed"], workspace)
+        resumed = wren(["resume", "--dir", "journals", "--yes", "--assume-failed"], workspace)
         assert resumed.returncode == 0, f"{context}: --assume-failed: {resumed.stderr}"
     else:
         assert resumed.returncode == 0, f"{context}: resume failed: {resumed.stderr}"

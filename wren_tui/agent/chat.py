@@ -19,11 +19,12 @@ from ..journal.fork import NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import JournalError, read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of, write_problem
-from ..journal.writer import JournalCorrupt, JournalUnusable, JournalWriter
+from ..journal.writer import JournalChanged, JournalCorrupt, JournalUnusable, JournalWriter
 from . import outcomes
 from .gateway import GatewayError
 from .loop import Agent, cancel_cause
 from .session import (
+    EXIT_CHANGED,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -60,7 +61,9 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
             chosen.append(resume_workspace(settings, plan))
 
         try:
-            writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None), decide)
+            writer, plan = open_resume(
+                session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide
+            )
         except ResumeStop as stop:
             out.line("wren: " + stop.text)
             return stop.status
@@ -112,6 +115,9 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
     except _Stopped as stopped:
         out.line(f"[stopped by {outcomes.SIGNAL_CAUSES[stopped.signal.name]}]")
         end, status = "cancelled", 128 + stopped.signal.value
+    except JournalChanged as exc:
+        out.line(f"wren: {exc}.")
+        return EXIT_CHANGED
     except JournalUnusable as exc:
         out.line(f"wren: {str(exc).rstrip('.')}. The chat stopped; nothing more was recorded.")
         return EXIT_ERROR
@@ -120,8 +126,12 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
             with contextlib.suppress(JournalUnusable):
                 agent.append(RunEnd(reason=end))
             agent.writer.close()
-    if agent is not None:
-        out.line(f"continue with: {continue_with(settings, agent.writer.path)}")
+    if agent is None:
+        return status
+    if agent.writer.changed:  # found by the run_end above: no `continue with` over a lost journal
+        out.line(f"wren: {agent.writer.changed}.")
+        return EXIT_CHANGED
+    out.line(f"continue with: {continue_with(settings, agent.writer.path)}")
     return status
 
 

@@ -55,8 +55,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="one task to the end; prints the session id",
         description="Start a new session on TASK and work until the model stops asking for tools. "
-        "The workspace is the current folder (or --workspace); journals go to journals/ under it "
-        "unless --dir or WREN_DIR says otherwise.",
+        "The workspace is the current folder (or --workspace); the journal goes to the journals folder "
+        "(--dir, else WREN_DIR, else $XDG_STATE_HOME/wren/journals, outside the workspace).",
     )
     p.add_argument("task", metavar="TASK", nargs="+", help='what to do, e.g. "run the tests and fix the failing case"')
     p.add_argument(
@@ -68,7 +68,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "resume",
         parents=[common],
-        help="continue the latest (or ID) session, optionally with a new MESSAGE",
+        help="continue this workspace's latest (or ID) session, optionally with a new MESSAGE",
         description="Replay a session and continue it. A call with side effects that started but has no "
         "recorded outcome is never guessed: resume prints it and exits 3, unless --assume-failed.",
     )
@@ -87,13 +87,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a REPL (you >) with /log, /fork [SEQ], /sessions, /quit",
         description="Talk to the agent turn by turn. Commands: /log, /fork [SEQ], /sessions, /quit.",
     )
-    p.add_argument("--resume", metavar="ID", nargs="?", const="", help="continue the latest (or ID) session")
+    p.add_argument(
+        "--resume", metavar="ID", nargs="?", const="", help="continue this workspace's latest (or ID) session"
+    )
     _agent_options(p)
     p.set_defaults(handler=cmd_chat)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
-    from ..commandline import default_folder
     from ..journal.store import journals_dir
     from .session import Settings, UsageError
 
@@ -113,8 +114,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return Settings(
         workspace=workspace,
         workspace_given=bool(args.workspace),
-        # A --dir the user typed is relative to where they typed it.
-        folder=journals_dir(args.dir) if args.dir else default_folder("run", workspace),
+        folder=journals_dir(args.dir),
         model=args.model,
         yes=args.yes,
         pace=pace,

@@ -30,7 +30,7 @@ from ..journal.store import (
     write_problem,
 )
 from ..journal.visible import visible_text
-from ..journal.writer import FsyncPolicy, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
+from ..journal.writer import FsyncPolicy, JournalChanged, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .gateway import Gateway, GatewayError
@@ -40,6 +40,7 @@ from .scripted import ScriptedModel
 from .tools import COMMAND_TIMEOUT, Toolbox
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_CHANGED = 5  # the journal was deleted, replaced or written by another program under the run
 
 SYSTEM_PROMPT = (
     "You are Wren, a coding agent working in the workspace folder {root}. Use the tools to look before you "
@@ -152,6 +153,15 @@ def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
 async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
     """One unit of work between run_start and run_end; every way out records how it ended."""
     try:
+        return await _drive(agent, turn)
+    except JournalChanged as exc:
+        # Whatever else was going on, a run whose journal is gone never ends as done or cancelled.
+        _err(f"{exc}.")
+        return EXIT_CHANGED
+
+
+async def _drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
+    try:
         reason = await turn()
     except asyncio.CancelledError as exc:
         _end(agent, "cancelled")
@@ -163,6 +173,8 @@ async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
         _end(agent, "error")
         _err(str(exc))
         return EXIT_ERROR
+    except JournalChanged:
+        raise
     except JournalUnusable as exc:
         _err(f"{str(exc).rstrip('.')}. The run stopped; nothing more was recorded.")
         return EXIT_ERROR
@@ -171,8 +183,12 @@ async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
 
 
 def _end(agent: Agent, reason: Literal["done", "cancelled", "error", "limit"]) -> None:
-    with contextlib.suppress(JournalUnusable):
+    try:
         agent.append(RunEnd(reason=reason))
+    except JournalChanged:
+        raise
+    except JournalUnusable:
+        pass
 
 
 def _err(text: str) -> None:
@@ -252,7 +268,8 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> int
             return await agent.turn()
 
         status = await drive(agent, turn)
-    settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
+    if status != EXIT_CHANGED:
+        settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
     return status
 
 
@@ -290,8 +307,9 @@ class ResumeStop(Exception):
         self.status, self.text = status, text
 
 
-def session_to_resume(folder: Path, ref: str | None) -> Path:
-    return resolve(folder, ref) if ref else latest(folder)
+def session_to_resume(folder: Path, ref: str | None, workspace: Path) -> Path:
+    """ID (or a journal path), else the latest session of this workspace: never another project's."""
+    return resolve(folder, ref) if ref else latest(folder, workspace)
 
 
 def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[JournalWriter, ResumePlan]:
@@ -394,7 +412,7 @@ def _has_work(replayed: Replayed, message: str | None) -> bool:
 
 
 async def resume_session(settings: Settings, ref: str | None, message: str | None, assume_failed: bool) -> int:
-    path = session_to_resume(settings.folder, ref)
+    path = session_to_resume(settings.folder, ref, settings.workspace)
     chosen: list[tuple[Settings, str]] = []
 
     def decide(plan: ResumePlan) -> None:

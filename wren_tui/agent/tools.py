@@ -7,18 +7,21 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import signal
+import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .workspace import WorkspaceError, confine, is_within, relative
+from .workspace import Place, Workspace, WorkspaceError, kind_of
 
 OUTPUT_CAP = 16_000
 COMMAND_TIMEOUT = 120.0
-_READ_LIMIT = 2_000_000
+_READ_LIMIT = 2_000_000  # bytes read_file and grep read of one file, whatever its size
+_EDIT_LIMIT = 8_000_000  # edit_file holds the whole file in memory
 _GREP_MATCHES = 200
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".venv"}
 
@@ -69,7 +72,7 @@ SPECS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "list_dir",
-            "List a folder of the workspace (folders end with /).",
+            "List a folder of the workspace (folders end with /, symbolic links with @).",
             _params([], path=("string", "folder path, relative to the workspace (default .)")),
             read_only=True,
         ),
@@ -125,7 +128,11 @@ def cap(text: str, limit: int = OUTPUT_CAP) -> tuple[str, bool]:
 
 
 class Toolbox:
-    """Runs tool calls in one workspace; `protected` folders (the journals) are never written."""
+    """Runs tool calls in one workspace; `protected` folders (the journals) are never read or written.
+
+    Every path a file tool takes goes through `Workspace.place` once, then is reached without
+    following links. run_command is a shell with the user's rights: paths do not confine it.
+    """
 
     def __init__(
         self,
@@ -135,8 +142,8 @@ class Toolbox:
         command_timeout: float = COMMAND_TIMEOUT,
         output_cap: int = OUTPUT_CAP,
     ) -> None:
-        self.root = root.resolve()
-        self.protected = protected
+        self.workspace = Workspace(root, protected)
+        self.root = self.workspace.root
         self.command_timeout = command_timeout
         self.output_cap = output_cap
         self._impl: dict[str, Callable[[dict[str, Any]], Awaitable[ToolResult]]] = {
@@ -183,42 +190,44 @@ class Toolbox:
             raise ToolFailure(f"argument {key!r} must be a string")
         return value
 
-    def _path(self, given: str) -> Path:
-        return confine(self.root, given)
-
-    def _writable(self, given: str) -> Path:
-        path = self._path(given)
-        if self._is_protected(path):
-            raise ToolFailure(f"{given}: is inside the journals folder, which tools never write")
-        return path
-
-    def _is_protected(self, path: Path) -> bool:
-        return any(is_within(path, folder) for folder in self.protected)
-
-    def _rel(self, path: Path) -> str:
-        return relative(self.root, path)
-
     # --- read-only -------------------------------------------------------------------------
 
     async def _read_file(self, args: dict[str, Any]) -> ToolResult:
-        path = self._path(self._arg(args, "path"))
-        if path.is_dir():
-            raise ToolFailure(f"{self._rel(path)}: is a folder; use list_dir")
-        if not path.exists():
-            raise ToolFailure(f"{self._rel(path)}: no such file in the workspace; list_dir shows what is there")
-        data = path.read_bytes()[:_READ_LIMIT]
+        place = self.workspace.place(self._arg(args, "path"))
+        try:
+            fd, st = self.workspace.open_file(place)
+        except FileNotFoundError:
+            raise ToolFailure(f"{place.rel}: no such file in the workspace; list_dir shows what is there") from None
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                raise ToolFailure(f"{place.rel}: is a folder; use list_dir")
+            data = _read_at_most(fd, _READ_LIMIT)
+        finally:
+            os.close(fd)
         if b"\x00" in data[:8192]:
-            raise ToolFailure(f"{self._rel(path)}: is a binary file")
-        return ToolResult(True, data.decode("utf-8", errors="replace"))
+            raise ToolFailure(f"{place.rel}: is a binary file")
+        text = data.decode("utf-8", errors="replace")
+        if st.st_size > len(data):
+            note = f"[... the file has {st.st_size} bytes; only the first {len(data)} were read ...]"
+            return ToolResult(True, f"{text}\n{note}", truncated=True)
+        return ToolResult(True, text)
 
     async def _list_dir(self, args: dict[str, Any]) -> ToolResult:
-        path = self._path(self._arg(args, "path", "."))
-        if not path.is_dir():
-            raise ToolFailure(f"{self._rel(path)}: is not a folder in the workspace")
-        entries = sorted(
-            (e.name + ("/" if e.is_dir() else "") for e in os.scandir(path) if e.name not in _SKIP_DIRS),
-            key=str.lower,
-        )
+        place = self.workspace.place(self._arg(args, "path", "."))
+        try:
+            fd = self.workspace.open_folder(place.parts)
+        except FileNotFoundError:
+            raise ToolFailure(f"{place.rel}: no such folder in the workspace") from None
+        try:
+            with os.scandir(fd) as found:
+                names = [
+                    e.name + ("@" if e.is_symlink() else "/" if e.is_dir(follow_symlinks=False) else "")
+                    for e in found
+                    if e.name not in _SKIP_DIRS and not self.workspace.is_protected(place.path / e.name)
+                ]
+        finally:
+            os.close(fd)
+        entries = sorted(names, key=str.lower)
         return ToolResult(True, "\n".join(entries) if entries else "(empty folder)")
 
     async def _grep(self, args: dict[str, Any]) -> ToolResult:
@@ -227,63 +236,93 @@ class Toolbox:
             pattern = re.compile(pattern_text)
         except re.error as exc:
             raise ToolFailure(f"{pattern_text!r} is not a valid regular expression: {exc}") from None
-        start = self._path(self._arg(args, "path", "."))
-        files = [start] if start.is_file() else sorted(self._walk(start))
+        start = self.workspace.place(self._arg(args, "path", "."))
+        try:
+            fd, st = self.workspace.open_file(start)
+        except FileNotFoundError:
+            raise ToolFailure(f"{start.rel}: no such file or folder in the workspace") from None
         hits: list[str] = []
-        for file in files:
-            try:
-                data = file.read_bytes()[:_READ_LIMIT]
-            except OSError:
-                continue
-            if b"\x00" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                if pattern.search(line):
-                    hits.append(f"{self._rel(file)}:{number}: {line}")
-                    if len(hits) >= _GREP_MATCHES:
-                        hits.append(f"[stopped at {_GREP_MATCHES} matches; narrow the pattern or the path]")
-                        return ToolResult(True, "\n".join(hits), truncated=True)
+        try:
+            for rel, data in self._texts(start, fd, st):
+                if b"\x00" in data[:8192]:
+                    continue
+                for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+                    if pattern.search(line):
+                        hits.append(f"{rel}:{number}: {line}")
+                        if len(hits) >= _GREP_MATCHES:
+                            hits.append(f"[stopped at {_GREP_MATCHES} matches; narrow the pattern or the path]")
+                            return ToolResult(True, "\n".join(hits), truncated=True)
+        finally:
+            os.close(fd)
         return ToolResult(True, "\n".join(hits) if hits else f"no match for {pattern_text!r}")
 
-    def _walk(self, folder: Path) -> list[Path]:
-        found: list[Path] = []
-        for base, dirs, names in os.walk(folder):
-            dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not self._is_protected(Path(base, d))]
-            found.extend(Path(base, n) for n in names)
-        return found
+    def _texts(self, start: Place, fd: int, st: os.stat_result) -> Iterator[tuple[str, bytes]]:
+        """The regular files at `start` (a file, or a folder walked without following links), their first bytes."""
+        if stat.S_ISREG(st.st_mode):
+            yield start.rel, _read_at_most(fd, _READ_LIMIT)
+            return
+        for where, folders, files, folder_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+            base = os.path.normpath(os.path.join(start.rel, where))
+            folders[:] = sorted(
+                f for f in folders if f not in _SKIP_DIRS and not self.workspace.is_protected(start.path / where / f)
+            )
+            for name in sorted(files):
+                data = _read_regular(name, folder_fd)
+                if data is not None:
+                    yield (name if base == "." else f"{base}/{name}"), data
 
     # --- side effects ----------------------------------------------------------------------
 
     async def _write_file(self, args: dict[str, Any]) -> ToolResult:
-        path = self._writable(self._arg(args, "path"))
+        place = self.workspace.place(self._arg(args, "path"), writing=True)
         content = self._arg(args, "content")
-        existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _replace_file(path, content)
+        folder = self.workspace.open_folder(place.parts[:-1], create=True)
+        try:
+            existed = _replace_file(folder, place, content.encode("utf-8"))
+        finally:
+            os.close(folder)
         verb = "overwrote" if existed else "created"
-        return ToolResult(True, f"{verb} {self._rel(path)} ({len(content)} characters)")
+        return ToolResult(True, f"{verb} {place.rel} ({len(content)} characters)")
 
     async def _edit_file(self, args: dict[str, Any]) -> ToolResult:
-        path = self._writable(self._arg(args, "path"))
+        place = self.workspace.place(self._arg(args, "path"), writing=True)
         old, new = self._arg(args, "old"), self._arg(args, "new")
-        if not path.is_file():
-            raise ToolFailure(f"{self._rel(path)}: no such file in the workspace")
+        try:
+            fd, st = self.workspace.open_file(place)
+        except FileNotFoundError:
+            raise ToolFailure(f"{place.rel}: no such file in the workspace") from None
+        try:
+            if st.st_size > _EDIT_LIMIT:
+                raise ToolFailure(
+                    f"{place.rel}: is {st.st_size} bytes, and edit_file edits files up to {_EDIT_LIMIT} bytes; "
+                    "use run_command for this one"
+                )
+            data = _read_at_most(fd, _EDIT_LIMIT)
+        finally:
+            os.close(fd)
         if not old:
             raise ToolFailure("`old` is empty; give the exact text to replace")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolFailure(f"{place.rel}: is not UTF-8 text; edit_file edits text files only") from None
         count = text.count(old)
         if count == 0:
             raise ToolFailure(
-                f"{self._rel(path)}: the text to replace is not in the file; read it again and copy the text exactly"
+                f"{place.rel}: the text to replace is not in the file; read it again and copy the text exactly"
             )
         if count > 1:
             raise ToolFailure(
-                f"{self._rel(path)}: the text to replace appears {count} times; include more surrounding lines "
+                f"{place.rel}: the text to replace appears {count} times; include more surrounding lines "
                 "so it is unique"
             )
-        _replace_file(path, text.replace(old, new, 1))
+        folder = self.workspace.open_folder(place.parts[:-1])
+        try:
+            _replace_file(folder, place, text.replace(old, new, 1).encode("utf-8"))
+        finally:
+            os.close(folder)
         return ToolResult(
-            True, f"edited {self._rel(path)}: {old.count(chr(10)) + 1} line(s) replaced by {new.count(chr(10)) + 1}"
+            True, f"edited {place.rel}: {old.count(chr(10)) + 1} line(s) replaced by {new.count(chr(10)) + 1}"
         )
 
     async def _run_command(self, args: dict[str, Any]) -> ToolResult:
@@ -371,16 +410,77 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         await asyncio.shield(proc.wait())
 
 
-def _replace_file(path: Path, content: str) -> None:
-    """Write through a temporary file and a rename, so a kill leaves the old file or the new one."""
-    tmp = path.with_name(f".{path.name}.wren-tmp")
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes from the start of an open file: a 2 GB file costs `limit` bytes of memory, no more."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_regular(name: str, folder: int) -> bytes | None:
+    """The first bytes of a regular file in an open folder; None for a link, a FIFO, a device or an error."""
     try:
-        data = content.encode("utf-8")
-        while data:
-            data = data[os.write(fd, data) :]
-        os.fsync(fd)
+        if not stat.S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+            return None  # not even opened: opening a FIFO or a device can block or act
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        return _read_at_most(fd, _READ_LIMIT) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
     finally:
         os.close(fd)
-    os.replace(tmp, path)
+
+
+def _replace_file(folder: int, place: Place, data: bytes) -> bool:
+    """Write through a new temporary file and a rename, so a kill leaves the old file or the new one.
+
+    The temporary file has a random name and is created with O_EXCL, so nothing that was at a
+    guessable name (a hard link to a file outside the workspace) is ever written through; it is
+    removed on every failure. Returns whether a file was there before.
+    """
+    name = place.parts[-1]
+    try:
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        old = None
+    if old is not None and not stat.S_ISREG(old.st_mode):
+        raise ToolFailure(
+            f"{place.rel}: is {kind_of(old.st_mode)}, not a regular file; write_file and edit_file replace regular "
+            "files only"
+        )
+    fd, tmp = _new_temp(folder, name)
+    try:
+        try:
+            if old is not None:
+                os.fchmod(fd, old.st_mode & 0o777)  # its permissions, never a setuid bit on new content
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder)
+        raise
+    return old is not None
+
+
+def _new_temp(folder: int, name: str) -> tuple[int, str]:
+    """A new file beside `name`, under a random name no one could have prepared."""
+    for _ in range(100):
+        tmp = f".{name[:120]}.{secrets.token_hex(8)}.wren-tmp"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            return os.open(tmp, flags, 0o644, dir_fd=folder), tmp
+        except FileExistsError:
+            continue
+    raise ToolFailure(f"{name}: could not find a free temporary name beside it")

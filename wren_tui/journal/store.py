@@ -52,11 +52,22 @@ def new_session_id(now: datetime | None = None) -> str:
 def journals_dir(
     option: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> Path:
-    """--dir, else WREN_DIR, else journals/ under the current folder."""
+    """--dir, else WREN_DIR, else $XDG_STATE_HOME/wren/journals, else ~/.local/state/wren/journals.
+
+    The default is outside every workspace, so the agent's own commands (`rm -rf`, `git clean`) do
+    not reach it. A --dir or WREN_DIR that is relative is relative to where it was typed.
+    """
     env = os.environ if env is None else env
-    chosen = option or env.get("WREN_DIR") or "journals"
-    path = Path(chosen).expanduser()
-    return path if path.is_absolute() else (cwd or Path.cwd()) / path
+    chosen = option or env.get("WREN_DIR")
+    if chosen:
+        path = Path(chosen).expanduser()
+        return path if path.is_absolute() else (cwd or Path.cwd()) / path
+    state = env.get("XDG_STATE_HOME", "")
+    # The XDG spec says a relative value is to be ignored.
+    if not os.path.isabs(state):
+        home = env.get("HOME") or str(Path.home())
+        state = os.path.join(home, ".local", "state")
+    return Path(state) / "wren" / "journals"
 
 
 def session_path(folder: Path, session_id: str) -> Path:
@@ -115,11 +126,18 @@ def journal_paths(folder: Path) -> list[Path]:
     return [folder / n for n in sorted(names, reverse=True)]
 
 
-def latest(folder: Path) -> Path:
-    for path in journal_paths(folder):
-        if SESSION_ID.match(session_id_of(path)):
+def latest(folder: Path, project: Path | None = None) -> Path:
+    """The newest session in `folder`; with `project`, the newest whose last run worked there."""
+    paths = [p for p in journal_paths(folder) if SESSION_ID.match(session_id_of(p))]
+    if not paths:
+        raise SessionNotFound(f"no sessions in {folder}")
+    if project is None:
+        return paths[0]
+    for path in paths:
+        if project_of(path) == str(project):
             return path
-    raise SessionNotFound(f"no sessions in {folder}")
+    listing = "wren ls" if folder == journals_dir() else f"wren ls --dir {folder}"
+    raise SessionNotFound(f"no session of {project} in {folder}; `{listing}` lists them all")
 
 
 def lock_holder(path: Path, locks: str | None = None) -> int | None:
@@ -152,6 +170,36 @@ def _read_locks() -> str:
         return locks.read()
 
 
+def project_of(path: Path) -> str | None:
+    """The folder the session's last run worked in (its last run_start's cwd); None if unreadable or none.
+
+    A journal over WHOLE_UNDER bytes is judged by its head and tail, as in its listing row.
+    """
+    try:
+        return describe(path).project
+    except (JournalError, OSError):
+        return None
+
+
+def in_project(project: str | None, folder: Path) -> bool:
+    """Whether a session's project is `folder` or a folder inside it."""
+    return project is not None and Path(project).is_relative_to(folder)
+
+
+def project_label(project: str | None, width: int) -> str:
+    """A project as a listing shows it: ~ for the home folder, whole folders cut from the head, no control bytes."""
+    if not project:
+        return "-"
+    home = os.path.expanduser("~")
+    text = "~" + project[len(home) :] if home != "/" and (project + "/").startswith(home + "/") else project
+    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    parts = text.split("/")
+    while len(text) > width and len(parts) > 1:
+        parts = parts[1:]
+        text = "…/" + "/".join(parts)
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+
+
 @dataclass(frozen=True)
 class SessionInfo:
     id: str
@@ -167,6 +215,8 @@ class SessionInfo:
     # False for a big journal summarised from its head and tail: tokens, open calls and the fork
     # event count only there, and events is the last seq.
     exact: bool = True
+    # The workspace of the last run (its run_start's cwd): the session's project.
+    project: str | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -236,6 +286,7 @@ _TOKENS = attrgetter("inputTokens", "outputTokens")
 # isinstance as C functions, so filter(), map() and compress() below run with no Python frame per event
 _is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
 _is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
+_is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
 _CALL_TYPES = frozenset({Message, ToolStart})
 
 
@@ -245,6 +296,7 @@ def _row(
     tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
     # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
     fork = cast(Fork | None, next(filter(_is_fork, reversed(events)), None))
+    start = cast(RunStart | None, next(filter(_is_run_start, reversed(events)), None))
     state: State
     if reason is not None and not torn:
         state = "corrupt"
@@ -273,6 +325,7 @@ def _row(
         fork_at=fork.atSeq if fork else None,
         reason=reason,
         exact=exact,
+        project=start.cwd if start else None,
     )
 
 

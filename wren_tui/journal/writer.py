@@ -1,15 +1,19 @@
 """JournalWriter: the one way a line gets into a journal.
 
 One os.write of the whole line on an O_APPEND descriptor, an fdatasync per event by default, an
-exclusive flock so there is never a second writer, and no buffered file object anywhere.
+exclusive flock so there is never a second writer, and no buffered file object anywhere. Before each
+line it checks that the journal is still the file it holds, at its path, with only its own bytes.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
+import select
 import time
+import weakref
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +31,13 @@ E = TypeVar("E", bound=KnownEvent)
 
 _encoder = msgspec.json.Encoder()
 # Bound once: append looks these up per event, and each module attribute lookup costs a little.
-_encode, _replace, _crc32 = _encoder.encode, msgspec.structs.replace, zlib.crc32
+_encode, _replace, _crc32, _lseek, _SEEK_END = (
+    _encoder.encode,
+    msgspec.structs.replace,
+    zlib.crc32,
+    os.lseek,
+    os.SEEK_END,
+)
 # The line built in one C call when the C module is there (the same bytes: tests compare); None: Python.
 # getattr: a checkout updated without a reinstall may still hold a build from before make_line.
 native_line: Callable[[int, bytes, bytes], bytes] | None = getattr(reader.native_lines, "make_line", None)
@@ -50,6 +60,10 @@ class JournalCorrupt(JournalError):
 
 class JournalUnusable(JournalError):
     """A write or fsync failed; the journal refuses further appends from this writer."""
+
+
+class JournalChanged(JournalUnusable):
+    """The journal was deleted, moved, replaced or written by another program under this writer."""
 
 
 class FileOps:
@@ -140,6 +154,107 @@ def ensure_dir(path: Path, ops: FileOps | None = None) -> None:
     (ops or FileOps()).fsync_dir(path.parent)
 
 
+_IN_ATTRIB, _IN_MOVE_SELF, _IN_DELETE_SELF, _IN_DONT_FOLLOW = 0x4, 0x800, 0x400, 0x2000000
+
+
+@functools.cache
+def _inotify_calls() -> tuple[Callable[[int], int], Callable[[int, bytes, int], int]] | None:
+    """libc's inotify_init1 and inotify_add_watch, looked up once; None where there is no inotify."""
+    try:
+        import ctypes  # here, not at the top: only a writer needs it, and `wren log` starts faster
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        init, add = libc.inotify_init1, libc.inotify_add_watch
+    except (ImportError, OSError, AttributeError):
+        return None
+    init.argtypes, init.restype = [ctypes.c_int], ctypes.c_int
+    add.argtypes, add.restype = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32], ctypes.c_int
+    return init, add
+
+
+class _PathWatch:
+    """Says cheaply whether anything may have happened to a journal's path since the last look.
+
+    inotify on the file (deleted, renamed, relinked) and on every folder and link on the way to it
+    (moved, removed), read with one poll(0) per append. It only says when to look: the writer's
+    full check decides. Without inotify (or out of instances or watches) it always says look.
+    """
+
+    def __init__(self, path: str) -> None:
+        self._fd = -1
+        # Called with a timeout of 0: the events waiting (a list, empty when none), or True without a watch.
+        self.poll: Callable[[int], object] = _always
+        calls = _inotify_calls()
+        if calls is None:
+            return
+        init, add = calls
+        fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return
+        self._fd = fd
+        self._closer = weakref.finalize(self, os.close, fd)
+        watches = [(path, _IN_ATTRIB | _IN_MOVE_SELF | _IN_DELETE_SELF)]
+        # Each folder and link as written (a link retargeted), and each folder it resolves to (moved).
+        watches += [(p, _IN_MOVE_SELF | _IN_DELETE_SELF | _IN_DONT_FOLLOW) for p in _prefixes(os.path.dirname(path))]
+        watches += [(p, _IN_MOVE_SELF | _IN_DELETE_SELF) for p in _prefixes(os.path.realpath(os.path.dirname(path)))]
+        if any(add(fd, os.fsencode(p), mask) < 0 for p, mask in watches):
+            self.close()  # a path not watched whole is not watched at all: look at every append
+            return
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        self.poll = poller.poll
+
+    def drain(self) -> None:
+        """Forget what fired: the check that follows sees everything that happened before it."""
+        while self._fd >= 0:
+            try:
+                if not os.read(self._fd, 65536):
+                    return
+            except BlockingIOError:
+                return
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self._closer()
+            self._fd = -1
+
+
+def _always(_timeout: int) -> bool:
+    return True
+
+
+def _prefixes(path: str) -> list[str]:
+    """/a/b/c -> /a, /a/b, /a/b/c (the root, which cannot move, is left out)."""
+    parts = os.path.abspath(path).split(os.sep)[1:]
+    return [os.sep + os.sep.join(parts[: n + 1]) for n in range(len(parts)) if parts[n]]
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    """What is at a path (a link itself, not followed); None when nothing is."""
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def what_changed(path: str, held: os.stat_result, seen: os.stat_result | None, size: int) -> str | None:
+    """What happened to a journal, from the file a writer holds and what is at its path; None: nothing."""
+    if seen is None:
+        if held.st_nlink == 0:
+            folder = os.path.dirname(path) or "."
+            return "the journal and its folder were deleted" if not os.path.isdir(folder) else "the journal was deleted"
+        return "the journal was moved away from its path"
+    if (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
+        return "the journal was replaced by another file"
+    if held.st_nlink == 0:
+        return "the journal was deleted"
+    if held.st_size > size:
+        return f"another program appended {held.st_size - size} bytes to the journal"
+    if held.st_size < size:
+        return f"another program cut the journal short ({held.st_size} bytes, this run wrote {size})"
+    return None
+
+
 class JournalWriter:
     """Appends events to one journal; the only writer of it while it is open."""
 
@@ -151,12 +266,24 @@ class JournalWriter:
         self._fsync = fsync
         self._ops = ops
         self._unusable: str | None = None
+        self._changed = False
         self._synced_seq = last_seq
         # The plain system call when nothing is recording or failing writes: one Python call less per event.
         self._write = os.write if type(ops) is FileOps else ops.write
         self._ts, self._ts_bytes = "", b""
         # Where open() moved a torn tail aside (<name>.torn, or .torn.N when that is taken), if it did.
         self.torn_aside: Path | None = None
+        self._where = os.path.abspath(path)
+        self._watch = _PathWatch(self._where)
+        self._poll = self._watch.poll
+        held: os.stat_result | None = os.fstat(fd)
+        try:
+            seen = _lstat(self._where)
+        except OSError:  # a folder on the path no longer searchable: the first append says so
+            held = seen = None
+        if held is None or seen is None or (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
+            # Changed before the watch was set: the first append's full check says how.
+            self._poll = _always
 
     @classmethod
     def create(
@@ -221,6 +348,11 @@ class JournalWriter:
         return writer
 
     @property
+    def changed(self) -> str | None:
+        """What happened to the journal under this writer (why it stopped), or None."""
+        return self._unusable if self._changed else None
+
+    @property
     def size(self) -> int:
         """Bytes of whole lines in the journal: where the next line will start."""
         return self._size
@@ -228,7 +360,11 @@ class JournalWriter:
     def append(self, event: E) -> E:
         """Write one event, stamped with the next seq and the current time; returns it stamped."""
         if self._fd is None or self._unusable:
-            raise JournalUnusable(self._unusable or f"{self.path}: the journal writer is closed")
+            kind = JournalChanged if self._changed else JournalUnusable
+            raise kind(self._unusable or f"{self.path}: the journal writer is closed")
+        # A poll(0) and an lseek: the full check runs only when the path's watch fired or the size moved.
+        if self._poll(0) or _lseek(self._fd, 0, _SEEK_END) != self._size:
+            self.verify()
         seq, ts = self.last_seq + 1, now_ts()
         if ts is not self._ts:
             self._ts, self._ts_bytes = ts, ts.encode("ascii")
@@ -250,6 +386,21 @@ class JournalWriter:
         if self._fsync == "event":
             self.sync()
         return _replace(event, seq=seq, ts=ts)
+
+    def verify(self) -> None:
+        """Stop for good (JournalChanged) unless the journal at its path is the file held, with only its bytes."""
+        if self._fd is None or self._unusable:
+            return
+        self._watch.drain()  # before looking, so a change during the look fires again
+        try:
+            what = what_changed(self._where, os.fstat(self._fd), _lstat(self._where), self._size)
+        except OSError as exc:
+            what = f"the journal's path could no longer be checked ({exc.strerror or exc})"
+        if what is None:
+            return
+        self._unusable = f"{self.path}: {what} while this run was writing it; the run stopped and records nothing more"
+        self._changed = True
+        raise JournalChanged(self._unusable)
 
     def sync(self) -> None:
         """Make every appended event durable. A failed fsync is never retried as if it worked."""
@@ -299,6 +450,7 @@ class JournalWriter:
         finally:
             self._ops.close(self._fd)
             self._fd = None
+            self._watch.close()
 
     def __enter__(self) -> JournalWriter:
         return self

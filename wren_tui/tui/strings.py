@@ -46,7 +46,7 @@ NO_MORE = "No more {what}."
 # Browser
 BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
-BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from")
+BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
 
 # Command line
 PICKED_NOTHING = "no fork point picked"

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from ...journal.reader import JournalError
-from ...journal.store import SessionInfo, describe, journal_paths, lock_holder
+from ...journal.store import SessionInfo, describe, journal_paths, lock_holder, project_label
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
@@ -155,4 +155,5 @@ def _cells(info: SessionInfo) -> list[Text]:
         Text(str(info.tokens), justify="right"),
         Text(info.state, style=_STATE_STYLE.get(info.state, "")),
         Text(shorten(origin, 40)),
+        Text(shorten(project_label(info.project, 32), 32)),
     ]
