@@ -26,16 +26,21 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class Terminal:
+    """One tmux session on a tmux server of its own (`tmux -L NAME`), killed with the test."""
+
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def capture(self) -> str:
+    def tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
+            ["tmux", "-L", self.name, *args], capture_output=True, text=True, check=True, env=env
         ).stdout
 
+    def capture(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.name)
+
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        self.tmux("send-keys", "-t", self.name, *keys)
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
         deadline = time.monotonic() + timeout
@@ -47,21 +52,45 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared on the terminal; it shows:\n{screen}")
             time.sleep(0.05)
 
+    def wait_gone(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.capture()
+            if text not in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} stayed on the terminal; it shows:\n{screen}")
+            time.sleep(0.05)
+
 
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     name = f"wren-test-{uuid.uuid4().hex[:8]}"
     yield Terminal(name)
-    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
 
 
-def _start(terminal: Terminal, args: list[str], cwd: Path, size: tuple[int, int] = (100, 30)) -> None:
+def _start(
+    terminal: Terminal,
+    args: list[str],
+    cwd: Path,
+    size: tuple[int, int] = (100, 30),
+    prefix: tuple[str, ...] = (),
+) -> None:
+    """`wren ARGS` in the terminal (behind `prefix`, a command such as setpriv), then its exit status."""
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {"PYTHONPATH": str(REPO), "TERM": "xterm-256color"}.items())
-    command = f"cd {shlex.quote(str(cwd))} && env {env} {shlex.quote(sys.executable)} -m wren_tui {shlex.join(args)}"
-    command += "; echo WREN-EXITED-$?; sleep 60"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", terminal.name, "-x", str(size[0]), "-y", str(size[1]), command],
-        check=True,
+    wren = shlex.join([*prefix, sys.executable, "-m", "wren_tui", *args])
+    command = f"cd {shlex.quote(str(cwd))} && env {env} {wren}; echo WREN-EXITED-$?; sleep 60"
+    terminal.tmux(
+        "new-session",
+        "-d",
+        "-s",
+        terminal.name,
+        "-x",
+        str(size[0]),
+        "-y",
+        str(size[1]),
+        command,
         env={k: v for k, v in os.environ.items() if not k.startswith(("WREN_", "TMUX"))},
     )
 
@@ -101,3 +130,45 @@ def test_demo_in_80x24_runs_the_agent_live_and_quitting_stops_it(tmp_path: Path,
     assert "the agent was still running and has been stopped" in screen
     assert f"watch it again: wren watch {journal.stem}" in screen
     assert lock_holder(journal) is None
+
+
+def _without_write_permission() -> tuple[str, ...] | None:
+    """A command prefix under which permission bits hold (root ignores them), or None if none can be had."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = (setpriv, "--bounding-set=-dac_override,-dac_read_search", "--")
+    probe = subprocess.run([*prefix, "true"], capture_output=True)
+    return prefix if probe.returncode == 0 else None
+
+
+def test_fork_in_a_folder_it_cannot_write_says_why_and_the_viewer_keeps_running(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    prefix = _without_write_permission()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be made to hold")
+    folder = tmp_path / "journals"
+    path = write_journal(folder / f"{SESSION}.jsonl", finished_story())
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        _start(terminal, ["watch", str(path)], tmp_path, prefix=prefix)
+        terminal.wait_for("Fixed: mean([]) now returns 0.0")
+        terminal.keys("p")
+        terminal.wait_for("Fork points of")
+        terminal.keys("Enter")
+        terminal.wait_for("at seq 25?")
+        terminal.keys("y")
+        screen = terminal.wait_for("Could not fork:")
+        assert "ermission denied" in screen
+        assert "Traceback" not in screen
+        terminal.keys("Enter")
+        assert " ended " in terminal.wait_gone("Could not fork:")
+        terminal.keys("q")
+        terminal.wait_for("WREN-EXITED-0")
+    finally:
+        folder.chmod(0o755)
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]

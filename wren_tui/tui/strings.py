@@ -33,6 +33,7 @@ NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a
 CONFIRM_FORK = "Fork {session} at seq {seq}?\n\n{point}\n\nA new journal is written; this one is left exactly as it is."
 FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  wren resume {new}"
 FORK_FAILED = "Could not fork: {reason}"
+CANNOT_WRITE = "cannot write the new journal in {folder} ({why}); this journal is left as it is"
 STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 
 # Raw view, search, help

@@ -453,4 +453,10 @@ class SessionScreen(Screen[None]):
         except JournalError as exc:
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=exc)))
             return
+        except OSError as exc:
+            # The new journal is written beside this one: a folder it cannot write, a full disk.
+            why = (exc.strerror or str(exc)).lower()
+            reason = strings.CANNOT_WRITE.format(folder=self.path.parent, why=why)
+            self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=reason)))
+            return
         self.app.push_screen(Notice(strings.FORKED.format(parent=forked.parent, seq=forked.at_seq, new=forked.id)))
