@@ -14,7 +14,7 @@ from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION
 from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.fork import fork_points
-from wren_tui.journal.index import LineScanner, decode_at, tail_start
+from wren_tui.journal.index import LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
@@ -92,7 +92,7 @@ def test_a_bad_line_is_reported_by_its_number_from_the_start_even_when_read_from
     assert expected.stopped_at_line == bad
     fd = os.open(path, os.O_RDONLY)
     try:
-        start = tail_start(fd, len(data), 200_000)
+        start, _ = tail_span(fd, len(data), 200_000)
         head = LineScanner(path, fd)
         list(head.chunks(stop=start, size=3000))
         tail = LineScanner(path, fd, start, first_line=head.lineno, after_seq=head.prev_seq)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import FixedClock, screen_strips, screen_text, wait_for, wait_for_text
 from tests.tui.journals import (
     SESSION,
     after_last,
@@ -246,15 +247,52 @@ async def test_r_shows_the_selected_event_as_pretty_json(journal: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the raw view to close")
 
 
-async def test_slash_searches_the_conversation(journal: Path) -> None:
+async def test_search_enter_gives_the_keys_back_so_n_and_shift_n_move_between_matches(journal: Path) -> None:
     app = _app(journal)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("/")
         await pilot.press(*"ZERODIVISION", "enter")
         view = _conversation(app)
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 8, "a match")
-        await pilot.press("escape", "n")
+        await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the match count")
+        assert app.focused is view
+        await pilot.press("n")
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 10, "the next")
+        assert "match 2 of 2" in _status(app)
+        assert app.screen.query_one("#search", Input).value == "ZERODIVISION"
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the first again, around the end")
+        await pilot.press("N")
+        await wait_for(pilot, lambda: "match 2 of 2" in _status(app), "the previous, around the start")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "match" not in _status(app), "the search forgotten")
+
+
+async def test_search_marks_the_match_in_the_text(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("/", *"zerodivisionerror", "enter")
+        await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the first match")
+        marked = [seg for strip in screen_strips(app) for seg in strip if seg.text == "ZeroDivisionError"]
+        plain = [seg for strip in screen_strips(app) for seg in strip if "fails with " in seg.text]
+        assert marked and all(seg.style is not None and seg.style.reverse for seg in marked)
+        assert plain and not any(seg.style is not None and seg.style.reverse for seg in plain)
+
+
+async def test_the_cursor_row_is_highlighted_behind_its_text_on_a_full_width_line(tmp_path: Path) -> None:
+    full = "x" * 200
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("first"), user(full), user("last")])
+    app = _app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("home", "down")
+        view = _conversation(app)
+        await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 2, "the cursor")
+        cursor = view.get_component_rich_style("conversation--cursor").bgcolor
+        rows = [strip for strip in screen_strips(app) if "xxxxxxxxxx" in strip.text]
+        assert rows
+        for strip in rows:
+            text_cells = [seg for seg in strip if "x" in seg.text]
+            assert text_cells and all(seg.style is not None and seg.style.bgcolor == cursor for seg in text_cells)
 
 
 async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journal: Path) -> None:

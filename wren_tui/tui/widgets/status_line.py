@@ -25,6 +25,8 @@ class Status:
     integrity: str | None = None
     # Background work a person may wait on: "indexing 40%…", "searching 10%…".
     busy: str | None = None
+    # Where search is: "match 2 of 7".
+    match: str | None = None
 
 
 def _age(seconds: float) -> str:
@@ -46,6 +48,8 @@ class StatusLine(Widget):
         & > .status--live { color: $text-success; text-style: bold; }
         & > .status--paused { color: $text-warning; text-style: bold; }
         & > .status--ended { color: $text-muted; text-style: bold; }
+        & > .status--moved { color: $text-warning; text-style: bold reverse; }
+        & > .status--deleted { color: $text-error; text-style: bold reverse; }
         & > .status--problem { color: $text-error; text-style: bold; }
         & > .status--unseen { color: $text-warning; }
     }
@@ -54,6 +58,8 @@ class StatusLine(Widget):
         "status--live",
         "status--paused",
         "status--ended",
+        "status--moved",
+        "status--deleted",
         "status--problem",
         "status--unseen",
     }
@@ -72,6 +78,8 @@ class StatusLine(Widget):
         if s.unseen:
             text.append(" · ")
             text.append(strings.NEW_EVENTS.format(count=s.unseen, key="L"), style("status--unseen"))
+        if s.match:
+            text.append(" · " + s.match)
         if s.busy:
             text.append(" · " + s.busy)
         if s.integrity:
