@@ -358,6 +358,31 @@ async def test_a_replaced_journal_is_read_again_from_its_start(tmp_path: Path) -
         assert "2 events" in _status(app)
 
 
+async def test_a_journal_moved_away_while_its_writer_writes_says_so_and_goes_on_showing_it(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story()[:2])
+    app = _app(path)
+    with JournalWriter.open(path, fsync="none") as writer:
+        async with app.run_test(size=(140, 30)) as pilot:
+            await wait_for(pilot, lambda: " live " in _status(app), "live")
+            path.rename(tmp_path / "moved.jsonl")
+            writer.append(user("written after the move"))
+            await wait_for_text(pilot, "written after the move")
+            await wait_for(pilot, lambda: "moved to moved.jsonl: its writer goes on there" in _status(app), "moved")
+            assert " ended " not in _status(app)
+            assert "3 events" in _status(app)
+
+
+async def test_a_deleted_journal_is_said_to_be_deleted(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
+    app = _app(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: " ended " in _status(app), "the journal shown")
+        path.unlink()
+        await wait_for(pilot, lambda: " deleted " in _status(app), "the deletion in the status line")
+        assert "deleted: the file is gone" in _status(app)
+        assert "Fixed: mean([]) now returns 0.0" in screen_text(app)
+
+
 async def test_polling_takes_over_when_the_watcher_cannot_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -396,6 +421,19 @@ async def test_question_mark_shows_the_keys(journal: Path) -> None:
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), "the help panel")
         await wait_for_text(pilot, "Next error")
+
+
+@pytest.mark.parametrize("width", [80, 60])
+async def test_a_narrow_footer_keeps_quit_and_help_and_drops_lesser_keys_first(journal: Path, width: int) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_for(pilot, lambda: "q Quit" in screen_text(app).splitlines()[-1], "q Quit in the footer")
+        footer = screen_text(app).splitlines()[-1]
+        assert "? Help" in footer and "/ Search" in footer
+        assert "f Follow" not in footer
+        await pilot.resize_terminal(140, 24)
+        await wait_for(pilot, lambda: "f Follow" in screen_text(app).splitlines()[-1], "every key when there is room")
+        assert "q Quit" in screen_text(app).splitlines()[-1]
 
 
 async def test_tool_row_enter_shows_that_call_in_the_conversation(journal: Path) -> None:

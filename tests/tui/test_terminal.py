@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.tui.conftest import without_dac_override
 from tests.tui.journals import SESSION, finished_story, story, user, write_journal
 from wren_tui.journal.store import lock_holder
 from wren_tui.journal.writer import JournalWriter
@@ -132,22 +133,10 @@ def test_demo_in_80x24_runs_the_agent_live_and_quitting_stops_it(tmp_path: Path,
     assert lock_holder(journal) is None
 
 
-def _without_write_permission() -> tuple[str, ...] | None:
-    """A command prefix under which permission bits hold (root ignores them), or None if none can be had."""
-    if os.geteuid() != 0:
-        return ()
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    prefix = (setpriv, "--bounding-set=-dac_override,-dac_read_search", "--")
-    probe = subprocess.run([*prefix, "true"], capture_output=True)
-    return prefix if probe.returncode == 0 else None
-
-
 def test_fork_in_a_folder_it_cannot_write_says_why_and_the_viewer_keeps_running(
     tmp_path: Path, terminal: Terminal
 ) -> None:
-    prefix = _without_write_permission()
+    prefix = without_dac_override()
     if prefix is None:
         pytest.skip("running as root without setpriv: permission bits cannot be made to hold")
     folder = tmp_path / "journals"

@@ -15,7 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ...journal.events import Message, event_type
@@ -29,6 +29,7 @@ from ..tailing import WatchMode, watch_folder
 from ..text import shorten
 from ..timeline import Clip, Timeline, clips_of
 from ..widgets.conversation import ConversationView
+from ..widgets.key_footer import KeyFooter
 from ..widgets.status_line import Status, StatusLine
 from ..widgets.tool_timings import ToolTimings
 from .dialogs import RAW_BYTES, Confirm, Notice, RawLines
@@ -46,6 +47,18 @@ def _busy(indexing: float | None, searching: float | None, reading: bool) -> str
     return strings.READING if reading else None
 
 
+# The footer's keys by importance: on a narrow terminal the last give way first.
+_FOOTER_KEEP = (
+    "quit",
+    "toggle_help",
+    "search",
+    "fork_points",
+    "raw",
+    "next_error",
+    "next_tool",
+    "live",
+    "toggle_follow",
+)
 # Bytes read before the first frame; the rest of a bigger journal is indexed in the background.
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
@@ -122,7 +135,7 @@ class SessionScreen(Screen[None]):
         yield Static(strings.TOOLS_TITLE, id="tools-title", markup=False)
         yield ToolTimings(self.timeline, self.clock, id="tools")
         yield Input(placeholder=strings.SEARCH_PLACEHOLDER, id="search")
-        yield Footer()
+        yield KeyFooter(keep=_FOOTER_KEEP)
 
     @property
     def conversation(self) -> ConversationView:

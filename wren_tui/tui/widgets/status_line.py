@@ -67,22 +67,24 @@ class StatusLine(Widget):
     status: reactive[Status] = reactive(Status, layout=False)
 
     def render(self) -> Text:
+        # What needs a person's attention comes before the counts, so a narrow terminal cuts the counts.
         s = self.status
         style = self.get_component_rich_style
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f" {s.mode} ", style(f"status--{s.mode}"))
         text.append(f" {shorten(s.session, 40)}")
-        text.append(f" · {s.events} events · {s.tokens} tokens")
-        if s.age_s is not None:
-            text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
-        if s.unseen:
-            text.append(" · ")
-            text.append(strings.NEW_EVENTS.format(count=s.unseen, key="L"), style("status--unseen"))
-        if s.match:
-            text.append(" · " + s.match)
-        if s.busy:
-            text.append(" · " + s.busy)
+        text.append(f" · {s.events} events")
         if s.integrity:
             text.append(" · ")
             text.append(shorten(s.integrity, 200), style("status--problem"))
+        if s.match:
+            text.append(" · " + s.match)
+        if s.unseen:
+            text.append(" · ")
+            text.append(strings.NEW_EVENTS.format(count=s.unseen, key="L"), style("status--unseen"))
+        if s.busy:
+            text.append(" · " + s.busy)
+        text.append(f" · {s.tokens} tokens")
+        if s.age_s is not None:
+            text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
         return text
