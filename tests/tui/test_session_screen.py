@@ -279,6 +279,17 @@ async def test_search_marks_the_match_in_the_text(journal: Path) -> None:
         assert plain and not any(seg.style is not None and seg.style.reverse for seg in plain)
 
 
+async def test_a_match_inside_folded_output_unfolds_it_and_shows_the_matching_row(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("/", *"1 failed, 7 passed", "enter")
+        await wait_for(pilot, lambda: "match 1 of 1" in _status(app), "the match")
+        view = _conversation(app)
+        assert view.selected_event is not None and view.selected_event.seq == 8
+        await wait_for_text(pilot, "1 failed, 7 passed in 0.04s")
+        assert "more lines · Enter to expand" not in screen_text(app)
+
+
 async def test_the_cursor_row_is_highlighted_behind_its_text_on_a_full_width_line(tmp_path: Path) -> None:
     full = "x" * 200
     path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("first"), user(full), user("last")])

@@ -608,7 +608,7 @@ class SessionScreen(Screen[None]):
         else:
             at = bisect_left(positions, cursor)
             target = positions[at - 1]  # -1 wraps to the last
-        self.conversation.select(target)
+        self.conversation.reveal(target, self._query)
         self._show_status()
 
     def _match_status(self) -> str | None:

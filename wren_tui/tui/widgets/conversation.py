@@ -328,13 +328,34 @@ class ConversationView(ScrollView, can_focus=True):
         if not 0 <= index < len(self.timeline) or not _foldable(_layout(self.timeline.item(index), self._layout_width)):
             return
         self.timeline.expanded.symmetric_difference_update({index})
-        self._rows.set(index, len(self._lines(index, self._layout_width)))
-        self.virtual_size = Size(self._layout_width, self._end + len(self._stream))
+        self._relaid(index)
         if self.follow:
             self.jump_to_live()
         else:
             self._show_item(index)
+
+    def _relaid(self, index: int) -> None:
+        """Item `index` changed its look (folded or not): take its new height."""
+        self._rows.set(index, len(self._lines(index, self._layout_width)))
+        self.virtual_size = Size(self._layout_width, self._end + len(self._stream))
         self.refresh()
+
+    def reveal(self, index: int, text: str) -> None:
+        """Select item `index` and show its first row holding `text`, unfolding it if the fold hides that."""
+        self.select(index)
+        if not 0 <= index < len(self.timeline) or not self._layout_width:
+            return
+        needle = text.lower()
+        lines = _layout(self.timeline.item(index), self._layout_width)
+        holds = [row for row, (line, _cls) in enumerate(lines) if needle in line.lower()]
+        if not holds and index not in self.timeline.expanded and _foldable(lines):
+            self.timeline.expanded.add(index)
+            self._relaid(index)
+            lines = _layout(self.timeline.item(index), self._layout_width)
+            holds = [row for row, (line, _cls) in enumerate(lines) if needle in line.lower()]
+        if holds:
+            row = self._rows.start(index) + holds[0]
+            self.scroll_to_region(Region(0, row, 1, 1), animate=False, immediate=True)
 
 
 # --- what an item looks like ------------------------------------------------------------------
