@@ -16,7 +16,8 @@ from itertools import accumulate
 from pathlib import Path
 
 from .events import Event
-from .reader import JournalError, Tail, parse_line
+from .huge_line import ChildFailed, decode_elsewhere
+from .reader import JournalError, LineError, Tail, parse_line
 
 CHUNK = 1 << 20
 _LINE_NO = re.compile(r"^line (\d+): ")
@@ -30,6 +31,8 @@ class Chunk:
     # starts[i] is where events[i]'s line begins; ends[i] is just past its newline.
     starts: array[int] = field(default_factory=lambda: array("q"))
     ends: array[int] = field(default_factory=lambda: array("q"))
+    # A huge line decoded elsewhere: its event's long strings are cut, and this is its text's whole length.
+    cut_from: int | None = None
 
 
 class LineScanner:
@@ -40,9 +43,20 @@ class LineScanner:
     the boundary. Stops for good at the first line that cannot be read (`reason` says why).
     """
 
-    def __init__(self, path: Path, fd: int, start: int = 0, *, first_line: int = 0, after_seq: int = 0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        fd: int,
+        start: int = 0,
+        *,
+        first_line: int = 0,
+        after_seq: int = 0,
+        elsewhere: tuple[int, int] | None = None,
+    ) -> None:
         self.path = path
         self.fd = fd
+        # (size, clip): a line over `size` bytes is decoded in a child process, its strings cut to `clip`.
+        self.elsewhere = elsewhere
         self._tail = Tail(path)
         self.offset = start  # just past the last good line
         self.lineno = first_line  # good lines before `offset`
@@ -62,6 +76,11 @@ class LineScanner:
             if not cut and len(data) == limit:
                 # One line longer than a chunk: find its newline first, then read the line once.
                 end, self.scanned = _line_end(self.fd, max(self.offset + len(data), self.scanned), stop, size)
+                if end is not None and self.elsewhere is not None and end - self.offset > self.elsewhere[0]:
+                    far = self._take_elsewhere(end, self.elsewhere[1])
+                    if far is not None:
+                        yield far
+                        continue
                 if end is not None:
                     data = os.pread(self.fd, end - self.offset, self.offset)
                     cut = data.rfind(b"\n") + 1
@@ -78,7 +97,10 @@ class LineScanner:
             # The Tail starts at `start` knowing no seq; the line before it is ours to compare with.
             self.reason = f"line {self.lineno + 1}: seq {events[0].seq} does not increase on {self.prev_seq}"
             return Chunk([])
-        lengths = [len(line) + 1 for line in whole.split(b"\n", len(events))[: len(events)]]
+        if len(events) == 1:
+            lengths = [whole.index(b"\n") + 1]  # one line, maybe a huge one: measured, not copied
+        else:
+            lengths = [len(line) + 1 for line in whole.split(b"\n", len(events))[: len(events)]]
         starts = array("q", accumulate(lengths[:-1], initial=self.offset)) if events else array("q")
         ends = array("q", accumulate(lengths, initial=self.offset))[1:]
         self.offset = ends[-1] if events else self.offset
@@ -88,6 +110,21 @@ class LineScanner:
         if batch.reason is not None:
             self.reason = _renumber(batch.reason, before)
         return Chunk(events, starts, ends)
+
+    def _take_elsewhere(self, end: int, clip: int) -> Chunk | None:
+        """One huge line, checked and decoded in a child process; None if no child could do it."""
+        try:
+            decoded = decode_elsewhere(self.fd, self.offset, end - self.offset - 1, self.prev_seq, clip)
+        except ChildFailed:
+            return None
+        except LineError as exc:
+            self.reason = f"line {self.lineno + 1}: {exc}"
+            return Chunk([])
+        start, self.offset = self.offset, end
+        self.lineno += 1
+        self.prev_seq = decoded.event.seq
+        self._tail = Tail(self.path)  # the next lines are read from here, as from a fresh start
+        return Chunk([decoded.event], array("q", [start]), array("q", [end]), decoded.chars)
 
 
 def _renumber(reason: str, before: int) -> str:

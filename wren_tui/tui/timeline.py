@@ -60,7 +60,7 @@ class Clip:
 
     event: Event
     chars: int  # the whole text's length
-    lines: int  # newlines in the whole text
+    lines: int | None  # newlines in the whole text; None for a big line (counting them costs as much as decoding)
     last_seq: int | None = None  # a partial reply: the seq of its last delta
 
 
@@ -94,10 +94,10 @@ def clip_event(event: Event) -> Clip:
         msg = event.message
         calls = [ToolCall(c.id, c.name, _cut(c.args)) for c in msg.toolCalls] if msg.toolCalls else None
         short = msgspec.structs.replace(msg, content=_cut(msg.content), toolCalls=calls)
-        return Clip(msgspec.structs.replace(event, message=short), len(msg.content), msg.content.count("\n"))
+        return Clip(msgspec.structs.replace(event, message=short), len(msg.content), None)
     if isinstance(event, Error):
         short_error = msgspec.structs.replace(event, message=_cut(event.message))
-        return Clip(short_error, len(event.message), event.message.count("\n"))
+        return Clip(short_error, len(event.message), None)
     if isinstance(event, UnknownEvent):
         fields = {key: _cut_value(value) for key, value in event.fields.items()}
         return Clip(UnknownEvent(event.seq, event.ts, event.type, fields), 0, 0)
@@ -108,6 +108,9 @@ def clip_event(event: Event) -> Clip:
 
 def clips_of(chunk: Chunk) -> dict[int, Clip]:
     """Clips of a chunk's big lines (by index in the chunk), so a thread can make them before `fold`."""
+    if chunk.cut_from is not None:
+        # Decoded in a child process, its strings already cut: only its text's length is to be kept.
+        return {0: Clip(chunk.events[0], chunk.cut_from, None)} if chunk.events else {}
     return {
         index: clip_event(event)
         for index, (event, start, end) in enumerate(zip(chunk.events, chunk.starts, chunk.ends, strict=True))
@@ -260,7 +263,7 @@ class Timeline:
         if isinstance(event, Message):
             msg = event.message
             kind = msg.role
-            chars, breaks = (clip.chars, clip.lines) if clip else (len(msg.content), msg.content.count("\n"))
+            chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
             if kind == "assistant":
                 breaks += len(msg.toolCalls or ())
                 for slot, call in enumerate(msg.toolCalls or ()):

@@ -27,7 +27,7 @@ from .. import strings
 from ..search import find_all
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
-from ..timeline import Clip, Timeline, clips_of
+from ..timeline import CLIP_CHARS, Clip, Timeline, clips_of
 from ..widgets.conversation import ConversationView
 from ..widgets.key_footer import KeyFooter
 from ..widgets.status_line import Status, StatusLine
@@ -63,6 +63,8 @@ _FOOTER_KEEP = (
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
 READ_ON_UI = 1 << 20
+# A line longer than this is decoded by a child process: decoding it holds the GIL ~2 ms a megabyte.
+_ELSEWHERE = (8 << 20, CLIP_CHARS)
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
@@ -219,7 +221,7 @@ class SessionScreen(Screen[None]):
         try:
             until = max(os.fstat(own).st_size, 1)
             timeline = Timeline()
-            scanner = LineScanner(self.path, own, 0)
+            scanner = LineScanner(self.path, own, 0, elsewhere=_ELSEWHERE)
             for count, chunk in enumerate(scanner.chunks(stop=until), 1):
                 timeline.fold(chunk)
                 if worker.is_cancelled:
@@ -252,9 +254,14 @@ class SessionScreen(Screen[None]):
                 view.select(position)
         self.read_new()
 
-    def _scanner_at(self, done: LineScanner, fd: int) -> LineScanner:
-        """A scanner on `fd` that reads on where `done` (a worker's, on its own descriptor) stopped."""
-        scanner = LineScanner(self.path, fd, done.offset, first_line=done.lineno, after_seq=done.prev_seq)
+    def _scanner_at(self, done: LineScanner, fd: int, elsewhere: tuple[int, int] | None = None) -> LineScanner:
+        """A scanner on `fd` that reads on where `done` (a worker's, on its own descriptor) stopped.
+
+        `elsewhere` only for a worker's: the UI thread never waits on a child process.
+        """
+        scanner = LineScanner(
+            self.path, fd, done.offset, first_line=done.lineno, after_seq=done.prev_seq, elsewhere=elsewhere
+        )
         scanner.reason = done.reason  # a bad line ends the journal there, whoever read it
         scanner.scanned = done.scanned
         return scanner
@@ -310,7 +317,7 @@ class SessionScreen(Screen[None]):
             return
         timeline = self.timeline
         first, before = len(timeline), timeline.events
-        for chunk in scanner.chunks():
+        for chunk in scanner.chunks(stop=size):  # no further than the backlog just measured
             timeline.fold(chunk)
         if timeline.events != before or scanner.reason != self._stopped:
             self._apply(first, timeline.events - before, scanner.reason)
@@ -345,7 +352,7 @@ class SessionScreen(Screen[None]):
         worker = get_current_worker()
         own = os.dup(fd)
         try:
-            mine = self._scanner_at(scanner, own)
+            mine = self._scanner_at(scanner, own, _ELSEWHERE)
             for chunk in mine.chunks():
                 clips = clips_of(chunk)
                 if worker.is_cancelled:

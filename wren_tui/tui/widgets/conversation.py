@@ -416,13 +416,14 @@ def _block(text: str, width: int, cls: str, fold: Fold, expanded: bool, clip: Cl
             break
         position, number = newline + 1, number + 1
     whole_chars = clip.chars if clip else len(text)
+    # None: a big line's newlines were not counted (that holds the GIL as long as decoding it).
     whole_lines = clip.lines if clip else text.count("\n")
     if cut and not expanded:
         del rows[fold[1] :], marks[fold[1] :]
     if cut:
         number, start, end, length = marks[-1]
-        after = whole_lines - number  # the lines after the one the cut falls in
-        if end >= length:
+        after = None if whole_lines is None else whole_lines - number  # lines after the one cut in
+        if end >= length and after is not None:
             more = _count(after, "more line")
         else:
             newline = text.find("\n", start)
@@ -430,7 +431,7 @@ def _block(text: str, width: int, cls: str, fold: Fold, expanded: bool, clip: Cl
             hidden = whole_chars - start - _source_length(line, end)
             more = _count(hidden, "more character") + (f", {_count(after, 'more line')}" if after else "")
     elif whole_chars > len(text):
-        hidden_lines = whole_lines - text.count("\n")
+        hidden_lines = None if whole_lines is None else whole_lines - text.count("\n")
         more = _count(whole_chars - len(text), "more character")
         more += f", {_count(hidden_lines, 'more line')}" if hidden_lines else ""
     elif expanded and len(rows) > fold[0]:
