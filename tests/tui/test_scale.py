@@ -169,3 +169,30 @@ async def test_a_bad_line_before_the_tail_window_ends_the_session_there(
         await wait_for_text(pilot, f"stopped at line {expected.stopped_at_line}:")
         assert f"{len(expected.events)} events" in screen_text(app)
         await wait_for_text(pilot, f"#{expected.events[-1].seq} ")
+
+
+def test_the_tail_read_first_leaves_a_huge_last_line_to_the_background(tmp_path: Path) -> None:
+    from tests.tui.journals import encode, user
+
+    small = encode([user(f"message {n}") for n in range(1, 2000)])
+    huge = encode([user("B" * 300_000)], first_seq=2000)
+    path = tmp_path / "huge-last.jsonl"
+    path.write_bytes(small + huge)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = len(small) + len(huge)
+        # The window holds only the end of the huge line: the lines before it are read first.
+        start, stop = tail_span(fd, size, 100_000)
+        assert stop == len(small) and 0 < start < stop
+        assert small[start - 1 : start] == b"\n"
+        # A torn huge line, and no line start within reach: nothing before the first frame.
+        torn = tmp_path / "torn.jsonl"
+        torn.write_bytes(small + huge[:-1] + b"B" * 500_000)
+        torn_fd = os.open(torn, os.O_RDONLY)
+        try:
+            assert tail_span(torn_fd, torn.stat().st_size, 100_000, reach=200_000) == (0, 0)
+            assert tail_span(torn_fd, torn.stat().st_size, 100_000)[1] == len(small)
+        finally:
+            os.close(torn_fd)
+    finally:
+        os.close(fd)
