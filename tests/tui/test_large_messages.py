@@ -189,6 +189,8 @@ async def test_a_reply_cut_off_by_a_crash_is_shown_as_partial_after_the_next_run
         await wait_for_text(pilot, "partial reply, discarded")
         assert "Half a reply when the power went" in screen_text(app)
         assert "writing…" not in screen_text(app)
+        await pilot.press("home", "down", "r")
+        await wait_for_text(pilot, "Event 2 (delta: a partial reply) as written")
 
 
 async def test_a_stream_whose_writer_is_gone_is_said_to_be_cut_off(tmp_path: Path) -> None:

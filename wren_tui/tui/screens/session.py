@@ -507,8 +507,10 @@ class SessionScreen(Screen[None]):
         data = os.pread(self._fd, min(end - start, RAW_BYTES), start)
         event = timeline.event(position)
         clip = timeline.clips.get(position)
-        if timeline.kind(position) == "partial" and clip is not None and clip.last_seq is not None:
+        if timeline.kind(position) == "partial" and clip is not None and clip.last_seq not in (None, event.seq):
             title = strings.RAW_TITLE_PARTIAL.format(first=event.seq, last=clip.last_seq)
+        elif timeline.kind(position) == "partial":
+            title = strings.RAW_TITLE.format(seq=event.seq, type="delta: a partial reply")
         else:
             title = strings.RAW_TITLE.format(seq=event.seq, type=event_type(event))
         self.app.push_screen(RawLines(title, data, end - start, start))
