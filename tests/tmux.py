@@ -91,6 +91,16 @@ class Terminal:
                 raise AssertionError(f"{text!r} never appeared on the terminal; it shows:\n{screen}")
             time.sleep(poll)
 
+    def wait_gone(self, text: str, timeout: float = 20.0, poll: float = 0.05) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.capture()
+            if text not in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} stayed on the terminal; it shows:\n{screen}")
+            time.sleep(poll)
+
     def close(self) -> None:
         self.tmux("kill-server", check=False)
         if self.socket is not None:

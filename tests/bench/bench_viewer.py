@@ -1,14 +1,18 @@
-"""The viewer at scale: first paint and peak RSS on a 100k-event journal; append-to-screen latency.
+"""The viewer at scale: first paint and peak RSS on a 100k-event journal; append-to-screen latency;
+how fast keys are answered while a 50 MB message is read.
 
 First paint and RSS are measured in a fresh process (interpreter start to the first frame with the
 conversation drawn), against the same measure on a 10-event journal in the same run. Latency is
 from another process's append returning to the frame that shows the event, against the bare
-watcher (awatch + Tail, no UI) seeing the same appends.
+watcher (awatch + Tail, no UI) seeing the same appends. Key latency is from a key press to the
+frame after it, pressed from the first frame on (so while the 50 MB line is read, decoded and
+clipped), against the same presses on a 10-event journal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +23,8 @@ from pathlib import Path
 from tests.bench import BenchRow, absolute, compare, fmt
 from tests.bench.gen import generate
 from tests.bench.latency import appended_at, delays, go, percentiles, screen_latency, start_writer
+from wren_tui.journal.events import ChatMessage, Message
+from wren_tui.journal.writer import JournalWriter
 
 APPENDS = 200
 APPEND_RATE = 100  # events per second
@@ -48,6 +54,76 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+
+
+_KEYS = r"""
+import asyncio, json, sys, time
+from pathlib import Path
+from textual import events
+from wren_tui.tui.app import WrenApp
+from wren_tui.tui.widgets.conversation import ConversationView
+from wren_tui.tui.widgets.status_line import StatusLine
+
+async def main() -> None:
+    path, presses, shown = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    app = WrenApp(folder=path.parent, session=path, watch_mode="poll")
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.screen.query_one(StatusLine)
+        view = app.screen.query_one(ConversationView)
+        delays, reading = [], []
+        first: list[float] = []  # presses start once the first frame is out (it is not a key's to wait for)
+        app.call_after_refresh(lambda: first.append(time.monotonic()))
+        while not first:
+            await asyncio.sleep(0.0002)
+        for _ in range(presses):
+            reading.append(any(word in str(status.render()) for word in ("indexing", "reading")))
+            following = view.follow
+            # As the terminal driver hands a key over: f turns follow off or on, the status line says so.
+            key = events.Key("f", "f")
+            key.set_sender(app)
+            pressed = time.monotonic()
+            app._driver.send_message(key)
+            while view.follow == following:
+                await asyncio.sleep(0.0002)
+            framed: list[float] = []
+            app.call_after_refresh(lambda: framed.append(time.monotonic()))
+            while not framed:
+                await asyncio.sleep(0.0002)
+            delays.append(framed[0] - pressed)
+            await asyncio.sleep(0.005)
+        # The message drawn (folded: following shows its end) before the figures count.
+        while shown not in "\n".join(s.text for s in app.screen._compositor.render_strips()):
+            await pilot.pause(0.01)
+        print(json.dumps({"delays": delays, "reading": reading}), flush=True)
+
+asyncio.run(main())
+"""
+KEY_PRESSES = 200
+HUGE_MB = 50
+_OPENING = "The start of a fifty megabyte message"
+
+
+def _keys(path: Path, shown: str) -> tuple[list[float], list[float]]:
+    """Key-to-frame delays of presses made from the first frame on: those while reading, and the others."""
+    out = subprocess.run(
+        [sys.executable, "-c", _KEYS, str(path), str(KEY_PRESSES), shown],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    report = json.loads(out.splitlines()[-1])
+    pairs = list(zip(report["delays"], report["reading"], strict=True))
+    return [d for d, busy in pairs if busy], [d for d, busy in pairs if not busy]
+
+
+def _huge_message(path: Path, megabytes: int) -> Path:
+    """A short session, then one assistant reply of `megabytes` MB on a single line, through the real writer."""
+    generate(path, 10)
+    with JournalWriter.open(path, fsync="none") as writer:
+        reply = f"{_OPENING} " + "lorem ipsum " * ((megabytes << 20) // 12)
+        writer.append(Message(message=ChatMessage(role="assistant", content=reply)))
+    return path
 
 
 def _first_paint(path: Path) -> tuple[float, float]:
@@ -104,6 +180,14 @@ def run() -> list[BenchRow]:
         bare.mkdir()
         bare_path = generate(bare / "s-20250101-000000-bar1.jsonl", 20)
         watcher_p50, watcher_p95 = asyncio.run(_watcher_latency(bare_path))
+        huge = _huge_message(folder / "s-20250101-000000-hug1.jsonl", HUGE_MB)
+        huge_size = f"{huge.stat().st_size / 1e6:.0f} MB"
+        while_reading, after_reading = _keys(huge, "more characters · Enter to expand")
+        _, small_delays = _keys(small, "#10 ")
+    huge_delays = while_reading + after_reading
+    reading_p50, reading_p95 = percentiles(while_reading) if while_reading else (float("nan"), float("nan"))
+    _, huge_p95 = percentiles(huge_delays)
+    small_p50, small_p95 = percentiles(small_delays)
     mb = 1024 * 1024
     return [
         absolute(f"viewer: first paint, 100k-event journal ({size}), process start", big_paint, at_most=1.0),
@@ -114,6 +198,16 @@ def run() -> list[BenchRow]:
         absolute(f"viewer: append-to-screen p95 ({APPENDS} appends)", viewer_p95, at_most=0.1),
         compare("viewer p95 vs bare watcher p95 (awatch + Tail, no UI)", viewer_p95, watcher_p95),
         BenchRow("bare watcher p50 / p95", fmt(watcher_p50, "s"), fmt(watcher_p95, "s"), None, "-", "-"),
+        absolute(
+            f"viewer: key to frame p95 while a {huge_size} message is read ({len(while_reading)} presses)",
+            reading_p95,
+            at_most=0.1,
+        ),
+        absolute(
+            "viewer: key to frame, the slowest press while it is read", max(while_reading, default=0), at_most=0.1
+        ),
+        compare("viewer: key to frame p50 while it is read vs 10 events", reading_p50, small_p50),
+        compare(f"viewer: key to frame p95, {huge_size} message open vs 10 events", huge_p95, small_p95),
     ]
 
 

@@ -65,6 +65,8 @@ SCENES = [
     Scene("session-80x24", (80, 24), (), session),
     Scene("fork-picker", (100, 32), ("p",), session),
     Scene("outcome-unknown", (100, 32), ("home", "t", "t", "t"), outcome_unknown),
-    Scene("browser", (110, 16), (), browser),
+    Scene("browser", (120, 16), (), browser),
+    Scene("browser-80x24", (80, 24), (), browser),
     Scene("raw-event", (100, 32), ("home", "e", "e", "r"), session),
+    Scene("search", (100, 32), ("/", *"zerodivision", "enter"), session),
 ]

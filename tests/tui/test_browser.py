@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import REPO, FixedClock, screen_text, wait_for, wait_for_text, without_dac_override
 from tests.tui.journals import START, finished_story, story, user, write_journal
 from wren_tui.journal.fork import fork
+from wren_tui.journal.store import SessionInfo
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.browser import BrowserScreen
+from wren_tui.tui.screens.browser import BrowserScreen, _cells
 from wren_tui.tui.screens.session import SessionScreen
 
 OLD, NEW = "s-20250301-093000-aaaa", "s-20250302-101500-bbbb"
@@ -51,6 +56,22 @@ async def test_a_fork_shows_where_it_came_from(tmp_path: Path) -> None:
         assert f"{OLD}@2" in row
 
 
+async def test_at_80_columns_the_origin_of_a_fork_is_readable_and_lesser_columns_give_way(tmp_path: Path) -> None:
+    parent = write_journal(tmp_path / f"{OLD}.jsonl", finished_story())
+    forked = fork(parent, 2)
+    app = _app(tmp_path)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await wait_for_text(pilot, forked.id)
+        row = next(line for line in screen_text(app).splitlines() if forked.id in line)
+        assert f"{OLD}@2" in row
+        assert "done" in row
+        header = next(line for line in screen_text(app).splitlines() if " id " in line)
+        assert "tokens" not in header and "forked from" in header
+        await pilot.resize_terminal(160, 20)
+        await wait_for(pilot, lambda: "tokens" in screen_text(app), "every column when there is room")
+        assert _ids(app) == [forked.id, OLD]
+
+
 async def test_a_new_journal_appears_live_and_a_live_one_turns_done(tmp_path: Path) -> None:
     write_journal(tmp_path / f"{OLD}.jsonl", finished_story())
     app = _app(tmp_path)
@@ -80,8 +101,60 @@ async def test_enter_opens_a_session_and_escape_comes_back(tmp_path: Path) -> No
         await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen), "the browser again")
 
 
+_UNREADABLE_CHILD = """
+import asyncio, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from tests.tui.conftest import screen_text, wait_for_text
+from wren_tui.tui.app import WrenApp
+
+async def main():
+    app = WrenApp(folder=Path(sys.argv[1]), clock=lambda: datetime(2025, 3, 1, tzinfo=UTC))
+    async with app.run_test(size=(140, 20)) as pilot:
+        await wait_for_text(pilot, sys.argv[2])
+        await wait_for_text(pilot, sys.argv[3])
+        print(screen_text(app))
+
+asyncio.run(main())
+"""
+
+
+def test_a_journal_it_cannot_read_is_listed_as_unreadable(tmp_path: Path) -> None:
+    prefix = without_dac_override()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be made to hold")
+    write_journal(tmp_path / f"{OLD}.jsonl", finished_story())
+    locked = write_journal(tmp_path / f"{NEW}.jsonl", story())
+    locked.chmod(0)
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-c", _UNREADABLE_CHILD, str(tmp_path), OLD, NEW],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = proc.stdout.splitlines()
+    assert "unreadable" in next(line for line in rows if NEW in line)
+    assert "done" in next(line for line in rows if OLD in line)
+
+
 async def test_an_empty_folder_says_how_to_start_a_session(tmp_path: Path) -> None:
     app = _app(tmp_path / "journals")
     async with app.run_test(size=(120, 20)) as pilot:
         await wait_for_text(pilot, "No journals in")
         assert "wren demo" in screen_text(app)
+
+
+def test_every_state_is_shown_as_it_is_named_each_in_a_colour_of_its_own() -> None:
+    states = ["live", "cancelled", "limit", "error", "interrupted", "outcome unknown", "torn tail", "corrupt"]
+    states += ["unreadable", "empty", "paused by policy"]
+    styles = {}
+    for state in states:
+        info = SessionInfo(OLD, Path(f"{OLD}.jsonl"), state, 3, None, None, 0, None, None, None)  # type: ignore[arg-type]
+        cell = _cells(info)["state"]
+        assert cell.plain == state
+        styles[state] = str(cell.style)
+    assert "" not in styles.values()
+    assert len(set(styles.values())) == len(states)

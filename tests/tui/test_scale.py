@@ -14,7 +14,7 @@ from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION
 from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.fork import fork_points
-from wren_tui.journal.index import LineScanner, decode_at, tail_start
+from wren_tui.journal.index import LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
@@ -92,7 +92,7 @@ def test_a_bad_line_is_reported_by_its_number_from_the_start_even_when_read_from
     assert expected.stopped_at_line == bad
     fd = os.open(path, os.O_RDONLY)
     try:
-        start = tail_start(fd, len(data), 200_000)
+        start, _ = tail_span(fd, len(data), 200_000)
         head = LineScanner(path, fd)
         list(head.chunks(stop=start, size=3000))
         tail = LineScanner(path, fd, start, first_line=head.lineno, after_seq=head.prev_seq)
@@ -169,3 +169,30 @@ async def test_a_bad_line_before_the_tail_window_ends_the_session_there(
         await wait_for_text(pilot, f"stopped at line {expected.stopped_at_line}:")
         assert f"{len(expected.events)} events" in screen_text(app)
         await wait_for_text(pilot, f"#{expected.events[-1].seq} ")
+
+
+def test_the_tail_read_first_leaves_a_huge_last_line_to_the_background(tmp_path: Path) -> None:
+    from tests.tui.journals import encode, user
+
+    small = encode([user(f"message {n}") for n in range(1, 2000)])
+    huge = encode([user("B" * 300_000)], first_seq=2000)
+    path = tmp_path / "huge-last.jsonl"
+    path.write_bytes(small + huge)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = len(small) + len(huge)
+        # The window holds only the end of the huge line: the lines before it are read first.
+        start, stop = tail_span(fd, size, 100_000)
+        assert stop == len(small) and 0 < start < stop
+        assert small[start - 1 : start] == b"\n"
+        # A torn huge line, and no line start within reach: nothing before the first frame.
+        torn = tmp_path / "torn.jsonl"
+        torn.write_bytes(small + huge[:-1] + b"B" * 500_000)
+        torn_fd = os.open(torn, os.O_RDONLY)
+        try:
+            assert tail_span(torn_fd, torn.stat().st_size, 100_000, reach=200_000) == (0, 0)
+            assert tail_span(torn_fd, torn.stat().st_size, 100_000)[1] == len(small)
+        finally:
+            os.close(torn_fd)
+    finally:
+        os.close(fd)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from tests.conftest import run_wren
-from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import FixedClock, screen_strips, screen_text, wait_for, wait_for_text
 from tests.tui.journals import (
     SESSION,
     after_last,
@@ -249,15 +250,63 @@ async def test_r_shows_the_selected_event_as_pretty_json(journal: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the raw view to close")
 
 
-async def test_slash_searches_the_conversation(journal: Path) -> None:
+async def test_search_enter_gives_the_keys_back_so_n_and_shift_n_move_between_matches(journal: Path) -> None:
     app = _app(journal)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("/")
         await pilot.press(*"ZERODIVISION", "enter")
         view = _conversation(app)
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 8, "a match")
-        await pilot.press("escape", "n")
+        await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the match count")
+        assert app.focused is view
+        await pilot.press("n")
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 10, "the next")
+        assert "match 2 of 2" in _status(app)
+        assert app.screen.query_one("#search", Input).value == "ZERODIVISION"
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the first again, around the end")
+        await pilot.press("N")
+        await wait_for(pilot, lambda: "match 2 of 2" in _status(app), "the previous, around the start")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "match" not in _status(app), "the search forgotten")
+
+
+async def test_search_marks_the_match_in_the_text(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("/", *"zerodivisionerror", "enter")
+        await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the first match")
+        marked = [seg for strip in screen_strips(app) for seg in strip if seg.text == "ZeroDivisionError"]
+        plain = [seg for strip in screen_strips(app) for seg in strip if "fails with " in seg.text]
+        assert marked and all(seg.style is not None and seg.style.reverse for seg in marked)
+        assert plain and not any(seg.style is not None and seg.style.reverse for seg in plain)
+
+
+async def test_a_match_inside_folded_output_unfolds_it_and_shows_the_matching_row(journal: Path) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("/", *"1 failed, 7 passed", "enter")
+        await wait_for(pilot, lambda: "match 1 of 1" in _status(app), "the match")
+        view = _conversation(app)
+        assert view.selected_event is not None and view.selected_event.seq == 8
+        await wait_for_text(pilot, "1 failed, 7 passed in 0.04s")
+        assert "more lines · Enter to expand" not in screen_text(app)
+
+
+async def test_the_cursor_row_is_highlighted_behind_its_text_on_a_full_width_line(tmp_path: Path) -> None:
+    full = "x" * 200
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("first"), user(full), user("last")])
+    app = _app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("home", "down")
+        view = _conversation(app)
+        await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 2, "the cursor")
+        cursor = view.get_component_rich_style("conversation--cursor").bgcolor
+        rows = [strip for strip in screen_strips(app) if "xxxxxxxxxx" in strip.text]
+        assert rows
+        for strip in rows:
+            text_cells = [seg for seg in strip if "x" in seg.text]
+            assert text_cells and all(seg.style is not None and seg.style.bgcolor == cursor for seg in text_cells)
 
 
 async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journal: Path) -> None:
@@ -332,6 +381,31 @@ async def test_a_replaced_journal_is_read_again_from_its_start(tmp_path: Path) -
         assert "2 events" in _status(app)
 
 
+async def test_a_journal_moved_away_while_its_writer_writes_says_so_and_goes_on_showing_it(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story()[:2])
+    app = _app(path)
+    with JournalWriter.open(path, fsync="none") as writer:
+        async with app.run_test(size=(140, 30)) as pilot:
+            await wait_for(pilot, lambda: " live " in _status(app), "live")
+            path.rename(tmp_path / "moved.jsonl")
+            writer.append(user("written after the move"))
+            await wait_for_text(pilot, "written after the move")
+            await wait_for(pilot, lambda: "moved to moved.jsonl: its writer goes on there" in _status(app), "moved")
+            assert " ended " not in _status(app)
+            assert "3 events" in _status(app)
+
+
+async def test_a_deleted_journal_is_said_to_be_deleted(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
+    app = _app(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: " ended " in _status(app), "the journal shown")
+        path.unlink()
+        await wait_for(pilot, lambda: " deleted " in _status(app), "the deletion in the status line")
+        assert "deleted: the file is gone" in _status(app)
+        assert "Fixed: mean([]) now returns 0.0" in screen_text(app)
+
+
 async def test_polling_takes_over_when_the_watcher_cannot_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -370,6 +444,19 @@ async def test_question_mark_shows_the_keys(journal: Path) -> None:
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), "the help panel")
         await wait_for_text(pilot, "Next error")
+
+
+@pytest.mark.parametrize("width", [80, 60])
+async def test_a_narrow_footer_keeps_quit_and_help_and_drops_lesser_keys_first(journal: Path, width: int) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_for(pilot, lambda: "q Quit" in screen_text(app).splitlines()[-1], "q Quit in the footer")
+        footer = screen_text(app).splitlines()[-1]
+        assert "? Help" in footer and "/ Search" in footer
+        assert "f Follow" not in footer
+        await pilot.resize_terminal(140, 24)
+        await wait_for(pilot, lambda: "f Follow" in screen_text(app).splitlines()[-1], "every key when there is room")
+        assert "q Quit" in screen_text(app).splitlines()[-1]
 
 
 async def test_tool_row_enter_shows_that_call_in_the_conversation(journal: Path) -> None:

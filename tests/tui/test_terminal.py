@@ -10,6 +10,7 @@ import pytest
 
 from tests.tmux import Terminal, python_argv
 from tests.tmux import terminal as own_terminal
+from tests.tui.conftest import without_dac_override
 from tests.tui.journals import SESSION, finished_story, story, user, write_journal
 from wren_tui.journal.store import lock_holder
 from wren_tui.journal.writer import JournalWriter
@@ -26,8 +27,15 @@ def terminal() -> Iterator[Terminal]:
         yield term
 
 
-def _start(terminal: Terminal, args: list[str], cwd: Path, size: tuple[int, int] = (100, 30)) -> None:
-    terminal.start(python_argv(*args), cwd, size)
+def _start(
+    terminal: Terminal,
+    args: list[str],
+    cwd: Path,
+    size: tuple[int, int] = (100, 30),
+    prefix: tuple[str, ...] = (),
+) -> None:
+    """`wren ARGS` in the terminal (behind `prefix`, a command such as setpriv), then its exit status."""
+    terminal.start([*prefix, *python_argv(*args)], cwd, size)
 
 
 def test_watch_shows_events_another_process_appends(tmp_path: Path, terminal: Terminal) -> None:
@@ -65,3 +73,33 @@ def test_demo_in_80x24_runs_the_agent_live_and_quitting_stops_it(tmp_path: Path,
     assert "the agent was still running and has been stopped" in screen
     assert f"watch it again: wren watch {journal.stem}" in screen
     assert lock_holder(journal) is None
+
+
+def test_fork_in_a_folder_it_cannot_write_says_why_and_the_viewer_keeps_running(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    prefix = without_dac_override()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be made to hold")
+    folder = tmp_path / "journals"
+    path = write_journal(folder / f"{SESSION}.jsonl", finished_story())
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        _start(terminal, ["watch", str(path)], tmp_path, prefix=prefix)
+        terminal.wait_for("Fixed: mean([]) now returns 0.0")
+        terminal.keys("p")
+        terminal.wait_for("Fork points of")
+        terminal.keys("Enter")
+        terminal.wait_for("at seq 25?")
+        terminal.keys("y")
+        screen = terminal.wait_for("Could not fork:")
+        assert "ermission denied" in screen
+        assert "Traceback" not in screen
+        terminal.keys("Enter")
+        assert " ended " in terminal.wait_gone("Could not fork:")
+        terminal.keys("q")
+        terminal.wait_for("WREN-EXITED-0")
+    finally:
+        folder.chmod(0o755)
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]

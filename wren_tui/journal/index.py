@@ -16,7 +16,8 @@ from itertools import accumulate
 from pathlib import Path
 
 from .events import Event
-from .reader import JournalError, Tail, parse_line
+from .huge_line import ChildFailed, decode_elsewhere
+from .reader import JournalError, LineError, Tail, parse_line
 
 CHUNK = 1 << 20
 _LINE_NO = re.compile(r"^line (\d+): ")
@@ -30,6 +31,8 @@ class Chunk:
     # starts[i] is where events[i]'s line begins; ends[i] is just past its newline.
     starts: array[int] = field(default_factory=lambda: array("q"))
     ends: array[int] = field(default_factory=lambda: array("q"))
+    # A huge line decoded elsewhere: its event's long strings are cut, and this is its text's whole length.
+    cut_from: int | None = None
 
 
 class LineScanner:
@@ -40,14 +43,27 @@ class LineScanner:
     the boundary. Stops for good at the first line that cannot be read (`reason` says why).
     """
 
-    def __init__(self, path: Path, fd: int, start: int = 0, *, first_line: int = 0, after_seq: int = 0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        fd: int,
+        start: int = 0,
+        *,
+        first_line: int = 0,
+        after_seq: int = 0,
+        elsewhere: tuple[int, int] | None = None,
+    ) -> None:
         self.path = path
         self.fd = fd
+        # (size, clip): a line over `size` bytes is decoded in a child process, its strings cut to `clip`.
+        self.elsewhere = elsewhere
         self._tail = Tail(path)
         self.offset = start  # just past the last good line
         self.lineno = first_line  # good lines before `offset`
         self.prev_seq = after_seq
         self.reason: str | None = None  # "line N: why", N counted from the file's start
+        # No newline between `offset` and this: a long partial last line is not searched twice.
+        self.scanned = start
 
     def chunks(self, stop: int | None = None, size: int = CHUNK) -> Iterator[Chunk]:
         """Chunks of the whole lines between `offset` and `stop` (or the end of the file)."""
@@ -57,15 +73,20 @@ class LineScanner:
                 return
             data = os.pread(self.fd, limit, self.offset)
             cut = data.rfind(b"\n") + 1
-            more = data
-            while not cut and more and (stop is None or self.offset + len(data) < stop):
-                # One line longer than a chunk: read on until its newline.
-                more = os.pread(self.fd, size, self.offset + len(data))
-                data += more
-                cut = data.rfind(b"\n") + 1
+            if not cut and len(data) == limit:
+                # One line longer than a chunk: find its newline first, then read the line once.
+                end, self.scanned = _line_end(self.fd, max(self.offset + len(data), self.scanned), stop, size)
+                if end is not None and self.elsewhere is not None and end - self.offset > self.elsewhere[0]:
+                    far = self._take_elsewhere(end, self.elsewhere[1])
+                    if far is not None:
+                        yield far
+                        continue
+                if end is not None:
+                    data = os.pread(self.fd, end - self.offset, self.offset)
+                    cut = data.rfind(b"\n") + 1
             if not cut:
                 return  # nothing whole yet: a partial last line waits for its writer
-            yield self._take(data[:cut])
+            yield self._take(data[:cut] if cut < len(data) else data)
 
     def _take(self, whole: bytes) -> Chunk:
         before = self.lineno - self._tail.lineno
@@ -76,7 +97,10 @@ class LineScanner:
             # The Tail starts at `start` knowing no seq; the line before it is ours to compare with.
             self.reason = f"line {self.lineno + 1}: seq {events[0].seq} does not increase on {self.prev_seq}"
             return Chunk([])
-        lengths = [len(line) + 1 for line in whole.split(b"\n", len(events))[: len(events)]]
+        if len(events) == 1:
+            lengths = [whole.index(b"\n") + 1]  # one line, maybe a huge one: measured, not copied
+        else:
+            lengths = [len(line) + 1 for line in whole.split(b"\n", len(events))[: len(events)]]
         starts = array("q", accumulate(lengths[:-1], initial=self.offset)) if events else array("q")
         ends = array("q", accumulate(lengths, initial=self.offset))[1:]
         self.offset = ends[-1] if events else self.offset
@@ -87,6 +111,21 @@ class LineScanner:
             self.reason = _renumber(batch.reason, before)
         return Chunk(events, starts, ends)
 
+    def _take_elsewhere(self, end: int, clip: int) -> Chunk | None:
+        """One huge line, checked and decoded in a child process; None if no child could do it."""
+        try:
+            decoded = decode_elsewhere(self.fd, self.offset, end - self.offset - 1, self.prev_seq, clip)
+        except ChildFailed:
+            return None
+        except LineError as exc:
+            self.reason = f"line {self.lineno + 1}: {exc}"
+            return Chunk([])
+        start, self.offset = self.offset, end
+        self.lineno += 1
+        self.prev_seq = decoded.event.seq
+        self._tail = Tail(self.path)  # the next lines are read from here, as from a fresh start
+        return Chunk([decoded.event], array("q", [start]), array("q", [end]), decoded.chars)
+
 
 def _renumber(reason: str, before: int) -> str:
     """The Tail counts lines from where it started; a person counts them from the file's start."""
@@ -96,14 +135,66 @@ def _renumber(reason: str, before: int) -> str:
     return f"line {int(match.group(1)) + before}: {reason[match.end() :]}"
 
 
-def tail_start(fd: int, size: int, window: int) -> int:
-    """Where the first whole line of the last `window` bytes begins (0 for a short file)."""
-    if size <= window:
-        return 0
-    data = os.pread(fd, window, size - window)
-    newline = data.find(b"\n")
-    # No newline in the window: one huge last line, which starts before it; begin at the file's start.
-    return 0 if newline < 0 else size - window + newline + 1
+def _line_end(fd: int, offset: int, stop: int | None, size: int) -> tuple[int | None, int]:
+    """Just past the first newline at or after `offset` (before `stop`), or None if there is none yet;
+    and how far that was looked for."""
+    while stop is None or offset < stop:
+        data = os.pread(fd, size if stop is None else min(size, stop - offset), offset)
+        if not data:
+            break
+        newline = data.find(b"\n")
+        if newline >= 0:
+            return offset + newline + 1, offset
+        offset += len(data)
+    return None, offset
+
+
+def _line_start(fd: int, offset: int, reach: int) -> int | None:
+    """Just past the last newline before `offset`, or 0 at the file's start; None if none is within `reach`."""
+    low = max(offset - reach, 0)
+    end = offset
+    while end > low:
+        begin = max(end - CHUNK, low)
+        newline = os.pread(fd, end - begin, begin).rfind(b"\n")
+        if newline >= 0:
+            return begin + newline + 1
+        end = begin
+    return 0 if low == 0 else None
+
+
+# How far back the tail looks for where a last line longer than the window starts.
+TAIL_REACH = 16 << 20
+_LONG_LINES = 4  # long last lines the tail steps over before it gives up
+
+
+def tail_span(fd: int, size: int, window: int, reach: int = TAIL_REACH) -> tuple[int, int]:
+    """The whole lines to show before the first frame: the last of them that fit in `window` bytes.
+
+    A partial last line is left out, and so is a last line longer than the window (a huge message):
+    the lines before it are shown, and the background index reads it. (0, 0) when no line start is
+    found within `reach` bytes: nothing is read before the first frame.
+    """
+    stop = _line_start(fd, size, reach)  # the whole lines end here
+    for _ in range(_LONG_LINES):
+        if stop is None:
+            break
+        if stop <= window:
+            return 0, stop
+        begin = stop - window
+        # The window ends with the newline of the line before `stop`, so it holds at least one.
+        start = begin + os.pread(fd, window, begin).find(b"\n") + 1
+        if start < stop:
+            return start, stop
+        stop = _line_start(fd, stop - 1, reach)  # the last line alone fills the window
+    return 0, 0
+
+
+def decode_span(fd: int, start: int, end: int) -> list[Event]:
+    """The events on the lines between `start` and `end` (just past the last one's newline), validated once."""
+    data = os.pread(fd, end - start, start)
+    if len(data) != end - start:
+        raise JournalError(f"the journal is shorter than its index (lines at byte {start}); it was replaced")
+    return [parse_line(line, 0) for line in data.split(b"\n")[:-1]]
 
 
 def decode_at(fd: int, start: int, end: int) -> Event:

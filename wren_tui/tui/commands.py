@@ -61,6 +61,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     app = WrenApp(folder=folder, session=session, pick=args.pick, watch_mode="poll" if args.poll else "auto")
     picked = app.run()
+    if app.return_code:
+        return EXIT_ERROR  # the viewer crashed (Textual printed why)
     if not args.pick:
         return EXIT_OK
     if picked is None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 
-from ..journal.events import Event, Message, describe
-from ..journal.index import CHUNK, decode_at
+from ..journal.events import Delta, Event, Message, describe
+from ..journal.index import CHUNK, decode_at, decode_span
 from .timeline import Timeline
 
 
@@ -21,39 +22,41 @@ def text_of(event: Event) -> str:
     return event.message.content if isinstance(event, Message) else describe(event)
 
 
-def find(
+def find_all(
     timeline: Timeline,
     fd: int,
     query: str,
-    cursor: int,
+    lo: int,
+    hi: int,
     *,
-    forward: bool,
     progress: Callable[[float], None],
     cancelled: Callable[[], bool],
-) -> int | None:
-    """The next item (after `cursor`, wrapping around) whose text holds `query`, ignoring case."""
+) -> array[int] | None:
+    """The items among `lo..hi` whose text holds `query`, ignoring case, in order; None if cancelled."""
     needle = query.casefold()
-    count = len(timeline)
-    if not needle or not count:
-        return None
+    found: array[int] = array("i")
+    if not needle or lo >= hi:
+        return found
     plain = needle.isascii() and json.dumps(needle) == f'"{needle}"'
     key = needle.encode() if plain else None
-    if forward:
-        spans = [(cursor + 1, count), (0, min(cursor + 1, count))]
-    else:
-        spans = [(0, max(cursor, 0)), (max(cursor, 0), count)]
     done = 0
-    for lo, hi in spans:
-        for block_lo, block_hi in _blocks(timeline, lo, hi, reverse=not forward):
-            candidates = _candidates(timeline, fd, key, block_lo, block_hi)
-            for position in candidates if forward else reversed(candidates):
-                if needle in text_of(decode_at(fd, timeline.starts[position], timeline.ends[position])).casefold():
-                    return position
-            done += block_hi - block_lo
-            progress(done / count)
-            if cancelled():
-                return None
-    return None
+    for block_lo, block_hi in _blocks(timeline, lo, hi, reverse=False):
+        for position in _candidates(timeline, fd, key, block_lo, block_hi):
+            if needle in _text_at(timeline, fd, position).casefold():
+                found.append(position)
+        done += block_hi - block_lo
+        progress(done / (hi - lo))
+        if cancelled():
+            return None
+    return found
+
+
+def _text_at(timeline: Timeline, fd: int, position: int) -> str:
+    """The whole text of an item, read from the journal (a partial reply: its deltas joined)."""
+    start, end = timeline.starts[position], timeline.ends[position]
+    if timeline.kind(position) == "partial":
+        return "".join(e.text for e in decode_span(fd, start, end) if isinstance(e, Delta))
+    return text_of(decode_at(fd, start, end))
 
 
 def _blocks(timeline: Timeline, lo: int, hi: int, *, reverse: bool) -> Iterator[tuple[int, int]]:
@@ -75,6 +78,9 @@ def _candidates(timeline: Timeline, fd: int, key: bytes | None, lo: int, hi: int
     base = starts[lo]
     data = os.pread(fd, ends[hi - 1] - base, base).lower()
     found: list[int] = []
+    partials = timeline.partial_items
+    # A partial reply's text is cut across its delta lines: always look in it.
+    extra = partials[bisect_left(partials, lo) : bisect_left(partials, hi)]
     at = data.find(key)
     while at >= 0:
         position = bisect_right(starts, base + at, lo, hi) - 1
@@ -83,4 +89,4 @@ def _candidates(timeline: Timeline, fd: int, key: bytes | None, lo: int, hi: int
             at = data.find(key, ends[position] - base)
         else:
             at = data.find(key, at + 1)  # in a streamed delta between two items
-    return found
+    return sorted({*found, *extra}) if extra else found

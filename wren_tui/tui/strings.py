@@ -7,18 +7,32 @@ TITLE = "wren watch"
 # Conversation pane
 ROLE_LABEL = {"user": "you", "assistant": "assistant", "tool": "tool result"}
 STREAMING = "assistant · writing…"
-FOLDED = "… {hidden} more lines · Enter to expand"
+STREAM_CUT_OFF = "assistant · cut off: its writer is gone and no reply followed"
+STREAM_BEFORE = "… {more} before this"
+PARTIAL_REPLY = "partial reply, discarded (no reply followed it: a retry, a crash or a cancel)"
+FOLDED = "… {more} · Enter to expand"
+NOT_SHOWN = "… {more} not shown: too long to show here (search still finds them) · Enter to fold"
 UNFOLD_HINT = "Enter to fold"
 EMPTY_SESSION = "Nothing in this journal yet: waiting for the first event."
 
 # Status line
 LIVE, PAUSED, ENDED = "live", "paused", "ended"
+MOVED_MODE, DELETED_MODE = "moved", "deleted"
+MOVED_TO_WRITING = "moved to {name}: its writer goes on there"
+MOVED_WRITING = "moved: its writer goes on in another file"
+MOVED_TO = "moved to {name}"
+MOVED = "moved away from this name"
+DELETED_WRITING = "deleted: its writer still writes to the removed file"
+DELETED = "deleted: the file is gone; what it held is shown"
 NEW_EVENTS = "{count} new · {key} to jump to live"
 STOPPED_AT = "stopped at line {line}: {reason}"
 TORN_WAITING = "the last line was cut short (no newline at its end)"
 AGO = "{age} ago"
 INDEXING = "indexing {percent}%…"
 SEARCHING = "searching {percent}%…"
+READING = "reading…"
+MATCH = "match {k} of {n}"
+MATCHES = "{n} matches for {query}"
 
 # Tool timings
 TOOLS_TITLE = "Tool calls"
@@ -34,12 +48,19 @@ CONFIRM_FORK = "Fork {session} at seq {seq}?\n\n{point}\n\nA new journal is writ
 # {command}: `wren resume NEW`, with --dir when the fork's folder is not where wren looks from here.
 FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  {command}"
 FORK_FAILED = "Could not fork: {reason}"
+CANNOT_WRITE = "cannot write the new journal in {folder} ({why}); this journal is left as it is"
 STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 
 # Raw view, search, help
 RAW_TITLE = "Event {seq} ({type}) as written"
+RAW_TITLE_PARTIAL = "Events {first}–{last} (delta: a partial reply) as written"
+RAW_WHERE = "The bytes at {start}–{end} of the journal ({size} bytes), the newline that ends each line not shown:"
+RAW_MORE = "… {more} more bytes not shown"
+RAW_PRETTY = "Pretty-printed (every member, in the order written):"
+RAW_NO_PRETTY = "(too long to pretty-print here)"
+RAW_NOT_JSON = "(not JSON)"
 NO_EVENT = "No event selected."
-SEARCH_PLACEHOLDER = "search the conversation (Enter: next match, Esc: close)"
+SEARCH_PLACEHOLDER = "search the conversation (Enter: find, then n / N: next / previous match; Esc: close)"
 NOT_FOUND = "No match for {query!r}."
 NO_MORE = "No more {what}."
 

@@ -6,6 +6,8 @@ strings directly, so `[bold]` stays the seven characters it is.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from rich.cells import cell_len
 
 from ..journal.visible import visible, visible_lines
@@ -19,39 +21,52 @@ def width_of(line: str) -> int:
 
 def wrap(line: str, width: int) -> list[str]:
     """One visible line cut into pieces of at most `width` cells, at spaces where it can."""
+    return [line[start:end] for start, end in wrap_spans(line, width)]
+
+
+def wrap_spans(line: str, width: int, start: int = 0) -> Iterator[tuple[int, int]]:
+    """The (start, end) of each piece `wrap` cuts, lazily: a caller that needs ten rows pays for ten.
+
+    A space the line is cut at belongs to no piece. Each row costs its own length, so a line of
+    any size is cut in time linear in what is taken.
+    """
     width = max(width, 1)
-    if width_of(line) <= width:
-        return [line]
-    pieces: list[str] = []
-    rest = line
-    while width_of(rest) > width:
-        cut = _fit(rest, width)
-        space = rest.rfind(" ", 0, cut + 1)
-        if space > 0:
-            pieces.append(rest[:space])
-            rest = rest[space + 1 :]
+    plain = line.isascii()
+    end = len(line)
+    while True:
+        cut = start + width if plain else _fit_cells(line, width, start)
+        if cut >= end:
+            yield start, end
+            return
+        space = line.rfind(" ", start, cut + 1)
+        if space > start:
+            yield start, space
+            start = space + 1
         else:
-            pieces.append(rest[:cut])
-            rest = rest[cut:]
-    pieces.append(rest)
-    return pieces
+            yield start, cut
+            start = cut
 
 
 def _fit(line: str, width: int) -> int:
     """How many characters of `line` fit in `width` cells (at least one)."""
-    if line.isascii():
-        return width
+    return width if line.isascii() else _fit_cells(line, width, 0)
+
+
+def _fit_cells(line: str, width: int, start: int) -> int:
+    """Where the characters of `line` from `start` that fit in `width` cells end (at least one)."""
     used = 0
-    for index, char in enumerate(line):
-        used += cell_len(char)
+    for index in range(start, len(line)):
+        used += cell_len(line[index])
         if used > width:
-            return max(index, 1)
+            return max(index, start + 1)
     return len(line)
 
 
 def shorten(text: str, width: int) -> str:
     """A one-line summary: whitespace collapsed, made visible, cut to `width` cells with an ellipsis."""
-    flat = visible(" ".join(text.split()))
-    if width_of(flat) <= width:
+    # Whitespace runs aside, no more than this much of a long text can show.
+    head = text[: 4 * max(width, 0) + 256]
+    flat = visible(" ".join(head.split()))
+    if len(head) == len(text) and width_of(flat) <= width:
         return flat
     return flat[: _fit(flat, width - 1)] + "…"

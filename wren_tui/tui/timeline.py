@@ -3,18 +3,23 @@
 Per item (every event but streamed deltas) it keeps the byte span of its line, its kind and two
 size hints in arrays, so a million events cost about 25 bytes each, not a decoded Struct; tool
 calls and fork points are arrays of item positions. `event(i)` reads one line back through
-`journal.index.decode_at`, with an LRU cache for what is on screen. Nothing here renders, and
-nothing is a second source of truth: `fold` over the journal's chunks rebuilds all of it.
+`journal.index.decode_at`, with an LRU cache for what is on screen. A line too big to decode on
+demand (a multi-megabyte reply) keeps a clip of its text instead, made where it was first read, and
+streamed deltas that no reply followed (a retry, a crash) become one item: a partial reply. Nothing
+here renders, and nothing is a second source of truth: `fold` over the journal's chunks rebuilds all of it.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
+import msgspec
 from textual.cache import LRUCache
 
 from ..journal.events import (
@@ -27,19 +32,36 @@ from ..journal.events import (
     ToolCall,
     ToolEnd,
     ToolStart,
+    UnknownEvent,
     Usage,
 )
 from ..journal.index import Chunk, decode_at
 from ..journal.store import parse_ts
 
-ItemKind = Literal["user", "assistant", "tool", "note", "error"]
+ItemKind = Literal["user", "assistant", "tool", "partial", "note", "error"]
 CallState = Literal[
     "waiting", "running", "ok", "failed", "stopped", "output lost", "outcome unknown", "interrupted", "never started"
 ]
-KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "note", "error")
+KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
 _EVENT_CACHE = 4096
+# A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
+BIG_LINE = 1 << 20
+# ...this many characters of it (more than a person reads in the pane; search reads the whole line).
+CLIP_CHARS = 1 << 18
+# The end of a reply still streaming that is kept for drawing it.
+_STREAM_TAIL = 1 << 15
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    """An item shown from the start of its text: a big line's event cut short, or a partial reply."""
+
+    event: Event
+    chars: int  # the whole text's length
+    lines: int | None  # newlines in the whole text; None for a big line (counting them costs as much as decoding)
+    last_seq: int | None = None  # a partial reply: the seq of its last delta
 
 
 @dataclass(slots=True)
@@ -48,8 +70,96 @@ class Item:
 
     event: Event
     kind: ItemKind
-    # Whether a long tool result is shown whole; flipped by Enter.
+    # Whether a long text is shown whole; flipped by Enter.
     expanded: bool = False
+    # The whole text's size when `event` holds only the start of it.
+    clip: Clip | None = None
+
+
+def _cut(text: str) -> str:
+    return text[:CLIP_CHARS]
+
+
+def _cut_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, list | dict):
+        return f"<{len(value)} items, too long to show here>"
+    return value
+
+
+def clip_event(event: Event) -> Clip:
+    """The event of a big line with its text cut to CLIP_CHARS, and the size of the whole text."""
+    if isinstance(event, Message):
+        msg = event.message
+        calls = [ToolCall(c.id, c.name, _cut(c.args)) for c in msg.toolCalls] if msg.toolCalls else None
+        short = msgspec.structs.replace(msg, content=_cut(msg.content), toolCalls=calls)
+        return Clip(msgspec.structs.replace(event, message=short), len(msg.content), None)
+    if isinstance(event, Error):
+        short_error = msgspec.structs.replace(event, message=_cut(event.message))
+        return Clip(short_error, len(event.message), None)
+    if isinstance(event, UnknownEvent):
+        fields = {key: _cut_value(value) for key, value in event.fields.items()}
+        return Clip(UnknownEvent(event.seq, event.ts, event.type, fields), 0, 0)
+    if isinstance(event, ToolEnd) and event.result is not None:
+        return Clip(msgspec.structs.replace(event, result={}), 0, 0)
+    return Clip(event, 0, 0)
+
+
+def clips_of(chunk: Chunk) -> dict[int, Clip]:
+    """Clips of a chunk's big lines (by index in the chunk), so a thread can make them before `fold`."""
+    if chunk.cut_from is not None:
+        # Decoded in a child process, its strings already cut: only its text's length is to be kept.
+        return {0: Clip(chunk.events[0], chunk.cut_from, None)} if chunk.events else {}
+    return {
+        index: clip_event(event)
+        for index, (event, start, end) in enumerate(zip(chunk.events, chunk.starts, chunk.ends, strict=True))
+        if end - start > BIG_LINE and not isinstance(event, Delta)
+    }
+
+
+class Stream:
+    """The reply streaming now, from its deltas: the start and the end of its text and its size, not all of it."""
+
+    def __init__(self) -> None:
+        self.deltas = 0
+        self.chars = 0
+        self.lines = 0
+        self.first: Delta | None = None
+        self.last_seq = 0
+        self.start = self.end = 0  # the byte span of its delta lines
+        self._head: list[str] = []
+        self._head_chars = 0
+        self._tail: deque[str] = deque()
+        self._tail_chars = 0
+
+    def add(self, delta: Delta, start: int, end: int) -> None:
+        text = delta.text
+        if self.first is None:
+            self.first, self.start = delta, start
+        self.deltas += 1
+        self.end, self.last_seq = end, delta.seq
+        self.chars += len(text)
+        self.lines += text.count("\n")
+        if self._head_chars < CLIP_CHARS:
+            piece = text[: CLIP_CHARS - self._head_chars]
+            self._head.append(piece)
+            self._head_chars += len(piece)
+        piece = text[-_STREAM_TAIL:]
+        self._tail.append(piece)
+        self._tail_chars += len(piece)
+        while self._tail_chars - len(self._tail[0]) >= _STREAM_TAIL:
+            self._tail_chars -= len(self._tail.popleft())
+
+    @property
+    def head(self) -> str:
+        """The first CLIP_CHARS characters."""
+        return "".join(self._head)
+
+    def tail(self, chars: int) -> str:
+        """The last `chars` characters (at most the kept end)."""
+        text = "".join(self._tail)
+        return text[-chars:] if chars < len(text) else text
 
 
 @dataclass(slots=True)
@@ -98,6 +208,9 @@ class Timeline:
         self.chars: array[int] = array("i")
         self.breaks: array[int] = array("i")
         self.expanded: set[int] = set()
+        # Items shown from a clip: big lines (never decoded again on the UI thread) and partial replies.
+        self.clips: dict[int, Clip] = {}
+        self.partial_items: array[int] = array("i")
         # Item positions of errors (error events, failed calls), tool starts and clean fork points.
         self.error_items: array[int] = array("i")
         self.tool_items: array[int] = array("i")
@@ -111,8 +224,8 @@ class Timeline:
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._unanswered: set[str] = set()  # asked by the model and not answered: no clean point
         self.tokens = 0
-        # The assistant reply still streaming: delta text since the last assistant message.
-        self.streaming: list[str] = []
+        # The assistant reply still streaming: the deltas since the last event of any other kind.
+        self.stream = Stream()
         self.ended = False
         self.last_ts: str | None = None
         self._cache: LRUCache[int, Event] = LRUCache(_EVENT_CACHE)
@@ -122,29 +235,36 @@ class Timeline:
 
     # --- reading --------------------------------------------------------------------------
 
-    def fold(self, chunk: Chunk) -> int:
-        """Add a chunk's events; returns the position of the first item it added."""
+    def fold(self, chunk: Chunk, clips: Mapping[int, Clip] | None = None) -> int:
+        """Add a chunk's events (`clips`: those of its big lines, if already made); returns the first new item."""
         first = len(self.kinds)
-        for event, start, end in zip(chunk.events, chunk.starts, chunk.ends, strict=True):
-            self._add(event, start, end)
+        made = clips_of(chunk) if clips is None else clips
+        for index, (event, start, end) in enumerate(zip(chunk.events, chunk.starts, chunk.ends, strict=True)):
+            self._add(event, start, end, made.get(index))
         self.events += len(chunk.events)
         if chunk.events:
             self.last_ts = chunk.events[-1].ts
         return first
 
-    def _add(self, event: Event, start: int, end: int) -> None:
+    def _add(self, event: Event, start: int, end: int, clip: Clip | None) -> None:
         if isinstance(event, Delta):
-            self.streaming.append(event.text)
+            self.stream.add(event, start, end)
             return
+        if self.stream.deltas:
+            if isinstance(event, Message) and event.message.role == "assistant":
+                self.stream = Stream()  # the whole reply is here
+            else:
+                self._add_partial()  # a retry, a crash or a cancel threw the streamed text away
         position = len(self.kinds)
         kind = "note"
         chars = breaks = 0
+        if clip is not None:
+            self.clips[position] = clip
         if isinstance(event, Message):
             msg = event.message
             kind = msg.role
-            chars, breaks = len(msg.content), msg.content.count("\n")
+            chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
             if kind == "assistant":
-                self.streaming.clear()
                 breaks += len(msg.toolCalls or ())
                 for slot, call in enumerate(msg.toolCalls or ()):
                     self._asked(call.id, position, slot)
@@ -165,11 +285,10 @@ class Timeline:
                 kind = "error"
         elif isinstance(event, Error):
             kind = "error"
-            chars = len(event.message)
+            chars = clip.chars if clip else len(event.message)
         elif isinstance(event, Usage):
             self.tokens += event.inputTokens + event.outputTokens
         elif isinstance(event, RunStart):
-            self.streaming.clear()
             self.ended = False
         elif isinstance(event, RunEnd):
             self.ended = True
@@ -180,6 +299,20 @@ class Timeline:
         self.kinds.append(_CODE[kind])
         self.chars.append(min(chars, 2**31 - 1))
         self.breaks.append(min(breaks, 2**31 - 1))
+
+    def _add_partial(self) -> None:
+        """The streamed deltas so far as one item, spanning their lines: a reply that was thrown away."""
+        stream, self.stream = self.stream, Stream()
+        assert stream.first is not None
+        position = len(self.kinds)
+        start = Delta(seq=stream.first.seq, ts=stream.first.ts, text=stream.head)
+        self.clips[position] = Clip(start, stream.chars, stream.lines, stream.last_seq)
+        self.partial_items.append(position)
+        self.starts.append(stream.start)
+        self.ends.append(stream.end)
+        self.kinds.append(_CODE["partial"])
+        self.chars.append(min(stream.chars, 2**31 - 1))
+        self.breaks.append(min(stream.lines, 2**31 - 1))
 
     def _call_number(self, call_id: str) -> int:
         """The call a tool_start or tool_end belongs to; one the model was never seen asking for gets a row too."""
@@ -199,6 +332,10 @@ class Timeline:
     # --- decoding what is shown -----------------------------------------------------------
 
     def event(self, position: int) -> Event:
+        """The item's event as shown: decoded from its line, or the clip of a big line or a partial reply."""
+        clip = self.clips.get(position)
+        if clip is not None:
+            return clip.event
         cached = self._cache.get(position)
         if cached is None:
             assert self.fd is not None, "a timeline decodes events only once it has its journal open"
@@ -210,7 +347,7 @@ class Timeline:
         return KINDS[self.kinds[position]]
 
     def item(self, position: int) -> Item:
-        return Item(self.event(position), self.kind(position), position in self.expanded)
+        return Item(self.event(position), self.kind(position), position in self.expanded, self.clips.get(position))
 
     def position_at(self, offset: int) -> int | None:
         """The item whose line starts at byte `offset`, if any."""
@@ -248,7 +385,3 @@ class Timeline:
     def seconds_since_last(self, now: datetime) -> float | None:
         last = None if self.last_ts is None else parse_ts(self.last_ts)
         return None if last is None else max(0.0, (now - last).total_seconds())
-
-    @property
-    def stream_text(self) -> str:
-        return "".join(self.streaming)

@@ -13,25 +13,34 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ...journal.reader import JournalError
-from ...journal.store import SessionInfo, describe, journal_paths, lock_holder, project_label
+from ...journal.store import SessionInfo, describe, journal_paths, lock_holder, project_label, session_id_of
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
+from ..widgets.key_footer import KeyFooter
 
 Clock = Callable[[], datetime]
 OpenSession = Callable[[Path], None]
 _STATE_STYLE = {
     "live": "bold green",
     "done": "",
+    "cancelled": "magenta",
+    "limit": "cyan",
+    "error": "red",
     "interrupted": "yellow",
     "outcome unknown": "bold reverse yellow",
-    "torn tail": "yellow",
+    "torn tail": "dark_orange",
     "corrupt": "bold red",
+    "unreadable": "bold reverse red",
     "empty": "dim",
 }
+_UNKNOWN_STATE = "italic"  # a state this version has no colour for is still shown
+# Columns given up first when the terminal is too narrow for all of them; the rest always show.
+_DROP_FIRST = ("tokens", "started", "duration", "project", "events")
+_CELL_PADDING = 2  # DataTable's cell_padding, on both sides
 
 
 class BrowserScreen(Screen[None]):
@@ -51,19 +60,22 @@ class BrowserScreen(Screen[None]):
         # (size, mtime_ns) of each listed journal, so an unchanged file is not read again.
         self._seen: dict[Path, tuple[int, int]] = {}
         self._live: set[Path] = set()
+        # Every column's cells per row, so the columns shown can change with the width.
+        self._cells: dict[str, dict[str, Text]] = {}
+        self._shown: tuple[str, ...] = strings.BROWSER_COLUMNS
 
     def compose(self) -> ComposeResult:
         yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
         yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
         yield Static(Text(strings.NO_JOURNALS.format(folder=shorten(str(self.shown_folder), 200))), id="empty")
-        yield Footer()
+        yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh"))
 
     @property
     def table(self) -> DataTable[Text]:
         return self.query_one(DataTable)
 
     def on_mount(self) -> None:
-        for label in strings.BROWSER_COLUMNS:
+        for label in self._shown:
             self.table.add_column(label, key=label)
         self.rescan()
         self.table.focus()
@@ -89,6 +101,7 @@ class BrowserScreen(Screen[None]):
         for gone in set(self._seen) - current:
             table.remove_row(str(gone))
             del self._seen[gone]
+            del self._cells[str(gone)]
             self._live.discard(gone)
             changed = True
         for path in paths:
@@ -102,30 +115,64 @@ class BrowserScreen(Screen[None]):
             if self._seen.get(path) == stamp and (path not in self._live or still_live):
                 continue
             try:
-                info = describe(path)
-            except JournalError:
-                continue
-            self._show(info, new=path not in self._seen)
+                cells = _cells(describe(path))
+            except (JournalError, OSError):
+                cells = _unreadable(path)  # listed all the same: a journal hidden is a journal lost
+            self._show(path, cells, new=path not in self._seen)
             self._seen[path] = stamp
             changed = True
-        if changed:
-            # Session ids begin with their UTC start time, so by id is newest first.
-            table.sort("id", key=lambda cell: cell.plain, reverse=True)
+        if changed and not self._fit_columns():
+            self._sort()
         self.query_one("#empty").display = not self._seen
         table.display = bool(self._seen)
 
-    def _show(self, info: SessionInfo, *, new: bool) -> None:
-        if info.state == "live":
-            self._live.add(info.path)
+    def _sort(self) -> None:
+        # Session ids begin with their UTC start time, so by id is newest first.
+        self.table.sort("id", key=lambda cell: cell.plain, reverse=True)
+
+    def _show(self, path: Path, cells: dict[str, Text], *, new: bool) -> None:
+        if cells["state"].plain == "live":
+            self._live.add(path)
         else:
-            self._live.discard(info.path)
-        cells = _cells(info)
-        key = str(info.path)
+            self._live.discard(path)
+        key = str(path)
+        self._cells[key] = cells
         if new:
-            self.table.add_row(*cells, key=key)
+            self.table.add_row(*(cells[column] for column in self._shown), key=key)
             return
-        for column, value in zip(self.table.columns, cells, strict=True):
-            self.table.update_cell(key, column, value, update_width=True)
+        for column in self._shown:
+            self.table.update_cell(key, column, cells[column], update_width=True)
+
+    def on_resize(self) -> None:
+        self._fit_columns()
+
+    def _fit_columns(self) -> bool:
+        """Show the columns that fit the width, giving up lesser ones first; True if the table was rebuilt."""
+        width = self.size.width - _CELL_PADDING  # room for a scrollbar
+        if width <= 0:
+            return False
+        natural = {
+            column: max([len(column), *(cells[column].cell_len for cells in self._cells.values())]) + _CELL_PADDING
+            for column in strings.BROWSER_COLUMNS
+        }
+        shown = list(strings.BROWSER_COLUMNS)
+        for column in _DROP_FIRST:
+            if sum(natural[c] for c in shown) <= width:
+                break
+            shown.remove(column)
+        if tuple(shown) == self._shown:
+            return False
+        self._shown = tuple(shown)
+        table = self.table
+        row = table.cursor_row
+        table.clear(columns=True)
+        for column in self._shown:
+            table.add_column(column, key=column)
+        for key, cells in self._cells.items():
+            table.add_row(*(cells[column] for column in self._shown), key=key)
+        self._sort()
+        table.move_cursor(row=row)
+        return True
 
     def action_open(self) -> None:
         table = self.table
@@ -143,17 +190,29 @@ class BrowserScreen(Screen[None]):
         self.rescan()
 
 
-def _cells(info: SessionInfo) -> list[Text]:
+def _cells(info: SessionInfo) -> dict[str, Text]:
     duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
     started = info.started.replace("T", " ")[:16] if info.started else "-"
     origin = f"{info.forked_from}@{info.fork_at}" if info.forked_from else ""
-    return [
+    state = str(info.state)
+    values = (
         Text(shorten(info.id, 40)),
         Text(shorten(started, 16)),
         Text(str(info.events), justify="right"),
         Text(duration, justify="right"),
         Text(str(info.tokens), justify="right"),
-        Text(info.state, style=_STATE_STYLE.get(info.state, "")),
+        Text(shorten(state, 20), style=_STATE_STYLE.get(state, _UNKNOWN_STATE)),
         Text(shorten(origin, 40)),
         Text(shorten(project_label(info.project, 32), 32)),
-    ]
+    )
+    return dict(zip(strings.BROWSER_COLUMNS, values, strict=True))
+
+
+def _unreadable(path: Path) -> dict[str, Text]:
+    """The row of a journal that cannot be read at all (no permission, gone between listing and reading)."""
+    cells = {column: Text("-", justify="right") for column in strings.BROWSER_COLUMNS}
+    cells["id"] = Text(shorten(session_id_of(path), 40))
+    cells["state"] = Text("unreadable", style=_STATE_STYLE["unreadable"])
+    cells["forked from"] = Text("")
+    cells["project"] = Text("")
+    return cells

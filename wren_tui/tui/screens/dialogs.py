@@ -1,9 +1,9 @@
-"""Small modal dialogs: a question with yes/no, a message with OK, an event as raw JSON."""
+"""Small modal dialogs: a question with yes/no, a message with OK, an event's line as written."""
 
 from __future__ import annotations
 
 import json
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,9 +12,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from ...journal.events import Event, event_type, to_builtins
 from .. import strings
-from ..text import visible_lines
+from ..text import visible, visible_lines
 
 
 class Confirm(ModalScreen[bool]):
@@ -71,25 +70,79 @@ class Notice(ModalScreen[None]):
         self.dismiss(None)
 
 
-class RawEvent(ModalScreen[None]):
-    """One event as pretty JSON, exactly the fields the journal holds."""
+class RawLines(ModalScreen[None]):
+    """An item's journal lines exactly as written (their bytes, control characters made visible), then pretty.
+
+    The pretty view keeps every member in the order written, unknown ones and `crc` included, and
+    each number as written. A line longer than RAW_BYTES shows its start.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,r", "close", "Close")]
 
-    def __init__(self, event: Event) -> None:
+    def __init__(self, title: str, data: bytes, size: int, offset: int) -> None:
         super().__init__(classes="dialog")
-        self.event = event
+        self.heading = title
+        self.data = data  # the first bytes of the lines (all of them up to RAW_BYTES)
+        self.byte_size = size
+        self.byte_offset = offset
 
     def compose(self) -> ComposeResult:
-        pretty = json.dumps(to_builtins(self.event), indent=2, ensure_ascii=False)
-        title = strings.RAW_TITLE.format(seq=self.event.seq, type=event_type(self.event))
+        whole = len(self.data) == self.byte_size
+        lines = self.data.decode("utf-8", errors="replace").split("\n")
+        if whole:
+            lines.pop()  # the empty rest after the last newline, the line's commit mark
+        written = [*(visible(line) for line in lines)]
+        if not whole:
+            written.append(strings.RAW_MORE.format(more=f"{self.byte_size - len(self.data):,}"))
+        where = strings.RAW_WHERE.format(
+            start=self.byte_offset, end=self.byte_offset + self.byte_size, size=f"{self.byte_size:,}"
+        )
         with Vertical(id="dialog", classes="raw"):
-            yield Static(Text("\n".join(visible_lines(title))), id="title")
+            yield Static(Text("\n".join(visible_lines(self.heading))), id="title")
             with VerticalScroll(id="json"):
-                yield Static(Text("\n".join(visible_lines(pretty))))
+                yield Static(Text(where), classes="raw-label")
+                yield Static(Text("\n".join(written)), id="written")
+                yield Static(Text(strings.RAW_PRETTY), classes="raw-label")
+                yield Static(Text("\n".join(visible_lines(self._pretty(lines, whole)))), id="pretty")
+
+    def _pretty(self, lines: list[str], whole: bool) -> str:
+        if not whole or self.byte_size > PRETTY_BYTES:
+            return strings.RAW_NO_PRETTY
+        try:
+            return "\n".join(_pretty(json.loads(line, **_AS_WRITTEN)) for line in lines)
+        except ValueError:
+            return strings.RAW_NOT_JSON
 
     def on_mount(self) -> None:
         self.query_one("#json").focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+RAW_BYTES = 1 << 16  # the raw view shows this much of a line
+PRETTY_BYTES = 1 << 16  # and pretty-prints lines up to this size
+
+
+class _Members(list[tuple[str, Any]]):
+    """A JSON object's members in the order written, repeated names kept."""
+
+
+class _Number(str):
+    """A JSON number as written (1.0 stays 1.0, 1e400 stays 1e400)."""
+
+
+_AS_WRITTEN: dict[str, Any] = {"object_pairs_hook": _Members, "parse_float": _Number, "parse_int": _Number}
+
+
+def _pretty(value: Any, depth: int = 0) -> str:
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, _Members):
+        members = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_pretty(v, depth + 1)}" for k, v in value]
+        return "{\n" + ",\n".join(members) + f"\n{pad}}}" if members else "{}"
+    if isinstance(value, list):
+        items = [f"{inner}{_pretty(v, depth + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]" if items else "[]"
+    if isinstance(value, _Number):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)

@@ -9,46 +9,73 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ...commandline import wren_command
-from ...journal.events import Message
+from ...journal.events import Message, event_type
 from ...journal.fork import ForkPoint, fork, preview
-from ...journal.index import LineScanner, tail_start
+from ...journal.index import Chunk, LineScanner, tail_span
 from ...journal.reader import JournalError, open_for_reading
 from ...journal.store import lock_holder, session_id_of
 from .. import strings
-from ..search import find
+from ..search import find_all
 from ..tailing import WatchMode, watch_folder
-from ..timeline import Timeline
+from ..text import shorten
+from ..timeline import CLIP_CHARS, Clip, Timeline, clips_of
 from ..widgets.conversation import ConversationView
+from ..widgets.key_footer import KeyFooter
 from ..widgets.status_line import Status, StatusLine
 from ..widgets.tool_timings import ToolTimings
-from .dialogs import Confirm, Notice, RawEvent
+from .dialogs import RAW_BYTES, Confirm, Notice, RawLines
 from .fork_picker import ForkPicker
 
 Clock = Callable[[], datetime]
+Gone = Literal["moved", "deleted"]
 
 
-def _busy(indexing: float | None, searching: float | None) -> str | None:
+def _busy(indexing: float | None, searching: float | None, reading: bool) -> str | None:
     if searching is not None:
         return strings.SEARCHING.format(percent=int(searching * 100))
     if indexing is not None:
         return strings.INDEXING.format(percent=int(indexing * 100))
-    return None
+    return strings.READING if reading else None
 
 
+# The footer's keys by importance: on a narrow terminal the last give way first.
+_FOOTER_KEEP = (
+    "quit",
+    "toggle_help",
+    "search",
+    "fork_points",
+    "raw",
+    "next_error",
+    "next_tool",
+    "live",
+    "toggle_follow",
+)
 # Bytes read before the first frame; the rest of a bigger journal is indexed in the background.
 TAIL_WINDOW = 1 << 20
+# More bytes than this appended at once are read by a worker thread, not by the UI.
+READ_ON_UI = 1 << 20
+# A line longer than this is decoded by a child process: decoding it holds the GIL ~2 ms a megabyte.
+_ELSEWHERE = (8 << 20, CLIP_CHARS)
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
+
+
+@dataclass
+class Matches:
+    """The items whose text holds the search query, in order, among the first `upto` items."""
+
+    positions: array[int]
+    upto: int
 
 
 @dataclass(frozen=True)
@@ -98,7 +125,12 @@ class SessionScreen(Screen[None]):
         self._searching: float | None = None
         self._stopped: str | None = None
         self._cannot_read: str | None = None
+        self._reading = False  # a worker reads a big backlog
+        # The journal left its name under the viewer: "moved" (and its new name, if in the folder) or "deleted".
+        self._gone: Gone | None = None
+        self._moved_to: str | None = None
         self._query = ""
+        self._matches: Matches | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -106,7 +138,7 @@ class SessionScreen(Screen[None]):
         yield Static(strings.TOOLS_TITLE, id="tools-title", markup=False)
         yield ToolTimings(self.timeline, self.clock, id="tools")
         yield Input(placeholder=strings.SEARCH_PLACEHOLDER, id="search")
-        yield Footer()
+        yield KeyFooter(keep=_FOOTER_KEEP)
 
     @property
     def conversation(self) -> ConversationView:
@@ -137,6 +169,7 @@ class SessionScreen(Screen[None]):
         self._generation += 1
         self._indexing = None
         self._cannot_read = None
+        self._gone = None
         try:
             fd = open_for_reading(self.path)
         except JournalError as exc:
@@ -147,20 +180,25 @@ class SessionScreen(Screen[None]):
             return
         st = os.fstat(fd)
         self._fd, self._inode = fd, (st.st_dev, st.st_ino)
-        start = tail_start(fd, st.st_size, TAIL_WINDOW)
         timeline = Timeline(fd)
+        if st.st_size <= TAIL_WINDOW:
+            start, stop = 0, st.st_size
+        else:
+            # The last lines that fit the window (never a huge one: the index reads that off the UI).
+            start, stop = tail_span(fd, st.st_size, TAIL_WINDOW)
         scanner = LineScanner(self.path, fd, start)
-        for chunk in scanner.chunks():
+        for chunk in scanner.chunks(stop=stop):
             timeline.fold(chunk)
-        self._indexing = 0.0 if start else None
+        self._indexing = 0.0 if st.st_size > TAIL_WINDOW else None
         self._install(timeline, scanner)
-        if start:
+        if self._indexing is not None:
             # After the first frame: the worker holds the GIL for long stretches while it decodes.
-            self.call_after_refresh(self._build_index, self._generation, fd, scanner.offset)
+            self.call_after_refresh(self._build_index, self._generation, fd)
 
     def _close_journal(self) -> None:
-        self.workers.cancel_group(self, "index")
-        self.workers.cancel_group(self, "search")
+        for group in ("index", "read", "search"):
+            self.workers.cancel_group(self, group)
+        self._reading = False
         if self._fd is not None:
             os.close(self._fd)
         self._fd, self._inode, self._scanner = None, None, None
@@ -169,6 +207,7 @@ class SessionScreen(Screen[None]):
         self.timeline, self._scanner = timeline, scanner
         self._stopped = scanner.reason if scanner else None
         self.unseen = 0
+        self._matches = None  # positions in the timeline replaced
         self.conversation.timeline = self.tools.timeline = timeline
         self.conversation.reset()
         self.tools.rows_changed()
@@ -176,13 +215,14 @@ class SessionScreen(Screen[None]):
         self._show_status()
 
     @work(thread=True, exclusive=True, group="index")
-    def _build_index(self, generation: int, fd: int, until: int) -> None:
-        """The whole index from the first byte to `until` (where the tail read stopped), off the UI."""
+    def _build_index(self, generation: int, fd: int) -> None:
+        """The whole index, from the first byte to the journal's size when it starts, off the UI."""
         worker = get_current_worker()
         own = os.dup(fd)  # the screen may close its descriptor (a replaced journal) while this runs
         try:
+            until = max(os.fstat(own).st_size, 1)
             timeline = Timeline()
-            scanner = LineScanner(self.path, own, 0)
+            scanner = LineScanner(self.path, own, 0, elsewhere=_ELSEWHERE)
             for count, chunk in enumerate(scanner.chunks(stop=until), 1):
                 timeline.fold(chunk)
                 if worker.is_cancelled:
@@ -204,10 +244,7 @@ class SessionScreen(Screen[None]):
             return
         old, view = self.timeline, self.conversation
         timeline.fd = self._fd
-        scanner = LineScanner(self.path, self._fd, built.offset, first_line=built.lineno, after_seq=built.prev_seq)
-        scanner.reason = built.reason  # a bad line before the tail ends the journal there, tail or not
-        for chunk in scanner.chunks():
-            timeline.fold(chunk)
+        scanner = self._scanner_at(built, self._fd)
         following, cursor = view.follow, view.cursor
         timeline.expanded = {p for i in old.expanded if (p := timeline.position_at(old.starts[i])) is not None}
         self._indexing = None
@@ -216,38 +253,132 @@ class SessionScreen(Screen[None]):
             position = timeline.position_at(old.starts[cursor])
             if position is not None:
                 view.select(position)
+        self.read_new()
+
+    def _scanner_at(self, done: LineScanner, fd: int, elsewhere: tuple[int, int] | None = None) -> LineScanner:
+        """A scanner on `fd` that reads on where `done` (a worker's, on its own descriptor) stopped.
+
+        `elsewhere` only for a worker's: the UI thread never waits on a child process.
+        """
+        scanner = LineScanner(
+            self.path, fd, done.offset, first_line=done.lineno, after_seq=done.prev_seq, elsewhere=elsewhere
+        )
+        scanner.reason = done.reason  # a bad line ends the journal there, whoever read it
+        scanner.scanned = done.scanned
+        return scanner
 
     @work(exclusive=True, group="tail")
     async def _follow_journal(self) -> None:
         await watch_folder(self.path.parent, self._changed, self.watch_mode)
 
     async def _changed(self, paths: set[Path]) -> None:
-        # An empty set means "re-read to be sure"; otherwise only changes to our journal matter.
-        if paths and self.path not in paths:
+        # An empty set means "re-read to be sure"; otherwise only changes to our journal matter
+        # (any change, once it has left its name: its new name is not known to the watcher).
+        if paths and self.path not in paths and self._gone is None:
             return
         self.read_new()
 
     def read_new(self) -> None:
-        """Read the lines appended since the last read; open the journal again if it shrank or was replaced."""
+        """Read the lines appended since the last read; open the journal again if it shrank or was replaced.
+
+        A backlog of more than READ_ON_UI bytes (a huge line, a burst) is read by a worker, and
+        while the index is being built, by the index.
+        """
         try:
-            st = os.stat(self.path)
+            st: os.stat_result | None = os.stat(self.path)
+        except FileNotFoundError:
+            st = None
         except OSError:
             return
-        scanner = self._scanner
-        if scanner is None or (st.st_dev, st.st_ino) != self._inode or st.st_size < scanner.offset:
-            self._open_journal()
+        scanner, fd = self._scanner, self._fd
+        if st is not None and (scanner is None or (st.st_dev, st.st_ino) != self._inode):
+            self._open_journal()  # a journal at this name that is not the one being read: created, replaced
             return
+        if scanner is None or fd is None:
+            return  # nothing at this name yet: the watcher sees it arrive
+        self._left_its_name(st is None, fd)
+        size = os.fstat(fd).st_size
+        if size < scanner.offset:
+            if self._gone is None:
+                self._open_journal()  # it shrank
+            return
+        backlog = size - scanner.offset
+        if self._reading or (self._indexing is not None and backlog > READ_ON_UI):
+            return  # a worker is reading on (or the index will), and reads this too
+        if backlog > READ_ON_UI and size <= scanner.scanned and scanner.reason is None:
+            return  # nothing new after a long partial line already looked through
         if scanner.reason is not None:
             # Look at the stopping line again: a writer reopening the journal moves a torn tail aside.
-            scanner = self._scanner = LineScanner(
-                self.path, scanner.fd, scanner.offset, first_line=scanner.lineno, after_seq=scanner.prev_seq
-            )
+            scanner = self._scanner = self._scanner_at(scanner, fd)
+            scanner.reason = None
+        if backlog > READ_ON_UI:
+            self._reading = True
+            self._show_status()
+            self._read_on(self._generation, fd, scanner)
+            return
         timeline = self.timeline
         first, before = len(timeline), timeline.events
-        for chunk in scanner.chunks():
+        for chunk in scanner.chunks(stop=size):  # no further than the backlog just measured
             timeline.fold(chunk)
         if timeline.events != before or scanner.reason != self._stopped:
             self._apply(first, timeline.events - before, scanner.reason)
+
+    def _left_its_name(self, gone: bool, fd: int) -> None:
+        """Notice the journal being read leaving its name: moved (its writer may go on) or deleted."""
+        if not gone:
+            self._gone, self._moved_to = None, None
+            return
+        if self._gone is not None:
+            return
+        self._gone = "deleted" if os.fstat(fd).st_nlink == 0 else "moved"
+        self._moved_to = self._new_name() if self._gone == "moved" else None
+        self._check_writer()
+        self._show_status()
+
+    def _new_name(self) -> str | None:
+        """The name the journal now has in its folder, if it was moved within it."""
+        try:
+            with os.scandir(self.path.parent) as entries:
+                for entry in entries:
+                    st = entry.stat(follow_symlinks=False)
+                    if (st.st_dev, st.st_ino) == self._inode:
+                        return entry.name
+        except OSError:
+            return None
+        return None
+
+    @work(thread=True, exclusive=True, group="read")
+    def _read_on(self, generation: int, fd: int, scanner: LineScanner) -> None:
+        """Read a big backlog off the UI; each chunk is folded on the UI as it comes, its big lines clipped here."""
+        worker = get_current_worker()
+        own = os.dup(fd)
+        try:
+            mine = self._scanner_at(scanner, own, _ELSEWHERE)
+            for chunk in mine.chunks():
+                clips = clips_of(chunk)
+                if worker.is_cancelled:
+                    return
+                self.app.call_from_thread(self._fold_more, generation, chunk, clips, mine.reason)
+        finally:
+            os.close(own)
+        self.app.call_from_thread(self._read_on_done, generation, mine)
+
+    def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], reason: str | None) -> None:
+        if generation != self._generation:
+            return
+        timeline = self.timeline
+        first, before = len(timeline), timeline.events
+        timeline.fold(chunk, clips)
+        self._apply(first, timeline.events - before, reason)
+
+    def _read_on_done(self, generation: int, done: LineScanner) -> None:
+        if generation != self._generation or self._fd is None:
+            return
+        self._scanner = self._scanner_at(done, self._fd)
+        self._reading = False
+        if done.reason != self._stopped:
+            self._apply(len(self.timeline), 0, done.reason)
+        self.read_new()  # what came while it read
 
     def _apply(self, first: int, added: int, reason: str | None) -> None:
         self._stopped = reason
@@ -262,35 +393,48 @@ class SessionScreen(Screen[None]):
     # --- status ---------------------------------------------------------------------------
 
     def _tick(self) -> None:
+        if self._gone is not None:
+            self.read_new()  # moved to another folder, its changes reach no watcher here
         self._check_writer()
         self._show_status()
         self.tools.refresh()
 
     def _check_writer(self) -> None:
-        self.writer_alive = lock_holder(self.path) is not None
-        if self.is_mounted:
-            self.tools.writer_alive = self.writer_alive
+        # Asked of the open file, not the name: a moved or deleted journal may still have its writer.
+        fd = self._fd
+        self.writer_alive = lock_holder(self.path if fd is None else Path(f"/proc/self/fd/{fd}")) is not None
+        self.tools.writer_alive = self.conversation.writer_alive = self.writer_alive
+
+    def _whereabouts(self) -> str | None:
+        """What became of the journal's name, if it left it."""
+        if self._gone == "deleted":
+            return strings.DELETED_WRITING if self.writer_alive else strings.DELETED
+        if self._gone == "moved":
+            if self._moved_to is None:
+                return strings.MOVED_WRITING if self.writer_alive else strings.MOVED
+            name = shorten(self._moved_to, 60)
+            return (strings.MOVED_TO_WRITING if self.writer_alive else strings.MOVED_TO).format(name=name)
+        return None
 
     def _integrity(self) -> str | None:
         if self._cannot_read is not None:
             return self._cannot_read
         if self._stopped is not None:
             return f"stopped at {self._stopped}"
-        if self.writer_alive:
+        if self.writer_alive or self._indexing is not None or self._reading or self._fd is None:
             return None
         # A partial last line with no writer left to finish it is a torn tail.
         scanner = self._scanner
-        try:
-            size = os.stat(self.path).st_size
-        except OSError:
-            return None
-        if scanner is not None and size > scanner.offset:
+        if scanner is not None and os.fstat(self._fd).st_size > scanner.offset:
             return strings.STOPPED_AT.format(line=scanner.lineno + 1, reason=strings.TORN_WAITING)
         return None
 
     def _show_status(self) -> None:
         follow = self.conversation.follow
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
+        if self._gone is not None:
+            mode = strings.MOVED_MODE if self._gone == "moved" else strings.DELETED_MODE
+        notes = [note for note in (self._whereabouts(), self._integrity()) if note]
         self.query_one(StatusLine).status = Status(
             session=self.session,
             events=self.timeline.events,
@@ -298,8 +442,9 @@ class SessionScreen(Screen[None]):
             age_s=self.timeline.seconds_since_last(self.clock()),
             mode=mode,
             unseen=0 if follow else self.unseen,
-            integrity=self._integrity(),
-            busy=_busy(self._indexing, self._searching),
+            integrity=" · ".join(notes) or None,
+            busy=_busy(self._indexing, self._searching, self._reading),
+            match=self._match_status(),
         )
 
     def _follow_changed(self, follow: bool) -> None:
@@ -354,17 +499,34 @@ class SessionScreen(Screen[None]):
             self.conversation.focus()
 
     def action_raw(self) -> None:
-        event = self.conversation.selected_event
-        if event is None:
+        """The selected item's line (a partial reply: its lines) as its bytes are in the journal."""
+        position, timeline = self.conversation.cursor, self.timeline
+        if not 0 <= position < len(timeline) or self._fd is None:
             self.notify(strings.NO_EVENT, timeout=2)
             return
-        self.app.push_screen(RawEvent(event))
+        start, end = timeline.starts[position], timeline.ends[position]
+        data = os.pread(self._fd, min(end - start, RAW_BYTES), start)
+        event = timeline.event(position)
+        clip = timeline.clips.get(position)
+        if timeline.kind(position) == "partial" and clip is not None and clip.last_seq not in (None, event.seq):
+            title = strings.RAW_TITLE_PARTIAL.format(first=event.seq, last=clip.last_seq)
+        elif timeline.kind(position) == "partial":
+            title = strings.RAW_TITLE.format(seq=event.seq, type="delta: a partial reply")
+        else:
+            title = strings.RAW_TITLE.format(seq=event.seq, type=event_type(event))
+        self.app.push_screen(RawLines(title, data, end - start, start))
 
     def action_back(self) -> None:
+        """Close the search box, else forget the search, else go back to the browser."""
         search = self.query_one("#search", Input)
-        if search.has_class("-shown"):
+        if search.has_class("-shown") or self._query:
             search.remove_class("-shown")
+            self._query, self._matches = "", None
+            self.workers.cancel_group(self, "search")
+            self._searching = None
+            self.conversation.highlight = ""
             self.conversation.focus()
+            self._show_status()
         elif len(self.app.screen_stack) > 2:
             self.dismiss(None)
 
@@ -377,7 +539,11 @@ class SessionScreen(Screen[None]):
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
-        self._query = event.value
+        """Search from the cursor; the conversation takes the keys back, so n and N move between matches."""
+        self._query, self._matches = event.value, None
+        event.input.remove_class("-shown")
+        self.conversation.highlight = event.value
+        self.conversation.focus()
         self._find(forward=True)
 
     def action_search_next(self) -> None:
@@ -387,44 +553,83 @@ class SessionScreen(Screen[None]):
         self._find(forward=False)
 
     def _find(self, *, forward: bool) -> None:
-        if self._query and self._fd is not None:
-            self._searching = 0.0
-            self._search(self._generation, self._fd, self._query, self.conversation.cursor, forward)
+        if not self._query or self._fd is None or self._searching is not None:
+            return
+        matches, count = self._matches, len(self.timeline)
+        if matches is not None and matches.upto >= count:
+            self._move_to_match(forward)
+            return
+        # Search what is not searched yet (all of it, or what came since), then move.
+        lo = 0 if matches is None else matches.upto
+        self._searching = 0.0
+        self._show_status()
+        self._search(self._generation, self._fd, self._query, lo, count, forward)
 
     @work(thread=True, exclusive=True, group="search")
-    def _search(self, generation: int, fd: int, query: str, cursor: int, forward: bool) -> None:
-        """Scan the journal for `query` off the UI: a million events take a few seconds, with progress."""
+    def _search(self, generation: int, fd: int, query: str, lo: int, hi: int, forward: bool) -> None:
+        """Scan items lo..hi for `query` off the UI: a million events take a few seconds, with progress."""
         worker = get_current_worker()
         own = os.dup(fd)
         try:
-            found = find(
+            found = find_all(
                 self.timeline,
                 own,
                 query,
-                cursor,
-                forward=forward,
+                lo,
+                hi,
                 progress=lambda done: self.app.call_from_thread(self._search_progress, generation, done),
                 cancelled=lambda: worker.is_cancelled,
             )
         finally:
             os.close(own)
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._found, generation, query, found)
+        if found is not None and not worker.is_cancelled:
+            self.app.call_from_thread(self._found, generation, query, found, lo, hi, forward)
 
     def _search_progress(self, generation: int, done: float) -> None:
         if generation == self._generation and self._searching is not None:
             self._searching = done
             self._show_status()
 
-    def _found(self, generation: int, query: str, position: int | None) -> None:
+    def _found(self, generation: int, query: str, found: array[int], lo: int, hi: int, forward: bool) -> None:
         self._searching = None
-        self._show_status()
-        if generation != self._generation:
+        if generation != self._generation or query != self._query:
+            self._show_status()
             return
-        if position is None:
-            self.notify(strings.NOT_FOUND.format(query=query), timeout=2)
+        matches = self._matches
+        if matches is None or matches.upto != lo:
+            matches = Matches(array("i"), 0)
+        matches.positions.extend(found)
+        matches.upto = hi
+        self._matches = matches
+        self._move_to_match(forward)
+
+    def _move_to_match(self, forward: bool) -> None:
+        """The next (or previous) match from the cursor, around the end; the status line counts."""
+        assert self._matches is not None
+        positions = self._matches.positions
+        if not positions:
+            self.notify(strings.NOT_FOUND.format(query=self._query), timeout=2)
+            self._show_status()
+            return
+        cursor = self.conversation.cursor
+        if forward:
+            at = bisect_right(positions, cursor)
+            target = positions[at % len(positions)]
         else:
-            self.conversation.select(position)
+            at = bisect_left(positions, cursor)
+            target = positions[at - 1]  # -1 wraps to the last
+        self.conversation.reveal(target, self._query)
+        self._show_status()
+
+    def _match_status(self) -> str | None:
+        matches = self._matches
+        if matches is None or not self._query or not matches.positions:
+            return None
+        positions, cursor = matches.positions, self.conversation.cursor
+        at = bisect_left(positions, cursor)
+        if at < len(positions) and positions[at] == cursor:
+            return strings.MATCH.format(k=at + 1, n=len(positions))
+        return strings.MATCHES.format(n=len(positions), query=shorten(self._query, 30))
 
     # --- forking --------------------------------------------------------------------------
 
@@ -453,6 +658,12 @@ class SessionScreen(Screen[None]):
             forked = fork(self.path, point.seq, folder=self.path.parent)
         except JournalError as exc:
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=exc)))
+            return
+        except OSError as exc:
+            # The new journal is written beside this one: a folder it cannot write, a full disk.
+            why = (exc.strerror or str(exc)).lower()
+            reason = strings.CANNOT_WRITE.format(folder=self.path.parent, why=why)
+            self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=reason)))
             return
         command = wren_command("resume", forked.id, folder=forked.path.parent)
         self.app.push_screen(

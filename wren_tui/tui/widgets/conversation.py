@@ -22,14 +22,12 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...journal.events import Event, Message, describe, event_type
+from ...journal.events import Delta, Event, Message, describe, event_type
 from .. import strings
 from ..rowmap import RowMap
-from ..text import shorten, visible_lines, width_of, wrap
-from ..timeline import KINDS, Item, Timeline
+from ..text import shorten, visible, width_of, wrap, wrap_spans
+from ..timeline import KINDS, Clip, Item, Stream, Timeline
 
-FOLD_OVER = 8  # a tool result longer than this many lines is folded...
-FOLD_TO = 5  # ...to its first lines and a "more" line
 _EXACT_TAIL = 2000  # items laid out exactly before the first frame
 _INDENT = "  "
 
@@ -46,11 +44,13 @@ class ConversationView(ScrollView, can_focus=True):
         & > .conversation--user { color: $text-accent; text-style: bold; }
         & > .conversation--assistant { color: $text-success; text-style: bold; }
         & > .conversation--tool { color: $text-warning; text-style: bold; }
+        & > .conversation--partial { color: $text-warning; text-style: bold italic; }
         & > .conversation--body { color: $foreground; }
         & > .conversation--note { color: $text-muted; }
         & > .conversation--error { color: $text-error; }
         & > .conversation--fold { color: $text-muted; text-style: italic; }
         & > .conversation--stream { color: $text-success; text-style: italic; }
+        & > .conversation--match { text-style: bold reverse; }
         & > .conversation--cursor { background: $boost; }
         &:focus > .conversation--cursor { background: $block-cursor-blurred-background; }
     }
@@ -59,11 +59,13 @@ class ConversationView(ScrollView, can_focus=True):
         "conversation--user",
         "conversation--assistant",
         "conversation--tool",
+        "conversation--partial",
         "conversation--body",
         "conversation--note",
         "conversation--error",
         "conversation--fold",
         "conversation--stream",
+        "conversation--match",
         "conversation--cursor",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -77,6 +79,10 @@ class ConversationView(ScrollView, can_focus=True):
 
     follow: reactive[bool] = reactive(True)
     cursor: reactive[int] = reactive(-1, always_update=True)
+    # Whether a writer holds the journal: a reply streaming in without one was cut off.
+    writer_alive: reactive[bool] = reactive(True)
+    # The text search looks for, marked wherever it shows.
+    highlight: reactive[str] = reactive("")
 
     class Paused(TextualMessage):
         """The person moved away from the end: new events no longer scroll the pane."""
@@ -90,7 +96,7 @@ class ConversationView(ScrollView, can_focus=True):
         self._pending: dict[int, int] = {}  # heights measured while drawing, applied after the frame
         self._layout_width = 0
         self._stream: list[Strip] = []
-        self._cache: LRUCache[tuple[int, int, bool], list[Strip]] = LRUCache(512)
+        self._cache: LRUCache[tuple[int, int, bool, str], list[Strip]] = LRUCache(512)
 
     # --- the index ------------------------------------------------------------------------
 
@@ -165,9 +171,19 @@ class ConversationView(ScrollView, can_focus=True):
         self.refresh()
 
     def _update_stream(self, width: int) -> None:
-        text = self.timeline.stream_text
-        self._stream = self._strips(_stream_layout(text, width), width) if text else []
+        stream = self.timeline.stream
+        self._stream = self._strips(_stream_layout(stream, width, self.writer_alive), width) if stream.deltas else []
         self.virtual_size = Size(width, self._end + len(self._stream))
+        self.refresh()
+
+    def watch_writer_alive(self) -> None:
+        if self._layout_width:
+            self._update_stream(self._layout_width)
+
+    def watch_highlight(self) -> None:
+        self._cache.clear()
+        if self._layout_width:
+            self._update_stream(self._layout_width)
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -182,7 +198,7 @@ class ConversationView(ScrollView, can_focus=True):
     # --- rendering ------------------------------------------------------------------------
 
     def _lines(self, index: int, width: int) -> list[Strip]:
-        key = (index, width, index in self.timeline.expanded)
+        key = (index, width, index in self.timeline.expanded, self.highlight)
         strips = self._cache.get(key)
         if strips is None:
             strips = self._strips(_layout(self.timeline.item(index), width), width)
@@ -197,7 +213,13 @@ class ConversationView(ScrollView, can_focus=True):
 
     def _strips(self, lines: list[Line], width: int) -> list[Strip]:
         style = self.get_component_rich_style
-        return [Strip([Segment(text, style(f"conversation--{cls}"))], width_of(text)) for text, cls in lines]
+        match = style("conversation--match")
+        needle = self.highlight.lower()
+        strips = []
+        for text, cls in lines:
+            segments = _marked(text, style(f"conversation--{cls}"), needle, match) if needle else None
+            strips.append(Strip(segments or [Segment(text, style(f"conversation--{cls}"))], width_of(text)))
+        return strips
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -222,8 +244,10 @@ class ConversationView(ScrollView, can_focus=True):
             return None  # an estimated height, larger than the item: corrected after this frame
         strip = lines[offset]
         if index == self.cursor:
-            cursor_style: Style = self.get_component_rich_style("conversation--cursor")
-            strip = strip.extend_cell_length(self._layout_width).apply_style(cursor_style)
+            # On top of each segment's own style, whose background would otherwise win over the text.
+            cursor = Style(bgcolor=self.get_component_rich_style("conversation--cursor").bgcolor)
+            strip = strip.extend_cell_length(self._layout_width)
+            strip = Strip(Segment.apply_style(iter(strip), post_style=cursor), strip.cell_length)
         return strip
 
     def notify_style_update(self) -> None:
@@ -301,40 +325,154 @@ class ConversationView(ScrollView, can_focus=True):
 
     def action_toggle_fold(self) -> None:
         index = self.cursor
-        if not 0 <= index < len(self.timeline) or not _foldable(self.timeline.event(index)):
+        if not 0 <= index < len(self.timeline) or not _foldable(_layout(self.timeline.item(index), self._layout_width)):
             return
         self.timeline.expanded.symmetric_difference_update({index})
-        self._rows.set(index, len(self._lines(index, self._layout_width)))
-        self.virtual_size = Size(self._layout_width, self._end + len(self._stream))
+        self._relaid(index)
         if self.follow:
             self.jump_to_live()
         else:
             self._show_item(index)
+
+    def _relaid(self, index: int) -> None:
+        """Item `index` changed its look (folded or not): take its new height."""
+        self._rows.set(index, len(self._lines(index, self._layout_width)))
+        self.virtual_size = Size(self._layout_width, self._end + len(self._stream))
         self.refresh()
+
+    def reveal(self, index: int, text: str) -> None:
+        """Select item `index` and show its first row holding `text`, unfolding it if the fold hides that."""
+        self.select(index)
+        if not 0 <= index < len(self.timeline) or not self._layout_width:
+            return
+        needle = text.lower()
+        lines = _layout(self.timeline.item(index), self._layout_width)
+        holds = [row for row, (line, _cls) in enumerate(lines) if needle in line.lower()]
+        if not holds and index not in self.timeline.expanded and _foldable(lines):
+            self.timeline.expanded.add(index)
+            self._relaid(index)
+            lines = _layout(self.timeline.item(index), self._layout_width)
+            holds = [row for row, (line, _cls) in enumerate(lines) if needle in line.lower()]
+        if holds:
+            row = self._rows.start(index) + holds[0]
+            self.scroll_to_region(Region(0, row, 1, 1), animate=False, immediate=True)
 
 
 # --- what an item looks like ------------------------------------------------------------------
+
+Fold = tuple[int, int]
+TOOL_FOLD: Fold = (8, 5)  # a tool result longer than 8 rows shows its first 5 and a "more" line
+MESSAGE_FOLD: Fold = (40, 30)  # the same for what the user and the model say
+CALL_FOLD: Fold = (8, 5)  # a tool call's arguments
+EXPANDED_ROWS = 2000  # an expanded text shows at most this many rows (search still finds the rest)
+STREAM_ROWS = 12  # a reply streaming in shows its last rows
 
 
 def _time(ts: str) -> str:
     return ts[11:19] if len(ts) >= 19 else ts
 
 
-def _wrapped(text: str, width: int, cls: str, indent: str = _INDENT) -> list[Line]:
-    inner = max(width - len(indent), 1)
-    return [(indent + piece, cls) for line in visible_lines(text) for piece in wrap(line, inner)]
+def _count(number: int, word: str) -> str:
+    return f"{number:,} {word}" if number == 1 else f"{number:,} {word}s"
 
 
-def _foldable(event: Event) -> bool:
-    if not isinstance(event, Message) or event.message.role != "tool":
-        return False
-    return event.message.content.count("\n") >= FOLD_OVER
+def _source_length(line: str, shown: int) -> int:
+    """How many characters of `line` make the first `shown` characters of `visible(line)`."""
+    if line.isprintable():
+        return shown
+    made = 0
+    for index, char in enumerate(line):
+        if made >= shown:
+            return index
+        made += len(visible(char))
+    return len(line)
+
+
+def _block(text: str, width: int, cls: str, fold: Fold, expanded: bool, clip: Clip | None = None) -> list[Line]:
+    """`text` wrapped under a header, laid out only as far as it is shown.
+
+    Folded, a text over `fold[0]` rows shows `fold[1]` of them; expanded, at most EXPANDED_ROWS.
+    A last "fold" line then says what is hidden (from `clip`'s sizes when `text` is only the start
+    of the whole) and which key shows it; its presence is what makes an item foldable.
+    """
+    over = EXPANDED_ROWS if expanded else fold[0]
+    inner = max(width - len(_INDENT), 1)
+    rows: list[Line] = []
+    # Per row: its line's number and offset in `text`, where the row ends in the visible line, its length.
+    marks: list[tuple[int, int, int, int]] = []
+    position = number = 0
+    cut = False
+    while not cut:
+        newline = text.find("\n", position)
+        line = text[position : len(text) if newline < 0 else newline]
+        shown = visible(line)
+        for begin, end in wrap_spans(shown, inner):
+            if len(rows) == over:
+                cut = True
+                break
+            rows.append((_INDENT + shown[begin:end], cls))
+            marks.append((number, position, end, len(shown)))
+        if newline < 0:
+            break
+        position, number = newline + 1, number + 1
+    whole_chars = clip.chars if clip else len(text)
+    # None: a big line's newlines were not counted (that holds the GIL as long as decoding it).
+    whole_lines = clip.lines if clip else text.count("\n")
+    if cut and not expanded:
+        del rows[fold[1] :], marks[fold[1] :]
+    if cut:
+        number, start, end, length = marks[-1]
+        after = None if whole_lines is None else whole_lines - number  # lines after the one cut in
+        if end >= length and after is not None:
+            more = _count(after, "more line")
+        else:
+            newline = text.find("\n", start)
+            line = text[start : len(text) if newline < 0 else newline]
+            hidden = whole_chars - start - _source_length(line, end)
+            more = _count(hidden, "more character") + (f", {_count(after, 'more line')}" if after else "")
+    elif whole_chars > len(text):
+        hidden_lines = None if whole_lines is None else whole_lines - text.count("\n")
+        more = _count(whole_chars - len(text), "more character")
+        more += f", {_count(hidden_lines, 'more line')}" if hidden_lines else ""
+    elif expanded and len(rows) > fold[0]:
+        return [*rows, (_INDENT + strings.UNFOLD_HINT, "fold")]
+    else:
+        return rows
+    note = strings.NOT_SHOWN if expanded else strings.FOLDED
+    return [*rows, (_INDENT + note.format(more=more), "fold")]
+
+
+def _marked(text: str, style: Style, needle: str, match: Style) -> list[Segment] | None:
+    """`text` in `style` with every occurrence of `needle` (lowercase) in `match` on top; None if none."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return None  # lowering changed the length: positions would not line up
+    at = lowered.find(needle)
+    if at < 0:
+        return None
+    segments: list[Segment] = []
+    done = 0
+    while at >= 0:
+        if at > done:
+            segments.append(Segment(text[done:at], style))
+        done = at + len(needle)
+        segments.append(Segment(text[at:done], style + match))
+        at = lowered.find(needle, done)
+    if done < len(text):
+        segments.append(Segment(text[done:], style))
+    return segments
+
+
+def _foldable(lines: list[Line]) -> bool:
+    return any(cls == "fold" for _text, cls in lines)
 
 
 def _layout(item: Item, width: int) -> list[Line]:
     event = item.event
     if isinstance(event, Message):
         return _message_layout(event, item, width)
+    if item.kind == "partial" and isinstance(event, Delta):
+        return _partial_layout(event, item, width)
     cls = "error" if item.kind == "error" else "note"
     mark = "!" if cls == "error" else "·"
     text = f"{mark} {event_type(event)} #{event.seq} {_time(event.ts)}  {describe(event)}"
@@ -349,19 +487,22 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     if msg.toolCallId:
         header += f" [{shorten(msg.toolCallId, 40)}]"
     lines: list[Line] = [(f"{header}  #{event.seq} {_time(event.ts)}", role)]
-    if role == "tool" and _foldable(event):
-        source_lines = msg.content.split("\n", FOLD_TO if not item.expanded else -1)
-        if item.expanded:
-            body = [*_wrapped(msg.content, width, "body"), (_INDENT + strings.UNFOLD_HINT, "fold")]
-        else:
-            hidden = msg.content.count("\n") + 1 - FOLD_TO
-            body = _wrapped("\n".join(source_lines[:FOLD_TO]), width, "body")
-            body.append((_INDENT + strings.FOLDED.format(hidden=hidden), "fold"))
-    else:
-        body = _wrapped(msg.content, width, "body") if msg.content else []
-    lines.extend(body)
+    if msg.content:
+        fold = TOOL_FOLD if role == "tool" else MESSAGE_FOLD
+        lines.extend(_block(msg.content, width, "body", fold, item.expanded, item.clip))
     for call in msg.toolCalls or ():
-        lines.extend(_wrapped(f"→ {call.name}({call.args})", width, "note"))
+        lines.extend(_block(f"→ {call.name}({call.args})", width, "note", CALL_FOLD, item.expanded))
+    lines.append(("", "body"))
+    return lines
+
+
+def _partial_layout(event: Delta, item: Item, width: int) -> list[Line]:
+    """Streamed text no reply followed: shown, and said to be thrown away."""
+    through = item.clip.last_seq if item.clip and item.clip.last_seq else event.seq
+    seqs = f"#{event.seq}" if through == event.seq else f"#{event.seq}–#{through}"
+    lines: list[Line] = [(f"▌ {strings.PARTIAL_REPLY}  {seqs} {_time(event.ts)}", "partial")]
+    if event.text:
+        lines.extend(_block(event.text, width, "body", MESSAGE_FOLD, item.expanded, item.clip))
     lines.append(("", "body"))
     return lines
 
@@ -378,12 +519,31 @@ _TOOL, _NOTE = KINDS.index("tool"), KINDS.index("note")
 def _estimate(kind: int, chars: int, breaks: int, width: int) -> int:
     if kind >= _NOTE:
         return 1 + chars // max(width, 1)
-    if kind == _TOOL and breaks >= FOLD_OVER:
-        return FOLD_TO + 3  # header, the first lines, the "more" line, a blank
     inner = max(width - len(_INDENT), 1)
     # A message is a header, its wrapped lines (and an assistant's calls, counted in breaks), a blank.
-    return 2 + (breaks + 1 + chars // inner if chars else breaks)
+    rows = breaks + 1 + chars // inner if chars else breaks
+    over, keep = TOOL_FOLD if kind == _TOOL else MESSAGE_FOLD
+    return keep + 3 if rows > over else 2 + rows  # folded: a header, the first rows, the "more" line, a blank
 
 
-def _stream_layout(text: str, width: int) -> list[Line]:
-    return [(f"▌ {strings.STREAMING}", "stream"), *_wrapped(text, width, "stream"), ("", "body")]
+def _stream_layout(stream: Stream, width: int, writer_alive: bool) -> list[Line]:
+    """The last rows of a reply streaming in (or cut off, its writer gone), and how much came before them."""
+    header = strings.STREAMING if writer_alive else strings.STREAM_CUT_OFF
+    inner = max(width - len(_INDENT), 1)
+    text = stream.tail(STREAM_ROWS * inner)
+    rows: list[tuple[str, int]] = []  # a row, and where it starts in `text`
+    position = 0
+    for line in text.split("\n"):
+        shown = visible(line)
+        rows.extend(
+            (shown[begin:end], position + _source_length(line, begin)) for begin, end in wrap_spans(shown, inner)
+        )
+        position += len(line) + 1
+    rows = rows[-STREAM_ROWS:]
+    lines: list[Line] = [(f"▌ {header}", "stream")]
+    before = stream.chars - len(text) + rows[0][1]
+    if before > 0:
+        lines.append((_INDENT + strings.STREAM_BEFORE.format(more=_count(before, "character")), "fold"))
+    lines.extend((_INDENT + row, "stream") for row, _start in rows)
+    lines.append(("", "body"))
+    return lines

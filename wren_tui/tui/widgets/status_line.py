@@ -25,6 +25,8 @@ class Status:
     integrity: str | None = None
     # Background work a person may wait on: "indexing 40%…", "searching 10%…".
     busy: str | None = None
+    # Where search is: "match 2 of 7".
+    match: str | None = None
 
 
 def _age(seconds: float) -> str:
@@ -46,6 +48,8 @@ class StatusLine(Widget):
         & > .status--live { color: $text-success; text-style: bold; }
         & > .status--paused { color: $text-warning; text-style: bold; }
         & > .status--ended { color: $text-muted; text-style: bold; }
+        & > .status--moved { color: $text-warning; text-style: bold reverse; }
+        & > .status--deleted { color: $text-error; text-style: bold reverse; }
         & > .status--problem { color: $text-error; text-style: bold; }
         & > .status--unseen { color: $text-warning; }
     }
@@ -54,6 +58,8 @@ class StatusLine(Widget):
         "status--live",
         "status--paused",
         "status--ended",
+        "status--moved",
+        "status--deleted",
         "status--problem",
         "status--unseen",
     }
@@ -61,20 +67,24 @@ class StatusLine(Widget):
     status: reactive[Status] = reactive(Status, layout=False)
 
     def render(self) -> Text:
+        # What needs a person's attention comes before the counts, so a narrow terminal cuts the counts.
         s = self.status
         style = self.get_component_rich_style
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f" {s.mode} ", style(f"status--{s.mode}"))
         text.append(f" {shorten(s.session, 40)}")
-        text.append(f" · {s.events} events · {s.tokens} tokens")
-        if s.age_s is not None:
-            text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
+        text.append(f" · {s.events} events")
+        if s.integrity:
+            text.append(" · ")
+            text.append(shorten(s.integrity, 200), style("status--problem"))
+        if s.match:
+            text.append(" · " + s.match)
         if s.unseen:
             text.append(" · ")
             text.append(strings.NEW_EVENTS.format(count=s.unseen, key="L"), style("status--unseen"))
         if s.busy:
             text.append(" · " + s.busy)
-        if s.integrity:
-            text.append(" · ")
-            text.append(shorten(s.integrity, 200), style("status--problem"))
+        text.append(f" · {s.tokens} tokens")
+        if s.age_s is not None:
+            text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
         return text

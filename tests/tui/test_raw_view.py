@@ -1,0 +1,74 @@
+"""The raw view (`r`): an event's line as the journal holds it, byte for byte, then pretty."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tests.tui.conftest import FixedClock, screen_text, wait_for_text
+from tests.tui.journals import SESSION, encode, user
+from wren_tui.tui.app import WrenApp
+
+
+def _line(body: bytes) -> bytes:
+    """A line with a correct CRC, the way the writer ends one."""
+    return body + b',"crc":"' + format(zlib.crc32(body), "08x").encode() + b'"}\n'
+
+
+def _app(path: Path) -> WrenApp:
+    return WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+
+
+async def test_raw_view_shows_the_line_as_written_with_its_crc_and_members_this_version_does_not_know(
+    tmp_path: Path,
+) -> None:
+    body = (
+        b'{"seq":2,"ts":"2025-03-01T09:30:01.250Z","type":"message",'
+        b'"message":{"role":"user","content":"second","mood":"curious"},"note":"kept as written","n":1.50'
+    )
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(encode([user("first")]) + _line(body))
+    app = _app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for_text(pilot, "second")
+        await pilot.press("r")
+        await wait_for_text(pilot, "Event 2 (message) as written")
+        crc = format(zlib.crc32(body), "08x")
+        assert _shown(app, "written") == body.decode() + f',"crc":"{crc}"}}'
+        # The pretty view keeps every member, in order, and numbers as written.
+        pretty = [line.strip() for line in _shown(app, "pretty").splitlines()]
+        start = pretty.index('"message": {')
+        assert pretty[start : start + 10] == [
+            '"message": {',
+            '"role": "user",',
+            '"content": "second",',
+            '"mood": "curious"',
+            "},",
+            '"note": "kept as written",',
+            '"n": 1.50,',
+            f'"crc": "{crc}"',
+            "}",
+        ]
+        assert "kept as written" in screen_text(app)
+
+
+async def test_raw_view_shows_a_carriage_return_the_reader_accepted(tmp_path: Path) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(encode([user("first"), user("second")]).replace(b"}\n", b"}\r\n"))
+    app = _app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for_text(pilot, "second")
+        await pilot.press("r")
+        await wait_for_text(pilot, "Event 2 (message) as written")
+        assert _shown(app, "written").endswith('"}␍')
+        assert '"}␍' in screen_text(app)
+
+
+def _shown(app: WrenApp, name: str) -> str:
+    """The whole text a part of the raw view holds (the screen shows it wrapped)."""
+    content = app.screen.query_one(f"#{name}", Static).content
+    return content.plain if isinstance(content, Text) else str(content)

@@ -1,0 +1,100 @@
+"""One huge line checked and decoded in a child process, so the caller's GIL is never held for it.
+
+Decoding a 50 MB line holds the GIL for about 100 ms (msgspec does not let go of it), and a
+viewer's keys wait that long. A child reads the line through the caller's descriptor, checks it
+with `parse_line` (the same verdicts as `read_events`), and answers with the event whose long
+strings are cut to `clip` characters, and the length of the longest one; the caller decodes that
+small answer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from .events import Delta, Error, Event, Message, to_builtins
+from .reader import LineError, parse_line
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A huge line's event with its long strings cut short, and its text's whole length."""
+
+    event: Event
+    chars: int  # a message's content, an error's message, a delta's text; 0 for other events
+
+
+class ChildFailed(Exception):
+    """The child could not be run or gave no answer: the caller decodes the line itself."""
+
+
+def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int) -> Decoded:
+    """Check and decode the line of `length` bytes (without its newline) at `start` of `fd` in a child.
+
+    LineError if it cannot be read; ChildFailed if no child could say.
+    """
+    args = [str(n) for n in (fd, start, length, prev_seq, clip)]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", __name__, *args],
+            pass_fds=(fd,),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=600,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ChildFailed(str(exc)) from None
+    if done.returncode != 0:
+        raise ChildFailed(done.stderr.decode(errors="replace")[-500:])
+    try:
+        answer = msgspec.json.decode(done.stdout)
+    except msgspec.DecodeError as exc:
+        raise ChildFailed(f"unreadable answer: {exc}") from None
+    if "error" in answer:
+        raise LineError(answer["error"])
+    # The answer is small: decoding it here is quick, and it is checked as any line is.
+    return Decoded(parse_line(msgspec.json.encode(answer["line"]), prev_seq), answer["chars"])
+
+
+def _cut(value: Any, clip: int) -> Any:
+    if isinstance(value, str):
+        return value[:clip]
+    if isinstance(value, list):
+        return [_cut(v, clip) for v in value]
+    if isinstance(value, dict):
+        return {k: _cut(v, clip) for k, v in value.items()}
+    return value
+
+
+def main() -> int:
+    fd, start, length, prev_seq, clip = map(int, sys.argv[1:6])
+    line = os.pread(fd, length, start)
+    if len(line) != length:
+        sys.stderr.write("the journal is shorter than the line\n")
+        return 1
+    try:
+        event = parse_line(line, prev_seq)
+    except LineError as exc:
+        sys.stdout.buffer.write(msgspec.json.encode({"error": str(exc)}))
+        return 0
+    cut = _cut(to_builtins(event), clip)
+    sys.stdout.buffer.write(msgspec.json.encode({"line": cut, "chars": len(text_of(event))}))
+    return 0
+
+
+def text_of(event: Event) -> str:
+    """The text a person reads in an event: a message's content, an error's message, a delta's text."""
+    if isinstance(event, Message):
+        return event.message.content
+    if isinstance(event, Error):
+        return event.message
+    return event.text if isinstance(event, Delta) else ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
