@@ -40,7 +40,7 @@ def _here(tmp_path: Path) -> Path:
     return here
 
 
-def test_the_demo_prepare_hint_and_the_runs_continue_with_work_as_printed(tmp_path: Path) -> None:
+def test_the_demo_prepare_hint_and_the_runs_continue_with_work_as_printed(tmp_path: Path, state_home: Path) -> None:
     here = _here(tmp_path)
     prepared = run_wren(["demo", "--prepare", str(tmp_path / "demo ws")], cwd=here)
     assert prepared.returncode == 0, prepared.stderr
@@ -53,8 +53,9 @@ def test_the_demo_prepare_hint_and_the_runs_continue_with_work_as_printed(tmp_pa
     second = run_printed(again, here)
     assert second.returncode == 0, second.stderr
     assert "resumed" in second.stdout
-    # The same journal was continued: it is the only one, in the workspace's folder.
-    assert len(journal_paths(tmp_path / "demo ws" / "journals")) == 1
+    # The same journal was continued: it is the only one, in the default folder (this test's XDG_STATE_HOME).
+    assert len(journal_paths(state_home / "wren" / "journals")) == 1
+    assert not (tmp_path / "demo ws" / "journals").exists()
 
 
 def test_run_with_a_dir_prints_a_continue_with_that_carries_it(tmp_path: Path) -> None:
@@ -127,7 +128,7 @@ def test_the_refusals_choices_work_as_printed(tmp_path: Path) -> None:
     assert forked.returncode == 0, forked.stderr
     resumed = run_printed("wren resume " + assume, here)
     assert resumed.returncode == 0, resumed.stderr
-    assert "recorded as assumed failed" in resumed.stdout
+    assert "outcome unknown; the model is told so, and to check" in resumed.stdout
 
 
 def test_a_finished_sessions_give_a_message_line_works_as_printed(tmp_path: Path) -> None:

@@ -75,8 +75,9 @@ class Terminal:
         pid, socket = self.tmux("display", "-p", "-t", "t", "#{pane_pid} #{socket_path}").stdout.split(maxsplit=1)
         self.pid, self.socket = int(pid), Path(socket.strip())
 
-    def capture(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "t").stdout
+    def capture(self, *, joined: bool = False) -> str:
+        """The screen; `joined` gives each line the terminal wrapped back as one line, as it was printed."""
+        return self.tmux("capture-pane", "-p", *(["-J"] if joined else []), "-t", "t").stdout
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", *keys)

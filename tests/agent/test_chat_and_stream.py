@@ -89,24 +89,25 @@ def test_a_run_with_secrets_in_the_environment_never_writes_them_to_the_journal(
 
 
 def test_chat_makes_no_journal_until_the_first_message_is_typed(workspace: Path) -> None:
-    proc = run_wren(["chat"], cwd=workspace, input="/sessions\n/log\n/fork\n")
+    proc = run_wren(["chat", "--dir", "../journals"], cwd=workspace, input="/sessions\n/log\n/fork\n")
     assert proc.returncode == 0, proc.stderr
-    assert not (workspace / "journals").exists() or journal_paths(workspace / "journals") == []
+    assert not journals_of(workspace).exists() or journal_paths(journals_of(workspace)) == []
     assert "continue with" not in proc.stdout
     assert proc.stdout.count("nothing yet: this session's journal is created with your first message") == 2
 
 
-def test_ctrl_d_at_the_prompt_prints_continue_with_on_a_line_of_its_own(workspace: Path) -> None:
+def test_ctrl_d_at_the_prompt_prints_continue_with_on_a_line_of_its_own(workspace: Path, state_home: Path) -> None:
+    # The default journals folder (this test's own XDG_STATE_HOME), so the printed command needs no --dir.
     proc = run_wren(["chat"], cwd=workspace, input="what can you do?\n")  # then end of input: Ctrl+D
     assert proc.returncode == 0, proc.stderr
-    sid = only_journal(workspace / "journals").stem
+    sid = only_journal(state_home / "wren" / "journals").stem
     assert proc.stdout.endswith(f'you > \ncontinue with: wren resume {sid} "MESSAGE"\n')
 
 
 def test_chat_resume_says_which_session_it_resumed_and_how_much_it_replayed(workspace: Path) -> None:
-    first = run_wren(["chat"], cwd=workspace, input="what can you do?\n")
+    first = run_wren(["chat", "--dir", "../journals"], cwd=workspace, input="what can you do?\n")
     assert first.returncode == 0, first.stderr
-    sid = only_journal(workspace / "journals").stem
-    proc = run_wren(["chat", "--resume"], cwd=workspace, input="")
+    sid = only_journal(journals_of(workspace)).stem
+    proc = run_wren(["chat", "--dir", "../journals", "--resume"], cwd=workspace, input="")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"session {sid} resumed (2 messages replayed)\n")

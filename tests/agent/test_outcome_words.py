@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent.conftest import events_of, messages_of, only_journal
+from tests.agent.conftest import events_of, journals_of, messages_of, only_journal
 from tests.agent.openai_server import Answer, OpenAIServer, Stream, call_chunk, finish_chunk, reply_stream, sse
 from tests.agent.test_signals import LATE, command_group, group_members, wait_until
 from tests.agent.tty import Tty
@@ -50,10 +50,21 @@ def test_assume_failed_after_a_kill_tells_the_model_outcome_unknown_and_the_scri
     workspace: Path,
 ) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
+    journal = journals_of(workspace) / f"{sid}.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", "run", "--yes", "--session-id", sid, f"run `{LATE}`"],
+        [
+            sys.executable,
+            "-m",
+            "wren_tui",
+            "run",
+            "--dir",
+            "../journals",
+            "--yes",
+            "--session-id",
+            sid,
+            f"run `{LATE}`",
+        ],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -67,7 +78,7 @@ def test_assume_failed_after_a_kill_tells_the_model_outcome_unknown_and_the_scri
     finally:
         proc.kill()
     wait_until(lambda: not group_members(group), "the command's group to end", timeout=10)
-    resumed = run_wren(["resume", "--yes", "--assume-failed", sid], cwd=workspace)
+    resumed = run_wren(["resume", "--dir", "../journals", "--yes", "--assume-failed", sid], cwd=workspace)
     assert resumed.returncode == 0, resumed.stderr
     events = events_of(journal)
     told = next(m.message.content for m in messages_of(events) if m.message.role == "tool")
@@ -84,12 +95,12 @@ def test_assume_failed_after_a_kill_tells_the_model_outcome_unknown_and_the_scri
 def test_the_same_command_asked_for_in_three_requests_runs_each_time(workspace: Path) -> None:
     sid = new_session_id()
     asked = "run `date +%N`"
-    assert run_wren(["run", "--yes", "--session-id", sid, asked], cwd=workspace).returncode == 0
+    assert run_wren(["run", "--dir", "../journals", "--yes", "--session-id", sid, asked], cwd=workspace).returncode == 0
     for _ in range(2):
-        proc = run_wren(["resume", "--yes", sid, asked], cwd=workspace)
+        proc = run_wren(["resume", "--dir", "../journals", "--yes", sid, asked], cwd=workspace)
         assert proc.returncode == 0, proc.stderr
         assert "[not run: loop]" not in proc.stdout
-    ends = [e for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolEnd)]
+    ends = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
     assert [(e.ok, e.stoppedBy) for e in ends] == [(True, None)] * 3
 
 
@@ -108,16 +119,22 @@ async def test_calls_of_a_turn_made_by_an_earlier_process_are_not_counted_as_a_l
         env = {"WREN_BASE_URL": srv.base_url}
         sid = new_session_id()
         first = await _wren(
-            ["run", "--model", "openai", "--max-steps", "2", "--session-id", sid, "read"], workspace, env
+            ["run", "--dir", "../journals", "--model", "openai", "--max-steps", "2", "--session-id", sid, "read"],
+            workspace,
+            env,
         )
         assert first == 0
         # The turn goes on in a new process: its third identical call is its first.
-        again = await _wren(["resume", "--model", "openai", "--max-steps", "1", sid], workspace, env)
+        again = await _wren(
+            ["resume", "--dir", "../journals", "--model", "openai", "--max-steps", "1", sid], workspace, env
+        )
         assert again == 0
         # Within one process the loop is still stopped.
-        third = await _wren(["resume", "--model", "openai", "--max-steps", "5", sid], workspace, env)
+        third = await _wren(
+            ["resume", "--dir", "../journals", "--model", "openai", "--max-steps", "5", sid], workspace, env
+        )
         assert third == 0
-    ends = [e.stoppedBy for e in events_of(only_journal(workspace / "journals")) if isinstance(e, ToolEnd)]
+    ends = [e.stoppedBy for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
     assert ends == [None, None, None, None, None, "loop"]
 
 
@@ -136,9 +153,13 @@ async def _wren(args: list[str], cwd: Path, env: dict[str, str]) -> int:
 
 def test_asked_what_came_first_the_scripted_model_answers_with_the_first_question(workspace: Path) -> None:
     questions = ["what is your name?", "how are you?", "what did I ask first?", "what did I ask second?"]
-    proc = run_wren(["chat"], cwd=workspace, input="\n".join([*questions, "what did I ask?", "/quit"]) + "\n")
+    proc = run_wren(
+        ["chat", "--dir", "../journals"],
+        cwd=workspace,
+        input="\n".join([*questions, "what did I ask?", "/quit"]) + "\n",
+    )
     assert proc.returncode == 0, proc.stderr
-    said = [m.message.content for m in messages_of(events_of(only_journal(workspace / "journals")))]
+    said = [m.message.content for m in messages_of(events_of(only_journal(journals_of(workspace))))]
     assert "First you asked: 'what is your name?'." in said
     assert "Request number 2: 'how are you?'." in said
     assert "You asked: 'what did I ask second?'." in said
@@ -148,14 +169,14 @@ def test_asked_what_came_first_the_scripted_model_answers_with_the_first_questio
 
 
 def test_end_of_input_at_the_approval_prompt_is_recorded_as_no_answer_not_as_no(workspace: Path) -> None:
-    tty = Tty(["run", FIX], workspace)
+    tty = Tty(["run", "--dir", "../journals", FIX], workspace)
     try:
         tty.wait_for(b"[a]lways run_command: ")
         tty.send(b"\x04")  # Ctrl+D: the terminal's end of input
         assert tty.finish() == 0
     finally:
         tty.kill()
-    events = events_of(only_journal(workspace / "journals"))
+    events = events_of(only_journal(journals_of(workspace)))
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.stoppedBy == "approval"
     told = next(m.message.content for m in messages_of(events) if m.message.role == "tool")

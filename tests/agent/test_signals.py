@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.agent.conftest import events_of, messages_of
+from tests.agent.conftest import events_of, journals_of, messages_of
 from tests.agent.tty import Tty
 from wren_tui.journal.events import Event, RunEnd, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
@@ -80,7 +80,18 @@ def assert_stopped_and_recorded(journal: Path, cause: str) -> None:
 def spawn_run(workspace: Path, sid: str, command: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
     return subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", "run", "--yes", "--session-id", sid, f"run `{command}`"],
+        [
+            sys.executable,
+            "-m",
+            "wren_tui",
+            "run",
+            "--dir",
+            "../journals",
+            "--yes",
+            "--session-id",
+            sid,
+            f"run `{command}`",
+        ],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -92,8 +103,10 @@ def spawn_run(workspace: Path, sid: str, command: str) -> subprocess.Popen[str]:
 
 def test_closing_the_terminal_mid_command_records_the_cancel_kills_the_command_and_exits_129(workspace: Path) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
-    tty = Tty(["run", "--yes", "--session-id", sid, f"run `{LATE}`"], workspace, controlling=True)
+    journal = journals_of(workspace) / f"{sid}.jsonl"
+    tty = Tty(
+        ["run", "--dir", "../journals", "--yes", "--session-id", sid, f"run `{LATE}`"], workspace, controlling=True
+    )
     try:
         group = command_group(workspace, journal)
         tty.hang_up()
@@ -107,7 +120,7 @@ def test_closing_the_terminal_mid_command_records_the_cancel_kills_the_command_a
 
 def test_sigterm_mid_command_says_sigterm_to_the_model_and_the_person_and_exits_143(workspace: Path) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
+    journal = journals_of(workspace) / f"{sid}.jsonl"
     proc = spawn_run(workspace, sid, LATE)
     try:
         group = command_group(workspace, journal)
@@ -124,7 +137,7 @@ def test_sigterm_mid_command_says_sigterm_to_the_model_and_the_person_and_exits_
 
 def test_signals_in_quick_succession_are_recorded_once_by_the_first(workspace: Path) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
+    journal = journals_of(workspace) / f"{sid}.jsonl"
     proc = spawn_run(workspace, sid, LATE)
     try:
         command_group(workspace, journal)
@@ -145,7 +158,7 @@ def test_signals_in_quick_succession_are_recorded_once_by_the_first(workspace: P
 
 def test_a_command_and_its_children_die_with_a_wren_run_killed_by_sigkill(workspace: Path) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
+    journal = journals_of(workspace) / f"{sid}.jsonl"
     proc = spawn_run(workspace, sid, LATE)
     try:
         group = command_group(workspace, journal)
@@ -164,14 +177,25 @@ def test_a_command_and_its_children_die_with_a_wren_run_killed_by_sigkill(worksp
 
 def test_under_nohup_a_hangup_is_ignored_and_the_command_finishes(workspace: Path) -> None:
     sid = new_session_id()
-    journal = workspace / "journals" / f"{sid}.jsonl"
+    journal = journals_of(workspace) / f"{sid}.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
 
     def ignore_hangups() -> None:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", "run", "--yes", "--session-id", sid, "run `sleep 1; echo done > done.txt`"],
+        [
+            sys.executable,
+            "-m",
+            "wren_tui",
+            "run",
+            "--dir",
+            "../journals",
+            "--yes",
+            "--session-id",
+            sid,
+            "run `sleep 1; echo done > done.txt`",
+        ],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -209,8 +233,43 @@ def test_a_command_that_ended_leaves_what_it_started_in_the_background_running(w
             os.kill(int((workspace / "bg.pid").read_text()), signal.SIGKILL)
 
 
+def _chat_at_its_second_prompt(workspace: Path) -> Tty:
+    """A chat that has a journal (it is created with the first message), waiting at the prompt again."""
+    tty = Tty(["chat", "--dir", "../journals"], workspace)
+    tty.wait_for(b"you > ")
+    tty.send(b"what can you do?\n")
+    tty.wait_until(lambda: tty.data.count(b"you > ") == 2, "the prompt after the reply")
+    return tty
+
+
 def test_sigterm_at_the_chat_prompt_ends_the_chat_on_the_record_and_exits_143(workspace: Path) -> None:
-    tty = Tty(["chat"], workspace)
+    tty = _chat_at_its_second_prompt(workspace)
+    try:
+        tty.proc.send_signal(signal.SIGTERM)
+        code = tty.finish()
+    finally:
+        tty.kill()
+    assert code == 128 + signal.SIGTERM, tty.text()
+    assert "[stopped by SIGTERM (Wren was told to stop)]" in tty.text()
+    journal = next(journals_of(workspace).glob("*.jsonl"))
+    last = events_of(journal)[-1]
+    assert isinstance(last, RunEnd) and last.reason == "cancelled"
+
+
+def test_ctrl_c_at_the_chat_prompt_ends_the_chat_on_the_record_and_exits_130(workspace: Path) -> None:
+    tty = _chat_at_its_second_prompt(workspace)
+    try:
+        tty.proc.send_signal(signal.SIGINT)
+        code = tty.finish()
+    finally:
+        tty.kill()
+    assert code == 130, tty.text()
+    last = events_of(next(journals_of(workspace).glob("*.jsonl")))[-1]
+    assert isinstance(last, RunEnd) and last.reason == "cancelled"
+
+
+def test_sigterm_at_the_first_chat_prompt_exits_143_and_leaves_no_journal(workspace: Path) -> None:
+    tty = Tty(["chat", "--dir", "../journals"], workspace)
     try:
         tty.wait_for(b"you > ")
         tty.proc.send_signal(signal.SIGTERM)
@@ -219,22 +278,7 @@ def test_sigterm_at_the_chat_prompt_ends_the_chat_on_the_record_and_exits_143(wo
         tty.kill()
     assert code == 128 + signal.SIGTERM, tty.text()
     assert "[stopped by SIGTERM (Wren was told to stop)]" in tty.text()
-    journal = next((workspace / "journals").glob("*.jsonl"))
-    last = events_of(journal)[-1]
-    assert isinstance(last, RunEnd) and last.reason == "cancelled"
-
-
-def test_ctrl_c_at_the_chat_prompt_ends_the_chat_on_the_record_and_exits_130(workspace: Path) -> None:
-    tty = Tty(["chat"], workspace)
-    try:
-        tty.wait_for(b"you > ")
-        tty.proc.send_signal(signal.SIGINT)
-        code = tty.finish()
-    finally:
-        tty.kill()
-    assert code == 130, tty.text()
-    last = events_of(next((workspace / "journals").glob("*.jsonl")))[-1]
-    assert isinstance(last, RunEnd) and last.reason == "cancelled"
+    assert not any(journals_of(workspace).glob("*.jsonl"))
 
 
 def test_chat_reads_its_lines_from_a_file_too(workspace: Path) -> None:
@@ -243,7 +287,7 @@ def test_chat_reads_its_lines_from_a_file_too(workspace: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
     with script.open() as stdin:
         proc = subprocess.run(
-            [sys.executable, "-m", "wren_tui", "chat"],
+            [sys.executable, "-m", "wren_tui", "chat", "--dir", "../journals"],
             cwd=workspace,
             env=env,
             stdin=stdin,
@@ -256,7 +300,7 @@ def test_chat_reads_its_lines_from_a_file_too(workspace: Path) -> None:
 
 
 def test_a_closed_terminal_during_a_chat_turn_ends_the_chat_instead_of_prompting_again(workspace: Path) -> None:
-    tty = Tty(["chat", "--yes"], workspace, controlling=True)
+    tty = Tty(["chat", "--dir", "../journals", "--yes"], workspace, controlling=True)
     try:
         tty.wait_for(b"you > ")
         tty.send(f"run `{LATE}`\n".encode())
@@ -271,6 +315,6 @@ def test_a_closed_terminal_during_a_chat_turn_ends_the_chat_instead_of_prompting
 
 
 def wait_for_journal(workspace: Path) -> list[Path]:
-    folder = workspace / "journals"
+    folder = journals_of(workspace)
     wait_until(lambda: folder.is_dir() and any(folder.glob("*.jsonl")), "the chat's journal")
     return sorted(folder.glob("*.jsonl"))

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.agent.conftest import events_of, messages_of, only_journal
+from tests.agent.conftest import events_of, journals_of, messages_of, only_journal
 from tests.agent.openai_server import (
     Answer,
     OpenAIServer,
@@ -129,7 +129,7 @@ async def test_chat_and_resume_show_every_sequence_from_the_model_and_the_tool(w
     async with OpenAIServer(HostileModel()) as srv:
 
         def chat() -> tuple[int, bytes]:
-            tty = Tty(["chat", "--yes", "--model", "openai"], workspace, model_env(srv))
+            tty = Tty(["chat", "--dir", "../journals", "--yes", "--model", "openai"], workspace, model_env(srv))
             try:
                 tty.wait_for(b"you > ")
                 tty.send(b"look\n")
@@ -140,7 +140,11 @@ async def test_chat_and_resume_show_every_sequence_from_the_model_and_the_tool(w
                 tty.kill()
 
         def resume(sid: str) -> tuple[int, bytes]:
-            tty = Tty(["resume", "--yes", "--model", "openai", sid, "again"], workspace, model_env(srv))
+            tty = Tty(
+                ["resume", "--dir", "../journals", "--yes", "--model", "openai", sid, "again"],
+                workspace,
+                model_env(srv),
+            )
             try:
                 return tty.finish(), bytes(tty.data)
             finally:
@@ -148,7 +152,7 @@ async def test_chat_and_resume_show_every_sequence_from_the_model_and_the_tool(w
 
         code, chatted = await asyncio.to_thread(chat)
         assert code == 0, chatted.decode(errors="replace")
-        sid = session_id_of(only_journal(workspace / "journals"))
+        sid = session_id_of(only_journal(journals_of(workspace)))
         code, resumed = await asyncio.to_thread(resume, sid)
     assert code == 0, resumed.decode(errors="replace")
     for where, data in (("wren chat", chatted), ("wren resume", resumed)):
@@ -161,10 +165,12 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     evil_workspace(workspace)
     async with OpenAIServer(HostileModel()) as srv:
         code, _, err = await asyncio.to_thread(
-            lambda: _quiet_run(["run", "--yes", "--model", "openai", TASK], workspace, model_env(srv))
+            lambda: _quiet_run(
+                ["run", "--dir", "../journals", "--yes", "--model", "openai", TASK], workspace, model_env(srv)
+            )
         )
     assert code == 0, err
-    journal = only_journal(workspace / "journals")
+    journal = only_journal(journals_of(workspace))
     events = events_of(journal)
     assert any(isinstance(e, Error) and "\x1b" in e.message for e in events)
     assert any(isinstance(e, ToolStart) and e.name == HOSTILE_TOOL for e in events)
@@ -189,7 +195,8 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     assert said == f"Model text follows.\n{hostile_lines()}"
     app = WrenApp(folder=journal.parent, session=journal, clock=FixedClock(datetime.now(UTC)))
     async with app.run_test(size=(200, 60)) as pilot:
-        await wait_for_text(pilot, REPLY_END)
+        # The whole journal is shown once its last event is (the reply before it is long, so it is folded).
+        await wait_for_text(pilot, f"run_end #{events[-1].seq} ")
         await pilot.press("home")
         await wait_for_text(pilot, "Model text follows.")
         for strip in screen_strips(app):
@@ -236,10 +243,12 @@ def test_the_scripted_model_quoting_a_hostile_command_output_sends_no_sequence_t
 
 
 def test_wren_ls_shows_a_hostile_journal_name_without_obeying_it(workspace: Path) -> None:
-    proc = run_wren(["run", "hi"], cwd=workspace)
+    proc = run_wren(["run", "--dir", "../journals", "hi"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
-    journal = only_journal(workspace / "journals")
+    journal = only_journal(journals_of(workspace))
     shutil.copy(journal, journal.with_name("s-\x1b]0;NAME-TITLE\x07\r\x1b[2Kok.jsonl"))
-    listed = subprocess.run([sys.executable, "-m", "wren_tui", "ls"], cwd=workspace, capture_output=True, timeout=60)
+    listed = subprocess.run(
+        [sys.executable, "-m", "wren_tui", "ls", "--dir", "../journals"], cwd=workspace, capture_output=True, timeout=60
+    )
     assert listed.returncode == 0
     assert "s-␛]0;NAME-TITLE␇␍␛[2Kok" in assert_inert(listed.stdout, "wren ls")

@@ -56,16 +56,22 @@ async def test_raw_view_shows_the_line_as_written_with_its_crc_and_members_this_
         assert "kept as written" in screen_text(app)
 
 
-async def test_raw_view_shows_a_carriage_return_the_reader_accepted(tmp_path: Path) -> None:
+async def test_raw_view_shows_the_control_characters_of_a_line_the_reader_accepted(tmp_path: Path) -> None:
+    # A CR is refused by the reader (tests/reliability: CRLF line endings); DEL, a C1 control and a
+    # bidi override are valid raw inside a JSON string, so an accepted line can hold them as written.
+    body = (
+        '{"seq":2,"ts":"2025-03-01T09:30:01.250Z","type":"message",'
+        '"message":{"role":"user","content":"second \x7f \x9b31m \u202eabc"}'
+    ).encode()
     path = tmp_path / f"{SESSION}.jsonl"
-    path.write_bytes(encode([user("first"), user("second")]).replace(b"}\n", b"}\r\n"))
+    path.write_bytes(encode([user("first")]) + _line(body))
     app = _app(path)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for_text(pilot, "second")
         await pilot.press("r")
         await wait_for_text(pilot, "Event 2 (message) as written")
-        assert _shown(app, "written").endswith('"}␍')
-        assert '"}␍' in screen_text(app)
+        assert '"content":"second ␡ <U+009B>31m <U+202E>abc"},"crc":' in _shown(app, "written")
+        assert "second ␡ <U+009B>31m <U+202E>abc" in screen_text(app)
 
 
 def _shown(app: WrenApp, name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,15 +64,19 @@ def test_watch_pick_prints_the_chosen_session_and_seq(tmp_path: Path, terminal: 
 
 
 def test_demo_in_80x24_runs_the_agent_live_and_quitting_stops_it(tmp_path: Path, terminal: Terminal) -> None:
-    _start(terminal, ["demo", "--pace-factor", "2", "--dir", str(tmp_path / "journals")], tmp_path, size=(80, 24))
+    folder = tmp_path / "journals"
+    _start(terminal, ["demo", "--pace-factor", "2", "--dir", str(folder)], tmp_path, size=(80, 24))
     terminal.wait_for("run the tests, find the failing case and fix it", timeout=30)
     terminal.wait_for(" live ")
-    journal = next((tmp_path / "journals").glob("s-*.jsonl"))
+    journal = next(folder.glob("s-*.jsonl"))
     assert lock_holder(journal) is not None
     terminal.keys("q")
-    screen = terminal.wait_for("WREN-EXITED-0", timeout=30)
+    terminal.wait_for("WREN-EXITED-0", timeout=30)
+    # The printed lines as printed: the long folder makes the terminal wrap them at 80 columns.
+    screen = terminal.capture(joined=True)
     assert "the agent was still running and has been stopped" in screen
-    assert f"watch it again: wren watch {journal.stem}" in screen
+    # The folder is not the default one, so the command carries it and works as printed.
+    assert f"watch it again: {shlex.join(['wren', 'watch', '--dir', str(folder), journal.stem])}\n" in screen
     assert lock_holder(journal) is None
 
 
