@@ -252,3 +252,13 @@ def test_wren_ls_shows_a_hostile_journal_name_without_obeying_it(workspace: Path
     )
     assert listed.returncode == 0
     assert "s-␛]0;NAME-TITLE␇␍␛[2Kok" in assert_inert(listed.stdout, "wren ls")
+
+
+def test_wren_ls_shows_a_hostile_project_folder_the_same_way(tmp_path: Path) -> None:
+    project = tmp_path / "p\x1b]0;DIR-TITLE\x07\u202e"
+    project.mkdir()
+    folder = tmp_path / "journals"
+    assert run_wren(["run", "--dir", str(folder), "hi"], cwd=project).returncode == 0
+    listed = run_wren(["ls", "--dir", str(folder)], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "p␛]0;DIR-TITLE␇<U+202E>" in assert_inert(listed.stdout.encode(), "wren ls")

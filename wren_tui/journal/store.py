@@ -18,6 +18,7 @@ from typing import Literal, cast
 from .events import Event, Fork, Message, RunEnd, RunStart, ToolStart, Usage
 from .reader import JournalError, read_head_and_tail, scan_events
 from .replay import replay
+from .visible import visible
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
@@ -187,12 +188,12 @@ def in_project(project: str | None, folder: Path) -> bool:
 
 
 def project_label(project: str | None, width: int) -> str:
-    """A project as a listing shows it: ~ for the home folder, whole folders cut from the head, no control bytes."""
+    """A project as a listing shows it: ~ for the home folder, whole folders cut from the head, made visible."""
     if not project:
         return "-"
     home = os.path.expanduser("~")
     text = "~" + project[len(home) :] if home != "/" and (project + "/").startswith(home + "/") else project
-    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    text = visible(text)  # the placeholders every other listing shows (␛, <U+202E>)
     parts = text.split("/")
     while len(text) > width and len(parts) > 1:
         parts = parts[1:]
