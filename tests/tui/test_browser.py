@@ -101,6 +101,19 @@ async def test_enter_opens_a_session_and_escape_comes_back(tmp_path: Path) -> No
         await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen), "the browser again")
 
 
+async def test_a_folder_change_that_lands_after_the_browser_closed_is_dropped(tmp_path: Path) -> None:
+    write_journal(tmp_path / f"{OLD}.jsonl", finished_story())
+    app = _app(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_text(pilot, OLD)
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        await pilot.press("q")
+    assert not browser.is_running
+    # The watcher's last change, as it lands while the app quits: the table is gone, nothing is read.
+    await browser._changed({tmp_path / f"{OLD}.jsonl"})
+
+
 _UNREADABLE_CHILD = """
 import asyncio, sys
 from datetime import UTC, datetime

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,7 @@ from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION
 from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.fork import fork_points
-from wren_tui.journal.index import LineScanner, decode_at, tail_span
+from wren_tui.journal.index import Chunk, LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
@@ -169,6 +171,36 @@ async def test_a_bad_line_before_the_tail_window_ends_the_session_there(
         await wait_for_text(pilot, f"stopped at line {expected.stopped_at_line}:")
         assert f"{len(expected.events)} events" in screen_text(app)
         await wait_for_text(pilot, f"#{expected.events[-1].seq} ")
+
+
+async def test_a_bad_line_with_much_after_it_is_read_once_not_again_and_again(
+    big: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More than READ_ON_UI bytes after the bad line: each look at it is a worker's read.
+    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 50_000)
+    data = bytearray(big.read_bytes())
+    at = data.index(b'"content":"', 1000) + 12
+    data[at] = ord("#") if data[at] != ord("#") else ord("%")
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(bytes(data))
+    assert len(data) - at > session_screen.READ_ON_UI
+    reads = 0
+    chunks = LineScanner.chunks
+
+    def counted(self: LineScanner, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
+        nonlocal reads
+        reads += 1
+        return chunks(self, *args, **kwargs)
+
+    monkeypatch.setattr(LineScanner, "chunks", counted)
+    app = WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, f"stopped at line {read_events(path).stopped_at_line}:")
+        await pilot.pause(0.5)
+        before = reads
+        await pilot.pause(1.5)
+        # The file did not change: nothing is read again (it was re-read dozens of times a second).
+        assert reads == before
 
 
 def test_the_tail_read_first_leaves_a_huge_last_line_to_the_background(tmp_path: Path) -> None:

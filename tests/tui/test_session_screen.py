@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 from datetime import UTC, datetime
@@ -23,11 +24,12 @@ from tests.tui.journals import (
     user,
     write_journal,
 )
-from wren_tui.journal.events import Delta, Error, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.events import Delta, Error, RunStart, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.writer import JournalWriter
+from wren_tui.journal.writer import JournalChanged, JournalWriter
 from wren_tui.tui import tailing
 from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.browser import BrowserScreen
 from wren_tui.tui.screens.dialogs import Notice
 from wren_tui.tui.screens.session import Picked, SessionScreen
 from wren_tui.tui.widgets.conversation import ConversationView
@@ -327,7 +329,12 @@ async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journ
     assert [e.seq for e in result.events] == [1, 2, 3]
 
 
-async def test_fork_shows_the_new_id_and_the_resume_command_with_the_folder_it_is_in(journal: Path) -> None:
+async def test_fork_shows_the_new_id_and_the_resume_command_with_the_folder_it_is_in(tmp_path: Path) -> None:
+    # Resume works in the session's recorded workspace, so the story's must exist for the command to run.
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    events = [RunStart(pid=4242, cwd=str(workspace), model="scripted", version="0.1.0"), *finished_story()[1:]]
+    journal = write_journal(tmp_path / f"{SESSION}.jsonl", events)
     app = _app(journal)
     async with app.run_test(size=(200, 40)) as pilot:
         await pilot.press("p")
@@ -388,11 +395,30 @@ async def test_a_journal_moved_away_while_its_writer_writes_says_so_and_goes_on_
         async with app.run_test(size=(140, 30)) as pilot:
             await wait_for(pilot, lambda: " live " in _status(app), "live")
             path.rename(tmp_path / "moved.jsonl")
-            writer.append(user("written after the move"))
-            await wait_for_text(pilot, "written after the move")
-            await wait_for(pilot, lambda: "moved to moved.jsonl: its writer goes on there" in _status(app), "moved")
+            moved = "moved to moved.jsonl: its writer stops at its next event"
+            await wait_for(pilot, lambda: moved in _status(app), "moved")
+            # What the status line says is what the writer does: it writes nothing more (a run exits 5).
+            with pytest.raises(JournalChanged):
+                writer.append(user("written after the move"))
+            writer.close()
+            await wait_for(pilot, lambda: "its writer" not in _status(app), "the writer gone")
+            assert "moved to moved.jsonl" in _status(app)
             assert " ended " not in _status(app)
-            assert "3 events" in _status(app)
+            assert "2 events" in _status(app)
+            assert "run the tests, find the failing case and fix it" in screen_text(app)
+
+
+async def test_a_journal_deleted_while_its_writer_writes_says_its_writer_stops(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", story()[:2])
+    app = _app(path)
+    with JournalWriter.open(path, fsync="none") as writer:
+        async with app.run_test(size=(140, 30)) as pilot:
+            await wait_for(pilot, lambda: " live " in _status(app), "live")
+            path.unlink()
+            await wait_for(pilot, lambda: "deleted: its writer stops at its next event" in _status(app), "deleted")
+            with pytest.raises(JournalChanged):
+                writer.append(user("written after the deletion"))
+            assert "run the tests, find the failing case and fix it" in screen_text(app)
 
 
 async def test_a_deleted_journal_is_said_to_be_deleted(tmp_path: Path) -> None:
@@ -420,6 +446,23 @@ async def test_polling_takes_over_when_the_watcher_cannot_start(
         with JournalWriter.open(path, fsync="none") as writer:
             writer.append(user("seen by polling"))
             await wait_for_text(pilot, "seen by polling")
+
+
+async def test_a_workers_result_or_a_change_that_lands_after_the_screen_closed_is_dropped(journal: Path) -> None:
+    # An index, a read, a search or a folder change landing as the person leaves (Esc, q) crashed the viewer.
+    app = WrenApp(folder=journal.parent, clock=FixedClock(datetime.now(UTC)))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_text(pilot, SESSION)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the session screen")
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.is_running, "the session screen to close")
+        await asyncio.to_thread(screen._to_ui, screen._index_progress, screen._generation, 0.5)
+        await screen._changed(set())  # and the folder watcher's last word
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen) and app.is_running
 
 
 async def test_every_key_is_in_the_command_palette(journal: Path) -> None:

@@ -86,7 +86,8 @@ class BrowserScreen(Screen[None]):
         await watch_folder(self.folder, self._changed, self.watch_mode)
 
     async def _changed(self, paths: set[Path]) -> None:
-        self.rescan()
+        if self.is_running:  # a change that lands as the screen closes: its widgets are going
+            self.rescan()
 
     def rescan(self) -> None:
         """Add new journals, update changed ones, drop deleted ones; untouched files are not read."""

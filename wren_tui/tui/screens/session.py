@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, ParamSpec
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -38,6 +38,7 @@ from .fork_picker import ForkPicker
 
 Clock = Callable[[], datetime]
 Gone = Literal["moved", "deleted"]
+P = ParamSpec("P")
 
 
 def _busy(indexing: float | None, searching: float | None, reading: bool) -> str | None:
@@ -124,6 +125,8 @@ class SessionScreen(Screen[None]):
         self._indexing: float | None = None  # how much of the whole index is built, while it is
         self._searching: float | None = None
         self._stopped: str | None = None
+        # (size, mtime) of the journal when its stopping line was last looked at again.
+        self._looked_again: tuple[int, int] | None = None
         self._cannot_read: str | None = None
         self._reading = False  # a worker reads a big backlog
         # The journal left its name under the viewer: "moved" (and its new name, if in the folder) or "deleted".
@@ -206,6 +209,7 @@ class SessionScreen(Screen[None]):
     def _install(self, timeline: Timeline, scanner: LineScanner | None) -> None:
         self.timeline, self._scanner = timeline, scanner
         self._stopped = scanner.reason if scanner else None
+        self._looked_again = None
         self.unseen = 0
         self._matches = None  # positions in the timeline replaced
         self.conversation.timeline = self.tools.timeline = timeline
@@ -228,10 +232,19 @@ class SessionScreen(Screen[None]):
                 if worker.is_cancelled:
                     return
                 if count % _PROGRESS_EVERY == 0:
-                    self.app.call_from_thread(self._index_progress, generation, scanner.offset / until)
+                    self._to_ui(self._index_progress, generation, scanner.offset / until)
         finally:
             os.close(own)
-        self.app.call_from_thread(self._index_built, generation, timeline, scanner)
+        self._to_ui(self._index_built, generation, timeline, scanner)
+
+    def _to_ui(self, callback: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> None:
+        """A worker's result, handled on the UI thread; dropped once this screen stops (its widgets go next)."""
+
+        def if_running() -> None:
+            if self.is_running:
+                callback(*args, **kwargs)
+
+        self.app.call_from_thread(if_running)
 
     def _index_progress(self, generation: int, done: float) -> None:
         if generation == self._generation:
@@ -276,7 +289,8 @@ class SessionScreen(Screen[None]):
         # (any change, once it has left its name: its new name is not known to the watcher).
         if paths and self.path not in paths and self._gone is None:
             return
-        self.read_new()
+        if self.is_running:  # a change that lands as the screen closes: its widgets are going
+            self.read_new()
 
     def read_new(self) -> None:
         """Read the lines appended since the last read; open the journal again if it shrank or was replaced.
@@ -297,7 +311,8 @@ class SessionScreen(Screen[None]):
         if scanner is None or fd is None:
             return  # nothing at this name yet: the watcher sees it arrive
         self._left_its_name(st is None, fd)
-        size = os.fstat(fd).st_size
+        held = os.fstat(fd)
+        size = held.st_size
         if size < scanner.offset:
             if self._gone is None:
                 self._open_journal()  # it shrank
@@ -308,7 +323,12 @@ class SessionScreen(Screen[None]):
         if backlog > READ_ON_UI and size <= scanner.scanned and scanner.reason is None:
             return  # nothing new after a long partial line already looked through
         if scanner.reason is not None:
-            # Look at the stopping line again: a writer reopening the journal moves a torn tail aside.
+            # Look at the stopping line again once the file changed: a writer reopening the journal
+            # moves a torn tail aside. An unchanged file stops there still (looking again looped).
+            stamp = (size, held.st_mtime_ns)
+            if stamp == self._looked_again:
+                return
+            self._looked_again = stamp
             scanner = self._scanner = self._scanner_at(scanner, fd)
             scanner.reason = None
         if backlog > READ_ON_UI:
@@ -324,7 +344,7 @@ class SessionScreen(Screen[None]):
             self._apply(first, timeline.events - before, scanner.reason)
 
     def _left_its_name(self, gone: bool, fd: int) -> None:
-        """Notice the journal being read leaving its name: moved (its writer may go on) or deleted."""
+        """Notice the journal being read leaving its name: moved or deleted (a live writer stops at its next event)."""
         if not gone:
             self._gone, self._moved_to = None, None
             return
@@ -358,10 +378,10 @@ class SessionScreen(Screen[None]):
                 clips = clips_of(chunk)
                 if worker.is_cancelled:
                     return
-                self.app.call_from_thread(self._fold_more, generation, chunk, clips, mine.reason)
+                self._to_ui(self._fold_more, generation, chunk, clips, mine.reason)
         finally:
             os.close(own)
-        self.app.call_from_thread(self._read_on_done, generation, mine)
+        self._to_ui(self._read_on_done, generation, mine)
 
     def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], reason: str | None) -> None:
         if generation != self._generation:
@@ -577,13 +597,13 @@ class SessionScreen(Screen[None]):
                 query,
                 lo,
                 hi,
-                progress=lambda done: self.app.call_from_thread(self._search_progress, generation, done),
+                progress=lambda done: self._to_ui(self._search_progress, generation, done),
                 cancelled=lambda: worker.is_cancelled,
             )
         finally:
             os.close(own)
         if found is not None and not worker.is_cancelled:
-            self.app.call_from_thread(self._found, generation, query, found, lo, hi, forward)
+            self._to_ui(self._found, generation, query, found, lo, hi, forward)
 
     def _search_progress(self, generation: int, done: float) -> None:
         if generation == self._generation and self._searching is not None:
