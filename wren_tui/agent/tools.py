@@ -1,7 +1,7 @@
 """The tools the model may call, confined to the workspace: three read-only, three with side effects.
 
-A tool is one `Tool` in the TOOLS table (at the end of this file): what the model is told, whether
-it is read-only, and the code that runs it. The loop offers TOOLS to the model, approval and
+A tool is one `Tool` in the TOOLS table (after the tools' code below): what the model is told,
+whether it is read-only, and the code that runs it. The loop offers TOOLS to the model, approval and
 `tool_start.readOnly` read `read_only` from it, and `Toolbox` dispatches through it.
 """
 
