@@ -25,9 +25,9 @@ from tests.agent.openai_server import (
     text_chunk,
     usage_chunk,
 )
-from wren_tui.agent.gateway import GatewayError, Reply, RetryPart
-from wren_tui.agent.openai_compat import OpenAIGateway, SSEDecoder
-from wren_tui.agent.tools import SPECS
+from wren_tui.agent.models.base import GatewayError, Reply, RetryPart
+from wren_tui.agent.models.openai import OpenAIGateway, SSEDecoder
+from wren_tui.agent.tools import TOOLS
 from wren_tui.journal.events import ChatMessage, Error, Message, ToolEnd
 
 ASK = [ChatMessage(role="user", content="hello")]
@@ -41,7 +41,7 @@ def gateway(server: OpenAIServer, **kw: Any) -> OpenAIGateway:
 
 async def collect(gw: OpenAIGateway) -> tuple[Reply, list[RetryPart]]:
     reply, retries = Reply(), []
-    async for part in gw.stream(ASK, list(SPECS.values())):
+    async for part in gw.stream(ASK, list(TOOLS.values())):
         if isinstance(part, RetryPart):
             reply, _ = Reply(), retries.append(part)
         else:

@@ -20,7 +20,7 @@ from typing import Literal
 from ..journal.events import ToolCall
 from ..journal.visible import hidden_characters, placeholder, visible
 from . import outcomes
-from .tools import ToolSpec
+from .tools import Tool
 
 Approval = Literal["auto", "approved", "denied"]
 Mode = Literal["yes", "ask", "deny"]
@@ -68,8 +68,8 @@ class ApprovalGate:
             return cls("ask", ask_terminal)
         return cls("deny")
 
-    async def decide(self, call: ToolCall, spec: ToolSpec | None) -> Verdict:
-        if spec is None or spec.read_only:
+    async def decide(self, call: ToolCall, tool: Tool | None) -> Verdict:
+        if tool is None or tool.read_only:
             return Verdict("auto")
         if self.mode == "yes" or call.name in self.always:
             return Verdict("approved")

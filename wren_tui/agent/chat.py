@@ -21,8 +21,8 @@ from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of, write_problem
 from ..journal.writer import JournalChanged, JournalCorrupt, JournalUnusable, JournalWriter
 from . import outcomes
-from .gateway import GatewayError
 from .loop import Agent, cancel_cause
+from .models.base import GatewayError
 from .session import (
     EXIT_CHANGED,
     EXIT_ERROR,

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .models import MODELS
+
 if TYPE_CHECKING:
     from .session import Settings
 
@@ -23,7 +25,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-y", "--yes", action="store_true", help="allow every tool call without asking")
     p.add_argument(
         "--model",
-        choices=("scripted", "openai"),
+        choices=tuple(MODELS),
         help="scripted (offline) or openai (WREN_BASE_URL, WREN_API_KEY, WREN_MODEL); default: openai when "
         "WREN_API_KEY is set, else scripted",
     )

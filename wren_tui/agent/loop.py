@@ -23,9 +23,9 @@ from ..journal.visible import visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .gateway import Gateway, Reply, RetryPart, TextPart
+from .models.base import Gateway, Reply, RetryPart, TextPart
 from .redact import Redactor
-from .tools import SPECS, Toolbox, ToolResult
+from .tools import TOOLS, Toolbox, ToolResult
 
 E = TypeVar("E", bound=KnownEvent)
 EndReason = Literal["done", "limit"]
@@ -180,8 +180,7 @@ class Agent:
     async def _reply(self) -> Reply:
         reply = Reply()
         batcher = _DeltaBatcher(self._delta, self.redactor.longest_secret())
-        specs = list(SPECS.values())
-        async for part in self.gateway.stream(self.messages, specs):
+        async for part in self.gateway.stream(self.messages, list(TOOLS.values())):
             if isinstance(part, RetryPart):
                 self.append(
                     Error(
@@ -223,12 +222,12 @@ class Agent:
                 raise
 
     async def run_call(self, call: ToolCall, original: ToolCall | None = None, *, note: str = "") -> None:
-        spec = Toolbox.spec(call.name)
+        tool = TOOLS.get(call.name)
         if self._repeats(call) >= self.limits.loop_repeats - 1:
             self._not_run(call, "loop")
             return
-        verdict = await self.gate.decide(call, spec)
-        read_only = spec.read_only if spec else True
+        verdict = await self.gate.decide(call, tool)
+        read_only = tool.read_only if tool else True
         self.append(ToolStart(id=call.id, name=call.name, readOnly=read_only, approval=verdict.approval))
         self.printer.line(
             f"  -> {preview_call(call)}{note}{f' [{verdict.label}]' if verdict.approval == 'denied' else ''}"

@@ -33,10 +33,10 @@ from ..journal.visible import visible_text
 from ..journal.writer import FsyncPolicy, JournalChanged, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .gateway import Gateway, GatewayError
 from .loop import Agent, Limits, Printer, cancel_cause
+from .models import MODELS, default_model, unknown_model
+from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .redact import Redactor
-from .scripted import ScriptedModel
 from .tools import COMMAND_TIMEOUT, Toolbox
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -61,7 +61,8 @@ class Settings:
     folder: Path
     # The person named the workspace (--workspace); otherwise resume works in the session's own.
     workspace_given: bool = False
-    model: Literal["scripted", "openai"] | None = None
+    # A name in MODELS; None follows the default rule (openai when WREN_API_KEY is set, else scripted).
+    model: str | None = None
     yes: bool = False
     pace: float = 0.0
     max_steps: int = 30
@@ -71,17 +72,24 @@ class Settings:
     # fdatasync after every event unless a benchmark asks otherwise.
     fsync: FsyncPolicy = "event"
 
+    def __post_init__(self) -> None:
+        if self.model is not None and self.model not in MODELS:
+            raise UsageError(unknown_model(self.model))
+
 
 def choose_gateway(settings: Settings) -> Gateway:
-    """`openai` when asked for, or when WREN_API_KEY is set; the offline scripted model otherwise."""
-    kind = settings.model or ("openai" if os.environ.get("WREN_API_KEY") else "scripted")
-    if kind == "scripted":
-        return ScriptedModel(settings.workspace, pace=settings.pace)
-    from .openai_compat import OpenAIGateway
-
-    if not os.environ.get("WREN_API_KEY") and not os.environ.get("WREN_BASE_URL"):
-        raise UsageError("--model openai needs WREN_API_KEY (or WREN_BASE_URL for a local server that needs no key)")
-    return OpenAIGateway.from_env(SYSTEM_PROMPT.format(root=settings.workspace))
+    """The gateway of the model named in the settings (or by the default rule), made by its factory in MODELS."""
+    factory = MODELS[settings.model or default_model(os.environ)]
+    setup = ModelSetup(
+        workspace=settings.workspace,
+        system=SYSTEM_PROMPT.format(root=settings.workspace),
+        pace=settings.pace,
+        env=os.environ,
+    )
+    try:
+        return factory(setup)
+    except ModelUnavailable as exc:
+        raise UsageError(str(exc)) from None
 
 
 def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMessage] | None = None) -> Agent:

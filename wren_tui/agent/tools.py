@@ -1,4 +1,9 @@
-"""The tools the model may call, confined to the workspace: three read-only, three with side effects."""
+"""The tools the model may call, confined to the workspace: three read-only, three with side effects.
+
+A tool is one `Tool` in the TOOLS table (after the tools' code below): what the model is told,
+whether it is read-only, and the code that runs it. The loop offers TOOLS to the model, approval and
+`tool_start.readOnly` read `read_only` from it, and `Toolbox` dispatches through it.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from .workspace import Place, Workspace, WorkspaceError, kind_of
 
@@ -27,18 +32,19 @@ _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cach
 
 
 @dataclass(frozen=True)
-class ToolSpec:
+class Tool:
+    """One tool: its name, description and JSON-schema `parameters` (what the model is told), and `run`.
+
+    `read_only` decides approval (a read-only call always runs), `tool_start.readOnly`, and whether
+    resume may run the call again after an interruption. `run` gets the Toolbox (the workspace and
+    its limits) and the arguments as a dict; a ToolFailure or WorkspaceError it raises is the result.
+    """
+
     name: str
     description: str
     parameters: dict[str, Any]
     read_only: bool
-
-    def schema(self) -> dict[str, Any]:
-        """The OpenAI-style function schema the model is given."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
+    run: ToolRun
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,9 @@ class ToolResult:
     content: str
     truncated: bool = False
     stopped_by: Literal["timeout"] | None = None
+
+
+ToolRun: TypeAlias = Callable[["Toolbox", dict[str, Any]], Awaitable[ToolResult]]
 
 
 class ToolFailure(Exception):
@@ -59,63 +68,6 @@ def _params(required: list[str], **props: tuple[str, str]) -> dict[str, Any]:
         "properties": {name: {"type": kind, "description": text} for name, (kind, text) in props.items()},
         "required": required,
     }
-
-
-SPECS: dict[str, ToolSpec] = {
-    s.name: s
-    for s in (
-        ToolSpec(
-            "read_file",
-            "Read a text file in the workspace.",
-            _params(["path"], path=("string", "file path, relative to the workspace")),
-            read_only=True,
-        ),
-        ToolSpec(
-            "list_dir",
-            "List a folder of the workspace (folders end with /, symbolic links with @).",
-            _params([], path=("string", "folder path, relative to the workspace (default .)")),
-            read_only=True,
-        ),
-        ToolSpec(
-            "grep",
-            "Search the workspace's text files for a regular expression; prints path:line: text.",
-            _params(
-                ["pattern"],
-                pattern=("string", "a Python regular expression"),
-                path=("string", "a file or folder to search (default .)"),
-            ),
-            read_only=True,
-        ),
-        ToolSpec(
-            "write_file",
-            "Create or overwrite a file in the workspace with the given content.",
-            _params(["path", "content"], path=("string", "file path"), content=("string", "the whole new content")),
-            read_only=False,
-        ),
-        ToolSpec(
-            "edit_file",
-            "Replace one exact occurrence of `old` with `new` in a file; refused if `old` is missing or appears "
-            "more than once.",
-            _params(
-                ["path", "old", "new"],
-                path=("string", "file path"),
-                old=("string", "the exact text to replace, unique in the file"),
-                new=("string", "the replacement text"),
-            ),
-            read_only=False,
-        ),
-        ToolSpec(
-            "run_command",
-            "Run a shell command in the workspace; prints its output and exit code.",
-            _params(
-                ["command"],
-                command=("string", "the shell command"),
-                timeout=("number", "seconds before it is stopped (default set by the user)"),
-            ),
-            read_only=False,
-        ),
-    )
-}
 
 
 def cap(text: str, limit: int = OUTPUT_CAP) -> tuple[str, bool]:
@@ -146,24 +98,12 @@ class Toolbox:
         self.root = self.workspace.root
         self.command_timeout = command_timeout
         self.output_cap = output_cap
-        self._impl: dict[str, Callable[[dict[str, Any]], Awaitable[ToolResult]]] = {
-            "read_file": self._read_file,
-            "list_dir": self._list_dir,
-            "grep": self._grep,
-            "write_file": self._write_file,
-            "edit_file": self._edit_file,
-            "run_command": self._run_command,
-        }
-
-    @staticmethod
-    def spec(name: str) -> ToolSpec | None:
-        return SPECS.get(name)
 
     async def run(self, name: str, args_json: str) -> ToolResult:
         """The result of one call; a failure is a result the model reads, never an exception."""
-        impl = self._impl.get(name)
-        if impl is None:
-            return ToolResult(False, f"there is no tool named {name!r}; the tools are: {', '.join(SPECS)}")
+        tool = TOOLS.get(name)
+        if tool is None:
+            return ToolResult(False, f"there is no tool named {name!r}; the tools are: {', '.join(TOOLS)}")
         try:
             args = json.loads(args_json or "{}")
         except json.JSONDecodeError as exc:
@@ -171,7 +111,7 @@ class Toolbox:
         if not isinstance(args, dict):
             return ToolResult(False, f"the arguments of {name} must be a JSON object, not {type(args).__name__}")
         try:
-            result = await impl(args)
+            result = await tool.run(self, args)
         except (ToolFailure, WorkspaceError) as exc:
             return ToolResult(False, str(exc))
         except OSError as exc:
@@ -179,220 +119,291 @@ class Toolbox:
         text, truncated = cap(result.content, self.output_cap)
         return ToolResult(result.ok, text, truncated or result.truncated, result.stopped_by)
 
-    # --- arguments and paths ---------------------------------------------------------------
 
-    @staticmethod
-    def _arg(args: dict[str, Any], key: str, default: str | None = None) -> str:
-        value = args.get(key, default)
-        if value is None:
-            raise ToolFailure(f"missing argument {key!r}")
-        if not isinstance(value, str):
-            raise ToolFailure(f"argument {key!r} must be a string")
-        return value
+def _arg(args: dict[str, Any], key: str, default: str | None = None) -> str:
+    """The string argument `key` (or `default`); a ToolFailure the model reads when it is missing or not a string."""
+    value = args.get(key, default)
+    if value is None:
+        raise ToolFailure(f"missing argument {key!r}")
+    if not isinstance(value, str):
+        raise ToolFailure(f"argument {key!r} must be a string")
+    return value
 
-    # --- read-only -------------------------------------------------------------------------
 
-    async def _read_file(self, args: dict[str, Any]) -> ToolResult:
-        place = self.workspace.place(self._arg(args, "path"))
-        try:
-            fd, st = self.workspace.open_file(place)
-        except FileNotFoundError:
-            raise ToolFailure(f"{place.rel}: no such file in the workspace; list_dir shows what is there") from None
-        try:
-            if stat.S_ISDIR(st.st_mode):
-                raise ToolFailure(f"{place.rel}: is a folder; use list_dir")
-            data = _read_at_most(fd, _READ_LIMIT)
-        finally:
-            os.close(fd)
-        if b"\x00" in data[:8192]:
-            raise ToolFailure(f"{place.rel}: is a binary file")
-        text = data.decode("utf-8", errors="replace")
-        if st.st_size > len(data):
-            note = f"[... the file has {st.st_size} bytes; only the first {len(data)} were read ...]"
-            return ToolResult(True, f"{text}\n{note}", truncated=True)
-        return ToolResult(True, text)
+# --- read-only -------------------------------------------------------------------------------
 
-    async def _list_dir(self, args: dict[str, Any]) -> ToolResult:
-        place = self.workspace.place(self._arg(args, "path", "."))
-        try:
-            fd = self.workspace.open_folder(place.parts)
-        except FileNotFoundError:
-            raise ToolFailure(f"{place.rel}: no such folder in the workspace") from None
-        try:
-            with os.scandir(fd) as found:
-                names = [
-                    e.name + ("@" if e.is_symlink() else "/" if e.is_dir(follow_symlinks=False) else "")
-                    for e in found
-                    if e.name not in _SKIP_DIRS and not self.workspace.is_protected(place.path / e.name)
-                ]
-        finally:
-            os.close(fd)
-        entries = sorted(names, key=str.lower)
-        return ToolResult(True, "\n".join(entries) if entries else "(empty folder)")
 
-    async def _grep(self, args: dict[str, Any]) -> ToolResult:
-        pattern_text = self._arg(args, "pattern")
-        try:
-            pattern = re.compile(pattern_text)
-        except re.error as exc:
-            raise ToolFailure(f"{pattern_text!r} is not a valid regular expression: {exc}") from None
-        start = self.workspace.place(self._arg(args, "path", "."))
-        try:
-            fd, st = self.workspace.open_file(start)
-        except FileNotFoundError:
-            raise ToolFailure(f"{start.rel}: no such file or folder in the workspace") from None
-        hits: list[str] = []
-        try:
-            for rel, data in self._texts(start, fd, st):
-                if b"\x00" in data[:8192]:
-                    continue
-                for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                    if pattern.search(line):
-                        hits.append(f"{rel}:{number}: {line}")
-                        if len(hits) >= _GREP_MATCHES:
-                            hits.append(f"[stopped at {_GREP_MATCHES} matches; narrow the pattern or the path]")
-                            return ToolResult(True, "\n".join(hits), truncated=True)
-        finally:
-            os.close(fd)
-        return ToolResult(True, "\n".join(hits) if hits else f"no match for {pattern_text!r}")
+async def _read_file(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    place = box.workspace.place(_arg(args, "path"))
+    try:
+        fd, st = box.workspace.open_file(place)
+    except FileNotFoundError:
+        raise ToolFailure(f"{place.rel}: no such file in the workspace; list_dir shows what is there") from None
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            raise ToolFailure(f"{place.rel}: is a folder; use list_dir")
+        data = _read_at_most(fd, _READ_LIMIT)
+    finally:
+        os.close(fd)
+    if b"\x00" in data[:8192]:
+        raise ToolFailure(f"{place.rel}: is a binary file")
+    text = data.decode("utf-8", errors="replace")
+    if st.st_size > len(data):
+        note = f"[... the file has {st.st_size} bytes; only the first {len(data)} were read ...]"
+        return ToolResult(True, f"{text}\n{note}", truncated=True)
+    return ToolResult(True, text)
 
-    def _texts(self, start: Place, fd: int, st: os.stat_result) -> Iterator[tuple[str, bytes]]:
-        """The regular files at `start` (a file, or a folder walked without following links), their first bytes."""
-        if stat.S_ISREG(st.st_mode):
-            yield start.rel, _read_at_most(fd, _READ_LIMIT)
-            return
-        for where, folders, files, folder_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
-            base = os.path.normpath(os.path.join(start.rel, where))
-            folders[:] = sorted(
-                f for f in folders if f not in _SKIP_DIRS and not self.workspace.is_protected(start.path / where / f)
-            )
-            for name in sorted(files):
-                data = _read_regular(name, folder_fd)
-                if data is not None:
-                    yield (name if base == "." else f"{base}/{name}"), data
 
-    # --- side effects ----------------------------------------------------------------------
+async def _list_dir(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    place = box.workspace.place(_arg(args, "path", "."))
+    try:
+        fd = box.workspace.open_folder(place.parts)
+    except FileNotFoundError:
+        raise ToolFailure(f"{place.rel}: no such folder in the workspace") from None
+    try:
+        with os.scandir(fd) as found:
+            names = [
+                e.name + ("@" if e.is_symlink() else "/" if e.is_dir(follow_symlinks=False) else "")
+                for e in found
+                if e.name not in _SKIP_DIRS and not box.workspace.is_protected(place.path / e.name)
+            ]
+    finally:
+        os.close(fd)
+    entries = sorted(names, key=str.lower)
+    return ToolResult(True, "\n".join(entries) if entries else "(empty folder)")
 
-    async def _write_file(self, args: dict[str, Any]) -> ToolResult:
-        place = self.workspace.place(self._arg(args, "path"), writing=True)
-        content = self._arg(args, "content")
-        folder = self.workspace.open_folder(place.parts[:-1], create=True)
-        try:
-            existed = _replace_file(folder, place, content.encode("utf-8"))
-        finally:
-            os.close(folder)
-        verb = "overwrote" if existed else "created"
-        return ToolResult(True, f"{verb} {place.rel} ({len(content)} characters)")
 
-    async def _edit_file(self, args: dict[str, Any]) -> ToolResult:
-        place = self.workspace.place(self._arg(args, "path"), writing=True)
-        old, new = self._arg(args, "old"), self._arg(args, "new")
-        try:
-            fd, st = self.workspace.open_file(place)
-        except FileNotFoundError:
-            raise ToolFailure(f"{place.rel}: no such file in the workspace") from None
-        try:
-            if st.st_size > _EDIT_LIMIT:
-                raise ToolFailure(
-                    f"{place.rel}: is {st.st_size} bytes, and edit_file edits files up to {_EDIT_LIMIT} bytes; "
-                    "use run_command for this one"
-                )
-            data = _read_at_most(fd, _EDIT_LIMIT)
-        finally:
-            os.close(fd)
-        if not old:
-            raise ToolFailure("`old` is empty; give the exact text to replace")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ToolFailure(f"{place.rel}: is not UTF-8 text; edit_file edits text files only") from None
-        count = text.count(old)
-        if count == 0:
-            raise ToolFailure(
-                f"{place.rel}: the text to replace is not in the file; read it again and copy the text exactly"
-            )
-        if count > 1:
-            raise ToolFailure(
-                f"{place.rel}: the text to replace appears {count} times; include more surrounding lines "
-                "so it is unique"
-            )
-        folder = self.workspace.open_folder(place.parts[:-1])
-        try:
-            _replace_file(folder, place, text.replace(old, new, 1).encode("utf-8"))
-        finally:
-            os.close(folder)
-        return ToolResult(
-            True, f"edited {place.rel}: {old.count(chr(10)) + 1} line(s) replaced by {new.count(chr(10)) + 1}"
+async def _grep(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    pattern_text = _arg(args, "pattern")
+    try:
+        pattern = re.compile(pattern_text)
+    except re.error as exc:
+        raise ToolFailure(f"{pattern_text!r} is not a valid regular expression: {exc}") from None
+    start = box.workspace.place(_arg(args, "path", "."))
+    try:
+        fd, st = box.workspace.open_file(start)
+    except FileNotFoundError:
+        raise ToolFailure(f"{start.rel}: no such file or folder in the workspace") from None
+    hits: list[str] = []
+    try:
+        for rel, data in _texts(box, start, fd, st):
+            if b"\x00" in data[:8192]:
+                continue
+            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+                if pattern.search(line):
+                    hits.append(f"{rel}:{number}: {line}")
+                    if len(hits) >= _GREP_MATCHES:
+                        hits.append(f"[stopped at {_GREP_MATCHES} matches; narrow the pattern or the path]")
+                        return ToolResult(True, "\n".join(hits), truncated=True)
+    finally:
+        os.close(fd)
+    return ToolResult(True, "\n".join(hits) if hits else f"no match for {pattern_text!r}")
+
+
+def _texts(box: Toolbox, start: Place, fd: int, st: os.stat_result) -> Iterator[tuple[str, bytes]]:
+    """The regular files at `start` (a file, or a folder walked without following links), their first bytes."""
+    if stat.S_ISREG(st.st_mode):
+        yield start.rel, _read_at_most(fd, _READ_LIMIT)
+        return
+    for where, folders, files, folder_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+        base = os.path.normpath(os.path.join(start.rel, where))
+        folders[:] = sorted(
+            f for f in folders if f not in _SKIP_DIRS and not box.workspace.is_protected(start.path / where / f)
         )
+        for name in sorted(files):
+            data = _read_regular(name, folder_fd)
+            if data is not None:
+                yield (name if base == "." else f"{base}/{name}"), data
 
-    async def _run_command(self, args: dict[str, Any]) -> ToolResult:
-        command = self._arg(args, "command")
-        timeout = args.get("timeout")
-        limit = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else self.command_timeout
-        limit = min(limit, self.command_timeout)
-        env = dict(os.environ)
-        # Commands see this interpreter as `python`, whether or not its folder is on the user's PATH.
-        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        env.pop("PYTHONPATH", None)
-        # Only this process holds the write end: if it dies (even by kill -9) the guard reads EOF.
-        guard_read, guard_write = os.pipe()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
-                _GUARDED,
-                "wren",
-                command,
-                cwd=self.root,
-                stdin=guard_read,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                env=env,
+
+# --- side effects ---------------------------------------------------------------------------
+
+
+async def _write_file(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    place = box.workspace.place(_arg(args, "path"), writing=True)
+    content = _arg(args, "content")
+    folder = box.workspace.open_folder(place.parts[:-1], create=True)
+    try:
+        existed = _replace_file(folder, place, content.encode("utf-8"))
+    finally:
+        os.close(folder)
+    verb = "overwrote" if existed else "created"
+    return ToolResult(True, f"{verb} {place.rel} ({len(content)} characters)")
+
+
+async def _edit_file(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    place = box.workspace.place(_arg(args, "path"), writing=True)
+    old, new = _arg(args, "old"), _arg(args, "new")
+    try:
+        fd, st = box.workspace.open_file(place)
+    except FileNotFoundError:
+        raise ToolFailure(f"{place.rel}: no such file in the workspace") from None
+    try:
+        if st.st_size > _EDIT_LIMIT:
+            raise ToolFailure(
+                f"{place.rel}: is {st.st_size} bytes, and edit_file edits files up to {_EDIT_LIMIT} bytes; "
+                "use run_command for this one"
             )
-        except BaseException:
-            os.close(guard_write)
-            raise
-        finally:
-            os.close(guard_read)
-        chunks: list[bytes] = []
-        size = 0
-        extra = 0
+        data = _read_at_most(fd, _EDIT_LIMIT)
+    finally:
+        os.close(fd)
+    if not old:
+        raise ToolFailure("`old` is empty; give the exact text to replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolFailure(f"{place.rel}: is not UTF-8 text; edit_file edits text files only") from None
+    count = text.count(old)
+    if count == 0:
+        raise ToolFailure(
+            f"{place.rel}: the text to replace is not in the file; read it again and copy the text exactly"
+        )
+    if count > 1:
+        raise ToolFailure(
+            f"{place.rel}: the text to replace appears {count} times; include more surrounding lines so it is unique"
+        )
+    folder = box.workspace.open_folder(place.parts[:-1])
+    try:
+        _replace_file(folder, place, text.replace(old, new, 1).encode("utf-8"))
+    finally:
+        os.close(folder)
+    return ToolResult(
+        True, f"edited {place.rel}: {old.count(chr(10)) + 1} line(s) replaced by {new.count(chr(10)) + 1}"
+    )
 
-        async def collect() -> None:
-            nonlocal size, extra
-            assert proc.stdout is not None
-            while chunk := await proc.stdout.read(65536):
-                if size < _READ_LIMIT:
-                    chunks.append(chunk)
-                    size += len(chunk)
-                else:
-                    extra += len(chunk)
-            await proc.wait()
 
-        stopped: Literal["timeout"] | None = None
-        try:
-            await asyncio.wait_for(collect(), limit)
-            # The command ended on its own: the guard stands down and leaves what it started running.
-            with contextlib.suppress(OSError):
-                os.write(guard_write, b"done\n")
-        except TimeoutError:
-            stopped = "timeout"
-            await _kill_group(proc)
-        except BaseException:
-            await _kill_group(proc)
-            raise
-        finally:
-            os.close(guard_write)
-        output = b"".join(chunks).decode("utf-8", errors="replace").rstrip("\n")
-        if extra:
-            output += f"\n[... {extra} more bytes of output not kept ...]"
-        if stopped:
-            tail = f"[stopped: still running after {limit:g} s; the command was killed]"
-            return ToolResult(False, f"$ {command}\n{output}\n{tail}", stopped_by="timeout")
-        code = proc.returncode
-        status = f"[exit code {code}]" if code is not None and code >= 0 else f"[killed by signal {-(code or 0)}]"
-        return ToolResult(code == 0, f"$ {command}\n{output}\n{status}", truncated=bool(extra))
+async def _run_command(box: Toolbox, args: dict[str, Any]) -> ToolResult:
+    command = _arg(args, "command")
+    timeout = args.get("timeout")
+    limit = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else box.command_timeout
+    limit = min(limit, box.command_timeout)
+    env = dict(os.environ)
+    # Commands see this interpreter as `python`, whether or not its folder is on the user's PATH.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("PYTHONPATH", None)
+    # Only this process holds the write end: if it dies (even by kill -9) the guard reads EOF.
+    guard_read, guard_write = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/sh",
+            "-c",
+            _GUARDED,
+            "wren",
+            command,
+            cwd=box.root,
+            stdin=guard_read,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    except BaseException:
+        os.close(guard_write)
+        raise
+    finally:
+        os.close(guard_read)
+    chunks: list[bytes] = []
+    size = 0
+    extra = 0
+
+    async def collect() -> None:
+        nonlocal size, extra
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            if size < _READ_LIMIT:
+                chunks.append(chunk)
+                size += len(chunk)
+            else:
+                extra += len(chunk)
+        await proc.wait()
+
+    stopped: Literal["timeout"] | None = None
+    try:
+        await asyncio.wait_for(collect(), limit)
+        # The command ended on its own: the guard stands down and leaves what it started running.
+        with contextlib.suppress(OSError):
+            os.write(guard_write, b"done\n")
+    except TimeoutError:
+        stopped = "timeout"
+        await _kill_group(proc)
+    except BaseException:
+        await _kill_group(proc)
+        raise
+    finally:
+        os.close(guard_write)
+    output = b"".join(chunks).decode("utf-8", errors="replace").rstrip("\n")
+    if extra:
+        output += f"\n[... {extra} more bytes of output not kept ...]"
+    if stopped:
+        tail = f"[stopped: still running after {limit:g} s; the command was killed]"
+        return ToolResult(False, f"$ {command}\n{output}\n{tail}", stopped_by="timeout")
+    code = proc.returncode
+    status = f"[exit code {code}]" if code is not None and code >= 0 else f"[killed by signal {-(code or 0)}]"
+    return ToolResult(code == 0, f"$ {command}\n{output}\n{status}", truncated=bool(extra))
+
+
+# The one table of tools: the model is offered these, in this order.
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool(
+            "read_file",
+            "Read a text file in the workspace.",
+            _params(["path"], path=("string", "file path, relative to the workspace")),
+            read_only=True,
+            run=_read_file,
+        ),
+        Tool(
+            "list_dir",
+            "List a folder of the workspace (folders end with /, symbolic links with @).",
+            _params([], path=("string", "folder path, relative to the workspace (default .)")),
+            read_only=True,
+            run=_list_dir,
+        ),
+        Tool(
+            "grep",
+            "Search the workspace's text files for a regular expression; prints path:line: text.",
+            _params(
+                ["pattern"],
+                pattern=("string", "a Python regular expression"),
+                path=("string", "a file or folder to search (default .)"),
+            ),
+            read_only=True,
+            run=_grep,
+        ),
+        Tool(
+            "write_file",
+            "Create or overwrite a file in the workspace with the given content.",
+            _params(["path", "content"], path=("string", "file path"), content=("string", "the whole new content")),
+            read_only=False,
+            run=_write_file,
+        ),
+        Tool(
+            "edit_file",
+            "Replace one exact occurrence of `old` with `new` in a file; refused if `old` is missing or appears "
+            "more than once.",
+            _params(
+                ["path", "old", "new"],
+                path=("string", "file path"),
+                old=("string", "the exact text to replace, unique in the file"),
+                new=("string", "the replacement text"),
+            ),
+            read_only=False,
+            run=_edit_file,
+        ),
+        Tool(
+            "run_command",
+            "Run a shell command in the workspace; prints its output and exit code.",
+            _params(
+                ["command"],
+                command=("string", "the shell command"),
+                timeout=("number", "seconds before it is stopped (default set by the user)"),
+            ),
+            read_only=False,
+            run=_run_command,
+        ),
+    )
+}
 
 
 # Beside the command, in its group, a guard waits on a pipe only Wren writes: "done" lets it exit, end of

@@ -1,13 +1,14 @@
-"""The model gateway protocol: messages and tool schemas in, an async stream of parts out."""
+"""The model gateway protocol: messages and tools in, an async stream of parts out; and what a gateway is made from."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
-from ..journal.events import ChatMessage, ToolCall
-from .tools import ToolSpec
+from ...journal.events import ChatMessage, ToolCall
+from ..tools import Tool
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,30 @@ class GatewayError(Exception):
         self.attempt = attempt
 
 
+class ModelUnavailable(Exception):
+    """The chosen model cannot be used as configured; the message says what to set (the command exits 2)."""
+
+
 class Gateway(Protocol):
     @property
     def model(self) -> str: ...
 
-    def stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> AsyncIterator[StreamPart]: ...
+    def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]: ...
+
+
+@dataclass(frozen=True)
+class ModelSetup:
+    """What a factory in the registry gets to make a gateway; each model takes what it needs."""
+
+    workspace: Path
+    # The system prompt: the workspace, and what the prefixes of a tool result mean.
+    system: str
+    # 0 is as fast as it goes; 1 spaces the steps like a real model (only the offline model slows down).
+    pace: float
+    env: Mapping[str, str]
+
+
+ModelFactory = Callable[[ModelSetup], Gateway]
 
 
 @dataclass

@@ -17,12 +17,12 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..journal.events import ChatMessage, ToolCall
-from .gateway import FinishPart, StreamPart, TextPart, ToolCallPart, UsagePart
-from .outcomes import INTERRUPTED, NOT_RUN, OUTCOME_UNKNOWN, OUTPUT_LOST
+from ...journal.events import ChatMessage, ToolCall
+from ..outcomes import INTERRUPTED, NOT_RUN, OUTCOME_UNKNOWN, OUTPUT_LOST
+from ..tools import Tool
+from ..workspace import python_command
+from .base import FinishPart, ModelSetup, StreamPart, TextPart, ToolCallPart, UsagePart
 from .testreport import Failure, Frame, TestReport, parse_test_output
-from .tools import ToolSpec
-from .workspace import python_command
 
 _BACKQUOTED = re.compile(r"`([^`]+)`")
 _QUESTION_START = re.compile(r"^\s*(what|which|why|how|who|when|where|did|do|does|was|were|is|are|can)\b", re.I)
@@ -85,6 +85,11 @@ class Fix:
     why: str
 
 
+def create(setup: ModelSetup) -> ScriptedModel:
+    """The gateway the registry makes for `--model scripted`: it needs the workspace and the pace, nothing else."""
+    return ScriptedModel(setup.workspace, pace=setup.pace)
+
+
 class ScriptedModel:
     """A Gateway that needs no network: it reacts to the conversation and the tool output in it."""
 
@@ -96,7 +101,7 @@ class ScriptedModel:
     def model(self) -> str:
         return "scripted"
 
-    async def stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> AsyncIterator[StreamPart]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
         decision = decide(messages, self._root)
         if self._pace:
             await asyncio.sleep(_THINK_S * self._pace)

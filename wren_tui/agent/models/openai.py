@@ -15,12 +15,31 @@ from typing import Any
 
 import httpx
 
-from ..journal.events import ChatMessage
-from .gateway import FinishPart, GatewayError, RetryPart, StreamPart, TextPart, ToolCallPart, UsagePart
-from .tools import ToolSpec
+from ...journal.events import ChatMessage
+from ..tools import Tool
+from .base import (
+    FinishPart,
+    GatewayError,
+    ModelSetup,
+    ModelUnavailable,
+    RetryPart,
+    StreamPart,
+    TextPart,
+    ToolCallPart,
+    UsagePart,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def create(setup: ModelSetup) -> OpenAIGateway:
+    """The gateway the registry makes for `--model openai`, configured from WREN_* variables."""
+    if not setup.env.get("WREN_API_KEY") and not setup.env.get("WREN_BASE_URL"):
+        raise ModelUnavailable(
+            "--model openai needs WREN_API_KEY (or WREN_BASE_URL for a local server that needs no key)"
+        )
+    return OpenAIGateway.from_env(setup.system, setup.env)
 
 
 class SSEDecoder:
@@ -81,6 +100,14 @@ def wire_messages(system: str, messages: Sequence[ChatMessage]) -> list[dict[str
         else:
             wire.append({"role": m.role, "content": m.content})
     return wire
+
+
+def wire_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """The tools as chat-completions function schemas."""
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in tools
+    ]
 
 
 def chunk_parts(chunk: Mapping[str, Any]) -> list[StreamPart]:
@@ -159,7 +186,7 @@ class OpenAIGateway:
     def model(self) -> str:
         return self._model
 
-    async def stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> AsyncIterator[StreamPart]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
         body: dict[str, Any] = {
             "model": self._model,
             "messages": wire_messages(self._system, messages),
@@ -167,7 +194,7 @@ class OpenAIGateway:
             "stream_options": {"include_usage": True},
         }
         if tools:
-            body["tools"] = [t.schema() for t in tools]
+            body["tools"] = wire_tools(tools)
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
