@@ -208,6 +208,8 @@ class SessionScreen(Screen[None]):
         """
         worker = get_current_worker()
         with closing(own):
+            if generation != self._generation:
+                return  # opened again before this started: that opening indexes its own file
             until = max(own.size(), 1)
             timeline = Timeline()
             reader = own.lines(0, worker=True)
