@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from . import __version__
-from .commandline import wren_command
+from .journal.commandline import wren_command
 from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_listing, fork_points
 from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .commandline import wren_command
+from .journal.commandline import wren_command
 from .journal.store import SUFFIX, journals_dir, new_session_id, write_problem
 
 DEMO_TASK = "run the tests, find the failing case and fix it"

@@ -82,8 +82,13 @@ async def screen_latency(path: Path, count: int, rate: float, size: tuple[int, i
             original(first, added, reason)
             timeline = screen.timeline
             seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
-            # The frame that shows them: after the refresh this batch scheduled.
-            screen.call_after_refresh(lambda: seen.update(dict.fromkeys(seqs, time.monotonic())))
+
+            # The frame that shows them: after the refresh that follows the conversation pane taking
+            # this batch (it hears of it by a message queued before this call).
+            def stamp() -> None:
+                seen.update(dict.fromkeys(seqs, time.monotonic()))
+
+            screen.conversation.call_later(screen.call_after_refresh, stamp)
 
         screen._apply = apply_and_time  # type: ignore[method-assign]
         writer = start_writer(path, count, rate)

@@ -60,3 +60,21 @@ def test_when_no_child_can_run_the_huge_line_is_decoded_here(tmp_path: Path, mon
     path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("before"), user(body)])
     _, events = _scan(path)
     assert isinstance(events[1], Message) and events[1].message.content == body
+
+
+def test_the_child_refuses_a_descriptor_open_for_writing_and_the_line_is_decoded_here(tmp_path: Path) -> None:
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("x" * 5000)])
+    before = path.read_bytes()
+    fd = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(huge_line.ChildFailed, match="open for writing; this child only reads"):
+            huge_line.decode_elsewhere(fd, 0, len(before) - 1, 0, CLIP)
+        read_only = os.open(path, os.O_RDONLY)
+        try:
+            decoded = huge_line.decode_elsewhere(read_only, 0, len(before) - 1, 0, CLIP)
+        finally:
+            os.close(read_only)
+    finally:
+        os.close(fd)
+    assert isinstance(decoded.event, Message) and decoded.chars == 5000
+    assert path.read_bytes() == before

@@ -21,6 +21,7 @@ from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
 from wren_tui.tui.screens import session as session_screen
+from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.timeline import Timeline
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
@@ -32,9 +33,10 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _folded(path: Path, chunk: int = 4096) -> Timeline:
-    fd = os.open(path, os.O_RDONLY)
-    timeline = Timeline(fd)
-    for part in LineScanner(path, fd).chunks(size=chunk):
+    source = LocalJournal(path)
+    assert source.open()
+    timeline = Timeline(source)
+    for part in source.lines().chunks(size=chunk):
         timeline.fold(part)
     return timeline
 

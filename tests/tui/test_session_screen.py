@@ -460,7 +460,7 @@ async def test_a_workers_result_or_a_change_that_lands_after_the_screen_closed_i
         await pilot.press("escape")
         await wait_for(pilot, lambda: not screen.is_running, "the session screen to close")
         await asyncio.to_thread(screen._to_ui, screen._index_progress, screen._generation, 0.5)
-        await screen._changed(set())  # and the folder watcher's last word
+        await screen._changed()  # and the folder watcher's last word
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen) and app.is_running
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from .. import __version__
-from ..commandline import wren_command
+from ..journal.commandline import wren_command
 from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart, ToolEnd
 from ..journal.fork import fork_points
 from ..journal.index import LineScanner

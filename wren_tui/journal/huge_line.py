@@ -4,11 +4,13 @@ Decoding a 50 MB line holds the GIL for about 100 ms (msgspec does not let go of
 viewer's keys wait that long. A child reads the line through the caller's descriptor, checks it
 with `parse_line` (the same verdicts as `read_events`), and answers with the event whose long
 strings are cut to `clip` characters, and the length of the longest one; the caller decodes that
-small answer.
+small answer. The child only reads: it refuses a descriptor open for writing, opens nothing, and
+writes nothing but its answer on stdout.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -73,6 +75,9 @@ def _cut(value: Any, clip: int) -> Any:
 
 def main() -> int:
     fd, start, length, prev_seq, clip = map(int, sys.argv[1:6])
+    if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY:
+        sys.stderr.write("the journal's descriptor is open for writing; this child only reads\n")
+        return 1
     line = os.pread(fd, length, start)
     if len(line) != length:
         sys.stderr.write("the journal is shorter than the line\n")

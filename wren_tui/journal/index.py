@@ -33,6 +33,9 @@ class Chunk:
     ends: array[int] = field(default_factory=lambda: array("q"))
     # A huge line decoded elsewhere: its event's long strings are cut, and this is its text's whole length.
     cut_from: int | None = None
+    # parts[i] is events[i]'s place among its line's events, for a format whose one line gives several
+    # (they share the line's span); None when every line gives one event, as a Wren journal's does.
+    parts: array[int] | None = None
 
 
 class LineScanner:

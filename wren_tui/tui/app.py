@@ -15,6 +15,7 @@ from textual.screen import Screen
 from . import strings
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
+from .sources.local import LocalJournal
 from .tailing import WatchMode
 
 Clock = Callable[[], datetime]
@@ -57,15 +58,16 @@ class WrenApp(App[Picked | None]):
 
     def on_mount(self) -> None:
         if self.session is not None:
-            self.push_screen(self._session_screen(self.session))
+            self.push_screen(self.session_screen(self.session))
         else:
             self.push_screen(BrowserScreen(self.folder, open_session=self.open_session, watch_mode=self.watch_mode))
 
-    def _session_screen(self, path: Path) -> SessionScreen:
-        return SessionScreen(path, clock=self.clock, pick=self.pick, watch_mode=self.watch_mode)
+    def session_screen(self, path: Path) -> SessionScreen:
+        """The screen the journal at `path` is shown in."""
+        return SessionScreen(LocalJournal(path, watch_mode=self.watch_mode), clock=self.clock, pick=self.pick)
 
     def open_session(self, path: Path) -> None:
-        self.push_screen(self._session_screen(path))
+        self.push_screen(self.session_screen(path))
 
     def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):

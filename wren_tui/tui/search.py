@@ -7,13 +7,13 @@ so a million events are searched at the speed of `bytes.find`; any other needle 
 from __future__ import annotations
 
 import json
-import os
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 
 from ..journal.events import Delta, Event, Message, describe
-from ..journal.index import CHUNK, decode_at, decode_span
+from ..journal.index import CHUNK
+from .sources import SessionSource
 from .timeline import Timeline
 
 
@@ -24,7 +24,7 @@ def text_of(event: Event) -> str:
 
 def find_all(
     timeline: Timeline,
-    fd: int,
+    source: SessionSource,
     query: str,
     lo: int,
     hi: int,
@@ -41,8 +41,8 @@ def find_all(
     key = needle.encode() if plain else None
     done = 0
     for block_lo, block_hi in _blocks(timeline, lo, hi, reverse=False):
-        for position in _candidates(timeline, fd, key, block_lo, block_hi):
-            if needle in _text_at(timeline, fd, position).casefold():
+        for position in _candidates(timeline, source, key, block_lo, block_hi):
+            if needle in _text_at(timeline, source, position).casefold():
                 found.append(position)
         done += block_hi - block_lo
         progress(done / (hi - lo))
@@ -51,12 +51,12 @@ def find_all(
     return found
 
 
-def _text_at(timeline: Timeline, fd: int, position: int) -> str:
+def _text_at(timeline: Timeline, source: SessionSource, position: int) -> str:
     """The whole text of an item, read from the journal (a partial reply: its deltas joined)."""
     start, end = timeline.starts[position], timeline.ends[position]
     if timeline.kind(position) == "partial":
-        return "".join(e.text for e in decode_span(fd, start, end) if isinstance(e, Delta))
-    return text_of(decode_at(fd, start, end))
+        return "".join(e.text for e in source.decode_span(start, end) if isinstance(e, Delta))
+    return text_of(source.decode(start, end, timeline.parts.get(position, 0)))
 
 
 def _blocks(timeline: Timeline, lo: int, hi: int, *, reverse: bool) -> Iterator[tuple[int, int]]:
@@ -71,12 +71,12 @@ def _blocks(timeline: Timeline, lo: int, hi: int, *, reverse: bool) -> Iterator[
     yield from reversed(spans) if reverse else spans
 
 
-def _candidates(timeline: Timeline, fd: int, key: bytes | None, lo: int, hi: int) -> list[int]:
+def _candidates(timeline: Timeline, source: SessionSource, key: bytes | None, lo: int, hi: int) -> list[int]:
     if key is None:
         return list(range(lo, hi))
     starts, ends = timeline.starts, timeline.ends
     base = starts[lo]
-    data = os.pread(fd, ends[hi - 1] - base, base).lower()
+    data = source.read(base, ends[hi - 1] - base).lower()
     found: list[int] = []
     partials = timeline.partial_items
     # A partial reply's text is cut across its delta lines: always look in it.
@@ -85,7 +85,9 @@ def _candidates(timeline: Timeline, fd: int, key: bytes | None, lo: int, hi: int
     while at >= 0:
         position = bisect_right(starts, base + at, lo, hi) - 1
         if ends[position] > base + at:
-            found.append(position)
+            # Items that share the line (a format whose lines give several events) are all candidates.
+            first = bisect_left(starts, starts[position], lo, position) if timeline.parts else position
+            found.extend(range(first, position + 1))
             at = data.find(key, ends[position] - base)
         else:
             at = data.find(key, at + 1)  # in a streamed delta between two items

@@ -50,6 +50,7 @@ CONFIRM_FORK = "Fork {session} at seq {seq}?\n\n{point}\n\nA new journal is writ
 FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  {command}"
 FORK_FAILED = "Could not fork: {reason}"
 CANNOT_WRITE = "cannot write the new journal in {folder} ({why}); this journal is left as it is"
+NOT_FORKABLE = "Only a Wren journal can be forked: this session comes from elsewhere."
 STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 
 # Raw view, search, help

@@ -2,8 +2,8 @@
 
 Per item (every event but streamed deltas) it keeps the byte span of its line, its kind and two
 size hints in arrays, so a million events cost about 25 bytes each, not a decoded Struct; tool
-calls and fork points are arrays of item positions. `event(i)` reads one line back through
-`journal.index.decode_at`, with an LRU cache for what is on screen. A line too big to decode on
+calls and fork points are arrays of item positions. `event(i)` reads one line back through the
+session's source (`sources.SessionSource.decode`), with an LRU cache for what is on screen. A line too big to decode on
 demand (a multi-megabyte reply) keeps a clip of its text instead, made where it was first read, and
 streamed deltas that no reply followed (a retry, a crash) become one item: a partial reply. Nothing
 here renders, and nothing is a second source of truth: `fold` over the journal's chunks rebuilds all of it.
@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from textual.cache import LRUCache
@@ -35,8 +35,11 @@ from ..journal.events import (
     UnknownEvent,
     Usage,
 )
-from ..journal.index import Chunk, decode_at
+from ..journal.index import Chunk
 from ..journal.store import parse_ts
+
+if TYPE_CHECKING:
+    from .sources import SessionSource
 
 ItemKind = Literal["user", "assistant", "tool", "partial", "note", "error"]
 CallState = Literal[
@@ -198,12 +201,14 @@ class ToolRow:
 class Timeline:
     """Everything the session screen derives from the journal, kept as arrays of positions."""
 
-    def __init__(self, fd: int | None = None) -> None:
-        self.fd = fd
+    def __init__(self, source: SessionSource | None = None) -> None:
+        self.source = source
         self.events = 0  # lines read, deltas included
         # Per item: the byte span of its line, its kind, its text length and newline count.
         self.starts: array[int] = array("q")
         self.ends: array[int] = array("q")
+        # An item's place among its line's events, where not 0 (a format whose lines give several events).
+        self.parts: dict[int, int] = {}
         self.kinds: array[int] = array("b")
         self.chars: array[int] = array("i")
         self.breaks: array[int] = array("i")
@@ -239,14 +244,19 @@ class Timeline:
         """Add a chunk's events (`clips`: those of its big lines, if already made); returns the first new item."""
         first = len(self.kinds)
         made = clips_of(chunk) if clips is None else clips
-        for index, (event, start, end) in enumerate(zip(chunk.events, chunk.starts, chunk.ends, strict=True)):
-            self._add(event, start, end, made.get(index))
+        spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
+        if chunk.parts is None:
+            for index, (event, start, end) in enumerate(spans):
+                self._add(event, start, end, made.get(index))
+        else:
+            for index, ((event, start, end), part) in enumerate(zip(spans, chunk.parts, strict=True)):
+                self._add(event, start, end, made.get(index), part)
         self.events += len(chunk.events)
         if chunk.events:
             self.last_ts = chunk.events[-1].ts
         return first
 
-    def _add(self, event: Event, start: int, end: int, clip: Clip | None) -> None:
+    def _add(self, event: Event, start: int, end: int, clip: Clip | None, part: int = 0) -> None:
         if isinstance(event, Delta):
             self.stream.add(event, start, end)
             return
@@ -260,6 +270,8 @@ class Timeline:
         chars = breaks = 0
         if clip is not None:
             self.clips[position] = clip
+        if part:
+            self.parts[position] = part
         if isinstance(event, Message):
             msg = event.message
             kind = msg.role
@@ -338,8 +350,8 @@ class Timeline:
             return clip.event
         cached = self._cache.get(position)
         if cached is None:
-            assert self.fd is not None, "a timeline decodes events only once it has its journal open"
-            cached = decode_at(self.fd, self.starts[position], self.ends[position])
+            assert self.source is not None, "a timeline decodes events only once it has its source"
+            cached = self.source.decode(self.starts[position], self.ends[position], self.parts.get(position, 0))
             self._cache[position] = cached
         return cached
 
@@ -349,10 +361,20 @@ class Timeline:
     def item(self, position: int) -> Item:
         return Item(self.event(position), self.kind(position), position in self.expanded, self.clips.get(position))
 
-    def position_at(self, offset: int) -> int | None:
-        """The item whose line starts at byte `offset`, if any."""
-        position = bisect_left(self.starts, offset)
-        return position if position < len(self.starts) and self.starts[position] == offset else None
+    def place(self, position: int) -> tuple[int, int]:
+        """Where item `position` is in the session: its line's start and its place among the line's events."""
+        return self.starts[position], self.parts.get(position, 0)
+
+    def position_at(self, place: tuple[int, int]) -> int | None:
+        """The item at `place` (see `place`), if this timeline has it."""
+        offset, part = place
+        starts = self.starts
+        position = bisect_left(starts, offset)
+        while position < len(starts) and starts[position] == offset:
+            if self.parts.get(position, 0) == part:
+                return position
+            position += 1
+        return None
 
     @property
     def calls(self) -> int:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import ClassVar, Literal, ParamSpec
+from typing import ClassVar, ParamSpec
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,17 +17,17 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from ...commandline import wren_command
+from ...journal.commandline import wren_command
 from ...journal.events import Message, event_type
 from ...journal.fork import ForkPoint, fork, preview
-from ...journal.index import Chunk, LineScanner, tail_span
-from ...journal.reader import JournalError, open_for_reading
-from ...journal.store import lock_holder, session_id_of
+from ...journal.index import Chunk
+from ...journal.reader import JournalError
 from .. import strings
+from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
-from ..tailing import WatchMode, watch_folder
+from ..sources import LineReader, SessionSource, Whereabouts
 from ..text import shorten
-from ..timeline import CLIP_CHARS, Clip, Timeline, clips_of
+from ..timeline import Clip, Timeline, clips_of
 from ..widgets.conversation import ConversationView
 from ..widgets.key_footer import KeyFooter
 from ..widgets.status_line import Status, StatusLine
@@ -37,7 +36,6 @@ from .dialogs import RAW_BYTES, Confirm, Notice, RawLines
 from .fork_picker import ForkPicker
 
 Clock = Callable[[], datetime]
-Gone = Literal["moved", "deleted"]
 P = ParamSpec("P")
 
 
@@ -65,8 +63,6 @@ _FOOTER_KEEP = (
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
 READ_ON_UI = 1 << 20
-# A line longer than this is decoded by a child process: decoding it holds the GIL ~2 ms a megabyte.
-_ELSEWHERE = (8 << 20, CLIP_CHARS)
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
@@ -105,37 +101,32 @@ class SessionScreen(Screen[None]):
         Binding("escape", "back", "Back", show=False),
     ]
 
-    def __init__(self, path: Path, *, clock: Clock, pick: bool = False, watch_mode: WatchMode = "auto") -> None:
+    def __init__(self, source: SessionSource, *, clock: Clock, pick: bool = False) -> None:
         super().__init__()
-        # Absolute, because the watcher reports absolute paths.
-        self.path = Path(os.path.abspath(path))
-        self.session = session_id_of(path)
+        self.source = source
+        self.session = source.session
         self.clock = clock
         self.pick = pick
-        self.watch_mode = watch_mode
         self.timeline = Timeline()
-        self.writer_alive = False
+        self.writer_alive: bool | None = None  # not asked yet: the panes are told the first answer
         self.unseen = 0
-        self._fd: int | None = None
-        self._inode: tuple[int, int] | None = None
+        self._open = False
         # Reads on from the end of what the timeline holds.
-        self._scanner: LineScanner | None = None
+        self._reader: LineReader | None = None
         # Bumped when the journal is opened again, so a background result for the old file is dropped.
         self._generation = 0
         self._indexing: float | None = None  # how much of the whole index is built, while it is
         self._searching: float | None = None
         self._stopped: str | None = None
-        # (size, mtime) of the journal when its stopping line was last looked at again.
-        self._looked_again: tuple[int, int] | None = None
         self._cannot_read: str | None = None
         self._reading = False  # a worker reads a big backlog
-        # The journal left its name under the viewer: "moved" (and its new name, if in the folder) or "deleted".
-        self._gone: Gone | None = None
-        self._moved_to: str | None = None
+        # The journal left its place under the viewer: moved (maybe to a known name) or deleted.
+        self._gone: Whereabouts | None = None
         self._query = ""
         self._matches: Matches | None = None
 
     def compose(self) -> ComposeResult:
+        # The panes: each hears of every change of the timeline (tui/messages.py), none is wired here.
         yield StatusLine(id="status")
         yield ConversationView(self.timeline, id="conversation")
         yield Static(strings.TOOLS_TITLE, id="tools-title", markup=False)
@@ -146,10 +137,6 @@ class SessionScreen(Screen[None]):
     @property
     def conversation(self) -> ConversationView:
         return self.query_one(ConversationView)
-
-    @property
-    def tools(self) -> ToolTimings:
-        return self.query_one(ToolTimings)
 
     def on_mount(self) -> None:
         self.title = self.session
@@ -173,69 +160,86 @@ class SessionScreen(Screen[None]):
         self._indexing = None
         self._cannot_read = None
         self._gone = None
+        source = self.source
         try:
-            fd = open_for_reading(self.path)
+            self._open = source.open()
         except JournalError as exc:
-            # A missing journal may still arrive (the watcher sees it); any other refusal is said.
-            if os.path.lexists(self.path):
-                self._cannot_read = str(exc)
+            self._cannot_read = str(exc)
+        if not self._open:
             self._install(Timeline(), None)
             return
-        st = os.fstat(fd)
-        self._fd, self._inode = fd, (st.st_dev, st.st_ino)
-        timeline = Timeline(fd)
-        if st.st_size <= TAIL_WINDOW:
-            start, stop = 0, st.st_size
+        size = source.size()
+        timeline = Timeline(source)
+        if size <= TAIL_WINDOW:
+            start, stop = 0, size
         else:
             # The last lines that fit the window (never a huge one: the index reads that off the UI).
-            start, stop = tail_span(fd, st.st_size, TAIL_WINDOW)
-        scanner = LineScanner(self.path, fd, start)
-        for chunk in scanner.chunks(stop=stop):
+            start, stop = source.tail_span(size, TAIL_WINDOW)
+        reader = source.lines(start)
+        for chunk in reader.chunks(stop=stop):
             timeline.fold(chunk)
-        self._indexing = 0.0 if st.st_size > TAIL_WINDOW else None
-        self._install(timeline, scanner)
+        self._indexing = 0.0 if size > TAIL_WINDOW else None
+        self._install(timeline, reader)
         if self._indexing is not None:
             # After the first frame: the worker holds the GIL for long stretches while it decodes.
-            self.call_after_refresh(self._build_index, self._generation, fd)
+            self.call_after_refresh(self._build_index, self._generation, source.share())
 
     def _close_journal(self) -> None:
         for group in ("index", "read", "search"):
             self.workers.cancel_group(self, group)
         self._reading = False
-        if self._fd is not None:
-            os.close(self._fd)
-        self._fd, self._inode, self._scanner = None, None, None
+        self.source.close()
+        self._open, self._reader = False, None
 
-    def _install(self, timeline: Timeline, scanner: LineScanner | None) -> None:
-        self.timeline, self._scanner = timeline, scanner
-        self._stopped = scanner.reason if scanner else None
-        self._looked_again = None
+    def _install(self, timeline: Timeline, reader: LineReader | None, *, continues: bool = False) -> None:
+        """Show `timeline` in place of the one shown: every pane is told."""
+        self.timeline, self._reader = timeline, reader
+        self._stopped = reader.reason if reader else None
+        self._looked_again: int | None = None
         self.unseen = 0
         self._matches = None  # positions in the timeline replaced
-        self.conversation.timeline = self.tools.timeline = timeline
-        self.conversation.reset()
-        self.tools.rows_changed()
+        tell_panes(self, TimelineReplaced(timeline, continues))
         self._check_writer()
         self._show_status()
 
     @work(thread=True, exclusive=True, group="index")
-    def _build_index(self, generation: int, fd: int) -> None:
-        """The whole index, from the first byte to the journal's size when it starts, off the UI."""
+    def _build_index(self, generation: int, own: SessionSource) -> None:
+        """The whole index, from the first byte to the journal's size when it starts, off the UI.
+
+        `own` is this worker's handle: the screen may close its own (a replaced journal) while this runs.
+        """
         worker = get_current_worker()
-        own = os.dup(fd)  # the screen may close its descriptor (a replaced journal) while this runs
-        try:
-            until = max(os.fstat(own).st_size, 1)
+        with closing(own):
+            if generation != self._generation:
+                return  # opened again before this started: that opening indexes its own file
+            until = max(own.size(), 1)
             timeline = Timeline()
-            scanner = LineScanner(self.path, own, 0, elsewhere=_ELSEWHERE)
-            for count, chunk in enumerate(scanner.chunks(stop=until), 1):
+            reader = own.lines(0, worker=True)
+            for count, chunk in enumerate(reader.chunks(stop=until), 1):
                 timeline.fold(chunk)
                 if worker.is_cancelled:
                     return
                 if count % _PROGRESS_EVERY == 0:
-                    self._to_ui(self._index_progress, generation, scanner.offset / until)
-        finally:
-            os.close(own)
-        self._to_ui(self._index_built, generation, timeline, scanner)
+                    self._to_ui(self._index_progress, generation, reader.offset / until)
+        self._to_ui(self._index_built, generation, timeline, reader)
+
+    def _index_progress(self, generation: int, done: float) -> None:
+        if generation == self._generation:
+            self._indexing = done
+            self._show_status()
+
+    def _index_built(self, generation: int, timeline: Timeline, built: LineReader) -> None:
+        """Put the whole index in place of the tail's, on the same event, and read what came since."""
+        if generation != self._generation or not self._open:
+            return
+        timeline.source = self.source
+        self._indexing = None
+        self._install(timeline, self.source.lines_after(built), continues=True)
+        self.read_new()
+
+    @work(exclusive=True, group="tail")
+    async def _follow_journal(self) -> None:
+        await self.source.follow(self._changed)
 
     def _to_ui(self, callback: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> None:
         """A worker's result, handled on the UI thread; dropped once this screen stops (its widgets go next)."""
@@ -246,49 +250,7 @@ class SessionScreen(Screen[None]):
 
         self.app.call_from_thread(if_running)
 
-    def _index_progress(self, generation: int, done: float) -> None:
-        if generation == self._generation:
-            self._indexing = done
-            self._show_status()
-
-    def _index_built(self, generation: int, timeline: Timeline, built: LineScanner) -> None:
-        """Put the whole index in place of the tail's, on the same event, and read what came since."""
-        if generation != self._generation or self._fd is None:
-            return
-        old, view = self.timeline, self.conversation
-        timeline.fd = self._fd
-        scanner = self._scanner_at(built, self._fd)
-        following, cursor = view.follow, view.cursor
-        timeline.expanded = {p for i in old.expanded if (p := timeline.position_at(old.starts[i])) is not None}
-        self._indexing = None
-        self._install(timeline, scanner)
-        if not following and 0 <= cursor < len(old):
-            position = timeline.position_at(old.starts[cursor])
-            if position is not None:
-                view.select(position)
-        self.read_new()
-
-    def _scanner_at(self, done: LineScanner, fd: int, elsewhere: tuple[int, int] | None = None) -> LineScanner:
-        """A scanner on `fd` that reads on where `done` (a worker's, on its own descriptor) stopped.
-
-        `elsewhere` only for a worker's: the UI thread never waits on a child process.
-        """
-        scanner = LineScanner(
-            self.path, fd, done.offset, first_line=done.lineno, after_seq=done.prev_seq, elsewhere=elsewhere
-        )
-        scanner.reason = done.reason  # a bad line ends the journal there, whoever read it
-        scanner.scanned = done.scanned
-        return scanner
-
-    @work(exclusive=True, group="tail")
-    async def _follow_journal(self) -> None:
-        await watch_folder(self.path.parent, self._changed, self.watch_mode)
-
-    async def _changed(self, paths: set[Path]) -> None:
-        # An empty set means "re-read to be sure"; otherwise only changes to our journal matter
-        # (any change, once it has left its name: its new name is not known to the watcher).
-        if paths and self.path not in paths and self._gone is None:
-            return
+    async def _changed(self) -> None:
         if self.is_running:  # a change that lands as the screen closes: its widgets are going
             self.read_new()
 
@@ -298,89 +260,67 @@ class SessionScreen(Screen[None]):
         A backlog of more than READ_ON_UI bytes (a huge line, a burst) is read by a worker, and
         while the index is being built, by the index.
         """
-        try:
-            st: os.stat_result | None = os.stat(self.path)
-        except FileNotFoundError:
-            st = None
-        except OSError:
+        source, reader = self.source, self._reader
+        look = source.look()
+        if look.change == "unknown":
             return
-        scanner, fd = self._scanner, self._fd
-        if st is not None and (scanner is None or (st.st_dev, st.st_ino) != self._inode):
+        if look.change == "replaced":
             self._open_journal()  # a journal at this name that is not the one being read: created, replaced
             return
-        if scanner is None or fd is None:
+        if reader is None or not self._open:
             return  # nothing at this name yet: the watcher sees it arrive
-        self._left_its_name(st is None, fd)
-        held = os.fstat(fd)
-        size = held.st_size
-        if size < scanner.offset:
+        self._left_its_place(look)
+        size = source.size()
+        if size < reader.offset:
             if self._gone is None:
                 self._open_journal()  # it shrank
             return
-        backlog = size - scanner.offset
+        backlog = size - reader.offset
         if self._reading or (self._indexing is not None and backlog > READ_ON_UI):
             return  # a worker is reading on (or the index will), and reads this too
-        if backlog > READ_ON_UI and size <= scanner.scanned and scanner.reason is None:
+        if backlog > READ_ON_UI and size <= reader.scanned and reader.reason is None:
             return  # nothing new after a long partial line already looked through
-        if scanner.reason is not None:
-            # Look at the stopping line again once the file changed: a writer reopening the journal
-            # moves a torn tail aside. An unchanged file stops there still (looking again looped).
-            stamp = (size, held.st_mtime_ns)
-            if stamp == self._looked_again:
+        if reader.reason is not None:
+            # Look at the stopping line again once the journal changed: a writer reopening it moves a
+            # torn tail aside. An unchanged journal stops there still (looking again on every wake looped).
+            if size == self._looked_again:
                 return
-            self._looked_again = stamp
-            scanner = self._scanner = self._scanner_at(scanner, fd)
-            scanner.reason = None
+            self._looked_again = size
+            reader = self._reader = source.lines_after(reader, retry=True)
         if backlog > READ_ON_UI:
             self._reading = True
             self._show_status()
-            self._read_on(self._generation, fd, scanner)
+            self._read_on(self._generation, source.share(), reader)
             return
         timeline = self.timeline
         first, before = len(timeline), timeline.events
-        for chunk in scanner.chunks(stop=size):  # no further than the backlog just measured
+        for chunk in reader.chunks(stop=size):  # no further than the backlog just measured
             timeline.fold(chunk)
-        if timeline.events != before or scanner.reason != self._stopped:
-            self._apply(first, timeline.events - before, scanner.reason)
+        if timeline.events != before or reader.reason != self._stopped:
+            self._apply(first, timeline.events - before, reader.reason)
 
-    def _left_its_name(self, gone: bool, fd: int) -> None:
-        """Notice the journal being read leaving its name: moved or deleted (a live writer stops at its next event)."""
-        if not gone:
-            self._gone, self._moved_to = None, None
+    def _left_its_place(self, look: Whereabouts) -> None:
+        """Notice the journal being read leaving its place: moved or deleted (a live writer stops at its next event)."""
+        if look.change == "here":
+            self._gone = None
             return
         if self._gone is not None:
             return
-        self._gone = "deleted" if os.fstat(fd).st_nlink == 0 else "moved"
-        self._moved_to = self._new_name() if self._gone == "moved" else None
+        self._gone = look
         self._check_writer()
         self._show_status()
 
-    def _new_name(self) -> str | None:
-        """The name the journal now has in its folder, if it was moved within it."""
-        try:
-            with os.scandir(self.path.parent) as entries:
-                for entry in entries:
-                    st = entry.stat(follow_symlinks=False)
-                    if (st.st_dev, st.st_ino) == self._inode:
-                        return entry.name
-        except OSError:
-            return None
-        return None
-
     @work(thread=True, exclusive=True, group="read")
-    def _read_on(self, generation: int, fd: int, scanner: LineScanner) -> None:
+    def _read_on(self, generation: int, own: SessionSource, reader: LineReader) -> None:
         """Read a big backlog off the UI; each chunk is folded on the UI as it comes, its big lines clipped here."""
         worker = get_current_worker()
-        own = os.dup(fd)
-        try:
-            mine = self._scanner_at(scanner, own, _ELSEWHERE)
+        with closing(own):
+            mine = own.lines_after(reader, worker=True)
             for chunk in mine.chunks():
                 clips = clips_of(chunk)
                 if worker.is_cancelled:
                     return
                 self._to_ui(self._fold_more, generation, chunk, clips, mine.reason)
-        finally:
-            os.close(own)
         self._to_ui(self._read_on_done, generation, mine)
 
     def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], reason: str | None) -> None:
@@ -391,22 +331,22 @@ class SessionScreen(Screen[None]):
         timeline.fold(chunk, clips)
         self._apply(first, timeline.events - before, reason)
 
-    def _read_on_done(self, generation: int, done: LineScanner) -> None:
-        if generation != self._generation or self._fd is None:
+    def _read_on_done(self, generation: int, done: LineReader) -> None:
+        if generation != self._generation or not self._open:
             return
-        self._scanner = self._scanner_at(done, self._fd)
+        self._reader = self.source.lines_after(done)
         self._reading = False
         if done.reason != self._stopped:
             self._apply(len(self.timeline), 0, done.reason)
         self.read_new()  # what came while it read
 
     def _apply(self, first: int, added: int, reason: str | None) -> None:
+        """The timeline grew by `added` events from item `first` on (or only its stop `reason` changed)."""
         self._stopped = reason
-        conversation = self.conversation
-        conversation.items_added(first)
-        if not conversation.follow:
-            self.unseen += added
-        self.tools.rows_changed()
+        if added:
+            tell_panes(self, TimelineGrew(self.timeline, first, added))
+            if not self.conversation.follow:
+                self.unseen += added
         self._check_writer()
         self._show_status()
 
@@ -417,43 +357,44 @@ class SessionScreen(Screen[None]):
             self.read_new()  # moved to another folder, its changes reach no watcher here
         self._check_writer()
         self._show_status()
-        self.tools.refresh()
+        tell_panes(self, Tick())
 
     def _check_writer(self) -> None:
-        # Asked of the open file, not the name: a moved or deleted journal may still have its writer.
-        fd = self._fd
-        self.writer_alive = lock_holder(self.path if fd is None else Path(f"/proc/self/fd/{fd}")) is not None
-        self.tools.writer_alive = self.conversation.writer_alive = self.writer_alive
+        alive = self.source.writer_alive()
+        if alive != self.writer_alive:
+            self.writer_alive = alive
+            tell_panes(self, WriterChanged(alive))
 
     def _whereabouts(self) -> str | None:
-        """What became of the journal's name, if it left it."""
-        if self._gone == "deleted":
-            return strings.DELETED_WRITING if self.writer_alive else strings.DELETED
-        if self._gone == "moved":
-            if self._moved_to is None:
-                return strings.MOVED_WRITING if self.writer_alive else strings.MOVED
-            name = shorten(self._moved_to, 60)
-            return (strings.MOVED_TO_WRITING if self.writer_alive else strings.MOVED_TO).format(name=name)
-        return None
+        """What became of the journal's place, if it left it."""
+        gone, alive = self._gone, bool(self.writer_alive)
+        if gone is None:
+            return None
+        if gone.change == "deleted":
+            return strings.DELETED_WRITING if alive else strings.DELETED
+        if gone.moved_to is None:
+            return strings.MOVED_WRITING if alive else strings.MOVED
+        name = shorten(gone.moved_to, 60)
+        return (strings.MOVED_TO_WRITING if alive else strings.MOVED_TO).format(name=name)
 
     def _integrity(self) -> str | None:
         if self._cannot_read is not None:
             return self._cannot_read
         if self._stopped is not None:
             return f"stopped at {self._stopped}"
-        if self.writer_alive or self._indexing is not None or self._reading or self._fd is None:
+        if self.writer_alive or self._indexing is not None or self._reading or not self._open:
             return None
         # A partial last line with no writer left to finish it is a torn tail.
-        scanner = self._scanner
-        if scanner is not None and os.fstat(self._fd).st_size > scanner.offset:
-            return strings.STOPPED_AT.format(line=scanner.lineno + 1, reason=strings.TORN_WAITING)
+        reader = self._reader
+        if reader is not None and self.source.size() > reader.offset:
+            return strings.STOPPED_AT.format(line=reader.lineno + 1, reason=strings.TORN_WAITING)
         return None
 
     def _show_status(self) -> None:
         follow = self.conversation.follow
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
         if self._gone is not None:
-            mode = strings.MOVED_MODE if self._gone == "moved" else strings.DELETED_MODE
+            mode = strings.DELETED_MODE if self._gone.change == "deleted" else strings.MOVED_MODE
         notes = [note for note in (self._whereabouts(), self._integrity()) if note]
         self.query_one(StatusLine).status = Status(
             session=self.session,
@@ -521,11 +462,11 @@ class SessionScreen(Screen[None]):
     def action_raw(self) -> None:
         """The selected item's line (a partial reply: its lines) as its bytes are in the journal."""
         position, timeline = self.conversation.cursor, self.timeline
-        if not 0 <= position < len(timeline) or self._fd is None:
+        if not 0 <= position < len(timeline) or not self._open:
             self.notify(strings.NO_EVENT, timeout=2)
             return
         start, end = timeline.starts[position], timeline.ends[position]
-        data = os.pread(self._fd, min(end - start, RAW_BYTES), start)
+        data = self.source.read(start, min(end - start, RAW_BYTES))
         event = timeline.event(position)
         clip = timeline.clips.get(position)
         if timeline.kind(position) == "partial" and clip is not None and clip.last_seq not in (None, event.seq):
@@ -573,7 +514,7 @@ class SessionScreen(Screen[None]):
         self._find(forward=False)
 
     def _find(self, *, forward: bool) -> None:
-        if not self._query or self._fd is None or self._searching is not None:
+        if not self._query or not self._open or self._searching is not None:
             return
         matches, count = self._matches, len(self.timeline)
         if matches is not None and matches.upto >= count:
@@ -583,14 +524,13 @@ class SessionScreen(Screen[None]):
         lo = 0 if matches is None else matches.upto
         self._searching = 0.0
         self._show_status()
-        self._search(self._generation, self._fd, self._query, lo, count, forward)
+        self._search(self._generation, self.source.share(), self._query, lo, count, forward)
 
     @work(thread=True, exclusive=True, group="search")
-    def _search(self, generation: int, fd: int, query: str, lo: int, hi: int, forward: bool) -> None:
+    def _search(self, generation: int, own: SessionSource, query: str, lo: int, hi: int, forward: bool) -> None:
         """Scan items lo..hi for `query` off the UI: a million events take a few seconds, with progress."""
         worker = get_current_worker()
-        own = os.dup(fd)
-        try:
+        with closing(own):
             found = find_all(
                 self.timeline,
                 own,
@@ -600,8 +540,6 @@ class SessionScreen(Screen[None]):
                 progress=lambda done: self._to_ui(self._search_progress, generation, done),
                 cancelled=lambda: worker.is_cancelled,
             )
-        finally:
-            os.close(own)
         if found is not None and not worker.is_cancelled:
             self._to_ui(self._found, generation, query, found, lo, hi, forward)
 
@@ -654,6 +592,9 @@ class SessionScreen(Screen[None]):
     # --- forking --------------------------------------------------------------------------
 
     def action_fork_points(self) -> None:
+        if self.source.path is None:
+            self.notify(strings.NOT_FORKABLE, timeout=3)
+            return
         if self._indexing is not None:
             self.notify(strings.STILL_INDEXING, timeout=3)
             return
@@ -674,15 +615,17 @@ class SessionScreen(Screen[None]):
         self.app.push_screen(Confirm(question), lambda yes: self._fork(point) if yes else None)
 
     def _fork(self, point: ForkPoint) -> None:
+        path = self.source.path
+        assert path is not None, "fork points are offered only for a Wren journal"
         try:
-            forked = fork(self.path, point.seq, folder=self.path.parent)
+            forked = fork(path, point.seq, folder=path.parent)
         except JournalError as exc:
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=exc)))
             return
         except OSError as exc:
             # The new journal is written beside this one: a folder it cannot write, a full disk.
             why = (exc.strerror or str(exc)).lower()
-            reason = strings.CANNOT_WRITE.format(folder=self.path.parent, why=why)
+            reason = strings.CANNOT_WRITE.format(folder=path.parent, why=why)
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=reason)))
             return
         command = wren_command("resume", forked.id, folder=forked.path.parent)

@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from ...journal.events import Delta, Event, Message, describe, event_type
 from .. import strings
+from ..messages import TimelineGrew, TimelineReplaced, WriterChanged
 from ..rowmap import RowMap
 from ..text import shorten, visible, width_of, wrap, wrap_spans
 from ..timeline import KINDS, Clip, Item, Stream, Timeline
@@ -97,6 +98,27 @@ class ConversationView(ScrollView, can_focus=True):
         self._layout_width = 0
         self._stream: list[Strip] = []
         self._cache: LRUCache[tuple[int, int, bool, str], list[Strip]] = LRUCache(512)
+
+    # --- what the screen tells ------------------------------------------------------------
+
+    def on_timeline_replaced(self, message: TimelineReplaced) -> None:
+        """Show a new timeline; the same session read whole keeps its folds and, when paused, the cursor's item."""
+        old, new, cursor = self.timeline, message.timeline, self.cursor
+        keep = None
+        if message.continues:
+            new.expanded = {p for i in old.expanded if (p := new.position_at(old.place(i))) is not None}
+            if not self.follow and 0 <= cursor < len(old):
+                keep = new.position_at(old.place(cursor))
+        self.timeline = new
+        self.reset()
+        if keep is not None:
+            self.select(keep)
+
+    def on_timeline_grew(self, message: TimelineGrew) -> None:
+        self.items_added(message.first)
+
+    def on_writer_changed(self, message: WriterChanged) -> None:
+        self.writer_alive = message.alive
 
     # --- the index ------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from ...journal.store import parse_ts
 from .. import strings
+from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged
 from ..text import shorten, width_of
 from ..timeline import CallState, Timeline, ToolRow
 
@@ -83,6 +84,19 @@ class ToolTimings(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.timeline = timeline
         self.clock = clock
+
+    def on_timeline_replaced(self, message: TimelineReplaced) -> None:
+        self.timeline = message.timeline
+        self.rows_changed()
+
+    def on_timeline_grew(self, message: TimelineGrew) -> None:
+        self.rows_changed()
+
+    def on_writer_changed(self, message: WriterChanged) -> None:
+        self.writer_alive = message.alive
+
+    def on_tick(self, message: Tick) -> None:
+        self.refresh()  # a running call's elapsed time
 
     def rows_changed(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, self.timeline.calls + 1)

@@ -1,4 +1,7 @@
-"""The `wren` command lines Wren prints for a person to type next: each works as printed, from where they are."""
+"""The `wren` command lines Wren prints for a person to type next: each works as printed, from where they are.
+
+In the journal layer because the agent, the viewer and the CLI all print them, and none may import the CLI.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import os
 import shlex
 from pathlib import Path
 
-from .journal.store import journals_dir
+from .store import journals_dir
 
 
 def wren_command(command: str, *words: str, folder: Path, workspace: Path | None = None, tail: str = "") -> str:

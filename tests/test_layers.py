@@ -1,0 +1,200 @@
+"""The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
+
+journal imports nothing of ours; agent imports journal; tui (the viewer) imports journal only; cli
+imports anything and nothing imports cli. Outside `journal.fork` (its one write: a new journal
+beside the one shown), nothing the viewer loads opens a file for writing, and neither does the
+child process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch
+each kind of violation on a small package planted in tmp_path.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import wren_tui
+from tests.importgraph import closure, layer_of, layer_violations, scan, writers_in
+
+PACKAGE = Path(wren_tui.__file__).parent
+
+# Module (or package) -> layer; the longest prefix wins. Adding a layer is one line here and one below.
+LAYERS: dict[str, str] = {
+    "wren_tui": "base",  # the top package's __init__: the version
+    "wren_tui.journal": "journal",
+    "wren_tui.agent": "agent",
+    "wren_tui.tui": "tui",
+    # The CLI, wherever its files sit today.
+    "wren_tui.cli": "cli",
+    "wren_tui.demo": "cli",
+    "wren_tui.__main__": "cli",
+    "wren_tui.agent.commands": "cli",
+    "wren_tui.tui.commands": "cli",
+}
+# Layer -> the layers it may import, besides itself.
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "base": (),
+    "journal": ("base",),
+    "agent": ("base", "journal"),
+    "tui": ("base", "journal"),
+    "cli": ("base", "journal", "agent", "tui"),
+}
+# Imports against the table that other work of issue 13 removes; each entry must go when it does.
+PENDING = {
+    # `summarize` moves from cli.py to journal/events.py (the cli -> agent -> cli cycle).
+    "wren_tui.agent.chat (agent) imports wren_tui.cli (cli)",
+}
+# The viewer's one way to write.
+FORK = "wren_tui.journal.fork"
+
+
+def test_every_import_of_wren_tui_keeps_to_the_layer_table() -> None:
+    modules = scan(PACKAGE)
+    assert set(LAYERS) <= set(modules), "the layer table names a module that is not there"
+    found = {re.sub(r" at line \d+$", "", sentence) for sentence in layer_violations(modules, LAYERS, ALLOWED)}
+    assert found == PENDING
+
+
+def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> None:
+    modules = scan(PACKAGE)
+    viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
+    assert "wren_tui.tui.screens.session" in viewer and "wren_tui.tui.commands" not in viewer
+    loaded = closure(modules, viewer, without=[FORK])
+    assert writers_in(modules, loaded) == []
+    # The cut is what keeps it so: through fork the viewer reaches the writer.
+    assert "wren_tui.journal.writer" not in loaded
+    assert "wren_tui.journal.writer" in closure(modules, viewer)
+    assert writers_in(modules, closure(modules, viewer)) != []
+
+
+def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_nothing() -> None:
+    modules = scan(PACKAGE)
+    child = "wren_tui.journal.huge_line"
+    # It starts itself (`python -m wren_tui.journal.huge_line`): that edge is in the graph, not a writer.
+    assert child in modules[child].imports
+    assert modules[child].writes == []
+    viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
+    assert child in closure(modules, viewer, without=[FORK])
+    assert writers_in(modules, closure(modules, [child])) == []
+
+
+def test_loading_the_viewer_loads_no_agent_code() -> None:
+    code = "import sys, wren_tui.tui.app; print(sorted(m for m in sys.modules if m.startswith('wren_tui.agent')))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+# --- the checker catches what it should, on a package planted in tmp_path --------------------
+
+FAKE_LAYERS = {"fake": "base", "fake.journal": "journal", "fake.tui": "tui", "fake.cli": "cli"}
+FAKE_ALLOWED: dict[str, tuple[str, ...]] = {
+    "base": (),
+    "journal": ("base",),
+    "tui": ("base", "journal"),
+    "cli": ("base", "journal", "tui"),
+}
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    package = root / "fake"
+    for name, text in {"__init__.py": "", "journal/__init__.py": "", "tui/__init__.py": "", **files}.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return package
+
+
+def test_the_layer_check_catches_imports_against_the_table_however_they_are_written(tmp_path: Path) -> None:
+    package = _plant(
+        tmp_path,
+        {
+            "cli.py": "from .tui import view\n",
+            "journal/reader.py": "def late():\n    from ..tui import view\n",  # inside a function, relative
+            "tui/view.py": "import importlib\n\ndef run():\n    return importlib.import_module('fake.cli')\n",
+            "tui/screen.py": "from .. import cli\nfrom ..journal import reader\n",
+            "extra/__init__.py": "",  # a subpackage the table does not name
+        },
+    )
+    found = layer_violations(scan(package), FAKE_LAYERS, FAKE_ALLOWED)
+    assert sorted(found) == [
+        "fake.extra is in no layer: add it to the layer table",
+        "fake.journal.reader (journal) imports fake.tui (tui) at line 2",
+        "fake.journal.reader (journal) imports fake.tui.view (tui) at line 2",
+        "fake.tui.screen (tui) imports fake.cli (cli) at line 1",
+        "fake.tui.view (tui) imports fake.cli (cli) at line 4",
+    ]
+
+
+def test_the_write_check_catches_each_way_of_writing_and_passes_reading(tmp_path: Path) -> None:
+    package = _plant(
+        tmp_path,
+        {
+            "tui/reads.py": """
+                import os
+                from pathlib import Path
+
+                def read(path, fd):
+                    os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+                    open(path, encoding="utf-8").read()
+                    Path(path).open("rb")
+                    Path(path).read_text()
+                    os.pread(fd, 10, 0)
+                    return "a".replace("a", "b")
+            """,
+            "tui/writes.py": """
+                import os
+                import subprocess
+                import sys
+                from pathlib import Path
+                from shutil import copy as duplicate
+
+                def write(path, flags):
+                    os.open(path, os.O_RDWR)
+                    os.open(path, flags)
+                    open(path, "a")
+                    Path(path).open(mode="w")
+                    Path(path).write_text("x")
+                    Path(path).replace("elsewhere")
+                    os.replace(path, "elsewhere")
+                    duplicate(path, "copy")
+                    subprocess.run(["rm", path])
+                    subprocess.run([sys.executable, "-m", "fake.journal.child"])
+            """,
+            "journal/child.py": "import os\nos.unlink('x')\n",
+        },
+    )
+    modules = scan(package)
+    assert writers_in(modules, ["fake.tui.reads"]) == []
+    assert writers_in(modules, ["fake.tui.writes"]) == [
+        "fake.tui.writes line 9: os.open with O_RDWR",
+        "fake.tui.writes line 10: os.open with flags the check cannot read (flags)",
+        "fake.tui.writes line 11: open in mode 'a'",
+        "fake.tui.writes line 12: .open in mode 'w'",
+        "fake.tui.writes line 13: .write_text()",
+        "fake.tui.writes line 14: .replace(target)",
+        "fake.tui.writes line 15: os.replace",
+        "fake.tui.writes line 16: shutil.copy",
+        "fake.tui.writes line 17: subprocess.run starts a program the check cannot see into",
+    ]
+    # The child it starts as `python -m` is in its graph, with the child's own write.
+    assert "fake.journal.child line 2: os.unlink" in writers_in(modules, closure(modules, ["fake.tui.writes"]))
+
+
+def test_the_viewer_rule_follows_imports_through_parent_packages_and_cuts_only_fork(tmp_path: Path) -> None:
+    package = _plant(
+        tmp_path,
+        {
+            # A package __init__ runs whenever one of its modules is imported.
+            "journal/__init__.py": "from .writer import append\n",
+            "journal/writer.py": "def append(path):\n    open(path, 'ab')\n",
+            "journal/fork.py": "from .writer import append\n",
+            "journal/reader.py": "",
+            "tui/view.py": "from ..journal.reader import *\nfrom ..journal import fork\n",
+        },
+    )
+    modules = scan(package)
+    loaded = closure(modules, ["fake.tui", "fake.tui.view"], without=["fake.journal.fork"])
+    assert "fake.journal.writer" in loaded  # reached through fake/journal/__init__.py, not through fork
+    assert writers_in(modules, loaded) == ["fake.journal.writer line 2: open in mode 'ab'"]

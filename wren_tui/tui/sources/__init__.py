@@ -1,0 +1,182 @@
+"""Where a session's lines come from: the contract the session screen reads through.
+
+The session screen never touches a file. It asks a `SessionSource` for the lines of one session
+and folds what they say into its timeline; the panes show the timeline. `LocalJournal`
+(`sources/local.py`) is the first source: a Wren journal file on this machine. Others (another
+agent's session file translated into Wren events, a journal mirrored over the network and held in
+memory) implement the same two protocols, and the same panes show them.
+
+Everything here is typed structurally: a source need not import this module to be one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from ...journal.events import Event
+from ...journal.index import Chunk
+
+Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
+
+
+@dataclass(frozen=True)
+class Whereabouts:
+    """What became of the session being read, as `SessionSource.look` tells it.
+
+    - `here`: what is open is still where it was opened (it may have grown: `size` says).
+    - `absent`: nothing is open, and there is nothing there yet.
+    - `replaced`: the place now holds something other than what is open (or something arrived
+      where nothing was open): the screen opens it again.
+    - `moved`: what is open left its place and lives on elsewhere (`moved_to`: its new name, if
+      known); it is still read, and its writer may go on.
+    - `deleted`: what is open was deleted; what was read stays readable through the open handle.
+    - `unknown`: it cannot be told now; the screen asks again at the next change.
+    """
+
+    change: Change
+    moved_to: str | None = None
+
+
+class LineReader(Protocol):
+    """Whole lines from one place on, handed out in chunks, each line checked and decoded once.
+
+    `offset` is just past the last whole line handed out, `lineno` counts the lines before it from
+    the session's start. `reason` is None while reading can go on; else one sentence ("line N: why")
+    saying why it stopped for good at `offset` (nothing after a bad line is read). `scanned` is how
+    far a partial last line (no newline yet) was looked through, so a long one is not searched twice.
+    """
+
+    offset: int
+    lineno: int
+    reason: str | None
+    scanned: int
+
+    def chunks(self, stop: int | None = None) -> Iterator[Chunk]:
+        """The whole lines from `offset` up to `stop` (default: all there is now); a partial last line waits.
+
+        Each chunk gives every event the byte span of its line (`starts`, `ends`: ends just past the
+        newline). A line that gives several events gives each the same span and says which it is in
+        `Chunk.parts`; a line whose event is big may come back cut short (`Chunk.cut_from`).
+        """
+        ...
+
+
+class SessionSource(Protocol):
+    """One session's lines, wherever they are kept. The contract a new source implements.
+
+    Byte offsets. Every offset is a position in the source's byte stream: a file's offset, or, for
+    a source holding lines in memory, the offset in the concatenation of the lines received, in
+    order, each ending with its newline. A line is never moved or changed once it was handed out;
+    a source whose bytes change under it (a file replaced or cut shorter) says so, through `look`
+    or a `size` below what was read, and the screen opens it again and reads it from the start.
+
+    Items. The timeline keeps, per item, its line's span and its place among that line's events
+    (0 for a Wren journal, whose lines hold one event each); `decode(start, end, part)` gives that
+    event back. Nothing else is kept per item, so a source must give the same event for the same
+    span and part every time.
+
+    Threads. Every method is called on the UI thread, except on a `share()`, which belongs to the
+    one worker thread it was made for (the background index, a big backlog, a search). What runs
+    on the UI thread must answer within milliseconds: a line too big to decode quickly is decoded
+    only by a reader made with `worker=True`.
+
+    Errors. `open` raises `JournalError` with one sentence a person reads; `decode`, `decode_span`
+    and `read` raise `JournalError` when the bytes asked for are no longer there. Nothing else raises
+    for what the session holds: a line that cannot be read ends the reading (`LineReader.reason`).
+    """
+
+    @property
+    def session(self) -> str:
+        """The session's id, as the title, the status line and the fork picker show it."""
+        ...
+
+    @property
+    def path(self) -> Path | None:
+        """The Wren journal file this session is, if it is one (forking writes a new journal beside it); else None."""
+        ...
+
+    def open(self) -> bool:
+        """Start reading the session as it is now, closing what was open; False if there is nothing there yet.
+
+        Nothing there yet is not an error: it may still arrive, and `follow` says when to look.
+        """
+        ...
+
+    def close(self) -> None:
+        """Let go of what is open. Shares made from it stay usable until they are closed."""
+        ...
+
+    def share(self) -> SessionSource:
+        """Another handle on what is open now (not on whatever its place holds later), for one worker thread.
+
+        Reads through it do not disturb this one, and it outlives this one's `close`; the worker closes it.
+        """
+        ...
+
+    def size(self) -> int:
+        """How many bytes the open session holds now: whole lines end at or before this."""
+        ...
+
+    def tail_span(self, size: int, window: int) -> tuple[int, int]:
+        """The last whole lines before `size` that fit in `window` bytes, shown before the first frame.
+
+        `start` is where a line starts. A last line longer than the window is left to the background
+        index, and (0, 0) means nothing is to be read before the first frame.
+        """
+        ...
+
+    def lines(self, start: int = 0, *, worker: bool = False) -> LineReader:
+        """A reader from `start` (0, or a `tail_span` start), knowing nothing of what came before.
+
+        `worker`: the reader runs on a worker thread and may take its time with a huge line (the
+        local journal decodes one in a child process); otherwise every chunk must come quickly.
+        """
+        ...
+
+    def lines_after(self, done: LineReader, *, worker: bool = False, retry: bool = False) -> LineReader:
+        """A reader on this handle that reads on exactly where `done` stopped, knowing what `done` knew.
+
+        `done` was made by this source or a share of it, maybe on another thread that has finished
+        with it. The new reader keeps `done`'s stop `reason`, unless `retry`: then the line that
+        stopped it is read again (a writer reopening a journal moves a torn tail aside).
+        """
+        ...
+
+    def read(self, start: int, length: int) -> bytes:
+        """Up to `length` bytes from `start`, as the source holds them: the raw view shows them, search scans them.
+
+        Search looks for a plain ASCII query in these bytes, lowered, before it decodes anything, so
+        an item's text must be in its line's bytes as JSON writes it (another format's too).
+        """
+        ...
+
+    def decode(self, start: int, end: int, part: int = 0) -> Event:
+        """The event `part` of the line between `start` and `end` (just past its newline), read before."""
+        ...
+
+    def decode_span(self, start: int, end: int) -> list[Event]:
+        """Every event of the whole lines between `start` and `end`, in order (a partial reply's deltas)."""
+        ...
+
+    def writer_alive(self) -> bool:
+        """Whether something writes to this session now (a Wren journal: a process holds its lock).
+
+        Without a writer, a reply still streaming was cut off and a call still running has an
+        unknown outcome; the panes say so.
+        """
+        ...
+
+    def look(self) -> Whereabouts:
+        """What became of the session since it was opened (see `Whereabouts`); quick, called at every change."""
+        ...
+
+    async def follow(self, changed: Callable[[], Awaitable[None]]) -> None:
+        """Await `changed()` whenever the session may have grown, moved or been replaced, until cancelled.
+
+        Also now and then with nothing seen (a notice that was missed costs a delay, never a line):
+        the screen then asks `look` and `size` and reads on.
+        """
+        ...
