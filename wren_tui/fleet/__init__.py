@@ -10,8 +10,17 @@ Everything here needs the `fleet` extra (`nats-py`); importing this package alon
 
 from __future__ import annotations
 
+import os
+
 from ..journal.reader import JournalError
 
 
 class FleetError(JournalError):
     """The fleet cannot do what was asked (no server, bad reference, unusable stream): the message says what to do."""
+
+
+def why(exc: BaseException) -> str:
+    """What went wrong, in a few words: "connection refused" rather than an OSError's tuple."""
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno).lower()
+    return str(exc) or type(exc).__name__

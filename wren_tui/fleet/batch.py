@@ -19,7 +19,7 @@ import msgspec
 import nats.errors
 from nats.aio.client import Client
 
-from . import FleetError
+from . import FleetError, why
 from .wire import Outgoing
 
 # The server's default limit of messages in one atomic batch (`max_batch_size` can lower it).
@@ -104,7 +104,7 @@ async def publish_batch(
                 headers[BATCH_COMMIT] = "1"
                 reply = await nc.request(subject, message.payload, timeout=timeout, headers=headers)
     except (nats.errors.Error, OSError) as exc:
-        raise BatchUnanswered(f"no answer to a batch of {last} messages on {subject}: {_why(exc)}") from exc
+        raise BatchUnanswered(f"no answer to a batch of {last} messages on {subject}: {why(exc)}") from exc
     try:
         ack = _decode_ack(reply.data)
     except msgspec.DecodeError:
@@ -116,7 +116,3 @@ async def publish_batch(
     if ack.count != last or ack.seq < last:
         raise BatchUnanswered(f"the ack of a batch of {last} messages on {subject} counts {ack.count}")
     return BatchAck(ack.seq, ack.count)
-
-
-def _why(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__

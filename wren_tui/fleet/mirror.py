@@ -31,7 +31,7 @@ from ..journal.reader import JournalError, LineError, parse_line
 from ..journal.store import SESSION_ID, SUFFIX, describe, lock_holder
 from ..journal.visible import visible
 from ..journal.writer import now_ts
-from . import FleetError
+from . import FleetError, why
 from .batch import MAX_MESSAGES, BatchRejected, BatchUnanswered, publish_batch
 from .names import shown, subject_of
 from .rows import HostBeat, RowWriter, SessionRow
@@ -141,6 +141,7 @@ class Mirror:
         self._beat_at = 0.0
         self._outage: str | None = None
         self._closing = False
+        self._errors: list[Exception] = []  # the connection's last error, for the sentence that says it
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -184,7 +185,8 @@ class Mirror:
             self._nc = connecting.result()
         except (TimeoutError, nats.errors.Error, OSError) as exc:
             raise FleetError(
-                f"cannot reach {shown(options.server)} ({_why(exc)}); is nats-server -js running there?"
+                f"cannot reach {shown(options.server)} ({why(self._errors[0] if self._errors else exc)}); "
+                "is nats-server -js running there?"
             ) from None
         self._js = self._nc.jetstream(timeout=COMMIT_TIMEOUT_S)
         while not stop.is_set():
@@ -196,7 +198,7 @@ class Mirror:
                 return True
             except (TimeoutError, nats.errors.Error, OSError) as exc:
                 if once:
-                    raise FleetError(f"{shown(options.server)}: cannot set up the stream ({_why(exc)})") from None
+                    raise FleetError(f"{shown(options.server)}: cannot set up the stream ({why(exc)})") from None
                 self._lost(exc)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), RETRY_S[-1])
@@ -205,7 +207,8 @@ class Mirror:
     async def _connect(self, *, once: bool) -> Client:
         async def failed(exc: Exception) -> None:
             # Said once per outage; nats-py would print every attempt.
-            if not self._connected.is_set():
+            self._errors[:] = [exc]
+            if not self._connected.is_set() and not once:
                 self._lost(exc)
 
         async def disconnected() -> None:
@@ -350,9 +353,9 @@ class Mirror:
                 session.synced = False
                 self._retry_later(session)
                 if self._connected.is_set() and not isinstance(exc, OSError):
-                    self._say(session, f"will retry: {_why(exc)}")
+                    self._say(session, f"will retry: {why(exc)}")
                 elif isinstance(exc, OSError):
-                    self._say(session, f"cannot read the journal: {_why(exc)}")
+                    self._say(session, f"cannot read the journal: {why(exc)}")
             except BatchRejected as exc:
                 session.synced = False
                 if exc.max_messages:
@@ -591,11 +594,11 @@ class Mirror:
             self.report(visible(f"{session.id}: {text}"))
 
     def _lost(self, exc: BaseException | None) -> None:
-        why = "connection lost" if exc is None else _why(exc)
+        said = "connection lost" if exc is None else why(exc)
         if self._outage is None:
-            self._outage = why
+            self._outage = said
             self.report(
-                visible(f"cannot reach {shown(self.options.server)} ({why}); the journals are shipped when it is back")
+                visible(f"cannot reach {shown(self.options.server)} ({said}); the journals are shipped when it is back")
             )
 
     def _back(self) -> None:
@@ -607,7 +610,3 @@ class Mirror:
 def _without_time(row: SessionRow) -> SessionRow:
     row.updated = ""
     return row
-
-
-def _why(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__

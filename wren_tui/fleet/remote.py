@@ -32,7 +32,7 @@ from nats.js.kv import KeyValue
 from ..journal.index import Chunk
 from ..journal.reader import EventSink, ReadVerdict, Tail
 from ..journal.store import parse_ts
-from . import FleetError
+from . import FleetError, why
 from .names import STREAM, RemoteRef, shown, subject_of
 from .rows import SessionRow, decode_beat, decode_row
 from .stream import session_bucket
@@ -45,6 +45,7 @@ CHUNK_BYTES = 1 << 20
 INBOX_BYTES = 8 << 20
 # Reading history, this long without a message means the server went away.
 STALL_S = 30.0
+NO_STREAM_POLL_S = 0.5
 # A host whose mirror has not said it is alive for this long is shown as silent.
 SILENT_AFTER_S = 15.0
 
@@ -109,9 +110,10 @@ class Fleet:
     async def connect(cls, server: str, *, reconnect: bool = False) -> Fleet:
         """Connect to `server`; with `reconnect`, ride out outages (a viewer), else fail on the first (a command)."""
         fleet: Fleet | None = None
+        errors: list[Exception] = []
 
-        async def quiet(exc: Exception) -> None:
-            pass  # the failing call says what went wrong
+        async def failed(exc: Exception) -> None:
+            errors.append(exc)  # said once, by the caller; nats-py would print each attempt
 
         async def lost() -> None:
             if fleet is not None and not reconnect:
@@ -123,12 +125,14 @@ class Fleet:
                 name="wren reader",
                 connect_timeout=CONNECT_TIMEOUT_S,
                 allow_reconnect=reconnect,
-                max_reconnect_attempts=-1 if reconnect else 0,
-                error_cb=quiet,
+                # One attempt for a command (nats-py's "no reconnect" still tries for two minutes).
+                max_reconnect_attempts=-1 if reconnect else 1,
+                error_cb=failed,
                 disconnected_cb=lost,
             )
         except (TimeoutError, nats.errors.Error, OSError) as exc:
-            raise FleetError(f"cannot reach {shown(server)} ({_why(exc)}); is nats-server -js running there?") from None
+            said = why(errors[0] if errors else exc)
+            raise FleetError(f"cannot reach {shown(server)} ({said}); is nats-server -js running there?") from None
         fleet = cls(server, nc)
         return fleet
 
@@ -203,6 +207,11 @@ class Fleet:
         """
         subject = subject_of(host, session)
         end = await self._last_stream_seq(subject)
+        while end < 0 and follow:
+            await asyncio.sleep(NO_STREAM_POLL_S)  # no mirror has made the stream yet: wait for one
+            end = await self._last_stream_seq(subject)
+        if end < 0:
+            raise FleetError(f"{shown(self.server)} has no stream {STREAM}: no `wren mirror` has used it")
         if end == 0 and not follow:
             return
         inbox = _Inbox(INBOX_BYTES)
@@ -220,7 +229,7 @@ class Fleet:
             )
         except (TimeoutError, nats.errors.Error) as exc:
             self._inboxes.discard(inbox)
-            raise FleetError(f"cannot read {subject} from {shown(self.server)} ({_why(exc)})") from None
+            raise FleetError(f"cannot read {subject} from {shown(self.server)} ({why(exc)})") from None
         try:
             lines = _Lines(subject, live=end == 0)
             if lines.live:
@@ -239,15 +248,13 @@ class Fleet:
                 await sub.unsubscribe()
 
     async def _last_stream_seq(self, subject: str) -> int:
-        """The stream sequence of the subject's last message now, asked of the stream's leader (0: none)."""
+        """The stream sequence of the subject's last message, asked of the stream's leader (0: none, -1: no stream)."""
         try:
             last = await self._js.get_msg(STREAM, subject=subject)
         except nats.js.errors.NotFoundError as exc:
-            if exc.err_code == 10059:  # the stream itself is missing
-                raise FleetError(f"{shown(self.server)} has no stream {STREAM}: no `wren mirror` has used it") from None
-            return 0
+            return -1 if exc.err_code == 10059 else 0  # 10059: the stream itself is missing
         except (TimeoutError, nats.errors.Error) as exc:
-            raise FleetError(f"cannot read {subject} from {shown(self.server)} ({_why(exc)})") from None
+            raise FleetError(f"cannot read {subject} from {shown(self.server)} ({why(exc)})") from None
         return last.seq or 0
 
 
@@ -396,10 +403,6 @@ class _Beat:
 
 def _newest(row: SessionRow) -> tuple[str, str]:
     return row.session, row.host
-
-
-def _why(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
 
 
 def scan_remote(ref: RemoteRef, sink: EventSink) -> ReadVerdict:
