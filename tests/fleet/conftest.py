@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -24,77 +22,11 @@ import pytest
 pytest.importorskip("nats", reason="the fleet extra is not installed (pip install -e '.[fleet]')")
 
 import nats
+import nats.js.errors
 
-READY_S = 30.0
+from tests.fleet.server import NatsServer, server_binary
+
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
-
-
-def server_binary() -> str | None:
-    beside = Path(sys.executable).parent / "nats-server"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("nats-server")
-
-
-class NatsServer:
-    """One nats-server with JetStream: started on a port it picks, restartable on the same port and store."""
-
-    def __init__(self, binary: str, root: Path) -> None:
-        self.binary = binary
-        self.root = root
-        self.store = root / "store"
-        self.log = root / "nats-server.log"
-        self.port: int | None = None
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        assert self.port is not None, "the server was never started"
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        assert self.process is None, "already running"
-        ports = self.root / "ports"
-        ports.mkdir(parents=True, exist_ok=True)
-        for old in ports.iterdir():
-            old.unlink()
-        seen = self.log.stat().st_size if self.log.exists() else 0
-        args = [self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port or -1), "-sd", str(self.store)]
-        args += ["--ports_file_dir", str(ports), "-l", str(self.log)]
-        self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        deadline = time.monotonic() + READY_S
-        while True:
-            text = self.log.read_bytes()[seen:].decode(errors="replace") if self.log.exists() else ""
-            if "Server is ready" in text:
-                break
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
-                self.kill()
-                raise RuntimeError(f"nats-server did not become ready in {READY_S:.0f} s: {err}{text[-2000:]}")
-            time.sleep(0.02)
-        if self.port is None:
-            (found,) = ports.iterdir()
-            self.port = int(json.loads(found.read_text())["nats"][0].rsplit(":", 1)[1])
-
-    def stop(self) -> None:
-        """A clean stop (SIGTERM): the server flushes its store and exits."""
-        if self.process is not None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            finally:
-                self.kill()
-
-    def kill(self) -> None:
-        if self.process is not None:
-            if self.process.poll() is None:
-                self.process.kill()
-            self.process.wait(30)
-            if self.process.stderr:
-                self.process.stderr.close()
-            self.process = None
 
 
 @pytest.fixture
@@ -121,10 +53,13 @@ class Stored:
 
 
 async def _stored(url: str, subject: str) -> list[Stored]:
-    nc = await nats.connect(url, allow_reconnect=False, connect_timeout=5)
+    nc = await nats.connect(url, allow_reconnect=False, max_reconnect_attempts=1, connect_timeout=5)
     try:
         js = nc.jetstream()
-        info = await js.stream_info("WREN", subjects_filter=subject)
+        try:
+            info = await js.stream_info("WREN", subjects_filter=subject)
+        except nats.js.errors.NotFoundError:
+            return []  # no mirror has made the stream yet
         expected = (info.state.subjects or {}).get(subject, 0)
         if not expected:
             return []
@@ -137,6 +72,27 @@ async def _stored(url: str, subject: str) -> list[Stored]:
         return found
     finally:
         await nc.close()
+
+
+async def stream_count(url: str, subject: str) -> int:
+    """How many messages the stream holds on `subject` (0 before any mirror made the stream)."""
+    nc = await nats.connect(url, allow_reconnect=False, max_reconnect_attempts=1, connect_timeout=5)
+    try:
+        info = await nc.jetstream().stream_info("WREN", subjects_filter=subject)
+    except nats.js.errors.NotFoundError:
+        return 0
+    finally:
+        await nc.close()
+    return (info.state.subjects or {}).get(subject, 0)
+
+
+async def until_stream_holds(url: str, subject: str, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (held := await stream_count(url, subject)) < count:
+        assert time.monotonic() < deadline, (
+            f"{subject}: the stream holds {held} messages after {timeout:.0f} s, not {count}"
+        )
+        await asyncio.sleep(0.05)
 
 
 def stored(url: str, subject: str) -> list[Stored]:
@@ -164,12 +120,24 @@ def lines_in_stream(url: str, subject: str) -> list[bytes]:
     return lines
 
 
+def until_mirrored(url: str, subject: str, path: Path, timeout: float = 60.0) -> None:
+    """Wait until the stream holds as many lines as the journal, then check they are exactly its lines."""
+    want = len(journal_lines(path))
+    deadline = time.monotonic() + timeout
+    while len(held := lines_in_stream(url, subject)) < want:
+        assert time.monotonic() < deadline, (
+            f"{subject}: {len(held)} of {want} lines in the stream after {timeout:.0f} s"
+        )
+        time.sleep(0.1)
+    assert_mirrored(url, subject, path)
+
+
 def journal_lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
 def assert_mirrored(url: str, subject: str, path: Path, upto: int | None = None) -> None:
-    """The stream holds exactly the journal's lines (or its first `upto`): seq 1..N once each, in order, byte for byte."""
+    """The stream holds exactly the journal's lines (or its first `upto`): seq 1..N once each, in order, exactly."""
     expected = journal_lines(path)[:upto]
     found = lines_in_stream(url, subject)
     seqs = [json.loads(line)["seq"] for line in found]
@@ -195,13 +163,57 @@ def _runs(seqs: list[int]) -> str:
     return ", ".join(out)
 
 
-def wren_process(args: list[str], cwd: Path, **kwargs: object) -> subprocess.Popen[str]:
-    """`wren ARGS` started as a separate process (not waited for)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", *args],
-        cwd=cwd,
+def mirror_process(server: NatsServer, folder: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """`wren mirror` on `folder` as host "box", in a process of its own, its stderr in `log`."""
+    with open(log, "ab") as err:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "wren_tui",
+                "mirror",
+                "--url",
+                server.url,
+                "--dir",
+                str(folder),
+                "--host",
+                "box",
+                *extra,
+            ],
+            cwd=folder.parent,
+            env=ENV,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+
+
+@dataclass
+class Writer:
+    """tests/fleet/writer.py running: an agent's appends in a process of its own."""
+
+    process: subprocess.Popen[str]
+    sessions: list[str]
+
+    def finish(self, timeout: float = 120) -> dict[str, float]:
+        """Tell it to stop (if it has no count), wait for it, and return its summary."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        summary = self.process.stdout.readline()
+        assert self.process.wait(timeout) == 0, "the writer failed"
+        self.process.stdout.close()
+        parsed: dict[str, float] = json.loads(summary)
+        return parsed
+
+
+def start_writer(folder: Path, *args: str) -> Writer:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fleet.writer", str(folder), *args],
+        cwd=Path(__file__).resolve().parents[2],
         env=ENV,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         text=True,
-        **kwargs,  # type: ignore[call-overload]
     )
+    assert process.stdout is not None
+    return Writer(process, json.loads(process.stdout.readline()))

@@ -53,13 +53,15 @@ def test_mirror_ships_every_line_of_every_journal_byte_for_byte(nats_server: Nat
     assert_mirrored(nats_server.url, subject("laptop", second), second)
 
 
-def test_each_message_is_one_journal_line_with_a_message_id(nats_server: NatsServer, tmp_path: Path) -> None:
-    path = write_journal(tmp_path / "journals")
+def test_each_message_is_one_journal_line_and_each_batch_starts_with_a_message_id(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = write_journal(tmp_path / "journals", extra=1500)
     assert mirror_once(nats_server, path.parent, "laptop")[0] == 0
     messages = stored(nats_server.url, subject("laptop", path))
     assert [m.data for m in messages] == journal_lines(path)
-    ids = [m.headers["Nats-Msg-Id"] for m in messages]
-    assert ids == [f"laptop.{path.stem}.{n}" for n in range(1, len(ids) + 1)]
+    ids = [(n, m.headers["Nats-Msg-Id"]) for n, m in enumerate(messages, 1) if "Nats-Msg-Id" in m.headers]
+    assert ids == [(1, f"laptop.{path.stem}.1"), (1001, f"laptop.{path.stem}.1001")]
 
 
 def test_running_the_mirror_again_ships_nothing_twice_and_only_what_is_new(
@@ -216,10 +218,8 @@ def test_a_missing_remote_session_is_named(nats_server: NatsServer, tmp_path: Pa
     assert mirror_once(nats_server, tmp_path / "journals", "laptop")[0] == 0
     result = run_wren(["log", f"{nats_server.url}/laptop/s-20200101-000000-none"], cwd=tmp_path)
     assert result.returncode == 1
-    assert (
-        result.stderr
-        == f"wren: {nats_server.url}/laptop/s-20200101-000000-none: no such session (`wren ls {nats_server.url}` lists them)\n"
-    )
+    where = f"{nats_server.url}/laptop/s-20200101-000000-none"
+    assert result.stderr == f"wren: {where}: no such session (`wren ls {nats_server.url}` lists them)\n"
 
 
 def test_the_mirror_never_writes_the_journals_folder(nats_server: NatsServer, tmp_path: Path) -> None:

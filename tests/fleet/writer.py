@@ -35,7 +35,8 @@ def main() -> int:
         sys.stdin.read()
         stopped.set()
 
-    threading.Thread(target=watch_stdin, daemon=True).start()
+    if not args.count:
+        threading.Thread(target=watch_stdin, daemon=True).start()
     ids: list[str] = []
     while len(ids) < args.sessions:
         sid = new_session_id()

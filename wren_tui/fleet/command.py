@@ -131,7 +131,8 @@ def cmd_ls_remote(target: str, as_json: bool) -> int:
     sessions = asyncio.run(_sessions(remote, ref))
     if as_json:
         rows = [
-            {**msgspec.to_builtins(s.row), "hostBeat": s.host_beat, "mirrorSilent": s.mirror_silent()} for s in sessions
+            {**msgspec.structs.asdict(s.row), "hostBeat": s.host_beat, "mirrorSilent": s.mirror_silent()}
+            for s in sessions
         ]
         sys.stdout.buffer.write(msgspec.json.encode(rows) + b"\n")
         return EXIT_OK

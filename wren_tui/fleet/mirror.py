@@ -16,7 +16,7 @@ import contextlib
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,14 +78,30 @@ class _Summary:
     fork_at: int | None = None
 
     def add(self, event: Event) -> None:
-        self.events += 1
-        self.last_seq = event.seq
-        self.started = self.started or event.ts
-        self.last_ts = event.ts
-        if isinstance(event, Usage):
-            self.tokens += event.inputTokens + event.outputTokens
-        elif isinstance(event, Fork) and self.forked_from is None:
-            self.forked_from, self.fork_at = event.from_, event.atSeq
+        self.add_lines([_One(event)])
+
+    def add_lines(self, lines: Sequence[Line | _One]) -> None:
+        if not lines:
+            return
+        events = [line.event for line in lines]
+        self.events += len(events)
+        self.last_seq = events[-1].seq
+        self.started = self.started or events[0].ts
+        self.last_ts = events[-1].ts
+        for event in filter(_is_usage_or_fork, events):
+            if isinstance(event, Usage):
+                self.tokens += event.inputTokens + event.outputTokens
+            elif isinstance(event, Fork) and self.forked_from is None:
+                self.forked_from, self.fork_at = event.from_, event.atSeq
+
+
+@dataclass(frozen=True)
+class _One:
+    event: Event
+
+
+def _is_usage_or_fork(event: Event) -> bool:
+    return isinstance(event, Usage | Fork)
 
 
 @dataclass
@@ -93,7 +109,7 @@ class _Session:
     id: str
     path: Path
     subject: str
-    msg_id: str  # the prefix of its messages' Nats-Msg-Id
+    msg_id: str  # the prefix of each batch's Nats-Msg-Id (the seq of its first line follows)
     lines: DurableLines
     pending: deque[Line] = field(default_factory=deque)  # read from the journal, not in the stream yet
     last: Line | None = None  # the last line known to be in the stream
@@ -371,6 +387,14 @@ class Mirror:
                 raise
             session.seen = look
             self._derive_state(session, look, locks)
+            row = self._row_of(session)
+            if row.reason is not None and row.state in ("torn tail", "corrupt"):
+                self._say(
+                    session,
+                    f"the journal stops at line {row.stoppedAtLine} [{row.state}]: "
+                    f"{row.reason.removeprefix(f'line {row.stoppedAtLine}: ')}; lines 1 to {row.events} are "
+                    "in the stream, nothing after them is shipped",
+                )
 
     def _retry_later(self, session: _Session) -> None:
         session.retry_at = time.monotonic() + RETRY_S[min(session.failures, len(RETRY_S) - 1)]
@@ -481,11 +505,25 @@ class Mirror:
             chosen, messages = self._next_batch(session)
             if not chosen:
                 return
-            ack = await publish_batch(
-                self._nc, session.subject, messages, expected_last=session.stream_seq, timeout=COMMIT_TIMEOUT_S
-            )
+            ahead = None
+            if len(session.pending) - len(chosen) < self._max_messages and session.lines.offset < until:
+                # The next lines are read (and checked, and fdatasynced) while the server commits this batch.
+                ahead = asyncio.create_task(asyncio.to_thread(session.lines.read))
+            try:
+                ack = await publish_batch(
+                    self._nc,
+                    session.subject,
+                    messages,
+                    expected_last=session.stream_seq,
+                    timeout=COMMIT_TIMEOUT_S,
+                    msg_id=f"{session.msg_id}.{chosen[0].event.seq}",
+                )
+            finally:
+                if ahead is not None:
+                    session.pending.extend(await ahead)
             for _ in chosen:
-                session.summary.add(session.pending.popleft().event)
+                session.pending.popleft()
+            session.summary.add_lines(chosen)
             session.last, session.stream_seq = chosen[-1], ack.stream_seq
 
     def _next_batch(self, session: _Session) -> tuple[list[Line], list[Outgoing]]:
@@ -507,7 +545,7 @@ class Mirror:
                             f"({limit} messages of at most {room:,} bytes)",
                         )
                     break
-            parts = messages_of(f"{session.msg_id}.{line.event.seq}", line.data, min(part, room))
+            parts = messages_of(line.data, min(part, room))
             if chosen and (len(messages) + len(parts) > limit or size + len(line.data) > MAX_BATCH_BYTES):
                 break
             chosen.append(line)

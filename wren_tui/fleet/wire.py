@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from . import FleetError
 
 PART = "Wren-Part"
-MSG_ID = "Nats-Msg-Id"
 # Parts are cut at 256 KiB: well under the server's default 1 MB message limit, with room for headers.
 PART_SIZE = 256 * 1024
 
@@ -24,21 +23,18 @@ class StreamDamaged(FleetError):
 
 @dataclass
 class Outgoing:
-    """One message to publish: its payload and the headers that belong to the line (the batch adds its own)."""
+    """One message to publish: its payload, and the headers of its line (the batch adds its own)."""
 
     payload: bytes
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def messages_of(msg_id: str, line: bytes, part_size: int = PART_SIZE) -> list[Outgoing]:
+def messages_of(line: bytes, part_size: int = PART_SIZE) -> list[Outgoing]:
     """The messages that carry `line`: one, or n parts of at most `part_size` bytes each."""
     if len(line) <= part_size:
-        return [Outgoing(line, {MSG_ID: msg_id})]
+        return [Outgoing(line)]
     count = -(-len(line) // part_size)
-    return [
-        Outgoing(line[i * part_size : (i + 1) * part_size], {MSG_ID: f"{msg_id}.{i + 1}", PART: f"{i + 1}/{count}"})
-        for i in range(count)
-    ]
+    return [Outgoing(line[i * part_size : (i + 1) * part_size], {PART: f"{i + 1}/{count}"}) for i in range(count)]
 
 
 def part_of(headers: Mapping[str, str] | None) -> tuple[int, int] | None:
