@@ -52,16 +52,24 @@ class NatsServer:
         deadline = time.monotonic() + READY_S
         while True:
             text = self.log.read_bytes()[seen:].decode(errors="replace") if self.log.exists() else ""
-            if "Server is ready" in text:
+            # The ports file can come a moment after the log line: wait for both.
+            if "Server is ready" in text and (self.port is not None or self._read_port(ports)):
                 break
             if self.process.poll() is not None or time.monotonic() > deadline:
                 err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
                 self.kill()
                 raise RuntimeError(f"nats-server did not become ready in {READY_S:.0f} s: {err}{text[-2000:]}")
             time.sleep(0.02)
-        if self.port is None:
-            (found,) = ports.iterdir()
-            self.port = int(json.loads(found.read_text())["nats"][0].rsplit(":", 1)[1])
+
+    def _read_port(self, ports: Path) -> bool:
+        """The port the server picked, from the file it writes (False until it is there and whole)."""
+        for found in ports.iterdir():
+            try:
+                self.port = int(json.loads(found.read_text())["nats"][0].rsplit(":", 1)[1])
+                return True
+            except (ValueError, KeyError, IndexError):
+                return False
+        return False
 
     def stop(self) -> None:
         """A clean stop (SIGTERM): the server flushes its store and exits."""

@@ -11,6 +11,10 @@ The first message also carries `Nats-Msg-Id`, the second safeguard: within the s
 window a batch that starts with a stored line is refused. One id a batch is enough, because
 messages are stored in order and a batch is stored whole: a batch whose first line is new holds
 only new lines.
+
+A batch of one message is sent as a plain publish with the same two headers: one message is
+stored whole anyway, and the server stages an atomic batch in a store of its own first, which
+costs a single line about ten times as much (4.4 ms against 0.46 ms here).
 """
 
 from __future__ import annotations
@@ -120,7 +124,12 @@ async def publish_batch(
     try:
         if not nc.is_connected:
             raise nats.errors.ConnectionReconnectingError
-        for n, message in enumerate(messages, 1):
+        if last == 1:
+            headers = {EXPECTED_LAST_SUBJECT_SEQUENCE: str(expected_last), **messages[0].headers}
+            if msg_id:
+                headers[MSG_ID] = msg_id
+            reply = await nc.request(subject, messages[0].payload, timeout=timeout, headers=headers)
+        for n, message in enumerate(messages if last > 1 else (), 1):
             if send is not None and 1 < n < last and n % YIELD_EVERY and not message.headers:
                 # Most messages carry only the two batch headers: their HPUB is built here in one step.
                 head = plain + b"%d\r\n\r\n" % n
@@ -149,6 +158,6 @@ async def publish_batch(
         ) from None
     if ack.error is not None:
         raise BatchRejected(ack.error.err_code, ack.error.description)
-    if ack.count != last or ack.seq < last:
+    if ack.count != (last if last > 1 else 0) or ack.seq < last:
         raise BatchUnanswered(f"the ack of a batch of {last} messages on {subject} counts {ack.count}")
-    return BatchAck(ack.seq, ack.count)
+    return BatchAck(ack.seq, last)
