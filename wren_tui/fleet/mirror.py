@@ -133,7 +133,6 @@ class _Session:
 
     def restart(self) -> None:
         """Forget what was read: the journal is read again from its start (it changed, or the stream went back)."""
-        self.lines.close()
         self.lines = DurableLines(self.path, self.lines.read_size)
         self.caught_up = False
         self.pending.clear()
@@ -272,8 +271,6 @@ class Mirror:
 
     async def _close(self) -> None:
         self._closing = True
-        for session in self.sessions.values():
-            session.lines.close()
         if self._nc is not None and not self._nc.is_closed:
             with contextlib.suppress(nats.errors.Error, OSError, asyncio.TimeoutError):
                 await asyncio.wait_for(self._nc.close(), 5)
@@ -310,7 +307,8 @@ class Mirror:
 
     async def _round(self, *, full: bool) -> None:
         changed, self._changed = self._changed, set()
-        self._discover()
+        if full or any(path.name not in self.sessions for path in changed):
+            self._discover()
         try:
             with open("/proc/locks", encoding="ascii", errors="replace") as table:
                 locks = table.read()  # once per round, not once per journal
@@ -324,7 +322,7 @@ class Mirror:
                 continue
             if session.stopped or now < session.retry_at:
                 continue
-            if full or session.path in changed or look != session.seen or not session.synced:
+            if session.path in changed or look != session.seen or not session.synced or not session.caught_up:
                 due.append((session, look, locks))
         await asyncio.gather(*(self._guarded(s, look, locks) for s, look, locks in due))
 
@@ -356,7 +354,6 @@ class Mirror:
         try:
             st = os.stat(session.path, follow_symlinks=False)
         except FileNotFoundError:
-            session.lines.close()
             del self.sessions[session.path.name]
             return None
         return st.st_ino, st.st_size, st.st_mtime_ns, lock_holder(session.path, locks)

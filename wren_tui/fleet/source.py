@@ -31,12 +31,15 @@ class Line:
 
 
 class DurableLines:
-    """The whole, valid, durable lines of one journal, read forward from its start."""
+    """The whole, valid, durable lines of one journal, read forward from its start.
+
+    The journal is opened for each read and closed again, so a mirror of thousands of journals
+    holds no descriptor between reads; a different file under the name is noticed by its inode.
+    """
 
     def __init__(self, path: Path, read_size: int = READ_SIZE) -> None:
         self.path = path
         self.read_size = read_size
-        self._fd: int | None = None
         self._inode: tuple[int, int] | None = None
         self._tail = Tail(path)
         self.offset = 0  # just past the last line handed out
@@ -45,7 +48,19 @@ class DurableLines:
 
     def read(self) -> list[Line]:
         """The next run of new lines (empty when there is none yet); SourceChanged when the file changed under them."""
-        fd, size, mtime = self._open()
+        fd = open_for_reading(self.path)
+        try:
+            return self._read(fd)
+        finally:
+            os.close(fd)
+
+    def _read(self, fd: int) -> list[Line]:
+        st = os.fstat(fd)
+        inode, size, mtime = (st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns
+        if self._inode is None:
+            self._inode = inode
+        elif inode != self._inode:
+            raise SourceChanged(f"{self.path}: the journal was replaced by another file")
         if size < self.offset:
             raise SourceChanged(f"{self.path}: the journal shrank below the {self.offset} bytes already read")
         if self.reason is not None:
@@ -78,23 +93,3 @@ class DurableLines:
             self.reason = batch.reason
             self._stopped_at = (size, mtime)
         return lines
-
-    def _open(self) -> tuple[int, int, int]:
-        if self._fd is None:
-            self._fd = open_for_reading(self.path)
-        st = os.fstat(self._fd)
-        inode = (st.st_dev, st.st_ino)
-        if self._inode is None:
-            self._inode = inode
-        try:
-            now = os.stat(self.path, follow_symlinks=False)
-        except FileNotFoundError:
-            raise SourceChanged(f"{self.path}: the journal was removed") from None
-        if (now.st_dev, now.st_ino) != inode:
-            raise SourceChanged(f"{self.path}: the journal was replaced by another file")
-        return self._fd, st.st_size, st.st_mtime_ns
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
