@@ -48,6 +48,8 @@ COMMIT_TIMEOUT_S = 10.0
 # A session's row is rewritten at most this often while it grows (at once when its state changes).
 ROW_INTERVAL_S = 0.5
 BEAT_INTERVAL_S = 5.0
+# Rows written at once (a folder of thousands of sessions lists them all when the mirror starts).
+ROWS_AT_ONCE = 32
 # Every session is looked at this often even without a change notification (a writer's lock released).
 SCAN_INTERVAL_S = 1.0
 # Up to this many lines, none in parts, go one acknowledged publish each: the server stages an atomic
@@ -80,31 +82,18 @@ class _Summary:
     forked_from: str | None = None
     fork_at: int | None = None
 
-    def add(self, event: Event) -> None:
-        self.add_lines([_One(event)])
-
-    def add_lines(self, lines: Sequence[Line | _One]) -> None:
-        if not lines:
+    def add(self, events: Sequence[Event]) -> None:
+        if not events:
             return
-        events = [line.event for line in lines]
         self.events += len(events)
         self.last_seq = events[-1].seq
         self.started = self.started or events[0].ts
         self.last_ts = events[-1].ts
-        for event in filter(_is_usage_or_fork, events):
+        for event in events:
             if isinstance(event, Usage):
                 self.tokens += event.inputTokens + event.outputTokens
             elif isinstance(event, Fork) and self.forked_from is None:
                 self.forked_from, self.fork_at = event.from_, event.atSeq
-
-
-@dataclass(frozen=True)
-class _One:
-    event: Event
-
-
-def _is_usage_or_fork(event: Event) -> bool:
-    return isinstance(event, Usage | Fork)
 
 
 @dataclass
@@ -278,17 +267,19 @@ class Mirror:
     async def _follow(self, stop: asyncio.Event) -> None:
         next_full = 0.0
         while not stop.is_set():
+            self._wake.clear()  # before the round: a change during it wakes the next one at once
             now = time.monotonic()
             full = now >= next_full
             if full:
                 next_full = now + SCAN_INTERVAL_S
+            due = next_full
             if self._connected.is_set():
                 await self._round(full=full)
                 await self._flush_rows(force=False)
                 await self._beat()
-            self._wake.clear()
+                due = min(due, self._next_retry())
             waits = [asyncio.create_task(self._wake.wait()), asyncio.create_task(stop.wait())]
-            timeout = max(0.0, min(next_full, self._next_retry()) - time.monotonic())
+            timeout = max(0.0, due - time.monotonic())
             try:
                 await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -462,17 +453,14 @@ class Mirror:
             if not session.pending:
                 session.pending.extend(session.lines.read())
             if not session.pending:
-                where = (
-                    f"stops at line {session.summary.events + 1}: {session.lines.reason}"
-                    if session.lines.reason
-                    else (f"ends at seq {session.summary.last_seq}")
-                )
+                reason = session.lines.reason
+                where = f"stops at {reason}" if reason else f"ends at seq {session.summary.last_seq}"
                 self._stop(
                     session, f"the stream already holds seq {seq}, but the journal {where}; nothing was overwritten"
                 )
                 return None
             line = session.pending.popleft()
-            session.summary.add(line.event)
+            session.summary.add([line.event])
             if line.event.seq == seq:
                 return line
             if line.event.seq > seq:
@@ -484,9 +472,9 @@ class Mirror:
                 return None
             session.last = line
 
-    def _stop(self, session: _Session, why: str) -> None:
-        session.stopped = why
-        self.report(visible(f"{session.id}: not mirrored any more: {why}"))
+    def _stop(self, session: _Session, reason: str) -> None:
+        session.stopped = reason
+        self.report(visible(f"{session.id}: not mirrored any more: {reason}"))
 
     # --- shipping ---------------------------------------------------------------------------
 
@@ -526,7 +514,7 @@ class Mirror:
                     session.pending.extend(await ahead)
             for _ in chosen:
                 session.pending.popleft()
-            session.summary.add_lines(chosen)
+            session.summary.add([line.event for line in chosen])
             session.last, session.stream_seq = chosen[-1], ack.stream_seq
 
     def _next_batch(self, session: _Session) -> tuple[list[Line], list[Outgoing]]:
@@ -576,7 +564,8 @@ class Mirror:
     def _row_of(self, session: _Session) -> SessionRow:
         summary = session.summary
         reason = session.lines.reason or session.state_reason
-        caught_up = not session.pending and reason is not None
+        # Where the journal stops, once every line before that point is in the stream.
+        stops = not session.pending and reason is not None
         return SessionRow(
             host=self.options.host,
             session=session.id,
@@ -589,10 +578,10 @@ class Mirror:
             tokens=summary.tokens,
             forkedFrom=summary.forked_from,
             forkAt=summary.fork_at,
-            reason=reason if caught_up else None,
-            stoppedAtLine=summary.events + 1 if caught_up else None,
-            stoppedAtOffset=session.lines.offset if caught_up else None,
-            torn=caught_up and session.state == "torn tail",
+            reason=reason if stops else None,
+            stoppedAtLine=summary.events + 1 if stops else None,
+            stoppedAtOffset=session.lines.offset if stops else None,
+            torn=stops and session.state == "torn tail",
             mirror=session.stopped,
         )
 
@@ -600,6 +589,7 @@ class Mirror:
         if self._rows is None:
             return
         now = time.monotonic()
+        due: list[tuple[_Session, SessionRow]] = []
         for session in list(self.sessions.values()):
             if not session.synced and session.stopped is None:
                 continue  # what the stream holds is not known yet
@@ -607,14 +597,20 @@ class Mirror:
             if row == session.row:
                 continue
             urgent = force or session.row is None or row.state != session.row.state or row.mirror != session.row.mirror
-            if not urgent and now - session.row_at < ROW_INTERVAL_S:
-                continue
-            row.updated = now_ts()
+            if urgent or now - session.row_at >= ROW_INTERVAL_S:
+                due.append((session, row))
+        for start in range(0, len(due), ROWS_AT_ONCE):
             try:
-                await self._rows.put(row)
+                await asyncio.gather(*(self._put_row(s, row, now) for s, row in due[start : start + ROWS_AT_ONCE]))
             except (TimeoutError, nats.errors.Error, OSError):
-                return  # the server is away: the row is written when it is back
-            session.row, session.row_at = _without_time(row), now
+                return  # the server is away: the rows are written when it is back
+
+    async def _put_row(self, session: _Session, row: SessionRow, now: float) -> None:
+        assert self._rows is not None
+        row.updated = now_ts()
+        await self._rows.put(row)
+        row.updated = ""  # compared without it next time
+        session.row, session.row_at = row, now
 
     async def _beat(self) -> None:
         now = time.monotonic()
@@ -646,8 +642,3 @@ class Mirror:
         if self._outage is not None:
             self._outage = None
             self.report(f"reached {shown(self.options.server)} again; catching up")
-
-
-def _without_time(row: SessionRow) -> SessionRow:
-    row.updated = ""
-    return row
