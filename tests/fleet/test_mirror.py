@@ -228,3 +228,25 @@ def test_the_mirror_never_writes_the_journals_folder(nats_server: NatsServer, tm
     before = {p.name: p.read_bytes() for p in path.parent.iterdir()}
     assert mirror_once(nats_server, path.parent, "laptop")[0] == 0
     assert {p.name: p.read_bytes() for p in path.parent.iterdir()} == before
+
+
+def test_a_viewer_watching_the_list_gets_every_session_then_each_change(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    first = write_journal(tmp_path / "laptop")
+    assert mirror_once(nats_server, first.parent, "laptop")[0] == 0
+    second = write_journal(tmp_path / "ci")
+
+    async def watched() -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        async with await Fleet.connect(nats_server.url) as fleet:
+            updates = fleet.watch_sessions()
+            listed = [(s.host, s.id, s.state) for s in await anext(updates)]
+            await asyncio.to_thread(mirror_once, nats_server, second.parent, "ci")
+            async with asyncio.timeout(30):
+                changed = [(s.host, s.id, s.state) for s in await anext(updates)]
+            await updates.aclose()
+            return listed, changed
+
+    listed, changed = asyncio.run(watched())
+    assert listed == [("laptop", first.stem, "done")]
+    assert changed == [("ci", second.stem, "done")]
