@@ -42,9 +42,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host",
         metavar="TOKEN",
-        help="this machine's name in the fleet: lowercase letters, digits, - and _ (default: the host name, so made)",
+        help="this machine's name in the fleet: lowercase letters, digits, - and _ (default: the host name, "
+        "lowercased, any other character made -)",
     )
-    p.add_argument("--once", action="store_true", help="ship what is durable now, then exit (1 if a session stopped)")
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="ship what is durable now, then exit (exit 1 if a session cannot be mirrored)",
+    )
     p.add_argument(
         "--replicas", type=int, default=1, metavar="N", help="replicas of the stream and list it creates (default 1)"
     )

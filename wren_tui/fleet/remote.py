@@ -33,7 +33,7 @@ from ..journal.index import Chunk
 from ..journal.reader import EventSink, ReadVerdict, Tail
 from ..journal.store import parse_ts
 from . import FleetError, why
-from .names import STREAM, RemoteRef, shown, subject_of
+from .names import STREAM, RemoteRef, beat_key, row_key, shown, subject_of
 from .rows import SessionRow, decode_beat, decode_row
 from .stream import session_bucket
 from .wire import Joiner, StreamDamaged
@@ -162,10 +162,13 @@ class Fleet:
         return [RemoteSession(r, beats.get(r.host)) for r in rows]
 
     async def session(self, host: str, session: str) -> RemoteSession | None:
-        for found in await self.sessions(host):
-            if found.id == session:
-                return found
-        return None
+        """One session's row (None when the list has none), read by its key."""
+        kv = await session_bucket(self._js)
+        row = _row(await _value(kv, row_key(host, session)))
+        if row is None:
+            return None
+        beat = _beat(await _value(kv, beat_key(host)))
+        return RemoteSession(row, beat.beat if beat else None)
 
     async def watch_sessions(self) -> AsyncIterator[list[RemoteSession]]:
         """The whole list first, then each change as it is written (a row, with its host's last beat)."""
@@ -373,6 +376,13 @@ async def _latest(kv: KeyValue, keys: str) -> list[bytes]:
     finally:
         await _stop(watcher)
     return values
+
+
+async def _value(kv: KeyValue, key: str) -> bytes | None:
+    try:
+        return (await kv.get(key)).value
+    except nats.js.errors.KeyNotFoundError:
+        return None
 
 
 async def _stop(watcher: KeyValue.KeyWatcher) -> None:
