@@ -236,6 +236,7 @@ class Fleet:
         try:
             lines = _Lines(subject, live=end == 0)
             if lines.live:
+                lines.said_live = True
                 yield lines.empty()  # nothing to read back: live from here on
             while True:
                 messages = await inbox.take(chunk_bytes, None if follow and lines.live else STALL_S)
