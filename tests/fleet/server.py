@@ -49,6 +49,14 @@ class NatsServer:
         self.process = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
+        try:
+            self._wait_ready(ports, seen)
+        except BaseException:
+            self.kill()  # a server that never became ready must not outlive the test
+            raise
+
+    def _wait_ready(self, ports: Path, seen: int) -> None:
+        assert self.process is not None
         deadline = time.monotonic() + READY_S
         while True:
             text = self.log.read_bytes()[seen:].decode(errors="replace") if self.log.exists() else ""
@@ -57,7 +65,6 @@ class NatsServer:
                 break
             if self.process.poll() is not None or time.monotonic() > deadline:
                 err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
-                self.kill()
                 raise RuntimeError(f"nats-server did not become ready in {READY_S:.0f} s: {err}{text[-2000:]}")
             time.sleep(0.02)
 
