@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from . import __version__
 from .journal.commandline import wren_command
 from .journal.events import Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_listing, fork_points
-from .journal.reader import JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
+from .journal.reader import EventSink, JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import (
     SessionInfo,
     in_project,
@@ -85,16 +86,20 @@ def stop_sentence(result: ReadResult | ReadVerdict) -> str:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    path = resolve(folder_of(args), args.session)
-    result = _log_json(path) if args.json else _log_text(path)
+    if _is_fleet_ref(args.session):
+        scan, session_id, where = _fleet_log_source(args.session)
+    else:
+        path = resolve(folder_of(args), args.session)
+        scan, session_id, where = partial(scan_events, path), session_id_of(path), str(path)
+    result = _log_json(scan, session_id, where) if args.json else _log_text(scan)
     return EXIT_OK if result.reason is None else EXIT_UNREADABLE
 
 
-def _log_text(path: Path) -> ReadVerdict:
+def _log_text(scan: Callable[[EventSink], ReadVerdict]) -> ReadVerdict:
     def show(events: list[Event], _lines: Lines) -> None:
         sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(summarize(e))}\n" for e in events))
 
-    result = scan_events(path, show)
+    result = scan(show)
     for warning in result.warnings:
         err(f"warning: {warning}")
     if result.reason is not None:
@@ -102,10 +107,10 @@ def _log_text(path: Path) -> ReadVerdict:
     return result
 
 
-def _log_json(path: Path) -> ReadVerdict:
+def _log_json(scan: Callable[[EventSink], ReadVerdict], session_id: str, where: str) -> ReadVerdict:
     """One document, streamed: each event is its line as written (with its crc member), never re-encoded."""
     write = sys.stdout.buffer.write
-    head = b'{"id":%s,"path":%s,"events":[' % (_json.encode(session_id_of(path)), _json.encode(str(path)))
+    head = b'{"id":%s,"path":%s,"events":[' % (_json.encode(session_id), _json.encode(where))
     started = False
 
     def emit(events: list[Event], lines: Lines) -> None:
@@ -115,7 +120,7 @@ def _log_json(path: Path) -> ReadVerdict:
         write(_events_json(events, bytes(lines)))  # apart, so a megabyte of events is not copied once more
         started = True
 
-    result = scan_events(path, emit)
+    result = scan(emit)
     tail = {
         "stoppedAtLine": result.stopped_at_line,
         "stoppedAtOffset": result.stopped_at_offset,
@@ -162,6 +167,8 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
+    if args.server is not None:
+        return _fleet_ls(args.server, args.json)
     folder = folder_of(args)
     if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
         # A folder the person named is a typo until it exists; the default folder is simply not made yet.
@@ -265,7 +272,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         description="Print every readable event of a journal. On a damaged journal, print the "
         "events before the damage, then where reading stopped and why, and exit 4.",
     )
-    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    p.add_argument(
+        "session",
+        metavar="ID|PATH|nats://SERVER/HOST/ID",
+        help="a session id (s-YYYYMMDD-HHMMSS-xxxx), a journal file, or a session mirrored to a fleet's server",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -281,6 +292,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; torn tail; corrupt; "
         "empty; unreadable, with why), events, duration, tokens, and the project (the folder the last run "
         "worked in). A journal that cannot be read is listed and named on stderr; the others are still listed.",
+    )
+    p.add_argument(
+        "server",
+        metavar="nats://SERVER[/HOST]",
+        nargs="?",
+        help="list the sessions mirrored to a fleet's server (every host's, or one host's) instead",
     )
     p.add_argument("--json", action="store_true", help="a JSON array for scripts")
     p.add_argument(
@@ -331,9 +348,31 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     from .agent.commands import register as agent_commands
     from .demo import register as demo_command
+    from .fleet.command import register as fleet_commands
     from .tui.commands import register as viewer_commands
 
-    return [agent_commands, viewer_commands, demo_command]
+    return [agent_commands, viewer_commands, demo_command, fleet_commands]
+
+
+# --- the fleet: nats:// references in ls and log (wren_tui/fleet/command.py does the work) ---------
+
+
+def _is_fleet_ref(text: str) -> bool:
+    from .fleet.names import is_remote
+
+    return is_remote(text)
+
+
+def _fleet_log_source(target: str) -> tuple[Callable[[EventSink], ReadVerdict], str, str]:
+    from .fleet.command import remote_log_source
+
+    return remote_log_source(target)
+
+
+def _fleet_ls(target: str, as_json: bool) -> int:
+    from .fleet.command import cmd_ls_remote
+
+    return cmd_ls_remote(target, as_json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

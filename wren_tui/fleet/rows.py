@@ -1,0 +1,92 @@
+"""The session list: a key-value entry per session (and per host), so a viewer lists thousands without reading them.
+
+Rows are written by the mirrors and only ever move forward: a row is replaced through the
+bucket's per-key expected revision, and never by one that has shipped less of its session.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import nats.js.errors
+from nats.js.kv import KeyValue
+
+from .names import beat_key, row_key
+
+
+class SessionRow(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the list shows of one session, as its mirror last saw it."""
+
+    host: str
+    session: str
+    # The journal's state as `wren ls` says it: live, done, interrupted, outcome unknown, torn tail, corrupt, empty.
+    state: str
+    lastSeq: int = 0  # the seq of the last line in the stream
+    events: int = 0  # lines in the stream
+    streamSeq: int = 0  # the stream sequence of the session's last message
+    started: str | None = None  # ts of the first line
+    lastTs: str | None = None  # ts of the last line in the stream
+    tokens: int = 0
+    forkedFrom: str | None = None
+    forkAt: int | None = None
+    # Where and why the journal cannot be read past a line ("line N: ..."); those lines are not shipped.
+    reason: str | None = None
+    stoppedAtLine: int | None = None
+    stoppedAtOffset: int | None = None
+    torn: bool = False
+    # Set when the mirror stopped shipping this session: the stream holds other bytes than the journal.
+    mirror: str | None = None
+    updated: str = ""  # when the mirror wrote this row (UTC, like a journal ts)
+
+
+class HostBeat(msgspec.Struct, kw_only=True):
+    """A mirror's sign of life, renewed every few seconds: a live session whose host is silent may be stale."""
+
+    host: str
+    pid: int
+    folder: str
+    version: str
+    beat: str  # UTC, like a journal ts
+
+
+encode = msgspec.json.Encoder().encode
+decode_row = msgspec.json.Decoder(SessionRow).decode
+decode_beat = msgspec.json.Decoder(HostBeat).decode
+
+
+class RowWriter:
+    """Writes rows through expected revisions, so two mirrors of one folder never move a row backwards."""
+
+    def __init__(self, kv: KeyValue) -> None:
+        self.kv = kv
+        self._revisions: dict[str, int] = {}
+
+    async def put(self, row: SessionRow) -> bool:
+        """Store `row` unless the list already holds more of its session; True when stored."""
+        key = row_key(row.host, row.session)
+        for _ in range(5):
+            revision = self._revisions.get(key)
+            if revision is None:
+                revision, stored = await self._current(key)
+                self._revisions[key] = revision
+                if stored is not None and stored.lastSeq > row.lastSeq:
+                    return False
+            try:
+                self._revisions[key] = await self.kv.update(key, encode(row), last=revision)
+                return True
+            except nats.js.errors.KeyWrongLastSequenceError:
+                del self._revisions[key]  # another writer came between: read it again
+        return False
+
+    async def beat(self, beat: HostBeat) -> None:
+        await self.kv.put(beat_key(beat.host), encode(beat))
+
+    async def _current(self, key: str) -> tuple[int, SessionRow | None]:
+        try:
+            entry = await self.kv.get(key)
+        except nats.js.errors.KeyNotFoundError as exc:
+            # A deleted key's tombstone still has a revision to write after.
+            return (exc.entry.revision or 0) if exc.entry else 0, None
+        try:
+            return entry.revision or 0, decode_row(entry.value or b"")
+        except msgspec.DecodeError:
+            return entry.revision or 0, None
