@@ -26,6 +26,10 @@ INTERMIXED = [
     (["ls", "--json", "--dir", "j"], ["ls", "--dir", "j", "--json"]),
     (["watch", "--poll", "--dir", "j", SID], ["watch", SID, "--dir", "j", "--poll"]),
     (["demo", "--dir", "j", "--prepare", "ws"], ["demo", "--prepare", "ws", "--dir", "j"]),
+    (
+        ["mirror", "--once", "--url", "nats://127.0.0.1:4222", "--dir", "j"],
+        ["mirror", "--dir", "j", "--once", "--url", "nats://127.0.0.1:4222"],
+    ),
 ]
 
 

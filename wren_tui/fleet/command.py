@@ -51,7 +51,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="ship what is durable now, then exit (exit 1 if a session cannot be mirrored)",
     )
     p.add_argument(
-        "--replicas", type=int, default=1, metavar="N", help="replicas of the stream and list it creates (default 1)"
+        "--replicas", type=int, default=1, metavar="N", help="replicas of the stream and list it creates (default: 1)"
     )
     p.add_argument("--poll", action="store_true", help="poll the folder instead of using change notifications")
     p.set_defaults(handler=cmd_mirror)
