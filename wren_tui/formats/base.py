@@ -33,6 +33,10 @@ fit (shown as a note saying why)."""
 # The kinds of note a foreign line may give, beside Wren's own events.
 THINKING = "thinking"
 MALFORMED = "not understood"
+# A compaction whose note holds the summary the agent went on from (Codex, pi; `keep`: pi's first entry kept).
+COMPACTION = "compaction"
+# A compaction whose summary follows as the next user message (Claude Code).
+COMPACTION_BOUNDARY = "compaction boundary"
 
 
 class BadLine(Exception):

@@ -17,6 +17,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from .base import (
+    COMPACTION_BOUNDARY,
     NO_RAW,
     BadLine,
     Format,
@@ -228,9 +229,8 @@ class ClaudeTranslator(Translator):
 def _system(seq: int, line: _System) -> Translated:
     text = text_of(line.content)
     if line.subtype == "compact_boundary":
-        return Translated(
-            [note(seq, line.timestamp, "compaction", text=text or "earlier messages summarised")], "system"
-        )
+        boundary = note(seq, line.timestamp, COMPACTION_BOUNDARY, text=text or "earlier messages summarised")
+        return Translated([boundary], "system")
     if line.level == "error" or line.subtype == "api_error":
         return Translated([error(seq, line.timestamp, text or line.subtype)], "system")
     return Translated([note(seq, line.timestamp, "system", subtype=line.subtype, text=text)], "system")

@@ -18,6 +18,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from .base import (
+    COMPACTION,
     Format,
     Translated,
     Translator,
@@ -251,7 +252,7 @@ class CodexTranslator(Translator):
                 )
             if kind == "compacted":
                 summary = _compacted.decode(line.payload).message
-                return Translated([note(lineno, line.timestamp, "compaction", text=summary)], kind)
+                return Translated([note(lineno, line.timestamp, COMPACTION, text=summary)], kind)
             if kind == "world_state":
                 return Translated([], kind, "skipped")
         except (msgspec.ValidationError, TypeError, ValueError) as exc:

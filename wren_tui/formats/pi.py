@@ -17,6 +17,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from .base import (
+    COMPACTION,
     BadLine,
     Format,
     Node,
@@ -108,6 +109,7 @@ class _ThinkingLevel(_Entry, tag="thinking_level_change"):
 
 class _Compaction(_Entry, tag="compaction"):
     summary: str = ""
+    firstKeptEntryId: str | None = None
     tokensBefore: int | None = None
 
 
@@ -163,7 +165,8 @@ class PiTranslator(Translator):
             elif isinstance(entry, _ThinkingLevel):
                 out = Translated([note(seq, ts, "thinking level", level=entry.thinkingLevel)], kind)
             elif isinstance(entry, _Compaction):
-                out = Translated([note(seq, ts, "compaction", text=entry.summary)], kind)
+                compaction = note(seq, ts, COMPACTION, text=entry.summary, keep=entry.firstKeptEntryId)
+                out = Translated([compaction], kind)
             elif isinstance(entry, _BranchSummary):
                 out = Translated([note(seq, ts, "branch summary", text=entry.summary)], kind)
             elif isinstance(entry, _CustomMessage):
