@@ -263,3 +263,5 @@ class Format:
     is_session_file: Callable[[Path], bool]
     mapped: tuple[str, ...]
     skipped: tuple[str, ...]
+    # The session's tokens so far, from a line that carries the running total (None: no such line here).
+    totals: Callable[[bytes], int | None] = lambda _line: None

@@ -287,6 +287,29 @@ def claims(line: dict[str, Any]) -> bool:
     return line.get("type") in _CLAIMED and ("sessionId" in line or "uuid" in line or "leafUuid" in line)
 
 
+class _Cost(msgspec.Struct):
+    type: str = ""
+    modelUsage: dict[str, dict[str, Any]] | None = None
+
+
+_costs = msgspec.json.Decoder(_Cost)
+_COUNTED = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+
+
+def totals(data: bytes) -> int | None:
+    """The session's tokens so far, from a `cost-state` line (the last line of a run that ended)."""
+    if b'"cost-state"' not in data:
+        return None
+    try:
+        cost = _costs.decode(data)
+    except msgspec.DecodeError:
+        return None
+    if cost.type != "cost-state" or cost.modelUsage is None:
+        return None
+    counts = (used.get(key) for used in cost.modelUsage.values() for key in _COUNTED)
+    return sum(n for n in counts if isinstance(n, int))
+
+
 FORMAT = Format(
     name=NAME,
     label=LABEL,
@@ -299,4 +322,5 @@ FORMAT = Format(
     is_session_file=is_session_file,
     mapped=MAPPED,
     skipped=SKIPPED,
+    totals=totals,
 )

@@ -429,6 +429,34 @@ def claims(line: dict[str, Any]) -> bool:
     return line.get("type") in (*_ENVELOPES, "token_usage_record") and "payload" in line
 
 
+class _Totals(msgspec.Struct):
+    info: dict[str, Any] | None = None
+    thread_token_usage: dict[str, Any] | None = None
+
+
+class _TotalsLine(msgspec.Struct):
+    type: str = ""
+    payload: _Totals | None = None
+
+
+_totals = msgspec.json.Decoder(_TotalsLine)
+
+
+def totals(data: bytes) -> int | None:
+    """The session's tokens so far, from a token count (its total) or a usage record (the thread's)."""
+    if b"token_usage" not in data:
+        return None
+    try:
+        line = _totals.decode(data)
+    except msgspec.DecodeError:
+        return None
+    payload = line.payload
+    if payload is None:
+        return None
+    found = _tokens(payload.thread_token_usage) or _tokens((payload.info or {}).get("total_token_usage"))
+    return None if found is None else sum(found)
+
+
 FORMAT = Format(
     name=NAME,
     label=LABEL,
@@ -438,7 +466,8 @@ FORMAT = Format(
     root=root,
     session_id=session_id,
     node_of=None,
-    is_session_file=lambda path: path.name.startswith("rollout-"),
+    is_session_file=lambda path: True,
     mapped=MAPPED,
     skipped=SKIPPED,
+    totals=totals,
 )

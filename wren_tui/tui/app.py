@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -12,9 +12,13 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from ..formats import detect
 from . import strings
+from .screens.agents import AgentBrowser, AgentFolder
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
+from .sources import SessionSource
+from .sources.foreign import ForeignFile
 from .sources.local import LocalJournal
 from .tailing import WatchMode
 
@@ -48,6 +52,8 @@ class WrenApp(App[Picked | None]):
         pick: bool = False,
         clock: Clock = utc_now,
         watch_mode: WatchMode = "auto",
+        agents: Sequence[AgentFolder] | None = None,
+        journals: Path | None = None,
     ) -> None:
         super().__init__()
         self.folder = folder
@@ -55,16 +61,28 @@ class WrenApp(App[Picked | None]):
         self.pick = pick
         self.clock = clock
         self.watch_mode = watch_mode
+        # Browse other agents' session folders instead of a journals folder (`wren watch --agent`).
+        self.agents = agents
+        # Where a fork of another agent's session goes (a Wren journals folder); None: the default.
+        self.journals = journals
 
     def on_mount(self) -> None:
         if self.session is not None:
             self.push_screen(self.session_screen(self.session))
+        elif self.agents is not None:
+            self.push_screen(AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode))
         else:
             self.push_screen(BrowserScreen(self.folder, open_session=self.open_session, watch_mode=self.watch_mode))
 
     def session_screen(self, path: Path) -> SessionScreen:
-        """The screen the journal at `path` is shown in."""
-        return SessionScreen(LocalJournal(path, watch_mode=self.watch_mode), clock=self.clock, pick=self.pick)
+        """The screen the session at `path` is shown in: a Wren journal, or another agent's file (by its content)."""
+        fmt = detect(path)
+        source: SessionSource = (
+            LocalJournal(path, watch_mode=self.watch_mode)
+            if fmt is None
+            else ForeignFile(path, fmt, watch_mode=self.watch_mode)
+        )
+        return SessionScreen(source, clock=self.clock, pick=self.pick, journals=self.journals)
 
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))

@@ -17,6 +17,8 @@ EMPTY_SESSION = "Nothing in this journal yet: waiting for the first event."
 
 # Status line
 LIVE, PAUSED, ENDED = "live", "paused", "ended"
+# Another agent's session that nobody writes now, ending in a tool call with no result recorded.
+STOPPED_MID_CALL = "stopped mid-call"
 MOVED_MODE, DELETED_MODE = "moved", "deleted"
 # A Wren writer checks its journal before each event and stops (exit 5) when it left its path.
 MOVED_TO_WRITING = "moved to {name}: its writer stops at its next event"
@@ -51,11 +53,21 @@ FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  {comman
 FORK_FAILED = "Could not fork: {reason}"
 CANNOT_WRITE = "cannot write the new journal in {folder} ({why}); this journal is left as it is"
 NOT_FORKABLE = "Only a Wren journal can be forked: this session comes from elsewhere."
+FINDING_POINTS = "Reading the whole session for its fork points…"
+# {agent}'s session forked into a new Wren journal: the file it came from is left as it was.
+FORKED_FOREIGN = (
+    "Forked {agent} session {parent} at line {seq} → {new}\n\nIts file was only read. Continue it with:\n  {command}"
+)
+CONFIRM_FORK_FOREIGN = (
+    "Fork this {agent} session at line {seq} into a new Wren journal?\n\n{point}\n\n"
+    "The journal goes to {folder}; the session's file is left exactly as it is."
+)
 STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 
 # Raw view, search, help
 RAW_TITLE = "Event {seq} ({type}) as written"
 RAW_TITLE_PARTIAL = "Events {first}–{last} (delta: a partial reply) as written"
+RAW_TITLE_FOREIGN = "Line {seq} as {agent} wrote it (shown as {type})"
 RAW_WHERE = "The bytes at {start}–{end} of the journal ({size} bytes), the newline that ends each line not shown:"
 RAW_MORE = "… {more} more bytes not shown"
 RAW_PRETTY = "Pretty-printed (every member, in the order written):"
@@ -70,6 +82,9 @@ NO_MORE = "No more {what}."
 BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
+AGENT_TITLE = "Sessions of {agents}"
+NO_AGENT_SESSIONS = "No sessions of {agents} yet; they appear here as they are created."
+AGENT_COLUMNS = ("agent", "id", "started", "events", "duration", "tokens", "state", "project")
 
 # Command line
 PICKED_NOTHING = "no fork point picked"

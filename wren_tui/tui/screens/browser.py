@@ -36,6 +36,7 @@ _STATE_STYLE = {
     "corrupt": "bold red",
     "unreadable": "bold reverse red",
     "empty": "dim",
+    "stopped mid-call": "bold reverse yellow",
 }
 _UNKNOWN_STATE = "italic"  # a state this version has no colour for is still shown
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
@@ -49,6 +50,9 @@ class BrowserScreen(Screen[None]):
         Binding("enter", "open", "Open", show=True),
         Binding("r", "refresh", "Refresh"),
     ]
+    # The columns, and those given up first on a narrow terminal (a browser of other sessions has its own).
+    COLUMNS: ClassVar[tuple[str, ...]] = strings.BROWSER_COLUMNS
+    DROP_FIRST: ClassVar[tuple[str, ...]] = _DROP_FIRST
 
     def __init__(self, folder: Path, *, open_session: OpenSession, watch_mode: WatchMode = "auto") -> None:
         super().__init__()
@@ -62,7 +66,8 @@ class BrowserScreen(Screen[None]):
         self._live: set[Path] = set()
         # Every column's cells per row, so the columns shown can change with the width.
         self._cells: dict[str, dict[str, Text]] = {}
-        self._shown: tuple[str, ...] = strings.BROWSER_COLUMNS
+        self.columns: tuple[str, ...] = self.COLUMNS
+        self._shown: tuple[str, ...] = self.columns
 
     def compose(self) -> ComposeResult:
         yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
@@ -89,10 +94,25 @@ class BrowserScreen(Screen[None]):
         if self.is_running:  # a change that lands as the screen closes: its widgets are going
             self.rescan()
 
+    def _paths(self) -> list[Path]:
+        """The files listed (JournalError: the folder cannot be read)."""
+        return journal_paths(self.folder)
+
+    def _row(self, path: Path) -> dict[str, Text]:
+        """A file's cells by column (a journal that cannot be read is listed all the same)."""
+        try:
+            return _cells(describe(path))
+        except (JournalError, OSError):
+            return _unreadable(path)  # listed all the same: a journal hidden is a journal lost
+
+    def _still_live(self, path: Path) -> bool:
+        """Whether a file listed as live still is, though none of its bytes changed."""
+        return lock_holder(path) is not None
+
     def rescan(self) -> None:
         """Add new journals, update changed ones, drop deleted ones; untouched files are not read."""
         try:
-            paths = journal_paths(self.folder)
+            paths = self._paths()
         except JournalError as exc:
             self.notify(str(exc), severity="error")
             return
@@ -112,14 +132,10 @@ class BrowserScreen(Screen[None]):
                 continue
             stamp = (st.st_size, st.st_mtime_ns)
             # A live journal's state changes when its writer exits, which touches no byte of it.
-            still_live = path in self._live and lock_holder(path) is not None
+            still_live = path in self._live and self._still_live(path)
             if self._seen.get(path) == stamp and (path not in self._live or still_live):
                 continue
-            try:
-                cells = _cells(describe(path))
-            except (JournalError, OSError):
-                cells = _unreadable(path)  # listed all the same: a journal hidden is a journal lost
-            self._show(path, cells, new=path not in self._seen)
+            self._show(path, self._row(path), new=path not in self._seen)
             self._seen[path] = stamp
             changed = True
         if changed and not self._fit_columns():
@@ -154,10 +170,10 @@ class BrowserScreen(Screen[None]):
             return False
         natural = {
             column: max([len(column), *(cells[column].cell_len for cells in self._cells.values())]) + _CELL_PADDING
-            for column in strings.BROWSER_COLUMNS
+            for column in self.columns
         }
-        shown = list(strings.BROWSER_COLUMNS)
-        for column in _DROP_FIRST:
+        shown = list(self.columns)
+        for column in self.DROP_FIRST:
             if sum(natural[c] for c in shown) <= width:
                 break
             shown.remove(column)

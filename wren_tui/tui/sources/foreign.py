@@ -1,0 +1,178 @@
+"""Another agent's session file (Claude Code, Codex, pi) as a session source: its lines translated into Wren events.
+
+The file is opened, read, watched and followed exactly as a Wren journal is (`LocalJournal`: one
+read-only descriptor, `os.pread`, its folder watched), and never written, locked or touched. Each
+line is translated by its format (`wren_tui.formats`); seq is the line's number. A line is decoded
+again by its span and its place among the line's events, through the memory of the reading that
+read it last (when a call was asked, what a reply's earlier lines already counted).
+
+Live: a process holds the file open for writing, or it changed in the last few seconds. The branch
+shown is the one to the newest entry; an entry that goes on from an earlier one than the newest
+makes the screen read the file again (`look` says "replaced").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from ...formats import Format
+from ...formats.base import BadLine
+from ...formats.conversation import fork_points, outline
+from ...formats.live import is_live
+from ...formats.reader import Branch, ForeignLines, LineIndex, Lines, Reading, count_lines
+from ...journal.events import Event
+from ...journal.fork import Forked, ForkPoint
+from ...journal.reader import JournalError
+from ..tailing import WatchMode
+from . import LineReader, Whereabouts
+from .local import LocalJournal
+
+# How long an answer to "is it live?" is kept: the screen asks after every read and every second.
+_ALIVE_FOR_S = 0.5
+_REPLACED = Whereabouts("replaced")
+
+
+class ForeignFile:
+    """The session file of another agent at `path`, in format `fmt`."""
+
+    def __init__(self, path: Path, fmt: Format, *, watch_mode: WatchMode = "auto") -> None:
+        self._file = LocalJournal(path, watch_mode=watch_mode)
+        self.format = fmt
+        self._session = f"{fmt.name} {fmt.session_id(self._file.path)}"
+        self._index = LineIndex()
+        # The reading whose memory decodes lines again: the last one made, or read on from.
+        self._reading: Reading | None = None
+        self._alive = (0.0, False)
+
+    @property
+    def session(self) -> str:
+        return self._session
+
+    @property
+    def path(self) -> Path | None:
+        return None  # not a Wren journal: a fork goes to the journals folder, never beside it
+
+    @property
+    def agent(self) -> str:
+        return self.format.name
+
+    @property
+    def origin(self) -> Path:
+        return self._file.path
+
+    # --- the file, as a Wren journal's ------------------------------------------------------
+
+    def open(self) -> bool:
+        self._index, self._reading = LineIndex(), None
+        return self._file.open()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def share(self) -> ForeignFile:
+        twin = ForeignFile.__new__(ForeignFile)
+        twin._file = self._file.share()
+        twin.format, twin._session = self.format, self._session
+        twin._index, twin._reading, twin._alive = self._index, self._reading, self._alive
+        return twin
+
+    def size(self) -> int:
+        return self._file.size()
+
+    def tail_span(self, size: int, window: int) -> tuple[int, int]:
+        return self._file.tail_span(size, window)
+
+    def read(self, start: int, length: int) -> bytes:
+        return self._file.read(start, length)
+
+    def look(self) -> Whereabouts:
+        reading = self._reading
+        if reading is not None and reading.branch is not None and reading.branch.moved:
+            return _REPLACED  # a new branch: read it again, to show the newest one
+        return self._file.look()
+
+    async def follow(self, changed: Callable[[], Awaitable[None]]) -> None:
+        await self._file.follow(changed)
+
+    # --- lines, translated ------------------------------------------------------------------
+
+    def lines(self, start: int = 0, *, worker: bool = False) -> ForeignLines:
+        fd = self._file.fd()
+        node_of = self.format.node_of
+        branch: Branch | None = None
+        if start == 0:
+            first = 0
+            if node_of is not None:
+                branch = Branch.scan(fd, node_of, self._file.size())  # the whole tree, to show the newest branch
+        else:
+            first = count_lines(fd, start)
+            branch = Branch() if node_of is not None else None  # the tail alone: what it holds
+        reading = Reading(self.format.translator(), branch, self._index.run(first + 1))
+        self._reading = reading
+        return ForeignLines(fd, reading, start, first)
+
+    def lines_after(self, done: LineReader, *, worker: bool = False, retry: bool = False) -> ForeignLines:
+        assert isinstance(done, ForeignLines), "a foreign session reads on only from its own readers"
+        reader = ForeignLines(self._file.fd(), done.reading, done.offset, done.lineno)
+        reader.reason = None if retry else done.reason
+        reader.scanned = done.scanned
+        self._reading = done.reading
+        return reader
+
+    def decode(self, start: int, end: int, part: int = 0) -> Event:
+        lineno = self._index.lineno(start)
+        if lineno is None:
+            raise JournalError(f"{self.origin}: no line was read at byte {start}; it was replaced")
+        data = self._file.read(start, end - start - 1)
+        if len(data) != end - start - 1:
+            raise JournalError(
+                f"{self.origin}: the file is shorter than its index (line at byte {start}); it was replaced"
+            )
+        translator = self._reading.translator if self._reading is not None else self.format.translator()
+        try:
+            events = translator.translate(lineno, data, learn=False).events
+        except BadLine as exc:
+            raise JournalError(f"{self.origin}: line {lineno} changed: {exc}; it was replaced") from None
+        if part >= len(events):
+            raise JournalError(f"{self.origin}: line {lineno} changed under the viewer; it was replaced")
+        return events[part]
+
+    def decode_span(self, start: int, end: int) -> list[Event]:
+        fd = self._file.fd()
+        first = self._index.lineno(start)
+        if first is None:
+            raise JournalError(f"{self.origin}: no line was read at byte {start}; it was replaced")
+        translator = self.format.translator()
+        out: list[Event] = []
+        for number, (_at, data) in enumerate(Lines(fd, start, end), first):
+            out += translator.translate(number, data, learn=False).events
+        return out
+
+    # --- a writer, and what else the file holds ----------------------------------------------
+
+    def writer_alive(self) -> bool:
+        at, alive = self._alive
+        now = time.monotonic()
+        if now - at < _ALIVE_FOR_S:
+            return alive
+        try:
+            alive = is_live(self._file.fd())
+        except (OSError, AssertionError):
+            alive = False  # nothing open
+        self._alive = (now, alive)
+        return alive
+
+    def branch_note(self) -> str | None:
+        reading = self._reading
+        return None if reading is None or reading.branch is None else reading.branch.note()
+
+    def fork_points(self) -> list[ForkPoint]:
+        return fork_points(outline(self._file.fd(), self.format)).points
+
+    def fork(self, seq: int, folder: Path) -> Forked:
+        from ...formats.fork import fork_into_wren  # the viewer's second way to write, loaded when used
+
+        return fork_into_wren(Path(os.path.abspath(self.origin)), self.format, seq, folder)
