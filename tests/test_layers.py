@@ -1,8 +1,9 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent imports journal; tui (the viewer) imports journal only; cli
-imports anything and nothing imports cli. Outside `journal.fork` (its one write: a new journal
-beside the one shown), nothing the viewer loads opens a file for writing, and neither does the
+journal imports nothing of ours; agent, fleet and formats (other agents' session files) import
+journal; tui (the viewer) imports journal and formats; cli imports anything and nothing imports
+cli. Outside `journal.fork` and `formats.fork` (its writes: a new journal beside the one shown, or
+from another agent's session), nothing the viewer loads opens a file for writing, and neither does the
 child process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch
 each kind of violation on a small package planted in tmp_path.
 """
@@ -27,6 +28,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
+    "wren_tui.formats": "formats",
     # The CLI, wherever its files sit today.
     "wren_tui.cli": "cli",
     "wren_tui.demo": "cli",
@@ -34,23 +36,26 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent.commands": "cli",
     "wren_tui.tui.commands": "cli",
     "wren_tui.fleet.command": "cli",
+    "wren_tui.formats.command": "cli",
 }
 # Layer -> the layers it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal"),
+    "tui": ("base", "journal", "formats"),
     "fleet": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet"),
+    "formats": ("base", "journal"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "formats"),
 }
 # Imports against the table that other work of issue 13 removes; each entry must go when it does.
 PENDING = {
     # `summarize` moves from cli.py to journal/events.py (the cli -> agent -> cli cycle).
     "wren_tui.agent.chat (agent) imports wren_tui.cli (cli)",
 }
-# The viewer's one way to write.
+# The viewer's ways to write: a new journal beside the one shown, or from another agent's session.
 FORK = "wren_tui.journal.fork"
+FOREIGN_FORK = "wren_tui.formats.fork"
 
 
 def test_every_import_of_wren_tui_keeps_to_the_layer_table() -> None:
@@ -64,7 +69,7 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
     assert "wren_tui.tui.screens.session" in viewer and "wren_tui.tui.commands" not in viewer
-    loaded = closure(modules, viewer, without=[FORK])
+    loaded = closure(modules, viewer, without=[FORK, FOREIGN_FORK])
     assert writers_in(modules, loaded) == []
     # The cut is what keeps it so: through fork the viewer reaches the writer.
     assert "wren_tui.journal.writer" not in loaded
@@ -79,7 +84,7 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     assert child in modules[child].imports
     assert modules[child].writes == []
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert child in closure(modules, viewer, without=[FORK])
+    assert child in closure(modules, viewer, without=[FORK, FOREIGN_FORK])
     assert writers_in(modules, closure(modules, [child])) == []
 
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -33,6 +33,9 @@ from .journal.store import (
 )
 from .journal.visible import visible
 from .journal.writer import JournalChanged
+
+if TYPE_CHECKING:
+    from .formats import Format
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_CHANGED = 5
@@ -90,6 +93,10 @@ def cmd_log(args: argparse.Namespace) -> int:
         scan, session_id, where = _fleet_log_source(args.session)
     else:
         path = resolve(folder_of(args), args.session)
+        if (foreign := _foreign_format(path)) is not None:
+            from .formats.command import cmd_log_foreign
+
+            return cmd_log_foreign(path, foreign, args.json)
         scan, session_id, where = partial(scan_events, path), session_id_of(path), str(path)
     result = _log_json(scan, session_id, where) if args.json else _log_text(scan)
     return EXIT_OK if result.reason is None else EXIT_UNREADABLE
@@ -169,6 +176,10 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 def cmd_ls(args: argparse.Namespace) -> int:
     if args.server is not None:
         return _fleet_ls(args.server, args.json)
+    if args.agent is not None:
+        from .formats.command import cmd_ls_agents
+
+        return cmd_ls_agents(args)
     folder = folder_of(args)
     if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
         # A folder the person named is a typo until it exists; the default folder is simply not made yet.
@@ -216,6 +227,10 @@ _PROJECT_WIDTH = 28
 
 def cmd_fork(args: argparse.Namespace) -> int:
     path = resolve(folder_of(args), args.session)
+    if (foreign := _foreign_format(path)) is not None:
+        from .formats.command import cmd_fork_foreign
+
+        return cmd_fork_foreign(path, foreign, args.seq, folder_of(args), args.json)
     sid = session_id_of(path)
     if args.seq is None:
         result = read_events(path)
@@ -303,6 +318,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     p.add_argument(
         "--project", metavar="PATH", help="only the sessions whose last run worked in PATH or a folder inside it"
     )
+    from .formats.command import add_agent_option
+
+    add_agent_option(p, "list the sessions")
     p.set_defaults(handler=cmd_ls)
 
     p = sub.add_parser(
@@ -352,6 +370,16 @@ def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     from .tui.commands import register as viewer_commands
 
     return [agent_commands, viewer_commands, demo_command, fleet_commands]
+
+
+# --- other agents' sessions: --agent, and their files in log and fork (wren_tui/formats/command.py) ------
+
+
+def _foreign_format(path: Path) -> Format | None:
+    """The format of another agent's session file (by its content), or None for a Wren journal."""
+    from .formats import detect
+
+    return detect(path)
 
 
 # --- the fleet: nats:// references in ls and log (wren_tui/fleet/command.py does the work) ---------

@@ -29,6 +29,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help='choose a fork point and print "ID SEQ" on exit, for scripts (the latest session if none is given)',
     )
     p.add_argument("--poll", action="store_true", help="poll for changes instead of using file notifications")
+    from ..formats.command import add_agent_option
+
+    add_agent_option(p, "browse the sessions")
     p.set_defaults(handler=cmd_watch)
 
 
@@ -56,10 +59,18 @@ def _journals_in(folder: Path) -> Path:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    if args.agent is not None:
+        from ..formats.command import cmd_watch_agents
+
+        return cmd_watch_agents(args)
     folder, session = target_of(args)
     from .app import WrenApp
 
-    app = WrenApp(folder=folder, session=session, pick=args.pick, watch_mode="poll" if args.poll else "auto")
+    # Another agent's session forks into the journals folder (--dir, WREN_DIR or the default), never beside it.
+    journals = journals_dir(getattr(args, "dir", None))
+    app = WrenApp(
+        folder=folder, session=session, pick=args.pick, watch_mode="poll" if args.poll else "auto", journals=journals
+    )
     picked = app.run()
     if app.return_code:
         return EXIT_ERROR  # the viewer crashed (Textual printed why)

@@ -1,0 +1,256 @@
+"""The command line over other agents' sessions: `--agent` for `wren ls` and `wren watch`, and `wren log`,
+`wren fork` on their files. `wren_tui/cli.py` and `tui/commands.py` call in here when a command is given
+`--agent`, or a file whose content is another agent's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..journal.commandline import wren_command
+from ..journal.events import Event, Message, describe, event_type, to_builtins
+from ..journal.fork import fork_listing
+from ..journal.reader import JournalError, open_for_reading
+from ..journal.store import journals_dir, project_label
+from ..journal.visible import visible
+from . import AGENTS, FORMATS, Format, detect
+from .base import Translated
+from .conversation import fork_points, outline
+from .listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
+from .reader import Verdict, scan
+
+EXIT_OK, EXIT_ERROR, EXIT_UNREADABLE = 0, 1, 4
+ALL = "all"
+_json = msgspec.json.Encoder()
+_PROJECT_WIDTH = 28
+
+
+def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
+    env = ", ".join(f"${FORMATS[name].env}" for name in AGENTS)
+    parser.add_argument(
+        "--agent",
+        choices=(*AGENTS, ALL),
+        help=f"{what} of another agent (claude: Claude Code, codex: Codex CLI, pi), or all three, from its own "
+        f"folder: --dir, else the folder its variable names ({env}), else its default "
+        "(~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions)",
+    )
+
+
+def _names(agent: str) -> list[str]:
+    return list(AGENTS) if agent == ALL else [agent]
+
+
+def _places(args: argparse.Namespace) -> list[tuple[Format, Path]]:
+    """The folders to list: --dir for each agent named (with all, each file's agent by its content), else theirs."""
+    folder = Path(args.dir).expanduser() if getattr(args, "dir", None) else None
+    if folder is not None and not folder.is_dir():
+        raise JournalError(f"{folder}: no such folder; name the agent's sessions folder with --dir, or leave it out")
+    return roots(_names(args.agent), folder=folder)
+
+
+# --- wren ls --agent -------------------------------------------------------------------------------
+
+
+def _row(s: AgentSession) -> dict[str, Any]:
+    return {
+        "agent": s.agent,
+        "id": s.id,
+        "path": str(s.path),
+        "state": s.state,
+        "events": s.events,
+        "exact": s.exact,
+        "started": s.started,
+        "lastTs": s.last_ts,
+        "durationS": s.duration_s,
+        "tokens": s.tokens,
+        "tokensExact": s.tokens_exact,
+        "project": s.project,
+        "reason": s.reason,
+    }
+
+
+def cmd_ls_agents(args: argparse.Namespace) -> int:
+    """`wren ls --agent NAME|all [--dir DIR] [--json]`: the agents' sessions, newest first."""
+    places = _places(args)
+    if args.agent == ALL and getattr(args, "dir", None):
+        # One folder for all three: each file is the agent's whose lines it holds.
+        files = session_files(FORMATS["pi"], places[0][1])  # every .jsonl below it
+        found = [(fmt, path) for path in files if (fmt := detect(path)) is not None]
+        sessions = sorted(
+            (describe_agent_session(path, fmt) for fmt, path in found), key=lambda s: s.started or "", reverse=True
+        )
+    else:
+        sessions = list_agent_sessions(places)
+    for s in sessions:
+        if s.state == "unreadable":
+            sys.stderr.write(f"wren: {s.reason}; it is listed as unreadable\n")
+    if args.json:
+        sys.stdout.buffer.write(_json.encode([_row(s) for s in sessions]) + b"\n")
+        return EXIT_OK
+    if not sessions:
+        where = ", ".join(str(root) for _fmt, root in places)
+        print(f"no sessions in {where}")
+        return EXIT_OK
+    many = args.agent == ALL
+    head = f"{'AGENT':<7}  " if many else ""
+    print(f"{head}{'ID':<36}  {'STARTED':<24}  {'EVENTS':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
+    for s in sessions:
+        agent = f"{s.agent:<7}  " if many else ""
+        if s.state == "unreadable":
+            print(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({s.reason})"))
+            continue
+        dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
+        events = str(s.events) if s.exact else f"~{s.events}"
+        tokens = str(s.tokens) if s.tokens_exact else f"~{s.tokens}"
+        place = project_label(s.project, _PROJECT_WIDTH)
+        line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {events:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
+        print(visible(line))
+    return EXIT_OK
+
+
+# --- wren log PATH (another agent's file) -----------------------------------------------------------
+
+
+def _summary(event: Event) -> str:
+    if isinstance(event, Message):
+        msg = event.message
+        text = " ".join(msg.content.split())
+        if len(text) > 100:
+            text = text[:97] + "..."
+        calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
+        return f"{msg.role}: {text!r}{calls}"
+    return describe(event)
+
+
+def _shown(line: Translated) -> list[Event]:
+    return [e for i, e in enumerate(line.events) if i not in line.hidden]
+
+
+def cmd_log_foreign(path: Path, fmt: Format, as_json: bool) -> int:
+    """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
+    fd = open_for_reading(path)
+    try:
+        verdict = _log_json(fd, fmt, path) if as_json else _log_text(fd, fmt)
+    finally:
+        os.close(fd)
+    left_out = verdict.skipped.sentence()
+    if left_out and not as_json:
+        sys.stderr.write(f"wren: {path}: {left_out}\n")
+    return EXIT_OK if verdict.reason is None else EXIT_UNREADABLE
+
+
+def _log_text(fd: int, fmt: Format) -> Verdict:
+    write = sys.stdout.write
+
+    def show(_lineno: int, line: Translated, _data: bytes) -> None:
+        for e in _shown(line):
+            write(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(_summary(e))}\n")
+
+    verdict = scan(fd, fmt, show)
+    if verdict.reason is not None:
+        line, reason = verdict.stopped_at_line, (verdict.reason or "").split(": ", 1)[-1]
+        where = f"stopped at line {line} (byte {verdict.stopped_at_offset}): {reason}"
+        if verdict.torn:
+            print(f"{where} [torn tail] (its writer may still be writing it; another agent's file is never changed)")
+        else:
+            print(f"{where} [corrupt] (nothing after it is read; fork from an earlier point)")
+    return verdict
+
+
+def _log_json(fd: int, fmt: Format, path: Path) -> Verdict:
+    """One document, streamed: each event as Wren would journal it, its seq the line's number."""
+    write = sys.stdout.buffer.write
+    head = b'{"id":%s,"path":%s,"agent":%s,"events":[' % (
+        _json.encode(fmt.session_id(path)),
+        _json.encode(str(path)),
+        _json.encode(fmt.name),
+    )
+    write(head)
+    first = [True]
+
+    def emit(_lineno: int, line: Translated, _data: bytes) -> None:
+        for e in _shown(line):
+            write((b"" if first[0] else b",") + _json.encode(to_builtins(e)))
+            first[0] = False
+
+    verdict = scan(fd, fmt, emit)
+    tail = {
+        "stoppedAtLine": verdict.stopped_at_line,
+        "stoppedAtOffset": verdict.stopped_at_offset,
+        "reason": verdict.reason,
+        "torn": verdict.torn,
+        "warnings": verdict.warnings,
+        "skipped": verdict.skipped.as_json(),
+    }
+    write(b"]," + _json.encode(tail)[1:] + b"\n")
+    sys.stdout.flush()
+    return verdict
+
+
+# --- wren fork PATH [SEQ] (another agent's file) ---------------------------------------------------
+
+
+def cmd_fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json: bool) -> int:
+    """List the clean points of every branch, or fork at line SEQ into a new Wren journal in `folder`."""
+    if seq is None:
+        fd = open_for_reading(path)
+        try:
+            out = outline(fd, fmt)
+        finally:
+            os.close(fd)
+        points = fork_points(out).points
+        if as_json:
+            sys.stdout.buffer.write(
+                _json.encode([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points]) + b"\n"
+            )
+        elif not points:
+            print(f"{path} has no clean fork point yet")
+        else:
+            again = wren_command("fork", str(path), folder=folder, tail="SEQ")
+            print(f"Clean fork points of this {fmt.label} session, by line (fork into Wren with `{again}`):")
+            for line in fork_listing(points):
+                print(f"  {visible(line)}")
+        if out.reason is not None and not as_json:
+            print(f"stopped at {out.reason} (nothing after it is read)")
+        return EXIT_OK
+    from .fork import fork_into_wren  # the one command here that writes
+
+    try:
+        forked = fork_into_wren(path, fmt, seq, folder)
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).lower()
+        sys.stderr.write(
+            f"wren: {folder}: a journal cannot be written there ({why}), so the fork was not made; name a "
+            "journals folder you can write with --dir (or WREN_DIR)\n"
+        )
+        return EXIT_ERROR
+    if as_json:
+        row = {"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq}
+        sys.stdout.buffer.write(_json.encode(row) + b"\n")
+    else:
+        print(f"forked {fmt.label} session {path} at line {forked.at_seq} -> {forked.id}")
+        print(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
+    return EXIT_OK
+
+
+# --- wren watch --agent --------------------------------------------------------------------------------
+
+
+def cmd_watch_agents(args: argparse.Namespace) -> int:
+    """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
+    from ..tui.app import WrenApp
+    from ..tui.screens.agents import AgentFolder
+    from ..tui.tailing import WatchMode
+
+    places = _places(args)
+    folders = [AgentFolder(fmt, root) for fmt, root in places]
+    watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
+    app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
+    app.run()
+    return EXIT_ERROR if app.return_code else EXIT_OK
