@@ -88,7 +88,7 @@ def test_the_messages_up_to_a_point_follow_its_branch_and_merge_a_reply_written_
 
 def test_after_a_compaction_the_context_starts_from_its_summary() -> None:
     ctx = context_at(EXTERNAL / "claude-code" / "claude-code-log_dag_compact_after_rewind.jsonl", 12)
-    assert [m.content for m in ctx.messages][0].startswith("This session is being continued")
+    assert ctx.messages[0].content.startswith("This session is being continued")
     assert [m.content for m in ctx.messages][-2:] == ["After compaction", "Final answer"]
     before = context_at(EXTERNAL / "claude-code" / "claude-code-log_dag_compact_after_rewind.jsonl", 8)
     assert [m.content for m in before.messages][:2] == ["Start", "Ready"]  # a point before it: all of it

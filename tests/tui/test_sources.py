@@ -73,6 +73,7 @@ class MemorySource:
 
     session = "mem-20250301-093000"
     path = None
+    agent = None  # a Wren journal's lines, held elsewhere
 
     def __init__(self) -> None:
         self.data = bytearray()
