@@ -57,7 +57,7 @@ def test_ls_lists_an_agents_nested_folder_newest_first_with_project_events_token
     if agent == "codex":
         assert multi["tokens"] == 4 * 1240 and multi["tokensExact"]
     if agent == "pi":
-        assert multi["events"] == 11 and multi["exact"]  # small enough to be read whole
+        assert multi["lines"] == 11 and multi["exact"]  # small enough to be read whole
 
 
 def test_ls_all_reads_each_agents_folder_from_its_own_variable_and_names_the_agent(tmp_path: Path) -> None:

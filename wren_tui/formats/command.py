@@ -63,7 +63,7 @@ def _row(s: AgentSession) -> dict[str, Any]:
         "id": s.id,
         "path": str(s.path),
         "state": s.state,
-        "events": s.events,
+        "lines": s.lines,
         "exact": s.exact,
         "started": s.started,
         "lastTs": s.last_ts,
@@ -99,17 +99,17 @@ def cmd_ls_agents(args: argparse.Namespace) -> int:
         return EXIT_OK
     many = args.agent == ALL
     head = f"{'AGENT':<7}  " if many else ""
-    print(f"{head}{'ID':<36}  {'STARTED':<24}  {'EVENTS':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
+    print(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
     for s in sessions:
         agent = f"{s.agent:<7}  " if many else ""
         if s.state == "unreadable":
             print(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({s.reason})"))
             continue
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
-        events = str(s.events) if s.exact else f"~{s.events}"
+        lines = str(s.lines) if s.exact else f"~{s.lines}"
         tokens = str(s.tokens) if s.tokens_exact else f"~{s.tokens}"
         place = project_label(s.project, _PROJECT_WIDTH)
-        line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {events:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
+        line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {lines:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
         print(visible(line))
     return EXIT_OK
 

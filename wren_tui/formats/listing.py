@@ -1,10 +1,11 @@
 """Other agents' sessions listed from their folders: each file summarised from its head and its tail.
 
-A folder of thousands of sessions lists at once because no file is read whole: the first lines
+A folder of thousands of sessions lists at once because no file is parsed whole: the first lines
 say when it started and in which folder (its project), the last lines how it ends and, where the
-agent writes a running total (Claude Code's cost line, Codex's token counts), its tokens. Its
-lines and, elsewhere, its tokens are then estimates (`exact` is False), as `wren ls` says of a big
-Wren journal. A line that is not a JSON object in either end has the file read whole, to say where.
+agent writes a running total (Claude Code's cost line, Codex's token counts), its tokens. A file's
+lines are counted up to a megabyte and estimated beyond (`exact` is False), and its tokens are
+estimated where the agent keeps no running total, as `wren ls` says of a big Wren journal. A line
+that is not a JSON object at either end has the file read whole, to say where reading stops.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .reader import scan
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
 WINDOW = 1 << 14
+# A file up to this size has its lines counted (not read as JSON): its line count is exact.
+COUNTED_UNDER = 1 << 20
 # A first line longer than the window is read on to its end, up to this (Codex's first line holds its instructions).
 _HEAD_MAX = 1 << 20
 
@@ -37,7 +40,7 @@ class AgentSession:
     path: Path
     # live, done, stopped mid-call, interrupted, error, torn tail, corrupt, empty, unreadable
     state: str
-    events: int  # lines of the file (an estimate unless `exact`)
+    lines: int  # lines of the file, each one of the agent's records (an estimate unless `exact`)
     started: str | None
     last_ts: str | None
     tokens: int
@@ -145,10 +148,14 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     except BadLine:
         return _read_whole(fd, fmt, session_id, path, live)
     torn = not (tail or head).endswith(b"\n")
-    lines_read = head[:head_end].count(b"\n") + tail.count(b"\n")
-    bytes_read = head_end + len(tail)
-    exact = whole or tail_start <= head_end
-    events = lines_read if exact else round(lines_read * size / max(bytes_read, 1))
+    exact = whole or tail_start <= head_end or size <= COUNTED_UNDER
+    if whole or tail_start <= head_end:
+        lines = head[:head_end].count(b"\n") + tail.count(b"\n")
+    elif size <= COUNTED_UNDER:
+        lines = os.pread(fd, size, 0).count(b"\n")  # counted, not parsed: a small file costs little
+    else:
+        # Estimated from the lines of both ends, as many per byte as there.
+        lines = round((head[:head_end].count(b"\n") + tail.count(b"\n")) * size / max(head_end + len(tail), 1))
     total = _totals(fmt, tail if tail else head[:head_end])
     tokens = total if total is not None else (first.tokens + last.tokens if tail else last.tokens)
     state = "live" if live else "torn tail" if torn else last.state
@@ -157,13 +164,13 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
         id=session_id,
         path=path,
         state=state,
-        events=events,
+        lines=lines,
         started=first.started,
         last_ts=last.last_ts or first.last_ts,
         tokens=tokens,
         project=first.cwd or last.cwd,
         exact=exact,
-        tokens_exact=exact or total is not None,
+        tokens_exact=whole or tail_start <= head_end or total is not None,
     )
 
 
@@ -235,7 +242,7 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
         id=session_id,
         path=path,
         state=state,
-        events=verdict.lines,
+        lines=verdict.lines,
         started=next((e.ts for e in events if e.ts), None),
         last_ts=next((e.ts for e in reversed(events) if e.ts), None),
         tokens=sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage)),

@@ -84,7 +84,8 @@ NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `w
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
 AGENT_TITLE = "Sessions of {agents}"
 NO_AGENT_SESSIONS = "No sessions of {agents} yet; they appear here as they are created."
-AGENT_COLUMNS = ("agent", "id", "started", "events", "duration", "tokens", "state", "project")
+# Another agent's session counts its file's lines: each is one of its records (Wren's events are translated from them).
+AGENT_COLUMNS = ("agent", "id", "started", "lines", "duration", "tokens", "state", "project")
 
 # Command line
 PICKED_NOTHING = "no fork point picked"

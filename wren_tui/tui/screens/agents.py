@@ -54,7 +54,7 @@ class AgentFolder:
 class AgentBrowser(BrowserScreen):
     COLUMNS: ClassVar[tuple[str, ...]] = strings.AGENT_COLUMNS
     # The start time is never given up: the rows are sorted by it.
-    DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "events", "agent")
+    DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
 
     def __init__(self, folders: Sequence[AgentFolder], *, open_session: OpenSession, watch_mode: WatchMode = "auto"):
         self.folders = list(folders)
@@ -147,14 +147,14 @@ class AgentBrowser(BrowserScreen):
 def _cells(info: AgentSession) -> dict[str, Text]:
     duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
     started = info.started.replace("T", " ")[:19] if info.started else "-"
-    events = str(info.events) if info.exact else f"~{info.events}"
+    lines = str(info.lines) if info.exact else f"~{info.lines}"
     tokens = str(info.tokens) if info.tokens_exact else f"~{info.tokens}"
     state = info.state
     values = {
         "agent": Text(info.agent),
         "id": Text(shorten(info.id, _ID_WIDTH)),
         "started": Text(shorten(started, 19)),
-        "events": Text(events, justify="right"),
+        "lines": Text(lines, justify="right"),
         "duration": Text(duration, justify="right"),
         "tokens": Text(tokens, justify="right"),
         "state": Text(shorten(state, 20), style=_STATE_STYLE.get(state, _UNKNOWN_STATE)),
