@@ -65,10 +65,5 @@ def _for_writing(pid: str, fd: str) -> bool:
 
 
 def changed_recently(mtime: float, now: float | None = None) -> bool:
+    """Whether a file last changed at `mtime` changed in the last few seconds."""
     return (time.time() if now is None else now) - mtime < RECENT_S
-
-
-def is_live(fd: int) -> bool:
-    """Whether the session open at `fd` is being written: it changed in the last few seconds, or a process holds it."""
-    st = os.fstat(fd)
-    return changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))

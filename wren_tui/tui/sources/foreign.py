@@ -21,7 +21,7 @@ from pathlib import Path
 from ...formats import Format
 from ...formats.base import BadLine
 from ...formats.conversation import fork_points, outline
-from ...formats.live import is_live
+from ...formats.live import changed_recently, held_for_writing
 from ...formats.reader import Branch, ForeignLines, LineIndex, Lines, Reading, count_lines
 from ...journal.events import Event
 from ...journal.fork import Forked, ForkPoint
@@ -30,8 +30,8 @@ from ..tailing import WatchMode
 from . import LineReader, Whereabouts
 from .local import LocalJournal
 
-# How long an answer to "is it live?" is kept: the screen asks after every read and every second.
-_ALIVE_FOR_S = 0.5
+# How long the answer of a look at every process's open files is kept: the screen asks after every read.
+_HELD_FOR_S = 0.5
 _REPLACED = Whereabouts("replaced")
 
 
@@ -45,7 +45,7 @@ class ForeignFile:
         self._index = LineIndex()
         # The reading whose memory decodes lines again: the last one made, or read on from.
         self._reading: Reading | None = None
-        self._alive = (0.0, False)
+        self._held = (0.0, False)
 
     @property
     def session(self) -> str:
@@ -76,7 +76,7 @@ class ForeignFile:
         twin = ForeignFile.__new__(ForeignFile)
         twin._file = self._file.share()
         twin.format, twin._session = self.format, self._session
-        twin._index, twin._reading, twin._alive = self._index, self._reading, self._alive
+        twin._index, twin._reading, twin._held = self._index, self._reading, self._held
         return twin
 
     def size(self) -> int:
@@ -154,16 +154,19 @@ class ForeignFile:
     # --- a writer, and what else the file holds ----------------------------------------------
 
     def writer_alive(self) -> bool:
-        at, alive = self._alive
-        now = time.monotonic()
-        if now - at < _ALIVE_FOR_S:
-            return alive
+        # A recent change is seen at once (an fstat); the look at every process's files is kept a moment.
         try:
-            alive = is_live(self._file.fd())
+            st = os.fstat(self._file.fd())
         except (OSError, AssertionError):
-            alive = False  # nothing open
-        self._alive = (now, alive)
-        return alive
+            return False  # nothing open
+        if changed_recently(st.st_mtime):
+            return True
+        at, held = self._held
+        now = time.monotonic()
+        if now - at >= _HELD_FOR_S:
+            held = bool(held_for_writing([(st.st_dev, st.st_ino)]))
+            self._held = (now, held)
+        return held
 
     def branch_note(self) -> str | None:
         reading = self._reading
