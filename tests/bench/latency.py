@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 WRITER = """
@@ -64,8 +65,17 @@ def delays(seen: dict[int, float], appended: dict[int, float]) -> list[float]:
     return [seen[seq] - at for seq, at in appended.items()]
 
 
-async def screen_latency(path: Path, count: int, rate: float, size: tuple[int, int]) -> list[float]:
-    """Open the viewer on `path`, let it index, then time `count` appends made at `rate` per second."""
+Writer = Callable[[Path, int, float], "subprocess.Popen[str]"]
+
+
+async def screen_latency(
+    path: Path, count: int, rate: float, size: tuple[int, int], writer_of: Writer | None = None
+) -> list[float]:
+    """Open the viewer on `path`, let it index, then time `count` appends made at `rate` per second.
+
+    `writer_of` starts the appending process (default: Wren's writer); it prints each seq it wrote and
+    when, and starts on "go".
+    """
     from wren_tui.tui.app import WrenApp
     from wren_tui.tui.screens.session import SessionScreen
 
@@ -91,7 +101,7 @@ async def screen_latency(path: Path, count: int, rate: float, size: tuple[int, i
             screen.conversation.call_later(screen.call_after_refresh, stamp)
 
         screen._apply = apply_and_time  # type: ignore[method-assign]
-        writer = start_writer(path, count, rate)
+        writer = (writer_of or start_writer)(path, count, rate)
         assert writer.stdout is not None
         go(writer)
         out = asyncio.create_task(asyncio.to_thread(writer.stdout.read))

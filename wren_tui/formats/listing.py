@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import JournalError, open_for_reading
 from ..journal.store import parse_ts
@@ -132,75 +134,103 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     while not whole and b"\n" not in head and len(head) < min(size, _HEAD_MAX):
         head += os.pread(fd, WINDOW, len(head))
     head_end = head.rfind(b"\n") + 1
+    head_lines = head[:head_end].split(b"\n")[:-1]
     window = WINDOW
     try:
-        first = _translate(fmt, head[:head_end], first_only=True)
+        _check(head_lines)
+        start, cwd = _start(fmt, head_lines)
         while True:
             tail_start = max(size - window, head_end)
             tail = b"" if whole else os.pread(fd, size - tail_start, tail_start)
             if tail and tail_start > head_end:
                 tail = tail[tail.find(b"\n") + 1 :]  # the window began inside a line
-            last = _translate(fmt, tail if tail else head[:head_end], first_only=False)
+            tail_lines = tail.split(b"\n")[:-1]
+            _check(tail_lines)
+            state, last_ts = _end(fmt, tail_lines or head_lines)
             # A tail of the client's bookkeeping alone (a long prompt record) says nothing of the ending: look further.
-            if last.state != "empty" or tail_start <= head_end or window >= _HEAD_MAX:
+            if state != "empty" or tail_start <= head_end or window >= _HEAD_MAX:
                 break
             window *= 4
     except BadLine:
         return _read_whole(fd, fmt, session_id, path, live)
     torn = not (tail or head).endswith(b"\n")
-    exact = whole or tail_start <= head_end or size <= COUNTED_UNDER
-    if whole or tail_start <= head_end:
-        lines = head[:head_end].count(b"\n") + tail.count(b"\n")
+    read_all = whole or tail_start <= head_end
+    if read_all:
+        lines = len(head_lines) + len(tail_lines)
     elif size <= COUNTED_UNDER:
         lines = os.pread(fd, size, 0).count(b"\n")  # counted, not parsed: a small file costs little
     else:
         # Estimated from the lines of both ends, as many per byte as there.
-        lines = round((head[:head_end].count(b"\n") + tail.count(b"\n")) * size / max(head_end + len(tail), 1))
-    total = _totals(fmt, tail if tail else head[:head_end])
-    tokens = total if total is not None else (first.tokens + last.tokens if tail else last.tokens)
-    state = "live" if live else "torn tail" if torn else last.state
+        lines = round((len(head_lines) + len(tail_lines)) * size / max(head_end + len(tail), 1))
+    total = _totals(fmt, tail_lines or head_lines)
+    tokens = total if total is not None else _tokens(fmt, head_lines + tail_lines)
     return AgentSession(
         agent=fmt.name,
         id=session_id,
         path=path,
-        state=state,
+        state="live" if live else "torn tail" if torn else state,
         lines=lines,
-        started=first.started,
-        last_ts=last.last_ts or first.last_ts,
+        started=start,
+        last_ts=last_ts or start,
         tokens=tokens,
-        project=first.cwd or last.cwd,
-        exact=exact,
-        tokens_exact=whole or tail_start <= head_end or total is not None,
+        project=cwd,
+        exact=read_all or size <= COUNTED_UNDER,
+        tokens_exact=read_all or total is not None,
     )
 
 
-@dataclass
-class _Ends:
-    started: str | None = None
-    last_ts: str | None = None
-    cwd: str | None = None
-    tokens: int = 0
-    state: str = "empty"
+def _check(lines: list[bytes]) -> None:
+    """BadLine when a line is not a JSON object: the lines' syntax is checked in one C call, nothing built."""
+    if not all(data.lstrip()[:1] == b"{" for data in lines):
+        raise BadLine("it is not a JSON object")
+    try:
+        _syntax.decode(b"[" + b",".join(lines) + b"]")
+    except msgspec.DecodeError:
+        raise BadLine("it is not JSON") from None
 
 
-def _translate(fmt: Format, lines: bytes, *, first_only: bool) -> _Ends:
-    """The start (`first_only`: only until the start and the project are known) or the end of a run of lines."""
-    ends = _Ends()
+_syntax = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _start(fmt: Format, lines: list[bytes]) -> tuple[str | None, str | None]:
+    """When the session started (its first event's time) and its project, from its first lines."""
     translator = fmt.translator()
-    events: list[Event] = []
-    for lineno, data in enumerate(lines.split(b"\n")[:-1], 1):
+    started: str | None = None
+    cwd: str | None = None
+    for lineno, data in enumerate(lines, 1):
         line = translator.translate(lineno, data)
-        ends.cwd = ends.cwd or line.cwd
-        shown = [e for i, e in enumerate(line.events) if i not in line.hidden]
-        events += shown
-        if ends.started is None:
-            ends.started = next((e.ts for e in shown if e.ts), None)
-        if first_only and ends.started is not None and ends.cwd is not None:
+        cwd = cwd or line.cwd
+        if started is None:
+            started = next((e.ts for e in line.events if e.ts), None)
+        if started is not None and cwd is not None:
             break
-    ends.tokens = sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
-    ends.last_ts = next((e.ts for e in reversed(events) if e.ts), None)
-    ends.state = _ending(events)
-    return ends
+    return started, cwd
+
+
+def _end(fmt: Format, lines: list[bytes]) -> tuple[str, str | None]:
+    """How the session ends and its last event's time, read from its last line back until a message says."""
+    translator = fmt.translator()
+    last_ts: str | None = None
+    for lineno in range(len(lines), 0, -1):
+        events = translator.translate(lineno, lines[lineno - 1], learn=False).events
+        if last_ts is None:
+            last_ts = next((e.ts for e in reversed(events) if e.ts), None)
+        state = _ending(events)
+        if state != "empty":
+            return state, last_ts
+    return "empty", last_ts
+
+
+def _tokens(fmt: Format, lines: list[bytes]) -> int:
+    """The tokens of the usage these lines record (all of them, for a file read whole)."""
+    translator = fmt.translator()
+    total = 0
+    for lineno, data in enumerate(lines, 1):
+        line = translator.translate(lineno, data)
+        for part, event in enumerate(line.events):
+            if isinstance(event, Usage) and part not in line.hidden:
+                total += event.inputTokens + event.outputTokens
+    return total
 
 
 def _ending(events: list[Event]) -> str:
@@ -217,8 +247,8 @@ def _ending(events: list[Event]) -> str:
     return "empty"
 
 
-def _totals(fmt: Format, lines: bytes) -> int | None:
-    for data in reversed(lines.split(b"\n")[:-1]):
+def _totals(fmt: Format, lines: list[bytes]) -> int | None:
+    for data in reversed(lines):
         total = fmt.totals(data)
         if total is not None:
             return total

@@ -202,9 +202,18 @@ class ForeignLines:
     place among its line's events, so a line can be decoded again by its span and part.
     """
 
-    def __init__(self, fd: int, reading: Reading, start: int, first_line: int) -> None:
+    def __init__(
+        self,
+        fd: int,
+        reading: Reading,
+        start: int,
+        first_line: int,
+        remember: Callable[[int, list[Event]], object] | None = None,
+    ) -> None:
         self.fd = fd
         self.reading = reading
+        # Told each line's events (by its start) as it is read, so they need not be decoded again.
+        self.remember = remember
         self.offset = self.scanned = start
         self.lineno = first_line
         self.reason: str | None = None
@@ -239,6 +248,8 @@ class ForeignLines:
         reading.skipped.count(line)
         if reading.branch is not None and not reading.branch.follow(lineno, line.node):
             return
+        if self.remember is not None:
+            self.remember(start, line.events)
         hidden = line.hidden
         for part, event in enumerate(line.events):
             if part not in hidden:

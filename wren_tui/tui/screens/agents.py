@@ -10,6 +10,7 @@ its last write. Enter opens one in the session screen, which detects its format 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Sequence
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import watchfiles
+from rich.console import Console, ConsoleOptions
+from rich.measure import Measurement
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -144,6 +147,20 @@ class AgentBrowser(BrowserScreen):
             await asyncio.sleep(WAKE_MS / 1000)
 
 
+class _Cell(Text):
+    """A cell of one line, whose width is its length: the table measures every cell it is given, and
+    a Text measures itself for wrapping, which a listing of thousands cannot wait for."""
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        width = self.cell_len
+        return Measurement(width, width)
+
+
+@functools.lru_cache(maxsize=4096)
+def _project(project: str | None) -> str:
+    return shorten(project_label(project, 40), 40)  # many sessions share a project
+
+
 def _cells(info: AgentSession) -> dict[str, Text]:
     duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
     started = info.started.replace("T", " ")[:19] if info.started else "-"
@@ -151,13 +168,13 @@ def _cells(info: AgentSession) -> dict[str, Text]:
     tokens = str(info.tokens) if info.tokens_exact else f"~{info.tokens}"
     state = info.state
     values = {
-        "agent": Text(info.agent),
-        "id": Text(shorten(info.id, _ID_WIDTH)),
-        "started": Text(shorten(started, 19)),
-        "lines": Text(lines, justify="right"),
-        "duration": Text(duration, justify="right"),
-        "tokens": Text(tokens, justify="right"),
-        "state": Text(shorten(state, 20), style=_STATE_STYLE.get(state, _UNKNOWN_STATE)),
-        "project": Text(shorten(project_label(info.project, 40), 40)),
+        "agent": _Cell(info.agent),
+        "id": _Cell(shorten(info.id, _ID_WIDTH)),
+        "started": _Cell(shorten(started, 19)),
+        "lines": _Cell(lines, justify="right"),
+        "duration": _Cell(duration, justify="right"),
+        "tokens": _Cell(tokens, justify="right"),
+        "state": _Cell(shorten(state, 20), style=_STATE_STYLE.get(state, _UNKNOWN_STATE)),
+        "project": _Cell(_project(info.project)),
     }
     return {column: values[column] for column in strings.AGENT_COLUMNS}

@@ -66,6 +66,8 @@ _FOOTER_KEEP = (
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
 READ_ON_UI = 1 << 20
+# How long another agent's big session waits before its whole index is built: its first frames come first.
+FOREIGN_INDEX_AFTER_S = 0.2
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
@@ -190,7 +192,12 @@ class SessionScreen(Screen[None]):
         self._install(timeline, reader)
         if self._indexing is not None:
             # After the first frame: the worker holds the GIL for long stretches while it decodes.
-            self.call_after_refresh(self._build_index, self._generation, source.share())
+            if self.foreign is not None:
+                # Another agent's lines are translated in Python alone (no C thread to share the work):
+                # started at once, it would slow the first frames by as much again.
+                self.set_timer(FOREIGN_INDEX_AFTER_S, partial(self._build_index, self._generation, source.share()))
+            else:
+                self.call_after_refresh(self._build_index, self._generation, source.share())
 
     def _close_journal(self) -> None:
         for group in ("index", "read", "search"):

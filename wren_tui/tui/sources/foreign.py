@@ -32,6 +32,10 @@ from .local import LocalJournal
 
 # How long the answer of a look at every process's open files is kept: the screen asks after every read.
 _HELD_FOR_S = 0.5
+# The most of a big session's end read before the first frame (its bookkeeping lines included).
+_TAIL_BYTES = 256 << 10
+# Lines whose events are kept as read (about what a screen shows first, and what is appended live).
+_RECENT_LINES = 4096
 _REPLACED = Whereabouts("replaced")
 
 
@@ -43,6 +47,7 @@ class ForeignFile:
         self.format = fmt
         self._session = f"{fmt.name} {fmt.session_id(self._file.path)}"
         self._index = LineIndex()
+        self._recent: dict[int, list[Event]] = {}
         # The reading whose memory decodes lines again: the last one made, or read on from.
         self._reading: Reading | None = None
         self._held = (0.0, False)
@@ -66,7 +71,7 @@ class ForeignFile:
     # --- the file, as a Wren journal's ------------------------------------------------------
 
     def open(self) -> bool:
-        self._index, self._reading = LineIndex(), None
+        self._index, self._reading, self._recent = LineIndex(), None, {}
         return self._file.open()
 
     def close(self) -> None:
@@ -77,13 +82,15 @@ class ForeignFile:
         twin._file = self._file.share()
         twin.format, twin._session = self.format, self._session
         twin._index, twin._reading, twin._held = self._index, self._reading, self._held
+        twin._recent = {}  # filled by the twin's own reads, on its own thread
         return twin
 
     def size(self) -> int:
         return self._file.size()
 
     def tail_span(self, size: int, window: int) -> tuple[int, int]:
-        return self._file.tail_span(size, window)
+        # Translated in Python before the first frame: a screenful and more, not the whole window.
+        return self._file.tail_span(size, min(window, _TAIL_BYTES))
 
     def read(self, start: int, length: int) -> bytes:
         return self._file.read(start, length)
@@ -112,17 +119,29 @@ class ForeignFile:
             branch = Branch() if node_of is not None else None  # the tail alone: what it holds
         reading = Reading(self.format.translator(), branch, self._index.run(first + 1))
         self._reading = reading
-        return ForeignLines(fd, reading, start, first)
+        return ForeignLines(fd, reading, start, first, self._remember)
 
     def lines_after(self, done: LineReader, *, worker: bool = False, retry: bool = False) -> ForeignLines:
         assert isinstance(done, ForeignLines), "a foreign session reads on only from its own readers"
-        reader = ForeignLines(self._file.fd(), done.reading, done.offset, done.lineno)
+        if done.reading is not self._reading:
+            self._recent = {}  # read by another reading (the whole index): its memory decodes them now
+        reader = ForeignLines(self._file.fd(), done.reading, done.offset, done.lineno, self._remember)
         reader.reason = None if retry else done.reason
         reader.scanned = done.scanned
         self._reading = done.reading
         return reader
 
+    def _remember(self, start: int, events: list[Event]) -> None:
+        """The events of a line just read: the screen draws the newest lines first, and needs not decode them again."""
+        recent = self._recent
+        recent[start] = events
+        if len(recent) > _RECENT_LINES:
+            del recent[next(iter(recent))]
+
     def decode(self, start: int, end: int, part: int = 0) -> Event:
+        known = self._recent.get(start)
+        if known is not None and part < len(known):
+            return known[part]
         lineno = self._index.lineno(start)
         if lineno is None:
             raise JournalError(f"{self.origin}: no line was read at byte {start}; it was replaced")
