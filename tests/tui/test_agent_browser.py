@@ -91,3 +91,19 @@ def test_wren_watch_agent_rejects_a_folder_that_does_not_exist(tmp_path: Path) -
     assert result.returncode == 1 and "nowhere: no such folder" in result.stderr
     listed = run_wren(["ls", "--agent", "claude", "--dir", str(tmp_path), "--json"], cwd=tmp_path)
     assert json.loads(listed.stdout) == []
+
+
+async def test_one_folder_of_every_agents_sessions_is_browsed_each_by_its_content(tmp_path: Path) -> None:
+    for agent in ("claude", "codex", "pi"):
+        copy_session(agent, "tool-error", tmp_path / "mixed", stem=f"from-{agent}")
+    (tmp_path / "mixed" / "notes.jsonl").write_bytes(b'{"a": 1}\n')  # no agent's
+    app = WrenApp(folder=tmp_path, agents=[AgentFolder(None, tmp_path / "mixed")], clock=FixedClock(datetime.now(UTC)))
+    async with app.run_test(size=(160, 20)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 3, "the three sessions")
+        assert sorted((row[0], row[1]) for row in _rows(app)) == [
+            ("claude", "from-claude"),
+            ("codex", "from-codex"),
+            ("pi", "from-pi"),
+        ]
+    listed = run_wren(["ls", "--agent", "all", "--dir", str(tmp_path / "mixed"), "--json"], cwd=tmp_path)
+    assert sorted(row["agent"] for row in json.loads(listed.stdout)) == ["claude", "codex", "pi"]

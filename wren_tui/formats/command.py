@@ -249,7 +249,10 @@ def cmd_watch_agents(args: argparse.Namespace) -> int:
     from ..tui.tailing import WatchMode
 
     places = _places(args)
-    folders = [AgentFolder(fmt, root) for fmt, root in places]
+    if args.agent == ALL and getattr(args, "dir", None):
+        folders = [AgentFolder(None, places[0][1])]  # one folder for all three: each file by its content
+    else:
+        folders = [AgentFolder(fmt, root) for fmt, root in places]
     watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
     app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
     app.run()

@@ -83,6 +83,7 @@ BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
 AGENT_TITLE = "Sessions of {agents}"
+ANY_AGENT = "any agent, each recognised by its content"
 NO_AGENT_SESSIONS = "No sessions of {agents} yet; they appear here as they are created."
 # Another agent's session counts its file's lines: each is one of its records (Wren's events are translated from them).
 AGENT_COLUMNS = ("agent", "id", "started", "lines", "duration", "tokens", "state", "project")

@@ -26,7 +26,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from ...formats import Format
+from ...formats import FORMATS, Format, detect
 from ...formats.listing import AgentSession, describe_agent_session, session_files
 from ...formats.live import FileKey, held_for_writing
 from ...journal.store import project_label
@@ -44,14 +44,21 @@ WAKE_MS = 1000
 _DEBOUNCE_MS = 50
 # Session ids are uuids: their first characters tell them apart.
 _ID_WIDTH = 18
+# Every .jsonl file of a folder (pi names its sessions no other way): each is then recognised by its content.
+_EVERY_FILE = FORMATS["pi"]
 
 
 @dataclass(frozen=True)
 class AgentFolder:
-    """One agent's sessions folder, as browsed."""
+    """One agent's sessions folder, as browsed; with no format, a folder of any agent's sessions, each
+    file's agent recognised by its content."""
 
-    format: Format
+    format: Format | None
     root: Path
+
+    @property
+    def label(self) -> str:
+        return self.format.label if self.format is not None else strings.ANY_AGENT
 
 
 class AgentBrowser(BrowserScreen):
@@ -66,11 +73,11 @@ class AgentBrowser(BrowserScreen):
         self._held: set[FileKey] | None = None
         super().__init__(self.folders[0].root if self.folders else Path("."), open_session=open_session)
         self.watch_mode = watch_mode
-        if len(self.folders) == 1:
+        if len(self.folders) == 1 and self.folders[0].format is not None:
             self.columns = self._shown = tuple(c for c in self.COLUMNS if c != "agent")  # one agent: no column for it
 
     def compose(self) -> ComposeResult:
-        names = ", ".join(f"{f.format.label} ({shorten(str(f.root), 80)})" for f in self.folders)
+        names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
         yield Static(Text(strings.AGENT_TITLE.format(agents=names)), id="title")
         yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
         yield Static(Text(strings.NO_AGENT_SESSIONS.format(agents=names)), id="empty")
@@ -81,8 +88,11 @@ class AgentBrowser(BrowserScreen):
     def _paths(self) -> list[Path]:
         paths: list[Path] = []
         for folder in self.folders:
-            for path in session_files(folder.format, folder.root):
-                self._formats[path] = folder.format
+            for path in session_files(folder.format or _EVERY_FILE, folder.root):
+                fmt = folder.format or self._formats.get(path) or detect(path)
+                if fmt is None:
+                    continue  # not a session of any agent (yet: an empty file is looked at again)
+                self._formats[path] = fmt
                 paths.append(path)
         return paths
 
