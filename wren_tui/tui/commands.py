@@ -59,7 +59,7 @@ def _journals_in(folder: Path) -> Path:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    if args.agent is not None:
+    if getattr(args, "agent", None) is not None:
         from ..formats.command import cmd_watch_agents
 
         return cmd_watch_agents(args)
