@@ -176,7 +176,7 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 def cmd_ls(args: argparse.Namespace) -> int:
     if args.server is not None:
         return _fleet_ls(args.server, args.json)
-    if args.agent is not None:
+    if getattr(args, "agent", None) is not None:
         from .formats.command import cmd_ls_agents
 
         return cmd_ls_agents(args)
