@@ -265,3 +265,5 @@ class Format:
     skipped: tuple[str, ...]
     # The session's tokens so far, from a line that carries the running total (None: no such line here).
     totals: Callable[[bytes], int | None] = lambda _line: None
+    # The tokens one line records, read without translating it (None: the line is translated to know).
+    tokens_of: Callable[[bytes], int] | None = None

@@ -223,6 +223,8 @@ def _end(fmt: Format, lines: list[bytes]) -> tuple[str, str | None]:
 
 def _tokens(fmt: Format, lines: list[bytes]) -> int:
     """The tokens of the usage these lines record (all of them, for a file read whole)."""
+    if fmt.tokens_of is not None:
+        return sum(map(fmt.tokens_of, lines))
     translator = fmt.translator()
     total = 0
     for lineno, data in enumerate(lines, 1):

@@ -271,6 +271,31 @@ def node_of(data: bytes) -> Node | None:
     return Node(line.id, line.parentId)
 
 
+class _UsageOnly(msgspec.Struct):
+    usage: _Usage | None = None
+
+
+class _UsageLine(msgspec.Struct):
+    message: _UsageOnly | None = None
+
+
+_usages = msgspec.json.Decoder(_UsageLine)
+
+
+def tokens_of(data: bytes) -> int:
+    """The tokens an assistant message's line records (each message has its own usage), read alone."""
+    if b'"usage"' not in data:
+        return 0
+    try:
+        used = _usages.decode(data).message
+    except msgspec.DecodeError:
+        return 0
+    if used is None or used.usage is None:
+        return 0
+    u = used.usage
+    return u.input + u.cacheRead + u.cacheWrite + u.output
+
+
 FORMAT = Format(
     name=NAME,
     label=LABEL,
@@ -283,4 +308,5 @@ FORMAT = Format(
     is_session_file=lambda path: True,
     mapped=MAPPED,
     skipped=SKIPPED,
+    tokens_of=tokens_of,
 )
