@@ -10,16 +10,16 @@ import pytest
 
 from tests.journal.helpers import session_events, write_journal
 from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
+from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
     SESSION_ID,
     WHOLE_UNDER,
     SessionNotFound,
-    describe,
+    describe_session,
     journals_dir,
     latest,
     list_sessions,
-    lock_holder,
     new_session_id,
     resolve,
 )
@@ -112,15 +112,15 @@ def test_a_journal_with_a_writer_is_live_and_names_its_pid(tmp_path: Path) -> No
     with JournalWriter.create(path) as writer:
         writer.append(Message(message=ChatMessage(role="user", content="hi")))
         assert lock_holder(path) == os.getpid()
-        assert describe(path).state == "live"
+        assert describe_session(path).state == "live"
     assert lock_holder(path) is None
-    assert describe(path).state == "interrupted"
+    assert describe_session(path).state == "interrupted"
 
 
 def test_a_journal_with_an_odd_ts_still_lists(tmp_path: Path) -> None:
     path = tmp_path / "s-20260101-000000-abcd.jsonl"
     path.write_bytes(b'{"seq":1,"ts":"yesterday","type":"message","message":{"role":"user","content":"hi"}}\n')
-    info = describe(path)
+    info = describe_session(path)
     assert info.events == 1 and info.duration_s is None
 
 

@@ -46,7 +46,7 @@ def test_the_import_check_sees_relative_imports(tmp_path: Path) -> None:
     # The check above must resolve `from ...agent import x` in a screen module to wren_tui.agent.
     screens = TUI / "screens" / "session.py"
     assert "wren_tui.journal.reader" in _imports(screens)
-    assert "wren_tui.journal.fork.fork" in _imports(screens)
+    assert "wren_tui.journal.forking.fork" in _imports(screens)
 
 
 def test_loading_the_viewer_loads_no_agent_code() -> None:

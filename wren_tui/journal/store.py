@@ -10,14 +10,15 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress
 from operator import attrgetter
 from pathlib import Path
 from typing import Literal, cast
 
-from .events import Event, Fork, Message, RunEnd, RunStart, ToolStart, Usage
-from .reader import JournalError, read_head_and_tail, scan_events
-from .replay import replay
+from .calls import CallTracker
+from .errors import JournalError, SessionNotFound
+from .events import Event, Fork, RunEnd, RunStart, Usage
+from .locks import lock_holder, read_locks
+from .reader import read_head_and_tail, scan_events
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
@@ -36,10 +37,6 @@ State = Literal[
     "empty",
     "unreadable",
 ]
-
-
-class SessionNotFound(JournalError):
-    """No journal answers to the id or path a person gave."""
 
 
 def new_session_id(now: datetime | None = None) -> str:
@@ -140,43 +137,13 @@ def latest(folder: Path, project: Path | None = None) -> Path:
     raise SessionNotFound(f"no session of {project} in {folder}; `{listing}` lists them all")
 
 
-def lock_holder(path: Path, locks: str | None = None) -> int | None:
-    """The pid holding the write lock on a journal, read from /proc/locks; None if nobody does.
-
-    Reading /proc/locks takes no lock itself, so a viewer can ask without disturbing a writer.
-    `locks` is that table already read, when many journals are asked about at once.
-    """
-    try:
-        st = os.stat(path)
-        table = _read_locks() if locks is None else locks
-    except OSError:
-        return None
-    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    if dev not in table:
-        return None
-    for row in table.splitlines():
-        parts = row.split()
-        # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a blocked waiter's row has "->" first
-        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[3] == "WRITE" and parts[5] == dev:
-            try:
-                return int(parts[4])
-            except ValueError:
-                return None
-    return None
-
-
-def _read_locks() -> str:
-    with open("/proc/locks", encoding="ascii", errors="replace") as locks:
-        return locks.read()
-
-
 def project_of(path: Path) -> str | None:
     """The folder the session's last run worked in (its last run_start's cwd); None if unreadable or none.
 
     A journal over WHOLE_UNDER bytes is judged by its head and tail, as in its listing row.
     """
     try:
-        return describe(path).project
+        return describe_session(path).project
     except (JournalError, OSError):
         return None
 
@@ -241,7 +208,7 @@ def parse_ts(ts: str) -> datetime | None:
 WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row
 
 
-def describe(path: Path, locks: str | None = None) -> SessionInfo:
+def describe_session(path: Path, locks: str | None = None) -> SessionInfo:
     """One journal's listing row, derived from its events and whether a writer holds it.
 
     A journal over WHOLE_UNDER bytes whose head and tail read cleanly is summarised from them, so a
@@ -264,7 +231,8 @@ def describe(path: Path, locks: str | None = None) -> SessionInfo:
         return _unreadable(path, str(exc))
     except OSError as exc:
         return _unreadable(path, f"{path}: {_why(exc)}")
-    return _row(path, events, result.reason, torn=result.torn, exact=True, locks=locks)
+    stop = result.stop
+    return _row(path, events, None if stop is None else str(stop), torn=result.torn, exact=True, locks=locks)
 
 
 def _unreadable(path: Path, reason: str) -> SessionInfo:
@@ -283,11 +251,10 @@ def _unreadable(path: Path, reason: str) -> SessionInfo:
 
 
 _TOKENS = attrgetter("inputTokens", "outputTokens")
-# isinstance as C functions, so filter(), map() and compress() below run with no Python frame per event
+# isinstance as C functions, so filter() and map() below run with no Python frame per event
 _is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
 _is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
 _is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
-_CALL_TYPES = frozenset({Message, ToolStart})
 
 
 def _row(
@@ -306,8 +273,7 @@ def _row(
         state = "torn tail"
     elif not events:
         state = "empty"
-    # Only messages and tool starts decide which calls are open.
-    elif replay(compress(events, map(_CALL_TYPES.__contains__, map(type, events)))).uncertain_calls:
+    elif _uncertain(events):
         state = "outcome unknown"
     else:
         state = _ended(events)
@@ -329,6 +295,13 @@ def _row(
     )
 
 
+def _uncertain(events: list[Event]) -> bool:
+    """Some call is left open that resume would refuse to guess about."""
+    calls = CallTracker()
+    calls.feed(events)
+    return any(call.uncertain for call in calls.open_calls())
+
+
 def _ended(events: Sequence[Event]) -> State:
     """How the last run ended (its run_end's reason), interrupted when it never did; a fork that stopped
     at a clean point is done."""
@@ -346,13 +319,13 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     """Every journal's row, newest first; one that cannot be read is listed as unreadable, with why."""
     paths = journal_paths(folder)
     try:
-        locks = _read_locks()  # once for the folder, not once per journal
+        locks = read_locks()  # once for the folder, not once per journal
     except OSError:
         locks = ""
     rows = []
     for path in paths:
         try:
-            rows.append(describe(path, locks))
+            rows.append(describe_session(path, locks))
         except SessionNotFound:
             continue  # deleted between the folder's listing and its reading: it is no longer there
     return rows

@@ -19,11 +19,14 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ...commandline import wren_command
+from ...journal.errors import JournalError
 from ...journal.events import Message, event_type
-from ...journal.fork import ForkPoint, fork, preview
+from ...journal.forking import ForkPoint, fork, preview
 from ...journal.index import Chunk, LineScanner, tail_span
-from ...journal.reader import JournalError, open_for_reading
-from ...journal.store import lock_holder, session_id_of
+from ...journal.locks import lock_holder
+from ...journal.reader import open_for_reading
+from ...journal.store import session_id_of
+from ...journal.verdict import Stop
 from .. import strings
 from ..search import find_all
 from ..tailing import WatchMode, watch_folder
@@ -123,7 +126,7 @@ class SessionScreen(Screen[None]):
         self._generation = 0
         self._indexing: float | None = None  # how much of the whole index is built, while it is
         self._searching: float | None = None
-        self._stopped: str | None = None
+        self._stopped: Stop | None = None
         self._cannot_read: str | None = None
         self._reading = False  # a worker reads a big backlog
         # The journal left its name under the viewer: "moved" (and its new name, if in the folder) or "deleted".
@@ -205,7 +208,7 @@ class SessionScreen(Screen[None]):
 
     def _install(self, timeline: Timeline, scanner: LineScanner | None) -> None:
         self.timeline, self._scanner = timeline, scanner
-        self._stopped = scanner.reason if scanner else None
+        self._stopped = scanner.stop if scanner else None
         self.unseen = 0
         self._matches = None  # positions in the timeline replaced
         self.conversation.timeline = self.tools.timeline = timeline
@@ -263,7 +266,7 @@ class SessionScreen(Screen[None]):
         scanner = LineScanner(
             self.path, fd, done.offset, first_line=done.lineno, after_seq=done.prev_seq, elsewhere=elsewhere
         )
-        scanner.reason = done.reason  # a bad line ends the journal there, whoever read it
+        scanner.stop = done.stop  # a bad line ends the journal there, whoever read it
         scanner.scanned = done.scanned
         return scanner
 
@@ -305,12 +308,12 @@ class SessionScreen(Screen[None]):
         backlog = size - scanner.offset
         if self._reading or (self._indexing is not None and backlog > READ_ON_UI):
             return  # a worker is reading on (or the index will), and reads this too
-        if backlog > READ_ON_UI and size <= scanner.scanned and scanner.reason is None:
+        if backlog > READ_ON_UI and size <= scanner.scanned and scanner.stop is None:
             return  # nothing new after a long partial line already looked through
-        if scanner.reason is not None:
+        if scanner.stop is not None:
             # Look at the stopping line again: a writer reopening the journal moves a torn tail aside.
             scanner = self._scanner = self._scanner_at(scanner, fd)
-            scanner.reason = None
+            scanner.stop = None
         if backlog > READ_ON_UI:
             self._reading = True
             self._show_status()
@@ -320,8 +323,8 @@ class SessionScreen(Screen[None]):
         first, before = len(timeline), timeline.events
         for chunk in scanner.chunks(stop=size):  # no further than the backlog just measured
             timeline.fold(chunk)
-        if timeline.events != before or scanner.reason != self._stopped:
-            self._apply(first, timeline.events - before, scanner.reason)
+        if timeline.events != before or scanner.stop != self._stopped:
+            self._apply(first, timeline.events - before, scanner.stop)
 
     def _left_its_name(self, gone: bool, fd: int) -> None:
         """Notice the journal being read leaving its name: moved (its writer may go on) or deleted."""
@@ -358,30 +361,30 @@ class SessionScreen(Screen[None]):
                 clips = clips_of(chunk)
                 if worker.is_cancelled:
                     return
-                self.app.call_from_thread(self._fold_more, generation, chunk, clips, mine.reason)
+                self.app.call_from_thread(self._fold_more, generation, chunk, clips, mine.stop)
         finally:
             os.close(own)
         self.app.call_from_thread(self._read_on_done, generation, mine)
 
-    def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], reason: str | None) -> None:
+    def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], stop: Stop | None) -> None:
         if generation != self._generation:
             return
         timeline = self.timeline
         first, before = len(timeline), timeline.events
         timeline.fold(chunk, clips)
-        self._apply(first, timeline.events - before, reason)
+        self._apply(first, timeline.events - before, stop)
 
     def _read_on_done(self, generation: int, done: LineScanner) -> None:
         if generation != self._generation or self._fd is None:
             return
         self._scanner = self._scanner_at(done, self._fd)
         self._reading = False
-        if done.reason != self._stopped:
-            self._apply(len(self.timeline), 0, done.reason)
+        if done.stop != self._stopped:
+            self._apply(len(self.timeline), 0, done.stop)
         self.read_new()  # what came while it read
 
-    def _apply(self, first: int, added: int, reason: str | None) -> None:
-        self._stopped = reason
+    def _apply(self, first: int, added: int, stop: Stop | None) -> None:
+        self._stopped = stop
         conversation = self.conversation
         conversation.items_added(first)
         if not conversation.follow:

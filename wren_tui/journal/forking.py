@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .events import Event, Fork, Message
-from .reader import JournalError, Lines, open_for_reading, read_events, scan_events
+from .calls import CallTracker
+from .errors import JournalError
+from .events import Event, Fork
+from .reader import open_for_reading, read_events, scan_events
 from .store import SUFFIX, new_session_id, session_id_of
-from .writer import FileOps, encode_line, now_ts, write_all
+from .writer import FileOps, _write_all, encode_line, now_ts
 
 _PREVIEW = 60
 
@@ -59,22 +61,20 @@ def preview(text: str, width: int = _PREVIEW) -> str:
 
 
 def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
-    """Clean boundaries: after a user message or a tool-free assistant message, no call open."""
+    """The clean points of a journal's events, where a fork may start (see `calls.CallTracker.is_clean_point`).
+
+    Args:
+        events: The journal's events, in order (a list or any iterable: nothing is kept).
+
+    Returns:
+        One point per user message or tool-free assistant message with no call open, in order.
+    """
     points: list[ForkPoint] = []
-    open_calls: set[str] = set()
+    calls = CallTracker()
     for event in events:
-        if not isinstance(event, Message):
-            continue
-        msg = event.message
-        if msg.role == "tool":
-            if msg.toolCallId is not None:
-                open_calls.discard(msg.toolCallId)
-            continue
-        if msg.toolCalls:
-            open_calls.update(call.id for call in msg.toolCalls)
-            continue
-        if not open_calls:
-            points.append(ForkPoint(event.seq, msg.role, preview(msg.content)))
+        if calls.is_clean_point(event):
+            points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content)))
+        calls.add(event)
     return points
 
 
@@ -106,7 +106,7 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
             if prefix_len is None:
                 raise NotAForkPoint(parent, seq, fork_points(read_events(parent).events))
             _copy_range(src, out, copied, prefix_len, ops)
-            write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
+            _write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
             ops.fsync(out)
         except BaseException:
             ops.close(out)
@@ -186,48 +186,28 @@ def _clean_line_end(parent: Path, seq: int, checked_to: Callable[[int], object] 
     The journal is streamed and no event is kept: only the calls still open and the bytes read.
     `checked_to` hears how far the journal has been read and found good, before `seq` is reached.
     """
-    open_calls: set[str] = set()
+    calls = CallTracker()
     offset = 0
     found: list[int] = []
 
-    def take(events: list[Event], lines: Lines) -> None:
+    def take(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal offset
         if events[-1].seq < seq:
-            # The whole run comes before the fork line: only its messages can open or close a call.
-            _track([e for e in events if type(e) is Message], open_calls)
+            calls.feed(events)  # the whole run comes before the fork line
             offset += len(lines)
             if checked_to is not None:
                 checked_to(offset)
             return
         for i, event in enumerate(events):  # the fork line is in this run: it raises _Reached
             if event.seq >= seq:
-                if event.seq == seq and _is_clean(event, open_calls):
+                if event.seq == seq and calls.is_clean_point(event):
                     found.append(_line_end(bytes(lines), i) + offset)
                 raise _Reached
-            _track([event], open_calls)
+            calls.add(event)
 
     with contextlib.suppress(_Reached):
         scan_events(parent, take)
     return found[0] if found else None
-
-
-def _track(events: list[Event], open_calls: set[str]) -> None:
-    """Open the calls an assistant message asks for and close the ones a tool message answers."""
-    for event in events:
-        if type(event) is Message:
-            msg = event.message
-            if msg.role == "tool":
-                if msg.toolCallId is not None:
-                    open_calls.discard(msg.toolCallId)
-            elif msg.toolCalls:
-                open_calls.update(call.id for call in msg.toolCalls)
-
-
-def _is_clean(event: Event, open_calls: set[str]) -> bool:
-    """The same rule as fork_points: a user message or a tool-free assistant message, no call open."""
-    if type(event) is not Message or open_calls:
-        return False
-    return event.message.role != "tool" and not event.message.toolCalls
 
 
 def _line_end(lines: bytes, index: int) -> int:
@@ -254,5 +234,5 @@ def _copy_range(src: int, dst: int, start: int, end: int, ops: FileOps) -> None:
         chunk = os.pread(src, min(1 << 20, end - copied), copied)
         if not chunk:
             raise JournalError("the parent journal shrank while it was being forked")
-        write_all(ops, dst, chunk)
+        _write_all(ops, dst, chunk)
         copied += len(chunk)
