@@ -13,12 +13,12 @@ unknown" (`store`), the viewer's timeline and the agent's resume all ask this mo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Literal, TypeGuard
 
-from .events import Event, Message, ToolCall, ToolEnd, ToolStart
+from .events import ChatMessage, Event, Message, ToolCall, ToolEnd, ToolStart
 
 CallState = Literal["never_started", "not_run", "read_only_started", "outcome_unknown", "output_lost"]
 """Where an open call got to.
@@ -74,9 +74,11 @@ class CallTracker:
     """Follows the tool calls of a journal's events, fed one by one or in runs as a reader streams them.
 
     Only messages, tool starts and tool ends are looked at; everything else passes by untouched.
+    With `keep_messages`, it also keeps every message it follows, in order (`messages`): a replay.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_messages: bool = False) -> None:
+        self.messages: list[ChatMessage] | None = [] if keep_messages else None
         self._asked: dict[str, ToolCall] = {}
         self._started: dict[str, ToolStart] = {}
         self._ended: dict[str, ToolEnd] = {}
@@ -85,24 +87,32 @@ class CallTracker:
         """Take the next run of events (`kinds`: their types, if the caller has them already)."""
         kinds = list(map(type, events)) if kinds is None else kinds
         # The other event types are skipped in C, not visited: most of a journal is deltas and usage.
-        for event in compress(events, map(_TRACKED.__contains__, kinds)):
-            self.add(event)
+        self._follow(compress(events, map(_TRACKED.__contains__, kinds)))
 
     def add(self, event: Event) -> None:
         """Take one event."""
-        if type(event) is Message:
-            msg = event.message
-            if msg.toolCalls:
-                for call in msg.toolCalls:
-                    self._asked[call.id] = call
-            if msg.role == "tool" and msg.toolCallId is not None:
-                self._asked.pop(msg.toolCallId, None)
-                self._started.pop(msg.toolCallId, None)
-                self._ended.pop(msg.toolCallId, None)
-        elif type(event) is ToolStart:
-            self._started[event.id] = event
-        elif type(event) is ToolEnd and event.id in self._asked:
-            self._ended[event.id] = event
+        if type(event) in _TRACKED:
+            self._follow((event,))
+
+    def _follow(self, events: Iterable[Event]) -> None:
+        asked, started, ended, kept = self._asked, self._started, self._ended, self.messages
+        for event in events:
+            if type(event) is Message:
+                msg = event.message
+                if kept is not None:
+                    kept.append(msg)
+                if msg.toolCalls:
+                    for call in msg.toolCalls:
+                        asked[call.id] = call
+                # Only the tool message closes a call: without it the model never saw a result.
+                if msg.role == "tool" and msg.toolCallId is not None:
+                    asked.pop(msg.toolCallId, None)
+                    started.pop(msg.toolCallId, None)
+                    ended.pop(msg.toolCallId, None)
+            elif type(event) is ToolStart:
+                started[event.id] = event
+            elif type(event) is ToolEnd and event.id in asked:
+                ended[event.id] = event
 
     @property
     def any_open(self) -> bool:
@@ -117,6 +127,18 @@ class CallTracker:
         if type(event) is not Message or self._asked:
             return False
         return event.message.role != "tool" and not event.message.toolCalls
+
+    def clean_points(self, events: Iterable[Event]) -> Iterator[Message]:
+        """Follow `events`, yielding each message that is a clean point as it is reached."""
+        follow = self._follow
+        for event in events:
+            kind = type(event)
+            if kind is Message:
+                if self.is_clean_point(event):
+                    yield event
+                follow((event,))
+            elif kind is ToolStart or kind is ToolEnd:
+                follow((event,))
 
     def open_calls(self) -> list[OpenCall]:
         """Every call still open, in the order it was asked for, with its state."""

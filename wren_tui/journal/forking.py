@@ -69,13 +69,7 @@ def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
     Returns:
         One point per user message or tool-free assistant message with no call open, in order.
     """
-    points: list[ForkPoint] = []
-    calls = CallTracker()
-    for event in events:
-        if calls.is_clean_point(event):
-            points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content)))
-        calls.add(event)
-    return points
+    return [ForkPoint(m.seq, m.message.role, preview(m.message.content)) for m in CallTracker().clean_points(events)]
 
 
 def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None, ops: FileOps | None = None) -> Forked:
@@ -85,6 +79,21 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     leaves either no fork or a whole one. Seq numbers are kept; the parent is only read. The
     prefix is copied as the reading checks it, in a second thread, so the copy and its write-back
     to disk overlap the reading instead of following it.
+
+    Args:
+        parent: The journal to fork.
+        seq: A clean point of it (`fork_points`): the new journal ends with that event, then a
+            `fork` event.
+        folder: Where the new journal goes (the parent's folder by default).
+
+    Returns:
+        The new session's id and path, the parent's id and the seq.
+
+    Raises:
+        NotAForkPoint: `seq` is not a clean point (or is past where the parent can be read); it
+            lists the points there are.
+        JournalError: the parent cannot be read, or shrank while it was copied.
+        OSError: the new journal cannot be written (the caller names the folder).
     """
     parent, ops = Path(parent), ops or FileOps()
     folder = folder or parent.parent

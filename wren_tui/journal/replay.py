@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter
 
 from .calls import CallTracker, OpenCall
 from .events import ChatMessage, Event, Message
-
-_is_message = frozenset({Message}).__contains__
-_message_of = attrgetter("message")
 
 
 @dataclass
@@ -44,18 +39,18 @@ class Replayer:
     """
 
     def __init__(self) -> None:
-        self.messages: list[ChatMessage] = []
         self.skipped = 0
-        self.calls = CallTracker()
+        # The tracker follows every message for the calls anyway: it keeps them on the way.
+        self._calls = CallTracker(keep_messages=True)
+        assert self._calls.messages is not None
+        self.messages: list[ChatMessage] = self._calls.messages
 
     def feed(self, events: Iterable[Event], _lines: object = None) -> None:
         """Take the next run of events (the second argument lets it serve as a reader's sink)."""
         run = events if isinstance(events, list) else list(events)
         kinds = list(map(type, run))
-        # Messages are picked out, counted and unwrapped in C, with no Python frame per event.
-        self.messages.extend(map(_message_of, compress(run, map(_is_message, kinds))))
         self.skipped += len(run) - kinds.count(Message)
-        self.calls.feed(run, kinds)
+        self._calls.feed(run, kinds)
 
     def result(self) -> Replayed:
-        return Replayed(self.messages, len(self.messages), self.skipped, self.calls.open_calls())
+        return Replayed(self.messages, len(self.messages), self.skipped, self._calls.open_calls())

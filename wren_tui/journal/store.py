@@ -79,7 +79,14 @@ def session_id_of(path: Path) -> str:
 
 
 def resolve(folder: Path, ref: str) -> Path:
-    """A session id in `folder`, or a path to a journal file; ids never escape the folder."""
+    """The journal a person means: a session id in `folder`, or a path to a .jsonl file.
+
+    Ids never escape the folder, and only a .jsonl name is taken as a path, so a mistyped id never
+    opens some other file. A bare file name is also looked for in `folder`.
+
+    Raises:
+        SessionNotFound: no such session or file, not an id or .jsonl path, a link, or not a file.
+    """
     if "\x00" in ref:
         raise SessionNotFound("a session id cannot contain a NUL byte")
     if SESSION_ID.match(ref):
@@ -124,7 +131,12 @@ def journal_paths(folder: Path) -> list[Path]:
 
 
 def latest(folder: Path, project: Path | None = None) -> Path:
-    """The newest session in `folder`; with `project`, the newest whose last run worked there."""
+    """The newest session in `folder`; with `project`, the newest whose last run worked there.
+
+    Raises:
+        SessionNotFound: there is none.
+        JournalError: the folder cannot be listed.
+    """
     paths = [p for p in journal_paths(folder) if SESSION_ID.match(session_id_of(p))]
     if not paths:
         raise SessionNotFound(f"no sessions in {folder}")
@@ -212,9 +224,15 @@ def describe_session(path: Path, locks: str | None = None) -> SessionInfo:
     """One journal's listing row, derived from its events and whether a writer holds it.
 
     A journal over WHOLE_UNDER bytes whose head and tail read cleanly is summarised from them, so a
-    folder of big journals lists at once; any problem there and it is read whole, to say why. A
-    journal that cannot be opened or read gets an `unreadable` row saying why; one that is gone
-    raises SessionNotFound.
+    folder of big journals lists at once (`exact` is then False); any problem there and it is read
+    whole, to say why. A journal that cannot be opened or read gets an `unreadable` row saying why.
+
+    Args:
+        path: The journal.
+        locks: The system's lock table already read (`locks.read_locks()`), when listing many.
+
+    Raises:
+        SessionNotFound: the journal is gone.
     """
     try:
         if path.stat().st_size > WHOLE_UNDER:
@@ -316,7 +334,13 @@ def _ended(events: Sequence[Event]) -> State:
 
 
 def list_sessions(folder: Path) -> list[SessionInfo]:
-    """Every journal's row, newest first; one that cannot be read is listed as unreadable, with why."""
+    """Every journal's row (`describe_session`), newest first; one that cannot be read is listed as unreadable.
+
+    A folder that does not exist holds no sessions.
+
+    Raises:
+        JournalError: `folder` is not a folder or cannot be listed.
+    """
     paths = journal_paths(folder)
     try:
         locks = read_locks()  # once for the folder, not once per journal

@@ -135,7 +135,12 @@ def what_changed(path: str, held: os.stat_result, seen: os.stat_result | None, s
 
 
 class JournalWriter:
-    """Appends events to one journal; the only writer of it while it is open."""
+    """Appends events to one journal; the only writer of it while it is open (an exclusive flock).
+
+    Made by `create` (a new journal) or `open` (an existing one), used as a context manager or
+    closed with `close`. After any failed write or fsync, or once the journal changed under it
+    (`changed`), it refuses every later append: what is on disk is never guessed at.
+    """
 
     def __init__(self, path: Path, fd: int, last_seq: int, size: int, fsync: FsyncPolicy, ops: FileOps) -> None:
         self.path = path
@@ -169,7 +174,19 @@ class JournalWriter:
     def create(
         cls, path: str | os.PathLike[str], *, fsync: FsyncPolicy = "event", ops: FileOps | None = None
     ) -> JournalWriter:
-        """A new, empty journal (0600, O_EXCL); its folder is created 0700 if needed."""
+        """A new, empty journal (0600, O_EXCL), locked for this writer; its folder is created 0700 if needed.
+
+        Args:
+            path: Where the journal goes; nothing may be there yet.
+            fsync: "event" (default): each append is durable on return; "batch": only `sync` and
+                `close` fsync; "none": never (benchmarks, tests).
+            ops: The system calls, for tests that record or fail them.
+
+        Raises:
+            JournalError: something is at `path` already, or it cannot be created.
+            JournalLocked: another process locked it between its creation and the lock.
+            OSError: the folder cannot be made or written (the caller names the folder).
+        """
         path, ops = Path(path), ops or FileOps()
         _ensure_dir(path.parent, ops)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -200,6 +217,21 @@ class JournalWriter:
         The journal is read once, under the lock, keeping no events: `on_events` sees each run of
         them as they are validated (a resume replays from it), then `check` sees the verdict before
         anything is written; an exception from either leaves the file untouched and unlocked.
+
+        Args:
+            path: The journal.
+            fsync, ops: As for `create`.
+            on_events: A sink for the events read (see `reader.EventSink`).
+            check: Called with the verdict once everything is read, before anything is written.
+
+        Returns:
+            The writer; `torn_aside` names the file a torn tail was copied to (<name>.torn), if any.
+
+        Raises:
+            JournalError: the journal cannot be opened for reading or appending.
+            JournalLocked: another process is writing it.
+            JournalCorrupt: a line before its end cannot be read (its `stop` says which and why).
+            Whatever `on_events` or `check` raise, with the journal left as it was.
         """
         path, ops = Path(path), ops or FileOps()
         os.close(open_for_reading(path))  # the same checks and errors as reading: missing, link, folder
@@ -238,7 +270,19 @@ class JournalWriter:
         return self._size
 
     def append(self, event: E) -> E:
-        """Write one event, stamped with the next seq and the current time; returns it stamped."""
+        """Write one event, stamped with the next seq and the current time.
+
+        One write of the whole line; with fsync "event" it is on disk when this returns.
+
+        Returns:
+            The event as written (its seq and ts set).
+
+        Raises:
+            JournalChanged: the journal was deleted, moved, replaced or written by another program
+                since the last append; this writer stops for good.
+            JournalUnusable: the write or its fsync failed (the partial line is removed when it can
+                be), or the writer is closed or already stopped.
+        """
         if self._fd is None or self._unusable:
             kind = JournalChanged if self._changed else JournalUnusable
             raise kind(self._unusable or f"{self.path}: the journal writer is closed")
