@@ -13,10 +13,10 @@ import functools
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from types import UnionType
+from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 import msgspec
-import msgspec.inspect as mi
 
 T = TypeVar("T")
 
@@ -86,12 +86,12 @@ def _walk(value: Any, clean: Callable[[str], str]) -> Any:
 @functools.cache
 def _text_fields(cls: type[msgspec.Struct]) -> tuple[str, ...]:
     """The fields of a Struct type that can hold text; a Literal's few words are not text, so they stay valid."""
-    info = mi.type_info(cls)
-    assert isinstance(info, mi.StructType)
-    return tuple(f.name for f in info.fields if _holds_text(f.type))
+    return tuple(f.name for f in msgspec.structs.fields(cls) if _holds_text(f.type))
 
 
-def _holds_text(kind: mi.Type) -> bool:
-    if isinstance(kind, mi.UnionType):
-        return any(_holds_text(member) for member in kind.types)
-    return isinstance(kind, mi.StrType | mi.AnyType | mi.ListType | mi.DictType | mi.StructType)
+def _holds_text(kind: object) -> bool:
+    if kind in (int, bool, float, type(None)) or get_origin(kind) is Literal:
+        return False
+    if get_origin(kind) in (Union, UnionType):
+        return any(_holds_text(member) for member in get_args(kind))
+    return True  # str, a list, a dict, a Struct, Any: walked, and every str in it cleaned

@@ -14,7 +14,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Literal, cast
 
-from .calls import CallTracker
+from .calls import open_calls
 from .errors import JournalError, SessionNotFound
 from .events import Event, Fork, RunEnd, RunStart, Usage
 from .locks import lock_holder, read_locks
@@ -315,9 +315,7 @@ def _row(
 
 def _uncertain(events: list[Event]) -> bool:
     """Some call is left open that resume would refuse to guess about."""
-    calls = CallTracker()
-    calls.feed(events)
-    return any(call.uncertain for call in calls.open_calls())
+    return any(call.uncertain for call in open_calls(events))
 
 
 def _ended(events: Sequence[Event]) -> State:
