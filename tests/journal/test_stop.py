@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import run_wren
 from tests.journal.helpers import write_journal
 from wren_tui.journal.errors import JournalCorrupt
+from wren_tui.journal.forking import NotAForkPoint, fork
 from wren_tui.journal.index import LineScanner
 from wren_tui.journal.reader import Tail, read_events, scan_events
 from wren_tui.journal.verdict import Stop
@@ -55,6 +56,9 @@ def test_every_reader_reports_the_same_stop_for_a_changed_line(damaged: tuple[Pa
         assert head.stop is None and rest.stop == expected
     finally:
         os.close(fd)
+    with pytest.raises(NotAForkPoint) as past:
+        fork(path, 12, folder=path.parent)
+    assert past.value.stop == expected and [p.seq for p in past.value.points] == [2]
     with pytest.raises(JournalCorrupt) as refused:
         JournalWriter.open(path)
     assert refused.value.stop == expected

@@ -14,6 +14,7 @@ from .errors import JournalError
 from .events import Event, Fork
 from .reader import open_for_reading, read_events, scan_events
 from .store import SUFFIX, new_session_id, session_id_of
+from .verdict import Stop
 from .writer import FileOps, _write_all, encode_line, now_ts
 
 _PREVIEW = 60
@@ -44,7 +45,15 @@ def fork_listing(points: list[ForkPoint]) -> list[str]:
 
 
 class NotAForkPoint(JournalError):
-    def __init__(self, path: Path, seq: int, points: list[ForkPoint]) -> None:
+    """A fork was asked for at a seq that is not a clean point.
+
+    Attributes:
+        seq: The seq asked for.
+        points: The clean points there are (up to where the journal can be read).
+        stop: Where reading the journal stops and why, when it does (a seq past it has no point).
+    """
+
+    def __init__(self, path: Path, seq: int, points: list[ForkPoint], stop: Stop | None = None) -> None:
         listing = (
             "\n".join(f"  {line}" for line in fork_listing(points)) or "  (none: the journal has no clean point yet)"
         )
@@ -52,7 +61,7 @@ class NotAForkPoint(JournalError):
             f"{path}: seq {seq} is not a clean fork point (only after a user message, or an assistant "
             f"message with no tool calls, with no tool call open). Valid points:\n{listing}"
         )
-        self.seq, self.points = seq, points
+        self.seq, self.points, self.stop = seq, points, stop
 
 
 def preview(text: str, width: int = _PREVIEW) -> str:
@@ -113,7 +122,8 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
             finally:
                 copied = copier.stop()
             if prefix_len is None:
-                raise NotAForkPoint(parent, seq, fork_points(read_events(parent).events))
+                read = read_events(parent)
+                raise NotAForkPoint(parent, seq, fork_points(read.events), read.stop)
             _copy_range(src, out, copied, prefix_len, ops)
             _write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
             ops.fsync(out)
