@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.formats.sessions import EXTERNAL, fixture
 from wren_tui.formats import detect
 from wren_tui.formats.conversation import Context, context, fork_points, outline
-from wren_tui.journal.fork import ForkPoint
+from wren_tui.journal.forking import ForkPoint
 
 
 @contextmanager

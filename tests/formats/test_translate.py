@@ -14,6 +14,7 @@ from wren_tui.formats import FORMATS, detect
 from wren_tui.formats.base import Translated
 from wren_tui.formats.reader import Verdict, scan
 from wren_tui.journal.events import Error, Event, Message, ToolEnd, UnknownEvent, Usage
+from wren_tui.journal.verdict import Stop
 
 
 def read(path: Path) -> tuple[list[Event], Verdict]:
@@ -43,7 +44,7 @@ def tokens(events: list[Event]) -> int:
 @pytest.mark.parametrize("name", ["simple", "tool-error", "multi-turn"])
 def test_every_line_kind_the_current_clients_write_is_translated_or_left_out_on_purpose(agent: str, name: str) -> None:
     events, verdict = read(fixture(agent, name))
-    assert verdict.reason is None and verdict.lines == len(fixture(agent, name).read_bytes().splitlines())
+    assert verdict.stop is None and verdict.lines == len(fixture(agent, name).read_bytes().splitlines())
     assert verdict.skipped.unknown == {} and verdict.skipped.malformed == {}
     assert all(e.seq >= 1 and e.ts for e in events)  # seq: the line's number, ts: the line's own time
 
@@ -119,7 +120,7 @@ def test_thinking_and_reasoning_are_notes_of_their_own_and_encrypted_reasoning_i
 
 def test_a_line_kind_a_newer_client_writes_is_counted_and_the_reading_goes_on(tmp_path: Path) -> None:
     events, verdict = read(EXTERNAL / "codex" / "claude-code-log_rollout_full_schema.jsonl")
-    assert verdict.reason is None and verdict.skipped.unknown == {"future_synthetic_record": 1}
+    assert verdict.stop is None and verdict.skipped.unknown == {"future_synthetic_record": 1}
     for agent, line in (
         ("claude", b'{"type":"hologram","uuid":"x","sessionId":"s","depth":{"a":[1,2]}}\n'),
         ("pi", b'{"type":"teleport","id":"abcd1234","parentId":null,"timestamp":"2026-11-30T09:03:20.000Z"}\n'),
@@ -128,7 +129,7 @@ def test_a_line_kind_a_newer_client_writes_is_counted_and_the_reading_goes_on(tm
         path = tmp_path / f"{agent}.jsonl"
         path.write_bytes(fixture(agent, "simple").read_bytes() + line + fixture(agent, "simple").read_bytes())
         events, verdict = read(path)
-        assert verdict.reason is None and sum(verdict.skipped.unknown.values()) == 1
+        assert verdict.stop is None and sum(verdict.skipped.unknown.values()) == 1
         assert len(messages(events)) == 2 * len(messages(read(fixture(agent, "simple"))[0]))
 
 
@@ -145,16 +146,16 @@ def test_a_line_that_is_not_json_stops_the_reading_with_its_line_number(agent: s
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(lines[:4]) + b"{not json at all\n" + b"".join(lines[4:]))
     events, verdict = read(path)
-    assert verdict.reason == "line 5: it is not JSON" and not verdict.torn
-    assert verdict.stopped_at_offset == len(b"".join(lines[:4])) and all(e.seq <= 4 for e in events)
+    assert verdict.stop == Stop(5, len(b"".join(lines[:4])), "it is not JSON") and not verdict.torn
+    assert all(e.seq <= 4 for e in events)
     path.write_bytes(b"".join(lines[:4]) + b'"just a string"\n')
-    assert read(path)[1].reason == "line 5: it is JSON but not an object"
+    assert str(read(path)[1].stop) == "line 5: it is JSON but not an object"
 
 
 def test_a_partial_last_line_is_a_torn_tail_not_a_line() -> None:
     events, verdict = read(EXTERNAL / "codex" / "claude-code-log_rollout_malformed_tail.jsonl")
     # Its last line is both cut short and not JSON: the damage is reported at its line.
-    assert verdict.stopped_at_line == 3 and verdict.reason is not None
+    assert verdict.stop is not None and verdict.stop.line == 3
     assert [e.seq for e in events] == [1]
 
 
@@ -186,6 +187,6 @@ def test_errors_the_agent_recorded_are_errors(tmp_path: Path) -> None:
         path.write_bytes(fixture(agent, "simple").read_bytes() + line + b"\n")
         events, verdict = read(path)
         errors = [e for e in events if isinstance(e, Error)]
-        assert verdict.reason is None and len(errors) == 1, agent
+        assert verdict.stop is None and len(errors) == 1, agent
         assert errors[0].seq == len(path.read_bytes().splitlines())
     assert not any(isinstance(e, Error) for e in read(fixture("claude", "simple"))[0])  # none invented

@@ -14,9 +14,10 @@ from typing import Any
 import msgspec
 
 from ..journal.commandline import wren_command
+from ..journal.errors import JournalError
 from ..journal.events import Event, Message, describe, event_type, to_builtins
-from ..journal.fork import fork_listing
-from ..journal.reader import JournalError, open_for_reading
+from ..journal.forking import fork_listing
+from ..journal.reader import open_for_reading
 from ..journal.store import journals_dir, project_label
 from ..journal.visible import visible
 from . import AGENTS, FORMATS, Format, detect
@@ -142,7 +143,7 @@ def cmd_log_foreign(path: Path, fmt: Format, as_json: bool) -> int:
     left_out = verdict.skipped.sentence()
     if left_out and not as_json:
         sys.stderr.write(f"wren: {path}: {left_out}\n")
-    return EXIT_OK if verdict.reason is None else EXIT_UNREADABLE
+    return EXIT_OK if verdict.stop is None else EXIT_UNREADABLE
 
 
 def _log_text(fd: int, fmt: Format) -> Verdict:
@@ -153,10 +154,10 @@ def _log_text(fd: int, fmt: Format) -> Verdict:
             write(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(_summary(e))}\n")
 
     verdict = scan(fd, fmt, show)
-    if verdict.reason is not None:
-        line, reason = verdict.stopped_at_line, (verdict.reason or "").split(": ", 1)[-1]
-        where = f"stopped at line {line} (byte {verdict.stopped_at_offset}): {reason}"
-        if verdict.torn:
+    stop = verdict.stop
+    if stop is not None:
+        where = f"stopped at line {stop.line} (byte {stop.offset}): {stop.why}"
+        if stop.torn:
             print(f"{where} [torn tail] (its writer may still be writing it; another agent's file is never changed)")
         else:
             print(f"{where} [corrupt] (nothing after it is read; fork from an earlier point)")
@@ -180,10 +181,11 @@ def _log_json(fd: int, fmt: Format, path: Path) -> Verdict:
             first[0] = False
 
     verdict = scan(fd, fmt, emit)
+    stop = verdict.stop
     tail = {
-        "stoppedAtLine": verdict.stopped_at_line,
-        "stoppedAtOffset": verdict.stopped_at_offset,
-        "reason": verdict.reason,
+        "stoppedAtLine": None if stop is None else stop.line,
+        "stoppedAtOffset": None if stop is None else stop.offset,
+        "reason": None if stop is None else str(stop),
         "torn": verdict.torn,
         "warnings": verdict.warnings,
         "skipped": verdict.skipped.as_json(),
@@ -216,8 +218,8 @@ def cmd_fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_
             print(f"Clean fork points of this {fmt.label} session, by line (fork into Wren with `{again}`):")
             for line in fork_listing(points):
                 print(f"  {visible(line)}")
-        if out.reason is not None and not as_json:
-            print(f"stopped at {out.reason} (nothing after it is read)")
+        if out.stop is not None and not as_json:
+            print(f"stopped at {out.stop} (nothing after it is read)")
         return EXIT_OK
     from .fork import fork_into_wren  # the one command here that writes
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..journal.events import ChatMessage, Message, UnknownEvent
-from ..journal.fork import ForkPoint, preview
+from ..journal.calls import CallTracker
+from ..journal.events import ChatMessage, Message, Role, ToolCall, UnknownEvent
+from ..journal.forking import ForkPoint, preview
+from ..journal.verdict import Stop
 from .base import COMPACTION, COMPACTION_BOUNDARY, BadLine, Format, Node
 from .reader import Lines
 
@@ -48,7 +50,7 @@ class Outline:
     lines: dict[str, int] = field(default_factory=dict)
     # Entries with no child: the leaves, in the order they were written.
     leaves: list[str] = field(default_factory=list)
-    reason: str | None = None  # where and why reading stopped, if it did before the end
+    stop: Stop | None = None  # where and why reading stopped, if it did before the end
 
 
 def outline(fd: int, fmt: Format, stop: int | None = None) -> Outline:
@@ -61,7 +63,7 @@ def outline(fd: int, fmt: Format, stop: int | None = None) -> Outline:
         try:
             line = translator.translate(lineno, data)
         except BadLine as exc:
-            out.reason = f"line {lineno}: {exc}"
+            out.stop = Stop(lineno, _start, str(exc))
             break
         node = line.node
         if node is not None:
@@ -126,20 +128,31 @@ def _path(out: Outline, leaf: str | None, through: int | None = None) -> list[St
 
 
 def _points(steps: list[Step]) -> list[ForkPoint]:
+    """The clean points of one branch's steps, by Wren's own rule (`journal.calls.CallTracker`)."""
     points: list[ForkPoint] = []
-    open_calls: set[str] = set()
+    calls = CallTracker()
     for at, step in enumerate(steps):
         if step.role == "cut":
             continue
-        open_calls.update(step.asks)
-        open_calls.difference_update(step.answers)
-        if step.role not in ("user", "assistant") or step.asks or open_calls:
+        event = _as_message(step)
+        clean = calls.is_clean_point(event)
+        calls.add(event)
+        if not clean:
             continue
         after = steps[at + 1] if at + 1 < len(steps) else None
         if step.role == "assistant" and after is not None and after.role == "assistant":
             continue  # the same reply goes on in the next line
         points.append(ForkPoint(step.lineno, step.role, preview(step.text)))
     return points
+
+
+def _as_message(step: Step) -> Message:
+    """A step as the message it was, with only what the call rule looks at (its role, calls, answer)."""
+    if step.role == "tool":
+        return Message(message=ChatMessage(role="tool", content="", toolCallId=step.answers[0]))
+    calls = [ToolCall(call_id, "", "") for call_id in step.asks] or None
+    role: Role = "assistant" if step.role == "assistant" else "user"
+    return Message(message=ChatMessage(role=role, content="", toolCalls=calls))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..journal.events import Fork, Message, RunStart
-from ..journal.fork import Forked, NotAForkPoint
+from ..journal.forking import Forked, NotAForkPoint
 from ..journal.reader import open_for_reading
 from ..journal.store import SUFFIX, new_session_id
 from ..journal.writer import FileOps, JournalWriter

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import msgspec
 
+from ..journal.errors import JournalError
 from ..journal.events import Error, Event, Message, Usage
-from ..journal.reader import JournalError, open_for_reading
+from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
 from . import FORMATS
 from .base import BadLine, Format, Translated
@@ -268,7 +269,7 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
             cwd.append(line.cwd)
 
     verdict = scan(fd, fmt, take)
-    state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.reason else _ending(events)
+    state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.stop else _ending(events)
     return AgentSession(
         agent=fmt.name,
         id=session_id,
@@ -279,5 +280,5 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
         last_ts=next((e.ts for e in reversed(events) if e.ts), None),
         tokens=sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage)),
         project=cwd[0] if cwd else None,
-        reason=verdict.reason,
+        reason=None if verdict.stop is None else str(verdict.stop),
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..journal.events import Event
 from ..journal.index import CHUNK, Chunk
+from ..journal.verdict import Stop
 from .base import BadLine, Format, Node, Skipped, Translated, Translator
 
 
@@ -216,11 +217,11 @@ class ForeignLines:
         self.remember = remember
         self.offset = self.scanned = start
         self.lineno = first_line
-        self.reason: str | None = None
+        self.stop: Stop | None = None  # its line counted from the file's start
 
     def chunks(self, stop: int | None = None, size: int = CHUNK) -> Iterator[Chunk]:
         """Chunks of the whole lines between `offset` and `stop` (or the end of the file); a partial last line waits."""
-        if self.reason is not None:
+        if self.stop is not None:
             return
         lines = Lines(self.fd, self.offset, stop, size)
         batch = _Batch(self.offset)
@@ -230,7 +231,7 @@ class ForeignLines:
             try:
                 line = translate(lineno, data)
             except BadLine as exc:
-                self.reason = f"line {lineno}: {exc}"
+                self.stop = Stop(lineno, start, str(exc))
                 break
             end = start + len(data) + 1
             self._take(line, lineno, start, end, batch)
@@ -238,8 +239,8 @@ class ForeignLines:
             if end - batch.begin >= size:
                 yield batch.chunk()
                 batch = _Batch(end)
-        self.scanned = max(self.scanned, self.offset if self.reason is not None else lines.looked)
-        if batch.events or self.reason is not None:
+        self.scanned = max(self.scanned, self.offset if self.stop is not None else lines.looked)
+        if batch.events or self.stop is not None:
             yield batch.chunk()
 
     def _take(self, line: Translated, lineno: int, start: int, end: int, batch: _Batch) -> None:
@@ -278,16 +279,17 @@ class _Batch:
 
 @dataclass
 class Verdict:
-    """How far a foreign session was read, and where and why it stopped (as `journal.reader.ReadVerdict`)."""
+    """How far a foreign session was read, and where and why it stopped (as `journal.verdict.ReadVerdict`)."""
 
     lines: int = 0
     good_bytes: int = 0
-    stopped_at_line: int | None = None
-    stopped_at_offset: int | None = None
-    reason: str | None = None
-    torn: bool = False
+    stop: Stop | None = None
     skipped: Skipped = field(default_factory=Skipped)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def torn(self) -> bool:
+        return self.stop is not None and self.stop.torn
 
 
 LineSink = Callable[[int, Translated, bytes], object]
@@ -299,22 +301,18 @@ def scan(fd: int, fmt: Format, sink: LineSink, stop: int | None = None) -> Verdi
     verdict = Verdict()
     lineno, good = 0, 0
     for start, data in Lines(fd, 0, stop):
-        lineno += 1
         try:
-            line = translator.translate(lineno, data)
+            line = translator.translate(lineno + 1, data)
         except BadLine as exc:
-            verdict.stopped_at_line, verdict.stopped_at_offset = lineno, start
-            verdict.reason = f"line {lineno}: {exc}"
+            verdict.stop = Stop(lineno + 1, start, str(exc))
             break
+        lineno += 1
         verdict.skipped.count(line)
         sink(lineno, line, data)
         good = start + len(data) + 1
     else:
         size = os.fstat(fd).st_size if stop is None else stop
         if size > good:
-            verdict.stopped_at_line, verdict.stopped_at_offset = lineno + 1, good
-            verdict.reason = f"line {lineno + 1}: the last line was cut short (no newline at its end)"
-            verdict.torn = True
-    verdict.lines = lineno if verdict.reason is None or verdict.torn else lineno - 1
-    verdict.good_bytes = good
+            verdict.stop = Stop(lineno + 1, good, "the last line was cut short (no newline at its end)", torn=True)
+    verdict.lines, verdict.good_bytes = lineno, good
     return verdict

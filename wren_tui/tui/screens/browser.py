@@ -15,8 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from ...journal.reader import JournalError
-from ...journal.store import SessionInfo, describe, journal_paths, lock_holder, project_label, session_id_of
+from ...journal.errors import JournalError
+from ...journal.locks import lock_holder
+from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
@@ -101,7 +102,7 @@ class BrowserScreen(Screen[None]):
     def _row(self, path: Path) -> dict[str, Text]:
         """A file's cells by column (a journal that cannot be read is listed all the same)."""
         try:
-            return _cells(describe(path))
+            return _cells(describe_session(path))
         except (JournalError, OSError):
             return _unreadable(path)  # listed all the same: a journal hidden is a journal lost
 

@@ -23,9 +23,9 @@ from ...formats.base import BadLine
 from ...formats.conversation import fork_points, outline
 from ...formats.live import changed_recently, held_for_writing
 from ...formats.reader import Branch, ForeignLines, LineIndex, Lines, Reading, count_lines
+from ...journal.errors import JournalError
 from ...journal.events import Event
-from ...journal.fork import Forked, ForkPoint
-from ...journal.reader import JournalError
+from ...journal.forking import Forked, ForkPoint
 from ..tailing import WatchMode
 from . import LineReader, Whereabouts
 from .local import LocalJournal
@@ -126,7 +126,7 @@ class ForeignFile:
         if done.reading is not self._reading:
             self._recent = {}  # read by another reading (the whole index): its memory decodes them now
         reader = ForeignLines(self._file.fd(), done.reading, done.offset, done.lineno, self._remember)
-        reader.reason = None if retry else done.reason
+        reader.stop = None if retry else done.stop
         reader.scanned = done.scanned
         self._reading = done.reading
         return reader
