@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ class Translated:
     node: Node | None = None
     # Places (in `events`) the reading leaves out: what the memory says earlier lines already gave.
     hidden: frozenset[int] = frozenset()
-    # Where the line's conversation goes, for forks: the Wren messages it contributes.
+    # The workspace and the model the line names, if any: a listing's project, a fork's run_start.
     cwd: str | None = None
     model: str | None = None
 
@@ -105,15 +106,16 @@ def _kinds(counts: Counter[str]) -> str:
     return ", ".join(f"{kind} ×{n}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-class Translator:
+class Translator(ABC):
     """Translates one session's lines; remembers, line by line, what later lines need.
 
     `translate(..., learn=True)` is for a line read for the first time, in file order; `learn=False`
-    decodes a line read before (the memory is only looked at).
+    decodes a line read before (the memory is only looked at). BadLine for a line that is not a
+    JSON object.
     """
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        raise NotImplementedError
+    @abstractmethod
+    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated: ...
 
 
 # --- helpers the formats share ---------------------------------------------------------------

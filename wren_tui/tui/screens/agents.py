@@ -44,7 +44,7 @@ WAKE_MS = 1000
 _DEBOUNCE_MS = 50
 # Session ids are uuids: their first characters tell them apart.
 _ID_WIDTH = 18
-# Every .jsonl file of a folder (pi names its sessions no other way): each is then recognised by its content.
+# A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
 _EVERY_FILE = FORMATS["pi"]
 
 
