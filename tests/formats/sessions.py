@@ -26,7 +26,7 @@ AN_HOUR = 3600.0
 
 
 def fixture(agent: str, name: str) -> Path:
-    """A real recording: name is simple, tool-error or multi-turn."""
+    """A real recording: name is simple, tool-error, multi-turn or killed (SIGKILL during its tool)."""
     return AGENTS / FOLDER[agent] / f"{name}.jsonl"
 
 

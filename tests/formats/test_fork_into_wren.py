@@ -93,6 +93,27 @@ def test_a_killed_session_forks_at_its_last_clean_point(tmp_path: Path) -> None:
     assert [p["seq"] for p in json.loads(listed.stdout)] == [4]
 
 
+# The prompt of each real run killed during its tool (SIGKILL to the client's process group, 1.5 s into a 5 s build).
+KILLED_PROMPT = {"claude": 3, "codex": 8, "pi": 4}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+def test_a_run_killed_during_its_tool_is_stopped_mid_call_and_forks_at_its_prompt(agent: str, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    session = copy_session(agent, "killed", root, nested=True)
+    listed = run_wren(["ls", "--agent", agent, "--dir", str(root), "--json"], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert [row["state"] for row in json.loads(listed.stdout)] == ["stopped mid-call"]
+    journals = tmp_path / "journals"
+    points = run_wren(["fork", str(session), "--dir", str(journals), "--json"], cwd=tmp_path)
+    assert [p["seq"] for p in json.loads(points.stdout)] == [KILLED_PROMPT[agent]]
+    made = run_wren(["fork", str(session), str(KILLED_PROMPT[agent]), "--dir", str(journals), "--json"], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    events = read_events(Path(json.loads(made.stdout)["path"])).events
+    said = [(e.message.role, e.message.content) for e in events if isinstance(e, Message)]
+    assert said == [("user", "Run the slow build (it takes a few seconds).")]
+
+
 def test_a_crash_while_forking_leaves_no_journal_or_a_whole_one(tmp_path: Path) -> None:
     session = copy_session("codex", "multi-turn", tmp_path / "agent")
     folder = tmp_path / "journals"

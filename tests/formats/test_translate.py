@@ -41,7 +41,7 @@ def tokens(events: list[Event]) -> int:
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
-@pytest.mark.parametrize("name", ["simple", "tool-error", "multi-turn"])
+@pytest.mark.parametrize("name", ["simple", "tool-error", "multi-turn", "killed"])
 def test_every_line_kind_the_current_clients_write_is_translated_or_left_out_on_purpose(agent: str, name: str) -> None:
     events, verdict = read(fixture(agent, name))
     assert verdict.stop is None and verdict.lines == len(fixture(agent, name).read_bytes().splitlines())

@@ -72,13 +72,8 @@ def _agents(root: Path) -> dict[str, Path]:
     """Each agent's sessions folder (relative to `root`, the scene's working folder) with its three recordings."""
     folders = {agent: Path("agents") / agent for agent in FORMATS}
     for agent, folder in folders.items():
-        for n, name in enumerate(("simple", "tool-error", "multi-turn")):
+        for name, n in _RECORDING.items():
             copy_session(agent, name, root / folder, nested=True, stem=_SESSION_ID.format(n=n), age_s=_WHEN)
-        # Killed during its tool: the lines up to the call, nothing after.
-        lines = {"claude": 22, "codex": 12, "pi": 5}[agent]
-        copy_session(
-            agent, "simple", root / folder, nested=True, stem=_SESSION_ID.format(n=3), lines=lines, age_s=_WHEN
-        )
     return folders
 
 

@@ -80,6 +80,20 @@ async def test_a_session_that_ends_in_a_call_is_stopped_mid_call_then_live_when_
         await wait_for(pilot, lambda: "no result recorded" not in screen_text(app), "the result")
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+async def test_a_real_run_killed_during_its_tool_shows_its_call_with_no_result_recorded(
+    agent: str, tmp_path: Path
+) -> None:
+    path = copy_session(agent, "killed", tmp_path)
+    app = _app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: "no result recorded" in screen_text(app), "the call with no result")
+        await wait_for(pilot, lambda: " stopped mid-call " in _status(app), "stopped mid-call")
+        text = screen_text(app)
+        assert "Run the slow build" in text and "sleep 5; echo build finished" in text
+        assert "outcome unknown" not in text and "running" not in text
+
+
 async def test_a_call_asked_moments_ago_is_running_while_the_session_is_live(tmp_path: Path) -> None:
     path = copy_session("pi", "tool-error", tmp_path, lines=5, age_s=0)
     app = WrenApp(folder=tmp_path, session=path)  # the wall clock: the call ticks from when it was asked
