@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -73,6 +74,32 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `wren ARGV`; the exit status. Errors are one sentence on stderr, never a traceback."""
+    try:
+        return _dispatch(argv)
+    finally:
+        _settle_output()
+
+
+def _settle_output() -> None:
+    """Flush stdout and stderr now; one that cannot be written any more is pointed at /dev/null.
+
+    A closed terminal (SIGHUP: writes fail with EIO) or a reader that left (EPIPE) would otherwise
+    make Python's own flush at exit fail, and it then exits 120 instead of the status chosen here.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)
+                stream.flush()  # what was buffered goes nowhere, and Python's flush at exit succeeds
+            except (OSError, ValueError):
+                pass  # a stream without a descriptor (a test's StringIO): nothing to settle
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:

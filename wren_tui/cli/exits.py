@@ -131,6 +131,9 @@ def said(exc: BaseException) -> str | None:
             return f"{exc}."
         case JournalUnusable():
             return f"{str(exc).rstrip('.')}. The run stopped; nothing more was recorded."
+        case NotAForkPoint() if exc.stop is not None and not exc.stop.torn:
+            # The points listed end where reading does: say so, or the list reads as complete.
+            return f"{exc}\nReading stops at {exc.stop}; points after it cannot be read."
         case KeyboardInterrupt():
             return "interrupted"
         case OSError() if not isinstance(exc, JournalError):
