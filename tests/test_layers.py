@@ -1,10 +1,11 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
 journal imports nothing of ours; agent imports journal; tui (the viewer) imports journal only; cli
-imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside `journal.forking` (its one write: a new journal
-beside the one shown), nothing the viewer loads opens a file for writing, and neither does the
-child process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch
-each kind of violation on a small package planted in tmp_path.
+imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside
+`journal.forking` (its one write: a new journal beside the one shown), nothing the viewer loads
+opens a file for writing, and neither does the child process it starts to decode a huge line. The
+checker (tests/importgraph.py) is shown to catch each kind of violation on a small package planted
+in tmp_path.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ import pytest
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.listed_model import ListedModel
 from tests.conftest import REPO, run_wren
+from wren_tui.agent.errors import Ended, UsageError
 from wren_tui.agent.loop import Printer
 from wren_tui.agent.models import MODELS, default_model
 from wren_tui.agent.models.base import FinishPart, Gateway, ModelSetup, TextPart, ToolCallPart, UsagePart
-from wren_tui.agent.errors import Ended, UsageError
 from wren_tui.agent.session import Settings, run_task
 from wren_tui.journal.events import Delta, Message, RunEnd, RunStart, ToolEnd, ToolStart, Usage
 
