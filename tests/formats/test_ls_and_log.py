@@ -155,3 +155,23 @@ def test_log_stops_at_a_line_that_is_not_json_and_exits_4(tmp_path: Path) -> Non
     assert text.returncode == 4
     assert "stopped at line 5" in text.stdout and "[corrupt]" in text.stdout
     assert "List the files" in text.stdout and "The folder holds" not in text.stdout
+
+
+def test_a_damaged_agents_file_says_where_reading_stops_in_log_and_fork(tmp_path: Path) -> None:
+    lines = fixture("pi", "simple").read_bytes().splitlines(keepends=True)
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_bytes(b"".join(lines[:4]) + b"not json\n" + b"".join(lines[4:]))
+    logged = run_wren(["log", str(corrupt)], cwd=tmp_path)
+    assert logged.returncode == 4
+    assert f"{corrupt}: line 5" in logged.stderr and f"wren fork {corrupt}" in logged.stderr
+    # The points before the damage are listed, and the command says the list stops there.
+    listed = run_wren(["fork", str(corrupt), "--dir", str(tmp_path / "j")], cwd=tmp_path)
+    assert listed.returncode == 4 and "4  user: List the files" in listed.stdout and "line 5" in listed.stderr
+    # A last line its writer has not finished: no resume sets it aside, it may still be being written.
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(b"".join(lines)[:-30])
+    logged = run_wren(["log", str(torn)], cwd=tmp_path)
+    assert logged.returncode == 4 and "its writer may still be writing that line" in logged.stderr
+    assert "resum" not in logged.stderr and "Traceback" not in logged.stderr
+    listed = run_wren(["fork", str(torn), "--dir", str(tmp_path / "j")], cwd=tmp_path)
+    assert listed.returncode == 0 and "4  user: List the files" in listed.stdout

@@ -83,10 +83,14 @@ class Matches:
 
 @dataclass(frozen=True)
 class Picked:
-    """What `wren watch --pick` prints on exit."""
+    """The point chosen in `wren watch --pick`, and where reading the journal stopped, as the screen showed it.
+
+    The fork picker opens only once the whole journal is indexed, so `stop` is the journal's own.
+    """
 
     session: str
     seq: int
+    stop: Stop | None = None
 
 
 class SessionScreen(Screen[None]):
@@ -653,7 +657,7 @@ class SessionScreen(Screen[None]):
         if self.pick:
             # Another agent's session is named by its file: `wren fork PATH SEQ` takes it as printed.
             session = str(self.foreign.origin) if self.foreign is not None else self.session
-            self.app.exit(Picked(session, point.seq))
+            self.app.exit(Picked(session, point.seq, self._stopped))
             return
         if self.foreign is not None:
             folder = self.journals or journals_dir()

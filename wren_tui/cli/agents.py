@@ -1,6 +1,6 @@
-"""The command line over other agents' sessions: `--agent` for `wren ls` and `wren watch`, and `wren log`,
-`wren fork` on their files. `wren_tui/cli.py` and `tui/commands.py` call in here when a command is given
-`--agent`, or a file whose content is another agent's.
+"""Other agents' sessions in the commands: `--agent` for `wren ls` and `wren watch`, and `wren log`,
+`wren fork` on their files. ls.py, watch.py, log.py and fork.py call in here when given `--agent`, or a
+file whose content is another agent's (`wren_tui/formats` reads them).
 """
 
 from __future__ import annotations
@@ -13,26 +13,28 @@ from typing import Any
 
 import msgspec
 
+from ..formats import AGENTS, FORMATS, Format, detect
+from ..formats.base import Translated
+from ..formats.conversation import fork_points, outline
+from ..formats.listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
+from ..formats.reader import Verdict, scan
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.events import Event, Message, describe, event_type, to_builtins
 from ..journal.forking import fork_listing
 from ..journal.reader import open_for_reading
-from ..journal.store import journals_dir, project_label
+from ..journal.store import journals_dir, project_label, write_problem
 from ..journal.visible import visible
-from . import AGENTS, FORMATS, Format, detect
-from .base import Translated
-from .conversation import fork_points, outline
-from .listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
-from .reader import Verdict, scan
+from .console import err, out, print_json
+from .exits import CommandFailed, Exit, ForeignUnreadable
 
-EXIT_OK, EXIT_ERROR, EXIT_UNREADABLE = 0, 1, 4
 ALL = "all"
 _json = msgspec.json.Encoder()
 _PROJECT_WIDTH = 28
 
 
 def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--agent claude|codex|pi|all`, for `wren ls` and `wren watch`."""
     env = ", ".join(f"${FORMATS[name].env}" for name in AGENTS)
     parser.add_argument(
         "--agent",
@@ -41,6 +43,11 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
         f"folder: --dir, else the folder its variable names ({env}), else its default "
         "(~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions)",
     )
+
+
+def foreign_format(path: Path) -> Format | None:
+    """The format of another agent's session file (by its content), or None for a Wren journal."""
+    return detect(path)
 
 
 def _names(agent: str) -> list[str]:
@@ -76,7 +83,7 @@ def _row(s: AgentSession) -> dict[str, Any]:
     }
 
 
-def cmd_ls_agents(args: argparse.Namespace) -> int:
+def ls_agents(args: argparse.Namespace) -> Exit:
     """`wren ls --agent NAME|all [--dir DIR] [--json]`: the agents' sessions, newest first."""
     places = _places(args)
     if args.agent == ALL and getattr(args, "dir", None):
@@ -90,29 +97,29 @@ def cmd_ls_agents(args: argparse.Namespace) -> int:
         sessions = list_agent_sessions(places)
     for s in sessions:
         if s.state == "unreadable":
-            sys.stderr.write(f"wren: {s.reason}; it is listed as unreadable\n")
+            err(f"{s.reason}; it is listed as unreadable")
     if args.json:
-        sys.stdout.buffer.write(_json.encode([_row(s) for s in sessions]) + b"\n")
-        return EXIT_OK
+        print_json([_row(s) for s in sessions])
+        return Exit.OK
     if not sessions:
         where = ", ".join(str(root) for _fmt, root in places)
-        print(f"no sessions in {where}")
-        return EXIT_OK
+        out(f"no sessions in {where}")
+        return Exit.OK
     many = args.agent == ALL
     head = f"{'AGENT':<7}  " if many else ""
-    print(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
+    out(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
     for s in sessions:
         agent = f"{s.agent:<7}  " if many else ""
         if s.state == "unreadable":
-            print(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({s.reason})"))
+            out(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({s.reason})"))
             continue
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         lines = str(s.lines) if s.exact else f"~{s.lines}"
         tokens = str(s.tokens) if s.tokens_exact else f"~{s.tokens}"
         place = project_label(s.project, _PROJECT_WIDTH)
         line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {lines:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
-        print(visible(line))
-    return EXIT_OK
+        out(visible(line))
+    return Exit.OK
 
 
 # --- wren log PATH (another agent's file) -----------------------------------------------------------
@@ -133,7 +140,7 @@ def _shown(line: Translated) -> list[Event]:
     return [e for i, e in enumerate(line.events) if i not in line.hidden]
 
 
-def cmd_log_foreign(path: Path, fmt: Format, as_json: bool) -> int:
+def log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
     """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
     fd = open_for_reading(path)
     try:
@@ -142,8 +149,11 @@ def cmd_log_foreign(path: Path, fmt: Format, as_json: bool) -> int:
         os.close(fd)
     left_out = verdict.skipped.sentence()
     if left_out and not as_json:
-        sys.stderr.write(f"wren: {path}: {left_out}\n")
-    return EXIT_OK if verdict.stop is None else EXIT_UNREADABLE
+        err(f"{path}: {left_out}")
+    if verdict.stop is not None:
+        # What could be read is printed; the file did not end there.
+        raise ForeignUnreadable(path, verdict.stop)
+    return Exit.OK
 
 
 def _log_text(fd: int, fmt: Format) -> Verdict:
@@ -158,9 +168,9 @@ def _log_text(fd: int, fmt: Format) -> Verdict:
     if stop is not None:
         where = f"stopped at line {stop.line} (byte {stop.offset}): {stop.why}"
         if stop.torn:
-            print(f"{where} [torn tail] (its writer may still be writing it; another agent's file is never changed)")
+            out(f"{where} [torn tail] (its writer may still be writing it; another agent's file is never changed)")
         else:
-            print(f"{where} [corrupt] (nothing after it is read; fork from an earlier point)")
+            out(f"{where} [corrupt] (nothing after it is read; fork from an earlier point)")
     return verdict
 
 
@@ -198,53 +208,56 @@ def _log_json(fd: int, fmt: Format, path: Path) -> Verdict:
 # --- wren fork PATH [SEQ] (another agent's file) ---------------------------------------------------
 
 
-def cmd_fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json: bool) -> int:
+def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json: bool) -> Exit:
     """List the clean points of every branch, or fork at line SEQ into a new Wren journal in `folder`."""
     if seq is None:
-        fd = open_for_reading(path)
-        try:
-            out = outline(fd, fmt)
-        finally:
-            os.close(fd)
-        points = fork_points(out).points
-        if as_json:
-            sys.stdout.buffer.write(
-                _json.encode([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points]) + b"\n"
-            )
-        elif not points:
-            print(f"{path} has no clean fork point yet")
-        else:
-            again = wren_command("fork", str(path), folder=folder, tail="SEQ")
-            print(f"Clean fork points of this {fmt.label} session, by line (fork into Wren with `{again}`):")
-            for line in fork_listing(points):
-                print(f"  {visible(line)}")
-        if out.stop is not None and not as_json:
-            print(f"stopped at {out.stop} (nothing after it is read)")
-        return EXIT_OK
-    from .fork import fork_into_wren  # the one command here that writes
+        return _list(path, fmt, folder, as_json)
+    from ..formats.fork import fork_into_wren  # the one command here that writes
 
     try:
         forked = fork_into_wren(path, fmt, seq, folder)
     except OSError as exc:
-        why = (exc.strerror or str(exc)).lower()
-        sys.stderr.write(
-            f"wren: {folder}: a journal cannot be written there ({why}), so the fork was not made; name a "
-            "journals folder you can write with --dir (or WREN_DIR)\n"
-        )
-        return EXIT_ERROR
+        raise CommandFailed(
+            f"{write_problem(folder, exc)}, so the fork was not made; name a journals folder you can write with "
+            "--dir (or WREN_DIR)"
+        ) from None
     if as_json:
-        row = {"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq}
-        sys.stdout.buffer.write(_json.encode(row) + b"\n")
+        print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
     else:
-        print(f"forked {fmt.label} session {path} at line {forked.at_seq} -> {forked.id}")
-        print(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
-    return EXIT_OK
+        out(f"forked {fmt.label} session {path} at line {forked.at_seq} -> {forked.id}")
+        out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
+    return Exit.OK
+
+
+def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
+    """The clean points of every branch; a file damaged before its end gives those before the damage (exit 4)."""
+    fd = open_for_reading(path)
+    try:
+        read = outline(fd, fmt)
+    finally:
+        os.close(fd)
+    points = fork_points(read).points
+    if as_json:
+        print_json([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points])
+    elif not points:
+        out(f"{path} has no clean fork point yet")
+    else:
+        again = wren_command("fork", str(path), folder=folder, tail="SEQ")
+        out(f"Clean fork points of this {fmt.label} session, by line (fork into Wren with `{again}`):")
+        for line in fork_listing(points):
+            out(f"  {visible(line)}")
+    if read.stop is not None and not read.stop.torn:
+        # Lines after the damage are lost to reading: they may have held points.
+        raise ForeignUnreadable(path, read.stop)
+    if read.stop is not None and not as_json:
+        out(f"stopped at {read.stop} (a line its writer has not finished; nothing after it is read)")
+    return Exit.OK
 
 
 # --- wren watch --agent --------------------------------------------------------------------------------
 
 
-def cmd_watch_agents(args: argparse.Namespace) -> int:
+def watch_agents(args: argparse.Namespace) -> Exit:
     """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
     from ..tui.app import WrenApp
     from ..tui.screens.agents import AgentFolder
@@ -258,4 +271,4 @@ def cmd_watch_agents(args: argparse.Namespace) -> int:
     watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
     app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
     app.run()
-    return EXIT_ERROR if app.return_code else EXIT_OK
+    return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
