@@ -35,13 +35,15 @@ _PROJECT_WIDTH = 28
 
 def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
     """`--agent claude|codex|pi|all`, for `wren ls` and `wren watch`."""
-    env = ", ".join(f"${FORMATS[name].env}" for name in AGENTS)
+    formats = [FORMATS[name] for name in AGENTS]
+    names = ", ".join(f"{f.name}: {f.label}" for f in formats)
+    env = ", ".join(f"${f.env}" for f in formats)
+    defaults = ", ".join(str(f.root({}, Path("~"))) for f in formats)
     parser.add_argument(
         "--agent",
         choices=(*AGENTS, ALL),
-        help=f"{what} of another agent (claude: Claude Code, codex: Codex CLI, pi), or all three, from its own "
-        f"folder: --dir, else the folder its variable names ({env}), else its default "
-        "(~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions)",
+        help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
+        f"its variable names ({env}), else its default ({defaults})",
     )
 
 
