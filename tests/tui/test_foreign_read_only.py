@@ -20,7 +20,7 @@ from tests.formats.sessions import copy_session
 
 _CHILD = textwrap.dedent(
     """
-    import asyncio, json, os, sys
+    import asyncio, json, os, sys, time
     from datetime import UTC, datetime
     from pathlib import Path
 
@@ -63,26 +63,35 @@ _CHILD = textwrap.dedent(
     from wren_tui.tui.app import WrenApp
     from wren_tui.tui.screens.agents import AgentFolder
 
+    from textual.widgets import DataTable
+    from wren_tui.tui.screens.dialogs import Confirm, Notice
+    from wren_tui.tui.screens.fork_picker import ForkPicker
+    from wren_tui.tui.screens.session import SessionScreen
+    async def until(pilot, condition, what):
+        deadline = time.monotonic() + 60
+        while not condition():
+            if time.monotonic() > deadline:
+                raise SystemExit(f"timed out waiting for {what}")
+            await pilot.pause(0.02)
     async def main():
         clock = lambda: datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
         browse = [AgentFolder(FORMATS[agent], folder)]
         for kwargs in ({"agents": browse}, {"session": session}):
             app = WrenApp(folder=folder, clock=clock, journals=journals, **kwargs)
             async with app.run_test(size=(140, 40)) as pilot:
-                for _ in range(30):
-                    await pilot.pause(0.05)
-                await pilot.press("enter")  # the browser opens the session
-                for _ in range(10):
-                    await pilot.pause(0.05)
+                if "agents" in kwargs:
+                    listed = lambda: any(t.row_count == 2 for t in app.screen.query(DataTable))
+                    await until(pilot, listed, "both sessions listed")
+                    await pilot.press("enter")  # the browser opens the session
+                await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session")
                 await pilot.press("e", "t", "r", "escape", "/", "m", "enter", "escape", "home", "enter", "f")
                 await pilot.press("p")
-                for _ in range(20):
-                    await pilot.pause(0.05)
-                await pilot.press("enter", "y")  # fork the last point into Wren's journals folder
-                for _ in range(20):
-                    await pilot.pause(0.05)
+                await until(pilot, lambda: isinstance(app.screen, ForkPicker), "the fork picker")
+                await pilot.press("enter")
+                await until(pilot, lambda: isinstance(app.screen, Confirm), "the question")
+                await pilot.press("y")  # fork the point into Wren's journals folder
+                await until(pilot, lambda: isinstance(app.screen, Notice), "the fork's outcome")
         print(json.dumps({"touched": touched, "forks": sorted(p.name for p in journals.glob("s-*.jsonl"))}))
-
     asyncio.run(main())
     """
 )

@@ -116,8 +116,9 @@ async def test_lines_appended_show_as_they_come_and_a_partial_line_waits_for_its
             agent.flush()
             screen = app.screen
             assert isinstance(screen, SessionScreen)
-            await wait_for(pilot, lambda: screen._reader is not None and screen._reader.offset > 0, "read")
-            await pilot.pause(0.5)
+            # Read up to the cut line's start, and no further: the partial line waits for its newline.
+            whole = len(b"".join(lines[:prompt]))
+            await wait_for(pilot, lambda: screen._reader is not None and screen._reader.offset == whole, "read")
             assert "How many lines does hello.py have?" not in screen_text(app)
             assert "stopped at" not in _status(app)
             agent.write(lines[prompt][100:] + b"".join(lines[prompt + 1 :]))
