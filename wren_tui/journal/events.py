@@ -20,11 +20,26 @@ class ToolCall(msgspec.Struct, frozen=True, gc=False):
     args: str
 
 
+class Reasoning(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
+    """One piece of a model's reasoning (thinking), as its server sent it."""
+
+    text: str = ""
+    # The wire field or block it came in (reasoning_content, reasoning, thinking, redacted_thinking):
+    # a gateway sends it back only to the kind of server that asked for it.
+    kind: str = ""
+    # Anthropic's proof that a thinking block is the model's own, sent back with it unchanged.
+    signature: str | None = None
+    # Anthropic's encrypted thinking (a redacted_thinking block), sent back as it came.
+    data: str | None = None
+
+
 class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     role: Role
     content: str
     toolCalls: list[ToolCall] | None = None
     toolCallId: str | None = None
+    # An assistant's reasoning before its reply; an older reader skips the field.
+    reasoning: list[Reasoning] | None = None
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type", gc=False):
@@ -49,6 +64,8 @@ class Delta(_Event, frozen=True, tag="delta"):
     """A fragment of the assistant's reply as it streams; the whole reply follows as a message."""
 
     text: str
+    # A fragment of its reasoning rather than of its text (an older reader shows it as text).
+    reasoning: bool = False
 
 
 class ToolStart(_Event, frozen=True, tag="tool_start"):
@@ -161,7 +178,8 @@ def describe(event: Event) -> str:
     if isinstance(event, Recovery):
         return f"[{event.id}] {event.decision}"
     if isinstance(event, Delta):
-        return f"streamed {len(event.text)} chars: {_fragment(event.text)}"
+        of = " of reasoning" if event.reasoning else ""
+        return f"streamed {len(event.text)} chars{of}: {_fragment(event.text)}"
     if isinstance(event, UnknownEvent):
         return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
     return ""
