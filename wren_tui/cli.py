@@ -18,7 +18,7 @@ import msgspec
 
 from . import __version__
 from .journal.commandline import wren_command
-from .journal.events import Event, Message, describe, event_type, to_builtins
+from .journal.events import ChatMessage, Event, Message, describe, event_type, to_builtins
 from .journal.fork import NotAForkPoint, fork, fork_listing, fork_points
 from .journal.reader import EventSink, JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
 from .journal.store import (
@@ -71,8 +71,20 @@ def summarize(event: Event) -> str:
         if len(text) > 100:
             text = text[:97] + "..."
         calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
-        return f"{msg.role}: {text!r}{calls}"
+        return f"{msg.role}: {text!r}{calls}{_reasoning_note(msg)}"
     return describe(event)
+
+
+def _reasoning_note(msg: ChatMessage) -> str:
+    """An assistant's reasoning, folded to its size and first words (`wren log --json` has all of it)."""
+    if not msg.reasoning:
+        return ""
+    text = " ".join("".join(r.text for r in msg.reasoning).split())
+    sealed = sum(1 for r in msg.reasoning if r.data)
+    parts = [f"{len(text):,} chars {text[:60] + '…' if len(text) > 60 else text!r}"] if text else []
+    if sealed:
+        parts.append(f"{sealed} encrypted")
+    return f"  · reasoning: {', '.join(parts)}"
 
 
 def stop_sentence(result: ReadResult | ReadVerdict) -> str:

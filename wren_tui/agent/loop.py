@@ -46,6 +46,7 @@ DELTA_MAX_CHARS = 400
 # What `wren run` prints before the model's reasoning, and at the start of each of its lines.
 REASONING_HEADER = "[thinking]"
 REASONING_MARK = "┊ "
+REASONING_SEALED = "[thinking: encrypted by the server; kept to send back, not shown]"
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,8 @@ class Agent:
                 if part.text:
                     thinking.add(part.text)
                     self.printer.reasoning(self.redactor.clean(part.text))
+                elif part.data:
+                    self.printer.line(REASONING_SEALED)
             else:
                 thinking.flush()
             if isinstance(part, TextPart):
