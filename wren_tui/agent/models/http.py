@@ -208,7 +208,8 @@ def parts_of(
     except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as exc:
         text = json.dumps(value, ensure_ascii=False)
         raise GatewayError(
-            f"the model server at {endpoint.url} sent an event Wren cannot read ({_why(exc)}): {text[:200]!r}"
+            f"the model server at {endpoint.url} sent an event Wren cannot read ({_why(exc)}): {text[:200]!r}; "
+            f"check that {endpoint.base_var} names a server of this protocol"
         ) from None
 
 
