@@ -1,0 +1,144 @@
+"""The anthropic gateway's settings and what it sends: turns the Messages API accepts, built from any session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.conftest import journals_of
+from tests.agent.openai_server import OpenAIServer, Recorded
+from tests.agent.recorded import fixture
+from tests.conftest import run_wren
+from wren_tui.agent.models import default_model
+from wren_tui.agent.models.anthropic import create, messages_url, wire_messages
+from wren_tui.agent.models.base import ModelSetup, ModelUnavailable, Reply
+from wren_tui.agent.tools import TOOLS
+from wren_tui.journal.events import ChatMessage, Reasoning, ToolCall
+
+
+def setup(**env: str) -> ModelSetup:
+    return ModelSetup(workspace=Path("/w"), system="You are Wren.", pace=0.0, env=env)
+
+
+def test_the_messages_url_is_under_the_base_whether_or_not_it_ends_in_v1() -> None:
+    assert messages_url("https://api.anthropic.com") == "https://api.anthropic.com/v1/messages"
+    assert messages_url("http://127.0.0.1:9/v1/") == "http://127.0.0.1:9/v1/messages"
+
+
+def test_wren_provider_names_the_default_model_and_a_lone_anthropic_key_does_not() -> None:
+    assert default_model({"WREN_PROVIDER": "anthropic"}) == "anthropic"
+    assert default_model({"ANTHROPIC_API_KEY": "sk-ant-x"}) == "scripted"
+    assert default_model({"WREN_API_KEY": "k", "WREN_PROVIDER": "scripted"}) == "scripted"
+    with pytest.raises(ModelUnavailable, match=r"WREN_PROVIDER=claude: there is no such model; choose one of: "):
+        default_model({"WREN_PROVIDER": "claude"})
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({}, "--model anthropic needs ANTHROPIC_API_KEY"),
+        (
+            {"ANTHROPIC_API_KEY": "k", "WREN_THINKING_BUDGET": "lots"},
+            "WREN_THINKING_BUDGET=lots: must be a whole number",
+        ),
+        ({"ANTHROPIC_API_KEY": "k", "WREN_THINKING_BUDGET": "500"}, "must be at least 1024"),
+        ({"ANTHROPIC_API_KEY": "k", "WREN_MAX_TOKENS": "0"}, "WREN_MAX_TOKENS=0: must be a whole number"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused_before_anything_is_sent(env: dict[str, str], says: str) -> None:
+    with pytest.raises(ModelUnavailable, match=says):
+        create(setup(**env))
+
+
+def test_a_bad_setting_is_exit_2_with_its_sentence_and_no_journal(workspace: Path) -> None:
+    proc = run_wren(
+        ["run", "--dir", "../journals", "hello"],
+        cwd=workspace,
+        env={"WREN_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k-0123456789", "WREN_THINKING_BUDGET": "9"},
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.startswith("wren: WREN_THINKING_BUDGET=9: must be at least 1024") and "Traceback" not in proc.stderr
+    )
+    assert list(journals_of(workspace).glob("*.jsonl")) == []
+
+
+async def test_the_thinking_budget_and_the_system_prompt_go_in_the_request() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any], headers: dict[str, str]) -> Recorded:
+        bodies.append(body)
+        return Recorded(fixture("anthropic_thinking_text.sse"))
+
+    async with OpenAIServer(answer) as srv:
+        gateway = create(
+            setup(ANTHROPIC_BASE_URL=srv.base_url, WREN_THINKING_BUDGET="2048", WREN_MAX_TOKENS="4096", WREN_MODEL="m")
+        )
+        reply = Reply()
+        async for part in gateway.stream([ChatMessage(role="user", content="names?")], list(TOOLS.values())):
+            reply.add(part)
+    assert reply.content == "- Captain\n- Scoop"
+    body = bodies[0]
+    assert (body["model"], body["max_tokens"], body["thinking"]) == (
+        "m",
+        4096,
+        {"type": "enabled", "budget_tokens": 2048},
+    )
+    assert body["system"] == "You are Wren." and body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "names?"}]}
+    ]
+
+
+def test_turns_sent_merge_tool_results_with_a_following_message_and_keep_only_anthropics_own_thinking() -> None:
+    messages = [
+        ChatMessage(role="user", content="go"),
+        ChatMessage(
+            role="assistant",
+            content="",
+            toolCalls=[
+                ToolCall("functions.read:0", "read_file", '{"path": "a"}'),
+                ToolCall("c2", "list_dir", "not json"),
+            ],
+            # Reasoning from an OpenAI-compatible server has no signature: Anthropic would refuse it.
+            reasoning=[Reasoning("deepseek thought", "reasoning_content")],
+        ),
+        ChatMessage(role="tool", content="A", toolCallId="functions.read:0"),
+        ChatMessage(role="tool", content="B", toolCallId="c2"),
+        ChatMessage(role="user", content="and now?"),
+        ChatMessage(role="assistant", content=""),  # an empty reply: the API refuses empty content
+        ChatMessage(role="user", content="hello?"),
+        ChatMessage(
+            role="assistant",
+            content="Hi.",
+            reasoning=[Reasoning("t", "thinking", signature="sig"), Reasoning(kind="redacted_thinking", data="enc")],
+        ),
+    ]
+    assert wire_messages(messages) == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "functions_read_0", "name": "read_file", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "c2", "name": "list_dir", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "functions_read_0", "content": "A"},
+                {"type": "tool_result", "tool_use_id": "c2", "content": "B"},
+                {"type": "text", "text": "and now?"},
+                {"type": "text", "text": "hello?"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "t", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "enc"},
+                {"type": "text", "text": "Hi."},
+            ],
+        },
+    ]
