@@ -13,7 +13,7 @@ from tests.agent.recorded import fixture
 from tests.conftest import run_wren
 from wren_tui.agent.models import default_model
 from wren_tui.agent.models.anthropic import create, messages_url, wire_messages
-from wren_tui.agent.models.base import ModelSetup, ModelUnavailable, Reply
+from wren_tui.agent.models.base import GatewayError, ModelSetup, ModelUnavailable, Reply
 from wren_tui.agent.tools import TOOLS
 from wren_tui.journal.events import ChatMessage, Reasoning, ToolCall
 
@@ -142,3 +142,15 @@ def test_turns_sent_merge_tool_results_with_a_following_message_and_keep_only_an
             ],
         },
     ]
+
+
+async def test_an_error_event_mid_stream_that_no_retry_fixes_ends_the_reply_with_the_servers_words() -> None:
+    start = fixture("anthropic_thinking_text.sse").split(b"\n\n")[0] + b"\n\n"
+    refused = b'event: error\ndata: {"type":"error","error":{"type":"invalid_request_error","message":"bad turn"}}\n\n'
+    async with OpenAIServer(lambda body, headers: Recorded(start + refused)) as srv:
+        gateway = create(setup(ANTHROPIC_BASE_URL=srv.base_url))
+        with pytest.raises(GatewayError) as caught:
+            async for _part in gateway.stream([ChatMessage(role="user", content="hi")], []):
+                pass
+    assert len(srv.requests) == 1
+    assert "reported invalid_request_error mid-stream: bad turn" in str(caught.value)

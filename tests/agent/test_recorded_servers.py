@@ -31,7 +31,8 @@ from tests.agent.recorded import (
     journaled,
     openai_expected,
 )
-from wren_tui.journal.events import Error, Event, Message, RunEnd, Usage
+from wren_tui.agent.tools import TOOLS
+from wren_tui.journal.events import Delta, Error, Event, Message, RunEnd, ToolStart, Usage
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "k" * 24
 
@@ -205,6 +206,9 @@ async def test_a_recorded_response_gives_an_exact_journal_or_one_sentence_with_t
     errors = [e for e in events if isinstance(e, Error)]
     expected_path = "/v1/messages" if row.model == "anthropic" else "/v1/chat/completions"
     assert set(srv.paths) == {expected_path}
+    # A call to a tool Wren does not have never starts (none of the recordings asks for one of ours but Ollama).
+    assert all(e.name in TOOLS for e in events if isinstance(e, ToolStart))
+    assert all(e.text for e in events if isinstance(e, Delta))
     if row.status == 0:
         assert status == 0, err
         replies = [s for s in row.serves if s.status == 200 and not s.fails]

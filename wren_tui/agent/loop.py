@@ -18,17 +18,7 @@ from typing import Literal, TextIO, TypeVar
 
 import msgspec
 
-from ..journal.events import (
-    ChatMessage,
-    Delta,
-    Error,
-    KnownEvent,
-    Message,
-    ToolCall,
-    ToolEnd,
-    ToolStart,
-    Usage,
-)
+from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
 from ..journal.visible import visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes

@@ -36,6 +36,7 @@ from .http import (
     RetryPolicy,
     SSEDecoder,
     event_data,
+    give_up_hint,
     in_body_error,
     parts_of,
     refuse,
@@ -329,12 +330,12 @@ class AnthropicGateway:
 
 def _stream_error(endpoint: Endpoint, event: Mapping[str, Any]) -> Exception:
     """An `error` event mid-stream: overloaded, rate-limited or an API error is retried; anything else ends the turn."""
-    error = event.get("error") if isinstance(event.get("error"), Mapping) else {}
-    assert isinstance(error, Mapping)
-    kind = str(error.get("type") or "error")
-    message = str(error.get("message") or kind)
+    error = event.get("error")
+    kind = str(error.get("type") or "error") if isinstance(error, Mapping) else "error"
     status = _RETRY_TYPES.get(kind)
     if status is not None:
-        hint = "The server is overloaded: try again later." if status == 529 else "Try again later."
-        return Retry(f"the model server reported {kind} mid-stream ({message})", hint=hint)
-    return in_body_error(endpoint, event, f"{kind} mid-stream") or GatewayError(message)
+        message = str(error.get("message") or kind) if isinstance(error, Mapping) else kind
+        return Retry(f"the model server reported {kind} mid-stream ({message})", hint=give_up_hint(endpoint, status))
+    return in_body_error(endpoint, event, f"{kind} mid-stream") or GatewayError(
+        f"the model server at {endpoint.url} reported an error mid-stream: {json.dumps(event)[:300]}"
+    )
