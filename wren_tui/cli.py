@@ -79,9 +79,10 @@ def _reasoning_note(msg: ChatMessage) -> str:
     """An assistant's reasoning, folded to its size and first words (`wren log --json` has all of it)."""
     if not msg.reasoning:
         return ""
-    text = " ".join("".join(r.text for r in msg.reasoning).split())
+    whole = "".join(r.text for r in msg.reasoning)
+    text = " ".join(whole.split())
     sealed = sum(1 for r in msg.reasoning if r.data)
-    parts = [f"{len(text):,} chars {text[:60] + '…' if len(text) > 60 else text!r}"] if text else []
+    parts = [f"{len(whole):,} chars {text[:60] + '…' if len(text) > 60 else text!r}"] if text else []
     if sealed:
         parts.append(f"{sealed} encrypted")
     return f"  · reasoning: {', '.join(parts)}"

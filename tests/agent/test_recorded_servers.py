@@ -262,6 +262,12 @@ async def test_a_deepseek_tool_loop_journals_both_reasonings_and_sends_the_first
     # The terminal showed both reasonings as they streamed, apart from the answer.
     assert out.count("[thinking]\n┊ ") == 2 and "┊ The user is asking for the weather" in out
     assert "\n" + answer.content in out
+    # wren log folds each reasoning to its size and first words, after the reply it belongs to.
+    _status, logged, _err = await wren(["log", str(only_journal(journals_of(workspace)))], workspace, {})
+    lines = [line for line in logged.splitlines() if "  message     assistant: " in line]
+    start = "'The user is asking for the weather in San Francisco. I need …'"
+    assert lines[0].endswith(f"-> weather({first.calls[0][2]})  · reasoning: 191 chars {start}")
+    assert f"· reasoning: {len(answer.reasoning[0][1])} chars 'We need to count" in lines[1]
 
 
 async def test_anthropic_thinking_goes_back_first_in_its_turn_with_its_signature(workspace: Path) -> None:
