@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
@@ -9,6 +10,9 @@ import pytest
 
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.listed_model import ListedModel
+from tests.agent.openai_server import OpenAIServer, Stream, finish_chunk, sse, text_chunk
+from tests.agent.test_terminal import assert_shows_every_sequence, pieces
+from tests.agent.tty import Tty, assert_inert, hostile_lines
 from wren_tui.agent.loop import Printer
 from wren_tui.agent.models import MODELS
 from wren_tui.agent.models.base import FinishPart, Gateway, ModelSetup, ReasoningPart, TextPart, ToolCallPart
@@ -83,3 +87,23 @@ async def test_reasoning_streams_as_reasoning_deltas_and_is_kept_with_its_reply_
     assert "[thinking]\n┊ The key is [redacted]; I must not print it.\n" in shown
     assert "[thinking: encrypted by the server; kept to send back, not shown]\nI will list the files." in shown
     assert SECRET not in shown
+
+
+async def test_reasoning_that_holds_every_terminal_sequence_is_shown_and_never_obeyed(workspace: Path) -> None:
+    # Cut after every ESC and CR and every 5 characters, so no sequence arrives in one fragment.
+    chunks = [{"choices": [{"index": 0, "delta": {"reasoning_content": p}}]} for p in pieces(hostile_lines())]
+    data = sse(*chunks, text_chunk("Nothing to do."), finish_chunk("stop"))
+    async with OpenAIServer(lambda body, headers: Stream([data])) as srv:
+
+        def session() -> tuple[int, bytes]:
+            tty = Tty(["run", "--model", "openai", "look"], workspace, {"WREN_BASE_URL": srv.base_url})
+            try:
+                return tty.finish(), bytes(tty.data)
+            finally:
+                tty.kill()
+
+        code, everything = await asyncio.to_thread(session)
+    assert code == 0, everything.decode(errors="replace")
+    text = assert_inert(everything, "wren run (the model's reasoning)")
+    assert_shows_every_sequence(text, "wren run (the model's reasoning)")
+    assert "[thinking]\n┊ " in text and "\nNothing to do." in text
