@@ -81,6 +81,6 @@ def test_reasoning_is_written_only_when_there_is_some_and_read_back_whole(tmp_pa
     path = tmp_path / "s.jsonl"
     path.write_bytes(plain + encode_line(Delta(text="t", reasoning=True), 2, TS) + encode_line(THOUGHTFUL, 3, TS))
     result = read_events(path)
-    assert result.reason is None
+    assert result.stop is None
     assert result.events[1] == Delta(seq=2, ts=TS, text="t", reasoning=True)
     assert result.events[2] == msgspec.structs.replace(THOUGHTFUL, seq=3, ts=TS)

@@ -15,8 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from ...journal.reader import JournalError
-from ...journal.store import SessionInfo, describe, journal_paths, lock_holder, project_label, session_id_of
+from ...journal.errors import JournalError
+from ...journal.locks import lock_holder
+from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
@@ -116,7 +117,7 @@ class BrowserScreen(Screen[None]):
             if self._seen.get(path) == stamp and (path not in self._live or still_live):
                 continue
             try:
-                cells = _cells(describe(path))
+                cells = _cells(describe_session(path))
             except (JournalError, OSError):
                 cells = _unreadable(path)  # listed all the same: a journal hidden is a journal lost
             self._show(path, cells, new=path not in self._seen)
