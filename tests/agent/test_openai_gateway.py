@@ -28,7 +28,7 @@ from tests.agent.openai_server import (
 )
 from wren_tui.agent.models.base import GatewayError, Reply, RetryPart
 from wren_tui.agent.models.http import retry_after_seconds
-from wren_tui.agent.models.openai import OpenAIGateway, SSEDecoder, wire_messages
+from wren_tui.agent.models.openai import OpenAIGateway, SSEDecoder, is_deepseek, wire_messages
 from wren_tui.agent.tools import TOOLS
 from wren_tui.journal.events import ChatMessage, Error, Message, Reasoning, ToolCall, ToolEnd
 
@@ -289,7 +289,7 @@ async def test_tool_call_chunks_without_an_index_are_told_apart_by_their_ids() -
     assert [(c.id, c.args) for c in reply.tool_calls("x")] == [("c1", '{"path": "a.py"}'), ("c2", '{"path": "b.py"}')]
 
 
-async def test_reasoning_content_is_kept_apart_from_the_text_and_sent_back_only_within_the_turn() -> None:
+async def test_reasoning_content_is_kept_apart_from_the_text_and_sent_back_with_every_assistant_message() -> None:
     thinking = {"choices": [{"index": 0, "delta": {"content": None, "reasoning_content": "Think first."}}]}
     data = sse(thinking, text_chunk("Answer."), finish_chunk("stop"))
     async with OpenAIServer(lambda body, headers: Stream([data])) as srv:
@@ -297,14 +297,27 @@ async def test_reasoning_content_is_kept_apart_from_the_text_and_sent_back_only_
     assert reply.content == "Answer."
     assert [(r.kind, r.text) for r in reply.reasoning or ()] == [("reasoning_content", "Think first.")]
     earlier = ChatMessage(role="assistant", content="Old.", reasoning=[Reasoning("old thought", "reasoning_content")])
+    bare = ChatMessage(role="assistant", content="", toolCalls=[ToolCall("c0", "read_file", "{}")])
     now = ChatMessage(
         role="assistant",
         content="",
         toolCalls=[ToolCall("c1", "read_file", "{}")],
         reasoning=[Reasoning("new thought", "reasoning_content"), Reasoning("openrouter's", "reasoning")],
     )
-    wire = wire_messages("", [ASK[0], earlier, ChatMessage(role="user", content="again"), now])
-    assert [m.get("reasoning_content") for m in wire if m["role"] == "assistant"] == [None, "new thought"]
+    again = ChatMessage(role="user", content="again")
+    wire = wire_messages("", [ASK[0], earlier, again, bare, now])
+    # Earlier turns too (DeepSeek refuses a later request without them); a reply without any sends an empty one.
+    assert [m["reasoning_content"] for m in wire if m["role"] == "assistant"] == ["old thought", "", "new thought"]
+
+
+def test_reasoning_fields_go_only_to_a_server_that_sent_reasoning_content_or_is_deepseeks() -> None:
+    routed = ChatMessage(role="assistant", content="Hi.", reasoning=[Reasoning("openrouter's", "reasoning")])
+    plain = ChatMessage(role="assistant", content="Hi.")
+    for wire in (wire_messages("", [ASK[0], routed]), wire_messages("", [ASK[0], plain])):
+        assert not any("reasoning_content" in m or "reasoning" in m for m in wire)
+    assert wire_messages("", [ASK[0], plain], thinking=True)[-1]["reasoning_content"] == ""
+    assert is_deepseek("https://api.deepseek.com") and is_deepseek("https://api.deepseek.com/v1")
+    assert not is_deepseek("https://api.groq.com/openai/v1") and not is_deepseek("https://notdeepseek.com/v1")
 
 
 MALFORMED: dict[str, bytes] = {

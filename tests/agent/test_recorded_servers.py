@@ -328,3 +328,51 @@ async def test_the_same_429_body_served_as_a_proxys_200_names_the_provider_and_i
     retry = next(e for e in events if isinstance(e, Error))
     raw = json.loads(fixture("openrouter_429.json"))["error"]["metadata"]["raw"]
     assert "Provider returned error (Google: " in retry.message and raw in retry.message
+
+
+def deepseek_refuses(body: dict[str, Any]) -> bool:
+    """DeepSeek's thinking-mode rule: in a user turn that called tools, every assistant message carries
+    `reasoning_content`, in that turn's requests and in every later one."""
+    turns: list[list[dict[str, Any]]] = [[]]
+    for m in body["messages"]:
+        if m["role"] == "user":
+            turns.append([])
+        elif m["role"] == "assistant":
+            turns[-1].append(m)
+    return any(
+        any(m.get("tool_calls") for m in said) and not all("reasoning_content" in m for m in said) for said in turns
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["deepseek_reasoning_answer.sse", "openai_text_after_tool.sse"],
+    ids=["the answer reasoned", "the answer came without reasoning"],
+)
+async def test_a_second_message_after_a_deepseek_tool_loop_sends_every_reasoning_of_the_session_back(
+    answer: str, workspace: Path
+) -> None:
+    replies = [fixture(name) for name in ("deepseek_toolcall.sse", answer, "deepseek_reasoning_answer.sse")]
+    refusal = fixture("deepseek_400_reasoning_content.json")
+
+    def reply(body: dict[str, Any], headers: dict[str, str]) -> Answer:
+        if deepseek_refuses(body):
+            return Recorded(refusal, 400, JSON)
+        data = replies[min(len(srv.requests), len(replies)) - 1]
+        return Recorded(data, cuts=cuts(data))
+
+    async with OpenAIServer(reply) as srv:
+        env = model_env("openai", srv)
+        status, out, err = await wren(["run", "--dir", "../journals", "--model", "openai", "weather?"], workspace, env)
+        assert status == 0, err
+        sid = out.split()[0]
+        status, out, err = await wren(
+            ["resume", "--dir", "../journals", "--model", "openai", sid, "and tomorrow?"], workspace, env
+        )
+    assert status == 0, err
+    assert len(srv.requests) == 3
+    said = [m for m in srv.requests[2]["messages"] if m["role"] == "assistant"]
+    first = openai_expected(replies[0]).reasoning[0][1]
+    second = [text for _kind, text, _sig, _data in openai_expected(replies[1]).reasoning]
+    # Each reply's own reasoning goes back; one that came without any goes back empty, as DeepSeek accepts.
+    assert [m["reasoning_content"] for m in said] == [first, *(second or [""])]

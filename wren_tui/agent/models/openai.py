@@ -2,8 +2,8 @@
 
 Works with any server that speaks the protocol (OpenAI, DeepSeek, Groq, OpenRouter, Ollama, vLLM,
 llama.cpp). Reasoning a server streams (`reasoning_content`, or OpenRouter's `reasoning`) is kept
-with the reply, and `reasoning_content` goes back to the server within the turn, as DeepSeek's
-thinking mode requires. A server that answers with one JSON document instead of a stream is read
+with the reply, and `reasoning_content` goes back to the server with every assistant message, as
+DeepSeek's thinking mode requires. A server that answers with one JSON document instead of a stream is read
 as that document. Retries and the sentences for failures are in `http.py`.
 """
 
@@ -43,11 +43,20 @@ from .http import (
     with_retries,
 )
 
-__all__ = ["OpenAIGateway", "SSEDecoder", "chunk_parts", "completion_parts", "create", "wire_messages", "wire_tools"]
+__all__ = [
+    "OpenAIGateway",
+    "SSEDecoder",
+    "chunk_parts",
+    "completion_parts",
+    "create",
+    "is_deepseek",
+    "wire_messages",
+    "wire_tools",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
-# The field DeepSeek (and vLLM, Qwen, Kimi) stream reasoning in, and want back in a tool loop.
+# The field DeepSeek (and vLLM, Qwen, Kimi) stream reasoning in, and want back once there was a tool call.
 REASONING_CONTENT = "reasoning_content"
 # OpenRouter's (and Ollama's) field: shown and kept, never sent back (no server requires it).
 REASONING = "reasoning"
@@ -62,12 +71,17 @@ def create(setup: ModelSetup) -> OpenAIGateway:
     return OpenAIGateway.from_env(setup.system, setup.env)
 
 
-def wire_messages(system: str, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """Our messages in the chat-completions shape, after the system prompt."""
+def wire_messages(system: str, messages: Sequence[ChatMessage], *, thinking: bool = False) -> list[dict[str, Any]]:
+    """Our messages in the chat-completions shape, after the system prompt.
+
+    Once the server has sent `reasoning_content` in the conversation (or `thinking` says it is
+    DeepSeek's), every assistant message carries its own, or an empty one: DeepSeek's thinking mode
+    refuses a request in which a message of a turn that called tools lacks it, in every later turn
+    too. A server that never sent the field never sees it.
+    """
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    # Reasoning goes back only within the current turn: DeepSeek needs it there, and older turns' is dead weight.
-    turn = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    for index, m in enumerate(messages):
+    thinking = thinking or any(r.kind == REASONING_CONTENT for m in messages for r in m.reasoning or ())
+    for m in messages:
         if m.role == "tool":
             wire.append({"role": "tool", "tool_call_id": m.toolCallId or "", "content": m.content})
             continue
@@ -79,11 +93,16 @@ def wire_messages(system: str, messages: Sequence[ChatMessage]) -> list[dict[str
             item["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}} for c in m.toolCalls
             ]
-        reasoning = "".join(r.text for r in m.reasoning or () if r.kind == REASONING_CONTENT)
-        if reasoning and index > turn:
-            item[REASONING_CONTENT] = reasoning
+        if thinking:
+            item[REASONING_CONTENT] = "".join(r.text for r in m.reasoning or () if r.kind == REASONING_CONTENT)
         wire.append(item)
     return wire
+
+
+def is_deepseek(base_url: str) -> bool:
+    """DeepSeek's own API: it may think without saying so (a bare tool call), so the field goes from the start."""
+    host = httpx.URL(base_url).host or ""
+    return host == "deepseek.com" or host.endswith(".deepseek.com")
 
 
 def wire_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
@@ -176,6 +195,7 @@ class OpenAIGateway:
         rng: random.Random | None = None,
     ) -> None:
         self._endpoint = Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL")
+        self._deepseek = is_deepseek(base_url)
         self._api_key = api_key
         self._model = model
         self._system = system
@@ -200,7 +220,7 @@ class OpenAIGateway:
     def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": wire_messages(self._system, messages),
+            "messages": wire_messages(self._system, messages, thinking=self._deepseek),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
