@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agent.conftest import journals_of
+from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.openai_server import OpenAIServer, Recorded
 from tests.agent.recorded import fixture
+from tests.agent.test_recorded_servers import wren
 from tests.conftest import run_wren
 from wren_tui.agent.models import default_model
 from wren_tui.agent.models.anthropic import create, messages_url, wire_messages
@@ -154,3 +156,49 @@ async def test_an_error_event_mid_stream_that_no_retry_fixes_ends_the_reply_with
                 pass
     assert len(srv.requests) == 1
     assert "reported invalid_request_error mid-stream: bad turn" in str(caught.value)
+
+
+def _event(data: dict[str, Any]) -> bytes:
+    return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+_START = fixture("anthropic_thinking_text.sse").split(b"\n\n")[0] + b"\n\n"
+_TEXT_BLOCK = _event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+
+MALFORMED: dict[str, bytes] = {
+    "an input count that is not a number": _event(
+        {"type": "message_start", "message": {"usage": {"input_tokens": "many", "output_tokens": 1}}}
+    ),
+    "a message_start without its message": _event({"type": "message_start"}),
+    "a block without an index": _START + _event({"type": "content_block_start", "content_block": {"type": "text"}}),
+    "a text delta that is a number": _START
+    + _TEXT_BLOCK
+    + _event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}}),
+    "a text block whose text is a list": _START
+    + _event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ["a"]}}),
+    "a thinking delta that is an object": _START
+    + _event({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": {"a": 1}}}),
+    "an output count that is a list": _START
+    + _event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": [1]}}),
+    "a tool_use block whose name is a number": _START
+    + _event({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": 7}}),
+    "a delta that is a list": _START + _event({"type": "content_block_delta", "index": 0, "delta": ["x"]}),
+    "an event that is not JSON": _START + b"event: ping\ndata: {nope\n\n",
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+async def test_a_malformed_anthropic_event_ends_the_run_with_one_sentence_and_run_end_error(
+    name: str, workspace: Path
+) -> None:
+    async with OpenAIServer(lambda body, headers: Recorded(MALFORMED[name])) as srv:
+        url = srv.base_url
+        env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k-0123456789"}
+        code, out, err = await wren(["run", "--dir", "../journals", "--model", "anthropic", "hello"], workspace, env)
+    assert code == 1 and "Traceback" not in out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"wren: the model server at {url}/messages sent "), err
+    assert len(srv.requests) == 1  # a server that sends what Wren cannot read is not asked again
+    events = events_of(only_journal(journals_of(workspace)))
+    assert [type(e).__name__ for e in events][-2:] == ["Error", "RunEnd"]
+    assert events[-1].reason == "error"  # type: ignore[union-attr]

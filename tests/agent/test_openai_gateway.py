@@ -329,6 +329,13 @@ MALFORMED: dict[str, bytes] = {
     "a tool call index that is not a number": sse(
         {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": "first", "function": {"arguments": "{}"}}]}}]}
     ),
+    "a tool call whose name is a number": sse(
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": 7}}]}}]}
+    ),
+    "a tool call whose id is an object": sse(
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": {}, "function": {"name": "x"}}]}}]}
+    ),
+    "a whole message whose content is a list": b'{"choices": [{"message": {"content": ["Hi"]}}]}',
     "choices that are not a list of objects": sse({"choices": "none"}),
     "a delta that is a list": sse({"choices": [{"index": 0, "delta": ["Hi"]}]}),
     "an event that is not JSON": b"data: {not json\n\n",

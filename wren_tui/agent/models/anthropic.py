@@ -196,32 +196,46 @@ def _input_tokens(usage: Mapping[str, Any]) -> int:
     return sum(int(usage.get(k) or 0) for k in _INPUT_COUNTS)
 
 
+def _string(source: Mapping[str, Any], key: str, *, required: bool = False) -> str:
+    """A text field of an event: a string, or absent/null as "" unless `required`; anything else cannot be read."""
+    value = source.get(key) if not required else source[key]
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is a {type(value).__name__}, not a string")
+    return value
+
+
 def _block_start(index: int, block: Mapping[str, Any]) -> list[StreamPart]:
     kind = block.get("type")
     if kind == "text":
-        return [TextPart(block["text"])] if block.get("text") else []
+        text = _string(block, "text")
+        return [TextPart(text)] if text else []
     if kind == "tool_use":
         given = block.get("input")
         args = json.dumps(given, ensure_ascii=False) if given else ""
-        return [ToolCallPart(index=index, id=str(block["id"]), name=str(block["name"]), args=args)]
+        call_id, name = _string(block, "id", required=True), _string(block, "name", required=True)
+        return [ToolCallPart(index=index, id=call_id, name=name, args=args)]
     if kind == THINKING:
-        text = block.get("thinking") or ""
-        return [ReasoningPart(str(text), block=index, kind=THINKING, signature=block.get("signature") or None)]
+        signature = _string(block, "signature") or None
+        return [ReasoningPart(_string(block, "thinking"), block=index, kind=THINKING, signature=signature)]
     if kind == REDACTED_THINKING:
-        return [ReasoningPart(block=index, kind=REDACTED_THINKING, data=str(block["data"]))]
+        return [ReasoningPart(block=index, kind=REDACTED_THINKING, data=_string(block, "data", required=True))]
     return []  # server tools' blocks: Wren offers none
 
 
 def _block_delta(index: int, delta: Mapping[str, Any]) -> list[StreamPart]:
     kind = delta.get("type")
     if kind == "text_delta":
-        return [TextPart(delta["text"])] if delta["text"] else []
+        text = _string(delta, "text", required=True)
+        return [TextPart(text)] if text else []
     if kind == "input_json_delta":
-        return [ToolCallPart(index=index, args=str(delta.get("partial_json") or ""))]
+        return [ToolCallPart(index=index, args=_string(delta, "partial_json"))]
     if kind == "thinking_delta":
-        return [ReasoningPart(str(delta["thinking"]), block=index, kind=THINKING)] if delta["thinking"] else []
+        thought = _string(delta, "thinking", required=True)
+        return [ReasoningPart(thought, block=index, kind=THINKING)] if thought else []
     if kind == "signature_delta":
-        return [ReasoningPart(block=index, kind=THINKING, signature=str(delta["signature"]))]
+        return [ReasoningPart(block=index, kind=THINKING, signature=_string(delta, "signature", required=True))]
     return []  # citations and later additions
 
 

@@ -113,11 +113,20 @@ def wire_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
+def _string(source: Mapping[str, Any], key: str) -> str:
+    """A text field of a chunk: a string, or absent/null as ""; anything else cannot be read."""
+    value = source.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is a {type(value).__name__}, not a string")
+    return value
+
+
 def _reasoning_part(source: Mapping[str, Any]) -> ReasoningPart | None:
     """The reasoning in a delta or a message: `reasoning_content` first, so a server sending both is read once."""
     for field in (REASONING_CONTENT, REASONING):
-        text = source.get(field)
-        if isinstance(text, str) and text:
+        if text := _string(source, field):
             return ReasoningPart(text, kind=field)
     return None
 
@@ -130,8 +139,8 @@ def _tool_call_part(call: Mapping[str, Any], position: int | None) -> ToolCallPa
         arguments = json.dumps(arguments, ensure_ascii=False)  # a server that sends the arguments as an object
     return ToolCallPart(
         index=None if index is None else int(index),
-        id=call.get("id") or None,
-        name=fn.get("name") or None,
+        id=_string(call, "id") or None,
+        name=_string(fn, "name") or None,
         args=arguments or "",
     )
 
@@ -149,8 +158,8 @@ def chunk_parts(chunk: Mapping[str, Any]) -> list[StreamPart]:
         delta = choice.get("delta") or {}
         if (thought := _reasoning_part(delta)) is not None:
             parts.append(thought)
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            parts.append(TextPart(delta["content"]))
+        if text := _string(delta, "content"):
+            parts.append(TextPart(text))
         for call in delta.get("tool_calls") or ():
             # Without an index, calls are told apart by their ids (see ToolCallPart).
             parts.append(_tool_call_part(call, None))
@@ -170,8 +179,8 @@ def completion_parts(document: Mapping[str, Any]) -> list[StreamPart]:
         message = choice.get("message") or {}
         if (thought := _reasoning_part(message)) is not None:
             parts.append(thought)
-        if isinstance(message.get("content"), str) and message["content"]:
-            parts.append(TextPart(message["content"]))
+        if text := _string(message, "content"):
+            parts.append(TextPart(text))
         for position, call in enumerate(message.get("tool_calls") or ()):
             parts.append(_tool_call_part(call, position))
         parts.append(FinishPart(str(choice.get("finish_reason") or "stop")))
