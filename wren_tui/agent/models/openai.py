@@ -56,9 +56,9 @@ __all__ = [
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
-# The field DeepSeek (and vLLM, Qwen, Kimi) stream reasoning in, and want back once there was a tool call.
+# The field DeepSeek (and Qwen, Kimi, vLLM before 0.11) stream reasoning in, and want back once there was a tool call.
 REASONING_CONTENT = "reasoning_content"
-# OpenRouter's (and Ollama's) field: shown and kept, never sent back (no server requires it).
+# OpenRouter's (and Ollama's, vLLM's from 0.11) field: shown and kept, never sent back (no server requires it).
 REASONING = "reasoning"
 
 
