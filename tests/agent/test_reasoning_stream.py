@@ -13,6 +13,7 @@ from tests.agent.listed_model import ListedModel
 from tests.agent.openai_server import OpenAIServer, Stream, finish_chunk, sse, text_chunk
 from tests.agent.test_terminal import assert_shows_every_sequence, pieces
 from tests.agent.tty import Tty, assert_inert, hostile_lines
+from wren_tui.agent.errors import Ended
 from wren_tui.agent.loop import Printer
 from wren_tui.agent.models import MODELS
 from wren_tui.agent.models.base import FinishPart, Gateway, ModelSetup, ReasoningPart, TextPart, ToolCallPart
@@ -67,7 +68,7 @@ async def test_reasoning_streams_as_reasoning_deltas_and_is_kept_with_its_reply_
     monkeypatch.setitem(MODELS, "listed", listed)
     out = io.StringIO()
     settings = Settings(workspace=workspace, folder=journals_of(workspace), printer=Printer(out), model="listed")
-    assert await run_task(settings, "what is here?", None) == 0
+    assert await run_task(settings, "what is here?", None) == Ended()
 
     journal = only_journal(journals_of(workspace))
     assert SECRET.encode() not in journal.read_bytes()
