@@ -27,6 +27,8 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
+    # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
+    "wren_tui.export": "export",
     # The CLI, wherever its files sit today.
     "wren_tui.cli": "cli",
     "wren_tui.demo": "cli",
@@ -34,23 +36,28 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent.commands": "cli",
     "wren_tui.tui.commands": "cli",
     "wren_tui.fleet.command": "cli",
+    "wren_tui.reports": "cli",
+    "wren_tui.tui.serve": "cli",
 }
 # Layer -> the layers it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal"),
+    "tui": ("base", "journal", "export"),
     "fleet": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet"),
+    "export": ("base", "journal"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "export"),
 }
 # Imports against the table that other work of issue 13 removes; each entry must go when it does.
 PENDING = {
     # `summarize` moves from cli.py to journal/events.py (the cli -> agent -> cli cycle).
     "wren_tui.agent.chat (agent) imports wren_tui.cli (cli)",
 }
-# The viewer's one way to write.
+# The viewer's two ways to write: a fork (a new journal beside the one shown) and an export (a file
+# that is never a journal: export.target refuses a .jsonl name and the journal itself).
 FORK = "wren_tui.journal.fork"
+EXPORT = "wren_tui.export"
 
 
 def test_every_import_of_wren_tui_keeps_to_the_layer_table() -> None:
@@ -64,8 +71,11 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
     assert "wren_tui.tui.screens.session" in viewer and "wren_tui.tui.commands" not in viewer
-    loaded = closure(modules, viewer, without=[FORK])
+    loaded = closure(modules, viewer, without=[FORK, EXPORT])
     assert writers_in(modules, loaded) == []
+    # An export writes in one place: its atomic output (a temporary name, fsync, rename).
+    exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
+    assert {w.split(" line ")[0] for w in writers_in(modules, exporting)} == {"wren_tui.export.atomic"}
     # The cut is what keeps it so: through fork the viewer reaches the writer.
     assert "wren_tui.journal.writer" not in loaded
     assert "wren_tui.journal.writer" in closure(modules, viewer)
@@ -79,7 +89,7 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     assert child in modules[child].imports
     assert modules[child].writes == []
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert child in closure(modules, viewer, without=[FORK])
+    assert child in closure(modules, viewer, without=[FORK, EXPORT])
     assert writers_in(modules, closure(modules, [child])) == []
 
 

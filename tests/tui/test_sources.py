@@ -253,7 +253,9 @@ async def test_a_journal_moved_away_while_a_writer_appends_is_still_read_and_sai
             os.write(fd, encode([user("written after the move")], first_seq=3))
             await wait_for_text(pilot, "written after the move")
             await wait_for(
-                pilot, lambda: "moved to moved.jsonl: its writer stops at its next event" in str(status.render()), "moved"
+                pilot,
+                lambda: "moved to moved.jsonl: its writer stops at its next event" in str(status.render()),
+                "moved",
             )
             assert "3 events" in str(status.render())
             os.close(fd)

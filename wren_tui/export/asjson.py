@@ -26,7 +26,7 @@ def write_json(path: Path, out: AtomicOutput) -> dict[str, Any]:
 
     def take(events: list[Event], lines: Lines) -> None:
         nonlocal started
-        out.write_bytes((b"," if started else b"") + _events_json(events, bytes(lines)))
+        out.write_raw((b"," if started else b"") + _events_json(events, bytes(lines)))
         started = True
 
     verdict = scan_events(path, take)

@@ -39,7 +39,7 @@ class AtomicOutput:
         if self._pending >= _FLUSH:
             self._flush()
 
-    def write_bytes(self, data: bytes) -> None:
+    def write_raw(self, data: bytes) -> None:
         if self._parts:
             self._flush()
         self._body.write(data)

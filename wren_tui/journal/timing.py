@@ -82,6 +82,14 @@ class TimeSpent:
                 self._spend(now - self.since_ms)
         self.phase, self.since_ms = nxt, now
 
+    def until(self, now_ms: int | None) -> TimeSpent:
+        """The sums with the phase under way counted up to `now_ms` (a live session's clock), as a copy."""
+        spent = TimeSpent(self.model_ms, self.tools_ms, self.person_ms, self.phase, self.since_ms)
+        if now_ms is not None and self.since_ms is not None and now_ms > self.since_ms:
+            spent._spend(now_ms - self.since_ms)
+            spent.since_ms = now_ms
+        return spent
+
     def _spend(self, ms: int) -> None:
         if self.phase == "model":
             self.model_ms += ms

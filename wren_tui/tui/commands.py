@@ -29,6 +29,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help='choose a fork point and print "ID SEQ" on exit, for scripts (the latest session if none is given)',
     )
     p.add_argument("--poll", action="store_true", help="poll for changes instead of using file notifications")
+    from .serve import add_options
+
+    add_options(p)
     p.set_defaults(handler=cmd_watch)
 
 
@@ -57,6 +60,13 @@ def _journals_in(folder: Path) -> Path:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     folder, session = target_of(args)
+    if getattr(args, "serve", False):
+        if args.pick:
+            sys.stderr.write("wren: --pick prints to this terminal; it cannot be used with --serve\n")
+            return 2
+        from .serve import serve
+
+        return serve(folder, session, host=args.host, port=args.port, poll=args.poll)
     from .app import WrenApp
 
     app = WrenApp(folder=folder, session=session, pick=args.pick, watch_mode="poll" if args.poll else "auto")
