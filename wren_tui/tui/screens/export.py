@@ -29,7 +29,7 @@ _LABELS: dict[Format, str] = {"md": "Markdown (m)", "html": "HTML page (h)", "js
 
 
 class ExportDialog(ModalScreen[None]):
-    """Choose a format (m, h, j or the buttons), edit the name, Enter writes it; Esc closes."""
+    """Choose a format (m, h, j, or a button), edit the name if need be; Enter (or the format's button) writes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
@@ -66,6 +66,8 @@ class ExportDialog(ModalScreen[None]):
         self.format = fmt
         for each in _LABELS:
             self.query_one(f"#as-{each}", Button).variant = "primary" if each == fmt else "default"
+        if isinstance(self.focused, Button):
+            self.query_one(f"#as-{fmt}", Button).focus()  # so Enter writes in the format just chosen
 
     @on(Button.Pressed)
     def _chosen(self, event: Button.Pressed) -> None:
@@ -75,7 +77,6 @@ class ExportDialog(ModalScreen[None]):
                 self._write()
             else:
                 self.action_format(fmt)
-                self.query_one("#path", Input).focus()
 
     @on(Input.Submitted, "#path")
     def _submitted(self) -> None:
