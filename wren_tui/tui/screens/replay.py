@@ -138,8 +138,9 @@ class ReplayScreen(SessionScreen):
     def on_mount(self) -> None:
         super().on_mount()
         self.title = strings.REPLAY_TITLE.format(session=self.session)
-        self.mount(Scrubber(len(self.moments)), before=self.query_one(KeyFooter))
-        self._show_moment()
+        scrubber = Scrubber(len(self.moments))
+        self._show_moment(scrubber)
+        self.mount(scrubber, before=self.query_one(KeyFooter))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("replay", "fork_points", "toggle_follow", "live"):
@@ -155,10 +156,11 @@ class ReplayScreen(SessionScreen):
         self.replay.move_to(self.moments.cap(shown))
         self._show_moment()
 
-    def _show_moment(self) -> None:
-        if not self.is_mounted or not self.query(Scrubber):
-            return
-        scrubber = self.query_one(Scrubber)
+    def _show_moment(self, scrubber: Scrubber | None = None) -> None:
+        if scrubber is None:
+            if not self.is_mounted or not self.query(Scrubber):
+                return
+            scrubber = self.query_one(Scrubber)
         moments, shown = self.moments, self._shown
         when = moments.time(shown)
         scrubber.shown, scrubber.playing, scrubber.speed = shown, self._timer is not None, self._speed
