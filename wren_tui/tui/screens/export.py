@@ -38,10 +38,9 @@ class ExportDialog(ModalScreen[None]):
         Binding("j", "format('json')", "JSON", show=False),
     ]
 
-    def __init__(self, journal: Path, *, folder: Path | None = None) -> None:
+    def __init__(self, journal: Path) -> None:
         super().__init__(classes="dialog")
         self.journal = journal
-        self.folder = folder or Path.cwd()
         self.format: Format = "html"
 
     def compose(self) -> ComposeResult:
@@ -54,7 +53,7 @@ class ExportDialog(ModalScreen[None]):
             yield Static(Text(strings.EXPORT_HELP_WEB if self.app.is_web else strings.EXPORT_HELP), id="help")
 
     def _file_name(self, fmt: Format) -> str:
-        return str(self.folder / default_name(self.journal, fmt))
+        return default_name(self.journal, fmt)  # in the folder the viewer was started from
 
     def on_mount(self) -> None:
         self.query_one("#as-html", Button).focus()
