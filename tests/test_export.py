@@ -232,3 +232,16 @@ def test_an_export_of_a_live_session_shows_the_running_call(tmp_path: Path) -> N
     offline = export_session(journal, "html", tmp_path / "cut.html").path.read_text()
     assert re.search(r'class="bar unknown"', offline) and "outcome unknown" in offline
     assert TEST_OUTPUT.splitlines()[-1] in offline
+
+
+def test_an_export_for_a_browser_is_handed_on_as_bytes_and_leaves_no_file(tmp_path: Path) -> None:
+    import tempfile
+
+    from wren_tui.export import export_bytes
+
+    journal = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
+    before = set(Path(tempfile.gettempdir()).glob("wren-export-*"))
+    name, data, stopped = export_bytes(journal, "html")
+    assert name == f"{SESSION}.html" and stopped is None
+    assert data.startswith(b"<!DOCTYPE html>") and b"Fixed: mean([])" in data
+    assert set(Path(tempfile.gettempdir()).glob("wren-export-*")) == before

@@ -35,7 +35,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "then wren exits 4.",
     )
     p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
-    p.add_argument("--format", choices=FORMATS, default="md", help="md (default), html or json")
+    p.add_argument("--format", choices=FORMATS, default="md", help="md, html or json (default: md)")
     p.add_argument(
         "-o",
         "--output",

@@ -103,9 +103,7 @@ def run() -> list[BenchRow]:
     with tempfile.TemporaryDirectory(prefix="wren-bench-export-") as tmp:
         for fmt, at_least in (("html", 50.0), ("md", None), ("json", None)):
             out = Path(tmp) / f"out.{fmt}"
-            seconds = min(
-                _timed([_wren(), "export", str(MID), "--format", fmt, "-o", str(out)]) for _ in range(REPEAT)
-            )
+            seconds = min(_timed([_wren(), "export", str(MID), "--format", fmt, "-o", str(out)]) for _ in range(REPEAT))
             rows.append(
                 absolute(
                     f"wren export --format {fmt}, 100k-event journal ({size_mb:.0f} MB), input read per second",

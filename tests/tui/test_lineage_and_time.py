@@ -297,7 +297,7 @@ async def test_x_exports_the_session_to_the_file_named(tmp_path: Path, monkeypat
         await wait_for_text(pilot, f"Export {SESSION}")
         await pilot.press("m", "enter")  # Markdown, then write it
         await wait_for(pilot, lambda: (out / f"{SESSION}.md").exists(), "the export")
-        await wait_for(pilot, lambda: _notified(app, f"Exported to {out / SESSION}.md"), "the notice")
+        await wait_for(pilot, lambda: _notified(app, f"Exported to {SESSION}.md"), "the notice")
     text = (out / f"{SESSION}.md").read_text()
     assert text.startswith(f"# Session `{SESSION}`") and "Fixed: mean([])" in text
     assert sorted(p.name for p in out.iterdir()) == [f"{SESSION}.md"]

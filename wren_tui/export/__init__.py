@@ -16,13 +16,22 @@ from typing import Literal, get_args
 from ..journal.store import SUFFIX, session_id_of
 from . import html, markdown
 from .asjson import write_json
-from .atomic import AtomicOutput, ExportRefused
+from .atomic import AtomicOutput, ExportRefused, scratch_folder
 from .reading import ExportCancelled, read_session
 
 Format = Literal["md", "html", "json"]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
-__all__ = ["FORMATS", "ExportCancelled", "ExportRefused", "Exported", "Format", "default_name", "export_session"]
+__all__ = [
+    "FORMATS",
+    "ExportCancelled",
+    "ExportRefused",
+    "Exported",
+    "Format",
+    "default_name",
+    "export_bytes",
+    "export_session",
+]
 
 
 @dataclass(frozen=True)
@@ -75,3 +84,15 @@ def export_session(
     finally:
         output.close()
     return Exported(path, reading.stop_sentence())
+
+
+def export_bytes(
+    journal: Path, fmt: Format, *, cancelled: Callable[[], bool] | None = None
+) -> tuple[str, bytes, str | None]:
+    """The export as bytes, with its file name and where reading stopped: for a browser to download.
+
+    It is made as a file is (the same code), in a private temporary folder that is then removed.
+    """
+    with scratch_folder() as folder:
+        done = export_session(journal, fmt, folder, cancelled=cancelled)
+        return done.path.name, done.path.read_bytes(), done.stopped

@@ -7,7 +7,10 @@ so the conversation is kept in an unnamed temporary file as it is read, and copi
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -110,3 +113,13 @@ def _fsync_dir(folder: Path) -> None:
 
 def _why(exc: OSError) -> str:
     return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+@contextmanager
+def scratch_folder() -> Iterator[Path]:
+    """A private temporary folder, removed with what it holds when the block ends (an export to hand on)."""
+    folder = Path(tempfile.mkdtemp(prefix="wren-export-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

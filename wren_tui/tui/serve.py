@@ -29,11 +29,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host",
         default=DEFAULT_HOST,
-        help=f"with --serve: the address to listen on (default {DEFAULT_HOST}: this machine only; from elsewhere, "
+        help=f"with --serve: the address to listen on (default: {DEFAULT_HOST}, this machine only; from elsewhere, "
         "an SSH tunnel: ssh -L PORT:127.0.0.1:PORT HOST)",
     )
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"with --serve: the port to listen on (default {DEFAULT_PORT})"
+        "--port", type=int, default=DEFAULT_PORT, help=f"with --serve: the port to listen on (default: {DEFAULT_PORT})"
     )
 
 

@@ -7,7 +7,6 @@ the browser as a download, so nothing is left on the serving machine's disk by a
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 from textual.worker import get_current_worker
 
-from ...export import ExportCancelled, ExportRefused, Format, default_name, export_session
+from ...export import ExportCancelled, ExportRefused, Format, default_name, export_bytes, export_session
 from ...journal.reader import JournalError
 from .. import strings
 from ..text import shorten, visible
@@ -91,10 +90,8 @@ class ExportDialog(ModalScreen[None]):
         worker = get_current_worker()
         try:
             if target is None:
-                with tempfile.TemporaryDirectory(prefix="wren-export-") as folder:
-                    done = export_session(self.journal, fmt, Path(folder), cancelled=lambda: worker.is_cancelled)
-                    data = done.path.read_bytes()
-                self.app.call_from_thread(self._deliver, done.path.name, data, done.stopped)
+                name, data, stopped = export_bytes(self.journal, fmt, cancelled=lambda: worker.is_cancelled)
+                self.app.call_from_thread(self._deliver, name, data, stopped)
                 return
             done = export_session(self.journal, fmt, target, cancelled=lambda: worker.is_cancelled)
         except ExportCancelled:
