@@ -130,9 +130,11 @@ class _Pass:
         return take
 
     def take(self, events: list[Event], _lines: Lines) -> None:
-        reading, spent = self.reading, self.reading.spent
+        reading = self.reading
         if reading.first_ts is None and events:
             reading.first_ts = events[0].ts
+        # Bound once per chunk: this loop runs once for every event of the journal.
+        spend, message, usage, other = reading.spent.add, self._message, self._usage, self._other
         for event in events:
             kind = type(event)
             if kind is Delta:
@@ -140,13 +142,13 @@ class _Pass:
                 continue
             if self.deltas:
                 self._streamed(event)
-            spent.add(event)
+            spend(event)
             if kind is Message:
-                self._message(event)  # type: ignore[arg-type]
+                message(event)  # type: ignore[arg-type]
             elif kind is Usage:
-                self._usage(event)  # type: ignore[arg-type]
+                usage(event)  # type: ignore[arg-type]
             else:
-                self._other(event)
+                other(event)
         if events:
             reading.events += len(events)
             reading.last_ts = events[-1].ts

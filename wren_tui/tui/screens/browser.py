@@ -160,7 +160,8 @@ class BrowserScreen(Screen[None]):
             order.append(keys[row.id])
         # Unreadable journals have no id to place by: they follow, newest first.
         order.extend(sorted((k for k, info in self._infos.items() if info is None), reverse=True))
-        if order != self._order or self._fit_columns(rebuild=False):
+        refit = self._fit_columns(rebuild=False)  # a new or wider row may change the columns that fit
+        if order != self._order or refit:
             self._order = order
             self._rebuild()
             return
