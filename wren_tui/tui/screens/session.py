@@ -150,7 +150,7 @@ class SessionScreen(Screen[None]):
         yield StatusLine(id="status")
         yield ConversationView(self.timeline, id="conversation")
         yield Static(self._tools_title(), id="tools-title", markup=False)
-        yield TokenSparkline(id="tokens")
+        yield TokenSparkline(self.timeline, id="tokens")
         yield ToolTimings(self.timeline, self.clock, id="tools")
         yield Waterfall(self.timeline, self.clock, id="waterfall")
         yield Input(placeholder=strings.SEARCH_PLACEHOLDER, id="search")
@@ -679,6 +679,7 @@ class SessionScreen(Screen[None]):
         was_focused = self.focused is not None and self.focused.id in ("tools", "waterfall")
         self.toggle_class("-waterfall")
         self.query_one("#tools-title", Static).update(self._tools_title())
+        self.query_one(TokenSparkline).take()
         if was_focused:
             self.query_one("#waterfall" if self.has_class("-waterfall") else "#tools").focus()
 

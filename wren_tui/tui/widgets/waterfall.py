@@ -232,16 +232,27 @@ class Waterfall(ScrollView, can_focus=True):
 
 
 class TokenSparkline(Sparkline):
-    """Tokens used per turn, as a sparkline (Textual's own), kept in step with the timeline."""
+    """Tokens used per turn, as a sparkline (Textual's own), kept in step with the timeline while it is shown."""
 
     DEFAULT_CSS = """
     TokenSparkline { height: 1; margin: 0 1; }
     """
 
+    def __init__(self, timeline: Timeline, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.timeline = timeline
+
     def on_timeline_replaced(self, message: TimelineReplaced) -> None:
-        self.data = message.timeline.turn_tokens.tolist()
+        self.timeline = message.timeline
+        self.take()
 
     def on_timeline_grew(self, message: TimelineGrew) -> None:
-        tokens = message.timeline.turn_tokens
-        if self.data is None or len(self.data) != len(tokens) or (tokens and self.data[-1] != tokens[-1]):
+        self.take()
+
+    def take(self) -> None:
+        """Copy the tokens per turn, if they changed and are shown (a hidden sparkline copies nothing)."""
+        if not self.display:
+            return
+        tokens, data = self.timeline.turn_tokens, self.data
+        if data is None or len(data) != len(tokens) or (tokens and data[-1] != tokens[-1]):
             self.data = tokens.tolist()
