@@ -58,22 +58,40 @@ def is_loopback(host: str) -> bool:
 
 def serve(folder: Path, session: Path | None, *, host: str, port: int, poll: bool) -> int:
     """Serve the viewer until interrupted; 0 when stopped by Ctrl+C or SIGTERM."""
+    import asyncio
+    import signal
+
+    from aiohttp import web
     from textual_serve.server import Server
+
+    def announce(_aiohttp_says: str) -> None:
+        """Said once the server listens (not before: a port in use is then an error, not a promise)."""
+        where = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+        sys.stdout.write(f"serving the viewer at {where} (Ctrl+C stops it)\n")
+        if is_loopback(host):
+            sys.stdout.write(
+                f"from another machine: ssh -L {port}:127.0.0.1:{port} THIS-HOST, then open http://127.0.0.1:{port}\n"
+            )
+        else:
+            sys.stdout.write(f"anyone who can reach {host}:{port} can read these sessions\n")
+        sys.stdout.flush()
 
     class ViewerServer(Server):
         """textual-serve's server, saying what Wren needs said, and answering at the address it was reached by."""
 
         async def on_startup(self, app: Any) -> None:
-            where = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
-            sys.stdout.write(f"serving the viewer at {where} (Ctrl+C stops it)\n")
-            if is_loopback(host):
-                sys.stdout.write(
-                    f"from another machine: ssh -L {port}:127.0.0.1:{port} THIS-HOST, then open "
-                    f"http://127.0.0.1:{port}\n"
-                )
-            else:
-                sys.stdout.write(f"anyone who can reach {host}:{port} can read these sessions\n")
-            sys.stdout.flush()
+            pass  # textual-serve's banner: `announce` says what a person needs, once listening
+
+        def serve(self, debug: bool = False) -> None:
+            # As textual-serve's own, with Wren's sentence printed when the server is listening.
+            self.debug = debug
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            loop.add_signal_handler(signal.SIGINT, self.request_exit)
+            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            web.run_app(
+                self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop, print=announce
+            )
 
         async def handle_index(self, request: Any) -> Any:
             # The page's websocket goes back where the browser came from: a tunnel's port, a host name.
