@@ -95,6 +95,18 @@ class Page:
                 raise AssertionError(f"timed out waiting for {what}; the page received:\n{self.text()[-3000:]}")
             await asyncio.sleep(0.05)
 
+    async def click(self, x: int, y: int) -> None:
+        for kind in ("mousePressed", "mouseReleased"):
+            await self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+    async def type_key(self, key: str, text: str = "", code: str = "", key_code: int = 0) -> None:
+        """One key as a person presses it: down (with its text, if it types one), then up."""
+        down = {"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": key_code}
+        if text:
+            down.update(text=text, unmodifiedText=text)
+        await self.send("Input.dispatchKeyEvent", **down)
+        await self.send("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=key_code)
+
     async def screenshot(self, path: Path) -> Path:
         # Two animation frames: whatever arrived has been drawn by the terminal before the picture.
         await self.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")

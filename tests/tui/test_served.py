@@ -96,8 +96,20 @@ async def test_the_viewer_served_to_a_browser_shows_the_session_and_what_is_appe
             await page.wait_for_text(APPENDED)
             shot = await page.screenshot(tmp_path / "served-after-append.png")
             assert shot.stat().st_size > 10_000  # a picture of a page with text, not a blank one
-            # The page is the viewer: read-only (it offers no fork in a browser).
+            # The page is the viewer: read-only (it offers no fork in a browser), and an export is a download.
             assert "Fork points" not in page.text()
+            downloads = tmp_path / "downloads"
+            downloads.mkdir()
+            await page.send("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+            await page.click(400, 300)  # the terminal takes the keys
+            await page.type_key("x", "x", "KeyX", 88)
+            await page.wait_for_text("Enter: download it")
+            await page.type_key("Enter", "\r", "Enter", 13)
+            exported = downloads / f"{SESSION}.html"
+            await page.wait_until(exported.exists, "the export to arrive as a download", timeout=30)
+            await page.wait_until(lambda: b"</html>" in exported.read_bytes(), "the whole download")
+            assert APPENDED in exported.read_text()
+            assert not list(folder.glob("*.html"))  # nothing written on the serving side
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)
