@@ -699,7 +699,9 @@ class SessionScreen(Screen[None]):
         self.app.push_screen(LineageScreen(path, self._folders(path), open_session=self._open_relative))
 
     def _open_relative(self, path: Path) -> None:
-        self.app.push_screen(SessionScreen(LocalJournal(path), clock=self.clock))
+        """A relative's session screen, made as the app makes every one (its clock, its watch mode)."""
+        make: Callable[[Path], Screen[None]] | None = getattr(self.app, "session_screen", None)
+        self.app.push_screen(make(path) if make is not None else SessionScreen(LocalJournal(path), clock=self.clock))
 
     def action_beside_parent(self) -> None:
         path = self.source.path
@@ -718,7 +720,7 @@ class SessionScreen(Screen[None]):
         if not self._open or not len(self.timeline) or self._reader is None:
             self.notify(strings.REPLAY_EMPTY, timeout=3)
             return
-        from .replay import Moments, ReplayScreen
+        from .replay import Moments, ReplayScreen  # replay.py builds on this screen: imported when used
 
         source = ReplaySource(self.source.share(), end=self._reader.offset)
         self.app.push_screen(ReplayScreen(source, Moments(self.timeline)))
