@@ -4,6 +4,12 @@ Every `import` and `from ... import` counts, wherever it is (in a function, unde
 relative imports resolved; so do `importlib.import_module("name")` and a child process started as
 `python -m name`. Importing a module also runs its parent packages' `__init__`, so those count too.
 
+One exception, names loaded on first use: a package `__init__` with a module-level `__getattr__`
+that imports what its `if TYPE_CHECKING:` block names (the journal's writer and fork). There those
+imports are not the package's: they are made by whoever asks for such a name (`from pkg import
+name`, `pkg.name`, `from pkg import *`). The check trusts `__getattr__` to load nothing else (for
+wren_tui.journal, tests/journal/test_public_api.py checks that it loads exactly those).
+
 - `layer_violations`: each module belongs to the layer of the longest prefix naming it in a table;
   an import from one layer into another must be allowed by a second table.
 - `writers_in`: the modules, among some, with a call that opens a file for writing or changes a
@@ -56,6 +62,10 @@ class Module:
     path: Path
     imports: dict[str, int] = field(default_factory=dict)  # module of ours -> first line importing it
     writes: list[str] = field(default_factory=list)  # "line N: what"
+    # A package's names loaded on first use: name -> (its module, the line naming it).
+    lazy: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Dotted names of ours this module asks for (`from x import name`, `x.name`) -> first line.
+    names: dict[str, int] = field(default_factory=dict)
 
 
 def scan(package_dir: Path) -> dict[str, Module]:
@@ -66,10 +76,21 @@ def scan(package_dir: Path) -> dict[str, Module]:
     modules = {name: Module(name, path) for name, path in files.items()}
     for name, module in modules.items():
         tree = ast.parse(module.path.read_text(encoding="utf-8"), str(module.path))
-        _Reader(module, name in packages, set(files)).visit(tree)
+        reader = _Reader(module, name in packages, set(files))
+        reader.visit(tree)
+        reader.settle(tree)
         # Importing a module runs its parents' __init__ first.
         for parent in _parents(name):
             module.imports.setdefault(parent, 0)
+    # A name loaded on first use is imported by whoever asks for it.
+    lazy = {name: module.lazy for name, module in modules.items() if module.lazy}
+    for module in modules.values():
+        for dotted, line in module.names.items():
+            package, _, attr = dotted.rpartition(".")
+            table = lazy.get(package, {})
+            asked = list(table.values()) if attr == "*" else [table[attr]] if attr in table else []
+            for target, _line in asked:
+                module.imports.setdefault(target, line)
     return modules
 
 
@@ -91,6 +112,11 @@ class _Reader(ast.NodeVisitor):
         self.package = module.name if is_package else module.name.rpartition(".")[0]
         self.ours = ours
         self.aliases: dict[str, str] = {}  # local name -> the dotted name it stands for
+        self.is_package = is_package
+        self.type_only: list[tuple[str, str, int]] = []  # (name, module, line) imported under TYPE_CHECKING
+        self.loader_line: int | None = None  # a run-time import in a package's module-level __getattr__
+        self._in_getattr = False
+        self._top: list[ast.stmt] = []  # the module's top-level statements
 
     # --- imports --------------------------------------------------------------------------
 
@@ -99,6 +125,57 @@ class _Reader(ast.NodeVisitor):
             if candidate in self.ours:
                 self.module.imports.setdefault(candidate, line)
 
+    def settle(self, tree: ast.Module) -> None:
+        """After the visit: a package with a module-level `__getattr__` loads its TYPE_CHECKING names on first use."""
+        lazy = any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__" for node in tree.body)
+        for name, target, line in self.type_only:
+            if lazy:
+                self.module.lazy[name] = (target, line)
+            else:
+                self._imports(target, line)
+        if self.loader_line is not None and not self.module.lazy:
+            self._writes_at(self.loader_line, "imports a module it names at run time; the check cannot see which")
+
+    def visit_If(self, node: ast.If) -> None:
+        test = ast.unparse(node.test)
+        if not (self.is_package and test in ("TYPE_CHECKING", "typing.TYPE_CHECKING") and node in self._top):
+            self.generic_visit(node)
+            return
+        for statement in node.body:
+            if isinstance(statement, ast.ImportFrom):
+                base = self._base(statement)
+                for alias in statement.names:
+                    target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in self.ours else base
+                    self.type_only.append((alias.asname or alias.name, target, statement.lineno))
+            else:
+                self.visit(statement)
+        for statement in node.orelse:
+            self.visit(statement)
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._top = node.body
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        outer = self._in_getattr
+        self._in_getattr = node.name == "__getattr__" and self.is_package and node in self._top
+        self.generic_visit(node)
+        self._in_getattr = outer
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        dotted = self._dotted(node)
+        if dotted is not None and dotted.partition(".")[0] == self.package.partition(".")[0]:
+            self.module.names.setdefault(dotted, node.lineno)
+        self.generic_visit(node)
+
+    def _base(self, node: ast.ImportFrom) -> str:
+        base = node.module or ""
+        if node.level:
+            parts = self.package.split(".")
+            parent = ".".join(parts[: len(parts) - node.level + 1])
+            base = f"{parent}.{base}" if base else parent
+        return base
+
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._imports(alias.name, node.lineno)
@@ -106,14 +183,11 @@ class _Reader(ast.NodeVisitor):
             self.aliases[local] = alias.name if alias.asname else local
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = node.module or ""
-        if node.level:
-            parts = self.package.split(".")
-            parent = ".".join(parts[: len(parts) - node.level + 1])
-            base = f"{parent}.{base}" if base else parent
+        base = self._base(node)
         self._imports(base, node.lineno)
         for alias in node.names:
             self._imports(f"{base}.{alias.name}", node.lineno)
+            self.module.names.setdefault(f"{base}.{alias.name}", node.lineno)
             self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
 
     # --- calls ----------------------------------------------------------------------------
@@ -127,7 +201,10 @@ class _Reader(ast.NodeVisitor):
         return None
 
     def _writes(self, node: ast.AST, what: str) -> None:
-        self.module.writes.append(f"line {getattr(node, 'lineno', 0)}: {what}")
+        self._writes_at(getattr(node, "lineno", 0), what)
+
+    def _writes_at(self, line: int, what: str) -> None:
+        self.module.writes.append(f"line {line}: {what}")
 
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
@@ -154,6 +231,8 @@ class _Reader(ast.NodeVisitor):
         target = _argument(node, 0, "name")
         if isinstance(target, ast.Constant) and isinstance(target.value, str):
             self._imports(target.value, node.lineno)
+        elif self._in_getattr:
+            self.loader_line = node.lineno  # settled after the visit: names loaded on first use, or unseen
         else:
             self._writes(node, "imports a module it names at run time; the check cannot see which")
 
@@ -252,7 +331,9 @@ def layer_violations(
             found.append(f"{name} is in no layer: add it to the layer table")
             continue
         may = {mine, *allowed[mine]}
-        for target, line in sorted(module.imports.items()):
+        # A name loaded on first use is checked as the package's own import too: its layer may not reach it.
+        lazy = {target: line for target, line in module.lazy.values()}
+        for target, line in sorted({**lazy, **module.imports}.items()):
             theirs = layer_of(target, layers)
             if theirs is not None and theirs not in may and line:
                 found.append(f"{name} ({mine}) imports {target} ({theirs}) at line {line}")

@@ -18,9 +18,10 @@ import msgspec
 
 from . import __version__
 from .journal.commandline import wren_command
-from .journal.events import Event, Message, describe, event_type, to_builtins
-from .journal.fork import NotAForkPoint, fork, fork_listing, fork_points
-from .journal.reader import EventSink, JournalError, Lines, ReadResult, ReadVerdict, read_events, scan_events
+from .journal.errors import JournalChanged, JournalError
+from .journal.events import Event, describe, event_type, to_builtins
+from .journal.forking import NotAForkPoint, fork, fork_listing, fork_points
+from .journal.reader import EventSink, read_events, scan_events
 from .journal.store import (
     SessionInfo,
     in_project,
@@ -31,8 +32,8 @@ from .journal.store import (
     session_id_of,
     write_problem,
 )
+from .journal.verdict import ReadVerdict
 from .journal.visible import visible
-from .journal.writer import JournalChanged
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_CHANGED = 5
@@ -63,24 +64,12 @@ def folder_of(args: argparse.Namespace) -> Path:
 # --- wren log -------------------------------------------------------------------------------
 
 
-def summarize(event: Event) -> str:
-    """One line a person can scan: what happened at this seq."""
-    if isinstance(event, Message):
-        msg = event.message
-        text = " ".join(msg.content.split())
-        if len(text) > 100:
-            text = text[:97] + "..."
-        calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
-        return f"{msg.role}: {text!r}{calls}"
-    return describe(event)
-
-
-def stop_sentence(result: ReadResult | ReadVerdict) -> str:
-    """Where and why reading stopped, and what a person can do about it."""
-    line = result.stopped_at_line
-    reason = (result.reason or "").removeprefix(f"line {line}: ")
-    where = f"stopped at line {line} (byte {result.stopped_at_offset}): {reason}"
-    if result.torn:
+def stop_sentence(verdict: ReadVerdict) -> str:
+    """Where and why reading stopped, and what a person can do about it (the verdict has a stop)."""
+    stop = verdict.stop
+    assert stop is not None
+    where = f"stopped at line {stop.line} (byte {stop.offset}): {stop.why}"
+    if stop.torn:
         return f"{where} [torn tail] (a crash's normal end; resuming the session sets these bytes aside)"
     return f"{where} [corrupt] (nothing after it is read; fork from an earlier point or move the file aside)"
 
@@ -92,17 +81,17 @@ def cmd_log(args: argparse.Namespace) -> int:
         path = resolve(folder_of(args), args.session)
         scan, session_id, where = partial(scan_events, path), session_id_of(path), str(path)
     result = _log_json(scan, session_id, where) if args.json else _log_text(scan)
-    return EXIT_OK if result.reason is None else EXIT_UNREADABLE
+    return EXIT_OK if result.ok else EXIT_UNREADABLE
 
 
 def _log_text(scan: Callable[[EventSink], ReadVerdict]) -> ReadVerdict:
-    def show(events: list[Event], _lines: Lines) -> None:
-        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(summarize(e))}\n" for e in events))
+    def show(events: list[Event], _lines: object) -> None:
+        sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(describe(e))}\n" for e in events))
 
     result = scan(show)
     for warning in result.warnings:
         err(f"warning: {warning}")
-    if result.reason is not None:
+    if not result.ok:
         out(stop_sentence(result))
     return result
 
@@ -113,7 +102,7 @@ def _log_json(scan: Callable[[EventSink], ReadVerdict], session_id: str, where: 
     head = b'{"id":%s,"path":%s,"events":[' % (_json.encode(session_id), _json.encode(where))
     started = False
 
-    def emit(events: list[Event], lines: Lines) -> None:
+    def emit(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal started
         # Nothing is written before the journal opens, so an unreadable one prints only its error.
         write(b"," if started else head)
@@ -121,10 +110,11 @@ def _log_json(scan: Callable[[EventSink], ReadVerdict], session_id: str, where: 
         started = True
 
     result = scan(emit)
+    stop = result.stop
     tail = {
-        "stoppedAtLine": result.stopped_at_line,
-        "stoppedAtOffset": result.stopped_at_offset,
-        "reason": result.reason,
+        "stoppedAtLine": None if stop is None else stop.line,
+        "stoppedAtOffset": None if stop is None else stop.offset,
+        "reason": None if stop is None else str(stop),
         "torn": result.torn,
         "warnings": result.warnings,
     }
@@ -229,7 +219,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
             out(f"Clean fork points of {sid} (fork with `{again}`):")
             for line in fork_listing(points):
                 out(f"  {visible(line)}")
-        if result.reason is not None and not args.json:
+        if not result.ok and not args.json:
             out(stop_sentence(result))
         return EXIT_OK
     try:

@@ -25,7 +25,7 @@ def only_journal(folder: Path) -> Path:
 
 def events_of(path: Path) -> list[Event]:
     result = read_events(path)
-    assert result.reason is None, f"{path}: {result.reason}"
+    assert result.stop is None, f"{path}: {result.stop}"
     return result.events
 
 

@@ -55,7 +55,7 @@ def test_a_full_disk_stops_the_run_with_a_sentence_naming_the_journal(tmp_path: 
     assert "reopen it. The run stopped; nothing more was recorded." in proc.stderr
     # Nothing after a partial record: the journal ends on a whole line and reads to its end.
     result = read_events(path)
-    assert result.reason is None
+    assert result.stop is None
     assert path.stat().st_size == result.good_bytes <= LIMIT
     assert len(result.events) >= 3
     assert f"ends at seq {result.events[-1].seq}" in proc.stderr

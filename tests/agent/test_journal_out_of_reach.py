@@ -52,7 +52,7 @@ def test_a_command_that_changes_the_live_journal_stops_the_run_with_exit_5_and_o
     assert "continue with" not in proc.stdout and "done" not in proc.stdout
     if journal.exists():  # appended to: the run wrote nothing after the foreign bytes
         result = read_events(journal)
-        assert result.reason is not None and "not JSON" in result.reason
+        assert result.stop is not None and "not JSON" in str(result.stop)
         assert isinstance(result.events[-1], ToolStart)
         assert journal.read_bytes().endswith(b"junk\n")
     moved = folder / "moved.jsonl"

@@ -18,9 +18,9 @@ import msgspec
 
 from tests.bench import BenchRow, best_of, compare, speedup
 from tests.bench.gen import generate_bytes, turns
-from wren_tui.journal import reader, writer
+from wren_tui.journal import _fastpath
 from wren_tui.journal.events import KnownEvent
-from wren_tui.journal.fork import fork, fork_points
+from wren_tui.journal.forking import fork, fork_points
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import FileOps, FsyncPolicy, JournalWriter
 
@@ -69,11 +69,11 @@ def _appends(folder: Path) -> list[BenchRow]:
         rows.append(compare(what, ours, bare, at_most=1.3 if sync else 4))
         if not sync:
             # The same appends with the line built in Python: what an install without a C compiler gets.
-            saved, writer.native_line = writer.native_line, None
+            saved, _fastpath.native_line = _fastpath.native_line, None
             try:
                 pure = best_of(lambda: _append(folder, events, policy))  # noqa: B023
             finally:
-                writer.native_line = saved
+                _fastpath.native_line = saved
             rows.append(compare("the same appends, line built in Python (an install with no C compiler)", pure, bare))
     return rows
 
@@ -101,11 +101,11 @@ def _big(folder: Path, megabytes: int) -> list[BenchRow]:
     loop = best_of(lambda: _json_loop(path))
     rows = [speedup(f"read_events of a {size} journal vs a json.loads loop", ours, loop, at_least=5)]
     # The same reading with the line check in Python: what an install without a C compiler gets.
-    saved, reader.native_lines = reader.native_lines, None
+    saved, _fastpath.native_lines = _fastpath.native_lines, None
     try:
         pure = best_of(lambda: read_events(path))
     finally:
-        reader.native_lines = saved
+        _fastpath.native_lines = saved
     rows.append(speedup("the same read_events, line check in Python (an install with no C compiler)", pure, loop))
     # The floor of any reader that decodes every event with msgspec: decoding bytes already in
     # memory, with no reading, no CRC, no seq check.

@@ -28,7 +28,7 @@ from tests.bench.gen import generate, is_current
 from tests.bench.latency import percentiles, screen_latency
 from tests.tmux import terminal
 from wren_tui.journal.events import Message
-from wren_tui.journal.fork import fork_points
+from wren_tui.journal.forking import fork_points
 from wren_tui.journal.index import LineScanner
 
 REPO = Path(__file__).resolve().parents[2]

@@ -78,8 +78,8 @@ async def screen_latency(path: Path, count: int, rate: float, size: tuple[int, i
             await pilot.pause(0.05)
         original = screen._apply
 
-        def apply_and_time(first: int, added: int, reason: str | None) -> None:
-            original(first, added, reason)
+        def apply_and_time(first: int, added: int, stop: object) -> None:
+            original(first, added, stop)  # type: ignore[arg-type]
             timeline = screen.timeline
             seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
 

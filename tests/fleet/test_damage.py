@@ -60,13 +60,14 @@ def test_a_torn_tail_is_not_shipped_and_the_list_says_where_the_journal_stops(
     assert_mirrored(nats_server.url, f"wren.j.box.{path.stem}", path, upto=10)
     assert f"{path.stem}: the journal stops at line 11 [torn tail]: the last line was cut short" in err
     row = row_of(nats_server, path)
-    assert (row["state"], row["lastSeq"], row["stoppedAtLine"], row["stoppedAtOffset"], row["torn"]) == (
-        "torn tail",
-        10,
-        11,
-        len(whole),
-        True,
-    )
+    assert (row["state"], row["lastSeq"]) == ("torn tail", 10)
+    # The reader's stop in its parts: nothing reads a sentence back.
+    assert row["stop"] == {
+        "line": 11,
+        "offset": len(whole),
+        "why": "the last line was cut short (no newline at its end)",
+        "torn": True,
+    }
     local, remote = logs(nats_server, path)
     assert remote == local
     assert local[0] == 4 and "stopped at line 11 (byte" in local[1] and "[torn tail]" in local[1]
@@ -79,7 +80,7 @@ def test_a_zero_filled_tail_after_a_power_cut_is_not_shipped(nats_server: NatsSe
     assert mirror_once(nats_server, path.parent)[0] == 0
     assert_mirrored(nats_server.url, f"wren.j.box.{path.stem}", path, upto=10)
     row = row_of(nats_server, path)
-    assert (row["state"], row["lastSeq"], row["torn"]) == ("torn tail", 10, True)
+    assert (row["state"], row["lastSeq"], row["stop"]["line"], row["stop"]["torn"]) == ("torn tail", 10, 11, True)
 
 
 def test_a_bad_crc_in_the_middle_stops_shipping_at_that_line_and_is_reported(
@@ -94,8 +95,13 @@ def test_a_bad_crc_in_the_middle_stops_shipping_at_that_line_and_is_reported(
     assert_mirrored(nats_server.url, f"wren.j.box.{path.stem}", path, upto=5)
     assert "the journal stops at line 6 [corrupt]: its CRC does not match its bytes" in err
     row = row_of(nats_server, path)
-    assert (row["state"], row["lastSeq"], row["stoppedAtLine"], row["torn"]) == ("corrupt", 5, 6, False)
-    assert row["reason"] == "line 6: its CRC does not match its bytes (the line was changed after it was written)"
+    assert (row["state"], row["lastSeq"]) == ("corrupt", 5)
+    assert row["stop"] == {
+        "line": 6,
+        "offset": sum(map(len, lines[:5])),
+        "why": "its CRC does not match its bytes (the line was changed after it was written)",
+        "torn": False,
+    }
     local, remote = logs(nats_server, path)
     assert remote == local
     assert local[0] == 4 and "[corrupt]" in local[1]
@@ -191,4 +197,57 @@ def test_a_line_the_stream_holds_that_fails_its_crc_stops_the_remote_reader(
     assert remote.stdout.splitlines()[-1] == (
         f"stopped at line 11 (byte {path.stat().st_size}): its CRC does not match its bytes (the line was changed "
         "after it was written) [corrupt] (nothing after it is read; fork from an earlier point or move the file aside)"
+    )
+
+
+async def _publish(url: str, subject: str, data: bytes, headers: dict[str, str] | None = None) -> None:
+    """One message on the session's subject, written by something other than a mirror."""
+    nc = await nats.connect(url, allow_reconnect=False, max_reconnect_attempts=1, connect_timeout=5)
+    try:
+        await nc.jetstream().publish(subject, data, stream="WREN", headers=headers)
+    finally:
+        await nc.close()
+
+
+def test_a_stream_whose_last_line_fails_the_readers_checks_is_not_mirrored_and_reads_back_stopping_there(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = ten_lines(tmp_path / "journals")
+    assert mirror_once(nats_server, path.parent)[0] == 0
+    subject = f"wren.j.box.{path.stem}"
+    good = b"".join(journal_lines(path))
+    # Seq 11 whose text was changed after its CRC was computed: valid JSON, not a line the reader accepts.
+    changed = encode_line(Delta(text="eleven"), 11, "2026-01-01T00:00:00.000Z").replace(b"eleven", b"Eleven")
+    asyncio.run(_publish(nats_server.url, subject, changed))
+    with open(path, "ab") as f:
+        f.write(encode_line(Delta(text="eleven"), 11, "2026-01-01T00:00:00.000Z"))
+    status, err = mirror_once(nats_server, path.parent)
+    assert status == 1
+    assert (
+        f"{path.stem}: not mirrored any more: the stream's last message for it (stream seq 11) is not a journal "
+        "line: its CRC does not match its bytes (the line was changed after it was written)"
+    ) in err
+    assert [m.data for m in stored(nats_server.url, subject)][-1] == changed  # nothing was overwritten
+    remote = run_wren(["log", "--json", f"{nats_server.url}/box/{path.stem}"], cwd=tmp_path)
+    assert remote.returncode == 4, remote.stderr
+    document = json.loads(remote.stdout)
+    assert len(document["events"]) == 10
+    assert (document["stoppedAtLine"], document["stoppedAtOffset"], document["torn"]) == (11, len(good), False)
+    assert document["reason"] == "line 11: its CRC does not match its bytes (the line was changed after it was written)"
+
+
+def test_a_stream_holding_a_part_without_its_line_reads_back_stopping_at_that_line(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = ten_lines(tmp_path / "journals")
+    assert mirror_once(nats_server, path.parent)[0] == 0
+    subject = f"wren.j.box.{path.stem}"
+    asyncio.run(_publish(nats_server.url, subject, b'{"seq":11,', {"Wren-Part": "2/2"}))
+    remote = run_wren(["log", f"{nats_server.url}/box/{path.stem}"], cwd=tmp_path)
+    assert remote.returncode == 4, remote.stderr
+    said = remote.stdout.splitlines()
+    assert len(said) == 11
+    assert said[-1] == (
+        f"stopped at line 11 (byte {len(path.read_bytes())}): stream message 11 is part 2 of 2, but a whole line "
+        "or part 1 was expected [corrupt] (nothing after it is read; fork from an earlier point or move the file aside)"
     )

@@ -18,7 +18,8 @@ from wren_tui.journal.events import (
     ToolStart,
     Usage,
 )
-from wren_tui.journal.reader import LineError, parse_line
+from wren_tui.journal.reader import _LineError, _parse_line
+from wren_tui.journal.verdict import Stop
 from wren_tui.journal.writer import JournalWriter
 
 
@@ -54,9 +55,7 @@ class Reference:
     """What reading line by line, the simplest way, gives: the model the streaming reader must match."""
 
     events: list[Event] = field(default_factory=list)
-    stopped_at_line: int | None = None
-    stopped_at_offset: int | None = None
-    reason: str | None = None
+    stop: Stop | None = None
     warnings: list[str] = field(default_factory=list)
     line_ends: list[int] = field(default_factory=list)
 
@@ -68,13 +67,12 @@ def reference_read(data: bytes) -> Reference:
     for lineno, line in enumerate(lines, start=1):
         if lineno == len(lines):  # what follows the last newline
             if line:
-                ref.stopped_at_line, ref.stopped_at_offset = lineno, offset
-                ref.reason = "the last line was cut short (no newline at its end)"
+                ref.stop = Stop(lineno, offset, "the last line was cut short (no newline at its end)", torn=True)
             return ref
         try:
-            event = parse_line(line, prev)
-        except LineError as exc:
-            ref.stopped_at_line, ref.stopped_at_offset, ref.reason = lineno, offset, f"line {lineno}: {exc}"
+            event = _parse_line(line, prev)
+        except _LineError as exc:
+            ref.stop = Stop(lineno, offset, str(exc))
             return ref
         if prev and event.seq != prev + 1:
             ref.warnings.append(f"line {lineno}: seq jumps from {prev} to {event.seq}")
@@ -83,3 +81,8 @@ def reference_read(data: bytes) -> Reference:
         offset += len(line) + 1
         ref.line_ends.append(offset)
     return ref
+
+
+def where(stop: Stop | None) -> tuple[int, int] | None:
+    """Where a reading stopped (line, byte), whatever it says about why."""
+    return None if stop is None else (stop.line, stop.offset)

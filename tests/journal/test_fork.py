@@ -13,7 +13,7 @@ from tests.journal.helpers import write_journal
 from tests.journal.strategies import journals, mixed_journals
 from wren_tui.journal import reader
 from wren_tui.journal.events import ChatMessage, Fork, Message
-from wren_tui.journal.fork import NotAForkPoint, fork, fork_points
+from wren_tui.journal.forking import NotAForkPoint, fork, fork_points
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import SESSION_ID
 from wren_tui.journal.writer import JournalWriter

@@ -20,13 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.journal.helpers import reference_read, session_events
+from tests.journal.helpers import reference_read, session_events, where
 from tests.journal.strategies import encode, known_events, mixed_journals
-from wren_tui.journal import reader, writer
+from wren_tui.journal import _fastpath, _framing, reader, writer
 from wren_tui.journal.events import ChatMessage, Message
+from wren_tui.journal.verdict import ReadResult
 from wren_tui.journal.writer import encode_line
 
-native = reader.native_lines
+native = _fastpath.native_lines
 needs_native = pytest.mark.skipif(native is None, reason="the C line check was not built (no compiler at install)")
 EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 200
 _settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,14 +120,14 @@ def _a_message() -> Message:
 
 @contextlib.contextmanager
 def python_only() -> Iterator[None]:
-    saved, reader.native_lines = reader.native_lines, None
+    saved, _fastpath.native_lines = _fastpath.native_lines, None
     try:
         yield
     finally:
-        reader.native_lines = saved
+        _fastpath.native_lines = saved
 
 
-def _read_both(data: bytes) -> tuple[reader.ReadResult, reader.ReadResult]:
+def _read_both(data: bytes) -> tuple[ReadResult, ReadResult]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "j.jsonl"
         path.write_bytes(data)
@@ -136,14 +137,9 @@ def _read_both(data: bytes) -> tuple[reader.ReadResult, reader.ReadResult]:
     return fast, slow
 
 
-def _same(a: reader.ReadResult, b: reader.ReadResult) -> None:
+def _same(a: ReadResult, b: ReadResult) -> None:
     assert a.events == b.events
-    assert (a.stopped_at_line, a.stopped_at_offset, a.reason, a.torn) == (
-        b.stopped_at_line,
-        b.stopped_at_offset,
-        b.reason,
-        b.torn,
-    )
+    assert a.stop == b.stop
     assert a.warnings == b.warnings
     assert list(a.line_ends) == list(b.line_ends)
 
@@ -154,7 +150,7 @@ def test_reading_without_the_c_check_gives_the_same_result(data: bytes) -> None:
     fast, slow = _read_both(data)
     _same(fast, slow)
     ref = reference_read(data)
-    assert slow.events == ref.events and slow.stopped_at_line == ref.stopped_at_line
+    assert slow.events == ref.events and where(slow.stop) == where(ref.stop)
 
 
 @pytest.mark.parametrize("at", [0, 5, 12])
@@ -163,9 +159,9 @@ def test_a_line_ending_in_crlf_is_refused_the_same_with_and_without_the_c_check(
     lines[at] = lines[at][:-1] + b"\r\n"
     fast, slow = _read_both(b"".join(lines))
     _same(fast, slow)
-    assert len(fast.events) == at and fast.stopped_at_line == at + 1 and not fast.torn
+    assert len(fast.events) == at and fast.stop is not None and fast.stop.line == at + 1 and not fast.torn
     because = "it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR"
-    assert fast.reason == f"line {at + 1}: {because}"
+    assert str(fast.stop) == f"line {at + 1}: {because}"
 
 
 @settings(max_examples=25 if os.environ.get("WREN_TORTURE") != "1" else 200, deadline=None)
@@ -173,7 +169,7 @@ def test_a_line_ending_in_crlf_is_refused_the_same_with_and_without_the_c_check(
 def test_a_run_long_enough_to_be_checked_in_another_thread_gives_the_same_verdict(draw: st.DataObject) -> None:
     # Past the size where the check moves to a second thread while the main one decodes.
     line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")
-    count = (2 * reader._OVERLAP_MIN) // len(line) + 2
+    count = (2 * _fastpath._OVERLAP_MIN) // len(line) + 2
     data = b"".join(encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, count + 1))
     damaged = bytearray(data)
     if draw.draw(st.booleans()):
@@ -182,7 +178,7 @@ def test_a_run_long_enough_to_be_checked_in_another_thread_gives_the_same_verdic
     fast, slow = _read_both(bytes(damaged))
     _same(fast, slow)
     ref = reference_read(bytes(damaged))
-    assert fast.events == ref.events and fast.stopped_at_line == ref.stopped_at_line
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop)
 
 
 json_objects = st.dictionaries(
@@ -196,7 +192,7 @@ json_objects = st.dictionaries(
 def test_the_c_line_is_the_python_line(seq: int, ts: bytes, body: bytes) -> None:
     assert native is not None
     line = native.make_line(seq, ts, body)
-    assert line == writer.python_line(seq, ts, body)
+    assert line == _framing.python_line(seq, ts, body)
     assert native.check_lines(line, 0)[0] == 1  # and the reader takes it as ours
 
 
@@ -222,8 +218,8 @@ def test_a_journal_written_with_and_without_the_c_line_is_the_same_bytes(
         Message(message=ChatMessage(role="assistant", content="")),
     ]
     files = []
-    for name, line in (("c.jsonl", writer.native_line), ("py.jsonl", None)):
-        monkeypatch.setattr(writer, "native_line", line)
+    for name, line in (("c.jsonl", _fastpath.native_line), ("py.jsonl", None)):
+        monkeypatch.setattr(_fastpath, "native_line", line)
         with writer.JournalWriter.create(tmp_path / name, fsync="none") as journal:
             for event in events:
                 journal.append(event)

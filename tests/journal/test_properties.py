@@ -9,10 +9,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.journal.helpers import reference_read
+from tests.journal.helpers import reference_read, where
 from tests.journal.strategies import journals, mixed_journals
 from wren_tui.journal.events import Event
-from wren_tui.journal.reader import ReadResult, Tail, read_events, read_head_and_tail, scan_events
+from wren_tui.journal.reader import Tail, read_events, read_head_and_tail, scan_events
+from wren_tui.journal.verdict import ReadResult
 
 EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 150
 _settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -51,7 +52,7 @@ def test_one_changed_byte_per_line_reads_a_prefix_and_never_raises(data: bytes, 
     events, result = _read(bytes(damaged))
     assert events == whole[: len(events)]
     ref = reference_read(bytes(damaged))
-    assert (result.events, result.stopped_at_line, result.warnings) == (ref.events, ref.stopped_at_line, ref.warnings)
+    assert (result.events, where(result.stop), result.warnings) == (ref.events, where(ref.stop), ref.warnings)
 
 
 @_settings
@@ -60,12 +61,11 @@ def test_streaming_reader_matches_reading_line_by_line(data: bytes) -> None:
     _, result = _read(data)
     ref = reference_read(data)
     assert result.events == ref.events
-    assert result.stopped_at_line == ref.stopped_at_line
-    assert result.stopped_at_offset == ref.stopped_at_offset
+    assert where(result.stop) == where(ref.stop)
     assert result.warnings == ref.warnings
     assert list(result.line_ends) == ref.line_ends
-    if ref.reason is not None and not ref.reason.startswith("the last line"):
-        assert result.reason == ref.reason
+    if ref.stop is not None:
+        assert result.stop is not None and result.stop.why == ref.stop.why
 
 
 @_settings
@@ -83,8 +83,7 @@ def test_scan_events_hands_over_what_read_events_keeps_with_the_same_verdict(dat
     assert seen == result.events
     assert b"".join(spans) == data[: result.good_bytes]
     assert all(s.count(b"\n") == len(s.splitlines()) for s in spans)
-    got = (verdict.stopped_at_line, verdict.stopped_at_offset, verdict.reason, verdict.torn, verdict.warnings)
-    assert got == (result.stopped_at_line, result.stopped_at_offset, result.reason, result.torn, result.warnings)
+    assert (verdict.stop, verdict.warnings) == (result.stop, result.warnings)
     assert (verdict.lines, verdict.last_seq, verdict.good_bytes) == (len(seen), result.last_seq, result.good_bytes)
 
 
@@ -100,8 +99,8 @@ def test_tail_fed_in_random_chunks_agrees_with_read_events(data: bytes, sizes: l
         events += tail.feed(data[pos : pos + size]).events
         pos, i = pos + size, i + 1
     assert events == result.events
-    if result.reason is not None and not result.torn:
-        assert (tail.stopped_at_line, tail.reason) == (result.stopped_at_line, result.reason)
+    if result.stop is not None and not result.torn:
+        assert tail.stop == result.stop
 
 
 @_settings

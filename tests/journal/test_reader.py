@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.journal.helpers import reference_read, session_events, write_journal
+from tests.journal.helpers import reference_read, session_events, where, write_journal
 from wren_tui.journal import reader
+from wren_tui.journal._framing import CRC_SUFFIX_LEN
+from wren_tui.journal.errors import JournalError
 from wren_tui.journal.events import ChatMessage, Message, ToolEnd, UnknownEvent
-from wren_tui.journal.reader import _CRC_SUFFIX_LEN, JournalError, read_events
+from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import encode_line
 
 EXTERNAL = sorted((FIXTURES / "external").glob("*/*.jsonl"))
@@ -36,8 +38,8 @@ def test_reference_lines_read_with_three_events_and_one_gap_warning() -> None:
 def test_kind_data_lines_are_not_our_format_and_stop_at_line_1() -> None:
     result = read_events(FIXTURES / "seed" / "wren_kind_data.jsonl")
     assert result.events == []
-    assert (result.stopped_at_line, result.stopped_at_offset) == (1, 0)
-    assert result.reason == "line 1: it has no type"
+    assert where(result.stop) == (1, 0)
+    assert str(result.stop) == "line 1: it has no type"
     assert not result.torn
 
 
@@ -51,8 +53,8 @@ def test_other_agents_session_files_stop_at_line_1_with_a_reason(path: Path) -> 
     # Claude Code, Codex and pi lines carry a string type but no seq: not our format, said plainly.
     result = read_events(path)
     assert result.events == []
-    assert result.stopped_at_line == 1 and result.stopped_at_offset == 0
-    assert result.reason == "line 1: it has no seq"
+    assert result.stop.line == 1 and result.stop.offset == 0
+    assert str(result.stop) == "line 1: it has no seq"
     assert not result.torn
 
 
@@ -76,9 +78,9 @@ def test_torn_last_line_stops_at_the_previous_line(tmp_path: Path, keep: float) 
     path.write_bytes(data[: last_start + cut])
     result = read_events(path)
     assert result.events == written[:-1]
-    assert result.stopped_at_line == len(written)
-    assert result.stopped_at_offset == last_start
-    assert result.torn and result.reason == "the last line was cut short (no newline at its end)"
+    assert result.stop.line == len(written)
+    assert result.stop.offset == last_start
+    assert result.torn and result.stop.why == "the last line was cut short (no newline at its end)"
 
 
 def test_a_complete_last_line_without_its_newline_is_still_torn(tmp_path: Path) -> None:
@@ -98,9 +100,9 @@ def test_a_bad_middle_line_stops_there_as_corruption(tmp_path: Path) -> None:
     path.write_bytes(b"".join(lines))
     result = read_events(path)
     assert result.events == written[:4]
-    assert result.stopped_at_line == 5
-    assert result.stopped_at_offset == sum(map(len, lines[:4]))
-    assert result.reason == "line 5: it is not JSON"
+    assert result.stop.line == 5
+    assert result.stop.offset == sum(map(len, lines[:4]))
+    assert str(result.stop) == "line 5: it is not JSON"
     assert not result.torn
 
 
@@ -113,7 +115,7 @@ def test_a_repeated_or_decreasing_seq_stops(tmp_path: Path, seq: int, why: str) 
     path.write_bytes(b"".join(lines))
     result = read_events(path)
     assert result.events == written[:3]
-    assert result.reason == f"line 4: {why}"
+    assert str(result.stop) == f"line 4: {why}"
     assert not result.torn
 
 
@@ -137,8 +139,8 @@ def test_a_flipped_byte_inside_a_string_is_caught_by_the_crc(tmp_path: Path) -> 
     path.write_bytes(bytes(data))
     result = read_events(path)
     assert result.events == written[:1]
-    assert result.stopped_at_line == 2
-    assert result.reason == "line 2: its CRC does not match its bytes (the line was changed after it was written)"
+    assert result.stop.line == 2
+    assert str(result.stop) == "line 2: its CRC does not match its bytes (the line was changed after it was written)"
 
 
 def test_an_unknown_type_is_kept_with_its_fields(tmp_path: Path) -> None:
@@ -171,8 +173,10 @@ def test_a_journal_rewritten_with_crlf_line_ends_stops_at_line_1_saying_another_
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     result = read_events(path)
     assert result.events == [] and not result.torn
-    assert (result.stopped_at_line, result.stopped_at_offset) == (1, 0)
-    assert result.reason == "line 1: it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR"
+    assert where(result.stop) == (1, 0)
+    assert (
+        str(result.stop) == "line 1: it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR"
+    )
 
 
 def test_one_crlf_line_among_lf_lines_ends_the_reading_there(tmp_path: Path) -> None:
@@ -183,14 +187,14 @@ def test_one_crlf_line_among_lf_lines_ends_the_reading_there(tmp_path: Path) -> 
     path.write_bytes(b"".join(lines))
     result = read_events(path)
     assert result.events == written[:4] and not result.torn
-    assert result.stopped_at_line == 5 and "ends with CR" in (result.reason or "")
+    assert result.stop.line == 5 and "ends with CR" in str(result.stop)
 
 
 def test_a_cr_byte_inside_a_line_is_refused_too(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     path.write_bytes(b'{"seq":1,\r"ts":"t","type":"message","message":{"role":"user","content":"hi"}}\n')
     result = read_events(path)
-    assert result.events == [] and "holds a CR byte" in (result.reason or "")
+    assert result.events == [] and "holds a CR byte" in str(result.stop)
 
 
 def test_nul_bytes_to_the_end_of_the_file_are_a_torn_tail(tmp_path: Path) -> None:
@@ -202,8 +206,8 @@ def test_nul_bytes_to_the_end_of_the_file_are_a_torn_tail(tmp_path: Path) -> Non
         f.write(b"\x00" * 300 + b"\n" + b"\x00" * 100)
     result = read_events(path)
     assert result.events == written and result.torn
-    assert result.stopped_at_offset == good
-    assert result.reason == f"line {len(written) + 1}: it holds NUL bytes (the tail of an interrupted write)"
+    assert result.stop.offset == good
+    assert str(result.stop) == f"line {len(written) + 1}: it holds NUL bytes (the tail of an interrupted write)"
 
 
 def test_nul_bytes_followed_by_data_are_corruption(tmp_path: Path) -> None:
@@ -214,51 +218,105 @@ def test_nul_bytes_followed_by_data_are_corruption(tmp_path: Path) -> None:
     path.write_bytes(b"".join(lines))
     result = read_events(path)
     assert result.events == written[:2] and not result.torn
-    assert result.stopped_at_line == 3
+    assert result.stop.line == 3
+
+
+# Lines the reader refuses, each with the start of why.
+NOT_EVENTS = [
+    (b'\xef\xbb\xbf{"seq":1,"ts":"t","type":"x"}', "it starts with a UTF-8 byte-order mark"),
+    (b"[1, 2]", "it is JSON but not an object (a list)"),
+    (b"42", "it is JSON but not an object (a number)"),
+    (b"null", "it is JSON but not an object (null)"),
+    (b"", "it is not JSON"),
+    (b'{"seq":1,"ts":"t","type":"x","v":NaN}', "it is not JSON"),
+    (b'{"seq":1,"ts":"t","type":"x","v":"\xff\xfe"}', "its bytes are not valid UTF-8"),
+    (b'{"seq":true,"ts":"t","type":"x"}', "its seq is not a positive integer"),
+    (b'{"seq":1.0,"ts":"t","type":"x"}', "its seq is not a positive integer"),
+    (b'{"seq":"1","ts":"t","type":"x"}', "its seq is not a positive integer"),
+    (b'{"seq":0,"ts":"t","type":"x"}', "its seq is not a positive integer"),
+    (b'{"ts":"t","type":"x"}', "it has no seq"),
+    (b'{"seq":1,"type":"x"}', "it has no ts"),
+    (b'{"seq":1,"ts":5,"type":"x"}', "its ts is not a string"),
+    (b'{"seq":1,"ts":"t"}', "it has no type"),
+    (b'{"seq":1,"ts":"t","type":7}', "its type is not a string"),
+    (b'{"seq":true,"ts":"t","type":"delta","text":"a"}', "a delta event that does not fit format 1"),
+    (b'{"ts":"t","type":"delta","text":"a"}', "it has no seq"),
+    (b'{"seq":1,"ts":"","type":"delta","text":"a"}', "it has no ts"),
+    (
+        b'{"seq":1,"ts":"t","type":"message","message":{"role":"robot","content":"a"}}',
+        "a message event that does not fit",
+    ),
+    (
+        b'{"seq":1,"ts":"t","type":"tool_end","id":"a","result":{"a":' + b"[" * 10_000 + b"]" * 10_000 + b"}}",
+        "its JSON is nested too deeply to read",
+    ),
+    (
+        b'{"seq":1,"ts":"t","type":"x","deep":' + b"[" * 10_000 + b"]" * 10_000 + b"}",
+        "its JSON is nested too deeply to read",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "why"), NOT_EVENTS)
+def test_a_line_that_is_not_an_event_stops_with_a_reason(tmp_path: Path, line: bytes, why: str) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(line + b"\n")
+    result = read_events(path)
+    assert result.events == [] and result.stop.line == 1 and not result.torn
+    assert str(result.stop).startswith(f"line 1: {why}")
+
+
+def test_decode_line_gives_each_line_of_a_journal_the_event_the_reader_gives(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    write_journal(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    events = read_events(path).events
+    assert len(lines) == len(events) > 5
+    assert [reader.decode_line(line) for line in lines] == events
+    assert [reader.decode_line(line.rstrip(b"\n")) for line in lines] == events  # the newline is optional
+    unknown = b'{"seq":7,"ts":"t","type":"checkpoint","files":["a.py"]}\n'
+    assert reader.decode_line(unknown) == UnknownEvent(seq=7, ts="t", type="checkpoint", fields={"files": ["a.py"]})
+
+
+def _changed_line(tmp_path: Path) -> bytes:
+    """A line the writer wrote, then one byte of its text changed: valid JSON whose CRC no longer matches."""
+    write_journal(tmp_path / "w.jsonl")
+    (line,) = [line for line in (tmp_path / "w.jsonl").read_bytes().splitlines() if b"run the tests" in line]
+    return line.replace(b"run the tests", b"Run the tests")
 
 
 @pytest.mark.parametrize(
     ("line", "why"),
     [
-        (b'\xef\xbb\xbf{"seq":1,"ts":"t","type":"x"}', "it starts with a UTF-8 byte-order mark"),
-        (b"[1, 2]", "it is JSON but not an object (a list)"),
-        (b"42", "it is JSON but not an object (a number)"),
-        (b"null", "it is JSON but not an object (null)"),
-        (b"", "it is not JSON"),
-        (b'{"seq":1,"ts":"t","type":"x","v":NaN}', "it is not JSON"),
-        (b'{"seq":1,"ts":"t","type":"x","v":"\xff\xfe"}', "its bytes are not valid UTF-8"),
-        (b'{"seq":true,"ts":"t","type":"x"}', "its seq is not a positive integer"),
-        (b'{"seq":1.0,"ts":"t","type":"x"}', "its seq is not a positive integer"),
-        (b'{"seq":"1","ts":"t","type":"x"}', "its seq is not a positive integer"),
-        (b'{"seq":0,"ts":"t","type":"x"}', "its seq is not a positive integer"),
-        (b'{"ts":"t","type":"x"}', "it has no seq"),
-        (b'{"seq":1,"type":"x"}', "it has no ts"),
-        (b'{"seq":1,"ts":5,"type":"x"}', "its ts is not a string"),
-        (b'{"seq":1,"ts":"t"}', "it has no type"),
-        (b'{"seq":1,"ts":"t","type":7}', "its type is not a string"),
-        (b'{"seq":true,"ts":"t","type":"delta","text":"a"}', "a delta event that does not fit format 1"),
-        (b'{"ts":"t","type":"delta","text":"a"}', "it has no seq"),
-        (b'{"seq":1,"ts":"","type":"delta","text":"a"}', "it has no ts"),
-        (
-            b'{"seq":1,"ts":"t","type":"message","message":{"role":"robot","content":"a"}}',
-            "a message event that does not fit",
-        ),
-        (
-            b'{"seq":1,"ts":"t","type":"tool_end","id":"a","result":{"a":' + b"[" * 10_000 + b"]" * 10_000 + b"}}",
-            "its JSON is nested too deeply to read",
-        ),
-        (
-            b'{"seq":1,"ts":"t","type":"x","deep":' + b"[" * 10_000 + b"]" * 10_000 + b"}",
-            "its JSON is nested too deeply to read",
-        ),
+        *NOT_EVENTS,
+        (b'{"seq":1,"ts":"t","type":"x"}\x00\x00', "it holds NUL bytes"),
+        (b'{"seq":1,"ts":"t","type":"x"}\r', "it ends with CR"),
+        (b'{"seq":1,"ts":"t",\r"type":"x"}', "it holds a CR byte"),
+        (None, "its CRC does not match its bytes"),
     ],
 )
-def test_a_line_that_is_not_an_event_stops_with_a_reason(tmp_path: Path, line: bytes, why: str) -> None:
+def test_decode_line_refuses_what_the_reader_refuses_saying_the_same_why(
+    tmp_path: Path, line: bytes | None, why: str
+) -> None:
+    line = _changed_line(tmp_path) if line is None else line
     path = tmp_path / "j.jsonl"
     path.write_bytes(line + b"\n")
-    result = read_events(path)
-    assert result.events == [] and result.stopped_at_line == 1 and not result.torn
-    assert result.reason is not None and result.reason.startswith(f"line 1: {why}")
+    stop = read_events(path).stop
+    assert stop is not None and stop.why.startswith(why)
+    with pytest.raises(JournalError) as refused:
+        reader.decode_line(line + b"\n")
+    assert str(refused.value) == stop.why
+
+
+def test_decode_line_refuses_two_lines_given_as_one(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    write_journal(path)
+    two = b"".join(path.read_bytes().splitlines(keepends=True)[:2])
+    with pytest.raises(JournalError, match=r"^it holds more than one line$"):
+        reader.decode_line(two)
+    # Also when the newline between them is the JSON whitespace of one object spread over two lines.
+    with pytest.raises(JournalError, match=r"^it holds more than one line$"):
+        reader.decode_line(b'{"seq":1,"ts":"t",\n"type":"x"}\n')
 
 
 def test_a_huge_integer_seq_is_kept_exactly(tmp_path: Path) -> None:
@@ -362,9 +420,9 @@ def test_every_way_of_writing_a_crc_reads_as_line_by_line_reading_says(tmp_path:
     path = tmp_path / "j.jsonl"
     lines = [encode_line(Message(message=ChatMessage(role="user", content=f"m{i}")), i, "t") for i in range(1, 40)]
     for i in (5, 17):
-        body = lines[i][: -_CRC_SUFFIX_LEN - 1]
+        body = lines[i][: -CRC_SUFFIX_LEN - 1]
         lines[i] = recrc(lines[i][:-1], zlib.crc32(body)) + b"\n"
     data = b"".join(lines)
     path.write_bytes(data)
     result, ref = read_events(path), reference_read(data)
-    assert (result.events, result.stopped_at_line, result.reason) == (ref.events, ref.stopped_at_line, ref.reason)
+    assert (result.events, result.stop) == (ref.events, ref.stop)

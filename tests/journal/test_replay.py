@@ -26,7 +26,7 @@ def test_a_tool_end_without_its_tool_message_leaves_the_call_open() -> None:
     # Only the tool message closes a call: the model never saw a result otherwise.
     events = session_events()[:5]
     result = replay(events)
-    assert [(c.call.id, c.state) for c in result.open_calls] == [("c1", "outcome_unknown")]
+    assert [(c.call.id, c.state) for c in result.open_calls] == [("c1", "output_lost")]
     assert result.uncertain_calls[0].started == events[3]
     # How it ended is kept, for the refusal to say, but it does not settle the call.
     assert isinstance(events[4], ToolEnd) and result.uncertain_calls[0].ended == events[4]
@@ -49,7 +49,7 @@ def test_open_calls_are_classified_by_how_far_they_got() -> None:
         ToolEnd(id="c", ok=True),
     ]
     states = {c.call.id: c.state for c in replay(events).open_calls}
-    assert states == {"a": "never_started", "b": "read_only_started", "c": "outcome_unknown"}
+    assert states == {"a": "never_started", "b": "read_only_started", "c": "output_lost"}
     assert [c.call.id for c in replay(events).uncertain_calls] == ["c"]
 
 

@@ -10,16 +10,16 @@ import pytest
 
 from tests.journal.helpers import session_events, write_journal
 from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
+from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
     SESSION_ID,
     WHOLE_UNDER,
     SessionNotFound,
-    describe,
+    describe_session,
     journals_dir,
     latest,
     list_sessions,
-    lock_holder,
     new_session_id,
     resolve,
 )
@@ -103,6 +103,11 @@ def test_listing_is_newest_first_with_each_state(tmp_path: Path) -> None:
     done = rows[-1]
     assert done.events == 13 and done.tokens == 1240 and done.duration_s is not None
     assert rows[1].reason is not None and rows[1].reason.startswith("line 14:")
+    # The stop in its parts, as the reader gave it, for whoever needs more than the sentence.
+    corrupt, torn = rows[1].stop, rows[2].stop
+    assert corrupt is not None and str(corrupt) == rows[1].reason and (corrupt.line, corrupt.torn) == (14, False)
+    assert torn is not None and str(torn) == rows[2].reason and (torn.line, torn.torn) == (14, True)
+    assert all(r.stop is None for r in rows[3:]) and rows[0].stop is None
     assert latest(tmp_path) == tmp_path / "s-20260106-000000-abcd.jsonl"
 
 
@@ -112,15 +117,15 @@ def test_a_journal_with_a_writer_is_live_and_names_its_pid(tmp_path: Path) -> No
     with JournalWriter.create(path) as writer:
         writer.append(Message(message=ChatMessage(role="user", content="hi")))
         assert lock_holder(path) == os.getpid()
-        assert describe(path).state == "live"
+        assert describe_session(path).state == "live"
     assert lock_holder(path) is None
-    assert describe(path).state == "interrupted"
+    assert describe_session(path).state == "interrupted"
 
 
 def test_a_journal_with_an_odd_ts_still_lists(tmp_path: Path) -> None:
     path = tmp_path / "s-20260101-000000-abcd.jsonl"
     path.write_bytes(b'{"seq":1,"ts":"yesterday","type":"message","message":{"role":"user","content":"hi"}}\n')
-    info = describe(path)
+    info = describe_session(path)
     assert info.events == 1 and info.duration_s is None
 
 

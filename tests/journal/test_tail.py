@@ -18,7 +18,7 @@ def test_tail_returns_only_whole_lines_and_picks_up_the_rest_later(tmp_path: Pat
     path.write_bytes(data[:-10])
     tail = Tail(path)
     first = tail.read()
-    assert first.events == written[:-1] and first.reason is None
+    assert first.events == written[:-1] and first.stop is None
     assert tail.read().events == []
     path.write_bytes(data)
     assert tail.read().events == written[-1:]
@@ -59,7 +59,7 @@ def test_tail_follows_a_writer_that_reopens_after_a_torn_tail(tmp_path: Path) ->
     with JournalWriter.open(path) as writer:
         event = writer.append(Message(message=ChatMessage(role="user", content="a longer line than the torn one was")))
     batch = tail.read()
-    assert batch.reason is None and batch.events == [event]
+    assert batch.stop is None and batch.events == [event]
 
 
 def test_tail_stops_at_a_zero_filled_tail_and_resumes_once_the_writer_repairs_it(tmp_path: Path) -> None:
@@ -69,12 +69,12 @@ def test_tail_stops_at_a_zero_filled_tail_and_resumes_once_the_writer_repairs_it
         f.write(b"\x00" * 64 + b"\n")
     tail = Tail(path)
     batch = tail.read()
-    assert batch.events == written and batch.stopped_at_line == len(written) + 1
-    assert batch.reason is not None and "NUL" in batch.reason
+    assert batch.events == written and batch.stop is not None and batch.stop.line == len(written) + 1
+    assert "NUL" in batch.stop.why
     with JournalWriter.open(path) as writer:
         event = writer.append(Message(message=ChatMessage(role="user", content="x" * 100)))
     batch = tail.read()
-    assert batch.reason is None and batch.events == [event]
+    assert batch.stop is None and batch.events == [event]
 
 
 def test_tail_of_a_missing_file_is_empty_until_it_appears(tmp_path: Path) -> None:

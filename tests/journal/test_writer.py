@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from tests.journal.helpers import session_events, write_journal
+from wren_tui.journal.errors import JournalCorrupt, JournalError, JournalLocked
 from wren_tui.journal.events import ChatMessage, Message, RunStart
-from wren_tui.journal.reader import JournalError, ReadVerdict, read_events
-from wren_tui.journal.writer import JournalCorrupt, JournalLocked, JournalWriter
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.verdict import ReadVerdict
+from wren_tui.journal.writer import JournalWriter
 
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -104,7 +106,7 @@ def test_reopening_a_journal_with_a_bad_middle_line_is_refused_and_writes_nothin
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     with pytest.raises(JournalCorrupt) as info:
         JournalWriter.open(path)
-    assert info.value.line == 6
+    assert info.value.stop.line == 6
     assert "line 6: it is not JSON" in str(info.value) and "Nothing was written" in str(info.value)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert not (tmp_path / "j.jsonl.torn").exists()

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from wren_tui.journal import writer as writer_module
+from wren_tui.journal import _watch
+from wren_tui.journal.errors import JournalChanged
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.writer import JournalChanged, JournalWriter
+from wren_tui.journal.writer import JournalWriter
 
 EVENT = Message(message=ChatMessage(role="user", content="hello"))
 
@@ -45,7 +46,7 @@ HARMLESS = [
 def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """With inotify, and as on a system without it (or out of inotify instances)."""
     if request.param == "unwatched":
-        monkeypatch.setattr(writer_module, "_inotify_calls", lambda: None)
+        monkeypatch.setattr(_watch, "_inotify_calls", lambda: None)
     yield request.param
 
 

@@ -22,8 +22,9 @@ from pathlib import Path
 from tests.journal.helpers import write_journal
 from tests.tui.conftest import FixedClock, screen_text, wait_for
 from wren_tui.agent.workspace import prepare_workspace
+from wren_tui.journal.errors import JournalError
 from wren_tui.journal.events import ChatMessage, Message
-from wren_tui.journal.reader import JournalError, read_events
+from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -271,7 +272,7 @@ def measure(case: Case, folder: Path) -> Outcome:
         else:
             events = len(result.events)
             outcome = "whole" if result.ok else "torn" if result.torn else "corrupt"
-            text = result.reason or "; ".join(result.warnings)
+            text = str(result.stop) if result.stop else "; ".join(result.warnings)
     log = _as_user([sys.executable, "-m", "wren_tui", "log", str(path)], cwd=folder, plain=case.as_user)
     last = (log.stdout.strip().splitlines() or [""])[-1] if log.returncode == 4 else log.stderr.strip()
     return Outcome(events, outcome, text, log.returncode, last)

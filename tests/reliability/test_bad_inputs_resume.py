@@ -54,7 +54,7 @@ def test_resume_refuses_a_corrupt_journal_with_the_line_and_reason_and_writes_no
     stop = read_events(folder / f"{SID}.jsonl")
     assert got.exit == 4, got.stdout + got.stderr
     assert "Traceback" not in got.stderr
-    assert f"line {stop.stopped_at_line}: " in got.stderr and case.phrase in got.stderr
+    assert stop.stop is not None and f"line {stop.stop.line}: " in got.stderr and case.phrase in got.stderr
     assert "Nothing was written" in got.stderr and f"wren log {folder / SID}.jsonl" in got.stderr
     assert got.after == got.before
     assert got.torn is None
@@ -83,7 +83,7 @@ def test_resume_continues_a_readable_journal_keeping_every_byte_it_could_read(tm
     readable = read_events(tmp_path / "before.jsonl").events
     assert len(readable) == case.events
     after = read_events(path)
-    assert after.reason is None, after.reason
+    assert after.stop is None, str(after.stop)
     assert after.events[: len(readable)] == readable
     added = after.events[len(readable) :]
     assert isinstance(added[0], RunStart) and added[0].resumed

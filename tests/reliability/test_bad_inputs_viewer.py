@@ -8,9 +8,10 @@ import pytest
 
 from tests.conftest import run_wren
 from tests.reliability.bad_inputs import CASES, Case, measure_viewer
+from wren_tui.journal.errors import SessionNotFound
 from wren_tui.journal.events import Message
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.store import SessionNotFound, resolve
+from wren_tui.journal.store import resolve
 
 SID = "s-20260101-000000-abcd"
 LINK = "s-20260101-000000-link"
@@ -35,12 +36,10 @@ def test_the_viewer_shows_every_readable_event_and_where_reading_stopped(tmp_pat
     assert sorted(p.name for p in folder.glob("*.jsonl*")) == [path.name]
     result = read_events(path)
     assert f" {case.events} events " in got.status
-    if result.reason is None:
+    if result.stop is None:
         assert got.integrity is None and "stopped at" not in got.status
     else:
-        line = result.stopped_at_line
-        said = result.reason.removeprefix(f"line {line}: ")
-        assert got.integrity == f"stopped at line {line}: {said}" and got.integrity in got.status
+        assert got.integrity == f"stopped at line {result.stop.line}: {result.stop.why}" and got.integrity in got.status
         assert case.phrase in got.integrity
     messages = [e.message.content for e in result.events if isinstance(e, Message)]
     if messages:

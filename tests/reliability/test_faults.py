@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.journal.helpers import session_events
+from wren_tui.journal.errors import JournalUnusable
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.writer import FileOps, JournalUnusable, JournalWriter
+from wren_tui.journal.writer import FileOps, JournalWriter
 
 
 class FaultyOps(FileOps):

@@ -9,11 +9,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.journal.helpers import reference_read
+from tests.journal.helpers import reference_read, where
 from tests.journal.strategies import journals, mixed_journals
 from tests.reliability.dial import examples
 from wren_tui.journal.events import Event
-from wren_tui.journal.reader import ReadResult, Tail, read_events
+from wren_tui.journal.reader import Tail, read_events
+from wren_tui.journal.verdict import ReadResult
 
 # Arbitrary bytes, and valid journals with arbitrary bytes spliced in somewhere.
 hostile = st.one_of(
@@ -37,9 +38,9 @@ def _read(data: bytes) -> ReadResult:
 def test_read_events_on_any_bytes_returns_the_valid_prefix_and_never_raises(data: bytes) -> None:
     result, ref = _read(data), reference_read(data)
     assert result.events == ref.events
-    assert (result.stopped_at_line, result.stopped_at_offset) == (ref.stopped_at_line, ref.stopped_at_offset)
+    assert where(result.stop) == where(ref.stop)
     assert result.good_bytes == (ref.line_ends[-1] if ref.line_ends else 0)
-    if result.reason is None:
+    if result.stop is None:
         assert data == b"" or data.endswith(b"\n")
 
 
@@ -57,10 +58,11 @@ def test_a_tail_fed_random_chunks_agrees_with_read_events(data: bytes, sizes: li
         events += tail.feed(data[pos : pos + step]).events
         pos += step
     assert events == result.events
-    if result.reason is not None and not result.reason.startswith("the last line"):
-        assert (tail.stopped_at_line, tail.reason) == (result.stopped_at_line, result.reason)
+    if result.stop is not None and not result.stop.why.startswith("the last line"):
+        # A Tail reads the line again later, so it never calls it torn: the same line, the same why.
+        assert tail.stop is not None and (where(tail.stop), tail.stop.why) == (where(result.stop), result.stop.why)
     else:
-        assert tail.reason is None
+        assert tail.stop is None
 
 
 @examples(ci=100, torture=5_000)

@@ -112,7 +112,7 @@ def check_after_kill(journal: Path, reported: list[int], context: str) -> list[E
         assert reported == [], f"{context}: seqs {reported} were reported but there is no journal"
         return []
     result = read_events(journal)
-    assert result.reason is None or result.torn, f"{context}: the journal is corrupt: {result.reason}"
+    assert result.stop is None or result.torn, f"{context}: the journal is corrupt: {result.stop}"
     seqs = [e.seq for e in result.events]
     assert seqs == list(range(1, len(seqs) + 1)), f"{context}: seqs are not contiguous: {seqs}"
     missing = sorted(set(reported) - set(seqs))
@@ -135,7 +135,7 @@ def check_resume(workspace: Path, journal: Path, events: list[Event], context: s
     else:
         assert resumed.returncode == 0, f"{context}: resume failed: {resumed.stderr}"
     after = read_events(journal)
-    assert after.reason is None, f"{context}: after resume: {after.reason}"
+    assert after.stop is None, f"{context}: after resume: {after.stop}"
     assert after.events[: len(events)] == events, f"{context}: resume changed what was already written"
     twice = {i: n for i, n in side_effect_starts(after.events).items() if n > 1}
     assert not twice, f"{context}: side-effecting calls started twice: {twice}"

@@ -16,7 +16,7 @@ from tests.journal.helpers import session_events
 from tests.reliability.dial import scaled
 from tests.reliability.simfs import Op, RecordingOps, crash_state
 from wren_tui.journal.events import ChatMessage, Event, Fork, KnownEvent, Message
-from wren_tui.journal.fork import fork
+from wren_tui.journal.forking import fork
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import JournalWriter
 
@@ -65,7 +65,7 @@ def _check(state: dict[Path, bytes], session: Session, cut: int, where: Path) ->
         assert not durable, f"cut {cut}: the journal vanished after {len(durable)} durable events"
         return
     result = read_events(journal)
-    assert result.ok or result.torn, f"cut {cut}: {result.reason}"
+    assert result.ok or result.torn, f"cut {cut}: {result.stop}"
     assert result.events == session.appended[: len(result.events)], f"cut {cut}: not a prefix"
     assert len(result.events) >= len(durable), f"cut {cut}: lost synced events"
     with JournalWriter.open(journal) as writer:  # recovery: always possible, seq continues

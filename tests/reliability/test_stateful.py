@@ -18,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from tests.reliability.dial import examples
 from wren_tui.journal.events import ChatMessage, Event, Fork, Message, ToolCall, ToolEnd, ToolStart
-from wren_tui.journal.fork import fork, fork_points
+from wren_tui.journal.forking import fork, fork_points
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.replay import replay
 from wren_tui.journal.writer import JournalWriter

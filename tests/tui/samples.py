@@ -20,9 +20,9 @@ from pathlib import Path
 
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import ToolEnd, ToolStart
-from wren_tui.journal.fork import fork, fork_points
+from wren_tui.journal.forking import fork, fork_points
 from wren_tui.journal.reader import Tail, read_events
-from wren_tui.journal.store import describe, new_session_id
+from wren_tui.journal.store import describe_session, new_session_id
 
 TASK = "run the tests, find the failing case and fix it"
 DEADLINE_S = 120
@@ -70,13 +70,13 @@ def main(argv: list[str]) -> int:
              "--dir", str(folder), "--session-id", done, TASK],
             check=True, stdout=subprocess.DEVNULL,
         )  # fmt: skip
-        print(f"complete run:     {done} ({describe(folder / f'{done}.jsonl').state})")
+        print(f"complete run:     {done} ({describe_session(folder / f'{done}.jsonl').state})")
 
         for _attempt in range(5):
             time.sleep(1.1)  # session ids carry the second they were made
             cut = new_session_id()
             path = _kill_when(folder, cut, scratch, ToolStart, side_effect=True)
-            if path is not None and describe(path).state == "outcome unknown":
+            if path is not None and describe_session(path).state == "outcome unknown":
                 print(f"killed mid-call:  {cut} (outcome unknown)")
                 break
             if path is not None:
@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
         size = path.stat().st_size
         last_line = path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
         os.truncate(path, size - len(last_line) // 2 - 1)
-        print(f"torn tail:        {torn} ({describe(path).state})")
+        print(f"torn tail:        {torn} ({describe_session(path).state})")
     return 0
 
 

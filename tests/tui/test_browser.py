@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 
 from tests.tui.conftest import REPO, FixedClock, screen_text, wait_for, wait_for_text, without_dac_override
 from tests.tui.journals import START, finished_story, story, user, write_journal
-from wren_tui.journal.fork import fork
+from wren_tui.journal.forking import fork
 from wren_tui.journal.store import SessionInfo
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui.app import WrenApp

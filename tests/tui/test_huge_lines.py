@@ -31,7 +31,7 @@ def test_a_huge_line_comes_back_from_the_child_cut_short_and_the_lines_after_it_
     body = "start " + "x" * BIG
     path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("before"), user(body), user("after")])
     scanner, events = _scan(path)
-    assert [e.seq for e in events] == [1, 2, 3] and scanner.reason is None
+    assert [e.seq for e in events] == [1, 2, 3] and scanner.stop is None
     assert isinstance(events[1], Message) and events[1].message.content == body[:CLIP]
     assert isinstance(events[2], Message) and events[2].message.content == "after"
     assert scanner.offset == path.stat().st_size
@@ -50,7 +50,7 @@ def test_a_bad_huge_line_stops_the_reading_where_read_events_stops_it(tmp_path: 
     path.write_bytes(bytes(data))
     expected = read_events(path)
     scanner, events = _scan(path)
-    assert expected.reason is not None and scanner.reason == expected.reason
+    assert expected.stop is not None and scanner.stop == expected.stop
     assert [e.seq for e in events] == [e.seq for e in expected.events]
 
 

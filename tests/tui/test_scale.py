@@ -15,7 +15,7 @@ from tests.bench.gen import generate
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION
 from wren_tui.journal.events import Message, ToolEnd, Usage
-from wren_tui.journal.fork import fork_points
+from wren_tui.journal.forking import fork_points
 from wren_tui.journal.index import Chunk, LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
@@ -74,7 +74,7 @@ def test_scanner_in_small_chunks_reads_the_lines_read_events_reads(big: Path) ->
         ends = [end for part in chunks for end in part.ends]
         assert seqs == [e.seq for e in expected.events]
         assert ends == list(expected.line_ends)
-        assert scanner.offset == big.stat().st_size and scanner.reason is None
+        assert scanner.offset == big.stat().st_size and scanner.stop is None
         # Any line decodes again from its span alone.
         last = chunks[-1]
         assert decode_at(fd, last.starts[-1], last.ends[-1]) == expected.events[-1]
@@ -93,7 +93,7 @@ def test_a_bad_line_is_reported_by_its_number_from_the_start_even_when_read_from
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(bytes(data))
     expected = read_events(path)
-    assert expected.stopped_at_line == bad
+    assert expected.stop is not None and expected.stop.line == bad
     fd = os.open(path, os.O_RDONLY)
     try:
         start, _ = tail_span(fd, len(data), 200_000)
@@ -101,8 +101,7 @@ def test_a_bad_line_is_reported_by_its_number_from_the_start_even_when_read_from
         list(head.chunks(stop=start, size=3000))
         tail = LineScanner(path, fd, start, first_line=head.lineno, after_seq=head.prev_seq)
         events = [e for part in tail.chunks(size=5000) for e in part.events]
-        assert head.reason is None and tail.reason is not None
-        assert tail.reason.startswith(f"line {bad}: ") and tail.reason.endswith(expected.reason.split(": ", 1)[1])
+        assert head.stop is None and tail.stop == expected.stop
         assert events[-1].seq == expected.events[-1].seq
     finally:
         os.close(fd)
@@ -113,7 +112,7 @@ def test_a_seq_that_does_not_increase_across_the_starting_point_stops_the_scanne
     try:
         scanner = LineScanner(big, fd, 0, first_line=10, after_seq=5)
         assert [part.events for part in scanner.chunks()] == [[]]
-        assert scanner.reason == "line 11: seq 1 does not increase on 5"
+        assert str(scanner.stop) == "line 11: seq 1 does not increase on 5"
     finally:
         os.close(fd)
 
@@ -170,7 +169,7 @@ async def test_a_bad_line_before_the_tail_window_ends_the_session_there(
     expected = read_events(path)
     app = WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for_text(pilot, f"stopped at line {expected.stopped_at_line}:")
+        await wait_for_text(pilot, f"stopped at line {expected.stop.line}:")
         assert f"{len(expected.events)} events" in screen_text(app)
         await wait_for_text(pilot, f"#{expected.events[-1].seq} ")
 
@@ -196,8 +195,10 @@ async def test_a_bad_line_with_much_after_it_is_read_once_not_again_and_again(
 
     monkeypatch.setattr(LineScanner, "chunks", counted)
     app = WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    stop = read_events(path).stop
+    assert stop is not None
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for_text(pilot, f"stopped at line {read_events(path).stopped_at_line}:")
+        await wait_for_text(pilot, f"stopped at line {stop.line}:")
         await pilot.pause(0.5)
         before = reads
         await pilot.pause(1.5)

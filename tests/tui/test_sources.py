@@ -22,6 +22,7 @@ from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION, encode, story, ts_at, user, write_journal
 from wren_tui.journal.events import ChatMessage, Event, KnownEvent, Message, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.index import Chunk
+from wren_tui.journal.verdict import Stop
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.sources import LineReader, SessionSource, Whereabouts
@@ -39,13 +40,13 @@ class MemoryLines:
         self.source = source
         self.offset = self.scanned = start
         self.lineno = lineno
-        self.reason: str | None = None
+        self.stop: Stop | None = None
 
     def chunks(self, stop: int | None = None) -> Iterator[Chunk]:
         data = bytes(self.source.data)
         end = len(data) if stop is None else min(stop, len(data))
         whole = data.rfind(b"\n", self.offset, end) + 1
-        if self.reason is not None or whole <= self.offset:
+        if self.stop is not None or whole <= self.offset:
             return
         events: list[Event] = []
         starts, ends, parts = array("q"), array("q"), array("i")
@@ -54,7 +55,7 @@ class MemoryLines:
             try:
                 decoded = _LINE.decode(line)
             except msgspec.DecodeError as exc:
-                self.reason = f"line {self.lineno + 1}: {exc}"
+                self.stop = Stop(self.lineno + 1, at, str(exc))
                 break
             for part, event in enumerate(decoded):
                 events.append(event)
@@ -104,7 +105,7 @@ class MemorySource:
 
     def lines_after(self, done: LineReader, *, worker: bool = False, retry: bool = False) -> MemoryLines:
         reader = MemoryLines(self, done.offset, done.lineno)
-        reader.reason = None if retry else done.reason
+        reader.stop = None if retry else done.stop
         return reader
 
     def read(self, start: int, length: int) -> bytes:
@@ -210,12 +211,12 @@ def test_lines_after_keeps_where_reading_stopped_unless_asked_to_read_that_line_
     assert source.open()
     reader = source.lines()
     assert [e.seq for chunk in reader.chunks() for e in chunk.events] == [1, 2]
-    assert reader.reason is not None and reader.reason.startswith("line 3: ") and reader.offset == len(good)
+    assert reader.stop is not None and reader.stop.line == 3 and reader.offset == len(good)
     kept = source.lines_after(reader)
-    assert kept.reason == reader.reason and list(kept.chunks()) == []
+    assert kept.stop == reader.stop and list(kept.chunks()) == []
     path.write_bytes(good + encode([user("mended")], first_seq=3))  # the same file, rewritten in place
     again = source.lines_after(reader, retry=True)
-    assert [e.seq for chunk in again.chunks() for e in chunk.events] == [3] and again.reason is None
+    assert [e.seq for chunk in again.chunks() for e in chunk.events] == [3] and again.stop is None
     source.close()
 
 

@@ -13,7 +13,7 @@ from tests.tmux import Terminal, python_argv
 from tests.tmux import terminal as own_terminal
 from tests.tui.conftest import without_dac_override
 from tests.tui.journals import SESSION, finished_story, story, user, write_journal
-from wren_tui.journal.store import lock_holder
+from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.writer import JournalWriter
 
 pytestmark = [

@@ -14,12 +14,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Literal
 
-from ..journal.events import ChatMessage, Error, RunEnd, event_type
-from ..journal.fork import NotAForkPoint, fork, fork_listing, fork_points
-from ..journal.reader import JournalError, read_events
+from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
+from ..journal.events import ChatMessage, Error, RunEnd, describe, event_type
+from ..journal.forking import NotAForkPoint, fork, fork_listing, fork_points
+from ..journal.reader import read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of, write_problem
-from ..journal.writer import JournalChanged, JournalCorrupt, JournalUnusable, JournalWriter
+from ..journal.writer import JournalWriter
 from . import outcomes
 from .loop import Agent, cancel_cause
 from .models.base import GatewayError
@@ -68,7 +69,7 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
             out.line("wren: " + stop.text)
             return stop.status
         except JournalCorrupt as exc:
-            out.line(f"wren: {exc.path}: {exc.reason}; nothing was written")
+            out.line(f"wren: {exc.path}: {exc.stop}; nothing was written")
             return EXIT_ERROR
         settings, working_in = chosen[0]
         agent = make_agent(settings, writer, plan.replayed.messages)
@@ -249,8 +250,6 @@ async def _turn(agent: Agent, text: str) -> int:
 
 
 def _command(agent: Agent | None, settings: Settings, line: str) -> Agent | None:
-    from ..cli import summarize
-
     out = settings.printer
     name, *rest = line.split()
     if name == "/sessions":
@@ -264,7 +263,7 @@ def _command(agent: Agent | None, settings: Settings, line: str) -> Agent | None
     elif name == "/log":
         result = read_events(agent.writer.path)
         for event in result.events:
-            out.line(f"{event.seq:>5}  {event_type(event):<10}  {summarize(event)}")
+            out.line(f"{event.seq:>5}  {event_type(event):<10}  {describe(event)}")
     elif not rest:
         points = fork_points(read_events(agent.writer.path).events)
         out.line("clean fork points (fork with /fork SEQ):" if points else "no clean fork point yet")

@@ -7,6 +7,8 @@ loop and resume write them, and the scripted model reads them, all from this one
 
 from __future__ import annotations
 
+from ..journal.events import ToolEnd
+
 NOT_RUN = "not run:"
 INTERRUPTED = "interrupted:"
 OUTCOME_UNKNOWN = "outcome unknown:"
@@ -94,6 +96,17 @@ def interrupted_and_lost(started_at: str, how: str) -> str:
         f"{INTERRUPTED} this call started at {started_at} and {how}. It may have done part of its work, so "
         "check before doing it again"
     )
+
+
+def ended_but_lost(end: ToolEnd) -> str:
+    """What a tool_end with no tool message after it says: how the call ended, and that its output is lost."""
+    how = "it ended ok" if end.ok else ("it failed" if end.ok is False else "it ended")
+    if end.stoppedBy:
+        how += f" (stopped by {end.stoppedBy})"
+    if end.elapsedMs is not None:
+        how += f" after {end.elapsedMs} ms"
+    size = f"{end.chars} chars of output" if end.chars is not None else "its output"
+    return f"{how}, but {size} never reached the journal"
 
 
 # --- why a turn was stopped ----------------------------------------------------------------------

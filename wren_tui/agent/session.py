@@ -11,26 +11,21 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, assert_never
 
 from .. import __version__
+from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
-from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart, ToolEnd
-from ..journal.fork import fork_points
+from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalLocked, JournalUnusable
+from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
+from ..journal.forking import fork_points
 from ..journal.index import LineScanner
-from ..journal.reader import JournalError, ReadVerdict, open_for_reading
-from ..journal.replay import OpenCall, Replayed, Replayer
-from ..journal.store import (
-    SESSION_ID,
-    latest,
-    lock_holder,
-    resolve,
-    session_id_of,
-    session_path,
-    write_problem,
-)
+from ..journal.reader import open_for_reading
+from ..journal.replay import Replayed, Replayer
+from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
+from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible_text
-from ..journal.writer import FsyncPolicy, JournalChanged, JournalCorrupt, JournalLocked, JournalUnusable, JournalWriter
+from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .loop import Agent, Limits, Printer, cancel_cause
@@ -385,7 +380,7 @@ def refusal(plan: ResumePlan, settings: Settings) -> str:
         start = open_call.started
         when = f"started at {start.ts} (seq {start.seq})" if start else "started"
         if open_call.ended is not None:
-            when += f"; {ended_but_lost(open_call.ended)}"
+            when += f"; {outcomes.ended_but_lost(open_call.ended)}"
         lines.append(f"  {preview_call(open_call.call)}  [{open_call.call.id}] {when}")
     lines.append("Nothing was written. Choose one:")
     assume = wren_command("resume", sid, "--assume-failed", folder=folder, workspace=settings.workspace)
@@ -399,17 +394,6 @@ def refusal(plan: ResumePlan, settings: Settings) -> str:
             f"  {branch}   branch a new session from the last clean point (seq {points[-1].seq}), then resume that"
         )
     return "\n".join(lines)
-
-
-def ended_but_lost(end: ToolEnd) -> str:
-    """What a tool_end with no tool message after it says: how the call ended, and that its output is lost."""
-    how = "it ended ok" if end.ok else ("it failed" if end.ok is False else "it ended")
-    if end.stoppedBy:
-        how += f" (stopped by {end.stoppedBy})"
-    if end.elapsedMs is not None:
-        how += f" after {end.elapsedMs} ms"
-    size = f"{end.chars} chars of output" if end.chars is not None else "its output"
-    return f"{how}, but {size} never reached the journal"
 
 
 def _has_work(replayed: Replayed, message: str | None) -> bool:
@@ -443,15 +427,13 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
         return stop.status
     except JournalCorrupt as exc:
         _err(
-            f"{exc.path}: line {exc.line}: {exc.reason.removeprefix(f'line {exc.line}: ')}. Nothing was written. "
+            f"{exc.path}: {exc.stop}. Nothing was written. "
             f"Read it with `wren log {exc.path}`, then fork from a point before that line."
         )
         return EXIT_UNREADABLE
-    except JournalLocked:
-        holder = lock_holder(path)
-        who = f"process {holder}" if holder is not None else "another process"
+    except JournalLocked as exc:
         _err(
-            f"{path}: {who} is still writing this session; wait for it to finish (or stop it), "
+            f"{path}: {exc.who} is still writing this session; wait for it to finish (or stop it), "
             "then resume. Nothing was written."
         )
         return EXIT_ERROR
@@ -491,33 +473,44 @@ def resumed_line(plan: ResumePlan, writer: JournalWriter) -> str:
 
 
 async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
-    """Close the calls a previous process left open, as the refusal rule says, before the model goes on."""
+    """Close the calls a previous process left open, each as `calls` says resume does, before the model goes on.
+
+    A call resume refuses reaches here only with --assume-failed.
+    """
     for open_call in open_calls:
         call = open_call.call
-        if open_call.state == "outcome_unknown":
-            when = open_call.started.ts if open_call.started else "an unknown time"
-            ended = open_call.ended
-            if ended is None:
-                decision = "assumed failed (--assume-failed); the model is told its outcome is unknown"
-                told = outcomes.outcome_unknown(when)
-                printed = "outcome unknown; the model is told so, and to check"
-            elif ended.stoppedBy == "cancel":
-                decision = "interrupted, output lost (--assume-failed); the model is told to check"
-                told = outcomes.interrupted_and_lost(when, ended_but_lost(ended))
-                printed = "it was interrupted and its output was lost; the model is told to check"
-            else:
-                decision = "output lost (--assume-failed); the model is told to check"
-                told = outcomes.output_lost(when, ended_but_lost(ended))
-                printed = "it finished but its output was lost; the model is told to check"
-            agent.append(Recovery(id=call.id, decision=decision))
-            agent.say(ChatMessage(role="tool", toolCallId=call.id, content=told))
-            agent.printer.line(f"  [{preview_call(call)}: {printed}]")
-        elif open_call.state == "not_run" and open_call.ended is not None:
-            # It was decided before the interruption that this call would not run: say so again.
-            stopped = open_call.ended.stoppedBy
-            agent.say(ChatMessage(role="tool", toolCallId=call.id, content=agent.not_run_message(call, stopped)))
-            agent.printer.line(f"  [{preview_call(call)}: not run ({stopped or 'limit'}), as recorded before]")
-        elif open_call.state == "read_only_started":
-            await agent.run_call(call, note="  [running it again: it is read-only and was cut off]")
-        else:
-            await agent.run_call(call, note="  [it had not started before the interruption]")
+        match open_call.on_resume:
+            case "run":
+                await agent.run_call(call, note="  [it had not started before the interruption]")
+            case "run_again":
+                await agent.run_call(call, note="  [running it again: it is read-only and was cut off]")
+            case "say_not_run":
+                # It was decided before the interruption that this call would not run: say so again.
+                stopped = open_call.ended.stoppedBy if open_call.ended else None
+                agent.say(ChatMessage(role="tool", toolCallId=call.id, content=agent.not_run_message(call, stopped)))
+                agent.printer.line(f"  [{preview_call(call)}: not run ({stopped or 'limit'}), as recorded before]")
+            case "refuse":
+                _assume_failed(agent, open_call)
+            case _:
+                assert_never(open_call.on_resume)
+
+
+def _assume_failed(agent: Agent, open_call: OpenCall) -> None:
+    """Record the decision, tell the model what is known (nothing, or how it ended) and to check before redoing it."""
+    call, ended = open_call.call, open_call.ended
+    when = open_call.started.ts if open_call.started else "an unknown time"
+    if ended is None:
+        decision = "assumed failed (--assume-failed); the model is told its outcome is unknown"
+        told = outcomes.outcome_unknown(when)
+        printed = "outcome unknown; the model is told so, and to check"
+    elif ended.stoppedBy == "cancel":
+        decision = "interrupted, output lost (--assume-failed); the model is told to check"
+        told = outcomes.interrupted_and_lost(when, outcomes.ended_but_lost(ended))
+        printed = "it was interrupted and its output was lost; the model is told to check"
+    else:
+        decision = "output lost (--assume-failed); the model is told to check"
+        told = outcomes.output_lost(when, outcomes.ended_but_lost(ended))
+        printed = "it finished but its output was lost; the model is told to check"
+    agent.append(Recovery(id=call.id, decision=decision))
+    agent.say(ChatMessage(role="tool", toolCallId=call.id, content=told))
+    agent.printer.line(f"  [{preview_call(call)}: {printed}]")

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, to_builtins
-from ..journal.reader import Lines, scan_events
+from ..journal.reader import scan_events
 from ..journal.store import session_id_of
 from .atomic import AtomicOutput
 
@@ -24,7 +24,7 @@ def write_json(path: Path, out: AtomicOutput) -> dict[str, Any]:
     """Write the events to `out`'s body and finish it with the verdict first; the verdict, as written."""
     started = False
 
-    def take(events: list[Event], lines: Lines) -> None:
+    def take(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal started
         out.write_raw((b"," if started else b"") + _events_json(events, bytes(lines)))
         started = True
@@ -33,9 +33,9 @@ def write_json(path: Path, out: AtomicOutput) -> dict[str, Any]:
     head = {
         "id": session_id_of(path),
         "path": str(path),
-        "stoppedAtLine": verdict.stopped_at_line,
-        "stoppedAtOffset": verdict.stopped_at_offset,
-        "reason": verdict.reason,
+        "stoppedAtLine": None if verdict.stop is None else verdict.stop.line,
+        "stoppedAtOffset": None if verdict.stop is None else verdict.stop.offset,
+        "reason": None if verdict.stop is None else str(verdict.stop),
         "torn": verdict.torn,
         "warnings": verdict.warnings,
     }

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Protocol
 
 from ..journal.events import Delta, Error, Event, Fork, Message, RunEnd, RunStart, ToolEnd, ToolStart, Usage
-from ..journal.reader import Lines, ReadVerdict, scan_events
-from ..journal.store import lock_holder, session_id_of
+from ..journal.locks import lock_holder
+from ..journal.reader import scan_events
+from ..journal.store import session_id_of
 from ..journal.timing import TimeSpent, ts_ms
+from ..journal.verdict import ReadVerdict
 
 
 class Conversation(Protocol):
@@ -88,15 +90,12 @@ class Reading:
 
     def stop_sentence(self) -> str | None:
         """Where and why reading stopped, for an export's first screen; None when it was read to its end."""
-        verdict = self.verdict
-        if verdict.reason is None:
+        stop = self.verdict.stop
+        if stop is None:
             return None
-        line = verdict.stopped_at_line
-        reason = verdict.reason.removeprefix(f"line {line}: ")
-        kind = "a torn tail, the normal end of a crash" if verdict.torn else "the journal is corrupt there"
+        kind = "a torn tail, the normal end of a crash" if stop.torn else "the journal is corrupt there"
         return (
-            f"Reading stopped at line {line} (byte {verdict.stopped_at_offset}): {reason} ({kind}). "
-            "Nothing after it is shown."
+            f"Reading stopped at line {stop.line} (byte {stop.offset}): {stop.why} ({kind}). Nothing after it is shown."
         )
 
 
@@ -121,15 +120,15 @@ class _Pass:
         self.asked: dict[str, CallRow] = {}
         self.deltas: list[Delta] = []
 
-    def checked(self, cancelled: Callable[[], bool]) -> Callable[[list[Event], Lines], None]:
-        def take(events: list[Event], lines: Lines) -> None:
+    def checked(self, cancelled: Callable[[], bool]) -> Callable[[list[Event], bytes | memoryview], None]:
+        def take(events: list[Event], lines: bytes | memoryview) -> None:
             if cancelled():
                 raise ExportCancelled
             self.take(events, lines)
 
         return take
 
-    def take(self, events: list[Event], _lines: Lines) -> None:
+    def take(self, events: list[Event], _lines: bytes | memoryview) -> None:
         reading = self.reading
         if reading.first_ts is None and events:
             reading.first_ts = events[0].ts

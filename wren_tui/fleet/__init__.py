@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..journal.reader import JournalError
+from ..journal.errors import JournalError
 
 
 class FleetError(JournalError):

@@ -18,8 +18,9 @@ from typing import Any
 
 import msgspec
 
-from ..journal.reader import EventSink, ReadVerdict
+from ..journal.reader import EventSink
 from ..journal.store import journals_dir
+from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible
 from . import FleetError
 from .names import RemoteRef, check_host, host_token, is_remote, parse_ref, shown

@@ -26,9 +26,12 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from .. import __version__
+from ..journal.errors import JournalError
 from ..journal.events import Event, Fork, Usage
-from ..journal.reader import JournalError, LineError, parse_line
-from ..journal.store import SESSION_ID, SUFFIX, describe, lock_holder
+from ..journal.locks import lock_holder
+from ..journal.reader import decode_line
+from ..journal.store import SESSION_ID, SUFFIX, describe_session
+from ..journal.verdict import Stop
 from ..journal.visible import visible
 from ..journal.writer import now_ts
 from . import FleetError, why
@@ -115,7 +118,7 @@ class _Session:
     seen: tuple[int, int, int, int | None] | None = None  # (inode, size, mtime, lock holder) when last looked at
     described: tuple[int, int] | None = None  # (size, mtime) the state below was derived from
     state: str = "empty"
-    state_reason: str | None = None
+    state_stop: Stop | None = None  # where the journal stops, when its state is torn tail or corrupt
     row: SessionRow | None = None
     row_at: float = 0.0
     reported: str | None = None  # the last reading problem said, so it is said once
@@ -379,12 +382,11 @@ class Mirror:
             session.seen = look
             self._derive_state(session, look, locks)
             row = self._row_of(session)
-            if row.reason is not None and row.state in ("torn tail", "corrupt"):
+            if row.stop is not None and row.state in ("torn tail", "corrupt"):
                 self._say(
                     session,
-                    f"the journal stops at line {row.stoppedAtLine} [{row.state}]: "
-                    f"{row.reason.removeprefix(f'line {row.stoppedAtLine}: ')}; lines 1 to {row.events} are "
-                    "in the stream, nothing after them is shipped",
+                    f"the journal stops at line {row.stop.line} [{row.state}]: {row.stop.why}; lines 1 to "
+                    f"{row.events} are in the stream, nothing after them is shipped",
                 )
 
     def _retry_later(self, session: _Session) -> None:
@@ -425,8 +427,8 @@ class Mirror:
             return
         stream_seq, data = found
         try:
-            seq = parse_line(data[:-1] if data.endswith(b"\n") else data, 0).seq
-        except LineError as exc:
+            seq = decode_line(data).seq
+        except JournalError as exc:
             self._stop(
                 session, f"the stream's last message for it (stream seq {stream_seq}) is not a journal line: {exc}"
             )
@@ -453,8 +455,8 @@ class Mirror:
             if not session.pending:
                 session.pending.extend(session.lines.read())
             if not session.pending:
-                reason = session.lines.reason
-                where = f"stops at {reason}" if reason else f"ends at seq {session.summary.last_seq}"
+                stop = session.lines.stop
+                where = f"stops at {stop}" if stop else f"ends at seq {session.summary.last_seq}"
                 self._stop(
                     session, f"the stream already holds seq {seq}, but the journal {where}; nothing was overwritten"
                 )
@@ -550,22 +552,23 @@ class Mirror:
         """The state `wren ls` would show: live while a writer holds the journal, else read from it once per change."""
         _inode, size, mtime, holder = look
         if holder is not None:
-            session.state, session.state_reason, session.described = "live", None, None
+            session.state, session.state_stop, session.described = "live", None, None
             return
         if session.described == (size, mtime):
             return
         try:
-            info = describe(session.path, locks)
+            info = describe_session(session.path, locks)
         except (JournalError, OSError):
             return
         session.state, session.described = info.state, (size, mtime)
-        session.state_reason = info.reason if info.state in ("torn tail", "corrupt") else None
+        session.state_stop = info.stop if info.state in ("torn tail", "corrupt") else None
 
     def _row_of(self, session: _Session) -> SessionRow:
         summary = session.summary
-        reason = session.lines.reason or session.state_reason
+        # The whole file's verdict says whether a stop is torn; what this mirror read stops at the same line.
+        stop = session.state_stop or session.lines.stop
         # Where the journal stops, once every line before that point is in the stream.
-        stops = not session.pending and reason is not None
+        stops = stop is not None and not session.pending and stop.offset == session.lines.offset
         return SessionRow(
             host=self.options.host,
             session=session.id,
@@ -578,10 +581,7 @@ class Mirror:
             tokens=summary.tokens,
             forkedFrom=summary.forked_from,
             forkAt=summary.fork_at,
-            reason=reason if stops else None,
-            stoppedAtLine=summary.events + 1 if stops else None,
-            stoppedAtOffset=session.lines.offset if stops else None,
-            torn=stops and session.state == "torn tail",
+            stop=stop if stops else None,
             mirror=session.stopped,
         )
 

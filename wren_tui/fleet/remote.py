@@ -30,8 +30,9 @@ from nats.js.api import DeliverPolicy
 from nats.js.kv import KeyValue
 
 from ..journal.index import Chunk
-from ..journal.reader import EventSink, ReadVerdict, Tail
+from ..journal.reader import EventSink, Tail
 from ..journal.store import parse_ts
+from ..journal.verdict import ReadVerdict, Stop
 from . import FleetError, why
 from .names import STREAM, RemoteRef, beat_key, row_key, shown, subject_of
 from .rows import SessionRow, decode_beat, decode_row
@@ -89,10 +90,8 @@ class RemoteChunk(Chunk):
     stream_seq: int = 0  # the stream sequence of the last message taken
     # True once everything the stream held when reading began has been read; later chunks are live.
     live: bool = False
-    # Set on the last chunk when a line cannot be read ("line N: why"); nothing after it is read.
-    reason: str | None = None
-    stopped_at_line: int | None = None
-    stopped_at_offset: int | None = None
+    # Set on the last chunk when a line cannot be read (its number, offset and why); nothing after it is read.
+    stop: Stop | None = None
     warnings: list[str] = field(default_factory=list)
 
 
@@ -206,7 +205,7 @@ class Fleet:
         """The session's lines from seq 1, in chunks; with `follow`, then every new line as it is mirrored.
 
         Without `follow` it ends once the lines the stream held at the start are read. It ends early,
-        with `reason` set on the last chunk, at the first line Wren's reader does not accept.
+        with `stop` set on the last chunk, at the first line Wren's reader does not accept.
         """
         subject = subject_of(host, session)
         end = await self._last_stream_seq(subject)
@@ -241,10 +240,10 @@ class Fleet:
             while True:
                 messages = await inbox.take(chunk_bytes, None if follow and lines.live else STALL_S)
                 chunk = lines.take(messages, end)
-                if chunk.events or chunk.reason is not None or (chunk.live and not lines.said_live):
+                if chunk.events or chunk.stop is not None or (chunk.live and not lines.said_live):
                     lines.said_live = chunk.live
                     yield chunk
-                if chunk.reason is not None or (chunk.live and not follow):
+                if chunk.stop is not None or (chunk.live and not follow):
                     return
         finally:
             self._inboxes.discard(inbox)
@@ -278,18 +277,18 @@ class _Lines:
     def take(self, messages: list[Msg], end: int) -> RemoteChunk:
         whole: list[bytes] = []
         stream_seq = 0
-        reason: str | None = None
+        damaged: str | None = None  # why the stream cannot give the next line
         for msg in messages:
             stream_seq = msg.metadata.sequence.stream
             try:
                 line = self._joiner.add(msg.data, msg.headers, stream_seq)
             except StreamDamaged as exc:
-                reason = str(exc)
+                damaged = str(exc)
                 break
             if line is None:
                 continue
             if not line.endswith(b"\n"):
-                reason = f"stream message {stream_seq} is not a whole line (no newline at its end)"
+                damaged = f"stream message {stream_seq} is not a whole line (no newline at its end)"
                 break
             whole.append(line)
             if stream_seq >= end:
@@ -310,12 +309,10 @@ class _Lines:
         )
         if ends:
             self.offset = ends[-1]
-        if batch.reason is not None:
-            chunk.reason, chunk.stopped_at_line = batch.reason, batch.stopped_at_line
-        elif reason is not None:
-            chunk.reason, chunk.stopped_at_line = f"line {self._tail.lineno + 1}: {reason}", self._tail.lineno + 1
-        if chunk.reason is not None:
-            chunk.stopped_at_offset = self.offset
+        if batch.stop is not None:
+            chunk.stop = batch.stop
+        elif damaged is not None:
+            chunk.stop = Stop(self._tail.lineno + 1, self.offset, damaged)
         return chunk
 
 
@@ -439,13 +436,11 @@ async def _scan(ref: RemoteRef, sink: EventSink) -> ReadVerdict:
                 verdict.last_seq = chunk.events[-1].seq
                 verdict.good_bytes = chunk.ends[-1]
             verdict.warnings.extend(chunk.warnings)
-            if chunk.reason is not None:
-                verdict.reason = chunk.reason
-                verdict.stopped_at_line, verdict.stopped_at_offset = chunk.stopped_at_line, chunk.stopped_at_offset
+            if chunk.stop is not None:
+                verdict.stop = chunk.stop
         if verdict.lines == 0 and found is None:
             raise FleetError(f"{ref}: no such session (`wren ls {shown(ref.server)}` lists them)")
     row = found.row if found else None
-    if verdict.reason is None and row is not None and row.reason and row.lastSeq == verdict.last_seq:
-        verdict.reason, verdict.torn = row.reason, row.torn
-        verdict.stopped_at_line, verdict.stopped_at_offset = row.stoppedAtLine, row.stoppedAtOffset
+    if verdict.stop is None and row is not None and row.stop is not None and row.lastSeq == verdict.last_seq:
+        verdict.stop = row.stop
     return verdict

@@ -10,6 +10,7 @@ import msgspec
 import nats.js.errors
 from nats.js.kv import KeyValue
 
+from ..journal.verdict import Stop
 from .names import beat_key, row_key
 
 
@@ -28,11 +29,9 @@ class SessionRow(msgspec.Struct, kw_only=True, omit_defaults=True):
     tokens: int = 0
     forkedFrom: str | None = None
     forkAt: int | None = None
-    # Where and why the journal cannot be read past a line ("line N: ..."); those lines are not shipped.
-    reason: str | None = None
-    stoppedAtLine: int | None = None
-    stoppedAtOffset: int | None = None
-    torn: bool = False
+    # Where and why the journal cannot be read past a line, as its reader said (line, offset, why, torn):
+    # set once every line before it is in the stream; it and the lines after it are not shipped.
+    stop: Stop | None = None
     # Set when the mirror stopped shipping this session: the stream holds other bytes than the journal.
     mirror: str | None = None
     updated: str = ""  # when the mirror wrote this row (UTC, like a journal ts)

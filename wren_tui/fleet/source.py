@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..journal.events import Event
 from ..journal.reader import Tail, open_for_reading
+from ..journal.verdict import Stop
 from . import FleetError
 
 READ_SIZE = 4 << 20
@@ -43,7 +44,7 @@ class DurableLines:
         self._inode: tuple[int, int] | None = None
         self._tail = Tail(path)
         self.offset = 0  # just past the last line handed out
-        self.reason: str | None = None  # why reading stopped at a line ("line N: ..."), None while it goes on
+        self.stop: Stop | None = None  # the line reading stopped at, and why; None while it goes on
         self._stopped_at: tuple[int, int] | None = None  # (size, mtime_ns) when it stopped
 
     def read(self) -> list[Line]:
@@ -63,7 +64,7 @@ class DurableLines:
             raise SourceChanged(f"{self.path}: the journal was replaced by another file")
         if size < self.offset:
             raise SourceChanged(f"{self.path}: the journal shrank below the {self.offset} bytes already read")
-        if self.reason is not None:
+        if self.stop is not None:
             if self._stopped_at == (size, mtime):
                 return []
             # A writer reopening the journal sets a torn line aside and appends in its place.
@@ -89,7 +90,7 @@ class DurableLines:
             lines.append(Line(event, whole[start - self.offset : end - self.offset], end))
             start = end
         self.offset = start
-        if batch.reason is not None:
-            self.reason = batch.reason
+        if batch.stop is not None:
+            self.stop = batch.stop
             self._stopped_at = (size, mtime)
         return lines

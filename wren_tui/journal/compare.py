@@ -18,8 +18,9 @@ from typing import Literal
 import msgspec
 
 from .events import Event, Fork, Message, RunEnd, RunStart, ToolEnd, ToolStart
-from .reader import Lines, ReadVerdict, open_for_reading, scan_events
+from .reader import open_for_reading, scan_events
 from .store import session_id_of
+from .verdict import ReadVerdict
 
 _CHUNK = 1 << 20
 
@@ -191,7 +192,7 @@ def _read_side(path: Path, shared_bytes: int, prefix: _Prefix | None) -> tuple[R
     summary: _Summary | None = None
     counted = _Prefix()
 
-    def take(events: list[Event], lines: Lines) -> None:
+    def take(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal offset, summary
         data = bytes(lines) if offset < shared_bytes < offset + len(lines) else b""
         ends: Iterator[int] = _line_ends(data, offset) if data else iter(())
@@ -244,12 +245,11 @@ def compare(a: Path, b: Path) -> Comparison:
 
 
 def _stopped(verdict: ReadVerdict) -> str | None:
-    if verdict.reason is None:
+    stop = verdict.stop
+    if stop is None:
         return None
-    kind = "torn tail" if verdict.torn else "corrupt"
-    line = verdict.stopped_at_line
-    reason = verdict.reason.removeprefix(f"line {line}: ")
-    return f"reading stopped at line {line} (byte {verdict.stopped_at_offset}), {kind}: {reason}"
+    kind = "torn tail" if stop.torn else "corrupt"
+    return f"reading stopped at line {stop.line} (byte {stop.offset}), {kind}: {stop.why}"
 
 
 def _pair(left: list[Turn], right: list[Turn]) -> list[TurnPair]:

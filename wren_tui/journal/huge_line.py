@@ -2,7 +2,7 @@
 
 Decoding a 50 MB line holds the GIL for about 100 ms (msgspec does not let go of it), and a
 viewer's keys wait that long. A child reads the line through the caller's descriptor, checks it
-with `parse_line` (the same verdicts as `read_events`), and answers with the event whose long
+with `_parse_line` (the same verdicts as `read_events`), and answers with the event whose long
 strings are cut to `clip` characters, and the length of the longest one; the caller decodes that
 small answer. The child only reads: it refuses a descriptor open for writing, opens nothing, and
 writes nothing but its answer on stdout.
@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from .events import Delta, Error, Event, Message, to_builtins
-from .reader import LineError, parse_line
+from .reader import _LineError, _parse_line
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class ChildFailed(Exception):
 def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int) -> Decoded:
     """Check and decode the line of `length` bytes (without its newline) at `start` of `fd` in a child.
 
-    LineError if it cannot be read; ChildFailed if no child could say.
+    _LineError if it cannot be read; ChildFailed if no child could say.
     """
     args = [str(n) for n in (fd, start, length, prev_seq, clip)]
     try:
@@ -58,9 +58,9 @@ def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int)
     except msgspec.DecodeError as exc:
         raise ChildFailed(f"unreadable answer: {exc}") from None
     if "error" in answer:
-        raise LineError(answer["error"])
+        raise _LineError(answer["error"])
     # The answer is small: decoding it here is quick, and it is checked as any line is.
-    return Decoded(parse_line(msgspec.json.encode(answer["line"]), prev_seq), answer["chars"])
+    return Decoded(_parse_line(msgspec.json.encode(answer["line"]), prev_seq), answer["chars"])
 
 
 def _cut(value: Any, clip: int) -> Any:
@@ -83,8 +83,8 @@ def main() -> int:
         sys.stderr.write("the journal is shorter than the line\n")
         return 1
     try:
-        event = parse_line(line, prev_seq)
-    except LineError as exc:
+        event = _parse_line(line, prev_seq)
+    except _LineError as exc:
         sys.stdout.buffer.write(msgspec.json.encode({"error": str(exc)}))
         return 0
     cut = _cut(to_builtins(event), clip)

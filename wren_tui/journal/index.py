@@ -1,26 +1,26 @@
 """A journal read by byte offsets: validated chunks that say where each line is, and one line decoded on demand.
 
-Built only on the reader's public API (`Tail.feed` validates exactly as `read_events` does,
-`parse_line` decodes one line), so a viewer can keep a million offsets in an array, decode only
+Built on the reader (`Tail.feed` validates exactly as `read_events` does, `_parse_line`
+decodes one line), so a viewer can keep a million offsets in an array, decode only
 the lines it shows, and start reading anywhere a line starts (the tail first).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
+from .errors import JournalError
 from .events import Event
 from .huge_line import ChildFailed, decode_elsewhere
-from .reader import JournalError, LineError, Tail, parse_line
+from .reader import Tail, _LineError, _parse_line
+from .verdict import Stop
 
 CHUNK = 1 << 20
-_LINE_NO = re.compile(r"^line (\d+): ")
 
 
 @dataclass
@@ -43,7 +43,7 @@ class LineScanner:
 
     `first_line` and `after_seq` say what came before `start` (its line count and last seq), so
     line numbers in a reason count from the file's start and seq must keep increasing across
-    the boundary. Stops for good at the first line that cannot be read (`reason` says why).
+    the boundary. Stops for good at the first line that cannot be read (`stop` says where and why).
     """
 
     def __init__(
@@ -64,13 +64,13 @@ class LineScanner:
         self.offset = start  # just past the last good line
         self.lineno = first_line  # good lines before `offset`
         self.prev_seq = after_seq
-        self.reason: str | None = None  # "line N: why", N counted from the file's start
+        self.stop: Stop | None = None  # its line counted from the file's start
         # No newline between `offset` and this: a long partial last line is not searched twice.
         self.scanned = start
 
     def chunks(self, stop: int | None = None, size: int = CHUNK) -> Iterator[Chunk]:
         """Chunks of the whole lines between `offset` and `stop` (or the end of the file)."""
-        while self.reason is None:
+        while self.stop is None:
             limit = size if stop is None else min(size, stop - self.offset)
             if limit <= 0:
                 return
@@ -98,7 +98,7 @@ class LineScanner:
         events = batch.events
         if fresh and events and events[0].seq <= self.prev_seq:
             # The Tail starts at `start` knowing no seq; the line before it is ours to compare with.
-            self.reason = f"line {self.lineno + 1}: seq {events[0].seq} does not increase on {self.prev_seq}"
+            self.stop = Stop(self.lineno + 1, self.offset, f"seq {events[0].seq} does not increase on {self.prev_seq}")
             return Chunk([])
         if len(events) == 1:
             lengths = [whole.index(b"\n") + 1]  # one line, maybe a huge one: measured, not copied
@@ -110,8 +110,9 @@ class LineScanner:
         self.lineno = before + self._tail.lineno
         if events:
             self.prev_seq = events[-1].seq
-        if batch.reason is not None:
-            self.reason = _renumber(batch.reason, before)
+        if batch.stop is not None:
+            # The Tail counts from where it started; the stop is counted from the file's start.
+            self.stop = Stop(self.lineno + 1, self.offset, batch.stop.why)
         return Chunk(events, starts, ends)
 
     def _take_elsewhere(self, end: int, clip: int) -> Chunk | None:
@@ -120,22 +121,14 @@ class LineScanner:
             decoded = decode_elsewhere(self.fd, self.offset, end - self.offset - 1, self.prev_seq, clip)
         except ChildFailed:
             return None
-        except LineError as exc:
-            self.reason = f"line {self.lineno + 1}: {exc}"
+        except _LineError as exc:
+            self.stop = Stop(self.lineno + 1, self.offset, str(exc))
             return Chunk([])
         start, self.offset = self.offset, end
         self.lineno += 1
         self.prev_seq = decoded.event.seq
         self._tail = Tail(self.path)  # the next lines are read from here, as from a fresh start
         return Chunk([decoded.event], array("q", [start]), array("q", [end]), decoded.chars)
-
-
-def _renumber(reason: str, before: int) -> str:
-    """The Tail counts lines from where it started; a person counts them from the file's start."""
-    match = _LINE_NO.match(reason)
-    if match is None:
-        return reason
-    return f"line {int(match.group(1)) + before}: {reason[match.end() :]}"
 
 
 def _line_end(fd: int, offset: int, stop: int | None, size: int) -> tuple[int | None, int]:
@@ -197,7 +190,7 @@ def decode_span(fd: int, start: int, end: int) -> list[Event]:
     data = os.pread(fd, end - start, start)
     if len(data) != end - start:
         raise JournalError(f"the journal is shorter than its index (lines at byte {start}); it was replaced")
-    return [parse_line(line, 0) for line in data.split(b"\n")[:-1]]
+    return [_parse_line(line, 0) for line in data.split(b"\n")[:-1]]
 
 
 def decode_at(fd: int, start: int, end: int) -> Event:
@@ -205,4 +198,4 @@ def decode_at(fd: int, start: int, end: int) -> Event:
     line = os.pread(fd, end - start - 1, start)
     if len(line) != end - start - 1:
         raise JournalError(f"the journal is shorter than its index (line at byte {start}); it was replaced")
-    return parse_line(line, 0)
+    return _parse_line(line, 0)

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import JournalError
 from .events import Event, Fork
-from .reader import JournalError, Lines, scan_events
+from .reader import scan_events
 from .store import SessionInfo, list_sessions, session_id_of
 
 
@@ -48,7 +49,7 @@ def fork_events(path: Path) -> list[Fork]:
     """Every fork event of a journal, in order (up to where reading stops)."""
     found: list[Fork] = []
 
-    def take(events: list[Event], _lines: Lines) -> None:
+    def take(events: list[Event], _lines: bytes | memoryview) -> None:
         found.extend(e for e in events if type(e) is Fork)
 
     scan_events(path, take)

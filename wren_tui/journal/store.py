@@ -10,14 +10,16 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress
 from operator import attrgetter
 from pathlib import Path
 from typing import Literal, cast
 
-from .events import Event, Fork, Message, RunEnd, RunStart, ToolStart, Usage
-from .reader import JournalError, read_head_and_tail, scan_events
-from .replay import replay
+from .calls import open_calls
+from .errors import JournalError, SessionNotFound
+from .events import Event, Fork, RunEnd, RunStart, Usage
+from .locks import lock_holder, read_locks
+from .reader import read_head_and_tail, scan_events
+from .verdict import Stop
 from .visible import visible
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
@@ -37,10 +39,6 @@ State = Literal[
     "empty",
     "unreadable",
 ]
-
-
-class SessionNotFound(JournalError):
-    """No journal answers to the id or path a person gave."""
 
 
 def new_session_id(now: datetime | None = None) -> str:
@@ -83,7 +81,14 @@ def session_id_of(path: Path) -> str:
 
 
 def resolve(folder: Path, ref: str) -> Path:
-    """A session id in `folder`, or a path to a journal file; ids never escape the folder."""
+    """The journal a person means: a session id in `folder`, or a path to a .jsonl file.
+
+    Ids never escape the folder, and only a .jsonl name is taken as a path, so a mistyped id never
+    opens some other file. A bare file name is also looked for in `folder`.
+
+    Raises:
+        SessionNotFound: no such session or file, not an id or .jsonl path, a link, or not a file.
+    """
     if "\x00" in ref:
         raise SessionNotFound("a session id cannot contain a NUL byte")
     if SESSION_ID.match(ref):
@@ -128,7 +133,12 @@ def journal_paths(folder: Path) -> list[Path]:
 
 
 def latest(folder: Path, project: Path | None = None) -> Path:
-    """The newest session in `folder`; with `project`, the newest whose last run worked there."""
+    """The newest session in `folder`; with `project`, the newest whose last run worked there.
+
+    Raises:
+        SessionNotFound: there is none.
+        JournalError: the folder cannot be listed.
+    """
     paths = [p for p in journal_paths(folder) if SESSION_ID.match(session_id_of(p))]
     if not paths:
         raise SessionNotFound(f"no sessions in {folder}")
@@ -141,43 +151,13 @@ def latest(folder: Path, project: Path | None = None) -> Path:
     raise SessionNotFound(f"no session of {project} in {folder}; `{listing}` lists them all")
 
 
-def lock_holder(path: Path, locks: str | None = None) -> int | None:
-    """The pid holding the write lock on a journal, read from /proc/locks; None if nobody does.
-
-    Reading /proc/locks takes no lock itself, so a viewer can ask without disturbing a writer.
-    `locks` is that table already read, when many journals are asked about at once.
-    """
-    try:
-        st = os.stat(path)
-        table = _read_locks() if locks is None else locks
-    except OSError:
-        return None
-    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    if dev not in table:
-        return None
-    for row in table.splitlines():
-        parts = row.split()
-        # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a blocked waiter's row has "->" first
-        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[3] == "WRITE" and parts[5] == dev:
-            try:
-                return int(parts[4])
-            except ValueError:
-                return None
-    return None
-
-
-def _read_locks() -> str:
-    with open("/proc/locks", encoding="ascii", errors="replace") as locks:
-        return locks.read()
-
-
 def project_of(path: Path) -> str | None:
     """The folder the session's last run worked in (its last run_start's cwd); None if unreadable or none.
 
     A journal over WHOLE_UNDER bytes is judged by its head and tail, as in its listing row.
     """
     try:
-        return describe(path).project
+        return describe_session(path).project
     except (JournalError, OSError):
         return None
 
@@ -212,12 +192,15 @@ class SessionInfo:
     tokens: int
     forked_from: str | None
     fork_at: int | None
+    # Why the row is corrupt, torn or unreadable, as a sentence; for corrupt and torn, `stop` holds its parts.
     reason: str | None
     # False for a big journal summarised from its head and tail: tokens, open calls and the fork
     # event count only there, and events is the last seq.
     exact: bool = True
     # The workspace of the last run (its run_start's cwd): the session's project.
     project: str | None = None
+    # Where and why reading stopped (corrupt or torn tail), as the reader said it; None otherwise.
+    stop: Stop | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -242,19 +225,25 @@ def parse_ts(ts: str) -> datetime | None:
 WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row
 
 
-def describe(path: Path, locks: str | None = None) -> SessionInfo:
+def describe_session(path: Path, locks: str | None = None) -> SessionInfo:
     """One journal's listing row, derived from its events and whether a writer holds it.
 
     A journal over WHOLE_UNDER bytes whose head and tail read cleanly is summarised from them, so a
-    folder of big journals lists at once; any problem there and it is read whole, to say why. A
-    journal that cannot be opened or read gets an `unreadable` row saying why; one that is gone
-    raises SessionNotFound.
+    folder of big journals lists at once (`exact` is then False); any problem there and it is read
+    whole, to say why. A journal that cannot be opened or read gets an `unreadable` row saying why.
+
+    Args:
+        path: The journal.
+        locks: The system's lock table already read (`locks.read_locks()`), when listing many.
+
+    Raises:
+        SessionNotFound: the journal is gone.
     """
     try:
         if path.stat().st_size > WHOLE_UNDER:
             ends = read_head_and_tail(path)
             if ends is not None:
-                return _row(path, ends.head + ends.tail, None, torn=False, exact=False, locks=locks)
+                return _row(path, ends.head + ends.tail, None, exact=False, locks=locks)
         events: list[Event] = []
         result = scan_events(path, lambda chunk, _lines: events.extend(chunk))
     except FileNotFoundError:
@@ -265,7 +254,7 @@ def describe(path: Path, locks: str | None = None) -> SessionInfo:
         return _unreadable(path, str(exc))
     except OSError as exc:
         return _unreadable(path, f"{path}: {_why(exc)}")
-    return _row(path, events, result.reason, torn=result.torn, exact=True, locks=locks)
+    return _row(path, events, result.stop, exact=True, locks=locks)
 
 
 def _unreadable(path: Path, reason: str) -> SessionInfo:
@@ -284,31 +273,27 @@ def _unreadable(path: Path, reason: str) -> SessionInfo:
 
 
 _TOKENS = attrgetter("inputTokens", "outputTokens")
-# isinstance as C functions, so filter(), map() and compress() below run with no Python frame per event
+# isinstance as C functions, so filter() and map() below run with no Python frame per event
 _is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
 _is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
 _is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
-_CALL_TYPES = frozenset({Message, ToolStart})
 
 
-def _row(
-    path: Path, events: list[Event], reason: str | None, *, torn: bool, exact: bool, locks: str | None = None
-) -> SessionInfo:
+def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, locks: str | None = None) -> SessionInfo:
     tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
     # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
     fork = cast(Fork | None, next(filter(_is_fork, reversed(events)), None))
     start = cast(RunStart | None, next(filter(_is_run_start, reversed(events)), None))
     state: State
-    if reason is not None and not torn:
+    if stop is not None and not stop.torn:
         state = "corrupt"
     elif lock_holder(path, locks) is not None:
         state = "live"
-    elif torn:
+    elif stop is not None:
         state = "torn tail"
     elif not events:
         state = "empty"
-    # Only messages and tool starts decide which calls are open.
-    elif replay(compress(events, map(_CALL_TYPES.__contains__, map(type, events)))).uncertain_calls:
+    elif _uncertain(events):
         state = "outcome unknown"
     else:
         state = _ended(events)
@@ -324,10 +309,16 @@ def _row(
         tokens=tokens,
         forked_from=fork.from_ if fork else None,
         fork_at=fork.atSeq if fork else None,
-        reason=reason,
+        reason=None if stop is None else str(stop),
         exact=exact,
         project=start.cwd if start else None,
+        stop=stop,
     )
+
+
+def _uncertain(events: list[Event]) -> bool:
+    """Some call is left open that resume would refuse to guess about."""
+    return any(call.uncertain for call in open_calls(events))
 
 
 def _ended(events: Sequence[Event]) -> State:
@@ -344,16 +335,22 @@ def _ended(events: Sequence[Event]) -> State:
 
 
 def list_sessions(folder: Path) -> list[SessionInfo]:
-    """Every journal's row, newest first; one that cannot be read is listed as unreadable, with why."""
+    """Every journal's row (`describe_session`), newest first; one that cannot be read is listed as unreadable.
+
+    A folder that does not exist holds no sessions.
+
+    Raises:
+        JournalError: `folder` is not a folder or cannot be listed.
+    """
     paths = journal_paths(folder)
     try:
-        locks = _read_locks()  # once for the folder, not once per journal
+        locks = read_locks()  # once for the folder, not once per journal
     except OSError:
         locks = ""
     rows = []
     for path in paths:
         try:
-            rows.append(describe(path, locks))
+            rows.append(describe_session(path, locks))
         except SessionNotFound:
             continue  # deleted between the folder's listing and its reading: it is no longer there
     return rows

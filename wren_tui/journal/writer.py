@@ -8,62 +8,28 @@ line it checks that the journal is still the file it holds, at its path, with on
 from __future__ import annotations
 
 import errno
-import fcntl
-import functools
 import os
-import select
 import time
-import weakref
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, NoReturn, TypeVar
 
 import msgspec
 
-from . import reader
+from . import _fastpath
+from ._watch import PathWatch, always
+from .errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
 from .events import KnownEvent
-from .reader import EventSink, JournalError, ReadVerdict, open_for_reading, scan_events
-from .store import lock_holder
+from .locks import lock
+from .reader import EventSink, open_for_reading, scan_events
+from .verdict import ReadVerdict
 
 FsyncPolicy = Literal["event", "batch", "none"]
 E = TypeVar("E", bound=KnownEvent)
 
 _encoder = msgspec.json.Encoder()
 # Bound once: append looks these up per event, and each module attribute lookup costs a little.
-_encode, _replace, _crc32, _lseek, _SEEK_END = (
-    _encoder.encode,
-    msgspec.structs.replace,
-    zlib.crc32,
-    os.lseek,
-    os.SEEK_END,
-)
-# The line built in one C call when the C module is there (the same bytes: tests compare); None: Python.
-# getattr: a checkout updated without a reinstall may still hold a build from before make_line.
-native_line: Callable[[int, bytes, bytes], bytes] | None = getattr(reader.native_lines, "make_line", None)
-
-
-class JournalLocked(JournalError):
-    """Another process holds the journal's write lock."""
-
-
-class JournalCorrupt(JournalError):
-    """The journal has a bad line before its end; appending after it would bury the damage."""
-
-    def __init__(self, path: Path, line: int, reason: str) -> None:
-        super().__init__(
-            f"{path}: {reason}. Nothing was written. Read it with `wren log`, then fork from a "
-            f"point before line {line} or move the file aside."
-        )
-        self.path, self.line, self.reason = path, line, reason
-
-
-class JournalUnusable(JournalError):
-    """A write or fsync failed; the journal refuses further appends from this writer."""
-
-
-class JournalChanged(JournalUnusable):
-    """The journal was deleted, moved, replaced or written by another program under this writer."""
+_encode, _replace, _lseek, _SEEK_END = _encoder.encode, msgspec.structs.replace, os.lseek, os.SEEK_END
 
 
 class FileOps:
@@ -119,25 +85,13 @@ def now_ts() -> str:
 
 def encode_line(event: KnownEvent, seq: int, ts: str) -> bytes:
     """The bytes of one journal line: seq, ts, type first, the event's fields, then the CRC."""
-    return _encode_line(event, seq, ts.encode("ascii"))
-
-
-def _encode_line(event: KnownEvent, seq: int, ts: bytes) -> bytes:
     if event.seq or event.ts:
         event = msgspec.structs.replace(event, seq=0, ts="")
     body = _encoder.encode(event)  # unset seq/ts are omitted, so they are not written twice
-    if native_line is not None:
-        return native_line(seq, ts, body)
-    return python_line(seq, ts, body)
+    return _fastpath.line_builder()(seq, ts.encode("ascii"), body)
 
 
-def python_line(seq: int, ts: bytes, body: bytes) -> bytes:
-    """{"seq":SEQ,"ts":"TS", the body's fields, then the CRC of all that: what _lines.make_line builds."""
-    line = b'{"seq":%d,"ts":"%b",%b' % (seq, ts, body[1:-1])
-    return b'%b,"crc":"%08x"}\n' % (line, zlib.crc32(line))
-
-
-def write_all(ops: FileOps, fd: int, data: bytes) -> None:
+def _write_all(ops: FileOps, fd: int, data: bytes) -> None:
     """Write every byte, looping on short writes (a signal or a full pipe can cut one short)."""
     while data:
         n = ops.write(fd, data)
@@ -146,87 +100,12 @@ def write_all(ops: FileOps, fd: int, data: bytes) -> None:
         data = data[n:]
 
 
-def ensure_dir(path: Path, ops: FileOps | None = None) -> None:
+def _ensure_dir(path: Path, ops: FileOps | None = None) -> None:
     """The journals folder, created 0700 (and its parent fsynced) when it does not exist yet."""
     if path.is_dir():
         return
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     (ops or FileOps()).fsync_dir(path.parent)
-
-
-_IN_ATTRIB, _IN_MOVE_SELF, _IN_DELETE_SELF, _IN_DONT_FOLLOW = 0x4, 0x800, 0x400, 0x2000000
-
-
-@functools.cache
-def _inotify_calls() -> tuple[Callable[[int], int], Callable[[int, bytes, int], int]] | None:
-    """libc's inotify_init1 and inotify_add_watch, looked up once; None where there is no inotify."""
-    try:
-        import ctypes  # here, not at the top: only a writer needs it, and `wren log` starts faster
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        init, add = libc.inotify_init1, libc.inotify_add_watch
-    except (ImportError, OSError, AttributeError):
-        return None
-    init.argtypes, init.restype = [ctypes.c_int], ctypes.c_int
-    add.argtypes, add.restype = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32], ctypes.c_int
-    return init, add
-
-
-class _PathWatch:
-    """Says cheaply whether anything may have happened to a journal's path since the last look.
-
-    inotify on the file (deleted, renamed, relinked) and on every folder and link on the way to it
-    (moved, removed), read with one poll(0) per append. It only says when to look: the writer's
-    full check decides. Without inotify (or out of instances or watches) it always says look.
-    """
-
-    def __init__(self, path: str) -> None:
-        self._fd = -1
-        # Called with a timeout of 0: the events waiting (a list, empty when none), or True without a watch.
-        self.poll: Callable[[int], object] = _always
-        calls = _inotify_calls()
-        if calls is None:
-            return
-        init, add = calls
-        fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
-        if fd < 0:
-            return
-        self._fd = fd
-        self._closer = weakref.finalize(self, os.close, fd)
-        watches = [(path, _IN_ATTRIB | _IN_MOVE_SELF | _IN_DELETE_SELF)]
-        # Each folder and link as written (a link retargeted), and each folder it resolves to (moved).
-        watches += [(p, _IN_MOVE_SELF | _IN_DELETE_SELF | _IN_DONT_FOLLOW) for p in _prefixes(os.path.dirname(path))]
-        watches += [(p, _IN_MOVE_SELF | _IN_DELETE_SELF) for p in _prefixes(os.path.realpath(os.path.dirname(path)))]
-        if any(add(fd, os.fsencode(p), mask) < 0 for p, mask in watches):
-            self.close()  # a path not watched whole is not watched at all: look at every append
-            return
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        self.poll = poller.poll
-
-    def drain(self) -> None:
-        """Forget what fired: the check that follows sees everything that happened before it."""
-        while self._fd >= 0:
-            try:
-                if not os.read(self._fd, 65536):
-                    return
-            except BlockingIOError:
-                return
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            self._closer()
-            self._fd = -1
-
-
-def _always(_timeout: int) -> bool:
-    return True
-
-
-def _prefixes(path: str) -> list[str]:
-    """/a/b/c -> /a, /a/b, /a/b/c (the root, which cannot move, is left out)."""
-    parts = os.path.abspath(path).split(os.sep)[1:]
-    return [os.sep + os.sep.join(parts[: n + 1]) for n in range(len(parts)) if parts[n]]
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -256,7 +135,12 @@ def what_changed(path: str, held: os.stat_result, seen: os.stat_result | None, s
 
 
 class JournalWriter:
-    """Appends events to one journal; the only writer of it while it is open."""
+    """Appends events to one journal; the only writer of it while it is open (an exclusive flock).
+
+    Made by `create` (a new journal) or `open` (an existing one), used as a context manager or
+    closed with `close`. After any failed write or fsync, or once the journal changed under it
+    (`changed`), it refuses every later append: what is on disk is never guessed at.
+    """
 
     def __init__(self, path: Path, fd: int, last_seq: int, size: int, fsync: FsyncPolicy, ops: FileOps) -> None:
         self.path = path
@@ -271,10 +155,11 @@ class JournalWriter:
         # The plain system call when nothing is recording or failing writes: one Python call less per event.
         self._write = os.write if type(ops) is FileOps else ops.write
         self._ts, self._ts_bytes = "", b""
+        self._line = _fastpath.line_builder()
         # Where open() moved a torn tail aside (<name>.torn, or .torn.N when that is taken), if it did.
         self.torn_aside: Path | None = None
         self._where = os.path.abspath(path)
-        self._watch = _PathWatch(self._where)
+        self._watch = PathWatch(self._where)
         self._poll = self._watch.poll
         held: os.stat_result | None = os.fstat(fd)
         try:
@@ -283,22 +168,34 @@ class JournalWriter:
             held = seen = None
         if held is None or seen is None or (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
             # Changed before the watch was set: the first append's full check says how.
-            self._poll = _always
+            self._poll = always
 
     @classmethod
     def create(
         cls, path: str | os.PathLike[str], *, fsync: FsyncPolicy = "event", ops: FileOps | None = None
     ) -> JournalWriter:
-        """A new, empty journal (0600, O_EXCL); its folder is created 0700 if needed."""
+        """A new, empty journal (0600, O_EXCL), locked for this writer; its folder is created 0700 if needed.
+
+        Args:
+            path: Where the journal goes; nothing may be there yet.
+            fsync: "event" (default): each append is durable on return; "batch": only `sync` and
+                `close` fsync; "none": never (benchmarks, tests).
+            ops: The system calls, for tests that record or fail them.
+
+        Raises:
+            JournalError: something is at `path` already, or it cannot be created.
+            JournalLocked: another process locked it between its creation and the lock.
+            OSError: the folder cannot be made or written (the caller names the folder).
+        """
         path, ops = Path(path), ops or FileOps()
-        ensure_dir(path.parent, ops)
+        _ensure_dir(path.parent, ops)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = ops.open(path, flags, 0o600)
         except FileExistsError:
             raise JournalError(f"{path}: a journal with this name already exists") from None
         try:
-            _lock(fd, path)
+            lock(fd, path)
         except BaseException:
             ops.close(fd)
             raise
@@ -320,6 +217,21 @@ class JournalWriter:
         The journal is read once, under the lock, keeping no events: `on_events` sees each run of
         them as they are validated (a resume replays from it), then `check` sees the verdict before
         anything is written; an exception from either leaves the file untouched and unlocked.
+
+        Args:
+            path: The journal.
+            fsync, ops: As for `create`.
+            on_events: A sink for the events read (see `reader.EventSink`).
+            check: Called with the verdict once everything is read, before anything is written.
+
+        Returns:
+            The writer; `torn_aside` names the file a torn tail was copied to (<name>.torn), if any.
+
+        Raises:
+            JournalError: the journal cannot be opened for reading or appending.
+            JournalLocked: another process is writing it.
+            JournalCorrupt: a line before its end cannot be read (its `stop` says which and why).
+            Whatever `on_events` or `check` raise, with the journal left as it was.
         """
         path, ops = Path(path), ops or FileOps()
         os.close(open_for_reading(path))  # the same checks and errors as reading: missing, link, folder
@@ -328,10 +240,10 @@ class JournalWriter:
         except PermissionError:
             raise JournalError(f"{path}: permission denied (cannot append)") from None
         try:
-            _lock(fd, path)
+            lock(fd, path)
             result = scan_events(path, on_events or _ignore)
-            if result.reason is not None and not result.torn:
-                raise JournalCorrupt(path, result.stopped_at_line or 0, result.reason)
+            if result.stop is not None and not result.stop.torn:
+                raise JournalCorrupt(path, result.stop)
             if check is not None:
                 check(result)
             size = result.good_bytes
@@ -358,7 +270,19 @@ class JournalWriter:
         return self._size
 
     def append(self, event: E) -> E:
-        """Write one event, stamped with the next seq and the current time; returns it stamped."""
+        """Write one event, stamped with the next seq and the current time.
+
+        One write of the whole line; with fsync "event" it is on disk when this returns.
+
+        Returns:
+            The event as written (its seq and ts set).
+
+        Raises:
+            JournalChanged: the journal was deleted, moved, replaced or written by another program
+                since the last append; this writer stops for good.
+            JournalUnusable: the write or its fsync failed (the partial line is removed when it can
+                be), or the writer is closed or already stopped.
+        """
         if self._fd is None or self._unusable:
             kind = JournalChanged if self._changed else JournalUnusable
             raise kind(self._unusable or f"{self.path}: the journal writer is closed")
@@ -368,17 +292,12 @@ class JournalWriter:
         seq, ts = self.last_seq + 1, now_ts()
         if ts is not self._ts:
             self._ts, self._ts_bytes = ts, ts.encode("ascii")
-        # _encode_line inlined: a function call is a tenth of this method's cost when nothing is fsynced
         body = _encode(_replace(event, seq=0, ts="") if event.seq or event.ts else event)
-        if native_line is not None:
-            line = native_line(seq, self._ts_bytes, body)
-        else:
-            line = b'{"seq":%d,"ts":"%b",%b' % (seq, self._ts_bytes, body[1:-1])
-            line = b'%b,"crc":"%08x"}\n' % (line, _crc32(line))
+        line = self._line(seq, self._ts_bytes, body)
         try:
             written = self._write(self._fd, line)
             if written != len(line):
-                write_all(self._ops, self._fd, line[max(written, 0) :])
+                _write_all(self._ops, self._fd, line[max(written, 0) :])
         except BaseException as exc:
             self._undo_partial(seq, exc)
         self._size += len(line)
@@ -463,18 +382,6 @@ def _ignore(events: object, lines: object) -> None:
     pass
 
 
-def _lock(fd: int, path: Path) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = lock_holder(path)
-        who = f"process {holder}" if holder else "another process"
-        raise JournalLocked(
-            f"{path}: {who} is writing this journal; only one writer at a time. Wait for it to end, "
-            "or fork the journal to continue on a new branch."
-        ) from None
-
-
 def _set_torn_aside(path: Path, good: int, ops: FileOps) -> Path:
     """Copy the torn bytes to <name>.torn (kept, never deleted) before they are truncated away; returns that file."""
     fd = open_for_reading(path)
@@ -489,7 +396,7 @@ def _set_torn_aside(path: Path, good: int, ops: FileOps) -> Path:
         except FileExistsError:
             continue
         try:
-            write_all(ops, out, torn)
+            _write_all(ops, out, torn)
             ops.fsync(out)
         finally:
             ops.close(out)

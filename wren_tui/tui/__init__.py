@@ -1,1 +1,1 @@
-"""The watch-only viewer: reads journals, never writes them (a fork goes through journal.fork)."""
+"""The watch-only viewer: reads journals, never writes them (a fork goes through journal.forking)."""

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..journal.reader import JournalError
+from ..journal.errors import JournalError
 from ..journal.store import journal_paths, journals_dir, latest, resolve
 
 EXIT_OK, EXIT_ERROR = 0, 1

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from textual.cache import LRUCache
 
+from ..journal.calls import CallTracker
 from ..journal.events import (
     Delta,
     Error,
@@ -228,7 +229,7 @@ class Timeline:
         self.call_end: array[int] = array("i")
         self.call_answered = bytearray()
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
-        self._unanswered: set[str] = set()  # asked by the model and not answered: no clean point
+        self._calls = CallTracker()  # which calls are open, so which points are clean
         self.tokens = 0
         # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
         self.turn_tokens: array[int] = array("q")
@@ -288,14 +289,13 @@ class Timeline:
                 breaks += len(msg.toolCalls or ())
                 for slot, call in enumerate(msg.toolCalls or ()):
                     self._asked(call.id, position, slot)
-                    self._unanswered.add(call.id)
             elif kind == "tool" and msg.toolCallId is not None:
-                self._unanswered.discard(msg.toolCallId)
                 number = self._open.pop(msg.toolCallId, None)
                 if number is not None:
                     self.call_answered[number] = 1
-            if kind != "tool" and not msg.toolCalls and not self._unanswered:
+            if self._calls.is_clean_point(event):
                 self.fork_items.append(position)
+            self._calls.add(event)
         elif isinstance(event, ToolStart):
             self.call_start[self._call_number(event.id)] = position
             self.tool_items.append(position)

@@ -20,9 +20,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from ...journal.errors import JournalError
 from ...journal.lineage import TreeRow, fork_tree
-from ...journal.reader import JournalError
-from ...journal.store import SessionInfo, describe, journal_paths, lock_holder, project_label, session_id_of
+from ...journal.locks import lock_holder
+from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
@@ -128,7 +129,7 @@ class BrowserScreen(Screen[None]):
                 continue
             info: SessionInfo | None
             try:
-                info = describe(path)
+                info = describe_session(path)
                 cells = _cells(info)
             except (JournalError, OSError):
                 info, cells = None, _unreadable(path)  # listed all the same: a journal hidden is a journal lost

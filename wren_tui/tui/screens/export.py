@@ -20,7 +20,7 @@ from textual.widgets import Button, Input, Static
 from textual.worker import get_current_worker
 
 from ...export import ExportCancelled, ExportRefused, Format, default_name, export_bytes, export_session
-from ...journal.reader import JournalError
+from ...journal.errors import JournalError
 from .. import strings
 from ..text import shorten, visible
 

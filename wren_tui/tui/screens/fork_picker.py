@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...journal.fork import ForkPoint
+from ...journal.forking import ForkPoint
 from .. import strings
 from ..text import shorten
 

@@ -20,8 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...journal.errors import JournalError
 from ...journal.lineage import Lineage, Relative, lineage
-from ...journal.reader import JournalError
 from .. import strings
 from ..text import shorten, visible
 

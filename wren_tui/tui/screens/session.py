@@ -19,11 +19,12 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ...journal.commandline import wren_command
+from ...journal.errors import JournalError
 from ...journal.events import Message, event_type
-from ...journal.fork import ForkPoint, fork, preview
+from ...journal.forking import ForkPoint, fork, preview
 from ...journal.index import Chunk
-from ...journal.reader import JournalError
 from ...journal.timing import duration
+from ...journal.verdict import Stop
 from .. import strings
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
@@ -137,7 +138,7 @@ class SessionScreen(Screen[None]):
         self._generation = 0
         self._indexing: float | None = None  # how much of the whole index is built, while it is
         self._searching: float | None = None
-        self._stopped: str | None = None
+        self._stopped: Stop | None = None
         self._cannot_read: str | None = None
         self._reading = False  # a worker reads a big backlog
         # The journal left its place under the viewer: moved (maybe to a known name) or deleted.
@@ -216,7 +217,7 @@ class SessionScreen(Screen[None]):
     def _install(self, timeline: Timeline, reader: LineReader | None, *, continues: bool = False) -> None:
         """Show `timeline` in place of the one shown: every pane is told."""
         self.timeline, self._reader = timeline, reader
-        self._stopped = reader.reason if reader else None
+        self._stopped = reader.stop if reader else None
         self._looked_again: int | None = None
         self.unseen = 0
         self._matches = None  # positions in the timeline replaced
@@ -300,9 +301,9 @@ class SessionScreen(Screen[None]):
         backlog = size - reader.offset
         if self._reading or (self._indexing is not None and backlog > READ_ON_UI):
             return  # a worker is reading on (or the index will), and reads this too
-        if backlog > READ_ON_UI and size <= reader.scanned and reader.reason is None:
+        if backlog > READ_ON_UI and size <= reader.scanned and reader.stop is None:
             return  # nothing new after a long partial line already looked through
-        if reader.reason is not None:
+        if reader.stop is not None:
             # Look at the stopping line again once the journal changed: a writer reopening it moves a
             # torn tail aside. An unchanged journal stops there still (looking again on every wake looped).
             if size == self._looked_again:
@@ -318,8 +319,8 @@ class SessionScreen(Screen[None]):
         first, before = len(timeline), timeline.events
         for chunk in reader.chunks(stop=size):  # no further than the backlog just measured
             timeline.fold(chunk)
-        if timeline.events != before or reader.reason != self._stopped:
-            self._apply(first, timeline.events - before, reader.reason)
+        if timeline.events != before or reader.stop != self._stopped:
+            self._apply(first, timeline.events - before, reader.stop)
 
     def _left_its_place(self, look: Whereabouts) -> None:
         """Notice the journal being read leaving its place: moved or deleted (a live writer stops at its next event)."""
@@ -342,29 +343,29 @@ class SessionScreen(Screen[None]):
                 clips = clips_of(chunk)
                 if worker.is_cancelled:
                     return
-                self._to_ui(self._fold_more, generation, chunk, clips, mine.reason)
+                self._to_ui(self._fold_more, generation, chunk, clips, mine.stop)
         self._to_ui(self._read_on_done, generation, mine)
 
-    def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], reason: str | None) -> None:
+    def _fold_more(self, generation: int, chunk: Chunk, clips: dict[int, Clip], stop: Stop | None) -> None:
         if generation != self._generation:
             return
         timeline = self.timeline
         first, before = len(timeline), timeline.events
         timeline.fold(chunk, clips)
-        self._apply(first, timeline.events - before, reason)
+        self._apply(first, timeline.events - before, stop)
 
     def _read_on_done(self, generation: int, done: LineReader) -> None:
         if generation != self._generation or not self._open:
             return
         self._reader = self.source.lines_after(done)
         self._reading = False
-        if done.reason != self._stopped:
-            self._apply(len(self.timeline), 0, done.reason)
+        if done.stop != self._stopped:
+            self._apply(len(self.timeline), 0, done.stop)
         self.read_new()  # what came while it read
 
-    def _apply(self, first: int, added: int, reason: str | None) -> None:
-        """The timeline grew by `added` events from item `first` on (or only its stop `reason` changed)."""
-        self._stopped = reason
+    def _apply(self, first: int, added: int, stop: Stop | None) -> None:
+        """The timeline grew by `added` events from item `first` on (or only where it stops changed)."""
+        self._stopped = stop
         if added:
             tell_panes(self, TimelineGrew(self.timeline, first, added))
             if not self.conversation.follow:

@@ -25,8 +25,8 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from ...journal.compare import Comparison, Row, compare, comparison_rows
+from ...journal.errors import JournalError
 from ...journal.lineage import fork_events, rows_of
-from ...journal.reader import JournalError
 from .. import strings
 from ..text import shorten, visible, width_of
 from ..widgets.key_footer import KeyFooter

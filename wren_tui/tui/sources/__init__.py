@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 from ...journal.events import Event
 from ...journal.index import Chunk
+from ...journal.verdict import Stop
 
 Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
 
@@ -44,14 +45,14 @@ class LineReader(Protocol):
     """Whole lines from one place on, handed out in chunks, each line checked and decoded once.
 
     `offset` is just past the last whole line handed out, `lineno` counts the lines before it from
-    the session's start. `reason` is None while reading can go on; else one sentence ("line N: why")
-    saying why it stopped for good at `offset` (nothing after a bad line is read). `scanned` is how
+    the session's start. `stop` is None while reading can go on; else a `journal.verdict.Stop` (its
+    line, offset and why) saying where it stopped for good (nothing after a bad line is read). `scanned` is how
     far a partial last line (no newline yet) was looked through, so a long one is not searched twice.
     """
 
     offset: int
     lineno: int
-    reason: str | None
+    stop: Stop | None
     scanned: int
 
     def chunks(self, stop: int | None = None) -> Iterator[Chunk]:
@@ -85,7 +86,7 @@ class SessionSource(Protocol):
 
     Errors. `open` raises `JournalError` with one sentence a person reads; `decode`, `decode_span`
     and `read` raise `JournalError` when the bytes asked for are no longer there. Nothing else raises
-    for what the session holds: a line that cannot be read ends the reading (`LineReader.reason`).
+    for what the session holds: a line that cannot be read ends the reading (`LineReader.stop`).
     """
 
     @property
@@ -140,7 +141,7 @@ class SessionSource(Protocol):
         """A reader on this handle that reads on exactly where `done` stopped, knowing what `done` knew.
 
         `done` was made by this source or a share of it, maybe on another thread that has finished
-        with it. The new reader keeps `done`'s stop `reason`, unless `retry`: then the line that
+        with it. The new reader keeps `done`'s `stop`, unless `retry`: then the line that
         stopped it is read again (a writer reopening a journal moves a torn tail aside).
         """
         ...

@@ -11,10 +11,12 @@ import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.index import LineScanner, decode_at, decode_span, tail_span
-from ...journal.reader import JournalError, open_for_reading
-from ...journal.store import lock_holder, session_id_of
+from ...journal.locks import lock_holder
+from ...journal.reader import open_for_reading
+from ...journal.store import session_id_of
 from ..tailing import WatchMode, watch_folder
 from ..timeline import CLIP_CHARS
 from . import LineReader, Whereabouts
@@ -104,7 +106,7 @@ class LocalJournal:
             elsewhere=(HUGE_LINE, CLIP_CHARS) if worker else None,
         )
         # A bad line ends the journal there, whoever read it.
-        scanner.reason = None if retry else done.reason
+        scanner.stop = None if retry else done.stop
         scanner.scanned = done.scanned
         return scanner
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...journal.events import Event
 from ...journal.index import Chunk
+from ...journal.verdict import Stop
 from . import LineReader, SessionSource, Whereabouts
 
 _HERE = Whereabouts("here")
@@ -44,12 +45,12 @@ class CappedReader:
         self.inner.lineno = value
 
     @property
-    def reason(self) -> str | None:
-        return self.inner.reason
+    def stop(self) -> Stop | None:
+        return self.inner.stop
 
-    @reason.setter
-    def reason(self, value: str | None) -> None:
-        self.inner.reason = value
+    @stop.setter
+    def stop(self, value: Stop | None) -> None:
+        self.inner.stop = value
 
     @property
     def scanned(self) -> int:

@@ -9,10 +9,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .events import Event, Fork, Message
-from .reader import JournalError, Lines, open_for_reading, read_events, scan_events
+from .calls import CallTracker
+from .errors import JournalError
+from .events import Event, Fork
+from .reader import open_for_reading, read_events, scan_events
 from .store import SUFFIX, new_session_id, session_id_of
-from .writer import FileOps, encode_line, now_ts, write_all
+from .verdict import Stop
+from .writer import FileOps, _write_all, encode_line, now_ts
 
 _PREVIEW = 60
 
@@ -42,7 +45,15 @@ def fork_listing(points: list[ForkPoint]) -> list[str]:
 
 
 class NotAForkPoint(JournalError):
-    def __init__(self, path: Path, seq: int, points: list[ForkPoint]) -> None:
+    """A fork was asked for at a seq that is not a clean point.
+
+    Attributes:
+        seq: The seq asked for.
+        points: The clean points there are (up to where the journal can be read).
+        stop: Where reading the journal stops and why, when it does (a seq past it has no point).
+    """
+
+    def __init__(self, path: Path, seq: int, points: list[ForkPoint], stop: Stop | None = None) -> None:
         listing = (
             "\n".join(f"  {line}" for line in fork_listing(points)) or "  (none: the journal has no clean point yet)"
         )
@@ -50,7 +61,7 @@ class NotAForkPoint(JournalError):
             f"{path}: seq {seq} is not a clean fork point (only after a user message, or an assistant "
             f"message with no tool calls, with no tool call open). Valid points:\n{listing}"
         )
-        self.seq, self.points = seq, points
+        self.seq, self.points, self.stop = seq, points, stop
 
 
 def preview(text: str, width: int = _PREVIEW) -> str:
@@ -59,23 +70,15 @@ def preview(text: str, width: int = _PREVIEW) -> str:
 
 
 def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
-    """Clean boundaries: after a user message or a tool-free assistant message, no call open."""
-    points: list[ForkPoint] = []
-    open_calls: set[str] = set()
-    for event in events:
-        if not isinstance(event, Message):
-            continue
-        msg = event.message
-        if msg.role == "tool":
-            if msg.toolCallId is not None:
-                open_calls.discard(msg.toolCallId)
-            continue
-        if msg.toolCalls:
-            open_calls.update(call.id for call in msg.toolCalls)
-            continue
-        if not open_calls:
-            points.append(ForkPoint(event.seq, msg.role, preview(msg.content)))
-    return points
+    """The clean points of a journal's events, where a fork may start (see `calls.CallTracker.is_clean_point`).
+
+    Args:
+        events: The journal's events, in order (a list or any iterable: nothing is kept).
+
+    Returns:
+        One point per user message or tool-free assistant message with no call open, in order.
+    """
+    return [ForkPoint(m.seq, m.message.role, preview(m.message.content)) for m in CallTracker().clean_points(events)]
 
 
 def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None, ops: FileOps | None = None) -> Forked:
@@ -85,6 +88,21 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     leaves either no fork or a whole one. Seq numbers are kept; the parent is only read. The
     prefix is copied as the reading checks it, in a second thread, so the copy and its write-back
     to disk overlap the reading instead of following it.
+
+    Args:
+        parent: The journal to fork.
+        seq: A clean point of it (`fork_points`): the new journal ends with that event, then a
+            `fork` event.
+        folder: Where the new journal goes (the parent's folder by default).
+
+    Returns:
+        The new session's id and path, the parent's id and the seq.
+
+    Raises:
+        NotAForkPoint: `seq` is not a clean point (or is past where the parent can be read); it
+            lists the points there are.
+        JournalError: the parent cannot be read, or shrank while it was copied.
+        OSError: the new journal cannot be written (the caller names the folder).
     """
     parent, ops = Path(parent), ops or FileOps()
     folder = folder or parent.parent
@@ -104,9 +122,10 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
             finally:
                 copied = copier.stop()
             if prefix_len is None:
-                raise NotAForkPoint(parent, seq, fork_points(read_events(parent).events))
+                read = read_events(parent)
+                raise NotAForkPoint(parent, seq, fork_points(read.events), read.stop)
             _copy_range(src, out, copied, prefix_len, ops)
-            write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
+            _write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
             ops.fsync(out)
         except BaseException:
             ops.close(out)
@@ -186,48 +205,28 @@ def _clean_line_end(parent: Path, seq: int, checked_to: Callable[[int], object] 
     The journal is streamed and no event is kept: only the calls still open and the bytes read.
     `checked_to` hears how far the journal has been read and found good, before `seq` is reached.
     """
-    open_calls: set[str] = set()
+    calls = CallTracker()
     offset = 0
     found: list[int] = []
 
-    def take(events: list[Event], lines: Lines) -> None:
+    def take(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal offset
         if events[-1].seq < seq:
-            # The whole run comes before the fork line: only its messages can open or close a call.
-            _track([e for e in events if type(e) is Message], open_calls)
+            calls.feed(events)  # the whole run comes before the fork line
             offset += len(lines)
             if checked_to is not None:
                 checked_to(offset)
             return
         for i, event in enumerate(events):  # the fork line is in this run: it raises _Reached
             if event.seq >= seq:
-                if event.seq == seq and _is_clean(event, open_calls):
+                if event.seq == seq and calls.is_clean_point(event):
                     found.append(_line_end(bytes(lines), i) + offset)
                 raise _Reached
-            _track([event], open_calls)
+            calls.add(event)
 
     with contextlib.suppress(_Reached):
         scan_events(parent, take)
     return found[0] if found else None
-
-
-def _track(events: list[Event], open_calls: set[str]) -> None:
-    """Open the calls an assistant message asks for and close the ones a tool message answers."""
-    for event in events:
-        if type(event) is Message:
-            msg = event.message
-            if msg.role == "tool":
-                if msg.toolCallId is not None:
-                    open_calls.discard(msg.toolCallId)
-            elif msg.toolCalls:
-                open_calls.update(call.id for call in msg.toolCalls)
-
-
-def _is_clean(event: Event, open_calls: set[str]) -> bool:
-    """The same rule as fork_points: a user message or a tool-free assistant message, no call open."""
-    if type(event) is not Message or open_calls:
-        return False
-    return event.message.role != "tool" and not event.message.toolCalls
 
 
 def _line_end(lines: bytes, index: int) -> int:
@@ -254,5 +253,5 @@ def _copy_range(src: int, dst: int, start: int, end: int, ops: FileOps) -> None:
         chunk = os.pread(src, min(1 << 20, end - copied), copied)
         if not chunk:
             raise JournalError("the parent journal shrank while it was being forked")
-        write_all(ops, dst, chunk)
+        _write_all(ops, dst, chunk)
         copied += len(chunk)

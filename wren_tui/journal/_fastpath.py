@@ -1,0 +1,167 @@
+"""The journal's speed, apart from its failure model: whole runs of lines checked at once, lines built in C.
+
+Nothing here decides anything the plain path does not. `check_run` accepts a run of lines only
+when every line is one `reader.parse_line` would accept, and answers None ("go line by line") at
+the least doubt; the line `line_builder` returns makes the bytes `_framing.python_line` makes.
+tests/journal/test_native.py proves both, with the C module and without it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import zlib
+from array import array
+from collections.abc import Callable
+from itertools import accumulate, repeat
+from operator import attrgetter, getitem
+from types import ModuleType
+from typing import cast
+
+import msgspec
+
+from ._framing import CRC_MARK, CRC_SUFFIX_LEN, python_line
+from .events import KnownEvent
+
+native_lines: ModuleType | None
+try:
+    # The line check and builder in C, built at install when a compiler is there (see _lines.c); None: Python.
+    from . import _lines as native_lines
+except ImportError:  # pragma: no cover - depends on the install
+    native_lines = None
+# getattr: a checkout updated without a reinstall may still hold a build from before make_line.
+native_line: Callable[[int, bytes, bytes], bytes] | None = getattr(native_lines, "make_line", None)
+
+# Below this a run of lines is checked in the calling thread: a thread costs more than it saves.
+_OVERLAP_MIN = 1 << 20
+_decoder = msgspec.json.Decoder(KnownEvent)
+
+# A run's decoded events, and where their lines end: bytes of native int64 file offsets from C, or
+# the line lengths from Python (`extend_ends` turns either into offsets).
+Checked = tuple[list[KnownEvent], "bytes | list[int]"]
+
+
+def line_builder() -> Callable[[int, bytes, bytes], bytes]:
+    """The function that builds a line from (seq, ts, body): the C one when it is built, else python_line."""
+    return native_line if native_line is not None else python_line
+
+
+def check_run(whole: bytes | memoryview, base: int, prev_seq: int) -> Checked | None:
+    """Every line of a run (ending with a newline, starting at file offset `base`) decoded and checked at once.
+
+    None unless each line is ours (our CRC suffix, right), clean (no CR, no NUL), decodes as a known
+    event with a ts, and the seqs go on one by one from `prev_seq`: the caller then reads line by line.
+    """
+    checked = _check_native(whole, base) if native_lines is not None else _check_python(whole)
+    if checked is None:
+        return None
+    decoded = checked[0]
+    first = prev_seq + 1
+    if list(map(_SEQ, decoded)) != list(range(first, first + len(decoded))) or not all(map(_TS, decoded)):
+        return None
+    return checked
+
+
+def extend_ends(line_ends: array[int], ends: bytes | list[int], base: int) -> None:
+    """Append the end offsets `check_run` found (for a run starting at `base`) to `line_ends`."""
+    if isinstance(ends, bytes):
+        line_ends.frombytes(ends)
+        return
+    running = accumulate(ends, initial=base)
+    next(running)  # the offset the run starts at is the previous run's end
+    line_ends.extend(running)
+
+
+def _check_native(whole: bytes | memoryview, base: int) -> Checked | None:
+    """Decode the lines in this thread while C checks them in another (it lets go of the GIL)."""
+    assert native_lines is not None
+    checked: list[tuple[int, bytes, bool]] = []
+
+    def check() -> None:
+        checked.append(native_lines.check_lines(whole, base))
+
+    worker = None
+    if len(whole) >= _OVERLAP_MIN:
+        worker = threading.Thread(target=check, name="wren-line-check", daemon=True)
+        worker.start()
+    else:
+        check()
+    try:
+        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    finally:
+        if worker is not None:
+            worker.join()
+    if not checked:
+        return None  # the check itself failed (out of memory): the slow path says what it can
+    count, ends, every_line = checked[0]
+    # Every line is ours and clean, and decode_lines (which skips blank lines) saw each of them.
+    if not every_line or count != len(decoded):
+        return None
+    return decoded, ends
+
+
+def _check_python(whole: bytes | memoryview) -> Checked | None:
+    whole = bytes(whole)
+    if b"\x00" in whole or b"\r" in whole:
+        return None
+    lines = whole.splitlines(keepends=True)
+    n = len(lines)
+    # A line of 1 or 2 bytes more than the suffix checked below cannot decode as an object, so
+    # decode_lines refuses every line parse_line would not check for a CRC.
+    tails: list[bytes] = list(map(_cut, lines, repeat(_TAIL)))
+    expected = _crc_values(b"".join(tails), n)
+    if expected is None:
+        return None
+    try:
+        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(decoded) != n:
+        return None  # decode_lines skips blank lines
+    # crc32(A + T) == crc32(T, crc32(A)) and crc32(T, x) is one-to-one in x: so this is crc32(A) == expected
+    if list(map(zlib.crc32, lines)) != list(map(zlib.crc32, tails, expected)):
+        return None
+    return decoded, list(map(len, lines))
+
+
+# Each tail is ,"crc":"hhhhhhhh"}\n; columns of the joined tails are taken with one strided slice each.
+_TAIL_COLUMNS = tuple((k, CRC_MARK[k : k + 1]) for k in range(8)) + tuple(
+    (k, b'"}\n'[k - 16 : k - 15]) for k in range(16, 19)
+)
+# Lowercase hex digits to their value, anything else to 0xff (uppercase or other forms go line by line).
+_NIBBLE = bytes(int(chr(b), 16) if chr(b) in "0123456789abcdef" else 0xFF for b in range(256))
+
+
+def _crc_values(tails: bytes, n: int) -> list[int] | None:
+    """The CRC each of `n` joined line tails carries, or None unless every tail is our exact suffix.
+
+    Works column by column over all lines at once: a line's 8 hex digits become 4 bytes by big-integer
+    arithmetic on whole columns (no carries: each byte is hi * 16 + lo <= 255), then one array.
+    """
+    width = CRC_SUFFIX_LEN + 1
+    if len(tails) != width * n:
+        return None  # some line is shorter than the suffix
+    for k, byte in _TAIL_COLUMNS:
+        if tails[k::width] != byte * n:
+            return None
+    nibbles = [tails[k::width].translate(_NIBBLE) for k in range(8, 16)]
+    if any(b"\xff" in column for column in nibbles):
+        return None
+    packed = bytearray(4 * n)
+    for j in range(4):
+        hi, lo = int.from_bytes(nibbles[2 * j], "big"), int.from_bytes(nibbles[2 * j + 1], "big")
+        packed[j::4] = ((hi << 4) | lo).to_bytes(n, "big")
+    values = array("I", packed)  # 4 bytes on every platform CPython builds for; else the CRCs mismatch: slow path
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values.tolist()
+
+
+_SEQ = attrgetter("seq")
+_TS = attrgetter("ts")
+# operator.getitem, typed for the byte slices it takes here (map() calls it from C)
+_cut = cast(Callable[[bytes, slice], bytes], getitem)
+# The last bytes of a line we wrote: ,"crc":"xxxxxxxx"}\n
+_TAIL = slice(-CRC_SUFFIX_LEN - 1, None)

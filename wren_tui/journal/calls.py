@@ -1,0 +1,165 @@
+"""Tool calls through a journal: which are open, in which state, whether a point is clean, what resume does.
+
+This is Wren's central rule, in one place. The model asks for a call in an assistant message
+(`toolCalls`); a tool message (`toolCallId`) answers it. In between, `tool_start` says the call
+began (read-only or not, approved or denied) and `tool_end` how it ended. A call is open from its
+asking until its answer. A point is a clean fork point when it is a user message or an assistant
+message that asks for nothing, with no call open. Resume settles each open call by its state, and
+never guesses: a call with side effects that started and whose answer never came is refused.
+
+Fork (`fork.fork_points`, the fork itself), replay (`replay.Replayer`), the listing's "outcome
+unknown" (`store`), the viewer's timeline and the agent's resume all ask this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import compress
+from typing import Literal, TypeGuard
+
+from .events import ChatMessage, Event, Message, ToolCall, ToolEnd, ToolStart
+
+CallState = Literal["never_started", "not_run", "read_only_started", "outcome_unknown", "output_lost"]
+"""Where an open call got to.
+
+never_started: no tool_start, or one that was denied: nothing ran.
+not_run: recorded as not run (cancelled before it started, a loop, over the limit) by a tool_end
+    with no tool_start; only the tool message saying so is missing.
+read_only_started: a read-only tool started and its answer never came.
+outcome_unknown: a tool with side effects started and nothing recorded how it ended.
+output_lost: a tool with side effects started and ended (its tool_end says how), but its output,
+    the tool message, never reached the journal: the model never saw what it did.
+"""
+
+ResumeAction = Literal["run", "run_again", "say_not_run", "refuse"]
+"""What resume does with an open call: run it (it never started), run it again (read-only, cut
+off), say again that it was not run, or refuse to go on (unless told to assume it failed)."""
+
+_ON_RESUME: dict[CallState, ResumeAction] = {
+    "never_started": "run",
+    "not_run": "say_not_run",
+    "read_only_started": "run_again",
+    # Even with its tool_end, what the call did beyond ok or failed (what a command printed, how far
+    # an edit got) is lost, and the model never saw it: both are as uncertain as a call cut off.
+    "outcome_unknown": "refuse",
+    "output_lost": "refuse",
+}
+
+_TRACKED = frozenset({Message, ToolStart, ToolEnd})
+
+
+@dataclass(frozen=True)
+class OpenCall:
+    """A tool call the model asked for that has no tool message yet."""
+
+    call: ToolCall
+    state: CallState
+    # The tool_start event, when the call got that far.
+    started: ToolStart | None = None
+    # The tool_end event, when the call ended (or was recorded as not run) but its tool message never came.
+    ended: ToolEnd | None = None
+
+    @property
+    def on_resume(self) -> ResumeAction:
+        return _ON_RESUME[self.state]
+
+    @property
+    def uncertain(self) -> bool:
+        """Resume refuses it: it may have had side effects nobody can read back."""
+        return self.on_resume == "refuse"
+
+
+class CallTracker:
+    """Follows the tool calls of a journal's events, fed one by one or in runs as a reader streams them.
+
+    Only messages, tool starts and tool ends are looked at; everything else passes by untouched.
+    With `keep_messages`, it also keeps every message it follows, in order (`messages`): a replay.
+    """
+
+    def __init__(self, *, keep_messages: bool = False) -> None:
+        self.messages: list[ChatMessage] | None = [] if keep_messages else None
+        self._asked: dict[str, ToolCall] = {}
+        self._started: dict[str, ToolStart] = {}
+        self._ended: dict[str, ToolEnd] = {}
+
+    def feed(self, events: Sequence[Event], kinds: list[type] | None = None) -> None:
+        """Take the next run of events (`kinds`: their types, if the caller has them already)."""
+        kinds = list(map(type, events)) if kinds is None else kinds
+        # The other event types are skipped in C, not visited: most of a journal is deltas and usage.
+        self._follow(compress(events, map(_TRACKED.__contains__, kinds)))
+
+    def add(self, event: Event) -> None:
+        """Take one event."""
+        if type(event) in _TRACKED:
+            self._follow((event,))
+
+    def _follow(self, events: Iterable[Event]) -> None:
+        asked, started, ended, kept = self._asked, self._started, self._ended, self.messages
+        for event in events:
+            if type(event) is Message:
+                msg = event.message
+                if kept is not None:
+                    kept.append(msg)
+                if msg.toolCalls:
+                    for call in msg.toolCalls:
+                        asked[call.id] = call
+                # Only the tool message closes a call: without it the model never saw a result.
+                if msg.role == "tool" and msg.toolCallId is not None:
+                    asked.pop(msg.toolCallId, None)
+                    started.pop(msg.toolCallId, None)
+                    ended.pop(msg.toolCallId, None)
+            elif type(event) is ToolStart:
+                started[event.id] = event
+            elif type(event) is ToolEnd and event.id in asked:
+                ended[event.id] = event
+
+    @property
+    def any_open(self) -> bool:
+        """Some call asked for has no answer yet."""
+        return bool(self._asked)
+
+    def is_clean_point(self, event: Event) -> TypeGuard[Message]:
+        """Whether a fork right after `event` is clean: a user message or a tool-free assistant message, no call open.
+
+        The same before or after `add(event)`: such a message opens and closes nothing.
+        """
+        if type(event) is not Message or self._asked:
+            return False
+        return event.message.role != "tool" and not event.message.toolCalls
+
+    def clean_points(self, events: Iterable[Event]) -> Iterator[Message]:
+        """Follow `events`, yielding each message that is a clean point as it is reached."""
+        follow = self._follow
+        for event in events:
+            kind = type(event)
+            if kind is Message:
+                if self.is_clean_point(event):
+                    yield event
+                follow((event,))
+            elif kind is ToolStart or kind is ToolEnd:
+                follow((event,))
+
+    def open_calls(self) -> list[OpenCall]:
+        """Every call still open, in the order it was asked for, with its state."""
+        return [self._classify(call) for call in self._asked.values()]
+
+    def _classify(self, call: ToolCall) -> OpenCall:
+        start, end = self._started.get(call.id), self._ended.get(call.id)
+        if start is None and end is not None:
+            return OpenCall(call, "not_run", None, end)
+        # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
+        if start is None or start.approval == "denied":
+            return OpenCall(call, "never_started")
+        if start.readOnly:
+            return OpenCall(call, "read_only_started", start)
+        if end is None:
+            return OpenCall(call, "outcome_unknown", start)
+        return OpenCall(call, "output_lost", start, end)
+
+
+def open_calls(events: Iterable[Event]) -> list[OpenCall]:
+    """The calls left open at the end of `events`."""
+    tracker = CallTracker()
+    tracker.feed(events if isinstance(events, list) else list(events))
+    return tracker.open_calls()

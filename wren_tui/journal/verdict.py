@@ -1,0 +1,68 @@
+"""What reading a journal found: how far it is good, and where and why the reading stopped.
+
+The reader reports and its callers decide (a writer refuses to append past corruption and sets a
+torn tail aside; a listing says "corrupt"; `wren log` exits 4). So a stop is data, never a string
+to parse: `Stop.line`, `Stop.offset`, `Stop.why`, `Stop.torn`; `str(stop)` is the sentence.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+from .events import Event
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The first line that cannot be read, and why; reading ends there and nothing after it is read.
+
+    Attributes:
+        line: Its number, from 1, counted from the start of the file.
+        offset: The byte its line starts at: every byte before it is good.
+        why: What is wrong with it, in words a person reads ("its CRC does not match its bytes ...").
+        torn: True for a torn tail, the normal end of a crash (a last line cut short, or NUL bytes
+            to the end of the file): a writer reopening the journal sets it aside and goes on.
+            False for corruption (a bad line, whatever follows it): nothing is appended after it.
+    """
+
+    line: int
+    offset: int
+    why: str
+    torn: bool = False
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.why}"
+
+
+@dataclass
+class ReadVerdict:
+    """How far a journal is good, and where and why reading stopped (None: it was read to its end)."""
+
+    # Good lines read, and the seq of the last one (0 when none).
+    lines: int = 0
+    last_seq: int = 0
+    # Length of the readable prefix: everything before the line that stopped the reading.
+    good_bytes: int = 0
+    stop: Stop | None = None
+    # Gaps in seq ("line 5: seq jumps from 3 to 7"): reported, never fatal.
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Read to its end: every line is whole and good."""
+        return self.stop is None
+
+    @property
+    def torn(self) -> bool:
+        """Reading stopped at a torn tail (the normal end of a crash), not at corruption."""
+        return self.stop is not None and self.stop.torn
+
+
+@dataclass
+class ReadResult(ReadVerdict):
+    """The verdict of `read_events`, with every good event and where each one's line ends."""
+
+    events: list[Event] = field(default_factory=list)
+    # Byte offset just past each event's line, in step with `events`.
+    line_ends: array[int] = field(default_factory=lambda: array("q"))
