@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.chromium import chromium, chromium_binary
+from tests.tui.chromium import CANDIDATES, chromium, chromium_binary
 from tests.tui.journals import SESSION, story, write_journal
 
 BINARY = chromium_binary()
 pytestmark = pytest.mark.skipif(
-    BINARY is None, reason="no Chromium: apt-get install chromium (.ci/run installs it) to run the browser test"
+    BINARY is None,
+    reason=f"no Chromium (looked for {', '.join(CANDIDATES)} and chromium on PATH): "
+    "apt-get install chromium (.ci/run installs it) to run the browser test",
 )
 
 APPENDED = "a question typed in another process"
