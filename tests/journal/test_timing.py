@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.tui.journals import START, STEP, finished_story, ts_at
-from wren_tui.journal.events import Event, Fork, RunStart
+import msgspec
+
+from tests.tui.journals import START, STEP, finished_story, ts_at, user
+from wren_tui.journal.events import Event, Fork, RunEnd, RunStart, ToolStart
 from wren_tui.journal.timing import TimeSpent, duration, ts_ms
 
 
 def _stamped(events: list, start=START) -> list[Event]:  # type: ignore[no-untyped-def,type-arg]
-    import msgspec
-
     return [msgspec.structs.replace(e, seq=i + 1, ts=ts_at(i, start)) for i, e in enumerate(events)]
 
 
@@ -37,6 +37,20 @@ def test_time_before_a_resume_or_a_fork_is_nobody_s_but_a_person_s() -> None:
     assert spent.model_ms == 0 and spent.person_ms > 86_000_000
     spent.add(Fork(from_="s", atSeq=3, seq=4, ts=ts_at(5, later)))
     assert spent.model_ms == 0
+
+
+def test_a_message_typed_over_a_call_left_open_does_not_count_the_wait_as_the_tool_s() -> None:
+    events = _stamped([e for e in finished_story() if not isinstance(e, RunEnd)])
+    open_at = max(i for i, e in enumerate(events) if isinstance(e, ToolStart))
+    spent = TimeSpent()
+    for event in events[: open_at + 1]:  # the last call started, and its writer was gone
+        spent.add(event)
+    tools_before, person_before = spent.tools_ms, spent.person_ms
+    later = START + timedelta(days=30)
+    spent.add(msgspec.structs.replace(user("a question, a month later"), seq=open_at + 2, ts=ts_at(0, later)))
+    assert spent.tools_ms == tools_before
+    assert spent.person_ms - person_before > 29 * 86_400_000
+    assert spent.phase == "model"
 
 
 def test_a_live_session_counts_the_phase_under_way_up_to_now() -> None:

@@ -76,8 +76,10 @@ class TimeSpent:
         if now is None:
             return
         if self.since_ms is not None and now > self.since_ms:
-            if kind is RunStart or kind is Fork:
-                self.person_ms += now - self.since_ms  # no process was running: nobody's time but a person's
+            if kind is RunStart or kind is Fork or (self.phase == "tools" and _from_a_person(event)):
+                # No process was running (or, for a person's message over a call left open, none was left
+                # to finish it): nobody's time but a person's.
+                self.person_ms += now - self.since_ms
             else:
                 self._spend(now - self.since_ms)
         self.phase, self.since_ms = nxt, now
@@ -97,6 +99,10 @@ class TimeSpent:
             self.tools_ms += ms
         else:
             self.person_ms += ms
+
+
+def _from_a_person(event: Event) -> bool:
+    return type(event) is Message and event.message.role == "user"
 
 
 # The phase each kind of event starts (a message's depends on its role: see `add`). A reply waits
