@@ -49,6 +49,10 @@ def test_diff_of_a_damaged_session_says_where_it_stopped_and_exits_4(tmp_path: P
     proc = run_wren(["diff", str(f.parent), str(f.fork)], cwd=tmp_path)
     assert proc.returncode == 4
     assert "B: reading stopped at line 11 (byte" in proc.stdout and "torn tail" in proc.stdout
+    assert proc.stderr == (
+        f"wren: {f.fork}: line 11: the last line was cut short (no newline at its end); this torn tail is the "
+        "normal end of a crash, and resuming the session sets it aside.\n"
+    )
 
 
 def test_diff_of_an_unknown_session_is_one_sentence(tmp_path: Path) -> None:

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from ..journal.store import SUFFIX, session_id_of
+from ..journal.verdict import Stop
 from . import html, markdown
 from .asjson import write_json
 from .atomic import AtomicOutput, ExportRefused, scratch_folder
-from .reading import ExportCancelled, read_session
+from .reading import ExportCancelled, read_session, stop_sentence
 
 Format = Literal["md", "html", "json"]
 FORMATS: tuple[Format, ...] = get_args(Format)
@@ -38,7 +39,12 @@ __all__ = [
 class Exported:
     path: Path
     # Where and why reading stopped, when the journal could not be read to its end (the export says so too).
-    stopped: str | None
+    stop: Stop | None
+
+    @property
+    def stopped(self) -> str | None:
+        """The export's own sentence for where reading stopped (None: the journal was read to its end)."""
+        return None if self.stop is None else stop_sentence(self.stop)
 
 
 def default_name(journal: Path, fmt: Format) -> str:
@@ -72,9 +78,7 @@ def export_session(
     output = AtomicOutput(path)
     try:
         if fmt == "json":
-            head = write_json(journal, output)
-            stopped = head["reason"]
-            return Exported(path, None if stopped is None else str(stopped))
+            return Exported(path, write_json(journal, output))
         if fmt == "html":
             reading = read_session(journal, html.HtmlConversation(output), cancelled)
             output.finish(html.head(reading), html.FOOT)
@@ -83,7 +87,7 @@ def export_session(
             output.finish(markdown.head(reading))
     finally:
         output.close()
-    return Exported(path, reading.stop_sentence())
+    return Exported(path, reading.verdict.stop)
 
 
 def export_bytes(

@@ -8,20 +8,20 @@ export says where reading stopped before anything else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ..journal.events import Event, to_builtins
 from ..journal.reader import scan_events
 from ..journal.store import session_id_of
+from ..journal.verdict import Stop
 from .atomic import AtomicOutput
 
 _json = msgspec.json.Encoder()
 
 
-def write_json(path: Path, out: AtomicOutput) -> dict[str, Any]:
-    """Write the events to `out`'s body and finish it with the verdict first; the verdict, as written."""
+def write_json(path: Path, out: AtomicOutput) -> Stop | None:
+    """Write the events to `out`'s body and finish it with the verdict first; where reading stopped."""
     started = False
 
     def take(events: list[Event], lines: bytes | memoryview) -> None:
@@ -40,7 +40,7 @@ def write_json(path: Path, out: AtomicOutput) -> dict[str, Any]:
         "warnings": verdict.warnings,
     }
     out.finish(_json.encode(head)[:-1].decode() + ',"events":[', "]}\n")
-    return head
+    return verdict.stop
 
 
 def _events_json(events: list[Event], lines: bytes) -> bytes:

@@ -18,7 +18,7 @@ from ..journal.locks import lock_holder
 from ..journal.reader import scan_events
 from ..journal.store import session_id_of
 from ..journal.timing import TimeSpent, ts_ms
-from ..journal.verdict import ReadVerdict
+from ..journal.verdict import ReadVerdict, Stop
 
 
 class Conversation(Protocol):
@@ -90,13 +90,13 @@ class Reading:
 
     def stop_sentence(self) -> str | None:
         """Where and why reading stopped, for an export's first screen; None when it was read to its end."""
-        stop = self.verdict.stop
-        if stop is None:
-            return None
-        kind = "a torn tail, the normal end of a crash" if stop.torn else "the journal is corrupt there"
-        return (
-            f"Reading stopped at line {stop.line} (byte {stop.offset}): {stop.why} ({kind}). Nothing after it is shown."
-        )
+        return None if self.verdict.stop is None else stop_sentence(self.verdict.stop)
+
+
+def stop_sentence(stop: Stop) -> str:
+    """An export's sentence for where and why reading stopped."""
+    kind = "a torn tail, the normal end of a crash" if stop.torn else "the journal is corrupt there"
+    return f"Reading stopped at line {stop.line} (byte {stop.offset}): {stop.why} ({kind}). Nothing after it is shown."
 
 
 def read_session(path: Path, conversation: Conversation, cancelled: Callable[[], bool] | None = None) -> Reading:

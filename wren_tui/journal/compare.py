@@ -20,7 +20,7 @@ import msgspec
 from .events import Event, Fork, Message, RunEnd, RunStart, ToolEnd, ToolStart
 from .reader import open_for_reading, scan_events
 from .store import session_id_of
-from .verdict import ReadVerdict
+from .verdict import ReadVerdict, Stop
 
 _CHUNK = 1 << 20
 
@@ -57,6 +57,7 @@ class Side(msgspec.Struct, frozen=True, rename="camel"):
     path: str
     events: int
     stopped: str | None
+    stop: Stop | None = None  # the same, as the reader found it (line, offset, why, torn)
 
 
 class TurnPair(msgspec.Struct, rename="camel"):
@@ -236,8 +237,8 @@ def compare(a: Path, b: Path) -> Comparison:
     elif left.forked and left.forked[-1].from_ == b_id:
         relation = f"{a_id} is a fork of {b_id} at seq {left.forked[-1].atSeq}"
     return Comparison(
-        left=Side(a_id, str(a), left_events, _stopped(left_verdict)),
-        right=Side(b_id, str(b), right_events, _stopped(right_verdict)),
+        left=Side(a_id, str(a), left_events, _stopped(left_verdict), left_verdict.stop),
+        right=Side(b_id, str(b), right_events, _stopped(right_verdict), right_verdict.stop),
         shared=prefix.seq,
         relation=relation,
         pairs=_pair(left_turns, right_turns),
