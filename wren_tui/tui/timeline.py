@@ -38,6 +38,7 @@ from ..journal.events import (
 )
 from ..journal.index import Chunk
 from ..journal.store import parse_ts
+from ..journal.timing import TimeSpent
 
 if TYPE_CHECKING:
     from .sources import SessionSource
@@ -245,6 +246,10 @@ class Timeline:
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._calls = CallTracker()  # which calls are open, so which points are clean
         self.tokens = 0
+        # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
+        self.turn_tokens: array[int] = array("q")
+        # Where the session's time went: waiting for the model, running tools, waiting for a person.
+        self.spent = TimeSpent()
         # The assistant reply still streaming: the deltas since the last event of any other kind.
         self.stream = Stream()
         self.ended = False
@@ -276,6 +281,7 @@ class Timeline:
         if isinstance(event, Delta):
             self.stream.add(event, start, end)
             return
+        self.spent.add(event)
         if self.stream.deltas:
             if isinstance(event, Message) and event.message.role == "assistant":
                 self.stream = Stream()  # the whole reply is here
@@ -291,6 +297,8 @@ class Timeline:
         if isinstance(event, Message):
             msg = event.message
             kind = msg.role
+            if kind == "user":
+                self.turn_tokens.append(0)
             chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
             if kind == "assistant":
                 breaks += len(msg.toolCalls or ())
@@ -314,7 +322,11 @@ class Timeline:
             kind = "error"
             chars = clip.chars if clip else len(event.message)
         elif isinstance(event, Usage):
-            self.tokens += event.inputTokens + event.outputTokens
+            used = event.inputTokens + event.outputTokens
+            self.tokens += used
+            if not self.turn_tokens:
+                self.turn_tokens.append(0)
+            self.turn_tokens[-1] += used
         elif isinstance(event, RunStart):
             self.ended = False
         elif isinstance(event, RunEnd):
