@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from tests.formats.sessions import copy_session
+from tests.tui.conftest import screen_text, wait_for
+from tests.tui.family import FORK_START, family, other_path, write_fork
 from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
 from wren_tui.formats import FORMATS
 from wren_tui.journal.events import Fork, KnownEvent
@@ -27,6 +31,18 @@ class Scene:
     size: tuple[int, int]
     press: tuple[str, ...]
     build: Callable[[Path], WrenApp]
+    # For a scene whose keys start work in a thread: what must hold before the picture is taken.
+    ready: Callable[[WrenApp], bool] | None = None
+
+
+async def play(scene: Scene, pilot: Pilot[object]) -> None:
+    """Press the scene's keys, then wait (bounded) until it is ready to be pictured."""
+    await pilot.press(*scene.press)
+    ready = scene.ready
+    if ready is not None:
+        app = pilot.app
+        assert isinstance(app, WrenApp)
+        await wait_for(pilot, lambda: ready(app), f"the {scene.name} scene to be ready")
 
 
 def _folder(root: Path) -> Path:
@@ -61,6 +77,36 @@ def outcome_unknown(root: Path) -> WrenApp:
 def browser(root: Path) -> WrenApp:
     _folder(root)
     return WrenApp(folder=Path("journals"), clock=_clock(finished_story(), 42))  # type: ignore[arg-type]
+
+
+def _family(root: Path) -> Path:
+    """The family of forks, and a fork whose parent was never in the folder."""
+    folder = root / "journals"
+    family(folder)
+    gone = write_journal(root / "elsewhere" / "s-20250301-080000-gone.jsonl", finished_story())
+    write_fork(folder / "s-20250301-110000-orph.jsonl", gone, 2, other_path(), start=FORK_START + timedelta(hours=1))
+    return folder
+
+
+def fork_tree(root: Path) -> WrenApp:
+    _family(root)
+    return WrenApp(folder=Path("journals"), clock=lambda: FORK_START)  # type: ignore[arg-type]
+
+
+def grandchild(root: Path) -> WrenApp:
+    folder = _family(root)
+    moment = FORK_START + timedelta(minutes=30)
+    return WrenApp(folder=Path("journals"), session=folder / "s-20250301-100000-frk3.jsonl", clock=lambda: moment)  # type: ignore[arg-type]
+
+
+def fork(root: Path) -> WrenApp:
+    folder = _family(root)
+    moment = FORK_START + timedelta(minutes=30)
+    return WrenApp(folder=Path("journals"), session=folder / "s-20250301-095000-frk1.jsonl", clock=lambda: moment)  # type: ignore[arg-type]
+
+
+def _shows(text: str) -> Callable[[WrenApp], bool]:
+    return lambda app: text in screen_text(app)
 
 
 # Other agents' sessions: their real recordings, last written long before the fixed clock (so not live).
@@ -107,6 +153,12 @@ SCENES = [
     Scene("browser-80x24", (80, 24), (), browser),
     Scene("raw-event", (100, 32), ("home", "e", "e", "r"), session),
     Scene("search", (100, 32), ("/", *"zerodivision", "enter"), session),
+    Scene("fork-tree", (120, 16), (), fork_tree, _shows("s-20250301-100000-frk3")),
+    Scene("lineage", (100, 32), ("g",), grandchild, _shows("↑2 s-20250301-093000-demo")),
+    Scene("side-by-side", (120, 32), ("d", "n"), fork, _shows("differs here")),
+    Scene("waterfall", (100, 32), ("w",), session),
+    Scene("replay", (100, 32), ("R", *("right",) * 9), session, _shows("event 9 of 24")),
+    Scene("export", (100, 32), ("x",), session),
     Scene("claude-session", (100, 32), (), _agent_session("claude", "multi-turn")),
     Scene("codex-session", (100, 32), (), _agent_session("codex", "tool-error")),
     Scene("pi-session", (100, 32), (), _agent_session("pi", "killed")),

@@ -30,6 +30,8 @@ COMMANDS: tuple[str, ...] = (
     "resume",
     "chat",
     "watch",
+    "export",
+    "diff",
     "demo",
     "mirror",
 )

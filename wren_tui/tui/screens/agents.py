@@ -24,6 +24,8 @@ from rich.measure import Measurement
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ...formats import FORMATS, Format, detect
@@ -34,7 +36,7 @@ from .. import strings
 from ..tailing import WatchMode
 from ..text import shorten
 from ..widgets.key_footer import KeyFooter
-from .browser import _STATE_STYLE, _UNKNOWN_STATE, BrowserScreen, OpenSession
+from .browser import _CELL_PADDING, _STATE_STYLE, _UNKNOWN_STATE, OpenSession
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,8 @@ WAKE_MS = 1000
 _DEBOUNCE_MS = 50
 # Session ids are uuids: their first characters tell them apart.
 _ID_WIDTH = 18
+# The states' colours: a Wren journal's, and the one state only another agent's session has.
+_STYLE = {**_STATE_STYLE, "stopped mid-call": "bold reverse yellow"}
 # A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
 _EVERY_FILE = FORMATS["pi"]
 
@@ -61,20 +65,33 @@ class AgentFolder:
         return self.format.label if self.format is not None else strings.ANY_AGENT
 
 
-class AgentBrowser(BrowserScreen):
-    COLUMNS: ClassVar[tuple[str, ...]] = strings.AGENT_COLUMNS
-    # The start time is never given up: the rows are sorted by it.
+class AgentBrowser(Screen[None]):
+    """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
+
+    CSS_PATH = "browser.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", show=True),
+        Binding("r", "refresh", "Refresh"),
+    ]
+    # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
 
     def __init__(self, folders: Sequence[AgentFolder], *, open_session: OpenSession, watch_mode: WatchMode = "auto"):
+        super().__init__()
         self.folders = list(folders)
-        # Which agent wrote each file listed, and when its row was made.
-        self._formats: dict[Path, Format] = {}
-        self._held: set[FileKey] | None = None
-        super().__init__(self.folders[0].root if self.folders else Path("."), open_session=open_session)
+        self.open_session = open_session
         self.watch_mode = watch_mode
-        if len(self.folders) == 1 and self.folders[0].format is not None:
-            self.columns = self._shown = tuple(c for c in self.COLUMNS if c != "agent")  # one agent: no column for it
+        # Which agent wrote each file listed.
+        self._formats: dict[Path, Format] = {}
+        # (size, mtime_ns) of each file listed, so an unchanged one is not read again.
+        self._seen: dict[Path, tuple[int, int]] = {}
+        self._live: set[Path] = set()
+        # Every column's cells per row, so the columns shown can change with the width.
+        self._cells: dict[str, dict[str, Text]] = {}
+        self._held: set[FileKey] | None = None
+        one_agent = len(self.folders) == 1 and self.folders[0].format is not None
+        self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
+        self._shown: tuple[str, ...] = self.columns
 
     def compose(self) -> ComposeResult:
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
@@ -82,6 +99,17 @@ class AgentBrowser(BrowserScreen):
         yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
         yield Static(Text(strings.NO_AGENT_SESSIONS.format(agents=names)), id="empty")
         yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh"))
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one(DataTable)
+
+    def on_mount(self) -> None:
+        for label in self._shown:
+            self.table.add_column(label, key=label)
+        self.rescan()
+        self.table.focus()
+        self._watch_folder()
 
     # --- what is listed ----------------------------------------------------------------------
 
@@ -97,10 +125,34 @@ class AgentBrowser(BrowserScreen):
         return paths
 
     def rescan(self) -> None:
-        # One look at every process's open files for the whole pass, not one per session.
+        """Add new sessions, update changed ones and live ones (live ends with time), drop deleted ones."""
+        self._held = None  # one look at every process's open files for the whole pass, not one per session
+        paths = self._paths()
+        table = self.table
+        changed = False
+        for gone in set(self._seen) - set(paths):
+            table.remove_row(str(gone))
+            del self._seen[gone]
+            del self._cells[str(gone)]
+            self._formats.pop(gone, None)
+            self._live.discard(gone)
+            changed = True
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            stamp = (st.st_size, st.st_mtime_ns)
+            if self._seen.get(path) == stamp and path not in self._live:
+                continue
+            self._show(path, _cells(describe_agent_session(path, self._formats[path], held=self._held_now())))
+            self._seen[path] = stamp
+            changed = True
         self._held = None
-        super().rescan()
-        self._held = None
+        if changed and not self._fit_columns():
+            self._sort()
+        self.query_one("#empty").display = not self._seen
+        table.display = bool(self._seen)
 
     def _held_now(self) -> set[FileKey]:
         if self._held is None:
@@ -114,15 +166,70 @@ class AgentBrowser(BrowserScreen):
             self._held = held_for_writing(keys)
         return self._held
 
-    def _row(self, path: Path) -> dict[str, Text]:
-        return _cells(describe_agent_session(path, self._formats[path], held=self._held_now()))
-
-    def _still_live(self, path: Path) -> bool:
-        return False  # read again: live ends with time, a few seconds after the last write
+    def _show(self, path: Path, cells: dict[str, Text]) -> None:
+        if cells["state"].plain == "live":
+            self._live.add(path)
+        else:
+            self._live.discard(path)
+        key = str(path)
+        new = key not in self._cells
+        self._cells[key] = cells
+        if new:
+            self.table.add_row(*(cells[column] for column in self._shown), key=key)
+            return
+        for column in self._shown:
+            self.table.update_cell(key, column, cells[column], update_width=True)
 
     def _sort(self) -> None:
         # Start times are ISO-8601 UTC, so they sort as text, newest first.
         self.table.sort("started", key=lambda cell: cell.plain, reverse=True)
+
+    def on_resize(self) -> None:
+        self._fit_columns()
+
+    def _fit_columns(self) -> bool:
+        """Show the columns that fit the width, giving up lesser ones first; True if the table was rebuilt."""
+        width = self.size.width - _CELL_PADDING  # room for a scrollbar
+        if width <= 0:
+            return False
+        natural = {
+            column: max([len(column), *(cells[column].cell_len for cells in self._cells.values())]) + _CELL_PADDING
+            for column in self.columns
+        }
+        shown = list(self.columns)
+        for column in self.DROP_FIRST:
+            if sum(natural[c] for c in shown) <= width:
+                break
+            if column in shown:
+                shown.remove(column)
+        if tuple(shown) == self._shown:
+            return False
+        self._shown = tuple(shown)
+        table = self.table
+        row = table.cursor_row
+        table.clear(columns=True)
+        for column in self._shown:
+            table.add_column(column, key=column)
+        for key, cells in self._cells.items():
+            table.add_row(*(cells[column] for column in self._shown), key=key)
+        self._sort()
+        table.move_cursor(row=row)
+        return True
+
+    def action_open(self) -> None:
+        table = self.table
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        if key.value is not None:
+            self.open_session(Path(key.value))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.open_session(Path(event.row_key.value))
+
+    def action_refresh(self) -> None:
+        self.rescan()
 
     # --- watching ----------------------------------------------------------------------------
 
@@ -184,7 +291,7 @@ def _cells(info: AgentSession) -> dict[str, Text]:
         "lines": _Cell(lines, justify="right"),
         "duration": _Cell(duration, justify="right"),
         "tokens": _Cell(tokens, justify="right"),
-        "state": _Cell(shorten(state, 20), style=_STATE_STYLE.get(state, _UNKNOWN_STATE)),
+        "state": _Cell(shorten(state, 20), style=_STYLE.get(state, _UNKNOWN_STATE)),
         "project": _Cell(_project(info.project)),
     }
     return {column: values[column] for column in strings.AGENT_COLUMNS}

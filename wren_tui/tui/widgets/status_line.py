@@ -27,6 +27,8 @@ class Status:
     busy: str | None = None
     # Where search is: "match 2 of 7".
     match: str | None = None
+    # Where the time went: "model 1m12s · tools 8.2 s".
+    spent: str | None = None
 
 
 # Modes whose words are not their style's name.
@@ -93,4 +95,6 @@ class StatusLine(Widget):
         text.append(f" · {s.tokens} tokens")
         if s.age_s is not None:
             text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
+        if s.spent:
+            text.append(" · " + s.spent)
         return text
