@@ -107,3 +107,11 @@ async def test_one_folder_of_every_agents_sessions_is_browsed_each_by_its_conten
         ]
     listed = run_wren(["ls", "--agent", "all", "--dir", str(tmp_path / "mixed"), "--json"], cwd=tmp_path)
     assert sorted(row["agent"] for row in json.loads(listed.stdout)) == ["claude", "codex", "pi"]
+
+
+def test_wren_watch_agent_refuses_what_it_cannot_do_with_one_sentence(tmp_path: Path) -> None:
+    for extra in (["--pick"], ["--serve"], ["some-session.jsonl"]):
+        proc = run_wren(["watch", "--agent", "pi", "--dir", str(tmp_path), *extra], cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "--agent browses the agent's own folder in this terminal" in proc.stderr
+        assert "Traceback" not in proc.stderr

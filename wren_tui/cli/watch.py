@@ -93,6 +93,12 @@ def _journals_in(folder: Path) -> Path:
 
 def cmd_watch(args: argparse.Namespace) -> Exit:
     if getattr(args, "agent", None) is not None:
+        if args.pick or args.serve or args.target is not None:
+            given = "--pick" if args.pick else "--serve" if args.serve else args.target
+            raise UsageError(
+                f"--agent browses the agent's own folder in this terminal; it takes no {given} "
+                "(watch one session with `wren watch PATH`)"
+            )
         return agents.watch_agents(args)
     folder, session = target_of(args)
     if args.serve:
