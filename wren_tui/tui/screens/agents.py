@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import ClassVar
 
 import watchfiles
-from rich.console import Console, ConsoleOptions
-from rich.measure import Measurement
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from ...formats import FORMATS, Format, detect
 from ...formats.listing import AgentSession, describe_agent_session, session_files
@@ -87,11 +87,13 @@ class AgentBrowser(Screen[None]):
         self._seen: dict[Path, tuple[int, int]] = {}
         self._live: set[Path] = set()
         # Every column's cells per row, so the columns shown can change with the width.
-        self._cells: dict[str, dict[str, Text]] = {}
+        self._cells: dict[str, dict[str, _Cell]] = {}
         self._held: set[FileKey] | None = None
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
         self._shown: tuple[str, ...] = self.columns
+        # Each column's width: its longest cell or its name (the table is told it, never measures).
+        self._widths = {column: len(column) for column in self.columns}
 
     def compose(self) -> ComposeResult:
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
@@ -101,12 +103,11 @@ class AgentBrowser(Screen[None]):
         yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh"))
 
     @property
-    def table(self) -> DataTable[Text]:
+    def table(self) -> DataTable[_Cell]:
         return self.query_one(DataTable)
 
     def on_mount(self) -> None:
-        for label in self._shown:
-            self.table.add_column(label, key=label)
+        self._add_columns()
         self.rescan()
         self.table.focus()
         self._watch_folder()
@@ -137,6 +138,10 @@ class AgentBrowser(Screen[None]):
             self._formats.pop(gone, None)
             self._live.discard(gone)
             changed = True
+        if changed:
+            self._widths = {
+                c: max([len(c), *(cells[c].cell_len for cells in self._cells.values())]) for c in self.columns
+            }
         for path in paths:
             try:
                 st = os.stat(path)
@@ -166,7 +171,7 @@ class AgentBrowser(Screen[None]):
             self._held = held_for_writing(keys)
         return self._held
 
-    def _show(self, path: Path, cells: dict[str, Text]) -> None:
+    def _show(self, path: Path, cells: dict[str, _Cell]) -> None:
         if cells["state"].plain == "live":
             self._live.add(path)
         else:
@@ -174,6 +179,12 @@ class AgentBrowser(Screen[None]):
         key = str(path)
         new = key not in self._cells
         self._cells[key] = cells
+        for column in self.columns:
+            width = cells[column].cell_len
+            if width > self._widths[column]:
+                self._widths[column] = width
+                if column in self._shown:  # told before the row goes in, which has the table laid out again
+                    self.table.columns[ColumnKey(column)].width = width
         if new:
             self.table.add_row(*(cells[column] for column in self._shown), key=key)
             return
@@ -192,10 +203,7 @@ class AgentBrowser(Screen[None]):
         width = self.size.width - _CELL_PADDING  # room for a scrollbar
         if width <= 0:
             return False
-        natural = {
-            column: max([len(column), *(cells[column].cell_len for cells in self._cells.values())]) + _CELL_PADDING
-            for column in self.columns
-        }
+        natural = {column: self._widths[column] + _CELL_PADDING for column in self.columns}
         shown = list(self.columns)
         for column in self.DROP_FIRST:
             if sum(natural[c] for c in shown) <= width:
@@ -208,13 +216,16 @@ class AgentBrowser(Screen[None]):
         table = self.table
         row = table.cursor_row
         table.clear(columns=True)
-        for column in self._shown:
-            table.add_column(column, key=column)
+        self._add_columns()
         for key, cells in self._cells.items():
             table.add_row(*(cells[column] for column in self._shown), key=key)
         self._sort()
         table.move_cursor(row=row)
         return True
+
+    def _add_columns(self) -> None:
+        for column in self._shown:
+            self.table.add_column(column, key=column, width=self._widths[column])
 
     def action_open(self) -> None:
         table = self.table
@@ -264,13 +275,29 @@ class AgentBrowser(Screen[None]):
             await asyncio.sleep(WAKE_MS / 1000)
 
 
-class _Cell(Text):
-    """A cell of one line, whose width is its length: the table measures every cell it is given, and
-    a Text measures itself for wrapping, which a listing of thousands cannot wait for."""
+class _Cell:
+    """A cell of one line, drawn as its Text. It has no `__rich_measure__`: the table would measure each
+    of thousands of cells through the console's size (a system call or three each); the screen gives
+    every column its width instead, from the cells' lengths."""
 
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        width = self.cell_len
-        return Measurement(width, width)
+    __slots__ = ("text",)
+
+    def __init__(self, text: str, *, justify: JustifyMethod | None = None, style: str = "") -> None:
+        self.text = Text(text, justify=justify, style=style, end="")
+
+    @property
+    def plain(self) -> str:
+        return self.text.plain
+
+    @property
+    def cell_len(self) -> int:
+        return self.text.cell_len
+
+    def __str__(self) -> str:
+        return self.text.plain
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.text
 
 
 @functools.lru_cache(maxsize=4096)
@@ -278,7 +305,7 @@ def _project(project: str | None) -> str:
     return shorten(project_label(project, 40), 40)  # many sessions share a project
 
 
-def _cells(info: AgentSession) -> dict[str, Text]:
+def _cells(info: AgentSession) -> dict[str, _Cell]:
     duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
     started = info.started.replace("T", " ")[:19] if info.started else "-"
     lines = str(info.lines) if info.exact else f"~{info.lines}"
