@@ -86,6 +86,23 @@ async def test_live_ends_a_few_seconds_after_the_last_write_with_no_byte_changed
         assert time.monotonic() - began < 5
 
 
+async def test_a_column_widens_for_a_longer_cell_that_arrives_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "RECENT_S", 1.0)
+    root = tmp_path / "sessions"
+    # Asked for its tool a moment ago, in a folder with a short name: live, then stopped mid-call.
+    first = copy_session("pi", "tool-error", root, nested=True, stem="0001", lines=5, age_s=0)
+    first.write_bytes(first.read_bytes().replace(b"/var/tmp/wren-pi-tool-error-r5qkntii/ws", b"/w"))
+    app = _app({"pi": root})
+    async with app.run_test(size=(200, 20)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 1 and _rows(app)[0][-2] == "live", "live")
+        await wait_for(pilot, lambda: "stopped mid-call" in screen_text(app), "the whole of the longer state", 10)
+        copy_session("pi", "tool-error", root, nested=True, stem="0002")
+        await wait_for(pilot, lambda: len(_rows(app)) == 2, "the second session", 15)
+        await wait_for_text(pilot, "/var/tmp/wren-pi-tool-error-r5qkntii/ws")  # its longer project, whole
+
+
 def test_wren_watch_agent_rejects_a_folder_that_does_not_exist(tmp_path: Path) -> None:
     result = run_wren(["watch", "--agent", "claude", "--dir", str(tmp_path / "nowhere")], cwd=tmp_path)
     assert result.returncode == 1 and "nowhere: no such folder" in result.stderr
