@@ -1,7 +1,8 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent imports journal; tui (the viewer) imports journal only; cli
-imports anything and nothing imports cli. Outside `journal.forking` (its one write: a new journal
+journal imports nothing of ours; agent imports journal; fleet imports journal; tui (the viewer)
+imports journal and fleet (a session mirrored to a fleet's server); cli imports anything and nothing
+imports cli. Outside `journal.forking` (its one write: a new journal
 beside the one shown), nothing the viewer loads opens a file for writing, and neither does the
 child process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch
 each kind of violation on a small package planted in tmp_path.
@@ -33,6 +34,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.__main__": "cli",
     "wren_tui.agent.commands": "cli",
     "wren_tui.tui.commands": "cli",
+    "wren_tui.tui.fleet_command": "cli",
     "wren_tui.fleet.command": "cli",
 }
 # Layer -> the layers it may import, besides itself.
@@ -40,7 +42,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal"),
+    "tui": ("base", "journal", "fleet"),  # the viewer over a fleet reads it through fleet.remote
     "fleet": ("base", "journal"),
     "cli": ("base", "journal", "agent", "tui", "fleet"),
 }

@@ -16,7 +16,7 @@ import contextlib
 import re
 from array import array
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import accumulate
@@ -164,14 +164,17 @@ class Fleet:
                 name="wren reader",
                 connect_timeout=CONNECT_TIMEOUT_S,
                 allow_reconnect=reconnect,
-                # One attempt for a command (nats-py's "no reconnect" still tries for two minutes).
-                max_reconnect_attempts=-1 if reconnect else 1,
+                # One attempt for a command (nats-py's "no reconnect" still tries for two minutes), and for
+                # a viewer's first connection (with no limit, nats-py would try for ever before returning).
+                max_reconnect_attempts=1,
                 error_cb=failed,
                 disconnected_cb=lost,
             )
         except (TimeoutError, nats.errors.Error, OSError) as exc:
             said = why(errors[0] if errors else exc)
             raise FleetError(f"cannot reach {shown(server)} ({said}); is nats-server -js running there?") from None
+        if reconnect:
+            nc.options["max_reconnect_attempts"] = -1  # connected: from now on, ride out every outage
         fleet = cls(server, nc)
         return fleet
 
@@ -264,13 +267,19 @@ class Fleet:
     async def watch_session(self, host: str, session: str) -> AsyncIterator[Seen]:
         """One session's row and its host's beat: first as they are, then again each time either is written."""
         kv = await session_bucket(self._js)
-        changes: asyncio.Queue[tuple[str, bytes | None]] = asyncio.Queue()
+        changes: asyncio.Queue[tuple[str, bytes | None] | BaseException] = asyncio.Queue()
 
         async def pump(key: str) -> None:
-            watcher = await kv.watch(key, ignore_deletes=True)
+            try:
+                watcher = await kv.watch(key, ignore_deletes=True)
+            except (TimeoutError, nats.errors.Error) as exc:
+                await changes.put(exc)
+                return
             try:
                 async for entry in watcher:
                     await changes.put((key, None if entry is None else entry.value or b""))
+            except (TimeoutError, nats.errors.Error) as exc:
+                await changes.put(exc)
             finally:
                 await _stop(watcher)
 
@@ -281,7 +290,10 @@ class Fleet:
         started: set[str] = set()
         try:
             while True:
-                key, value = await changes.get()
+                change = await changes.get()
+                if isinstance(change, BaseException):
+                    raise FleetError(f"cannot watch {session} on {shown(self.server)} ({why(change)})")
+                key, value = change
                 if value is None:
                     started.add(key)  # the end of what was there: nothing, or the value already taken
                 elif key == keys[0]:
@@ -307,7 +319,7 @@ class Fleet:
         chunk_bytes: int = CHUNK_BYTES,
         start: ReadFrom | None = None,
         before: int | None = None,
-    ) -> AsyncIterator[RemoteChunk]:
+    ) -> AsyncGenerator[RemoteChunk, None]:
         """The session's lines from seq 1 (or `start`), in chunks; with `follow`, then each new line as it is mirrored.
 
         Without `follow` it ends once the lines the stream held at the start are read; with `before`

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..fleet.names import is_remote
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths, journals_dir, latest, resolve
 
@@ -20,9 +21,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="the viewer: a session live, or the journals of a folder",
         description="Watch a journal live in a full-screen viewer that never writes to it. With no "
-        "session (or a folder), browse the journals newest first; Enter opens one.",
+        "session (or a folder), browse the journals newest first; Enter opens one. Given a fleet's server "
+        "(nats://SERVER, see wren mirror), browse every machine's sessions there, live; a fork of one is "
+        "written in the journals folder here.",
     )
-    p.add_argument("target", metavar="ID|PATH|DIR", nargs="?", help="a session id, a journal file, or a folder")
+    p.add_argument(
+        "target",
+        metavar="ID|PATH|DIR|nats://SERVER[/HOST[/ID]]",
+        nargs="?",
+        help="a session id, a journal file, a folder, or a fleet's server (every host's sessions, a host's, a session)",
+    )
     p.add_argument(
         "--pick",
         action="store_true",
@@ -56,6 +64,10 @@ def _journals_in(folder: Path) -> Path:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    if args.target is not None and is_remote(args.target):
+        from .fleet_command import cmd_watch_remote
+
+        return cmd_watch_remote(args)
     folder, session = target_of(args)
     from .app import WrenApp
 

@@ -77,5 +77,13 @@ BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
 
+# The fleet's browser (wren watch nats://SERVER)
+FLEET_TITLE = "Sessions on {server}"
+FLEET_COLUMNS = ("host", "id", "started", "events", "tokens", "last event", "state", "forked from")
+FLEET_EMPTY = "No sessions on {server} yet. Run `wren mirror --url {server}` on a machine: its sessions appear here."
+FLEET_CANNOT_LIST = "Cannot list the sessions on {server}: {why}. Trying again…"
+# A live session whose machine's mirror has not been heard from lately: its row may be old.
+FLEET_SILENT = "live? mirror silent"
+
 # Command line
 PICKED_NOTHING = "no fork point picked"
