@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fleet import FleetError
 from ..fleet.names import RemoteRef, shown
 from ..fleet.remote import Fleet
 from .app import Clock, ViewerApp, utc_now
@@ -22,28 +21,22 @@ from .sources.remote import TAIL_FIRST, RemoteSource
 class FleetApp(ViewerApp):
     """Open on the session `ref` names, else on the browser of its server (or of its host there).
 
-    Forks are written in `fork_folder` (the local journals folder). If the server cannot be reached
-    at the start, the app exits at once and `error` says why; later outages are ridden out.
+    `fleet` is a connection to `ref.server` made with `reconnect=True` (outages are ridden out), on
+    the loop the app runs on; its maker closes it. Forks are written in `fork_folder` (the local
+    journals folder).
     """
 
     def __init__(
-        self, ref: RemoteRef, *, fork_folder: Path, clock: Clock = utc_now, tail_first: int = TAIL_FIRST
+        self, ref: RemoteRef, fleet: Fleet, *, fork_folder: Path, clock: Clock = utc_now, tail_first: int = TAIL_FIRST
     ) -> None:
         super().__init__()
         self.ref = ref
+        self.fleet = fleet
         self.fork_folder = fork_folder
         self.clock = clock
         self.tail_first = tail_first
-        self.fleet: Fleet | None = None
-        self.error: str | None = None
 
-    async def on_mount(self) -> None:
-        try:
-            self.fleet = await Fleet.connect(self.ref.server, reconnect=True)
-        except FleetError as exc:
-            self.error = str(exc)
-            self.exit(None, return_code=1)
-            return
+    def on_mount(self) -> None:
         if self.ref.host is not None and self.ref.session is not None:
             self.push_screen(self.session_screen(self.ref.host, self.ref.session))
         else:
@@ -52,14 +45,21 @@ class FleetApp(ViewerApp):
             )
             self.push_screen(browser)
 
-    async def on_unmount(self) -> None:
-        if self.fleet is not None:
-            await self.fleet.close()
-
     def session_screen(self, host: str, session: str) -> SessionScreen:
-        assert self.fleet is not None, "a session opens once the server is reached"
         source = RemoteSource(self.fleet, host, session, fork_folder=self.fork_folder, tail_first=self.tail_first)
         return SessionScreen(source, clock=self.clock)
 
     def open_session(self, host: str, session: str) -> None:
         self.push_screen(self.session_screen(host, session))
+
+
+async def watch_fleet(ref: RemoteRef, *, fork_folder: Path) -> int:
+    """Run the viewer over `ref` in this terminal; the app's exit status.
+
+    The server is reached before the terminal is taken over, so a server that cannot be reached is
+    one sentence on a normal screen (`FleetError`), not a flash of the app.
+    """
+    async with await Fleet.connect(ref.server, reconnect=True) as fleet:
+        app = FleetApp(ref, fleet, fork_folder=fork_folder)
+        await app.run_async()
+        return app.return_code or 0

@@ -7,6 +7,7 @@ so the core install never needs it; without it, one sentence says how to install
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 
 from ..fleet import FleetError
@@ -29,14 +30,10 @@ def cmd_watch_remote(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     try:
-        from .fleet_app import FleetApp
+        from .fleet_app import watch_fleet
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith("nats"):
             raise
         raise FleetError(NEEDS_EXTRA) from None
-    app = FleetApp(ref, fork_folder=journals_dir(getattr(args, "dir", None)))
-    app.run()
-    if app.error is not None:
-        sys.stderr.write(f"wren: {app.error}\n")
-        return EXIT_ERROR
-    return EXIT_ERROR if app.return_code else EXIT_OK
+    status = asyncio.run(watch_fleet(ref, fork_folder=journals_dir(getattr(args, "dir", None))))
+    return EXIT_ERROR if status else EXIT_OK
