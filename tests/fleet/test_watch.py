@@ -7,6 +7,7 @@ browser, a session's stream for the session screen.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -250,3 +251,43 @@ def test_pick_is_refused_for_a_fleets_session_with_what_to_do_instead(tmp_path: 
     result = run_wren(["watch", "--pick", "nats://127.0.0.1:9/laptop/s-20260101-000000-abcd"], cwd=tmp_path)
     assert result.returncode == 2
     assert "press p" in result.stderr and "Traceback" not in result.stderr
+
+
+async def test_where_the_journal_itself_stops_its_torn_tail_is_on_the_integrity_line(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "box" / f"{new_session_id()}.jsonl"
+    path.parent.mkdir()
+    with JournalWriter.create(path) as writer:
+        for n in range(1, 11):
+            writer.append(Message(message=ChatMessage(role="assistant", content=f"number {n}")))
+    with open(path, "ab") as f:
+        f.write(encode_line(Delta(text="cut in the middle of its write"), 11, "2026-01-01T00:00:00.000Z")[:30])
+    assert mirror_once(nats_server, path.parent, "box")[0] == 0
+    async with watching(f"{nats_server.url}/box/{path.stem}", tmp_path / "here", size=(240, 30)) as (app, pilot):
+        await wait_for_text(pilot, "stopped at line 11", timeout=30)
+        status = screen_text(app).splitlines()[0]
+        assert "stopped at line 11: the last line was cut short (no newline at its end)" in status
+        assert "10 events" in status and "number 10" in screen_text(app)
+
+
+async def test_the_viewer_rides_out_its_server_going_away_and_reads_on_when_it_is_back(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "ci" / f"{new_session_id()}.jsonl"
+    path.parent.mkdir()
+    with mirroring(nats_server, path.parent, "ci"), JournalWriter.create(path) as writer:
+        writer.append(Message(message=ChatMessage(role="user", content="before the outage")))
+        async with watching(f"{nats_server.url}/ci/{path.stem}", tmp_path / "here") as (app, pilot):
+            await wait_for_text(pilot, "before the outage", timeout=30)
+            assert session_screen(app).session == f"ci/{path.stem}"
+            await wait_for(pilot, lambda: screen_text(app).startswith(" live "), "the session live", 30)
+            await asyncio.to_thread(nats_server.stop)
+            writer.append(Message(message=ChatMessage(role="assistant", content="written while the server was away")))
+            await wait_for(pilot, lambda: screen_text(app).startswith(" silent "), "the session said silent", 60)
+            await asyncio.to_thread(nats_server.start)
+            await wait_for_text(pilot, "written while the server was away", timeout=60)
+            writer.append(Message(message=ChatMessage(role="assistant", content="after the server came back")))
+            await wait_for_text(pilot, "after the server came back", timeout=60)
+            await wait_for(pilot, lambda: screen_text(app).startswith(" live "), "the session live again", 60)
+            assert f"ci/{path.stem} · 3 events" in screen_text(app).splitlines()[0]
