@@ -22,7 +22,7 @@ from tests.fleet.conftest import NatsServer, journal_lines, mirror_process
 from tests.fleet.test_mirror import mirror_once, write_journal
 from tests.tui.conftest import screen_text, wait_for, wait_for_text
 from wren_tui.fleet.names import parse_ref
-from wren_tui.fleet.remote import Fleet
+from wren_tui.fleet.remote import SILENT_AFTER_S, Fleet
 from wren_tui.journal.events import ChatMessage, Delta, Message
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
@@ -61,8 +61,8 @@ async def watching(
 
 
 def row_of(app: FleetApp, host: str, session: str) -> str:
-    """The browser's row of one session, as the screen shows it ("" while it is not there)."""
-    return next((line for line in screen_text(app).splitlines() if host in line and session in line), "")
+    """The browser's row of one session, as the screen shows it, without its trailing blanks ("" until it is there)."""
+    return next((line for line in screen_text(app).splitlines() if host in line and session in line), "").rstrip()
 
 
 def session_screen(app: FleetApp) -> SessionScreen:
@@ -87,15 +87,15 @@ async def test_the_browser_lists_every_hosts_sessions_with_their_host_and_follow
             header = next(line for line in screen_text(app).splitlines() if " id " in line)
             assert header.split()[:2] == ["host", "id"]
             assert row_of(app, "laptop", done.stem).split()[0] == "laptop"
-            assert " done " in row_of(app, "laptop", done.stem)
+            assert row_of(app, "laptop", done.stem).endswith(" done")
             # A session written on another host appears, live, then says how it ended.
-            await wait_for(pilot, lambda: " live " in row_of(app, "ci", running.stem), "the ci session, live", 30)
+            await wait_for(pilot, lambda: row_of(app, "ci", running.stem).endswith(" live"), "the ci session, live", 30)
             assert row_of(app, "ci", running.stem).split()[0] == "ci"
             for n in range(3):
                 writer.append(Delta(text=f"step {n} "))
             writer.close()
             await wait_for(
-                pilot, lambda: " interrupted " in row_of(app, "ci", running.stem), "the ci session ended", 30
+                pilot, lambda: row_of(app, "ci", running.stem).endswith(" interrupted"), "the ci session ended", 30
             )
             assert " 4 " in row_of(app, "ci", running.stem)  # its events, as its mirror last wrote them
 
@@ -291,3 +291,36 @@ async def test_the_viewer_rides_out_its_server_going_away_and_reads_on_when_it_i
             await wait_for_text(pilot, "after the server came back", timeout=60)
             await wait_for(pilot, lambda: screen_text(app).startswith(" live "), "the session live again", 60)
             assert f"ci/{path.stem} · 3 events" in screen_text(app).splitlines()[0]
+
+
+async def test_a_host_in_the_address_lists_only_that_hosts_sessions(nats_server: NatsServer, tmp_path: Path) -> None:
+    laptop, ci = write_journal(tmp_path / "laptop"), write_journal(tmp_path / "ci")
+    assert mirror_once(nats_server, laptop.parent, "laptop")[0] == 0
+    assert mirror_once(nats_server, ci.parent, "ci")[0] == 0
+    async with watching(f"{nats_server.url}/laptop", tmp_path / "here") as (app, pilot):
+        await wait_for_text(pilot, laptop.stem, timeout=30)
+        assert f"Sessions on {nats_server.url}/laptop" in screen_text(app)
+        assert ci.stem not in screen_text(app)
+
+
+async def test_a_live_session_whose_mirror_was_killed_is_said_to_be_silent_not_live(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "ci" / f"{new_session_id()}.jsonl"
+    path.parent.mkdir()
+    with JournalWriter.create(path) as writer:
+        writer.append(Message(message=ChatMessage(role="user", content="still running on ci")))
+        with mirroring(nats_server, path.parent, "ci") as mirror:
+            async with watching(nats_server.url, tmp_path / "here") as (app, pilot):
+                await wait_for(pilot, lambda: row_of(app, "ci", path.stem).endswith(" live"), "the ci session live", 30)
+                mirror.kill()  # its session stays live in the list: only the mirror's silence tells
+                await wait_for(
+                    pilot,
+                    lambda: row_of(app, "ci", path.stem).endswith(" live? mirror silent"),
+                    "the row said silent",
+                    SILENT_AFTER_S + 30,
+                )
+                await pilot.press("enter")
+                await wait_for_text(pilot, "still running on ci", timeout=30)
+                status = screen_text(app).splitlines()[0]
+                assert status.startswith(" silent ") and "the mirror on ci is silent for" in status
