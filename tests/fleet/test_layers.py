@@ -49,14 +49,12 @@ def test_the_viewer_reads_the_fleet_only_in_its_fleet_modules_and_the_local_view
         p.relative_to(PACKAGE).as_posix() for p in files if any(n.startswith("wren_tui.fleet") for n in imports_of(p))
     }
     assert readers == {
-        "tui/commands.py",  # is_remote: a nats:// target goes to fleet_command
-        "tui/fleet_command.py",
         "tui/fleet_app.py",
         "tui/screens/fleet_browser.py",
         "tui/sources/remote.py",
     }
     code = (
-        "import sys, wren_tui.tui.app, wren_tui.tui.commands, wren_tui.tui.screens.session; "
+        "import sys, wren_tui.tui.app, wren_tui.cli.watch, wren_tui.tui.screens.session; "
         "print(sorted(m for m in sys.modules if m.startswith(('nats', 'wren_tui.fleet.remote'))))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

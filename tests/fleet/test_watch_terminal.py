@@ -28,7 +28,8 @@ pytestmark = [
 def test_a_session_appended_on_another_host_shows_up_live_in_the_fleets_viewer(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
-    laptop = write_journal(tmp_path / "laptop")
+    # An older session (ids sort by their start, to the second): the one made on ci comes first.
+    laptop = write_journal(tmp_path / "laptop").rename(tmp_path / "laptop" / "s-20250101-000000-lapt.jsonl")
     assert mirror_once(nats_server, laptop.parent, "laptop")[0] == 0
     ci = tmp_path / "ci" / f"{new_session_id()}.jsonl"
     here = tmp_path / "here"

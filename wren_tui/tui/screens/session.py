@@ -80,10 +80,14 @@ class Matches:
 
 @dataclass(frozen=True)
 class Picked:
-    """What `wren watch --pick` prints on exit."""
+    """The point chosen in `wren watch --pick`, and where reading the journal stopped, as the screen showed it.
+
+    The fork picker opens only once the whole journal is indexed, so `stop` is the journal's own.
+    """
 
     session: str
     seq: int
+    stop: Stop | None = None
 
 
 class SessionScreen(Screen[None]):
@@ -618,7 +622,7 @@ class SessionScreen(Screen[None]):
         if point is None:
             return
         if self.pick:
-            self.app.exit(Picked(self.session, point.seq))
+            self.app.exit(Picked(self.session, point.seq, self._stopped))
             return
         folder = shorten(str(self.source.fork_folder), 80)
         question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point), folder=folder)
