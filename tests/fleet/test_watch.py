@@ -324,3 +324,15 @@ async def test_a_live_session_whose_mirror_was_killed_is_said_to_be_silent_not_l
                 await wait_for_text(pilot, "still running on ci", timeout=30)
                 status = screen_text(app).splitlines()[0]
                 assert status.startswith(" silent ") and "the mirror on ci is silent for" in status
+
+
+async def test_a_viewer_started_before_any_mirror_says_so_and_lists_the_first_session_when_it_comes(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    path = write_journal(tmp_path / "laptop")
+    async with watching(nats_server.url, tmp_path / "here") as (app, pilot):
+        await wait_for_text(pilot, "no `wren mirror` has run against it yet. Trying again", timeout=30)
+        assert path.stem not in screen_text(app)
+        assert (await asyncio.to_thread(mirror_once, nats_server, path.parent, "laptop"))[0] == 0
+        await wait_for(pilot, lambda: row_of(app, "laptop", path.stem).endswith(" done"), "the session listed", 30)
+        assert "Trying again" not in screen_text(app)
