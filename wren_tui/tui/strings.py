@@ -7,6 +7,10 @@ TITLE = "wren watch"
 # Conversation pane
 ROLE_LABEL = {"user": "you", "assistant": "assistant", "tool": "tool result"}
 STREAMING = "assistant · writing…"
+THINKING_NOW = "assistant · thinking…"
+THOUGHT = "(thought first: {more}, shown with the reply)"
+THINKING = "thinking: "
+THINKING_SEALED = "encrypted by the server (kept to send back, not shown)"
 STREAM_CUT_OFF = "assistant · cut off: its writer is gone and no reply followed"
 STREAM_BEFORE = "… {more} before this"
 PARTIAL_REPLY = "partial reply, discarded (no reply followed it: a retry, a crash or a cancel)"
