@@ -1,10 +1,11 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent and export import journal; tui (the viewer) imports journal
-and export; cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`).
-Outside `journal.forking` (a new journal beside the one shown) and `export` (a file that is never a
-journal, written only by `export.atomic`), nothing the viewer loads opens a file for writing, and
-neither does the child process it starts to decode a huge line. The
+journal imports nothing of ours; agent, export and fleet import journal; tui (the viewer) imports
+journal, export, and fleet (a session mirrored to a fleet's server); cli imports anything and
+nothing imports cli but the entry point (`python -m wren_tui`). Outside `journal.forking` (a new
+journal beside the one shown) and `export` (a file that is never a journal, written only by
+`export.atomic`), nothing the viewer loads opens a file for writing, and neither does the child
+process it starts to decode a huge line. The
 checker (tests/importgraph.py) is shown to catch each kind of violation on a small package planted
 in tmp_path.
 """
@@ -39,7 +40,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "export"),
+    "tui": ("base", "journal", "export", "fleet"),  # the viewer over a fleet reads it through fleet.remote
     "fleet": ("base", "journal"),
     "export": ("base", "journal"),
     "cli": ("base", "journal", "agent", "tui", "fleet", "export"),
@@ -109,7 +110,7 @@ FAKE_LAYERS = {"fake": "base", "fake.journal": "journal", "fake.tui": "tui", "fa
 FAKE_ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
-    "tui": ("base", "journal"),
+    "tui": ("base", "journal", "fleet"),  # the viewer over a fleet reads it through fleet.remote
     "cli": ("base", "journal", "tui"),
 }
 

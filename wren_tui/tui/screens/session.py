@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 from ...journal.commandline import wren_command
 from ...journal.errors import JournalError
 from ...journal.events import Message, event_type
-from ...journal.forking import ForkPoint, fork, preview
+from ...journal.forking import ForkPoint, preview
 from ...journal.index import Chunk
 from ...journal.timing import duration
 from ...journal.verdict import Stop
@@ -48,9 +48,11 @@ Clock = Callable[[], datetime]
 P = ParamSpec("P")
 
 
-def _busy(indexing: float | None, searching: float | None, reading: bool) -> str | None:
+def _busy(indexing: float | None, searching: float | None, reading: bool, loading: float | None = None) -> str | None:
     if searching is not None:
         return strings.SEARCHING.format(percent=int(searching * 100))
+    if loading is not None:
+        return strings.LOADING.format(percent=int(loading * 100))
     if indexing is not None:
         return strings.INDEXING.format(percent=int(indexing * 100))
     return strings.READING if reading else None
@@ -419,10 +421,14 @@ class SessionScreen(Screen[None]):
 
     def _show_status(self) -> None:
         follow = self.conversation.follow
+        arrival = self.source.arrival()
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
         if self._gone is not None:
             mode = strings.DELETED_MODE if self._gone.change == "deleted" else strings.MOVED_MODE
-        notes = [note for note in (self._whereabouts(), self._integrity()) if note]
+        silent = arrival.silent if arrival is not None else None
+        if silent is not None:
+            mode = strings.SILENT_MODE  # what is shown may be old: neither live nor known to have ended
+        notes = [note for note in (silent, self._whereabouts(), self._integrity()) if note]
         self.query_one(StatusLine).status = Status(
             session=self.session,
             events=self.timeline.events,
@@ -431,7 +437,9 @@ class SessionScreen(Screen[None]):
             mode=mode,
             unseen=0 if follow else self.unseen,
             integrity=" · ".join(notes) or None,
-            busy=_busy(self._indexing, self._searching, self._reading),
+            busy=_busy(
+                self._indexing, self._searching, self._reading, arrival.history if arrival is not None else None
+            ),
             match=self._match_status(),
             spent=self._spent(),
         )
@@ -629,7 +637,7 @@ class SessionScreen(Screen[None]):
     # --- forking --------------------------------------------------------------------------
 
     def action_fork_points(self) -> None:
-        if self.source.path is None:
+        if self.source.fork_folder is None:
             self.notify(strings.NOT_FORKABLE, timeout=3)
             return
         if self._indexing is not None:
@@ -648,21 +656,22 @@ class SessionScreen(Screen[None]):
         if self.pick:
             self.app.exit(Picked(self.session, point.seq, self._stopped))
             return
-        question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point))
+        folder = shorten(str(self.source.fork_folder), 80)
+        question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point), folder=folder)
         self.app.push_screen(Confirm(question), lambda yes: self._fork(point) if yes else None)
 
     def _fork(self, point: ForkPoint) -> None:
-        path = self.source.path
-        assert path is not None, "fork points are offered only for a Wren journal"
+        folder = self.source.fork_folder
+        assert folder is not None, "fork points are offered only for a session that can be forked"
         try:
-            forked = fork(path, point.seq, folder=path.parent)
+            forked = self.source.fork(point.seq)
         except JournalError as exc:
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=exc)))
             return
         except OSError as exc:
-            # The new journal is written beside this one: a folder it cannot write, a full disk.
+            # A folder it cannot write, a full disk.
             why = (exc.strerror or str(exc)).lower()
-            reason = strings.CANNOT_WRITE.format(folder=path.parent, why=why)
+            reason = strings.CANNOT_WRITE.format(folder=folder, why=why)
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=reason)))
             return
         command = wren_command("resume", forked.id, folder=forked.path.parent)

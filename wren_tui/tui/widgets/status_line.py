@@ -52,6 +52,7 @@ class StatusLine(Widget):
         & > .status--ended { color: $text-muted; text-style: bold; }
         & > .status--moved { color: $text-warning; text-style: bold reverse; }
         & > .status--deleted { color: $text-error; text-style: bold reverse; }
+        & > .status--silent { color: $text-warning; text-style: bold reverse; }
         & > .status--problem { color: $text-error; text-style: bold; }
         & > .status--unseen { color: $text-warning; }
     }
@@ -62,6 +63,7 @@ class StatusLine(Widget):
         "status--ended",
         "status--moved",
         "status--deleted",
+        "status--silent",
         "status--problem",
         "status--unseen",
     }
