@@ -1,13 +1,13 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export and formats (other agents' session files) import
-journal; tui (the viewer) imports journal, formats and export; cli imports anything and nothing
-imports cli but the entry point (`python -m wren_tui`). Outside `journal.forking` and
-`formats.fork` (a new journal beside the one shown, or from another agent's session) and `export`
-(a file that is never a journal, written only by `export.atomic`), nothing the viewer loads opens a
-file for writing, and neither does the child process it starts to decode a huge line. The checker
-(tests/importgraph.py) is shown to catch each kind of violation on a small package planted in
-tmp_path.
+journal imports nothing of ours; agent, export, fleet and formats (other agents' session files)
+import journal; tui (the viewer) imports journal, formats, export, and fleet (a session mirrored to
+a fleet's server); cli imports anything and nothing imports cli but the entry point (`python -m
+wren_tui`). Outside `journal.forking` and `formats.fork` (a new journal beside the one shown, or
+from another agent's session) and `export` (a file that is never a journal, written only by
+`export.atomic`), nothing the viewer loads opens a file for writing, and neither does the child
+process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch each
+kind of violation on a small package planted in tmp_path.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "formats", "export"),
+    "tui": ("base", "journal", "formats", "export", "fleet"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
     "formats": ("base", "journal"),
     "export": ("base", "journal"),
@@ -114,7 +114,7 @@ FAKE_LAYERS = {"fake": "base", "fake.journal": "journal", "fake.tui": "tui", "fa
 FAKE_ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
-    "tui": ("base", "journal"),
+    "tui": ("base", "journal", "fleet"),  # the viewer over a fleet reads it through fleet.remote
     "cli": ("base", "journal", "tui"),
 }
 

@@ -13,6 +13,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wren_tui.tui.screens.session import SessionScreen
 
 WRITER = """
 import sys, time
@@ -65,6 +69,25 @@ def delays(seen: dict[int, float], appended: dict[int, float]) -> list[float]:
     return [seen[seq] - at for seq, at in appended.items()]
 
 
+def stamp_frames(screen: SessionScreen, seen: dict[int, float]) -> None:
+    """From now on, put in `seen` each event's seq and the moment of the first frame that shows it."""
+    original = screen._apply
+
+    def apply_and_time(first: int, added: int, stop: object) -> None:
+        original(first, added, stop)  # type: ignore[arg-type]
+        timeline = screen.timeline
+        seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
+
+        # The frame that shows them: after the refresh that follows the conversation pane taking
+        # this batch (it hears of it by a message queued before this call).
+        def stamp() -> None:
+            seen.update(dict.fromkeys(seqs, time.monotonic()))
+
+        screen.conversation.call_later(screen.call_after_refresh, stamp)
+
+    screen._apply = apply_and_time  # type: ignore[method-assign]
+
+
 Writer = Callable[[Path, int, float], "subprocess.Popen[str]"]
 
 
@@ -86,21 +109,7 @@ async def screen_latency(
         assert isinstance(screen, SessionScreen)
         while screen._indexing is not None or not len(screen.timeline):
             await pilot.pause(0.05)
-        original = screen._apply
-
-        def apply_and_time(first: int, added: int, stop: object) -> None:
-            original(first, added, stop)  # type: ignore[arg-type]
-            timeline = screen.timeline
-            seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
-
-            # The frame that shows them: after the refresh that follows the conversation pane taking
-            # this batch (it hears of it by a message queued before this call).
-            def stamp() -> None:
-                seen.update(dict.fromkeys(seqs, time.monotonic()))
-
-            screen.conversation.call_later(screen.call_after_refresh, stamp)
-
-        screen._apply = apply_and_time  # type: ignore[method-assign]
+        stamp_frames(screen, seen)
         writer = (writer_of or start_writer)(path, count, rate)
         assert writer.stdout is not None
         go(writer)

@@ -163,8 +163,10 @@ def _runs(seqs: list[int]) -> str:
     return ", ".join(out)
 
 
-def mirror_process(server: NatsServer, folder: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
-    """`wren mirror` on `folder` as host "box", in a process of its own, its stderr in `log`."""
+def mirror_process(
+    server: NatsServer, folder: Path, log: Path, *extra: str, host: str = "box"
+) -> subprocess.Popen[bytes]:
+    """`wren mirror` on `folder` as `host`, in a process of its own, its stderr in `log`."""
     with open(log, "ab") as err:
         return subprocess.Popen(
             [
@@ -177,7 +179,7 @@ def mirror_process(server: NatsServer, folder: Path, log: Path, *extra: str) -> 
                 "--dir",
                 str(folder),
                 "--host",
-                "box",
+                host,
                 *extra,
             ],
             cwd=folder.parent,

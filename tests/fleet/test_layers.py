@@ -1,4 +1,4 @@
-"""The fleet's layers: it builds on the journal alone; the agent, the viewer and the core commands never need it."""
+"""The fleet's layers: it builds on the journal alone; the agent, the core commands and the local viewer skip it."""
 
 from __future__ import annotations
 
@@ -37,10 +37,28 @@ def test_the_fleet_imports_only_the_journal_of_wrens_own_code() -> None:
     assert offending == []
 
 
-def test_the_agent_the_viewer_and_the_journal_never_import_the_fleet() -> None:
-    files = [p for layer in ("agent", "tui", "journal") for p in sorted((PACKAGE / layer).rglob("*.py"))]
+def test_the_agent_and_the_journal_never_import_the_fleet() -> None:
+    files = [p for layer in ("agent", "journal") for p in sorted((PACKAGE / layer).rglob("*.py"))]
     offending = [f"{p} imports {n}" for p in files for n in imports_of(p) if n.startswith("wren_tui.fleet")]
     assert offending == []
+
+
+def test_the_viewer_reads_the_fleet_only_in_its_fleet_modules_and_the_local_viewer_loads_no_nats_client() -> None:
+    files = sorted((PACKAGE / "tui").rglob("*.py"))
+    readers = {
+        p.relative_to(PACKAGE).as_posix() for p in files if any(n.startswith("wren_tui.fleet") for n in imports_of(p))
+    }
+    assert readers == {
+        "tui/fleet_app.py",
+        "tui/screens/fleet_browser.py",
+        "tui/sources/remote.py",
+    }
+    code = (
+        "import sys, wren_tui.tui.app, wren_tui.cli.watch, wren_tui.tui.screens.session; "
+        "print(sorted(m for m in sys.modules if m.startswith(('nats', 'wren_tui.fleet.remote'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_the_import_check_resolves_relative_imports() -> None:
@@ -64,7 +82,11 @@ def _without_nats(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str
 
 
 def test_without_the_fleet_extra_the_fleet_commands_say_how_to_install_it(tmp_path: Path) -> None:
-    for args in (["mirror", "--url", "nats://127.0.0.1:9", "--once"], ["ls", "nats://127.0.0.1:9"]):
+    for args in (
+        ["mirror", "--url", "nats://127.0.0.1:9", "--once"],
+        ["ls", "nats://127.0.0.1:9"],
+        ["watch", "nats://127.0.0.1:9"],
+    ):
         result = _without_nats(args, tmp_path)
         assert result.returncode == 1, result.stderr
         assert result.stderr == (

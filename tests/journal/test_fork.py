@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,11 @@ from hypothesis import strategies as st
 
 from tests.journal.helpers import write_journal
 from tests.journal.strategies import journals, mixed_journals
+from tests.reliability.simfs import RecordingOps, crash_state
 from wren_tui.journal import reader
+from wren_tui.journal.errors import JournalError
 from wren_tui.journal.events import ChatMessage, Fork, Message
-from wren_tui.journal.forking import NotAForkPoint, fork, fork_points
+from wren_tui.journal.forking import NotAForkPoint, fork, fork_from_lines, fork_points
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import SESSION_ID
 from wren_tui.journal.writer import JournalWriter
@@ -142,3 +145,93 @@ def test_a_prefix_copied_chunk_by_chunk_while_it_is_read_is_the_same_prefix(
         reader._CHUNK = saved
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")], "a refused fork left its temporary file"
     assert parent.read_bytes() == data
+
+
+# --- a fork from lines held in memory (a session read over the network) ----------------------------
+
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    """`data` (whole lines) cut into pieces at the line ends chosen by `cuts` (indexes into its lines)."""
+    lines = data.splitlines(keepends=True)
+    ends = sorted({min(c, len(lines)) for c in cuts} | {len(lines)})
+    pieces, start = [], 0
+    for end in ends:
+        if end > start:
+            pieces.append(b"".join(lines[start:end]))
+            start = end
+    return pieces
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(journals, mixed_journals()), st.lists(st.integers(0, 40), max_size=6))
+def test_a_fork_from_lines_takes_the_points_fork_takes_and_writes_the_prefix_fork_writes(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, cuts: list[int]
+) -> None:
+    folder = tmp_path_factory.mktemp("forks")
+    parent = folder / PARENT
+    parent.write_bytes(data)
+    whole = data[: data.rfind(b"\n") + 1]  # what a mirror ships: whole lines only
+    pieces = _pieces(whole, cuts)
+    (folder / "file").mkdir()
+    result = read_events(parent)
+    clean = [p.seq for p in fork_points(result.events)]
+    for seq in range(result.last_seq + 2):
+        if seq not in clean:
+            with pytest.raises(NotAForkPoint) as refused:
+                fork_from_lines(pieces, seq, parent=parent.stem, folder=folder / "mem")
+            assert [p.seq for p in refused.value.points] == clean
+            assert refused.value.stop == result.stop or result.torn
+            continue
+        from_file = fork(parent, seq, folder=folder / "file")
+        from_memory = fork_from_lines(pieces, seq, parent=parent.stem, folder=folder / "mem")
+        ours, theirs = from_memory.path.read_bytes(), from_file.path.read_bytes()
+        assert ours[: ours.rindex(b"\n", 0, -1)] == theirs[: theirs.rindex(b"\n", 0, -1)]
+        forked = read_events(from_memory.path)
+        last = forked.events[-1]
+        assert forked.ok and isinstance(last, Fork) and (last.from_, last.atSeq) == (parent.stem, seq)
+    assert not list(folder.glob("mem/.*.tmp")), "a refused fork left its temporary file"
+
+
+def test_a_fork_from_lines_makes_its_folder_and_reads_no_further_than_the_fork_line(tmp_path: Path) -> None:
+    parent = tmp_path / PARENT
+    write_journal(parent)
+    lines = parent.read_bytes().splitlines(keepends=True)
+    asked: list[int] = []
+
+    def pieces() -> Iterator[bytes]:
+        for n, line in enumerate(lines, 1):
+            asked.append(n)
+            yield line
+
+    folder = tmp_path / "local" / "journals"
+    forked = fork_from_lines(pieces(), 2, parent="s-20260101-000000-abcd", folder=folder)
+    assert asked == [1, 2] and forked.path.parent == folder
+    assert folder.stat().st_mode & 0o777 == 0o700 and forked.path.stat().st_mode & 0o777 == 0o600
+    assert forked.path.read_bytes().startswith(b"".join(lines[:2]))
+    with pytest.raises(JournalError, match="not a session id"):
+        fork_from_lines(lines, 2, parent="../elsewhere", folder=folder)
+    with pytest.raises(JournalError, match="does not end with a newline"):
+        fork_from_lines([lines[0][:-1]], 2, parent="s-20260101-000000-abcd", folder=folder)
+    assert [p.name for p in folder.iterdir()] == [forked.path.name]  # nothing left by the refusals
+
+
+def test_every_crash_state_of_a_fork_from_lines_has_no_fork_or_a_whole_one(tmp_path: Path) -> None:
+    parent = tmp_path / PARENT
+    written = write_journal(parent)
+    ops = RecordingOps()
+    folder = tmp_path / "forks"
+    folder.mkdir()
+    forked = fork_from_lines([parent.read_bytes()], 12, parent=parent.stem, folder=folder, ops=ops)
+    assert [op.kind for op in ops.log][-3:] == ["sync", "rename", "sync_dir"]
+    for cut in range(len(ops.log) + 1):
+        for keep_all in (False, True):
+            state = crash_state(ops.log, cut, None, keep_all=keep_all)
+            found = [path for path in state if path.parent == folder and path.suffix == ".jsonl"]
+            if cut == len(ops.log):
+                assert found == [forked.path]
+            for path in found:
+                where = tmp_path / f"cut{cut}-{keep_all}"
+                where.mkdir()
+                (where / path.name).write_bytes(state[path])
+                got = read_events(where / path.name)
+                assert got.ok and got.events[:-1] == written[:12], f"cut {cut}: half a fork"

@@ -21,11 +21,12 @@ from textual.app import App
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION, encode, story, ts_at, user, write_journal
 from wren_tui.journal.events import ChatMessage, Event, KnownEvent, Message, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.forking import Forked
 from wren_tui.journal.index import Chunk
 from wren_tui.journal.verdict import Stop
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources import LineReader, SessionSource, Whereabouts
+from wren_tui.tui.sources import Arrival, LineReader, SessionSource, Whereabouts
 from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
@@ -75,6 +76,7 @@ class MemorySource:
     session = "mem-20250301-093000"
     path = None
     agent = None  # a Wren journal's lines, held elsewhere
+    fork_folder = None  # not a Wren journal: nothing to fork
 
     def __init__(self) -> None:
         self.data = bytearray()
@@ -120,6 +122,12 @@ class MemorySource:
 
     def writer_alive(self) -> bool:
         return self.alive
+
+    def fork(self, seq: int) -> Forked:
+        raise AssertionError("a source with no fork folder is never asked to fork")
+
+    def arrival(self) -> Arrival | None:
+        return None  # what the test hands in is all there is
 
     def look(self) -> Whereabouts:
         return Whereabouts("here")

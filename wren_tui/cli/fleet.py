@@ -10,6 +10,7 @@ import asyncio
 import importlib
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -35,12 +36,12 @@ def is_remote(text: str) -> bool:
     return remote(text)
 
 
-def fleet_module(name: str) -> ModuleType:
-    """A module of wren_tui.fleet that needs nats-py, or a FleetError that says how to install it."""
+def fleet_module(name: str, package: str = "wren_tui.fleet") -> ModuleType:
+    """A module of wren_tui.fleet (or of `package`) that needs nats-py, or a FleetError that says how to install it."""
     from ..fleet import FleetError
 
     try:
-        return importlib.import_module(f"wren_tui.fleet.{name}")
+        return importlib.import_module(f"{package}.{name}")
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith("nats"):
             raise
@@ -62,6 +63,24 @@ def remote_log_source(target: str) -> tuple[Scan, str, str]:
         raise FleetError(f"{target!r}: wren log reads one session: nats://SERVER[:PORT]/HOST/SESSION")
     remote = fleet_module("remote")
     return partial(remote.scan_remote, ref), ref.session, str(ref)
+
+
+# --- wren watch nats://... ---------------------------------------------------------------------
+
+
+def watch_remote(target: str, *, pick: bool, fork_folder: Path) -> Exit:
+    """`wren watch nats://SERVER[/HOST[/SESSION]]`: a fleet's sessions, or one of them; forks go to `fork_folder`."""
+    from ..fleet.names import parse_ref
+
+    ref = parse_ref(target)
+    if pick:
+        raise UsageError(
+            "--pick chooses a fork point of a session on this machine; to fork a session of the fleet, "
+            f"open it with wren watch {ref} and press p"
+        )
+    viewer = fleet_module("fleet_app", package="wren_tui.tui")
+    status: int = asyncio.run(viewer.watch_fleet(ref, fork_folder=fork_folder))
+    return Exit.ERROR if status else Exit.OK  # non-zero: the viewer crashed (Textual printed why)
 
 
 # --- wren ls nats://... ------------------------------------------------------------------------

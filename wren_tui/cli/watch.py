@@ -1,5 +1,5 @@
-"""`wren watch`: the viewer on a session or a folder; with --pick, the chosen fork point printed for scripts;
-with --serve, the same viewer in a web browser, through textual-serve.
+"""`wren watch`: the viewer on a session, a folder or a fleet's server; with --pick, the chosen fork point
+printed for scripts; with --serve, the same viewer in a web browser, through textual-serve.
 
 On a damaged journal --pick opens the viewer as ever: the person sees where reading stops, and the
 points offered are the clean ones before it (a fork from one of them is the remedy). After the
@@ -26,7 +26,7 @@ from typing import Any
 from ..agent.errors import UsageError
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths, latest, resolve
-from . import agents
+from . import agents, fleet
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of
@@ -41,9 +41,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="the viewer: a session live, or the journals of a folder",
         description="Watch a journal live in a full-screen viewer that never writes to it. With no "
-        "session (or a folder), browse the journals newest first; Enter opens one.",
+        "session (or a folder), browse the journals newest first; Enter opens one. Given a fleet's server "
+        "(nats://SERVER, see wren mirror), browse every machine's sessions there, live; a fork of one is "
+        "written in the journals folder here.",
     )
-    p.add_argument("target", metavar="ID|PATH|DIR", nargs="?", help="a session id, a journal file, or a folder")
+    p.add_argument(
+        "target",
+        metavar="ID|PATH|DIR|nats://SERVER[/HOST[/ID]]",
+        nargs="?",
+        help="a session id, a journal file, a folder, or a fleet's server (every host's sessions, a host's, a session)",
+    )
     p.add_argument(
         "--pick",
         action="store_true",
@@ -100,6 +107,10 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
                 "(watch one session with `wren watch PATH`)"
             )
         return agents.watch_agents(args)
+    if args.target is not None and fleet.is_remote(args.target):
+        if args.serve:
+            raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
+        return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
     folder, session = target_of(args)
     if args.serve:
         if args.pick:

@@ -580,6 +580,7 @@ class Mirror:
             lastSeq=summary.last_seq,
             events=summary.events,
             streamSeq=session.stream_seq,
+            size=session.last.end if session.last is not None else 0,
             started=summary.started,
             lastTs=summary.last_ts,
             tokens=summary.tokens,

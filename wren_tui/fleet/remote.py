@@ -5,15 +5,18 @@ live. Each message is joined into its line (big lines travel in parts), and ever
 through `journal.reader.Tail.feed`, which checks it exactly as `read_events` checks a file (its
 CRC, its seq, that it is one whole line of format 1) and stops at the first line it cannot read.
 The lines laid end to end are the journal's bytes, so the byte offsets here are the journal's own.
+A read may also start at a line further on (`ReadFrom`, found with `find_line`) or stop before one
+(`before`), so a viewer can show a long session's last lines first and read its history after.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from array import array
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import accumulate
@@ -26,7 +29,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
 from ..journal.index import Chunk
@@ -37,7 +40,7 @@ from . import FleetError, why
 from .names import STREAM, RemoteRef, beat_key, row_key, shown, subject_of
 from .rows import SessionRow, decode_beat, decode_row
 from .stream import session_bucket
-from .wire import Joiner, StreamDamaged
+from .wire import Joiner, StreamDamaged, part_of
 
 CONNECT_TIMEOUT_S = 5.0
 # A chunk of history holds about this many bytes of lines; live, whatever has arrived.
@@ -87,12 +90,49 @@ class RemoteChunk(Chunk):
     """
 
     lines: bytes = b""
-    stream_seq: int = 0  # the stream sequence of the last message taken
+    stream_seq: int = 0  # the stream sequence of the last message of its last line (0: no line): read on after it
     # True once everything the stream held when reading began has been read; later chunks are live.
     live: bool = False
     # Set on the last chunk when a line cannot be read (its number, offset and why); nothing after it is read.
     stop: Stop | None = None
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReadFrom:
+    """Where a read starts when not at the session's first line, and what came before that line.
+
+    A read from a stream sequence delivers the session's messages from there on, so `stream_seq`
+    must be where a line starts (`Fleet.find_line` gives one). `offset`, `lineno` and `prev_seq`
+    say where that line is in the journal, so offsets and line numbers count from the journal's
+    start and its seq is checked against the one before it (0: not known, not checked).
+    """
+
+    stream_seq: int
+    offset: int = 0
+    lineno: int = 0
+    prev_seq: int = 0
+
+
+@dataclass(frozen=True)
+class ListChange:
+    """What `Fleet.watch_list` hands on: rows written and hosts heard from (the first one is the whole list)."""
+
+    rows: list[SessionRow]
+    beats: dict[str, str]  # host -> when its mirror last said it was alive
+    whole: bool = False  # the whole list as it was when watching began
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One session's row (None while the list has none) and when its host's mirror last said it was alive."""
+
+    row: SessionRow | None
+    host_beat: str | None
+
+
+# The seq of a line from its first bytes: Wren writes it first, so a line's first part has it.
+_LEADING_SEQ = re.compile(rb'\{"seq":([0-9]{1,18})[,}]')
 
 
 class Fleet:
@@ -124,14 +164,17 @@ class Fleet:
                 name="wren reader",
                 connect_timeout=CONNECT_TIMEOUT_S,
                 allow_reconnect=reconnect,
-                # One attempt for a command (nats-py's "no reconnect" still tries for two minutes).
-                max_reconnect_attempts=-1 if reconnect else 1,
+                # One attempt for a command (nats-py's "no reconnect" still tries for two minutes), and for
+                # a viewer's first connection (with no limit, nats-py would try for ever before returning).
+                max_reconnect_attempts=1,
                 error_cb=failed,
                 disconnected_cb=lost,
             )
         except (TimeoutError, nats.errors.Error, OSError) as exc:
             said = why(errors[0] if errors else exc)
             raise FleetError(f"cannot reach {shown(server)} ({said}); is nats-server -js running there?") from None
+        if reconnect:
+            nc.options["max_reconnect_attempts"] = -1  # connected: from now on, ride out every outage
         fleet = cls(server, nc)
         return fleet
 
@@ -197,15 +240,91 @@ class Fleet:
         finally:
             await _stop(watcher)
 
+    async def watch_list(self) -> AsyncIterator[ListChange]:
+        """The whole list and every host's last beat first, then each row written and each beat, as they come."""
+        kv = await session_bucket(self._js)
+        watcher = await kv.watch(">", ignore_deletes=True)
+        first = ListChange([], {}, whole=True)
+        listed = False
+        try:
+            async for entry in watcher:
+                if entry is None:  # the end of what was there when watching began
+                    first.rows.sort(key=_newest, reverse=True)
+                    yield first
+                    listed = True
+                    continue
+                change = _change_of(entry.key, entry.value)
+                if change is None:
+                    continue
+                if listed:
+                    yield change
+                else:
+                    first.rows.extend(change.rows)
+                    first.beats.update(change.beats)
+        finally:
+            await _stop(watcher)
+
+    async def watch_session(self, host: str, session: str) -> AsyncIterator[Seen]:
+        """One session's row and its host's beat: first as they are, then again each time either is written."""
+        kv = await session_bucket(self._js)
+        changes: asyncio.Queue[tuple[str, bytes | None] | BaseException] = asyncio.Queue()
+
+        async def pump(key: str) -> None:
+            try:
+                watcher = await kv.watch(key, ignore_deletes=True)
+            except (TimeoutError, nats.errors.Error) as exc:
+                await changes.put(exc)
+                return
+            try:
+                async for entry in watcher:
+                    await changes.put((key, None if entry is None else entry.value or b""))
+            except (TimeoutError, nats.errors.Error) as exc:
+                await changes.put(exc)
+            finally:
+                await _stop(watcher)
+
+        keys = row_key(host, session), beat_key(host)
+        pumps = [asyncio.create_task(pump(key)) for key in keys]
+        row: SessionRow | None = None
+        beat: str | None = None
+        started: set[str] = set()
+        try:
+            while True:
+                change = await changes.get()
+                if isinstance(change, BaseException):
+                    raise FleetError(f"cannot watch {session} on {shown(self.server)} ({why(change)})")
+                key, value = change
+                if value is None:
+                    started.add(key)  # the end of what was there: nothing, or the value already taken
+                elif key == keys[0]:
+                    row = _row(value) or row
+                else:
+                    found = _beat(value)
+                    beat = found.beat if found is not None else beat
+                if len(started) == len(keys):
+                    yield Seen(row, beat)
+        finally:
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+
     # --- one session's lines --------------------------------------------------------------------
 
     async def read(
-        self, host: str, session: str, *, follow: bool = False, chunk_bytes: int = CHUNK_BYTES
-    ) -> AsyncIterator[RemoteChunk]:
-        """The session's lines from seq 1, in chunks; with `follow`, then every new line as it is mirrored.
+        self,
+        host: str,
+        session: str,
+        *,
+        follow: bool = False,
+        chunk_bytes: int = CHUNK_BYTES,
+        start: ReadFrom | None = None,
+        before: int | None = None,
+    ) -> AsyncGenerator[RemoteChunk, None]:
+        """The session's lines from seq 1 (or `start`), in chunks; with `follow`, then each new line as it is mirrored.
 
-        Without `follow` it ends once the lines the stream held at the start are read. It ends early,
-        with `stop` set on the last chunk, at the first line Wren's reader does not accept.
+        Without `follow` it ends once the lines the stream held at the start are read; with `before`
+        (a stream sequence where a line starts), once the lines before that one are read. It ends
+        early, with `stop` set on the last chunk, at the first line Wren's reader does not accept.
         """
         subject = subject_of(host, session)
         end = await self._last_stream_seq(subject)
@@ -214,7 +333,11 @@ class Fleet:
             end = await self._last_stream_seq(subject)
         if end < 0:
             raise FleetError(f"{shown(self.server)} has no stream {STREAM}: no `wren mirror` has used it")
-        if end == 0 and not follow:
+        first = start.stream_seq if start is not None else 1
+        if before is not None:
+            end = min(end, before - 1)
+            follow = False
+        if end < first and not follow:
             return
         inbox = _Inbox(INBOX_BYTES)
         self._inboxes.add(inbox)
@@ -226,14 +349,15 @@ class Fleet:
                 stream=STREAM,
                 cb=inbox.put,
                 ordered_consumer=True,
-                deliver_policy=DeliverPolicy.ALL,
+                deliver_policy=DeliverPolicy.ALL if first <= 1 else DeliverPolicy.BY_START_SEQUENCE,
+                config=ConsumerConfig(opt_start_seq=first) if first > 1 else None,
                 inactive_threshold=60.0,
             )
         except (TimeoutError, nats.errors.Error) as exc:
             self._inboxes.discard(inbox)
             raise FleetError(f"cannot read {subject} from {shown(self.server)} ({why(exc)})") from None
         try:
-            lines = _Lines(subject, live=end == 0)
+            lines = _Lines(subject, live=end < first, start=start, before=before)
             if lines.live:
                 lines.said_live = True
                 yield lines.empty()  # nothing to read back: live from here on
@@ -243,7 +367,7 @@ class Fleet:
                 if chunk.events or chunk.stop is not None or (chunk.live and not lines.said_live):
                     lines.said_live = chunk.live
                     yield chunk
-                if chunk.stop is not None or (chunk.live and not follow):
+                if chunk.stop is not None or (chunk.live and not follow) or lines.ended:
                     return
         finally:
             self._inboxes.discard(inbox)
@@ -260,26 +384,81 @@ class Fleet:
             raise FleetError(f"cannot read {subject} from {shown(self.server)} ({why(exc)})") from None
         return last.seq or 0
 
+    async def find_line(self, host: str, session: str, seq: int, last: int) -> tuple[int, int] | None:
+        """Where the session's first line with a seq of at least `seq` starts in the stream, and its seq.
+
+        A binary search over stream sequences up to `last` (the session's last message), asking the
+        stream's leader for the session's next message at each: about log2(last) requests, whatever
+        the session's size. None when there is no such line or the messages do not say their seq.
+        """
+        subject = subject_of(host, session)
+        low, high = 1, last
+        found: tuple[int, int] | None = None
+        try:
+            while low <= high:
+                middle = (low + high) // 2
+                line = await self._line_from(subject, middle)
+                if line is None:
+                    high = middle - 1
+                    continue
+                begins, line_seq, at = line
+                if line_seq >= seq:
+                    found, high = (begins, line_seq), begins - 1
+                else:
+                    low = at + 1
+        except StreamDamaged:
+            return None
+        return found
+
+    async def _line_from(self, subject: str, stream_seq: int) -> tuple[int, int, int] | None:
+        """The line of the subject's first message at or after `stream_seq`: where it begins, its seq, the message's."""
+        try:
+            msg = await self._js.get_msg(STREAM, seq=stream_seq, subject=subject, next=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise FleetError(f"cannot read {subject} from {shown(self.server)} ({why(exc)})") from None
+        at = msg.seq or 0
+        part = part_of(msg.headers)
+        begins = at - (part[0] - 1) if part is not None else at
+        head = msg
+        if begins != at:  # a part of a big line: its first part (stored just before, in one batch) has the seq
+            head = await self._js.get_msg(STREAM, seq=begins)
+            if head.subject != subject:
+                raise StreamDamaged(f"stream message {begins} belongs to {head.subject}, not to the line at {at}")
+        said = _LEADING_SEQ.match(head.data or b"")
+        if said is None:
+            raise StreamDamaged(f"stream message {begins} does not begin with a seq")
+        return begins, int(said.group(1)), at
+
 
 class _Lines:
     """Stream messages of one subject in, checked journal lines out: the state of one read."""
 
-    def __init__(self, subject: str, *, live: bool) -> None:
+    def __init__(self, subject: str, *, live: bool, start: ReadFrom | None = None, before: int | None = None) -> None:
         self._tail = Tail(Path(subject))  # fed bytes only: the path is never opened
         self._joiner = Joiner()
-        self.offset = 0
+        self._base = start.offset if start is not None else 0  # the journal offset of this read's first line
+        self._lines_before = start.lineno if start is not None else 0
+        self._prev_seq = start.prev_seq if start is not None else 0
+        self._before = before
+        self.offset = self._base
         self.live = live
         self.said_live = False
+        self.ended = False  # a message at `before` arrived: every line before it is read
 
     def empty(self) -> RemoteChunk:
         return RemoteChunk([], live=self.live)
 
     def take(self, messages: list[Msg], end: int) -> RemoteChunk:
         whole: list[bytes] = []
-        stream_seq = 0
+        line_ends: list[int] = []  # the stream sequence of each whole line's last message
         damaged: str | None = None  # why the stream cannot give the next line
         for msg in messages:
-            stream_seq = msg.metadata.sequence.stream
+            if self._before is not None and msg.metadata.sequence.stream >= self._before:
+                self.live = self.ended = True
+                break
+            stream_seq: int = msg.metadata.sequence.stream
             try:
                 line = self._joiner.add(msg.data, msg.headers, stream_seq)
             except StreamDamaged as exc:
@@ -291,10 +470,18 @@ class _Lines:
                 damaged = f"stream message {stream_seq} is not a whole line (no newline at its end)"
                 break
             whole.append(line)
+            line_ends.append(stream_seq)
             if stream_seq >= end:
                 self.live = True
         data = b"".join(whole)
+        fresh = self._tail.lineno == 0
         batch = self._tail.feed(data)
+        stop: Stop | None = None
+        if fresh and batch.events and batch.events[0].seq <= self._prev_seq:
+            # The Tail knows no seq before this read's first line; the one before it is ours to compare with.
+            why = f"seq {batch.events[0].seq} does not increase on {self._prev_seq}"
+            stop = Stop(self._lines_before + 1, self.offset, why)
+            batch.events, whole, data = [], [], b""
         good = whole[: len(batch.events)]
         ends = array("q", accumulate(map(len, good), initial=self.offset))
         starts, ends = ends[:-1], ends[1:]
@@ -303,16 +490,18 @@ class _Lines:
             starts,
             ends,
             lines=b"".join(good) if len(good) < len(whole) else data,
-            stream_seq=stream_seq,
+            stream_seq=line_ends[len(good) - 1] if good else 0,
             live=self.live,
             warnings=batch.warnings,
         )
         if ends:
             self.offset = ends[-1]
-        if batch.stop is not None:
-            chunk.stop = batch.stop
-        elif damaged is not None:
-            chunk.stop = Stop(self._tail.lineno + 1, self.offset, damaged)
+        # The Tail counts lines from this read's first; a stop counts them from the journal's.
+        if stop is None and batch.stop is not None:
+            stop = Stop(self._lines_before + self._tail.lineno + 1, self.offset, batch.stop.why)
+        elif stop is None and damaged is not None:
+            stop = Stop(self._lines_before + self._tail.lineno + 1, self.offset, damaged)
+        chunk.stop = stop
         return chunk
 
 
@@ -386,6 +575,15 @@ async def _value(kv: KeyValue, key: str) -> bytes | None:
 async def _stop(watcher: KeyValue.KeyWatcher) -> None:
     with contextlib.suppress(TimeoutError, nats.errors.Error):
         await watcher.stop()  # type: ignore[no-untyped-call]
+
+
+def _change_of(key: str, value: bytes | None) -> ListChange | None:
+    """One entry of the list as a change: a session's row, or a host's beat (None: neither, or unreadable)."""
+    if key.startswith("h."):
+        beat = _beat(value)
+        return None if beat is None else ListChange([], {beat.host: beat.beat})
+    row = _row(value)
+    return None if row is None else ListChange([row], {})
 
 
 def _row(value: bytes | None) -> SessionRow | None:

@@ -24,6 +24,7 @@ class SessionRow(msgspec.Struct, kw_only=True, omit_defaults=True):
     lastSeq: int = 0  # the seq of the last line in the stream
     events: int = 0  # lines in the stream
     streamSeq: int = 0  # the stream sequence of the session's last message
+    size: int = 0  # the journal's bytes up to the end of its last line in the stream (0: not said)
     started: str | None = None  # ts of the first line
     lastTs: str | None = None  # ts of the last line in the stream
     tokens: int = 0

@@ -12,7 +12,8 @@ so a program that only reads never loads the code that writes.
 - Tail: `Tail(path).read()` returns what was added since the last read.
 - One line met elsewhere (a copy shipped away): `decode_line(line)` checks it as the reader checks
   a line of a file, and says why not with a `JournalError`.
-- Fork: `fork_points(events)` lists the clean points, `fork(path, seq)` starts a new journal there.
+- Fork: `fork_points(events)` lists the clean points, `fork(path, seq)` starts a new journal there;
+  `fork_from_lines(lines, seq, parent=ID, folder=DIR)` does the same from a parent's lines held in memory.
 - Replay: `replay(events)` (or a `Replayer` fed in runs) rebuilds the conversation and the calls
   left open; `CallTracker` is the rule behind it, and behind the clean points.
 - List: `list_sessions(folder)` gives each journal's `SessionInfo`; `journals_dir()` is the default
@@ -66,13 +67,13 @@ from .verdict import ReadResult, ReadVerdict, Stop
 from .visible import visible, visible_text
 
 if TYPE_CHECKING:
-    from .forking import Forked, ForkPoint, NotAForkPoint, fork, fork_points
+    from .forking import Forked, ForkPoint, NotAForkPoint, fork, fork_from_lines, fork_points
     from .writer import FileOps, FsyncPolicy, JournalWriter
 
 # The code that writes is loaded on first use, so a program that only reads (the viewer until it
 # forks, `wren log`) never loads it. Each such name, and its module:
 _WRITING: dict[str, str] = {
-    **dict.fromkeys(["ForkPoint", "Forked", "NotAForkPoint", "fork", "fork_points"], "forking"),
+    **dict.fromkeys(["ForkPoint", "Forked", "NotAForkPoint", "fork", "fork_from_lines", "fork_points"], "forking"),
     **dict.fromkeys(["FileOps", "FsyncPolicy", "JournalWriter"], "writer"),
 }
 
@@ -123,6 +124,7 @@ __all__ = [
     "describe_session",
     "event_type",
     "fork",
+    "fork_from_lines",
     "fork_points",
     "journals_dir",
     "latest",

@@ -12,10 +12,10 @@ from pathlib import Path
 from .calls import CallTracker
 from .errors import JournalError
 from .events import Event, Fork
-from .reader import open_for_reading, read_events, scan_events
-from .store import SUFFIX, new_session_id, session_id_of
+from .reader import _Lines, open_for_reading, read_events, scan_events
+from .store import SESSION_ID, SUFFIX, new_session_id, session_id_of
 from .verdict import Stop
-from .writer import FileOps, _write_all, encode_line, now_ts
+from .writer import FileOps, _ensure_dir, _write_all, encode_line, now_ts
 
 _PREVIEW = 60
 
@@ -145,6 +145,94 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     ops.rename(tmp, final)
     ops.fsync_dir(folder)
     return Forked(new_id, final, parent_id, seq)
+
+
+def fork_from_lines(
+    lines: Iterable[bytes | memoryview], seq: int, *, parent: str, folder: Path, ops: FileOps | None = None
+) -> Forked:
+    """A new journal from a parent held elsewhere (read over the network): its lines through `seq`, then a fork event.
+
+    The same fork as `fork`, from bytes instead of a file: each line is checked as the reader checks
+    a line of a file, `seq` must be a clean point, and the new journal is written to a temporary
+    name, fsynced, renamed and the folder fsynced, so a crash leaves either no fork or a whole one.
+
+    Args:
+        lines: The parent's bytes from its first line on, in pieces that each end with a newline
+            (read until the fork line; what comes after it is never asked for).
+        seq: A clean point of the parent: the new journal ends with that event, then a `fork` event.
+        parent: The parent's session id, recorded in the fork event.
+        folder: Where the new journal goes (made, 0700, if it is not there).
+
+    Returns:
+        The new session's id and path, the parent's id and the seq.
+
+    Raises:
+        NotAForkPoint: `seq` is not a clean point (or is past where the lines can be read); it lists
+            the points there are.
+        JournalError: `parent` is not a session id, or a piece does not end with a newline.
+        OSError: the new journal cannot be written (the caller names the folder).
+    """
+    if not SESSION_ID.match(parent):
+        raise JournalError(f"{parent!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
+    ops = ops or FileOps()
+    _ensure_dir(folder, ops)
+    new_id = new_session_id()
+    while (folder / f"{new_id}{SUFFIX}").exists():
+        new_id = new_session_id()
+    final = folder / f"{new_id}{SUFFIX}"
+    tmp = folder / f".{new_id}{SUFFIX}.tmp"
+    out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        found = _write_prefix(lines, seq, out, ops, parent)
+        if isinstance(found, NotAForkPoint):
+            raise found
+        _write_all(ops, out, encode_line(Fork(from_=parent, atSeq=seq), seq + 1, now_ts()))
+        ops.fsync(out)
+    except BaseException:
+        ops.close(out)
+        tmp.unlink(missing_ok=True)
+        raise
+    ops.close(out)
+    ops.rename(tmp, final)
+    ops.fsync_dir(folder)
+    return Forked(new_id, final, parent, seq)
+
+
+def _write_prefix(
+    pieces: Iterable[bytes | memoryview], seq: int, out: int, ops: FileOps, parent: str
+) -> NotAForkPoint | None:
+    """Check the pieces' lines and write them to `out` through the line of `seq`; why not, if it is no clean point.
+
+    On a refusal the rest is read on (nothing more written) for the clean points it lists.
+    """
+    checked = _Lines()
+    calls = CallTracker()
+    points: list[ForkPoint] = []
+    refused = False
+    for piece in pieces:
+        data = bytes(piece)
+        if not data:
+            continue
+        if not data.endswith(b"\n"):
+            raise JournalError("a piece of the parent's lines does not end with a newline")
+        events: list[Event] = []
+        start = checked.offset
+        checked.take(data, events)
+        end = 0  # in this piece: just past the line of the event looked at
+        for event in events:
+            end = data.index(b"\n", end) + 1
+            if calls.is_clean_point(event):
+                points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content)))
+                if event.seq == seq and not refused:
+                    _write_all(ops, out, data[:end])
+                    return None
+            calls.add(event)
+            refused = refused or event.seq >= seq
+        if not refused:
+            _write_all(ops, out, data[: checked.offset - start])
+        if checked.stop is not None:
+            break
+    return NotAForkPoint(Path(parent), seq, points, checked.stop)
 
 
 class _Copier:

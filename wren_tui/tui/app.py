@@ -29,12 +29,8 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class WrenApp(App[Picked | None]):
-    """Open on `session` if given, else on the browser of `folder`.
-
-    `clock` is what "time since the last event" and a running call's elapsed time are measured
-    against; tests and screenshots pass a fixed one so no wall clock reaches the frame.
-    """
+class ViewerApp(App[Picked | None]):
+    """What every viewer app has: its keys, help and command palette (the screens it opens are its own)."""
 
     CSS_PATH = "app.tcss"
     TITLE = strings.TITLE
@@ -43,6 +39,26 @@ class WrenApp(App[Picked | None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "toggle_help", "Help"),
     ]
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        own = list(super().get_system_commands(screen))
+        yield from own
+        # Every key of the screen and the app is in the palette too (tui/commands.py).
+        yield from key_commands(self, screen, taken=(command.title for command in own))
+
+
+class WrenApp(ViewerApp):
+    """Open on `session` if given, else on the browser of `folder`.
+
+    `clock` is what "time since the last event" and a running call's elapsed time are measured
+    against; tests and screenshots pass a fixed one so no wall clock reaches the frame.
+    """
 
     def __init__(
         self,
@@ -80,21 +96,9 @@ class WrenApp(App[Picked | None]):
         source: SessionSource = (
             LocalJournal(path, watch_mode=self.watch_mode)
             if fmt is None
-            else ForeignFile(path, fmt, watch_mode=self.watch_mode)
+            else ForeignFile(path, fmt, watch_mode=self.watch_mode, journals=self.journals)
         )
-        return SessionScreen(source, clock=self.clock, pick=self.pick, journals=self.journals)
+        return SessionScreen(source, clock=self.clock, pick=self.pick)
 
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))
-
-    def action_toggle_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
-
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        own = list(super().get_system_commands(screen))
-        yield from own
-        # Every key of the screen and the app is in the palette too (tui/commands.py).
-        yield from key_commands(self, screen, taken=(command.title for command in own))

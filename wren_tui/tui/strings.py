@@ -24,6 +24,8 @@ LIVE, PAUSED, ENDED = "live", "paused", "ended"
 # Another agent's session that nobody writes now, ending in a tool call with no result recorded.
 STOPPED_MID_CALL = "stopped mid-call"
 MOVED_MODE, DELETED_MODE = "moved", "deleted"
+# A session read from a fleet's server whose machine is not heard from: it may go on, or have stopped.
+SILENT_MODE = "silent"
 # A Wren writer checks its journal before each event and stops (exit 5) when it left its path.
 MOVED_TO_WRITING = "moved to {name}: its writer stops at its next event"
 MOVED_WRITING = "moved: its writer stops at its next event"
@@ -36,6 +38,7 @@ STOPPED_AT = "stopped at line {line}: {reason}"
 TORN_WAITING = "the last line was cut short (no newline at its end)"
 AGO = "{age} ago"
 INDEXING = "indexing {percent}%…"
+LOADING = "loading history {percent}%…"
 SEARCHING = "searching {percent}%…"
 READING = "reading…"
 MATCH = "match {k} of {n}"
@@ -53,7 +56,10 @@ FORK_TITLE = "Fork points of {session}"
 FORK_HELP = "Enter: fork at the highlighted point · Esc: back"
 PICK_HELP = "Enter: pick this point (printed as ID SEQ on exit) · Esc: back"
 NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a reply with no tool call open."
-CONFIRM_FORK = "Fork {session} at seq {seq}?\n\n{point}\n\nA new journal is written; this one is left exactly as it is."
+CONFIRM_FORK = (
+    "Fork {session} at seq {seq}?\n\n{point}\n\n"
+    "A new journal is written in {folder}; this one is left exactly as it is."
+)
 # {command}: `wren resume NEW`, with --dir when the fork's folder is not where wren looks from here.
 FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  {command}"
 FORK_FAILED = "Could not fork: {reason}"
@@ -93,6 +99,14 @@ ANY_AGENT = "any agent, each recognised by its content"
 NO_AGENT_SESSIONS = "No sessions of {agents} yet; they appear here as they are created."
 # Another agent's session counts its file's lines: each is one of its records (Wren's events are translated from them).
 AGENT_COLUMNS = ("agent", "id", "started", "lines", "duration", "tokens", "state", "project")
+
+# The fleet's browser (wren watch nats://SERVER)
+FLEET_TITLE = "Sessions on {server}"
+FLEET_COLUMNS = ("host", "id", "started", "events", "tokens", "last event", "state", "forked from")
+FLEET_EMPTY = "No sessions on {server} yet. Run `wren mirror --url {server}` on a machine: its sessions appear here."
+FLEET_CANNOT_LIST = "Cannot list the sessions on {server}: {why}. Trying again…"
+# A live session whose machine's mirror has not been heard from lately: its row may be old.
+FLEET_SILENT = "live? mirror silent"
 
 # Command line
 PICKED_NOTHING = "no fork point picked"

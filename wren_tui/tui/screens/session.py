@@ -22,9 +22,8 @@ from textual.worker import get_current_worker
 from ...journal.commandline import wren_command
 from ...journal.errors import JournalError
 from ...journal.events import Message, event_type
-from ...journal.forking import ForkPoint, fork, preview
+from ...journal.forking import ForkPoint, preview
 from ...journal.index import Chunk
-from ...journal.store import journals_dir
 from ...journal.timing import duration
 from ...journal.verdict import Stop
 from .. import strings
@@ -50,9 +49,11 @@ Clock = Callable[[], datetime]
 P = ParamSpec("P")
 
 
-def _busy(indexing: float | None, searching: float | None, reading: bool) -> str | None:
+def _busy(indexing: float | None, searching: float | None, reading: bool, loading: float | None = None) -> str | None:
     if searching is not None:
         return strings.SEARCHING.format(percent=int(searching * 100))
+    if loading is not None:
+        return strings.LOADING.format(percent=int(loading * 100))
     if indexing is not None:
         return strings.INDEXING.format(percent=int(indexing * 100))
     return strings.READING if reading else None
@@ -137,16 +138,14 @@ class SessionScreen(Screen[None]):
         clock: Clock,
         pick: bool = False,
         waterfall: bool = False,
-        journals: Path | None = None,
     ) -> None:
         super().__init__(classes="-waterfall" if waterfall else "")
         self.source = source
         self.session = source.session
         self.clock = clock
         self.pick = pick
-        # Another agent's session: forks go to the Wren journals folder (`journals`, else the default).
+        # Another agent's session: its other branches, its points on every branch, a fork into Wren.
         self.foreign = source if isinstance(source, ForeignSource) else None
-        self.journals = journals
         self.timeline = Timeline()
         self.writer_alive: bool | None = None  # not asked yet: the panes are told the first answer
         self.unseen = 0
@@ -439,13 +438,17 @@ class SessionScreen(Screen[None]):
 
     def _show_status(self) -> None:
         follow = self.conversation.follow
+        arrival = self.source.arrival()
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
         if mode == strings.ENDED and self.foreign is not None and self.timeline.any_open_call:
             mode = strings.STOPPED_MID_CALL  # nobody writes it, and its last call has no result
         if self._gone is not None:
             mode = strings.DELETED_MODE if self._gone.change == "deleted" else strings.MOVED_MODE
+        silent = arrival.silent if arrival is not None else None
+        if silent is not None:
+            mode = strings.SILENT_MODE  # what is shown may be old: neither live nor known to have ended
         branches = self.foreign.branch_note() if self.foreign is not None else None
-        notes = [note for note in (self._whereabouts(), self._integrity(), branches) if note]
+        notes = [note for note in (silent, self._whereabouts(), self._integrity(), branches) if note]
         self.query_one(StatusLine).status = Status(
             session=self.session,
             events=self.timeline.events,
@@ -454,7 +457,9 @@ class SessionScreen(Screen[None]):
             mode=mode,
             unseen=0 if follow else self.unseen,
             integrity=" · ".join(notes) or None,
-            busy=_busy(self._indexing, self._searching, self._reading),
+            busy=_busy(
+                self._indexing, self._searching, self._reading, arrival.history if arrival is not None else None
+            ),
             match=self._match_status(),
             spent=self._spent(),
         )
@@ -659,7 +664,7 @@ class SessionScreen(Screen[None]):
                 self.notify(strings.FINDING_POINTS, timeout=2)
                 self._foreign_points(self._generation, self.foreign.share())
             return
-        if self.source.path is None:
+        if self.source.fork_folder is None:
             self.notify(strings.NOT_FORKABLE, timeout=3)
             return
         if self._indexing is not None:
@@ -697,28 +702,29 @@ class SessionScreen(Screen[None]):
             self.app.exit(Picked(session, point.seq, self._stopped))
             return
         if self.foreign is not None:
-            folder = self.journals or journals_dir()
             question = strings.CONFIRM_FORK_FOREIGN.format(
-                agent=self.foreign.agent, seq=point.seq, point=str(point), folder=folder
+                agent=self.foreign.agent, seq=point.seq, point=str(point), folder=self.foreign.fork_folder
             )
-            self.app.push_screen(Confirm(question), partial(self._foreign_confirmed, point, folder))
+            self.app.push_screen(Confirm(question), partial(self._foreign_confirmed, point))
             return
-        question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point))
+        folder = shorten(str(self.source.fork_folder), 80)
+        question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point), folder=folder)
         self.app.push_screen(Confirm(question), lambda yes: self._fork(point) if yes else None)
 
-    def _foreign_confirmed(self, point: ForkPoint, folder: Path, yes: bool | None) -> None:
+    def _foreign_confirmed(self, point: ForkPoint, yes: bool | None) -> None:
         if yes:
-            self._fork_foreign(point, folder)
+            self._fork_foreign(point)
 
     @work(thread=True, exclusive=True, group="fork")
-    def _fork_foreign(self, point: ForkPoint, folder: Path) -> None:
+    def _fork_foreign(self, point: ForkPoint) -> None:
         """Another agent's session into a new Wren journal, off the UI (its whole file is read twice)."""
         assert self.foreign is not None
         own = self.foreign.share()
         assert isinstance(own, ForeignSource)
+        folder = own.fork_folder
         with closing(own):
             try:
-                forked = own.fork(point.seq, folder)
+                forked = own.fork(point.seq)
             except JournalError as exc:
                 self._to_ui(self._notice, strings.FORK_FAILED.format(reason=exc))
                 return
@@ -737,17 +743,17 @@ class SessionScreen(Screen[None]):
         self.app.push_screen(Notice(text))
 
     def _fork(self, point: ForkPoint) -> None:
-        path = self.source.path
-        assert path is not None, "fork points are offered only for a Wren journal"
+        folder = self.source.fork_folder
+        assert folder is not None, "fork points are offered only for a session that can be forked"
         try:
-            forked = fork(path, point.seq, folder=path.parent)
+            forked = self.source.fork(point.seq)
         except JournalError as exc:
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=exc)))
             return
         except OSError as exc:
-            # The new journal is written beside this one: a folder it cannot write, a full disk.
+            # A folder it cannot write, a full disk.
             why = (exc.strerror or str(exc)).lower()
-            reason = strings.CANNOT_WRITE.format(folder=path.parent, why=why)
+            reason = strings.CANNOT_WRITE.format(folder=folder, why=why)
             self.app.push_screen(Notice(strings.FORK_FAILED.format(reason=reason)))
             return
         command = wren_command("resume", forked.id, folder=forked.path.parent)

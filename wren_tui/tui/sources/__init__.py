@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ...journal.events import Event
-from ...journal.forking import Forked, ForkPoint
 from ...journal.index import Chunk
 from ...journal.verdict import Stop
+
+if TYPE_CHECKING:
+    from ...journal.forking import Forked, ForkPoint
 
 Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
 
@@ -42,6 +44,20 @@ class Whereabouts:
 
     change: Change
     moved_to: str | None = None
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """How a source that receives its lines (over a network) is getting them, as `SessionSource.arrival` tells it.
+
+    - `history`: the lines before those shown are still arriving: how much of them is in (0 to 1);
+      None once every line the session held when it was opened is in.
+    - `silent`: nothing is heard from where the session is written (its machine's mirror is silent,
+      the server is out of reach): what and since when, in a few words; what is shown may be old.
+    """
+
+    history: float | None = None
+    silent: str | None = None
 
 
 class LineReader(Protocol):
@@ -99,7 +115,20 @@ class SessionSource(Protocol):
 
     @property
     def path(self) -> Path | None:
-        """The Wren journal file this session is, if it is one (forking writes a new journal beside it); else None."""
+        """The Wren journal file this session is, if it is one on this machine; else None."""
+        ...
+
+    @property
+    def fork_folder(self) -> Path | None:
+        """Where `fork` writes a new journal (a journal's own folder, or the local journals folder); None: no fork."""
+        ...
+
+    def fork(self, seq: int) -> Forked:
+        """A new Wren journal in `fork_folder`: this session's lines through the clean point `seq`, then a fork event.
+
+        Written through `journal.forking` only (the viewer's one write), durably. Raises what
+        `journal.forking.fork` raises: `NotAForkPoint`, `JournalError`, `OSError` (the folder).
+        """
         ...
 
     @property
@@ -182,6 +211,10 @@ class SessionSource(Protocol):
         """
         ...
 
+    def arrival(self) -> Arrival | None:
+        """How the lines are arriving, for a source that receives them; None for one reading what is there (a file)."""
+        ...
+
     def look(self) -> Whereabouts:
         """What became of the session since it was opened (see `Whereabouts`); quick, called at every change."""
         ...
@@ -217,7 +250,8 @@ class ForeignSource(SessionSource, Protocol):
         from a worker)."""
         ...
 
-    def fork(self, seq: int, folder: Path) -> Forked:
-        """A new Wren journal in `folder` holding the conversation up to line `seq` (a clean point); the file
-        is only read. JournalError (NotAForkPoint: not a clean point) or OSError (the folder) if it cannot be."""
+    def fork(self, seq: int) -> Forked:
+        """A new Wren journal in `fork_folder` (Wren's journals folder, never beside the file) holding the
+        conversation up to line `seq` (a clean point); the file is only read. It reads the whole file (call it
+        on a share, from a worker). JournalError (NotAForkPoint: not a clean point) or OSError (the folder)."""
         ...

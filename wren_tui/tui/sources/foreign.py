@@ -26,8 +26,9 @@ from ...formats.reader import Branch, ForeignLines, LineIndex, Lines, Reading, c
 from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, ForkPoint
+from ...journal.store import journals_dir
 from ..tailing import WatchMode
-from . import LineReader, Whereabouts
+from . import Arrival, LineReader, Whereabouts
 from .local import LocalJournal
 
 # How long the answer of a look at every process's open files is kept: the screen asks after every read.
@@ -42,9 +43,13 @@ _REPLACED = Whereabouts("replaced")
 class ForeignFile:
     """The session file of another agent at `path`, in format `fmt`."""
 
-    def __init__(self, path: Path, fmt: Format, *, watch_mode: WatchMode = "auto") -> None:
+    def __init__(
+        self, path: Path, fmt: Format, *, watch_mode: WatchMode = "auto", journals: Path | None = None
+    ) -> None:
         self._file = LocalJournal(path, watch_mode=watch_mode)
         self.format = fmt
+        # Where a fork goes: Wren's journals folder (the one named, else the default), never beside the file.
+        self._journals = journals if journals is not None else journals_dir()
         self._session = f"{fmt.name} {fmt.session_id(self._file.path)}"
         self._index = LineIndex()
         self._recent: dict[int, list[Event]] = {}
@@ -59,6 +64,10 @@ class ForeignFile:
     @property
     def path(self) -> Path | None:
         return None  # not a Wren journal: a fork goes to the journals folder, never beside it
+
+    @property
+    def fork_folder(self) -> Path:
+        return self._journals
 
     @property
     def agent(self) -> str:
@@ -80,7 +89,7 @@ class ForeignFile:
     def share(self) -> ForeignFile:
         twin = ForeignFile.__new__(ForeignFile)
         twin._file = self._file.share()
-        twin.format, twin._session = self.format, self._session
+        twin.format, twin._session, twin._journals = self.format, self._session, self._journals
         twin._index, twin._reading, twin._held = self._index, self._reading, self._held
         twin._recent = {}  # filled by the twin's own reads, on its own thread
         return twin
@@ -172,6 +181,9 @@ class ForeignFile:
 
     # --- a writer, and what else the file holds ----------------------------------------------
 
+    def arrival(self) -> Arrival | None:
+        return None  # a file read where it is written
+
     def writer_alive(self) -> bool:
         # A recent change is seen at once (an fstat); the look at every process's files is kept a moment.
         try:
@@ -194,7 +206,7 @@ class ForeignFile:
     def fork_points(self) -> list[ForkPoint]:
         return fork_points(outline(self._file.fd(), self.format)).points
 
-    def fork(self, seq: int, folder: Path) -> Forked:
+    def fork(self, seq: int) -> Forked:
         from ...formats.fork import fork_into_wren  # the viewer's second way to write, loaded when used
 
-        return fork_into_wren(Path(os.path.abspath(self.origin)), self.format, seq, folder)
+        return fork_into_wren(Path(os.path.abspath(self.origin)), self.format, seq, self._journals)

@@ -13,13 +13,14 @@ from pathlib import Path
 
 from ...journal.errors import JournalError
 from ...journal.events import Event
+from ...journal.forking import Forked, fork
 from ...journal.index import LineScanner, decode_at, decode_span, tail_span
 from ...journal.locks import lock_holder
 from ...journal.reader import open_for_reading
 from ...journal.store import session_id_of
 from ..tailing import WatchMode, watch_folder
 from ..timeline import CLIP_CHARS
-from . import LineReader, Whereabouts
+from . import Arrival, LineReader, Whereabouts
 
 # A line longer than this is decoded by a child process: decoding it holds the GIL ~2 ms a megabyte.
 HUGE_LINE = 8 << 20
@@ -55,6 +56,13 @@ class LocalJournal:
     @property
     def agent(self) -> str | None:
         return None  # Wren's own journal
+
+    @property
+    def fork_folder(self) -> Path:
+        return self._path.parent  # beside its parent, as `wren fork` writes it
+
+    def fork(self, seq: int) -> Forked:
+        return fork(self._path, seq, folder=self._path.parent)
 
     # --- opening --------------------------------------------------------------------------
 
@@ -134,6 +142,9 @@ class LocalJournal:
         # Asked of the open file, not the name: a moved or deleted journal may still have its writer.
         fd = self._fd
         return lock_holder(self._path if fd is None else Path(f"/proc/self/fd/{fd}")) is not None
+
+    def arrival(self) -> Arrival | None:
+        return None  # a file is read as it is
 
     def look(self) -> Whereabouts:
         try:

@@ -11,11 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...journal.events import Event
 from ...journal.index import Chunk
 from ...journal.verdict import Stop
-from . import LineReader, SessionSource, Whereabouts
+from . import Arrival, LineReader, SessionSource, Whereabouts
+
+if TYPE_CHECKING:
+    from ...journal.forking import Forked
 
 _HERE = Whereabouts("here")
 _REPLACED = Whereabouts("replaced")
@@ -98,6 +102,14 @@ class ReplaySource:
     def agent(self) -> str | None:
         return self.inner.agent
 
+    @property
+    def fork_folder(self) -> Path | None:
+        return self.inner.fork_folder
+
+    def fork(self, seq: int) -> Forked:
+        # A point of the moment shown is a point of the whole session: the fork is the session's own.
+        return self.inner.fork(seq)
+
     def open(self) -> bool:
         self._read_to = self.cap
         return self.inner.open()
@@ -135,6 +147,9 @@ class ReplaySource:
     def writer_alive(self) -> bool:
         # Before its end the session was being written: a call under way was running, not cut off.
         return self.cap < self.end
+
+    def arrival(self) -> Arrival | None:
+        return self.inner.arrival()
 
     def look(self) -> Whereabouts:
         # An earlier moment than the one read: read again from the start, as for a journal replaced.

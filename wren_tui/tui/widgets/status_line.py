@@ -57,6 +57,7 @@ class StatusLine(Widget):
         & > .status--moved { color: $text-warning; text-style: bold reverse; }
         & > .status--deleted { color: $text-error; text-style: bold reverse; }
         & > .status--stopped { color: $text-warning; text-style: bold reverse; }
+        & > .status--silent { color: $text-warning; text-style: bold reverse; }
         & > .status--problem { color: $text-error; text-style: bold; }
         & > .status--unseen { color: $text-warning; }
     }
@@ -68,6 +69,7 @@ class StatusLine(Widget):
         "status--moved",
         "status--deleted",
         "status--stopped",
+        "status--silent",
         "status--problem",
         "status--unseen",
     }
