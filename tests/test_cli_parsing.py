@@ -30,6 +30,10 @@ INTERMIXED = [
         ["mirror", "--once", "--url", "nats://127.0.0.1:4222", "--dir", "j"],
         ["mirror", "--dir", "j", "--once", "--url", "nats://127.0.0.1:4222"],
     ),
+    (
+        ["search", "--json", "--role", "tool", "--dir", "j", "pytest"],
+        ["search", "pytest", "--role", "tool", "--json", "--dir", "j"],
+    ),
 ]
 
 

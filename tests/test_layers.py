@@ -27,6 +27,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
+    "wren_tui.search": "search",
     # The CLI, wherever its files sit today.
     "wren_tui.cli": "cli",
     "wren_tui.demo": "cli",
@@ -34,15 +35,17 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent.commands": "cli",
     "wren_tui.tui.commands": "cli",
     "wren_tui.fleet.command": "cli",
+    "wren_tui.search.command": "cli",
 }
 # Layer -> the layers it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal"),
+    "tui": ("base", "journal", "search"),
     "fleet": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet"),
+    "search": ("base", "journal"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "search"),
 }
 # The viewer's one way to write.
 FORK = "wren_tui.journal.forking"

@@ -339,9 +339,10 @@ def _registrars() -> list[Callable[[Any, argparse.ArgumentParser], None]]:
     from .agent.commands import register as agent_commands
     from .demo import register as demo_command
     from .fleet.command import register as fleet_commands
+    from .search.command import register as search_command
     from .tui.commands import register as viewer_commands
 
-    return [agent_commands, viewer_commands, demo_command, fleet_commands]
+    return [agent_commands, viewer_commands, demo_command, fleet_commands, search_command]
 
 
 # --- the fleet: nats:// references in ls and log (wren_tui/fleet/command.py does the work) ---------

@@ -1,6 +1,6 @@
 /* Search's raw pass over a Wren journal in C: which lines are good, what kind each is, and which can match.
  *
- * Optional: setup builds it when a C compiler is there; without it, scan.py does the same in Python
+ * Optional: setup builds it when a C compiler is there; without it, rawpass.py (python_scan) does the same in Python
  * (much slower, the same answers; tests compare the two). It releases the GIL while it works.
  *
  * scan(buf, base, prev_seq, needle, fold, escapes, extras) -> (count, consumed, ends, kinds, hits)
@@ -74,8 +74,8 @@ static uint32_t crc_tables(uint32_t c, const unsigned char *p, size_t n) {
 
 #ifdef WREN_X86
 /* x^n mod P, bit-reflected into the high half of a 64-bit lane: PCLMULQDQ of two such reflected
- * operands is the reflected product times x, so each constant is taken one degree lower (crc.py's
- * fold_constant computes them; tests check the CRC against zlib's on every length and alignment). */
+ * operands is the reflected product times x, so each constant is taken one degree lower (tests/search/test_rawpass.py checks the CRC against
+ * zlib's on every length and alignment). */
 #define K_575 0x653d982200000000ULL /* folds a lane 512 bits on: its first 64 bits */
 #define K_511 0xcad38e8f00000000ULL /* ...and its last 64 */
 #define K_191 0x65673b4600000000ULL /* folds a lane 128 bits on */

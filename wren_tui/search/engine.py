@@ -76,7 +76,7 @@ Found = Hit | Searched
 def search(
     sources: Iterable[SearchSource],
     query: Query,
-    filters: Filters = Filters(),  # noqa: B008 - frozen, never changed
+    filters: Filters = Filters(),  # frozen, never changed
     *,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Iterator[Found]:

@@ -65,7 +65,10 @@ class Query:
         try:
             compiled = re.compile(source, flags)
         except re.error as exc:
-            raise BadPattern(f"{pattern!r} is not a valid regular expression: {exc}") from None
+            raise BadPattern(
+                f"{pattern!r} is not a valid regular expression ({exc}): correct it, or leave out --regex "
+                "to search for the text as typed"
+            ) from None
         runs = _regex_runs(source, flags) if regex else [pattern]
         fold = bool(compiled.flags & re.IGNORECASE)  # (?i) inside a regex turns it on
         fragment = _best(runs, fold)

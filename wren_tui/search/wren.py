@@ -34,7 +34,7 @@ from .query import Prefilter, Query
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
 from .sources import Item, items_of
 
-CHUNK = 1 << 22
+CHUNK = 1 << 20
 _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
 _PARTIAL = re.compile(rb"\x01++(?!\x02)")
