@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from . import strings
+from .filters import Only
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
 from .sources.local import LocalJournal
@@ -48,8 +49,10 @@ class WrenApp(App[Picked | None]):
         pick: bool = False,
         clock: Clock = utc_now,
         watch_mode: WatchMode = "auto",
+        only: Only | None = None,
     ) -> None:
         super().__init__()
+        self.only = only
         self.folder = folder
         self.session = session
         self.pick = pick
@@ -64,7 +67,8 @@ class WrenApp(App[Picked | None]):
 
     def session_screen(self, path: Path) -> SessionScreen:
         """The screen the journal at `path` is shown in."""
-        return SessionScreen(LocalJournal(path, watch_mode=self.watch_mode), clock=self.clock, pick=self.pick)
+        source = LocalJournal(path, watch_mode=self.watch_mode)
+        return SessionScreen(source, clock=self.clock, pick=self.pick, only=self.only)
 
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths, journals_dir, latest, resolve
+from .filters import ONLY
 
 EXIT_OK, EXIT_ERROR = 0, 1
 
@@ -29,6 +30,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help='choose a fork point and print "ID SEQ" on exit, for scripts (the latest session if none is given)',
     )
     p.add_argument("--poll", action="store_true", help="poll for changes instead of using file notifications")
+    p.add_argument(
+        "--only",
+        choices=ONLY,
+        help="open with a filter on: the model's words (thinking), tool calls, writes (write_file, edit_file, "
+        "commands) or errors; in the viewer, o cycles the filters, 1-4 pick one, 0 shows everything",
+    )
     p.set_defaults(handler=cmd_watch)
 
 
@@ -59,7 +66,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
     folder, session = target_of(args)
     from .app import WrenApp
 
-    app = WrenApp(folder=folder, session=session, pick=args.pick, watch_mode="poll" if args.poll else "auto")
+    app = WrenApp(
+        folder=folder,
+        session=session,
+        pick=args.pick,
+        watch_mode="poll" if args.poll else "auto",
+        only=getattr(args, "only", None),
+    )
     picked = app.run()
     if app.return_code:
         return EXIT_ERROR  # the viewer crashed (Textual printed why)

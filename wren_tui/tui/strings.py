@@ -34,6 +34,7 @@ SEARCHING = "searching {percent}%…"
 READING = "reading…"
 MATCH = "match {k} of {n}"
 MATCHES = "{n} matches for {query}"
+ONLY = "only {what}: {hidden} hidden ({key}: all)"
 
 # Tool timings
 TOOLS_TITLE = "Tool calls"

@@ -24,6 +24,7 @@ from ...journal.forking import ForkPoint, fork, preview
 from ...journal.index import Chunk
 from ...journal.verdict import Stop
 from .. import strings
+from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
 from ..sources import LineReader, SessionSource, Whereabouts
@@ -53,6 +54,7 @@ _FOOTER_KEEP = (
     "quit",
     "toggle_help",
     "search",
+    "cycle_only",
     "fork_points",
     "raw",
     "next_error",
@@ -60,6 +62,8 @@ _FOOTER_KEEP = (
     "live",
     "toggle_follow",
 )
+# The filters by the name an action gives.
+LABEL_OF: dict[str, Only] = {only: only for only in ONLY}
 # Bytes read before the first frame; the rest of a bigger journal is indexed in the background.
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
@@ -98,12 +102,19 @@ class SessionScreen(Screen[None]):
         Binding("n", "search_next", "Next match", show=False),
         Binding("N", "search_prev", "Prev match", show=False),
         Binding("p", "fork_points", "Fork points"),
+        Binding("o", "cycle_only", "Filter"),
+        Binding("1", "only('thinking')", "Only thinking", show=False),
+        Binding("2", "only('tools')", "Only tool calls", show=False),
+        Binding("3", "only('writes')", "Only writes", show=False),
+        Binding("4", "only('errors')", "Only errors", show=False),
+        Binding("0", "only('')", "Show everything", show=False),
         Binding("tab", "app.focus_next", "Switch pane", show=False),
         Binding("escape", "back", "Back", show=False),
     ]
 
-    def __init__(self, source: SessionSource, *, clock: Clock, pick: bool = False) -> None:
+    def __init__(self, source: SessionSource, *, clock: Clock, pick: bool = False, only: Only | None = None) -> None:
         super().__init__()
+        self._only_at_start = only
         self.source = source
         self.session = source.session
         self.clock = clock
@@ -146,6 +157,8 @@ class SessionScreen(Screen[None]):
         self.set_interval(1.0, self._tick)
         self._follow_journal()
         self.watch(self.conversation, "follow", self._follow_changed, init=False)
+        self.watch(self.conversation, "only", self._only_changed, init=False)
+        self.conversation.only = self._only_at_start
         if self.pick:
             self.call_after_refresh(self.action_fork_points)
 
@@ -407,7 +420,30 @@ class SessionScreen(Screen[None]):
             integrity=" · ".join(notes) or None,
             busy=_busy(self._indexing, self._searching, self._reading),
             match=self._match_status(),
+            only=self._only_status(),
         )
+
+    def _only_status(self) -> str | None:
+        only = self.conversation.only
+        if only is None:
+            return None
+        return strings.ONLY.format(what=LABEL[only], hidden=self.conversation.hidden, key="0")
+
+    def _only_changed(self, _only: Only | None) -> None:
+        self._show_status()
+
+    @on(ConversationView.Hidden)
+    def _hidden_changed(self) -> None:
+        self._show_status()
+
+    def action_only(self, only: str) -> None:
+        """Show only thinking, tool calls, writes or errors ("": everything again)."""
+        self.conversation.only = LABEL_OF.get(only)
+
+    def action_cycle_only(self) -> None:
+        """The next filter: everything, thinking, tool calls, writes, errors, everything."""
+        order: list[Only | None] = [None, *ONLY]
+        self.conversation.only = order[(order.index(self.conversation.only) + 1) % len(order)]
 
     def _follow_changed(self, follow: bool) -> None:
         if follow:
