@@ -22,6 +22,8 @@ def state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     """Every test gets its own XDG_STATE_HOME, so a default journals folder never lands in the real home."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    # A user's shell (and CI) does not set it: wren's output is buffered there, and must work so.
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     yield state
 
 

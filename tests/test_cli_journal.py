@@ -283,7 +283,7 @@ def test_log_finds_a_bare_journal_file_name_in_the_journals_folder(tmp_path: Pat
 def test_watch_of_a_workspace_browses_its_journals_folder(tmp_path: Path) -> None:
     import argparse
 
-    from wren_tui.tui.commands import target_of
+    from wren_tui.cli.watch import target_of
 
     workspace = tmp_path / "ws"
     (workspace / "journals").mkdir(parents=True)

@@ -1,10 +1,11 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
 journal imports nothing of ours; agent imports journal; tui (the viewer) imports journal only; cli
-imports anything and nothing imports cli. Outside `journal.forking` (its one write: a new journal
-beside the one shown), nothing the viewer loads opens a file for writing, and neither does the
-child process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch
-each kind of violation on a small package planted in tmp_path.
+imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside
+`journal.forking` (its one write: a new journal beside the one shown), nothing the viewer loads
+opens a file for writing, and neither does the child process it starts to decode a huge line. The
+checker (tests/importgraph.py) is shown to catch each kind of violation on a small package planted
+in tmp_path.
 """
 
 from __future__ import annotations
@@ -28,14 +29,8 @@ LAYERS: dict[str, str] = {
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
     "wren_tui.search": "search",
-    # The CLI, wherever its files sit today.
     "wren_tui.cli": "cli",
-    "wren_tui.demo": "cli",
-    "wren_tui.__main__": "cli",
-    "wren_tui.agent.commands": "cli",
-    "wren_tui.tui.commands": "cli",
-    "wren_tui.fleet.command": "cli",
-    "wren_tui.search.command": "cli",
+    "wren_tui.__main__": "main",  # `python -m wren_tui`: runs the CLI
 }
 # Layer -> the layers it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -46,6 +41,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "fleet": ("base", "journal"),
     "search": ("base", "journal"),
     "cli": ("base", "journal", "agent", "tui", "fleet", "search"),
+    "main": ("base", "cli"),
 }
 # The viewer's one way to write.
 FORK = "wren_tui.journal.forking"
@@ -58,10 +54,23 @@ def test_every_import_of_wren_tui_keeps_to_the_layer_table() -> None:
     assert found == set()
 
 
+def test_the_cli_is_one_package_and_nothing_but_the_entry_point_imports_it() -> None:
+    modules = scan(PACKAGE)
+    cli = {name for name in modules if layer_of(name, LAYERS) == "cli"}
+    assert cli == {name for name in modules if name == "wren_tui.cli" or name.startswith("wren_tui.cli.")}
+    assert "wren_tui.cli.exits" in cli
+    importers = {
+        name
+        for name, module in modules.items()
+        if name not in cli and any(imported.startswith("wren_tui.cli") for imported in module.imports)
+    }
+    assert importers == {"wren_tui.__main__"}
+
+
 def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> None:
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert "wren_tui.tui.screens.session" in viewer and "wren_tui.tui.commands" not in viewer
+    assert "wren_tui.tui.screens.session" in viewer and not any(name.startswith("wren_tui.cli") for name in viewer)
     loaded = closure(modules, viewer, without=[FORK])
     assert writers_in(modules, loaded) == []
     # The cut is what keeps it so: through fork the viewer reaches the writer.

@@ -65,7 +65,7 @@ def test_a_chat_whose_journal_is_deleted_stops_with_exit_5(workspace: Path, tmp_
     folder = tmp_path / "journals"
     proc = run_wren(["chat", "--dir", str(folder), "--yes"], cwd=workspace, input=f"run `rm -rf {folder}`\nhello\n")
     assert proc.returncode == 5, proc.stdout
-    assert "the journal and its folder were deleted while this run was writing it" in proc.stdout
+    assert "the journal and its folder were deleted while this run was writing it" in proc.stderr
     assert "continue with" not in proc.stdout
     assert proc.stdout.count("you > ") == 1  # the second line was never taken
 

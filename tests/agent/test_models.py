@@ -12,10 +12,11 @@ import pytest
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.listed_model import ListedModel
 from tests.conftest import REPO, run_wren
+from wren_tui.agent.errors import Ended, UsageError
 from wren_tui.agent.loop import Printer
 from wren_tui.agent.models import MODELS, default_model
 from wren_tui.agent.models.base import FinishPart, Gateway, ModelSetup, TextPart, ToolCallPart, UsagePart
-from wren_tui.agent.session import Settings, UsageError, run_task
+from wren_tui.agent.session import Settings, run_task
 from wren_tui.journal.events import Delta, Message, RunEnd, RunStart, ToolEnd, ToolStart, Usage
 
 
@@ -52,9 +53,9 @@ async def test_a_model_registered_with_one_line_runs_through_the_real_loop_into_
         return model
 
     monkeypatch.setitem(MODELS, "listed", listed)
-    status = await run_task(_settings(workspace, model="listed", pace=0.5), "what does the readme say?", None)
+    ended = await run_task(_settings(workspace, model="listed", pace=0.5), "what does the readme say?", None)
 
-    assert status == 0
+    assert ended == Ended()
     assert [(s.workspace, s.pace) for s in made] == [(workspace, 0.5)]
     assert str(workspace) in made[0].system and "not run:" in made[0].system
     events = [e for e in events_of(only_journal(journals_of(workspace))) if not isinstance(e, Delta)]

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from tests.bench import BenchRow, best_of, compare
+from wren_tui.agent.errors import Ended
 from wren_tui.agent.loop import Printer
 from wren_tui.agent.session import Settings, run_task
 from wren_tui.agent.workspace import prepare_workspace
@@ -30,8 +31,8 @@ def _fix_run(base: Path, fsync: FsyncPolicy, n: list[int]) -> None:
     settings = Settings(
         workspace=workspace, folder=workspace / "journals", yes=True, printer=Printer(io.StringIO()), fsync=fsync
     )
-    status = asyncio.run(run_task(settings, FIX, None))
-    assert status == 0, "the scripted run did not finish"
+    ended = asyncio.run(run_task(settings, FIX, None))
+    assert ended == Ended(), "the scripted run did not finish"
     n[1] = len(read_events(journal_paths(workspace / "journals")[0]).events)
 
 

@@ -11,9 +11,10 @@ from textual.pilot import Pilot
 
 from tests.tui.conftest import FixedClock, screen_text, wait_for
 from tests.tui.journals import SESSION, assistant, encode, finished_story, story, tool_result, write_journal
+from wren_tui.cli.watch import ONLY_CHOICES
 from wren_tui.journal.events import KnownEvent, ToolCall, ToolEnd, ToolStart
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.filters import Only
+from wren_tui.tui.filters import ONLY, Only
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -143,3 +144,7 @@ async def test_a_filter_applies_to_events_appended_while_following(tmp_path: Pat
         assert view.follow and view.selected_event is not None and view.selected_event.seq == 8
         await pilot.press("0")
         await wait_for(pilot, lambda: "reading the module next" in screen_text(app), "everything again")
+
+
+def test_watch_only_offers_every_filter_of_the_viewer() -> None:
+    assert ONLY_CHOICES == ONLY

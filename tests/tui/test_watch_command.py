@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tests.tui.journals import SESSION, finished_story, write_journal
+from wren_tui.cli.watch import cmd_watch
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.commands import cmd_watch
 from wren_tui.tui.screens.session import SessionScreen
 
 

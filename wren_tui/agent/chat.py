@@ -1,4 +1,8 @@
-"""`wren chat`: a REPL over one session. Ctrl+C during a turn cancels the turn; at the prompt it ends the chat."""
+"""`wren chat`: a REPL over one session. Ctrl+C during a turn cancels the turn; at the prompt it ends the chat.
+
+What goes wrong in a turn or a `/fork` is handed to `report` (the command says it) and the chat
+goes on; what ends the chat is raised, after its run_end is recorded.
+"""
 
 from __future__ import annotations
 
@@ -9,29 +13,24 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Literal
 
-from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
+from ..journal.errors import JournalChanged, JournalError, JournalUnusable
 from ..journal.events import ChatMessage, Error, RunEnd, describe, event_type
-from ..journal.forking import NotAForkPoint, fork, fork_listing, fork_points
+from ..journal.forking import fork, fork_listing, fork_points
 from ..journal.reader import read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of, write_problem
 from ..journal.writer import JournalWriter
 from . import outcomes
+from .errors import Ended, ResumeRefused, UsageError
 from .loop import Agent, cancel_cause
 from .models.base import GatewayError
 from .session import (
-    EXIT_CHANGED,
-    EXIT_ERROR,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_REFUSED,
     ResumePlan,
-    ResumeStop,
     Settings,
     continue_with,
     make_agent,
@@ -48,9 +47,19 @@ from .session import (
 
 HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
 NOTHING_YET = "nothing yet: this session's journal is created with your first message"
+# Takes what went wrong in a turn or a /fork, for the command to say; the chat goes on.
+Report = Callable[[Exception], object]
 
 
-def chat(settings: Settings, resume_ref: str | None) -> int:
+def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
+    """The REPL, on a new session (its journal made with the first message) or on `resume_ref` ("": the latest).
+
+    Raises:
+        ResumeRefused, WorkspaceGone, JournalCorrupt, JournalLocked, JournalError: the session to
+            resume cannot be continued (as `wren resume` says); nothing was written.
+        JournalChanged: the journal changed under the chat, which stopped (no run_end after it).
+        JournalUnusable: the journal refused a write; the chat stopped and records nothing more.
+    """
     out = settings.printer
     agent: Agent | None = None
     if resume_ref is not None:
@@ -58,19 +67,10 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
 
         def decide(plan: ResumePlan) -> None:
             if plan.replayed.uncertain_calls:
-                raise ResumeStop(EXIT_REFUSED, refusal(plan, settings))
+                raise ResumeRefused(refusal(plan, settings))
             chosen.append(resume_workspace(settings, plan))
 
-        try:
-            writer, plan = open_resume(
-                session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide
-            )
-        except ResumeStop as stop:
-            out.line("wren: " + stop.text)
-            return stop.status
-        except JournalCorrupt as exc:
-            out.line(f"wren: {exc.path}: {exc.stop}; nothing was written")
-            return EXIT_ERROR
+        writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide)
         settings, working_in = chosen[0]
         agent = make_agent(settings, writer, plan.replayed.messages)
         out.line(resumed_line(plan, writer))
@@ -81,7 +81,7 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
         out.line(f"new session in {settings.folder}: its journal is created with your first message")
     out.line(HELP)
     end: Literal["done", "cancelled"] = "done"
-    status = EXIT_OK
+    ended = Ended()
     prompt = _Prompt(sys.stdin.fileno())
     try:
         with _stopped_by_signals():
@@ -90,7 +90,7 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                     typed = prompt.read("you > ")
                 except KeyboardInterrupt:
                     out.line("")
-                    end, status = "cancelled", EXIT_INTERRUPTED
+                    end, ended = "cancelled", Ended(cancelled=True, signal=signal.SIGINT)
                     break
                 if typed is None:
                     out.line("")  # the cursor is still on the prompt's line
@@ -101,39 +101,32 @@ def chat(settings: Settings, resume_ref: str | None) -> int:
                 if line.startswith("/"):
                     if line.split()[0] in ("/quit", "/exit"):
                         break
-                    agent = _command(agent, settings, line)
+                    agent = _command(agent, settings, line, report)
                     continue
                 if agent is None:
                     writer = new_session(settings, None)
                     agent = start_new(settings, writer)
                     out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
                 current, text = agent, line
-                turn_status = run_until_signal(lambda: _turn(current, text))  # noqa: B023 (called before the loop moves on)
-                if turn_status > 128 and turn_status != EXIT_INTERRUPTED:
-                    # SIGTERM or SIGHUP: the chat ends with the turn; Ctrl+C only stops the turn.
-                    end, status = "cancelled", turn_status
+                turn = run_until_signal(lambda: _turn(current, text, report))  # noqa: B023 (called before the loop moves on)
+                if turn.signal in (signal.SIGTERM, signal.SIGHUP):
+                    # The chat ends with the turn; Ctrl+C only stops the turn.
+                    end, ended = "cancelled", turn
                     break
     except _Stopped as stopped:
         out.line(f"[stopped by {outcomes.SIGNAL_CAUSES[stopped.signal.name]}]")
-        end, status = "cancelled", 128 + stopped.signal.value
-    except JournalChanged as exc:
-        out.line(f"wren: {exc}.")
-        return EXIT_CHANGED
-    except JournalUnusable as exc:
-        out.line(f"wren: {str(exc).rstrip('.')}. The chat stopped; nothing more was recorded.")
-        return EXIT_ERROR
+        end, ended = "cancelled", Ended(cancelled=True, signal=stopped.signal)
     finally:
         if agent is not None:
             with contextlib.suppress(JournalUnusable):
                 agent.append(RunEnd(reason=end))
             agent.writer.close()
     if agent is None:
-        return status
+        return ended
     if agent.writer.changed:  # found by the run_end above: no `continue with` over a lost journal
-        out.line(f"wren: {agent.writer.changed}.")
-        return EXIT_CHANGED
+        raise JournalChanged(agent.writer.changed)
     out.line(f"continue with: {continue_with(settings, agent.writer.path)}")
-    return status
+    return ended
 
 
 class _Stopped(Exception):
@@ -197,7 +190,7 @@ class _Prompt:
         """Wait until the input has something (the prompt written once the signals are watched)."""
         fd = self._fd
 
-        async def readable() -> int:
+        async def readable() -> Ended:
             _say(prompt)
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[None] = loop.create_future()
@@ -210,16 +203,16 @@ class _Prompt:
             try:
                 await ready
             except asyncio.CancelledError:
-                return EXIT_INTERRUPTED
+                return Ended(cancelled=True)
             finally:
                 loop.remove_reader(fd)
-            return EXIT_OK
+            return Ended()
 
-        status = run_until_signal(readable)
-        if status == EXIT_INTERRUPTED:
+        waited = run_until_signal(readable)
+        if waited.signal in (signal.SIGTERM, signal.SIGHUP):
+            raise _Stopped(waited.signal)
+        if waited.cancelled:
             raise KeyboardInterrupt
-        if status > 128:
-            raise _Stopped(signal.Signals(status - 128))
 
 
 def check_folder(folder: Path) -> None:
@@ -234,22 +227,22 @@ def check_folder(folder: Path) -> None:
         raise JournalError(f"{problem}; give --dir a folder you can write (or set WREN_DIR)")
 
 
-async def _turn(agent: Agent, text: str) -> int:
+async def _turn(agent: Agent, text: str, report: Report) -> Ended:
     agent.say(ChatMessage(role="user", content=text))
     try:
         await agent.turn()
     except asyncio.CancelledError as exc:
         cause = cancel_cause(exc)
         agent.printer.line(f"[turn stopped by {cause}]" if cause else "[turn cancelled]")
-        return EXIT_INTERRUPTED
+        return Ended(cancelled=True)
     except GatewayError as exc:
+        # Recorded, said, and the chat goes on: the next message may find the model back.
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
-        agent.printer.line(f"wren: {exc}")
-        return EXIT_ERROR
-    return EXIT_OK
+        report(exc)
+    return Ended()
 
 
-def _command(agent: Agent | None, settings: Settings, line: str) -> Agent | None:
+def _command(agent: Agent | None, settings: Settings, line: str, report: Report) -> Agent | None:
     out = settings.printer
     name, *rest = line.split()
     if name == "/sessions":
@@ -270,24 +263,24 @@ def _command(agent: Agent | None, settings: Settings, line: str) -> Agent | None
         for listed in fork_listing(points):
             out.line(f"  {listed}")
     else:
-        return _switch_to_fork(agent, settings, rest[0])
+        return _switch_to_fork(agent, settings, rest[0], report)
     return agent
 
 
-def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str) -> Agent:
+def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str, report: Report) -> Agent:
     out = settings.printer
     try:
         seq = int(seq_text)
     except ValueError:
-        out.line(f"/fork takes a seq number, not {seq_text!r}")
+        report(UsageError(f"/fork takes a seq number, not {seq_text!r}"))
         return agent
     try:
         forked = fork(agent.writer.path, seq, folder=agent.writer.path.parent)
-    except (NotAForkPoint, JournalError) as exc:
-        out.line(f"wren: {exc}")
+    except JournalError as exc:  # not a clean point (NotAForkPoint), or the journal cannot be read
+        report(exc)
         return agent
     except OSError as exc:
-        out.line(f"wren: {write_problem(agent.writer.path.parent, exc)}, so the fork was not made")
+        report(JournalError(f"{write_problem(agent.writer.path.parent, exc)}, so the fork was not made"))
         return agent
     agent.append(RunEnd(reason="done"))
     agent.writer.close()

@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Literal, assert_never
 from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalLocked, JournalUnusable
+from ..journal.errors import JournalChanged, JournalError, JournalUnusable
 from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
@@ -24,18 +23,15 @@ from ..journal.reader import open_for_reading
 from ..journal.replay import Replayed, Replayer
 from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
 from ..journal.verdict import ReadVerdict
-from ..journal.visible import visible_text
 from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
+from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone
 from .loop import Agent, Limits, Printer, cancel_cause
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .redact import Redactor
 from .tools import COMMAND_TIMEOUT, Toolbox
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_UNREADABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-EXIT_CHANGED = 5  # the journal was deleted, replaced or written by another program under the run
 
 SYSTEM_PROMPT = (
     "You are Wren, a coding agent working in the workspace folder {root}. Use the tools to look before you "
@@ -44,10 +40,6 @@ SYSTEM_PROMPT = (
 )
 # The signals that stop a run the same way: the cancel is recorded, the command's group killed.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class UsageError(Exception):
-    """A bad option value; the command exits 2 with this sentence."""
 
 
 @dataclass
@@ -114,15 +106,15 @@ def _seq_reporter(fd: int | None) -> Callable[[int], None] | None:
     return report
 
 
-def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
+def run_until_signal(work: Callable[[], Awaitable[Ended]]) -> Ended:
     """Run `work` with SIGINT (Ctrl+C), SIGTERM and SIGHUP cancelling it, so it can record the cancel and return.
 
-    The cancel carries the signal's name, so what the model and the person read says which one; an
-    interrupted run exits 128 + the signal's number (130, 143, 129), as a shell reports it.
+    The cancel carries the signal's name, so what the model and the person read says which one; a
+    cancelled ending comes back with the signal that caused it (the command exits 128 + its number).
     """
     received: list[signal.Signals] = []
 
-    async def main() -> int:
+    async def main() -> Ended:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
@@ -147,42 +139,33 @@ def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
                 if previous[sig] is not None:
                     signal.signal(sig, previous[sig])
 
-    status = asyncio.run(main())
-    if status == EXIT_INTERRUPTED and received:
-        return 128 + received[0].value
-    return status
+    ended = asyncio.run(main())
+    if ended.cancelled and received:
+        return Ended(cancelled=True, signal=received[0])
+    return ended
 
 
-async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
-    """One unit of work between run_start and run_end; every way out records how it ended."""
-    try:
-        return await _drive(agent, turn)
-    except JournalChanged as exc:
-        # Whatever else was going on, a run whose journal is gone never ends as done or cancelled.
-        _err(f"{exc}.")
-        return EXIT_CHANGED
+async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> Ended:
+    """One unit of work between run_start and run_end; every way out records how it ended.
 
-
-async def _drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> int:
+    Raises:
+        GatewayError: the model failed; recorded as an `error` event and run_end `error`.
+        JournalUnusable: the journal refused a write (JournalChanged: it changed under the run);
+            nothing more is recorded, and a changed journal never ends as done or cancelled.
+    """
     try:
         reason = await turn()
     except asyncio.CancelledError as exc:
         _end(agent, "cancelled")
         cause = cancel_cause(exc)
         agent.printer.line(f"[stopped by {cause}]" if cause else "[cancelled]")
-        return EXIT_INTERRUPTED
+        return Ended(cancelled=True)
     except GatewayError as exc:
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
         _end(agent, "error")
-        _err(str(exc))
-        return EXIT_ERROR
-    except JournalChanged:
         raise
-    except JournalUnusable as exc:
-        _err(f"{str(exc).rstrip('.')}. The run stopped; nothing more was recorded.")
-        return EXIT_ERROR
     _end(agent, "limit" if reason == "limit" else "done")
-    return EXIT_OK
+    return Ended()
 
 
 def _end(agent: Agent, reason: Literal["done", "cancelled", "error", "limit"]) -> None:
@@ -192,13 +175,6 @@ def _end(agent: Agent, reason: Literal["done", "cancelled", "error", "limit"]) -
         raise
     except JournalUnusable:
         pass
-
-
-def _err(text: str) -> None:
-    # A model's command or a server's error can be in `text`: nothing in it may drive the terminal.
-    with contextlib.suppress(OSError):
-        sys.stderr.write(f"wren: {visible_text(text)}\n")
-        sys.stderr.flush()
 
 
 def run_start(agent: Agent, workspace: Path, *, resumed: bool) -> None:
@@ -260,7 +236,8 @@ def continue_with(settings: Settings, path: Path) -> str:
     )
 
 
-async def run_task(settings: Settings, task: str, session_id: str | None) -> int:
+async def run_task(settings: Settings, task: str, session_id: str | None) -> Ended:
+    """A new session on `task`, worked to its end; `continue with` is said unless the journal changed under it."""
     writer = new_session(settings, session_id)
     with writer:
         agent = start_new(settings, writer)
@@ -270,10 +247,16 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> int
             agent.say(ChatMessage(role="user", content=task))
             return await agent.turn()
 
-        status = await drive(agent, turn)
-    if status != EXIT_CHANGED:
-        settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
-    return status
+        try:
+            ended = await drive(agent, turn)
+        except JournalChanged:
+            raise
+        except (GatewayError, JournalUnusable):
+            # What was recorded up to the failure can be continued; the command says what failed.
+            settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
+            raise
+    settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
+    return ended
 
 
 # --- wren resume --------------------------------------------------------------------------------
@@ -302,14 +285,6 @@ class _LastWorkspace:
             self.cwd = last.cwd
 
 
-class ResumeStop(Exception):
-    """Resume ends before anything is written: the exit status, and the sentence for the person."""
-
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(text)
-        self.status, self.text = status, text
-
-
 def session_to_resume(folder: Path, ref: str | None, workspace: Path) -> Path:
     """ID (or a journal path), else the latest session of this workspace: never another project's."""
     return resolve(folder, ref) if ref else latest(folder, workspace)
@@ -318,8 +293,13 @@ def session_to_resume(folder: Path, ref: str | None, workspace: Path) -> Path:
 def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[JournalWriter, ResumePlan]:
     """Read the journal once, under the writer's lock, replaying as it streams; memory holds the messages only.
 
-    `decide` sees the plan before anything is written: a ResumeStop (or any exception) from it
-    leaves the journal byte-identical, a torn tail still in place.
+    `decide` sees the plan before anything is written: an exception from it (ResumeRefused,
+    SessionFinished...) leaves the journal byte-identical, a torn tail still in place.
+
+    Raises:
+        JournalCorrupt: a bad line before the end (nothing is appended after it).
+        JournalLocked: another process is writing the session.
+        JournalError: the journal cannot be opened for appending (the sentence names its folder).
     """
     replayer = Replayer()
     workspace = _LastWorkspace()
@@ -333,12 +313,18 @@ def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[Jou
         plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd))
         decide(plans[0])
 
-    writer = JournalWriter.open(path, on_events=feed, check=check)
+    try:
+        writer = JournalWriter.open(path, on_events=feed, check=check)
+    except OSError as exc:
+        raise JournalError(
+            f"{write_problem(path.parent, exc)}, so {path.name} cannot be appended to. Nothing was written. "
+            "Copy the journal to a folder you can write and resume it there with --dir."
+        ) from None
     return writer, plans[0]
 
 
 def resume_workspace(settings: Settings, plan: ResumePlan) -> tuple[Settings, str]:
-    """The settings with the workspace a resume works in, and the line that says which; ResumeStop if it is gone.
+    """The settings with the workspace a resume works in, and the line that says which; WorkspaceGone if it is gone.
 
     That is the session's own (its last run_start's cwd), from whatever folder resume was typed in,
     unless --workspace names another.
@@ -355,8 +341,7 @@ def resume_workspace(settings: Settings, plan: ResumePlan) -> tuple[Settings, st
         return settings, said
     if not recorded.is_dir():
         sid = session_id_of(plan.path)
-        raise ResumeStop(
-            EXIT_ERROR,
+        raise WorkspaceGone(
             f"will not resume {sid}: its workspace {recorded} (where it last ran) no longer exists. Nothing was "
             "written. To continue it in another folder, give --workspace DIR.",
         )
@@ -403,46 +388,29 @@ def _has_work(replayed: Replayed, message: str | None) -> bool:
     return last is not None and not (last.role == "assistant" and not last.toolCalls)
 
 
-async def resume_session(settings: Settings, ref: str | None, message: str | None, assume_failed: bool) -> int:
+async def resume_session(settings: Settings, ref: str | None, message: str | None, assume_failed: bool) -> Ended:
+    """Continue a session (ID, or this workspace's latest), optionally with a message, under the refusal rule.
+
+    Raises (each before anything is written):
+        ResumeRefused: a call with side effects has an unknown outcome and --assume-failed was not given.
+        SessionFinished: there is nothing to continue and no message.
+        WorkspaceGone: the session's workspace is gone and no other was named.
+        JournalCorrupt, JournalLocked, JournalError: as `open_resume` says.
+    """
     path = session_to_resume(settings.folder, ref, settings.workspace)
     chosen: list[tuple[Settings, str]] = []
 
     def decide(plan: ResumePlan) -> None:
         if plan.replayed.uncertain_calls and not assume_failed:
-            raise ResumeStop(EXIT_REFUSED, refusal(plan, settings))
+            raise ResumeRefused(refusal(plan, settings))
         if not _has_work(plan.replayed, message):
             sid = session_id_of(plan.path)
             state = "is finished" if plan.replayed.messages else "holds no conversation yet"
             again = wren_command("resume", sid, folder=plan.path.parent, workspace=settings.workspace, tail='"MESSAGE"')
-            raise ResumeStop(EXIT_OK, f"{sid} {state}; give a message to continue it: {again}")
+            raise SessionFinished(f"{sid} {state}; give a message to continue it: {again}")
         chosen.append(resume_workspace(settings, plan))
 
-    try:
-        writer, plan = open_resume(path, decide)
-    except ResumeStop as stop:
-        if stop.status == EXIT_OK:
-            settings.printer.line(stop.text)
-        else:
-            _err(stop.text)
-        return stop.status
-    except JournalCorrupt as exc:
-        _err(
-            f"{exc.path}: {exc.stop}. Nothing was written. "
-            f"Read it with `wren log {exc.path}`, then fork from a point before that line."
-        )
-        return EXIT_UNREADABLE
-    except JournalLocked as exc:
-        _err(
-            f"{path}: {exc.who} is still writing this session; wait for it to finish (or stop it), "
-            "then resume. Nothing was written."
-        )
-        return EXIT_ERROR
-    except OSError as exc:
-        _err(
-            f"{write_problem(path.parent, exc)}, so {path.name} cannot be appended to. Nothing was written. "
-            "Copy the journal to a folder you can write and resume it there with --dir."
-        )
-        return EXIT_ERROR
+    writer, plan = open_resume(path, decide)
     settings, working_in = chosen[0]
     with writer:
         agent = make_agent(settings, writer, plan.replayed.messages)
@@ -459,8 +427,7 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
                 return "done"
             return await agent.turn()
 
-        status = await drive(agent, turn)
-    return status
+        return await drive(agent, turn)
 
 
 def resumed_line(plan: ResumePlan, writer: JournalWriter) -> str:

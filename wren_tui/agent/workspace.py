@@ -10,11 +10,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import AgentError
+
 TEMPLATE = Path(__file__).resolve().parent / "demo_workspace"
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(AgentError):
     """A workspace cannot be prepared or a path leaves it; the message says what to do."""
 
 

@@ -156,7 +156,11 @@ class Mirror:
     # --- the loop -------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event, *, once: bool = False) -> int:
-        """Mirror until `stop` is set; with `once`, until what is durable now is shipped. 1 if a session stopped."""
+        """Mirror until `stop` is set; with `once`, until what is durable now is shipped.
+
+        Returns:
+            How many sessions could not be mirrored (0: all of them were): stopped, or left behind by `once`.
+        """
         try:
             if not await self._start(stop, once=once):
                 return 0
@@ -245,7 +249,7 @@ class Mirror:
         )
 
     async def _catch_up(self, stop: asyncio.Event) -> int:
-        """Ship what is durable now in every session, retrying a few times; 1 if a session stopped or fell behind."""
+        """Ship what is durable now in every session, retrying a few times; how many stopped or fell behind."""
         for _round in range(len(RETRY_S) + 1):
             await self._round(full=True)
             await self._flush_rows(force=True)
@@ -258,8 +262,8 @@ class Mirror:
         else:
             for session in behind:
                 self.report(visible(f"{session.id}: not all of it could be shipped; run the mirror again"))
-            return 1
-        return 1 if any(s.stopped for s in self.sessions.values()) else 0
+            return len(behind) + sum(1 for s in self.sessions.values() if s.stopped)
+        return sum(1 for s in self.sessions.values() if s.stopped)
 
     async def _close(self) -> None:
         self._closing = True

@@ -51,9 +51,12 @@ class NotAForkPoint(JournalError):
         seq: The seq asked for.
         points: The clean points there are (up to where the journal can be read).
         stop: Where reading the journal stops and why, when it does (a seq past it has no point).
+        last_seq: The seq of the last line that could be read (0: none).
     """
 
-    def __init__(self, path: Path, seq: int, points: list[ForkPoint], stop: Stop | None = None) -> None:
+    def __init__(
+        self, path: Path, seq: int, points: list[ForkPoint], stop: Stop | None = None, last_seq: int = 0
+    ) -> None:
         listing = (
             "\n".join(f"  {line}" for line in fork_listing(points)) or "  (none: the journal has no clean point yet)"
         )
@@ -61,7 +64,12 @@ class NotAForkPoint(JournalError):
             f"{path}: seq {seq} is not a clean fork point (only after a user message, or an assistant "
             f"message with no tool calls, with no tool call open). Valid points:\n{listing}"
         )
-        self.seq, self.points, self.stop = seq, points, stop
+        self.path, self.seq, self.points, self.stop, self.last_seq = path, seq, points, stop, last_seq
+
+    @property
+    def past_stop(self) -> bool:
+        """The seq asked for lies past where reading stops: it is not in what can be read at all."""
+        return self.stop is not None and self.seq > self.last_seq
 
 
 def preview(text: str, width: int = _PREVIEW) -> str:
@@ -123,7 +131,7 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
                 copied = copier.stop()
             if prefix_len is None:
                 read = read_events(parent)
-                raise NotAForkPoint(parent, seq, fork_points(read.events), read.stop)
+                raise NotAForkPoint(parent, seq, fork_points(read.events), read.stop, read.last_seq)
             _copy_range(src, out, copied, prefix_len, ops)
             _write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
             ops.fsync(out)

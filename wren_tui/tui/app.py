@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from . import strings
+from .commands import key_commands
 from .filters import Only
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
@@ -80,18 +80,7 @@ class WrenApp(App[Picked | None]):
             self.action_show_help_panel()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        seen: set[str] = set()
-        for command in super().get_system_commands(screen):
-            seen.add(command.title)
-            yield command
-        # Every key of the screen and the app is in the palette too, by its footer description.
-        for owner, bindings in ((screen, screen.BINDINGS), (self, self.BINDINGS)):
-            for binding in bindings:
-                if not isinstance(binding, Binding) or not binding.description or binding.description in seen:
-                    continue
-                seen.add(binding.description)
-                yield SystemCommand(
-                    binding.description,
-                    f"key: {binding.key.split(',')[0]}",
-                    partial(self.call_later, owner.run_action, binding.action),
-                )
+        own = list(super().get_system_commands(screen))
+        yield from own
+        # Every key of the screen and the app is in the palette too (tui/commands.py).
+        yield from key_commands(self, screen, taken=(command.title for command in own))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ...journal.events import ChatMessage, ToolCall
+from ..errors import AgentError
 from ..tools import Tool
 
 
@@ -51,7 +52,7 @@ class RetryPart:
 StreamPart = TextPart | ToolCallPart | UsagePart | FinishPart | RetryPart
 
 
-class GatewayError(Exception):
+class GatewayError(AgentError):
     """The model could not be reached or refused the request; the message is a sentence for a person."""
 
     def __init__(self, message: str, *, retryable: bool = False, attempt: int = 0) -> None:

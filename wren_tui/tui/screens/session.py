@@ -82,10 +82,14 @@ class Matches:
 
 @dataclass(frozen=True)
 class Picked:
-    """What `wren watch --pick` prints on exit."""
+    """The point chosen in `wren watch --pick`, and where reading the journal stopped, as the screen showed it.
+
+    The fork picker opens only once the whole journal is indexed, so `stop` is the journal's own.
+    """
 
     session: str
     seq: int
+    stop: Stop | None = None
 
 
 class SessionScreen(Screen[None]):
@@ -646,7 +650,7 @@ class SessionScreen(Screen[None]):
         if point is None:
             return
         if self.pick:
-            self.app.exit(Picked(self.session, point.seq))
+            self.app.exit(Picked(self.session, point.seq, self._stopped))
             return
         question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point))
         self.app.push_screen(Confirm(question), lambda yes: self._fork(point) if yes else None)

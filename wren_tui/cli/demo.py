@@ -11,11 +11,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .journal.commandline import wren_command
-from .journal.store import SUFFIX, journals_dir, new_session_id, write_problem
+from ..journal.commandline import wren_command
+from ..journal.errors import JournalError
+from ..journal.store import SUFFIX, new_session_id, write_problem
+from .console import out
+from .exits import Exit
+from .options import folder_of
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
-EXIT_OK, EXIT_ERROR = 0, 1
 _STOP_WAIT_S = 5.0
 
 
@@ -39,26 +42,22 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_demo)
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    from .agent.workspace import WorkspaceError, prepare_workspace
+def cmd_demo(args: argparse.Namespace) -> Exit:
+    from ..agent.workspace import prepare_workspace
 
+    folder = folder_of(args)
     if args.prepare:
-        try:
-            workspace = prepare_workspace(Path(args.prepare))
-        except WorkspaceError as exc:
-            sys.stderr.write(f"wren: {exc}\n")
-            return EXIT_ERROR
-        folder = journals_dir(args.dir)
+        workspace = prepare_workspace(Path(args.prepare))
         run = wren_command("run", DEMO_TASK, folder=folder, workspace=workspace)
-        sys.stdout.write(f"demo workspace written to {workspace}\nrun the agent on it with:\n  {run}\n")
-        return EXIT_OK
+        out(f"demo workspace written to {workspace}\nrun the agent on it with:\n  {run}")
+        return Exit.OK
 
-    folder = journals_dir(args.dir)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
-        sys.stderr.write(f"wren: {write_problem(folder, exc)}; give --dir a folder you can write (or set WREN_DIR)\n")
-        return EXIT_ERROR
+        raise JournalError(
+            f"{write_problem(folder, exc)}; give --dir a folder you can write (or set WREN_DIR)"
+        ) from None
     base = Path(tempfile.mkdtemp(prefix="wren-demo-"))
     workspace = prepare_workspace(base / "workspace")
     session = new_session_id()
@@ -72,19 +71,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         # Its own session, so a Ctrl+C meant for the viewer does not reach the agent half-way.
         agent = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     try:
-        from .tui.app import WrenApp
+        from ..tui.app import WrenApp
 
         WrenApp(folder=folder, session=journal).run()
     finally:
         stopped = _stop(agent)
-    out = sys.stdout.write
-    out(f"session    {session}\njournal    {journal}\nworkspace  {workspace}\nagent log  {log_path}\n")
+    out(f"session    {session}\njournal    {journal}\nworkspace  {workspace}\nagent log  {log_path}")
     if stopped:
-        out("the agent was still running and has been stopped (its journal records where)\n")
+        out("the agent was still running and has been stopped (its journal records where)")
     elif agent.returncode not in (0, None):
-        out(f"the agent exited with status {agent.returncode}; see the agent log above\n")
-    out(f"watch it again: {wren_command('watch', session, folder=folder)}\n")
-    return EXIT_OK
+        out(f"the agent exited with status {agent.returncode}; see the agent log above")
+    out(f"watch it again: {wren_command('watch', session, folder=folder)}")
+    return Exit.OK
 
 
 def _stop(agent: subprocess.Popen[bytes]) -> bool:

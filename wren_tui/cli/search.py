@@ -1,7 +1,7 @@
 """`wren search`: every match of a pattern across every session, newest session first, like grep.
 
-Exit 0 with a match, 1 without (grep's convention), 2 for a pattern or an option that cannot be
-used. A damaged journal is searched up to where reading stops, and the list says where after its
+Exit 0 with a match, 1 without (grep's convention: no sentence), 2 for a pattern or an option that
+cannot be used. A damaged journal is searched up to where reading stops, and the list says where after its
 hits; a journal that cannot be opened is named on stderr and the others are still searched.
 """
 
@@ -17,25 +17,24 @@ from typing import Any
 
 import msgspec
 
+from ..agent.errors import UsageError
 from ..journal.errors import JournalError
-from ..journal.store import journals_dir, project_label
+from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import visible
-from .agents import AGENTS, sessions_of
-from .engine import Filters, Hit, Searched, search
-from .query import BadPattern, Query
-from .sources import ROLES
+from ..search.agents import AGENTS, sessions_of
+from ..search.engine import Filters, Hit, Searched, search
+from ..search.query import BadPattern, Query
+from ..search.sources import ROLES
+from .console import err
+from .exits import Exit
+from .options import folder_of
 
-EXIT_MATCH, EXIT_NONE, EXIT_ERROR, EXIT_USAGE = 0, 1, 1, 2
 _json = msgspec.json.Encoder()
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
 _MARKS = {True: ("\x1b[7m", "\x1b[27m"), False: ("«", "»")}
 _DURATION = re.compile(r"(\d+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-class UsageProblem(ValueError):
-    """An option that cannot be used; the message is one sentence (exit 2)."""
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -80,24 +79,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_search)
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def cmd_search(args: argparse.Namespace) -> Exit:
     try:
         query = Query.of(args.pattern, regex=args.regex)
-        filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
-    except (BadPattern, UsageProblem) as exc:
-        sys.stderr.write(f"wren: {exc}\n")
-        return EXIT_USAGE
-    folder = journals_dir(getattr(args, "dir", None))
+    except BadPattern as exc:
+        raise UsageError(str(exc)) from None
+    filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
+    folder = folder_of(args)
     if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
-        sys.stderr.write(
-            f"wren: {folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out\n"
+        # A folder the person named is a typo until it exists; the default folder is simply not made yet.
+        raise JournalError(
+            f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
         )
-        return EXIT_ERROR
-    try:
-        sources = sessions_of(args.agent, folder)
-    except JournalError as exc:
-        sys.stderr.write(f"wren: {exc}\n")
-        return EXIT_ERROR
+    sources = sessions_of(args.agent, folder)
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
     for each in search(sources, query, filters):
@@ -106,20 +100,20 @@ def cmd_search(args: argparse.Namespace) -> int:
             show.hit(each)
             continue
         if each.unreadable is not None:
-            sys.stderr.write(f"wren: {visible(each.unreadable)}; it was not searched\n")
+            err(f"{each.unreadable}; it was not searched")
         for warning in each.warnings:
-            sys.stderr.write(f"wren: warning: {each.session}: {visible(warning)}\n")
+            err(f"warning: {each.session}: {warning}")
         if each.stop is not None:
             show.stopped(each, each.stop)
         sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
-    return EXIT_MATCH if found else EXIT_NONE
+    return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
 
 
 def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
     """The moment --since names: an ISO date or time (UTC unless it says), or a duration ago (3d, 12h, 30m, 2w).
 
     Raises:
-        UsageProblem: it is neither.
+        UsageError: it is neither.
     """
     if text is None:
         return None
@@ -129,7 +123,7 @@ def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise UsageProblem(
+        raise UsageError(
             f"--since {text!r} is not a date: give 2026-11-30, 2026-11-30T14:00 or a time ago such as 3d or 12h"
         ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

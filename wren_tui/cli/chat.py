@@ -1,0 +1,30 @@
+"""`wren chat`: the REPL; what goes wrong in a turn is said here, on stderr, and the chat goes on."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .exits import Exit, report
+from .options import agent_options, settings_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "chat",
+        parents=[common],
+        help="a REPL (you >) with /log, /fork [SEQ], /sessions, /quit",
+        description="Talk to the agent turn by turn. Commands: /log, /fork [SEQ], /sessions, /quit.",
+    )
+    p.add_argument(
+        "--resume", metavar="ID", nargs="?", const="", help="continue this workspace's latest (or ID) session"
+    )
+    agent_options(p)
+    p.set_defaults(handler=cmd_chat)
+
+
+def cmd_chat(args: argparse.Namespace) -> Exit:
+    settings = settings_of(args)
+    from ..agent.chat import chat
+
+    return Exit.of(chat(settings, args.resume, report))

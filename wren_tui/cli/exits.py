@@ -1,0 +1,161 @@
+"""Exit statuses, and the one table from what went wrong to the status `wren` exits with and what it says.
+
+Commands, the agent, the viewer and the journal raise; `wren_tui.cli.main` looks the exception up
+here once (the most specific class in the table wins), writes the sentence on stderr (on stdout
+for the one thing that is not a failure, a session with nothing to continue), and exits with the
+status. An exception that is not in the table is a bug: its traceback is shown as it is.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+from enum import IntEnum
+from pathlib import Path
+
+from ..agent.errors import AgentError, Ended, ResumeRefused, SessionFinished, UsageError
+from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalLocked, JournalUnusable
+from ..journal.forking import NotAForkPoint
+from ..journal.verdict import Stop
+from ..journal.visible import visible_text
+from .console import err, out
+
+
+class Exit(IntEnum):
+    """The statuses `wren` exits with (the README's table)."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    REFUSED = 3  # resume will not guess a side-effecting call's outcome
+    UNREADABLE = 4  # the journal cannot be read past a line
+    JOURNAL_CHANGED = 5  # the journal was deleted, moved, replaced or written by another program under the run
+    # Stopped by a signal, the cancel recorded: 128 + its number, as a shell reports it.
+    HANGUP = 128 + signal.SIGHUP
+    INTERRUPTED = 128 + signal.SIGINT
+    TERMINATED = 128 + signal.SIGTERM
+
+    @classmethod
+    def stopped_by(cls, sig: signal.Signals) -> Exit:
+        """The status of a command a signal stopped (SIGHUP, SIGINT or SIGTERM: the ones `wren` handles)."""
+        return cls(128 + sig.value)
+
+    @classmethod
+    def of(cls, ended: Ended) -> Exit:
+        """The status of a run or a chat that ended without an error."""
+        if not ended.cancelled:
+            return cls.OK
+        return cls.stopped_by(ended.signal) if ended.signal is not None else cls.INTERRUPTED
+
+
+# What `wren --help` says of them.
+SUMMARY = (
+    "exit status: 0 ok, 1 error, 2 bad usage, 3 resume refused (outcome unknown), 4 journal unreadable past a "
+    "line, 5 the journal was changed under the run, 128+N stopped by signal N (130 Ctrl+C, 143 SIGTERM)"
+)
+
+
+class Unreadable(Exception):
+    """A journal a command needs whole stops before its end: it exits 4 with where and why.
+
+    Attributes:
+        where: The journal's path (or a nats:// reference: `local` is then False).
+        stop: Where reading stops and why.
+        more: Lines the command adds after the sentence (a fork's valid points), or "".
+    """
+
+    def __init__(self, where: str | Path, stop: Stop, more: str = "", *, local: bool = True) -> None:
+        self.where, self.stop, self.more, self.local = str(where), stop, more, local
+        super().__init__(stop_said(self.where, stop, local=local) + (f"\n{more}" if more else ""))
+
+
+class CommandFailed(Exception):
+    """A command did not do what was asked, for the reason its message gives (exit 1)."""
+
+
+# Exception class -> status; the most specific class of an exception's MRO that is here decides.
+EXITS: dict[type[BaseException], Exit] = {
+    SessionFinished: Exit.OK,  # its sentence says how to continue: on stdout
+    BrokenPipeError: Exit.OK,  # the reader of the output left (`wren log ID | head`): nothing to say
+    UsageError: Exit.USAGE,
+    NotAForkPoint: Exit.USAGE,  # (a point past where the journal stops is Unreadable)
+    ResumeRefused: Exit.REFUSED,
+    Unreadable: Exit.UNREADABLE,
+    JournalCorrupt: Exit.UNREADABLE,
+    JournalChanged: Exit.JOURNAL_CHANGED,
+    KeyboardInterrupt: Exit.INTERRUPTED,
+    JournalError: Exit.ERROR,  # JournalLocked, SessionNotFound, JournalUnusable, FleetError...
+    AgentError: Exit.ERROR,  # GatewayError, WorkspaceGone, WorkspaceError
+    CommandFailed: Exit.ERROR,
+    OSError: Exit.ERROR,
+}
+
+
+def exit_for(exc: BaseException) -> Exit | None:
+    """The status for `exc`, or None when it is not in the table (a bug, or SystemExit)."""
+    for cls in type(exc).__mro__:
+        status = EXITS.get(cls)
+        if status is not None:
+            return status
+    return None
+
+
+def report(exc: BaseException) -> Exit | None:
+    """Say `exc` once (stderr; stdout when it is no failure) and give its status; None when it is not in the table."""
+    status = exit_for(exc)
+    if status is None:
+        return None
+    text = said(exc)
+    if text is not None:
+        if status is Exit.OK:
+            out(visible_text(text))
+        else:
+            err(text)
+    return status
+
+
+def said(exc: BaseException) -> str | None:
+    """The sentence `wren` writes for `exc` (None: nothing, for a reader that left)."""
+    match exc:
+        case BrokenPipeError():
+            return None
+        case JournalCorrupt():
+            return stop_said(str(exc.path), exc.stop)
+        case JournalLocked():
+            # Only a command that appends takes the lock: resume and chat --resume.
+            return (
+                f"{exc.path}: {exc.who} is still writing this session; wait for it to finish (or stop it), "
+                "then resume. Nothing was written."
+            )
+        case JournalChanged():
+            return f"{exc}."
+        case JournalUnusable():
+            return f"{str(exc).rstrip('.')}. The run stopped; nothing more was recorded."
+        case NotAForkPoint() if exc.stop is not None and not exc.stop.torn:
+            # The points listed end where reading does: say so, or the list reads as complete.
+            return f"{exc}\nReading stops at {exc.stop}; points after it cannot be read."
+        case KeyboardInterrupt():
+            return "interrupted"
+        case OSError() if not isinstance(exc, JournalError):
+            # The last resort: commands name their own folder problems; any other is still one sentence.
+            where = f"{exc.filename}: " if exc.filename else ""
+            return f"{where}{exc.strerror or exc}; check the path and its permissions, then try again"
+    return str(exc)
+
+
+def stop_said(where: str, stop: Stop, *, local: bool = True) -> str:
+    """The one sentence for a journal that stops before its end, whichever command read it.
+
+    It names the line once and what to do: a corrupt journal is read with `wren log` and forked
+    from a clean point before the damage (`wren fork` lists them); a torn tail is a crash's normal
+    end, which resume sets aside.
+    """
+    if stop.torn:
+        return f"{where}: {stop}; this torn tail is the normal end of a crash, and resuming the session sets it aside."
+    if not local:
+        return f"{where}: {stop}. Nothing after it is read; fork the journal on its own machine from a point before it."
+    log, fork = shlex.join(["wren", "log", where]), shlex.join(["wren", "fork", where])
+    return (
+        f"{where}: {stop}. Nothing was written. "
+        f"Read it with `{log}`, then fork from a point before that line (`{fork}` lists them)."
+    )

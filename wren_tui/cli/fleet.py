@@ -1,0 +1,111 @@
+"""The fleet in `wren ls` and `wren log`: a nats:// reference reads from a fleet's server instead of this machine.
+
+nats-py (the `fleet` extra) is imported only when a fleet command runs, so the core install never
+needs it; without it, the command says how to install it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from functools import partial
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..agent.errors import UsageError
+from ..journal.reader import EventSink
+from ..journal.verdict import ReadVerdict
+from ..journal.visible import visible
+from .console import out, print_json
+from .exits import Exit
+
+if TYPE_CHECKING:
+    from ..fleet.names import RemoteRef
+
+Scan = Callable[[EventSink], ReadVerdict]
+
+
+def is_remote(text: str) -> bool:
+    """A nats:// reference, not a session id or a path."""
+    from ..fleet.names import is_remote as remote
+
+    return remote(text)
+
+
+def fleet_module(name: str) -> ModuleType:
+    """A module of wren_tui.fleet that needs nats-py, or a FleetError that says how to install it."""
+    from ..fleet import FleetError
+
+    try:
+        return importlib.import_module(f"wren_tui.fleet.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not exc.name.startswith("nats"):
+            raise
+        raise FleetError(
+            "the fleet needs nats-py, which is not installed: pip install 'wren-tui[fleet]' (it brings nats-server too)"
+        ) from None
+
+
+# --- wren log nats://... -----------------------------------------------------------------------
+
+
+def remote_log_source(target: str) -> tuple[Scan, str, str]:
+    """For `wren log nats://SERVER/HOST/SESSION`: how to read it (as `scan_events` reads a file), its id, its name."""
+    from ..fleet import FleetError
+    from ..fleet.names import parse_ref
+
+    ref = parse_ref(target)
+    if ref.host is None or ref.session is None:
+        raise FleetError(f"{target!r}: wren log reads one session: nats://SERVER[:PORT]/HOST/SESSION")
+    remote = fleet_module("remote")
+    return partial(remote.scan_remote, ref), ref.session, str(ref)
+
+
+# --- wren ls nats://... ------------------------------------------------------------------------
+
+
+def ls_remote(target: str, as_json: bool) -> Exit:
+    """`wren ls nats://SERVER[/HOST]`: the session list, newest first, with each session's host."""
+    from ..fleet.names import parse_ref
+
+    ref = parse_ref(target)
+    if ref.session:
+        raise UsageError(f"ls lists sessions; to read one, use wren log {ref}")
+    remote = fleet_module("remote")
+    sessions = asyncio.run(_sessions(remote, ref))
+    if as_json:
+        print_json(
+            [
+                {**msgspec.structs.asdict(s.row), "hostBeat": s.host_beat, "mirrorSilent": s.mirror_silent()}
+                for s in sessions
+            ]
+        )
+        return Exit.OK
+    if not sessions:
+        out(f"no sessions on {ref}")
+        return Exit.OK
+    width = max(4, *(len(s.host) for s in sessions))
+    out(f"{'HOST':<{width}}  {'ID':<24}  {'STARTED':<24}  {'EVENTS':>6}  {'TOKENS':>7}  {'LAST EVENT':<24}  STATE")
+    for s in sessions:
+        row = s.row
+        state = row.state
+        if row.mirror:
+            state += " (not mirrored: the stream differs)"
+        elif state == "live" and s.mirror_silent():
+            state += " (its mirror is silent)"
+        out(
+            visible(
+                f"{s.host:<{width}}  {s.id:<24}  {row.started or '-':<24}  {row.lastSeq:>6}  {row.tokens:>7}  "
+                f"{row.lastTs or '-':<24}  {state}"
+            )
+        )
+    return Exit.OK
+
+
+async def _sessions(remote: ModuleType, ref: RemoteRef) -> list[Any]:
+    async with await remote.Fleet.connect(ref.server) as fleet:
+        found: list[Any] = await fleet.sessions(ref.host)
+        return found

@@ -1,0 +1,97 @@
+"""`wren fork`: the clean points of a session, or a new session forked at one of them."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..journal.commandline import wren_command
+from ..journal.errors import JournalError
+from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
+from ..journal.reader import read_events
+from ..journal.store import resolve, session_id_of, write_problem
+from ..journal.visible import visible
+from .console import out, print_json
+from .exits import Exit, Unreadable
+from .log import stop_line
+from .options import folder_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "fork",
+        parents=[common],
+        help="list clean fork points, or fork a new session at SEQ",
+        description="Without SEQ, list the clean points of a session. With SEQ, copy the "
+        "journal up to that event into a new session (the parent stays byte-identical).",
+    )
+    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    p.add_argument(
+        "seq",
+        metavar="SEQ",
+        type=int,
+        nargs="?",
+        help="the seq of a clean point: the new session ends with that event, then the fork event",
+    )
+    p.add_argument("--json", action="store_true", help="JSON for scripts")
+    p.set_defaults(handler=cmd_fork)
+
+
+def cmd_fork(args: argparse.Namespace) -> Exit:
+    path = resolve(folder_of(args), args.session)
+    if args.seq is None:
+        return _list(path, args.json)
+    try:
+        forked = fork(path, args.seq, folder=path.parent)
+    except NotAForkPoint as exc:
+        if exc.past_stop and exc.stop is not None:
+            # No point lies past where the journal stops: say where and why, then the points before it.
+            raise Unreadable(path, exc.stop, _before(exc, path)) from None
+        raise
+    except OSError as exc:
+        raise JournalError(
+            f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
+            "the journal to a folder you can write and fork it there"
+        ) from None
+    if args.json:
+        print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
+    else:
+        out(f"forked {forked.parent} at seq {forked.at_seq} -> {forked.id}")
+        out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
+    return Exit.OK
+
+
+def _list(path: Path, as_json: bool) -> Exit:
+    """The clean points; a corrupt journal's are those before the damage, and the command says so (exit 4)."""
+    sid = session_id_of(path)
+    result = read_events(path)
+    points = fork_points(result.events)
+    if as_json:
+        print_json([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points])
+    elif not points:
+        out(f"{sid} has no clean fork point yet")
+    else:
+        again = wren_command("fork", sid, folder=path.parent, tail="SEQ")
+        out(f"Clean fork points of {sid} (fork with `{again}`):")
+        _show(points)
+    if result.stop is not None and not result.stop.torn:
+        # Lines after the damage are lost to reading: they may have held points.
+        raise Unreadable(path, result.stop)
+    if result.stop is not None and not as_json:
+        out(stop_line(result))  # a torn tail: never a committed line, so no point is missing
+    return Exit.OK
+
+
+def _show(points: list[ForkPoint]) -> None:
+    for line in fork_listing(points):
+        out(f"  {visible(line)}")
+
+
+def _before(exc: NotAForkPoint, path: Path) -> str:
+    """The lines after the sentence of a fork asked past the stop: the seq, and the clean points before the stop."""
+    if not exc.points:
+        return f"seq {exc.seq} is past that line, and there is no clean point before it."
+    again = wren_command("fork", session_id_of(path), folder=path.parent, tail="SEQ")
+    listing = "\n".join(f"  {line}" for line in fork_listing(exc.points))
+    return f"seq {exc.seq} is past that line. The clean points before it (fork with `{again}`):\n{listing}"

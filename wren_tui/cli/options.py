@@ -1,0 +1,105 @@
+"""The options commands share: --dir for every one, and the agent's for run, resume and chat."""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..agent.errors import UsageError
+from ..agent.models import MODELS
+from ..journal.store import journals_dir
+
+if TYPE_CHECKING:
+    from ..agent.session import Settings
+
+# Where journals go when --dir is not given (journal/store.py:journals_dir decides it).
+DEFAULT_DIR_HELP = "$WREN_DIR, else $XDG_STATE_HOME/wren/journals, else ~/.local/state/wren/journals"
+
+
+def common_options() -> argparse.ArgumentParser:
+    """The parent parser of every command: --dir."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--dir", metavar="DIR", help=f"journals folder (default: {DEFAULT_DIR_HELP})")
+    return common
+
+
+def folder_of(args: argparse.Namespace) -> Path:
+    """The journals folder: --dir, else WREN_DIR, else the per-user default."""
+    return journals_dir(getattr(args, "dir", None))
+
+
+def agent_options(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that run the agent (run, resume, chat)."""
+    p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: the current folder)")
+    p.add_argument("-y", "--yes", action="store_true", help="allow every tool call without asking")
+    p.add_argument(
+        "--model",
+        choices=tuple(MODELS),
+        help="scripted (offline) or openai (WREN_BASE_URL, WREN_API_KEY, WREN_MODEL); default: openai when "
+        "WREN_API_KEY is set, else scripted",
+    )
+    p.add_argument(
+        "--pace", action="store_true", help="stream and space the steps like a real model, for a live viewer"
+    )
+    p.add_argument(
+        "--pace-factor",
+        type=float,
+        metavar="F",
+        help="--pace scaled by F (0.1 is ten times faster); implies --pace (default: 1 with --pace)",
+    )
+    p.add_argument(
+        "--max-steps", type=int, default=30, metavar="N", help="model replies per turn before it stops (default: 30)"
+    )
+    p.add_argument(
+        "--command-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds a run_command may take (default: 120)",
+    )
+    p.add_argument("--seq-fd", type=int, metavar="FD", help="write each seq to this file descriptor once it is durable")
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The agent's settings from the options; UsageError names the first one that cannot work."""
+    from ..agent.session import Settings  # the agent's modules load only for the commands that run it
+
+    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    if not workspace.is_dir():
+        raise UsageError(f"--workspace {workspace}: no such folder")
+    workspace = workspace.resolve()
+    pace = args.pace_factor if args.pace_factor is not None else (1.0 if args.pace else 0.0)
+    if pace < 0:
+        raise UsageError(f"--pace-factor {pace:g}: must be 0 or more (0 is no pacing)")
+    if args.max_steps < 1:
+        raise UsageError(f"--max-steps {args.max_steps}: must be 1 or more (model replies per turn)")
+    if args.command_timeout <= 0:
+        raise UsageError(f"--command-timeout {args.command_timeout:g}: must be more than 0 seconds")
+    if args.seq_fd is not None:
+        _check_seq_fd(args.seq_fd)
+    return Settings(
+        workspace=workspace,
+        workspace_given=bool(args.workspace),
+        folder=journals_dir(args.dir),
+        model=args.model,
+        yes=args.yes,
+        pace=pace,
+        max_steps=args.max_steps,
+        command_timeout=args.command_timeout,
+        seq_fd=args.seq_fd,
+    )
+
+
+def _check_seq_fd(fd: int) -> None:
+    """--seq-fd names a descriptor open for writing, or the run does not start: a supervisor would get nothing."""
+    try:
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE if fd >= 0 else None
+    except OSError:
+        mode = None
+    if mode is None:
+        raise UsageError(f"--seq-fd {fd}: no such open file descriptor; open it for writing before starting wren")
+    if mode not in (os.O_WRONLY, os.O_RDWR):
+        raise UsageError(f"--seq-fd {fd}: the descriptor is open for reading only; open it for writing")

@@ -1,0 +1,40 @@
+"""`wren resume`: continue this workspace's latest (or a named) session, optionally with a new message."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..journal.store import SESSION_ID
+from .exits import Exit
+from .options import agent_options, settings_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "resume",
+        parents=[common],
+        help="continue this workspace's latest (or ID) session, optionally with a new MESSAGE",
+        description="Replay a session and continue it. A call with side effects that started but has no "
+        "recorded outcome is never guessed: resume prints it and exits 3, unless --assume-failed.",
+    )
+    p.add_argument("words", metavar="[ID] [MESSAGE]", nargs="*", help="a session id or journal path, then a message")
+    p.add_argument(
+        "--assume-failed",
+        action="store_true",
+        help="record calls of unknown outcome as failed (a recovery event) and tell the model to check",
+    )
+    agent_options(p)
+    p.set_defaults(handler=cmd_resume)
+
+
+def cmd_resume(args: argparse.Namespace) -> Exit:
+    words: list[str] = list(args.words)
+    ref: str | None = None
+    if words and (SESSION_ID.match(words[0]) or words[0].endswith(".jsonl")):
+        ref = words.pop(0)
+    message = " ".join(words).strip() or None
+    settings = settings_of(args)
+    from ..agent.session import resume_session, run_until_signal
+
+    return Exit.of(run_until_signal(lambda: resume_session(settings, ref, message, args.assume_failed)))

@@ -1,0 +1,40 @@
+"""`wren run`: a new session on a task, worked to its end.
+
+The agent's modules (the loop, the tools) are imported when the command runs, so `wren log` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..agent.errors import UsageError
+from .exits import Exit
+from .options import agent_options, settings_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "run",
+        parents=[common],
+        help="one task to the end; prints the session id",
+        description="Start a new session on TASK and work until the model stops asking for tools. "
+        "The workspace is the current folder (or --workspace); the journal goes to the journals folder "
+        "(--dir, else WREN_DIR, else $XDG_STATE_HOME/wren/journals, outside the workspace).",
+    )
+    p.add_argument("task", metavar="TASK", nargs="+", help='what to do, e.g. "run the tests and fix the failing case"')
+    p.add_argument(
+        "--session-id", metavar="ID", help="use this new session id (s-YYYYMMDD-HHMMSS-xxxx; default: a new one)"
+    )
+    agent_options(p)
+    p.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> Exit:
+    task = " ".join(args.task).strip()
+    if not task:
+        raise UsageError("TASK is empty; say what to do")
+    settings = settings_of(args)
+    from ..agent.session import run_task, run_until_signal
+
+    return Exit.of(run_until_signal(lambda: run_task(settings, task, args.session_id)))
