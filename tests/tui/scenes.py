@@ -6,10 +6,13 @@ so the README's pictures are exactly what the tests check.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
 from wren_tui.journal.events import Fork, KnownEvent
@@ -24,6 +27,8 @@ class Scene:
     size: tuple[int, int]
     press: tuple[str, ...]
     build: Callable[[Path], WrenApp]
+    # For a scene that waits on background work after its keys: the picture is taken once this holds.
+    ready: Callable[[WrenApp], bool] | None = None
 
 
 def _folder(root: Path) -> Path:
@@ -60,6 +65,12 @@ def browser(root: Path) -> WrenApp:
     return WrenApp(folder=Path("journals"), clock=_clock(finished_story(), 42))  # type: ignore[arg-type]
 
 
+def _results_done(app: WrenApp) -> bool:
+    from wren_tui.tui.screens.results import SearchResults
+
+    return isinstance(app.screen, SearchResults) and app.screen.done
+
+
 SCENES = [
     Scene("session", (100, 32), (), session),
     Scene("session-80x24", (80, 24), (), session),
@@ -69,4 +80,15 @@ SCENES = [
     Scene("browser-80x24", (80, 24), (), browser),
     Scene("raw-event", (100, 32), ("home", "e", "e", "r"), session),
     Scene("search", (100, 32), ("/", *"zerodivision", "enter"), session),
+    Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]
+
+
+async def play(scene: Scene, pilot: Pilot[WrenApp]) -> None:
+    """Press a waiting scene's keys, then let the app run until it is ready (at most 10 s)."""
+    assert scene.ready is not None
+    await pilot.press(*scene.press)
+    deadline = time.monotonic() + 10
+    while not scene.ready(pilot.app):
+        assert time.monotonic() < deadline, f"scene {scene.name} never became ready"
+        await pilot.pause(0.02)

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.tui.scenes import SCENES, Scene
+from tests.tui.scenes import SCENES, Scene, play
 
 OUT = Path(__file__).resolve().parents[2] / "screenshots"
 
@@ -20,7 +20,10 @@ async def _render(scene: Scene, out: Path) -> Path:
         try:
             app = scene.build(Path(root))
             async with app.run_test(size=scene.size) as pilot:
-                await pilot.press(*scene.press)
+                if scene.ready is None:
+                    await pilot.press(*scene.press)
+                else:
+                    await play(scene, pilot)
                 await pilot.pause()
                 await pilot.wait_for_scheduled_animations()
                 return Path(app.save_screenshot(filename=f"{scene.name}.svg", path=str(out)))

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
-from tests.tui.scenes import SCENES, Scene
+from tests.tui.scenes import SCENES, Scene, play
 
 
 @pytest.mark.parametrize("scene", SCENES, ids=[s.name for s in SCENES])
@@ -19,4 +20,11 @@ def test_scene_looks_as_recorded(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = scene.build(tmp_path)
-    assert snap_compare(app, press=scene.press, terminal_size=scene.size)
+    if scene.ready is None:
+        assert snap_compare(app, press=scene.press, terminal_size=scene.size)
+        return
+
+    async def keys_then_wait(pilot: Pilot[Any]) -> None:
+        await play(scene, pilot)
+
+    assert snap_compare(app, run_before=keys_then_wait, terminal_size=scene.size)

@@ -72,5 +72,16 @@ BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
 
+# Search across sessions (the browser's / and its results)
+SEARCH_ALL_PLACEHOLDER = "search every session listed (Enter: search; a capital letter matches case; Esc: close)"
+RESULTS_TITLE = "Matches for {query}, newest session first (Enter: open at the match · Esc: back)"
+RESULTS_SEARCHING = "searching… {done} of {total} sessions, {found} matches"
+RESULTS_DONE = "{found} matches in {total} sessions"
+RESULTS_NONE = "no match in {total} sessions"
+RESULTS_CAPPED = "the first {shown} listed"
+RESULTS_STOPPED = "{count} read only in part"
+RESULTS_STOP = "{session}: reading stops at line {line}: {why}; nothing after it was searched"
+RESULTS_UNREADABLE = "{why}; not searched"
+
 # Command line
 PICKED_NOTHING = "no fork point picked"

@@ -116,9 +116,20 @@ class SessionScreen(Screen[None]):
         Binding("escape", "back", "Back", show=False),
     ]
 
-    def __init__(self, source: SessionSource, *, clock: Clock, pick: bool = False, only: Only | None = None) -> None:
+    def __init__(
+        self,
+        source: SessionSource,
+        *,
+        clock: Clock,
+        pick: bool = False,
+        only: Only | None = None,
+        at: tuple[int, int] | None = None,
+        match: str = "",
+    ) -> None:
         super().__init__()
         self._only_at_start = only
+        # Open at a search hit: the item at this place (line start, part) selected, `match` marked.
+        self._at, self._at_match = at, match
         self.source = source
         self.session = source.session
         self.clock = clock
@@ -218,6 +229,20 @@ class SessionScreen(Screen[None]):
         self._matches = None  # positions in the timeline replaced
         tell_panes(self, TimelineReplaced(timeline, continues))
         self._check_writer()
+        self._show_status()
+        if self._at is not None:
+            self.call_after_refresh(self._go_to_hit)
+
+    def _go_to_hit(self) -> None:
+        """Select the hit search opened this screen at, once the timeline holds it (the tail, or the whole index)."""
+        if self._at is None:
+            return
+        position = self.timeline.position_at(self._at)
+        if position is None:
+            return  # before the tail read first: the whole index, when in place, has it
+        self._at = None
+        self.conversation.highlight = self._at_match
+        self.conversation.reveal(position, self._at_match)
         self._show_status()
 
     @work(thread=True, exclusive=True, group="index")
