@@ -34,6 +34,8 @@ INTERMIXED = [
         ["search", "--json", "--role", "tool", "--dir", "j", "pytest"],
         ["search", "pytest", "--role", "tool", "--json", "--dir", "j"],
     ),
+    (["export", "--format", "html", "-o", "x.html", SID], ["export", SID, "-o", "x.html", "--format", "html"]),
+    (["diff", "--json", "--dir", "j", SID, SID], ["diff", SID, "--dir", "j", SID, "--json"]),
 ]
 
 

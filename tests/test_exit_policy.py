@@ -1,7 +1,7 @@
 """One exit policy: the same bad journal gives every command the same exit status and the same sentence on stderr.
 
 A table over the commands that read a journal (`log`, `resume`, `chat --resume`, `fork ID`, `fork
-ID SEQ` past the damage, `watch --pick`) and four journals: one whose line 3 was changed after it
+ID SEQ` past the damage, `watch --pick`, `export`, `diff`) and four journals: one whose line 3 was changed after it
 was written (its CRC fails), one with a torn tail, a missing one, and one another process is
 writing (it holds the lock). Where commands differ, the row says why: a torn tail is a crash's
 normal end, so resume and chat set it aside and go on, and a journal being written is read freely
@@ -96,12 +96,17 @@ def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Journal]
         holder.wait(timeout=60)
 
 
-def sentence(case: str, j: Journal) -> str:
-    """What every command that cannot go on says for this journal, exactly (without the `wren: ` prefix)."""
+def sentence(case: str, j: Journal, command: str = "") -> str:
+    """What every command that cannot go on says for this journal, exactly (without the `wren: ` prefix).
+
+    An export of a damaged journal is still written (it says where reading stopped, first): that
+    sentence says so where the others say nothing was written.
+    """
     path = j.path
     if case == "crc-at-line-3":
+        done = "The export holds what comes before it." if command == "export" else "Nothing was written."
         return (
-            f"{path}: line 3: {CRC}. Nothing was written. Read it with `wren log {path}`, then fork from a point "
+            f"{path}: line 3: {CRC}. {done} Read it with `wren log {path}`, then fork from a point "
             f"before that line (`wren fork {path}` lists them)."
         )
     if case == "torn":
@@ -133,6 +138,8 @@ def _wren(command: str, j: Journal) -> Said:
         "chat --resume": ["chat", "--dir", d, "--workspace", ws, "--yes", "--resume", SID],
         "fork ID": ["fork", "--dir", d, SID],
         "fork ID SEQ": ["fork", "--dir", d, SID, str(_past(j))],
+        "export": ["export", "--dir", d, SID, "--format", "html", "-o", str(j.workspace.parent / "out.html")],
+        "diff": ["diff", "--dir", d, SID, SID],  # the same journal on both sides: said once
     }[command]
     proc = run_wren(argv, cwd=j.workspace, input="/quit\n" if command == "chat --resume" else None)
     return Said(proc.returncode, proc.stdout, proc.stderr)
@@ -169,6 +176,8 @@ ROWS: dict[tuple[str, str], tuple[int, str]] = {
     ("crc-at-line-3", "fork ID"): (4, "sentence"),  # the points before it on stdout: points after it are lost
     ("crc-at-line-3", "fork ID SEQ"): (4, "sentence+"),  # then the seq, and the points before the damage
     ("crc-at-line-3", "watch --pick"): (4, "sentence"),  # after the pick: `ID SEQ` on stdout
+    ("crc-at-line-3", "export"): (4, "sentence"),  # the export of what comes before it is written
+    ("crc-at-line-3", "diff"): (4, "sentence"),  # what could be read is compared
     # A torn tail is the normal end of a crash: no committed line is lost.
     ("torn", "log"): (4, "sentence"),  # it still could not print the whole file
     ("torn", "resume"): (0, ""),  # sets the torn tail aside and goes on
@@ -176,6 +185,8 @@ ROWS: dict[tuple[str, str], tuple[int, str]] = {
     ("torn", "fork ID"): (0, ""),  # every point is there (the torn line was never a point)
     ("torn", "fork ID SEQ"): (4, "sentence+"),  # seq 7 is the torn line: not in what can be read
     ("torn", "watch --pick"): (0, ""),
+    ("torn", "export"): (4, "sentence"),  # as log: it could not export the whole file
+    ("torn", "diff"): (4, "sentence"),
     # No journal: the same sentence from every command.
     ("missing", "log"): (1, "sentence"),
     ("missing", "resume"): (1, "sentence"),
@@ -183,6 +194,8 @@ ROWS: dict[tuple[str, str], tuple[int, str]] = {
     ("missing", "fork ID"): (1, "sentence"),
     ("missing", "fork ID SEQ"): (1, "sentence"),
     ("missing", "watch --pick"): (1, "sentence"),
+    ("missing", "export"): (1, "sentence"),
+    ("missing", "diff"): (1, "sentence"),
     # Another process is writing it: reading is free, a second writer is refused.
     ("locked", "log"): (0, ""),
     ("locked", "resume"): (1, "sentence"),
@@ -190,12 +203,16 @@ ROWS: dict[tuple[str, str], tuple[int, str]] = {
     ("locked", "fork ID"): (0, ""),
     ("locked", "fork ID SEQ"): (0, ""),  # seq 5 is a clean point of the live session: the fork is made
     ("locked", "watch --pick"): (0, ""),
+    ("locked", "export"): (0, ""),
+    ("locked", "diff"): (0, ""),
 }
 # What stdout holds besides, where it says something of its own (a substring).
 STDOUT: dict[tuple[str, str], str] = {
     ("crc-at-line-3", "log"): "stopped at line 3 (byte ",
     ("crc-at-line-3", "fork ID"): "  2  user: run the tests\n",
     ("crc-at-line-3", "watch --pick"): f"{SID} 2\n",
+    ("crc-at-line-3", "export"): "wrote ",
+    ("crc-at-line-3", "diff"): "A: reading stopped at line 3 (byte ",
     ("torn", "log"): "stopped at line 7 (byte ",
     ("torn", "resume"): f"[the torn last line was moved aside to {SID}.jsonl.torn]",
     ("torn", "chat --resume"): f"[the torn last line was moved aside to {SID}.jsonl.torn]",
@@ -205,6 +222,9 @@ STDOUT: dict[tuple[str, str], str] = {
     ("locked", "fork ID"): "  5  assistant: nothing left to do\n",
     ("locked", "fork ID SEQ"): f"forked {SID} at seq 5 -> ",
     ("locked", "watch --pick"): f"{SID} 5\n",
+    ("torn", "export"): "wrote ",
+    ("locked", "export"): "wrote ",
+    ("locked", "diff"): "the same",
 }
 NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -230,7 +250,7 @@ def test_the_same_bad_journal_gives_every_command_the_same_status_and_sentence(
     before = journal.path.read_bytes() if journal.path.exists() else None
     said = _watch_pick(journal, tmp_path) if command == "watch --pick" else _wren(command, journal)
     assert said.status == status, said
-    expected = f"wren: {sentence(case, journal)}"
+    expected = f"wren: {sentence(case, journal, command)}"
     if command == "watch --pick":
         # The terminal after the viewer closed: what it wrote on stderr, nothing else of wren's.
         assert "Traceback" not in said.stderr

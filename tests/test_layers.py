@@ -1,9 +1,10 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent imports journal; tui (the viewer) imports journal only; cli
-imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside
-`journal.forking` (its one write: a new journal beside the one shown), nothing the viewer loads
-opens a file for writing, and neither does the child process it starts to decode a huge line. The
+journal imports nothing of ours; agent and export import journal; tui (the viewer) imports journal
+and export; cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`).
+Outside `journal.forking` (a new journal beside the one shown) and `export` (a file that is never a
+journal, written only by `export.atomic`), nothing the viewer loads opens a file for writing, and
+neither does the child process it starts to decode a huge line. The
 checker (tests/importgraph.py) is shown to catch each kind of violation on a small package planted
 in tmp_path.
 """
@@ -29,6 +30,8 @@ LAYERS: dict[str, str] = {
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
     "wren_tui.search": "search",
+    # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
+    "wren_tui.export": "export",
     "wren_tui.cli": "cli",
     "wren_tui.__main__": "main",  # `python -m wren_tui`: runs the CLI
 }
@@ -37,14 +40,17 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "search"),
+    "tui": ("base", "journal", "search", "export"),
     "fleet": ("base", "journal"),
     "search": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "search"),
+    "export": ("base", "journal"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "search", "export"),
     "main": ("base", "cli"),
 }
-# The viewer's one way to write.
+# The viewer's two ways to write: a fork (a new journal beside the one shown) and an export (a file
+# that is never a journal: export.target refuses a .jsonl name and the journal itself).
 FORK = "wren_tui.journal.forking"
+EXPORT = "wren_tui.export"
 
 
 def test_every_import_of_wren_tui_keeps_to_the_layer_table() -> None:
@@ -71,8 +77,11 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
     assert "wren_tui.tui.screens.session" in viewer and not any(name.startswith("wren_tui.cli") for name in viewer)
-    loaded = closure(modules, viewer, without=[FORK])
+    loaded = closure(modules, viewer, without=[FORK, EXPORT])
     assert writers_in(modules, loaded) == []
+    # An export writes in one place: its atomic output (a temporary name, fsync, rename).
+    exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
+    assert {w.split(" line ")[0] for w in writers_in(modules, exporting)} == {"wren_tui.export.atomic"}
     # The cut is what keeps it so: through fork the viewer reaches the writer.
     assert "wren_tui.journal.writer" not in loaded
     assert "wren_tui.journal.writer" in closure(modules, viewer)
@@ -86,7 +95,7 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     assert child in modules[child].imports
     assert modules[child].writes == []
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert child in closure(modules, viewer, without=[FORK])
+    assert child in closure(modules, viewer, without=[FORK, EXPORT])
     assert writers_in(modules, closure(modules, [child])) == []
 
 

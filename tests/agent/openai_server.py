@@ -1,8 +1,10 @@
-"""A real HTTP server on 127.0.0.1 that speaks chat completions the way streaming servers do.
+"""A real HTTP server on 127.0.0.1 that answers the way streaming model servers do.
 
-Each request is answered by a function of its JSON body: an HTTP status with a body, or an SSE
-stream sent as HTTP chunks split wherever the test says (inside a UTF-8 character, inside tool-call
-arguments), optionally dropping the connection before the end.
+Each request is answered by a function of its JSON body: an HTTP status with a body, an SSE stream
+sent as HTTP chunks split wherever the test says (inside a UTF-8 character, inside tool-call
+arguments), optionally dropping the connection before the end, or a recorded response served byte
+for byte (`Recorded`). It speaks no protocol of its own, so it stands for an OpenAI-compatible
+server and for Anthropic's alike; it keeps each request's path, headers and body to assert on.
 """
 
 from __future__ import annotations
@@ -28,7 +30,18 @@ class Stream:
     drop_after: int | None = None
 
 
-Answer = Status | Stream
+@dataclass
+class Recorded:
+    """A response recorded from a real server: its body served exactly, as HTTP chunks cut at `cuts`."""
+
+    body: bytes
+    status: int = 200
+    content_type: str = "text/event-stream"
+    cuts: tuple[int, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Answer = Status | Stream | Recorded
 
 
 def sse(*chunks: dict[str, Any], done: bool = True) -> bytes:
@@ -74,6 +87,7 @@ class OpenAIServer:
         self.answer = answer
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         self._server: asyncio.Server | None = None
 
     @property
@@ -95,6 +109,7 @@ class OpenAIServer:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             lines = head.decode("latin-1").split("\r\n")
+            self.paths.append(lines[0].split(" ")[1])
             headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
             body = json.loads(await reader.readexactly(int(headers.get("content-length", "0"))))
             self.requests.append(body)
@@ -110,12 +125,21 @@ class OpenAIServer:
                 )
                 await writer.drain()
                 return
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
-                b"Connection: close\r\n\r\n"
-            )
-            for number, piece in enumerate(answer.pieces):
-                if answer.drop_after is not None and number >= answer.drop_after:
+            if isinstance(answer, Recorded):
+                extra = "".join(f"{k}: {v}\r\n" for k, v in answer.headers.items())
+                writer.write(
+                    f"HTTP/1.1 {answer.status} Recorded\r\nContent-Type: {answer.content_type}\r\n{extra}"
+                    "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+                )
+                pieces, drop_after = split_at(answer.body, *answer.cuts), None
+            else:
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+                pieces, drop_after = answer.pieces, answer.drop_after
+            for number, piece in enumerate(pieces):
+                if drop_after is not None and number >= drop_after:
                     writer.transport.abort()
                     return
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))

@@ -113,7 +113,7 @@ def test_an_unknown_model_is_a_usage_error_that_names_the_models(workspace: Path
     assert not journals_of(workspace).exists()
     with pytest.raises(UsageError) as caught:
         _settings(workspace, model="nope")
-    assert str(caught.value) == "--model nope: there is no such model; choose one of: scripted, openai"
+    assert str(caught.value) == "--model nope: there is no such model; choose one of: scripted, openai, anthropic"
 
 
 def test_model_openai_without_a_key_or_a_server_is_a_usage_error_and_leaves_no_journal(workspace: Path) -> None:

@@ -33,7 +33,7 @@ from tests.agent.openai_server import (
 from tests.agent.tty import HOSTILE, Tty, assert_inert, hostile_lines, shown_forms
 from tests.conftest import run_wren
 from tests.tui.conftest import FixedClock, screen_strips, screen_text, wait_for_text
-from wren_tui.journal.events import Error, ToolStart
+from wren_tui.journal.events import Error, Message, ToolStart
 from wren_tui.journal.store import session_id_of
 from wren_tui.tui.app import WrenApp
 
@@ -173,7 +173,11 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     journal = only_journal(journals_of(workspace))
     events = events_of(journal)
     assert any(isinstance(e, Error) and "\x1b" in e.message for e in events)
-    assert any(isinstance(e, ToolStart) and e.name == HOSTILE_TOOL for e in events)
+    # A tool that does not exist never starts: the model's call names it, and its end says it was not run.
+    assert any(
+        isinstance(e, Message) and any(c.name == HOSTILE_TOOL for c in e.message.toolCalls or ()) for e in events
+    )
+    assert not any(isinstance(e, ToolStart) and e.name == HOSTILE_TOOL for e in events)
 
     logged = subprocess.run(
         [sys.executable, "-m", "wren_tui", "log", str(journal)], cwd=workspace, capture_output=True, timeout=60
@@ -183,7 +187,7 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     # The error's message and the tool's name are printed as they are described, every sequence shown.
     error_line = next(line for line in text.splitlines() if "  error  " in line)
     assert "overloaded <CSI erase screen: ␛[2J␛[H>␊<CR + erase line (the spoof): ␍␛[2K>" in error_line
-    assert "list␛]0;TOOL-TITLE␇dir [c2] started" in text
+    assert "-> list␛]0;TOOL-TITLE␇dir({})" in text
     # The fork points list the messages' first words: the model's text among them.
     points = subprocess.run(
         [sys.executable, "-m", "wren_tui", "fork", str(journal)], cwd=workspace, capture_output=True, timeout=60

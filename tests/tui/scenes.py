@@ -6,7 +6,6 @@ so the README's pictures are exactly what the tests check.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -14,6 +13,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from tests.tui.conftest import screen_text, wait_for
+from tests.tui.family import FORK_START, family, other_path, write_fork
 from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
 from wren_tui.journal.events import Fork, KnownEvent
 from wren_tui.tui.app import WrenApp
@@ -27,8 +28,18 @@ class Scene:
     size: tuple[int, int]
     press: tuple[str, ...]
     build: Callable[[Path], WrenApp]
-    # For a scene that waits on background work after its keys: the picture is taken once this holds.
+    # For a scene whose keys start work in a thread: what must hold before the picture is taken.
     ready: Callable[[WrenApp], bool] | None = None
+
+
+async def play(scene: Scene, pilot: Pilot[object]) -> None:
+    """Press the scene's keys, then wait (bounded) until it is ready to be pictured."""
+    await pilot.press(*scene.press)
+    ready = scene.ready
+    if ready is not None:
+        app = pilot.app
+        assert isinstance(app, WrenApp)
+        await wait_for(pilot, lambda: ready(app), f"the {scene.name} scene to be ready")
 
 
 def _folder(root: Path) -> Path:
@@ -65,6 +76,36 @@ def browser(root: Path) -> WrenApp:
     return WrenApp(folder=Path("journals"), clock=_clock(finished_story(), 42))  # type: ignore[arg-type]
 
 
+def _family(root: Path) -> Path:
+    """The family of forks, and a fork whose parent was never in the folder."""
+    folder = root / "journals"
+    family(folder)
+    gone = write_journal(root / "elsewhere" / "s-20250301-080000-gone.jsonl", finished_story())
+    write_fork(folder / "s-20250301-110000-orph.jsonl", gone, 2, other_path(), start=FORK_START + timedelta(hours=1))
+    return folder
+
+
+def fork_tree(root: Path) -> WrenApp:
+    _family(root)
+    return WrenApp(folder=Path("journals"), clock=lambda: FORK_START)  # type: ignore[arg-type]
+
+
+def grandchild(root: Path) -> WrenApp:
+    folder = _family(root)
+    moment = FORK_START + timedelta(minutes=30)
+    return WrenApp(folder=Path("journals"), session=folder / "s-20250301-100000-frk3.jsonl", clock=lambda: moment)  # type: ignore[arg-type]
+
+
+def fork(root: Path) -> WrenApp:
+    folder = _family(root)
+    moment = FORK_START + timedelta(minutes=30)
+    return WrenApp(folder=Path("journals"), session=folder / "s-20250301-095000-frk1.jsonl", clock=lambda: moment)  # type: ignore[arg-type]
+
+
+def _shows(text: str) -> Callable[[WrenApp], bool]:
+    return lambda app: text in screen_text(app)
+
+
 def _results_done(app: WrenApp) -> bool:
     from wren_tui.tui.screens.results import SearchResults
 
@@ -80,15 +121,11 @@ SCENES = [
     Scene("browser-80x24", (80, 24), (), browser),
     Scene("raw-event", (100, 32), ("home", "e", "e", "r"), session),
     Scene("search", (100, 32), ("/", *"zerodivision", "enter"), session),
+    Scene("fork-tree", (120, 16), (), fork_tree, _shows("s-20250301-100000-frk3")),
+    Scene("lineage", (100, 32), ("g",), grandchild, _shows("↑2 s-20250301-093000-demo")),
+    Scene("side-by-side", (120, 32), ("d", "n"), fork, _shows("differs here")),
+    Scene("waterfall", (100, 32), ("w",), session),
+    Scene("replay", (100, 32), ("R", *("right",) * 9), session, _shows("event 9 of 24")),
+    Scene("export", (100, 32), ("x",), session),
     Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]
-
-
-async def play(scene: Scene, pilot: Pilot[WrenApp]) -> None:
-    """Press a waiting scene's keys, then let the app run until it is ready (at most 10 s)."""
-    assert scene.ready is not None
-    await pilot.press(*scene.press)
-    deadline = time.monotonic() + 10
-    while not scene.ready(pilot.app):
-        assert time.monotonic() < deadline, f"scene {scene.name} never became ready"
-        await pilot.pause(0.02)

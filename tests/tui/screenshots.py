@@ -20,10 +20,7 @@ async def _render(scene: Scene, out: Path) -> Path:
         try:
             app = scene.build(Path(root))
             async with app.run_test(size=scene.size) as pilot:
-                if scene.ready is None:
-                    await pilot.press(*scene.press)
-                else:
-                    await play(scene, pilot)
+                await play(scene, pilot)
                 await pilot.pause()
                 await pilot.wait_for_scheduled_animations()
                 return Path(app.save_screenshot(filename=f"{scene.name}.svg", path=str(out)))

@@ -115,3 +115,34 @@ async def test_browser_shows_a_hostile_file_name_as_written(tmp_path: Path) -> N
         for strip in screen_strips(app):
             assert "\x1b" not in strip.text and "\u202e" not in strip.text
         await wait_for(pilot, lambda: app.is_running, "the app to keep running")
+
+
+@pytest.mark.parametrize("name", ["clear screen", "OSC 52 clipboard write", "bidi override", "click action markup"])
+async def test_the_waterfall_and_the_side_by_side_show_hostile_text_as_written(tmp_path: Path, name: str) -> None:
+    from tests.tui.family import write_fork
+    from tests.tui.journals import assistant as reply
+    from wren_tui.journal.events import ToolEnd
+
+    payload, shown = PAYLOADS[name]
+    parent = _journal(tmp_path, payload)
+    call = ToolCall("call_7", f"tool{payload}", f'{{"arg": "{payload.encode("unicode_escape").decode()}"}}')
+    fork = write_fork(
+        tmp_path / "s-20250301-120000-frk9.jsonl",
+        parent,
+        2,
+        [
+            reply(f"fork says {payload}", call),
+            ToolStart(id="call_7", name=f"tool{payload}", readOnly=True),
+            ToolEnd(id="call_7", ok=True, elapsedMs=4),
+        ],
+    )
+    app = WrenApp(folder=tmp_path, session=fork, clock=FixedClock(datetime.now(UTC)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("w")
+        await wait_for_text(pilot, "Tool calls on the session's time axis")
+        await wait_for_text(pilot, f"tool{shown}"[:12])
+        _assert_inert(app, shown[:12] if len(shown) > 12 else shown)
+        await pilot.press("d")
+        await wait_for_text(pilot, "── seq 1-2 shared ──")
+        await wait_for_text(pilot, f"tool{shown}(")  # the fork's call, beside nothing in the parent
+        _assert_inert(app, shown)

@@ -20,11 +20,8 @@ def test_scene_looks_as_recorded(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = scene.build(tmp_path)
-    if scene.ready is None:
-        assert snap_compare(app, press=scene.press, terminal_size=scene.size)
-        return
 
-    async def keys_then_wait(pilot: Pilot[Any]) -> None:
+    async def keys(pilot: Pilot[object]) -> None:
         await play(scene, pilot)
 
-    assert snap_compare(app, run_before=keys_then_wait, terminal_size=scene.size)
+    assert snap_compare(app, terminal_size=scene.size, run_before=keys)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.tui.journals import SESSION, finished_story, write_journal
+from wren_tui.cli import parse_args
 from wren_tui.cli.watch import cmd_watch
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
@@ -27,5 +27,5 @@ def test_watch_exits_non_zero_when_the_viewer_crashes(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(SessionScreen, "on_mount", crash)
     monkeypatch.setattr(WrenApp, "run", headless)
-    args = argparse.Namespace(target=str(path), pick=False, poll=True, dir=None)
+    args = parse_args(["watch", str(path), "--poll"])  # as the command line gives them, every option set
     assert cmd_watch(args) != 0

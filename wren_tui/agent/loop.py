@@ -21,7 +21,7 @@ from ..journal.visible import visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .models.base import Gateway, Reply, RetryPart, TextPart
+from .models.base import Gateway, ReasoningPart, Reply, RetryPart, TextPart
 from .redact import Redactor
 from .tools import TOOLS, Toolbox, ToolResult
 
@@ -31,6 +31,10 @@ StoppedBy = Literal["approval", "loop", "timeout", "cancel"]
 
 DELTA_INTERVAL = 0.1
 DELTA_MAX_CHARS = 400
+# What `wren run` prints before the model's reasoning, and at the start of each of its lines.
+REASONING_HEADER = "[thinking]"
+REASONING_MARK = "┊ "
+REASONING_SEALED = "[thinking: encrypted by the server; kept to send back, not shown]"
 
 
 @dataclass(frozen=True)
@@ -45,21 +49,47 @@ class Printer:
 
     Everything passes through `visible_text`, a character at a time, so no escape sequence, bell,
     backspace or lone CR from a model or a tool reaches the terminal, however the stream is cut.
-    Newlines are the only control character written.
+    Newlines are the only control character written. Reasoning streams under a `[thinking]` line,
+    each of its lines behind REASONING_MARK, so it never reads as the reply.
     """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._out = stream or sys.stdout
         self._mid_line = False
+        self._thinking = False
         self._gone = False
 
     def text(self, fragment: str) -> None:
+        if self._thinking:
+            self._end_thinking()
         self._write(visible_text(fragment))
         self._mid_line = not fragment.endswith("\n")
 
+    def reasoning(self, fragment: str) -> None:
+        out: list[str] = []
+        if not self._thinking:
+            out.append(("\n" if self._mid_line else "") + REASONING_HEADER + "\n")
+            self._thinking, self._mid_line = True, False
+        for number, piece in enumerate(visible_text(fragment).split("\n")):
+            if number:
+                out.append("\n")
+                self._mid_line = False
+            if piece:
+                # The mark is written with the line's first character, so a reasoning ending in a newline leaves none.
+                out.append(piece if self._mid_line else REASONING_MARK + piece)
+                self._mid_line = True
+        self._write("".join(out))
+
     def line(self, text: str) -> None:
+        self._thinking = False
         self._write(("\n" if self._mid_line else "") + visible_text(text) + "\n")
         self._mid_line = False
+
+    def _end_thinking(self) -> None:
+        self._thinking = False
+        if self._mid_line:
+            self._write("\n")
+            self._mid_line = False
 
     def _write(self, text: str) -> None:
         if self._gone:
@@ -94,6 +124,13 @@ class _DeltaBatcher:
                 self._emit(self._pending[:cut])
                 self._pending = self._pending[cut:]
                 self._last = time.monotonic()
+
+    def flush(self) -> None:
+        """Send what is held back: its piece of the stream is over (the reasoning, when the text begins)."""
+        if self._pending:
+            self._emit(self._pending)
+            self._pending = ""
+            self._last = time.monotonic()
 
     def discard(self) -> None:
         """The rest is not sent as a delta: the whole message follows (or the attempt is retried)."""
@@ -152,7 +189,9 @@ class Agent:
         for _ in range(self.limits.max_steps):
             reply = await self._reply()
             calls = reply.tool_calls(f"call_{len(self.messages)}")
-            said = self.say(ChatMessage(role="assistant", content=reply.content, toolCalls=calls or None))
+            said = self.say(
+                ChatMessage(role="assistant", content=reply.content, toolCalls=calls or None, reasoning=reply.reasoning)
+            )
             if reply.input_tokens is not None:
                 self.append(
                     Usage(
@@ -167,7 +206,9 @@ class Agent:
 
     async def _reply(self) -> Reply:
         reply = Reply()
-        batcher = _DeltaBatcher(self._delta, self.redactor.longest_secret())
+        hold_back = self.redactor.longest_secret()
+        batcher = _DeltaBatcher(self._delta, hold_back)
+        thinking = _DeltaBatcher(self._reasoning_delta, hold_back)
         async for part in self.gateway.stream(self.messages, list(TOOLS.values())):
             if isinstance(part, RetryPart):
                 self.append(
@@ -178,18 +219,31 @@ class Agent:
                 self.printer.line(f"[{part.message}; retry {part.attempt} in {part.delay:.1f} s]")
                 reply = Reply()
                 batcher.discard()
+                thinking.discard()
                 continue
             reply.add(part)
+            if isinstance(part, ReasoningPart):
+                if part.text:
+                    thinking.add(part.text)
+                    self.printer.reasoning(self.redactor.clean(part.text))
+                elif part.data:
+                    self.printer.line(REASONING_SEALED)
+            else:
+                thinking.flush()
             if isinstance(part, TextPart):
                 batcher.add(part.text)
                 self.printer.text(self.redactor.clean(part.text))
         batcher.discard()
-        if reply.content:
+        thinking.discard()
+        if reply.content or reply.thoughts:
             self.printer.line("")
         return reply
 
     def _delta(self, text: str) -> None:
         self.append(Delta(text=text))
+
+    def _reasoning_delta(self, text: str) -> None:
+        self.append(Delta(text=text, reasoning=True))
 
     async def run_calls(self, calls: list[ToolCall], *, originals: list[ToolCall] | None = None) -> None:
         """Run the calls of one assistant message in order; a cancel closes the ones not yet run."""
@@ -211,12 +265,15 @@ class Agent:
 
     async def run_call(self, call: ToolCall, original: ToolCall | None = None, *, note: str = "") -> None:
         tool = TOOLS.get(call.name)
+        if tool is None:
+            # Nothing to approve or run: it is not a read-only call, nor one with side effects.
+            self._not_run(call, None)
+            return
         if self._repeats(call) >= self.limits.loop_repeats - 1:
             self._not_run(call, "loop")
             return
         verdict = await self.gate.decide(call, tool)
-        read_only = tool.read_only if tool else True
-        self.append(ToolStart(id=call.id, name=call.name, readOnly=read_only, approval=verdict.approval))
+        self.append(ToolStart(id=call.id, name=call.name, readOnly=tool.read_only, approval=verdict.approval))
         self.printer.line(
             f"  -> {preview_call(call)}{note}{f' [{verdict.label}]' if verdict.approval == 'denied' else ''}"
         )
@@ -252,7 +309,7 @@ class Agent:
 
     def _not_run(self, call: ToolCall, stopped: StoppedBy | None, cause: str | None = None) -> None:
         """A call that never started: no tool_start, only its end and the reason the model reads."""
-        self.printer.line(f"  -> {preview_call(call)} [not run: {stopped or 'limit'}]")
+        self.printer.line(f"  -> {preview_call(call)} [not run: {not_run_label(call, stopped)}]")
         self._finish(call, ToolResult(False, self.not_run_message(call, stopped, cause)), 0, stopped)
 
     def not_run_message(self, call: ToolCall, stopped: StoppedBy | None, cause: str | None = None) -> str:
@@ -261,6 +318,8 @@ class Agent:
             return outcomes.stopped_before_start(cause)
         if stopped == "loop":
             return outcomes.repeated(self.limits.loop_repeats, call.name)
+        if call.name not in TOOLS:
+            return outcomes.no_such_tool(call.name, list(TOOLS))
         return outcomes.over_limit(self.limits.max_calls)
 
     def _repeats(self, call: ToolCall) -> int:
@@ -279,6 +338,11 @@ class Agent:
                 break
             count += 1
         return count
+
+
+def not_run_label(call: ToolCall, stopped: StoppedBy | None) -> str:
+    """Why a call was not run, in a word or two (what `wren run` prints beside it)."""
+    return stopped or ("no such tool" if call.name not in TOOLS else "limit")
 
 
 def cancel_cause(exc: asyncio.CancelledError) -> str | None:

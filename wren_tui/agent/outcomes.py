@@ -16,8 +16,8 @@ OUTPUT_LOST = "output lost:"
 
 # The four prefixes and what each means, in the words of the system prompt.
 MEANINGS: dict[str, str] = {
-    NOT_RUN: "it never started (denied, repeated, over the limit, or the turn was stopped first): nothing "
-    "happened; do not retry it blindly",
+    NOT_RUN: "it never started (denied, repeated, over the limit, no such tool, or the turn was stopped first): "
+    "nothing happened; do not retry it blindly",
     INTERRUPTED: "it started and was stopped before it finished: it may have done part of its work",
     OUTCOME_UNKNOWN: "Wren stopped while it ran and nothing recorded how it ended: it may have done none, some "
     "or all of its work",
@@ -58,6 +58,10 @@ def repeated(count: int, name: str) -> str:
         f"{NOT_RUN} this is call number {count} in a row of {name} with the same arguments in this turn; "
         "the result would not change. Try something different, or stop and report"
     )
+
+
+def no_such_tool(name: str, tools: list[str]) -> str:
+    return f"{NOT_RUN} there is no tool named {name!r}; the tools are: {', '.join(tools)}"
 
 
 def over_limit(max_calls: int) -> str:

@@ -27,7 +27,7 @@ from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone
-from .loop import Agent, Limits, Printer, cancel_cause
+from .loop import Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .redact import Redactor
@@ -66,7 +66,6 @@ class Settings:
 
 def choose_gateway(settings: Settings) -> Gateway:
     """The gateway of the model named in the settings (or by the default rule), made by its factory in MODELS."""
-    factory = MODELS[settings.model or default_model(os.environ)]
     setup = ModelSetup(
         workspace=settings.workspace,
         system=SYSTEM_PROMPT.format(root=settings.workspace),
@@ -74,7 +73,7 @@ def choose_gateway(settings: Settings) -> Gateway:
         env=os.environ,
     )
     try:
-        return factory(setup)
+        return MODELS[settings.model or default_model(os.environ)](setup)
     except ModelUnavailable as exc:
         raise UsageError(str(exc)) from None
 
@@ -455,7 +454,9 @@ async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
                 # It was decided before the interruption that this call would not run: say so again.
                 stopped = open_call.ended.stoppedBy if open_call.ended else None
                 agent.say(ChatMessage(role="tool", toolCallId=call.id, content=agent.not_run_message(call, stopped)))
-                agent.printer.line(f"  [{preview_call(call)}: not run ({stopped or 'limit'}), as recorded before]")
+                agent.printer.line(
+                    f"  [{preview_call(call)}: not run ({not_run_label(call, stopped)}), as recorded before]"
+                )
             case "refuse":
                 _assume_failed(agent, open_call)
             case _:

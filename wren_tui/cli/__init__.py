@@ -31,6 +31,8 @@ COMMANDS: tuple[str, ...] = (
     "resume",
     "chat",
     "watch",
+    "export",
+    "diff",
     "demo",
     "mirror",
 )

@@ -14,6 +14,7 @@ from enum import IntEnum
 from pathlib import Path
 
 from ..agent.errors import AgentError, Ended, ResumeRefused, SessionFinished, UsageError
+from ..export import ExportRefused
 from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalLocked, JournalUnusable
 from ..journal.forking import NotAForkPoint
 from ..journal.verdict import Stop
@@ -62,11 +63,13 @@ class Unreadable(Exception):
         where: The journal's path (or a nats:// reference: `local` is then False).
         stop: Where reading stops and why.
         more: Lines the command adds after the sentence (a fork's valid points), or "".
+        done: What the command did all the same (an export written), instead of "Nothing was written."
     """
 
-    def __init__(self, where: str | Path, stop: Stop, more: str = "", *, local: bool = True) -> None:
+    def __init__(self, where: str | Path, stop: Stop, more: str = "", *, local: bool = True, done: str = "") -> None:
         self.where, self.stop, self.more, self.local = str(where), stop, more, local
-        super().__init__(stop_said(self.where, stop, local=local) + (f"\n{more}" if more else ""))
+        said = stop_said(self.where, stop, local=local, done=done or NOTHING_WRITTEN)
+        super().__init__(said + (f"\n{more}" if more else ""))
 
 
 class CommandFailed(Exception):
@@ -87,6 +90,7 @@ EXITS: dict[type[BaseException], Exit] = {
     JournalError: Exit.ERROR,  # JournalLocked, SessionNotFound, JournalUnusable, FleetError...
     AgentError: Exit.ERROR,  # GatewayError, WorkspaceGone, WorkspaceError
     CommandFailed: Exit.ERROR,
+    ExportRefused: Exit.ERROR,  # no such folder, a .jsonl name, the journal itself, a link
     OSError: Exit.ERROR,
 }
 
@@ -143,7 +147,10 @@ def said(exc: BaseException) -> str | None:
     return str(exc)
 
 
-def stop_said(where: str, stop: Stop, *, local: bool = True) -> str:
+NOTHING_WRITTEN = "Nothing was written."
+
+
+def stop_said(where: str, stop: Stop, *, local: bool = True, done: str = NOTHING_WRITTEN) -> str:
     """The one sentence for a journal that stops before its end, whichever command read it.
 
     It names the line once and what to do: a corrupt journal is read with `wren log` and forked
@@ -156,6 +163,5 @@ def stop_said(where: str, stop: Stop, *, local: bool = True) -> str:
         return f"{where}: {stop}. Nothing after it is read; fork the journal on its own machine from a point before it."
     log, fork = shlex.join(["wren", "log", where]), shlex.join(["wren", "fork", where])
     return (
-        f"{where}: {stop}. Nothing was written. "
-        f"Read it with `{log}`, then fork from a point before that line (`{fork}` lists them)."
+        f"{where}: {stop}. {done} Read it with `{log}`, then fork from a point before that line (`{fork}` lists them)."
     )

@@ -38,7 +38,8 @@ def agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
         choices=tuple(MODELS),
-        help="scripted (offline) or openai (WREN_BASE_URL, WREN_API_KEY, WREN_MODEL); default: openai when "
+        help="scripted (offline), openai (WREN_BASE_URL, WREN_API_KEY, WREN_MODEL) or anthropic "
+        "(ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, WREN_MODEL); default: WREN_PROVIDER, else openai when "
         "WREN_API_KEY is set, else scripted",
     )
     p.add_argument(

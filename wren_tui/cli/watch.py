@@ -1,23 +1,37 @@
-"""`wren watch`: the viewer on a session or a folder; with --pick, the chosen fork point printed for scripts.
+"""`wren watch`: the viewer on a session or a folder; with --pick, the chosen fork point printed for scripts;
+with --serve, the same viewer in a web browser, through textual-serve.
 
 On a damaged journal --pick opens the viewer as ever: the person sees where reading stops, and the
 points offered are the clean ones before it (a fork from one of them is the remedy). After the
 pick, `ID SEQ` is printed, then the same sentence and status as every other command reading that
 journal (exit 4), from the stop the viewer found; a torn tail is a crash's normal end (exit 0).
+
+With --serve each browser that opens the page gets its own viewer process (`wren watch`, with the
+same folder or session), its screen sent over a websocket. The server binds to loopback unless told
+otherwise: reach it from another machine through an SSH tunnel (`ssh -L 8000:127.0.0.1:8000 HOST`).
+In a browser the viewer offers no fork (the only write it has in a terminal) and hands exports to
+the browser as downloads.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
+from ..agent.errors import UsageError
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths, latest, resolve
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
 
 # The viewer's filters (tui/filters.py:ONLY, which loads Textual: not imported for every command).
 ONLY_CHOICES = ("thinking", "tools", "writes", "errors")
@@ -43,6 +57,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=ONLY_CHOICES,
         help="open with a filter on: the model's words (thinking), tool calls, writes (write_file, edit_file, "
         "commands) or errors; in the viewer, o cycles the filters, 1-4 pick one, 0 shows everything",
+    )
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the viewer to a web browser instead of this terminal (read-only; see --host, --port)",
+    )
+    p.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"with --serve: the address to listen on (default: {DEFAULT_HOST}, this machine only; from elsewhere, "
+        "an SSH tunnel: ssh -L PORT:127.0.0.1:PORT HOST)",
+    )
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"with --serve: the port to listen on (default: {DEFAULT_PORT})"
     )
     p.set_defaults(handler=cmd_watch)
 
@@ -72,6 +100,10 @@ def _journals_in(folder: Path) -> Path:
 
 def cmd_watch(args: argparse.Namespace) -> Exit:
     folder, session = target_of(args)
+    if args.serve:
+        if args.pick:
+            raise UsageError("--pick prints to this terminal; it cannot be used with --serve")
+        return serve(folder, session, host=args.host, port=args.port, poll=args.poll)
     from ..tui.app import WrenApp
 
     app = WrenApp(
@@ -91,4 +123,76 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
     out(f"{picked.session} {picked.seq}")
     if picked.stop is not None and not picked.stop.torn and session is not None:
         raise Unreadable(session, picked.stop)
+    return Exit.OK
+
+
+# --- --serve: the viewer in a browser ------------------------------------------------------------
+
+
+def viewer_command(folder: Path, session: Path | None, poll: bool) -> str:
+    """The shell command each browser's viewer runs: this wren, on the same folder or session."""
+    words = [sys.executable, "-m", "wren_tui", "watch", "--dir", str(folder.resolve())]
+    if session is not None:
+        words.append(str(session.resolve()))
+    if poll:
+        words.append("--poll")
+    return shlex.join(words)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(folder: Path, session: Path | None, *, host: str, port: int, poll: bool) -> Exit:
+    """Serve the viewer until interrupted (Ctrl+C or SIGTERM: exit 0)."""
+    import asyncio
+    import signal
+
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    def announce(_aiohttp_says: str) -> None:
+        """Said once the server listens (not before: a port in use is then an error, not a promise)."""
+        where = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+        out(f"serving the viewer at {where} (Ctrl+C stops it)")
+        if is_loopback(host):
+            out(f"from another machine: ssh -L {port}:127.0.0.1:{port} THIS-HOST, then open http://127.0.0.1:{port}")
+        else:
+            out(f"anyone who can reach {host}:{port} can read these sessions")
+        sys.stdout.flush()
+
+    class ViewerServer(Server):
+        """textual-serve's server, saying what Wren needs said, and answering at the address it was reached by."""
+
+        async def on_startup(self, app: Any) -> None:
+            pass  # textual-serve's banner: `announce` says what a person needs, once listening
+
+        def serve(self, debug: bool = False) -> None:
+            # As textual-serve's own, with Wren's sentence printed when the server is listening.
+            self.debug = debug
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            loop.add_signal_handler(signal.SIGINT, self.request_exit)
+            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            web.run_app(
+                self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop, print=announce
+            )
+
+        async def handle_index(self, request: Any) -> Any:
+            # The page's websocket goes back where the browser came from: a tunnel's port, a host name.
+            self.public_url = f"{request.scheme}://{request.host}"
+            return await super().handle_index(request)
+
+    server = ViewerServer(viewer_command(folder, session, poll), host=host, port=port, title="wren watch")
+    try:
+        server.serve()
+    except OSError as exc:
+        raise CommandFailed(
+            f"cannot serve on {host}:{port} ({(exc.strerror or str(exc)).lower()}); choose another --port"
+        ) from None
     return Exit.OK

@@ -25,11 +25,26 @@ class ToolCall(msgspec.Struct, frozen=True, gc=False):
     args: str
 
 
+class Reasoning(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
+    """One piece of a model's reasoning (thinking), as its server sent it."""
+
+    text: str = ""
+    # The wire field or block it came in (reasoning_content, reasoning, thinking, redacted_thinking):
+    # a gateway sends it back only to the kind of server that asked for it.
+    kind: str = ""
+    # Anthropic's proof that a thinking block is the model's own, sent back with it unchanged.
+    signature: str | None = None
+    # Anthropic's encrypted thinking (a redacted_thinking block), sent back as it came.
+    data: str | None = None
+
+
 class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     role: Role
     content: str
     toolCalls: list[ToolCall] | None = None
     toolCallId: str | None = None
+    # An assistant's reasoning before its reply; an older reader skips the field.
+    reasoning: list[Reasoning] | None = None
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type", gc=False):
@@ -54,6 +69,8 @@ class Delta(_Event, frozen=True, tag="delta"):
     """A fragment of the assistant's reply as it streams; the whole reply follows as a message."""
 
     text: str
+    # A fragment of its reasoning rather than of its text (an older reader shows it as text).
+    reasoning: bool = False
 
 
 class ToolStart(_Event, frozen=True, tag="tool_start"):
@@ -145,7 +162,14 @@ def describe(event: Event) -> str:
             if len(text) > 100:
                 text = text[:97] + "..."
             calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
-            return f"{msg.role}: {text!r}{calls}"
+            # Reasoning folds to its size and first words (`wren log --json` has all of it).
+            whole = "".join(r.text for r in msg.reasoning or ())
+            thought = " ".join(whole.split())
+            thought = thought[:60] + "…" if len(thought) > 60 else thought
+            sealed = sum(1 for r in msg.reasoning or () if r.data)
+            notes = [f"{len(whole):,} chars {thought!r}"] if thought else []
+            notes += [f"{sealed} encrypted"] if sealed else []
+            return f"{msg.role}: {text!r}{calls}" + (f"  · reasoning: {', '.join(notes)}" if notes else "")
         case ToolStart():
             effect = "read-only" if event.readOnly else "side effects"
             return f"{event.name} [{event.id}] started ({effect}, {event.approval})"
@@ -165,7 +189,8 @@ def describe(event: Event) -> str:
         case Recovery():
             return f"[{event.id}] {event.decision}"
         case Delta():
-            return f"streamed {len(event.text)} chars: {_fragment(event.text)}"
+            of = " of reasoning" if event.reasoning else ""
+            return f"streamed {len(event.text)} chars{of}: {_fragment(event.text)}"
         case UnknownEvent():
             return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
         case _:

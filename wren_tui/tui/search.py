@@ -18,8 +18,11 @@ from .timeline import Timeline
 
 
 def text_of(event: Event) -> str:
-    """What search looks in: a message's text, or the one line the conversation shows for the rest."""
-    return event.message.content if isinstance(event, Message) else describe(event)
+    """What search looks in: a message's text and reasoning, or the one line the conversation shows for the rest."""
+    if not isinstance(event, Message):
+        return describe(event)
+    thought = "\n".join(r.text for r in event.message.reasoning or ())
+    return f"{thought}\n{event.message.content}" if thought else event.message.content
 
 
 def find_all(

@@ -7,6 +7,10 @@ TITLE = "wren watch"
 # Conversation pane
 ROLE_LABEL = {"user": "you", "assistant": "assistant", "tool": "tool result"}
 STREAMING = "assistant · writing…"
+THINKING_NOW = "assistant · thinking…"
+THOUGHT = "(thought first: {more}, shown with the reply)"
+THINKING = "thinking: "
+THINKING_SEALED = "encrypted by the server (kept to send back, not shown)"
 STREAM_CUT_OFF = "assistant · cut off: its writer is gone and no reply followed"
 STREAM_BEFORE = "… {more} before this"
 PARTIAL_REPLY = "partial reply, discarded (no reply followed it: a retry, a crash or a cancel)"
@@ -33,6 +37,8 @@ INDEXING = "indexing {percent}%…"
 SEARCHING = "searching {percent}%…"
 READING = "reading…"
 MATCH = "match {k} of {n}"
+# Time spent waiting for the model and running tools, summed over the session.
+SPENT = "model {model} · tools {tools}"
 MATCHES = "{n} matches for {query}"
 ONLY = "only {what}: {hidden} hidden ({key}: all)"
 
@@ -85,3 +91,51 @@ RESULTS_UNREADABLE = "{why}; not searched"
 
 # Command line
 PICKED_NOTHING = "no fork point picked"
+
+# Waterfall (the tools pane on the session's time axis) and tokens per turn
+WATERFALL_TITLE = "Tool calls on the session's time axis · tokens per turn above · w: the table"
+WATERFALL_NAME = "tool"
+WATERFALL_LABEL = "elapsed"
+WATERFALL_AXIS = "(no time axis yet)"
+
+# Lineage
+LINEAGE_TITLE = "Lineage of {session}"
+LINEAGE_HELP = "Ancestors above, forks below · Enter: open it · Esc: back"
+READING_LINEAGE = "reading the lineage…"
+LINEAGE_UP = "↑{n} "
+LINEAGE_HERE = "▶ "
+LINEAGE_AT = "  forked at seq {seq}"
+LINEAGE_MISSING = "  missing (its journal is not in the folders looked in)"
+NO_LINEAGE = "Lineage needs a Wren journal: this session comes from elsewhere."
+
+# A fork beside its parent
+SIDE_BY_SIDE_TITLE = "{session} beside its parent"
+COMPARING = "comparing {session} with its parent…"
+DIFFERS = "differs here: {what}"
+NOT_A_FORK = "{session} is not a fork: it has no fork event, so no parent to compare it with."
+PARENT_MISSING = "The parent, {parent}, is not in {folders}: it was moved or deleted."
+
+# Replay
+REPLAY_TITLE = "replay of {session}"
+REPLAY_PLAYING = "▶ {speed}x"
+REPLAY_PAUSED = "❚❚ paused"
+REPLAY_WHERE = "event {event} of {events} · turn {turn} of {turns} · call {call} of {calls}"
+REPLAY_GAP = "a quiet {gap} crossed quickly"
+REPLAY_LIVE = "Replay is for a finished session: this one is still being written (its live view is here)."
+REPLAY_INDEXING = "Replay needs the whole journal: still indexing it, try again in a moment."
+REPLAY_EMPTY = "Nothing to replay yet."
+
+# Export
+EXPORT_TITLE = "Export {session}"
+EXPORT_HELP = "m / h / j: the format · Enter: write it (whole, or not at all) · Esc: back"
+EXPORT_HELP_WEB = "m / h / j: the format · Enter: download it · Esc: back"
+EXPORTING = "exporting…"
+EXPORTED = "Exported to {path}."
+EXPORTED_DAMAGED = "The journal could not be read to its end; the export says where reading stopped."
+EXPORT_FAILED = "Could not export: {reason}"
+NO_EXPORT = "Only a Wren journal can be exported: this session comes from elsewhere."
+NOT_IN_BROWSER = "In a browser the viewer only reads: fork from a terminal."
+
+# Browser: the fork tree
+TREE_MISSING = " (missing)"
+FOLD_FORKS = "Fold forks"

@@ -38,6 +38,7 @@ from ..journal.events import (
 )
 from ..journal.index import Chunk
 from ..journal.store import parse_ts
+from ..journal.timing import TimeSpent
 
 if TYPE_CHECKING:
     from .sources import SessionSource
@@ -99,7 +100,8 @@ def clip_event(event: Event) -> Clip:
     if isinstance(event, Message):
         msg = event.message
         calls = [ToolCall(c.id, c.name, _cut(c.args)) for c in msg.toolCalls] if msg.toolCalls else None
-        short = msgspec.structs.replace(msg, content=_cut(msg.content), toolCalls=calls)
+        thoughts = [msgspec.structs.replace(r, text=_cut(r.text)) for r in msg.reasoning] if msg.reasoning else None
+        short = msgspec.structs.replace(msg, content=_cut(msg.content), toolCalls=calls, reasoning=thoughts)
         return Clip(msgspec.structs.replace(event, message=short), len(msg.content), None)
     if isinstance(event, Error):
         short_error = msgspec.structs.replace(event, message=_cut(event.message))
@@ -124,8 +126,30 @@ def clips_of(chunk: Chunk) -> dict[int, Clip]:
     }
 
 
+class _Tail:
+    """The last _STREAM_TAIL characters of one kind of streamed text, and how many came in all."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self._pieces: deque[str] = deque()
+        self._kept = 0
+
+    def add(self, text: str) -> None:
+        self.chars += len(text)
+        piece = text[-_STREAM_TAIL:]
+        self._pieces.append(piece)
+        self._kept += len(piece)
+        while self._kept - len(self._pieces[0]) >= _STREAM_TAIL:
+            self._kept -= len(self._pieces.popleft())
+
+    def text(self, chars: int) -> str:
+        """The last `chars` characters (at most the kept end)."""
+        text = "".join(self._pieces)
+        return text[-chars:] if chars < len(text) else text
+
+
 class Stream:
-    """The reply streaming now, from its deltas: the start and the end of its text and its size, not all of it."""
+    """The reply streaming now, from its deltas: its start, the end of its text and of its reasoning, and sizes."""
 
     def __init__(self) -> None:
         self.deltas = 0
@@ -136,8 +160,9 @@ class Stream:
         self.start = self.end = 0  # the byte span of its delta lines
         self._head: list[str] = []
         self._head_chars = 0
-        self._tail: deque[str] = deque()
-        self._tail_chars = 0
+        # The reply's text and the model's reasoning, each shown by its own end while it streams.
+        self.text = _Tail()
+        self.reasoning = _Tail()
 
     def add(self, delta: Delta, start: int, end: int) -> None:
         text = delta.text
@@ -151,21 +176,12 @@ class Stream:
             piece = text[: CLIP_CHARS - self._head_chars]
             self._head.append(piece)
             self._head_chars += len(piece)
-        piece = text[-_STREAM_TAIL:]
-        self._tail.append(piece)
-        self._tail_chars += len(piece)
-        while self._tail_chars - len(self._tail[0]) >= _STREAM_TAIL:
-            self._tail_chars -= len(self._tail.popleft())
+        (self.reasoning if delta.reasoning else self.text).add(text)
 
     @property
     def head(self) -> str:
-        """The first CLIP_CHARS characters."""
+        """The first CLIP_CHARS characters, reasoning and text as they came."""
         return "".join(self._head)
-
-    def tail(self, chars: int) -> str:
-        """The last `chars` characters (at most the kept end)."""
-        text = "".join(self._tail)
-        return text[-chars:] if chars < len(text) else text
 
 
 @dataclass(slots=True)
@@ -239,6 +255,10 @@ class Timeline:
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._calls = CallTracker()  # which calls are open, so which points are clean
         self.tokens = 0
+        # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
+        self.turn_tokens: array[int] = array("q")
+        # Where the session's time went: waiting for the model, running tools, waiting for a person.
+        self.spent = TimeSpent()
         # The assistant reply still streaming: the deltas since the last event of any other kind.
         self.stream = Stream()
         self.ended = False
@@ -270,6 +290,7 @@ class Timeline:
         if isinstance(event, Delta):
             self.stream.add(event, start, end)
             return
+        self.spent.add(event)
         if self.stream.deltas:
             if isinstance(event, Message) and event.message.role == "assistant":
                 self.stream = Stream()  # the whole reply is here
@@ -285,6 +306,8 @@ class Timeline:
         if isinstance(event, Message):
             msg = event.message
             kind = msg.role
+            if kind == "user":
+                self.turn_tokens.append(0)
             chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
             if kind == "assistant":
                 breaks += len(msg.toolCalls or ())
@@ -319,7 +342,11 @@ class Timeline:
             kind = "error"
             chars = clip.chars if clip else len(event.message)
         elif isinstance(event, Usage):
-            self.tokens += event.inputTokens + event.outputTokens
+            used = event.inputTokens + event.outputTokens
+            self.tokens += used
+            if not self.turn_tokens:
+                self.turn_tokens.append(0)
+            self.turn_tokens[-1] += used
         elif isinstance(event, RunStart):
             self.ended = False
         elif isinstance(event, RunEnd):

@@ -30,11 +30,25 @@ def _module(name: str) -> ModelFactory:
 MODELS: dict[str, ModelFactory] = {
     "scripted": _module("scripted"),
     "openai": _module("openai"),
+    "anthropic": _module("anthropic"),
 }
 
 
 def default_model(env: Mapping[str, str]) -> str:
-    """`openai` when WREN_API_KEY is set, the offline `scripted` model otherwise."""
+    """WREN_PROVIDER when set; else `openai` when WREN_API_KEY is set, the offline `scripted` model otherwise.
+
+    An ANTHROPIC_API_KEY alone chooses nothing: it is often set for other programs, and the offline
+    model must stay the default for them.
+    """
+    provider = env.get("WREN_PROVIDER", "").strip()
+    if provider:
+        if provider not in MODELS:
+            from .base import ModelUnavailable
+
+            raise ModelUnavailable(
+                f"WREN_PROVIDER={provider}: there is no such model; choose one of: {', '.join(MODELS)}"
+            )
+        return provider
     return "openai" if env.get("WREN_API_KEY") else "scripted"
 
 

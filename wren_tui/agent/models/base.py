@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ...journal.events import ChatMessage, ToolCall
+from ...journal.events import ChatMessage, Reasoning, ToolCall
 from ..errors import AgentError
 from ..tools import Tool
 
@@ -20,10 +20,29 @@ class TextPart:
 
 
 @dataclass(frozen=True)
-class ToolCallPart:
-    """A fragment of one tool call; fragments with the same index belong to the same call."""
+class ReasoningPart:
+    """A fragment of the model's reasoning; fragments with the same block belong to one piece.
 
-    index: int
+    `kind` names how the server sent it (see `Reasoning.kind`); `signature` and `data` are what
+    Anthropic needs to get back with a thinking block, and arrive once, whole.
+    """
+
+    text: str = ""
+    block: int = 0
+    kind: str = ""
+    signature: str | None = None
+    data: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallPart:
+    """A fragment of one tool call; fragments with the same index belong to the same call.
+
+    A server that sends no index (or null) sends each call whole or in order: a fragment with a new
+    id starts a new call, one without an id continues the last.
+    """
+
+    index: int | None
     id: str | None = None
     name: str | None = None
     args: str = ""
@@ -49,7 +68,7 @@ class RetryPart:
     delay: float
 
 
-StreamPart = TextPart | ToolCallPart | UsagePart | FinishPart | RetryPart
+StreamPart = TextPart | ReasoningPart | ToolCallPart | UsagePart | FinishPart | RetryPart
 
 
 class GatewayError(AgentError):
@@ -95,11 +114,20 @@ class _CallDraft:
 
 
 @dataclass
+class _ReasoningDraft:
+    kind: str = ""
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    data: str | None = None
+
+
+@dataclass
 class Reply:
     """One assistant reply assembled from its parts."""
 
     text: list[str] = field(default_factory=list)
     calls: dict[int, _CallDraft] = field(default_factory=dict)
+    thoughts: dict[int, _ReasoningDraft] = field(default_factory=dict)
     input_tokens: int | None = None
     output_tokens: int | None = None
     finish: str | None = None
@@ -107,8 +135,14 @@ class Reply:
     def add(self, part: StreamPart) -> None:
         if isinstance(part, TextPart):
             self.text.append(part.text)
+        elif isinstance(part, ReasoningPart):
+            thought = self.thoughts.setdefault(part.block, _ReasoningDraft())
+            thought.kind = thought.kind or part.kind
+            thought.text.append(part.text)
+            thought.signature = part.signature or thought.signature
+            thought.data = part.data or thought.data
         elif isinstance(part, ToolCallPart):
-            draft = self.calls.setdefault(part.index, _CallDraft())
+            draft = self.calls.setdefault(self._call_index(part), _CallDraft())
             draft.id = draft.id or (part.id or "")
             draft.name = draft.name or (part.name or "")
             draft.args.append(part.args)
@@ -117,9 +151,27 @@ class Reply:
         elif isinstance(part, FinishPart):
             self.finish = part.reason
 
+    def _call_index(self, part: ToolCallPart) -> int:
+        if part.index is not None:
+            return part.index
+        last = max(self.calls, default=None)
+        if last is None or (part.id and part.id != self.calls[last].id):
+            return 0 if last is None else last + 1
+        return last
+
     @property
     def content(self) -> str:
         return "".join(self.text)
+
+    @property
+    def reasoning(self) -> list[Reasoning] | None:
+        """The pieces of reasoning in block order; None when the model sent none."""
+        pieces = [
+            Reasoning(text="".join(t.text), kind=t.kind, signature=t.signature, data=t.data)
+            for _, t in sorted(self.thoughts.items())
+        ]
+        pieces = [p for p in pieces if p.text or p.signature or p.data]
+        return pieces or None
 
     def tool_calls(self, id_prefix: str) -> list[ToolCall]:
         """The calls in index order; a call the model sent without an id gets one from `id_prefix`."""

@@ -1,12 +1,14 @@
 """The `openai` gateway: OpenAI-compatible chat completions, streamed over SSE with httpx.
 
-Works with any server that speaks the protocol (hosted, Ollama, vLLM, llama.cpp). Retries 429, 5xx
-and connection failures with exponential backoff and jitter; anything else is a sentence.
+Works with any server that speaks the protocol (OpenAI, DeepSeek, Groq, OpenRouter, Ollama, vLLM,
+llama.cpp). Reasoning a server streams (`reasoning_content`, or OpenRouter's `reasoning`) is kept
+with the reply, and `reasoning_content` goes back to the server with every assistant message, as
+DeepSeek's thinking mode requires. A server that answers with one JSON document instead of a stream is read
+as that document. Retries and the sentences for failures are in `http.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -22,15 +24,42 @@ from .base import (
     GatewayError,
     ModelSetup,
     ModelUnavailable,
-    RetryPart,
+    ReasoningPart,
     StreamPart,
     TextPart,
     ToolCallPart,
     UsagePart,
 )
+from .http import (
+    Body,
+    Endpoint,
+    Retry,
+    RetryPolicy,
+    SSEDecoder,
+    event_data,
+    in_body_error,
+    parts_of,
+    refuse,
+    with_retries,
+)
+
+__all__ = [
+    "OpenAIGateway",
+    "SSEDecoder",
+    "chunk_parts",
+    "completion_parts",
+    "create",
+    "is_deepseek",
+    "wire_messages",
+    "wire_tools",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
+# The field DeepSeek (and Qwen, Kimi, vLLM before 0.11) stream reasoning in, and want back once there was a tool call.
+REASONING_CONTENT = "reasoning_content"
+# OpenRouter's (and Ollama's, vLLM's from 0.11) field: shown and kept, never sent back (no server requires it).
+REASONING = "reasoning"
 
 
 def create(setup: ModelSetup) -> OpenAIGateway:
@@ -42,64 +71,38 @@ def create(setup: ModelSetup) -> OpenAIGateway:
     return OpenAIGateway.from_env(setup.system, setup.env)
 
 
-class SSEDecoder:
-    """Server-sent events from bytes in arbitrary chunks; lines are split as bytes, so a chunk
-    boundary inside a UTF-8 character never breaks a character."""
+def wire_messages(system: str, messages: Sequence[ChatMessage], *, thinking: bool = False) -> list[dict[str, Any]]:
+    """Our messages in the chat-completions shape, after the system prompt.
 
-    def __init__(self) -> None:
-        self._buf = b""
-        self._data: list[bytes] = []
-
-    def feed(self, chunk: bytes) -> list[str]:
-        self._buf += chunk
-        events: list[str] = []
-        while (end := self._buf.find(b"\n")) >= 0:
-            line, self._buf = self._buf[:end].rstrip(b"\r"), self._buf[end + 1 :]
-            if not line:
-                if self._data:
-                    events.append(b"\n".join(self._data).decode("utf-8", errors="replace"))
-                    self._data = []
-            elif line.startswith(b"data:"):
-                value = line[5:]
-                self._data.append(value[1:] if value.startswith(b" ") else value)
-            # comments (":") and the event/id/retry fields carry nothing this protocol uses
-        return events
-
-    def end(self) -> list[str]:
-        """Whatever a server left without the final blank line."""
-        events = self.feed(b"\n\n") if self._buf else []
-        if self._data:
-            events.append(b"\n".join(self._data).decode("utf-8", errors="replace"))
-            self._data = []
-        return events
-
-
-class _Retry(Exception):
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-def wire_messages(system: str, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """Our messages in the chat-completions shape, after the system prompt."""
+    Once the server has sent `reasoning_content` in the conversation (or `thinking` says it is
+    DeepSeek's), every assistant message carries its own, or an empty one: DeepSeek's thinking mode
+    refuses a request in which a message of a turn that called tools lacks it, in every later turn
+    too. A server that never sent the field never sees it.
+    """
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    thinking = thinking or any(r.kind == REASONING_CONTENT for m in messages for r in m.reasoning or ())
     for m in messages:
         if m.role == "tool":
             wire.append({"role": "tool", "tool_call_id": m.toolCallId or "", "content": m.content})
-        elif m.role == "assistant" and m.toolCalls:
-            wire.append(
-                {
-                    "role": "assistant",
-                    "content": m.content or None,
-                    "tool_calls": [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}}
-                        for c in m.toolCalls
-                    ],
-                }
-            )
-        else:
+            continue
+        if m.role != "assistant":
             wire.append({"role": m.role, "content": m.content})
+            continue
+        item: dict[str, Any] = {"role": "assistant", "content": m.content or (None if m.toolCalls else "")}
+        if m.toolCalls:
+            item["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}} for c in m.toolCalls
+            ]
+        if thinking:
+            item[REASONING_CONTENT] = "".join(r.text for r in m.reasoning or () if r.kind == REASONING_CONTENT)
+        wire.append(item)
     return wire
+
+
+def is_deepseek(base_url: str) -> bool:
+    """DeepSeek's own API: it may think without saying so (a bare tool call), so the field goes from the start."""
+    host = httpx.URL(base_url).host or ""
+    return host == "deepseek.com" or host.endswith(".deepseek.com")
 
 
 def wire_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
@@ -110,41 +113,80 @@ def wire_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
+def _string(source: Mapping[str, Any], key: str) -> str:
+    """A text field of a chunk: a string, or absent/null as ""; anything else cannot be read."""
+    value = source.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is a {type(value).__name__}, not a string")
+    return value
+
+
+def _reasoning_part(source: Mapping[str, Any]) -> ReasoningPart | None:
+    """The reasoning in a delta or a message: `reasoning_content` first, so a server sending both is read once."""
+    for field in (REASONING_CONTENT, REASONING):
+        if text := _string(source, field):
+            return ReasoningPart(text, kind=field)
+    return None
+
+
+def _tool_call_part(call: Mapping[str, Any], position: int | None) -> ToolCallPart:
+    fn = call.get("function") or {}
+    index = call.get("index", position)
+    arguments = fn.get("arguments")
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)  # a server that sends the arguments as an object
+    return ToolCallPart(
+        index=None if index is None else int(index),
+        id=_string(call, "id") or None,
+        name=_string(fn, "name") or None,
+        args=arguments or "",
+    )
+
+
+def _usage_part(usage: Any) -> UsagePart | None:
+    if not isinstance(usage, Mapping):
+        return None
+    return UsagePart(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
 def chunk_parts(chunk: Mapping[str, Any]) -> list[StreamPart]:
     """The parts in one streamed chat-completion chunk."""
-    if isinstance(chunk.get("error"), dict):
-        raise GatewayError(f"the model server reported an error mid-stream: {_error_text(chunk)}")
     parts: list[StreamPart] = []
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            parts.append(TextPart(delta["content"]))
-        for position, call in enumerate(delta.get("tool_calls") or ()):
-            fn = call.get("function") or {}
-            parts.append(
-                ToolCallPart(
-                    index=int(call.get("index", position)),
-                    id=call.get("id"),
-                    name=fn.get("name"),
-                    args=fn.get("arguments") or "",
-                )
-            )
+        if (thought := _reasoning_part(delta)) is not None:
+            parts.append(thought)
+        if text := _string(delta, "content"):
+            parts.append(TextPart(text))
+        for call in delta.get("tool_calls") or ():
+            # Without an index, calls are told apart by their ids (see ToolCallPart).
+            parts.append(_tool_call_part(call, None))
         if choice.get("finish_reason"):
             parts.append(FinishPart(str(choice["finish_reason"])))
-    usage = chunk.get("usage")
-    if isinstance(usage, dict):
-        parts.append(UsagePart(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)))
+    if (usage := _usage_part(chunk.get("usage"))) is not None:
+        parts.append(usage)
     return parts
 
 
-def _error_text(payload: Any) -> str:
-    if isinstance(payload, dict):
-        error = payload.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-    return str(payload)[:300]
+def completion_parts(document: Mapping[str, Any]) -> list[StreamPart]:
+    """The parts of a whole chat completion: a server (or proxy) that ignored `stream: true`."""
+    parts: list[StreamPart] = []
+    choices = document.get("choices") or ()
+    if choices:
+        choice = choices[0]
+        message = choice.get("message") or {}
+        if (thought := _reasoning_part(message)) is not None:
+            parts.append(thought)
+        if text := _string(message, "content"):
+            parts.append(TextPart(text))
+        for position, call in enumerate(message.get("tool_calls") or ()):
+            parts.append(_tool_call_part(call, position))
+        parts.append(FinishPart(str(choice.get("finish_reason") or "stop")))
+    if (usage := _usage_part(document.get("usage"))) is not None:
+        parts.append(usage)
+    return parts
 
 
 class OpenAIGateway:
@@ -161,15 +203,13 @@ class OpenAIGateway:
         max_backoff: float = 20.0,
         rng: random.Random | None = None,
     ) -> None:
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._endpoint = Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL")
+        self._deepseek = is_deepseek(base_url)
         self._api_key = api_key
         self._model = model
         self._system = system
         self._timeout = httpx.Timeout(connect=15.0, read=read_timeout, write=30.0, pool=15.0)
-        self._max_attempts = max(1, max_attempts)
-        self._backoff = backoff
-        self._max_backoff = max_backoff
-        self._rng = rng or random.Random()
+        self._policy = RetryPolicy(max(1, max_attempts), backoff, max_backoff, rng or random.Random())
 
     @classmethod
     def from_env(cls, system: str, env: Mapping[str, str] | None = None) -> OpenAIGateway:
@@ -186,10 +226,10 @@ class OpenAIGateway:
     def model(self) -> str:
         return self._model
 
-    async def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
+    def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": wire_messages(self._system, messages),
+            "messages": wire_messages(self._system, messages, thinking=self._deepseek),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -198,90 +238,56 @@ class OpenAIGateway:
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        attempt = 0
-        async with httpx.AsyncClient(timeout=self._timeout) as client:
-            while True:
-                attempt += 1
-                try:
-                    async for part in self._once(client, body, headers):
-                        yield part
-                    return
-                except _Retry as exc:
-                    problem, retry_after = str(exc), exc.retry_after
-                except httpx.TimeoutException:
-                    problem, retry_after = f"the model server at {self._url} did not answer in time", None
-                except httpx.TransportError as exc:
-                    problem, retry_after = f"the connection to {self._url} failed ({_describe(exc)})", None
-                if attempt >= self._max_attempts:
-                    raise GatewayError(
-                        f"{problem}; gave up after {attempt} attempts. Check that the server is up "
-                        "(WREN_BASE_URL) and try again.",
-                        retryable=True,
-                        attempt=attempt,
-                    )
-                delay = self._delay(attempt, retry_after)
-                yield RetryPart(problem, attempt, delay)
-                await asyncio.sleep(delay)
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return float(min(retry_after, self._max_backoff))
-        ceiling: float = min(self._max_backoff, self._backoff * 2.0 ** (attempt - 1))
-        # Jitter (half fixed, half random), so clients that failed together do not retry together.
-        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+        return with_retries(
+            self._endpoint, self._policy, self._timeout, lambda client: self._once(client, body, headers)
+        )
 
     async def _once(
         self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]
     ) -> AsyncIterator[StreamPart]:
-        async with client.stream("POST", self._url, json=body, headers=headers) as response:
+        endpoint = self._endpoint
+        async with client.stream("POST", endpoint.url, json=body, headers=headers) as response:
             if response.status_code != 200:
-                await self._refuse(response)
+                raise await refuse(endpoint, response)
+            reply = Body(response)
+            if await reply.is_document():
+                document = await reply.document(endpoint)
+                if (error := in_body_error(endpoint, document, "an error in place of a reply")) is not None:
+                    raise error
+                if not isinstance(document, Mapping) or not document.get("choices"):
+                    raise GatewayError(
+                        f"the model server at {endpoint.url} answered with a JSON document that holds no reply: "
+                        f"{json.dumps(document)[:200]!r}"
+                    )
+                for part in parts_of(endpoint, document, completion_parts):
+                    yield part
+                return
             decoder = SSEDecoder()
             finished = False
-            async for chunk in response.aiter_bytes():
+            async for chunk in reply.chunks():
                 for data in decoder.feed(chunk):
                     if data.strip() == "[DONE]":
                         return
-                    for part in chunk_parts(_json(data)):
+                    for part in self._parts(data):
                         finished = finished or isinstance(part, FinishPart)
                         yield part
             for data in decoder.end():
                 if data.strip() != "[DONE]":
-                    for part in chunk_parts(_json(data)):
+                    for part in self._parts(data):
                         finished = finished or isinstance(part, FinishPart)
                         yield part
             if not finished:
-                raise _Retry("the model server closed the stream before the reply was finished")
+                raise _cut_short()
 
-    async def _refuse(self, response: httpx.Response) -> None:
-        raw = (await response.aread())[:4000]
-        try:
-            detail = _error_text(json.loads(raw))
-        except ValueError:
-            detail = raw.decode("utf-8", errors="replace").strip()[:300] or response.reason_phrase
-        status = response.status_code
-        if status == 429 or status >= 500:
-            retry_after = response.headers.get("retry-after")
-            seconds = float(retry_after) if retry_after and retry_after.isdigit() else None
-            raise _Retry(f"the model server answered HTTP {status} ({detail})", seconds)
-        hint = {
-            401: "check WREN_API_KEY",
-            403: "check that WREN_API_KEY may use this model",
-            404: "check WREN_BASE_URL and WREN_MODEL",
-        }.get(status, "check the request settings (WREN_MODEL, WREN_BASE_URL)")
-        raise GatewayError(f"the model server at {self._url} refused the request: HTTP {status} ({detail}); {hint}")
+    def _parts(self, data: str) -> list[StreamPart]:
+        chunk = event_data(self._endpoint, data)
+        if (error := in_body_error(self._endpoint, chunk, "an error mid-stream")) is not None:
+            raise error
+        return parts_of(self._endpoint, chunk, chunk_parts)
 
 
-def _json(data: str) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        raise GatewayError(f"the model server sent a stream event that is not JSON: {data[:200]!r}") from None
-    if not isinstance(value, dict):
-        raise GatewayError(f"the model server sent a stream event that is not an object: {data[:200]!r}")
-    return value
-
-
-def _describe(exc: httpx.TransportError) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:200]
+def _cut_short() -> Retry:
+    return Retry(
+        "the model server closed the stream before the reply was finished",
+        hint="Check that the server is up (WREN_BASE_URL) and try again.",
+    )

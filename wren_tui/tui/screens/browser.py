@@ -1,4 +1,9 @@
-"""The browser screen: the journals of a folder, newest first, appearing and changing live."""
+"""The browser screen: the journals of a folder, newest first, appearing and changing live.
+
+Forks sit under their parent as a tree (indented, with the seq they were forked at); Space folds
+or unfolds a session's forks. A fork whose parent is not in the folder is at the top, its parent
+said to be missing.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from ...journal.errors import JournalError
+from ...journal.lineage import TreeRow, fork_tree
 from ...journal.locks import lock_holder
 from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
 from ...search.agents import wren_sessions
@@ -54,6 +60,7 @@ class BrowserScreen(Screen[None]):
         Binding("r", "refresh", "Refresh"),
         Binding("/", "search_all", "Search all"),
         Binding("escape", "close_search", "Close search", show=False),
+        Binding("space", "fold", strings.FOLD_FORKS),
     ]
 
     def __init__(
@@ -77,13 +84,18 @@ class BrowserScreen(Screen[None]):
         # Every column's cells per row, so the columns shown can change with the width.
         self._cells: dict[str, dict[str, Text]] = {}
         self._shown: tuple[str, ...] = strings.BROWSER_COLUMNS
+        # Each row's listing (None: unreadable), the tree they make, the rows shown in order, folded sessions.
+        self._infos: dict[str, SessionInfo | None] = {}
+        self._tree: dict[str, TreeRow] = {}
+        self._order: list[str] = []
+        self._folded: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
         yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
         yield Static(Text(strings.NO_JOURNALS.format(folder=shorten(str(self.shown_folder), 200))), id="empty")
         yield Input(placeholder=strings.SEARCH_ALL_PLACEHOLDER, id="search-all")
-        yield KeyFooter(keep=("quit", "toggle_help", "open", "search_all", "refresh"))
+        yield KeyFooter(keep=("quit", "toggle_help", "open", "search_all", "refresh", "fold"))
 
     @property
     def table(self) -> DataTable[Text]:
@@ -111,15 +123,14 @@ class BrowserScreen(Screen[None]):
         except JournalError as exc:
             self.notify(str(exc), severity="error")
             return
-        table = self.table
-        changed = False
+        changed: set[str] = set()
         current = set(paths)
         for gone in set(self._seen) - current:
-            table.remove_row(str(gone))
             del self._seen[gone]
             del self._cells[str(gone)]
+            del self._infos[str(gone)]
             self._live.discard(gone)
-            changed = True
+            changed.add(str(gone))
         for path in paths:
             try:
                 st = os.stat(path)
@@ -130,45 +141,105 @@ class BrowserScreen(Screen[None]):
             still_live = path in self._live and lock_holder(path) is not None
             if self._seen.get(path) == stamp and (path not in self._live or still_live):
                 continue
+            info: SessionInfo | None
             try:
-                cells = _cells(describe_session(path))
+                info = describe_session(path)
+                cells = _cells(info)
             except (JournalError, OSError):
-                cells = _unreadable(path)  # listed all the same: a journal hidden is a journal lost
-            self._show(path, cells, new=path not in self._seen)
+                info, cells = None, _unreadable(path)  # listed all the same: a journal hidden is a journal lost
+            if cells["state"].plain == "live":
+                self._live.add(path)
+            else:
+                self._live.discard(path)
+            self._cells[str(path)], self._infos[str(path)] = cells, info
             self._seen[path] = stamp
-            changed = True
-        if changed and not self._fit_columns():
-            self._sort()
+            changed.add(str(path))
+        if changed:
+            self._arrange(changed)
         self.query_one("#empty").display = not self._seen
-        table.display = bool(self._seen)
+        self.table.display = bool(self._seen)
 
-    def _sort(self) -> None:
-        # Session ids begin with their UTC start time, so by id is newest first.
-        self.table.sort("id", key=lambda cell: cell.plain, reverse=True)
+    # --- the fork tree ----------------------------------------------------------------------
 
-    def _show(self, path: Path, cells: dict[str, Text], *, new: bool) -> None:
-        if cells["state"].plain == "live":
-            self._live.add(path)
-        else:
-            self._live.discard(path)
-        key = str(path)
-        self._cells[key] = cells
-        if new:
-            self.table.add_row(*(cells[column] for column in self._shown), key=key)
+    def _arrange(self, changed: set[str]) -> None:
+        """Place every row in the fork tree; rows whose place is unchanged are only redrawn."""
+        rows = [info for info in self._infos.values() if info is not None]
+        keys = {info.id: str(info.path) for info in rows}
+        self._tree = {row.id: row for row in fork_tree(rows)}
+        order: list[str] = []
+        hidden_under: int | None = None  # the depth of a folded session while its forks are passed
+        for row in self._tree.values():
+            if hidden_under is not None and row.depth > hidden_under:
+                continue
+            hidden_under = row.depth if row.id in self._folded and row.children else None
+            order.append(keys[row.id])
+        # Unreadable journals have no id to place by: they follow, newest first.
+        order.extend(sorted((k for k, info in self._infos.items() if info is None), reverse=True))
+        refit = self._fit_columns(rebuild=False)  # a new or wider row may change the columns that fit
+        if order != self._order or refit:
+            self._order = order
+            self._rebuild()
             return
-        for column in self._shown:
-            self.table.update_cell(key, column, cells[column], update_width=True)
+        for key in changed & set(order):
+            for column in self._shown:
+                self.table.update_cell(key, column, self._decorated(key)[column], update_width=True)
+
+    def _decorated(self, key: str) -> dict[str, Text]:
+        """A row's cells with its place in the tree shown: indented under its parent, folded or not."""
+        cells = self._cells[key]
+        info = self._infos.get(key)
+        row = self._tree.get(info.id) if info is not None else None
+        if info is None or row is None:
+            return cells
+        glyph = ("▸ " if info.id in self._folded else "▾ ") if row.children else ""
+        indent = "  " * max(row.depth - 1, 0) + ("└ " if row.depth else "")
+        folded = f" (+{row.children})" if info.id in self._folded and row.children else ""
+        ident = Text(indent, style="dim")
+        ident.append(glyph + shorten(info.id, 40) + folded)
+        origin = cells["forked from"].copy()
+        if row.parent_missing:
+            origin.append(strings.TREE_MISSING, style="italic yellow")
+        return {**cells, "id": ident, "forked from": origin}
+
+    def _rebuild(self) -> None:
+        """The table's rows again, in tree order, the cursor kept on its session."""
+        table = self.table
+        current = None
+        if table.row_count:
+            current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear(columns=False)
+        for key in self._order:
+            cells = self._decorated(key)
+            table.add_row(*(cells[column] for column in self._shown), key=key)
+        if current in self._order:
+            table.move_cursor(row=self._order.index(current))
+
+    def action_fold(self) -> None:
+        """Fold (or unfold) the forks under the highlighted session."""
+        table = self.table
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        info = self._infos.get(key) if key is not None else None
+        if info is None or not self._tree.get(info.id, TreeRow(info.id, 0, False, 0)).children:
+            return
+        self._folded.symmetric_difference_update({info.id})
+        self._arrange({str(key)})
 
     def on_resize(self) -> None:
         self._fit_columns()
 
-    def _fit_columns(self) -> bool:
-        """Show the columns that fit the width, giving up lesser ones first; True if the table was rebuilt."""
+    def _fit_columns(self, *, rebuild: bool = True) -> bool:
+        """Show the columns that fit the width, giving up lesser ones first; True if they changed.
+
+        The table is made again with them, unless `rebuild` is False (the caller rebuilds it).
+        """
         width = self.size.width - _CELL_PADDING  # room for a scrollbar
         if width <= 0:
             return False
+        decorated = [self._decorated(key) for key in self._cells]
         natural = {
-            column: max([len(column), *(cells[column].cell_len for cells in self._cells.values())]) + _CELL_PADDING
+            column: max([len(column), *(cells[column].cell_len for cells in decorated)]) + _CELL_PADDING
             for column in strings.BROWSER_COLUMNS
         }
         shown = list(strings.BROWSER_COLUMNS)
@@ -180,14 +251,11 @@ class BrowserScreen(Screen[None]):
             return False
         self._shown = tuple(shown)
         table = self.table
-        row = table.cursor_row
         table.clear(columns=True)
         for column in self._shown:
             table.add_column(column, key=column)
-        for key, cells in self._cells.items():
-            table.add_row(*(cells[column] for column in self._shown), key=key)
-        self._sort()
-        table.move_cursor(row=row)
+        if rebuild:
+            self._rebuild()
         return True
 
     def action_open(self) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import ClassVar, ParamSpec
 
 from textual import on, work
@@ -22,20 +23,27 @@ from ...journal.errors import JournalError
 from ...journal.events import Message, event_type
 from ...journal.forking import ForkPoint, fork, preview
 from ...journal.index import Chunk
+from ...journal.timing import duration
 from ...journal.verdict import Stop
 from .. import strings
 from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
 from ..sources import LineReader, SessionSource, Whereabouts
+from ..sources.local import LocalJournal
+from ..sources.replay import ReplaySource
 from ..text import shorten
 from ..timeline import Clip, Timeline, clips_of
 from ..widgets.conversation import ConversationView
 from ..widgets.key_footer import KeyFooter
 from ..widgets.status_line import Status, StatusLine
 from ..widgets.tool_timings import ToolTimings
+from ..widgets.waterfall import TokenSparkline, Waterfall
 from .dialogs import RAW_BYTES, Confirm, Notice, RawLines
+from .export import ExportDialog
 from .fork_picker import ForkPicker
+from .lineage import LineageScreen
+from .side_by_side import SideBySide
 
 Clock = Callable[[], datetime]
 P = ParamSpec("P")
@@ -61,6 +69,11 @@ _FOOTER_KEEP = (
     "next_tool",
     "live",
     "toggle_follow",
+    "waterfall",
+    "replay",
+    "export",
+    "lineage",
+    "beside_parent",
 )
 # The filters by the name an action gives.
 LABEL_OF: dict[str, Only] = {only: only for only in ONLY}
@@ -94,6 +107,8 @@ class Picked:
 
 class SessionScreen(Screen[None]):
     CSS_PATH = "session.tcss"
+    # The footer's keys by importance (a screen built on this one names its own).
+    FOOTER_KEEP: ClassVar[tuple[str, ...]] = _FOOTER_KEEP
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "toggle_follow", "Follow"),
         Binding("l,end", "live", "Live"),
@@ -112,6 +127,11 @@ class SessionScreen(Screen[None]):
         Binding("3", "only('writes')", "Only writes", show=False),
         Binding("4", "only('errors')", "Only errors", show=False),
         Binding("0", "only('')", "Show everything", show=False),
+        Binding("w", "waterfall", "Waterfall"),
+        Binding("R", "replay", "Replay"),
+        Binding("x", "export", "Export"),
+        Binding("g", "lineage", "Lineage"),
+        Binding("d", "beside_parent", "Beside parent"),
         Binding("tab", "app.focus_next", "Switch pane", show=False),
         Binding("escape", "back", "Back", show=False),
     ]
@@ -122,11 +142,12 @@ class SessionScreen(Screen[None]):
         *,
         clock: Clock,
         pick: bool = False,
+        waterfall: bool = False,
         only: Only | None = None,
         at: tuple[int, int] | None = None,
         match: str = "",
     ) -> None:
-        super().__init__()
+        super().__init__(classes="-waterfall" if waterfall else "")
         self._only_at_start = only
         # Open at a search hit: the item at this place (line start, part) selected, `match` marked.
         self._at, self._at_match = at, match
@@ -156,10 +177,12 @@ class SessionScreen(Screen[None]):
         # The panes: each hears of every change of the timeline (tui/messages.py), none is wired here.
         yield StatusLine(id="status")
         yield ConversationView(self.timeline, id="conversation")
-        yield Static(strings.TOOLS_TITLE, id="tools-title", markup=False)
+        yield Static(self._tools_title(), id="tools-title", markup=False)
+        yield TokenSparkline(self.timeline, id="tokens")
         yield ToolTimings(self.timeline, self.clock, id="tools")
+        yield Waterfall(self.timeline, self.clock, id="waterfall")
         yield Input(placeholder=strings.SEARCH_PLACEHOLDER, id="search")
-        yield KeyFooter(keep=_FOOTER_KEEP)
+        yield KeyFooter(keep=self.FOOTER_KEEP)
 
     @property
     def conversation(self) -> ConversationView:
@@ -450,6 +473,7 @@ class SessionScreen(Screen[None]):
             busy=_busy(self._indexing, self._searching, self._reading),
             match=self._match_status(),
             only=self._only_status(),
+            spent=self._spent(),
         )
 
     def _only_status(self) -> str | None:
@@ -473,6 +497,15 @@ class SessionScreen(Screen[None]):
         """The next filter: everything, thinking, tool calls, writes, errors, everything."""
         order: list[Only | None] = [None, *ONLY]
         self.conversation.only = order[(order.index(self.conversation.only) + 1) % len(order)]
+
+    def _spent(self) -> str | None:
+        """Time waiting for the model and running tools; while a writer runs, the phase under way counts to now."""
+        spent = self.timeline.spent
+        if spent.since_ms is None:
+            return None
+        if self.writer_alive:
+            spent = spent.until(int(self.clock().timestamp() * 1000))
+        return strings.SPENT.format(model=duration(spent.model_ms), tools=duration(spent.tools_ms))
 
     def _follow_changed(self, follow: bool) -> None:
         if follow:
@@ -698,3 +731,70 @@ class SessionScreen(Screen[None]):
         self.app.push_screen(
             Notice(strings.FORKED.format(parent=forked.parent, seq=forked.at_seq, new=forked.id, command=command))
         )
+
+    # --- lineage and time -----------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # In a browser the viewer only reads.
+        return not (action == "fork_points" and self.app.is_web)
+
+    def _tools_title(self) -> str:
+        return strings.WATERFALL_TITLE if self.has_class("-waterfall") else strings.TOOLS_TITLE
+
+    def action_waterfall(self) -> None:
+        """Show the tool calls on the session's time axis (and tokens per turn), or as the table again."""
+        was_focused = self.focused is not None and self.focused.id in ("tools", "waterfall")
+        self.toggle_class("-waterfall")
+        self.query_one("#tools-title", Static).update(self._tools_title())
+        self.query_one(TokenSparkline).take()
+        if was_focused:
+            self.query_one("#waterfall" if self.has_class("-waterfall") else "#tools").focus()
+
+    def _folders(self, path: Path) -> list[Path]:
+        """Where relatives are looked for: the session's own folder, and the folder the viewer browses."""
+        folders = [path.parent]
+        browsed = getattr(self.app, "folder", None)
+        if isinstance(browsed, Path) and browsed.resolve() != path.parent.resolve():
+            folders.append(browsed)
+        return folders
+
+    def action_lineage(self) -> None:
+        path = self.source.path
+        if path is None:
+            self.notify(strings.NO_LINEAGE, timeout=3)
+            return
+        self.app.push_screen(LineageScreen(path, self._folders(path), open_session=self._open_relative))
+
+    def _open_relative(self, path: Path) -> None:
+        """A relative's session screen, made as the app makes every one (its clock, its watch mode)."""
+        make: Callable[[Path], Screen[None]] | None = getattr(self.app, "session_screen", None)
+        self.app.push_screen(make(path) if make is not None else SessionScreen(LocalJournal(path), clock=self.clock))
+
+    def action_beside_parent(self) -> None:
+        path = self.source.path
+        if path is None:
+            self.notify(strings.NO_LINEAGE, timeout=3)
+            return
+        self.app.push_screen(SideBySide(path, self._folders(path)))
+
+    def action_replay(self) -> None:
+        if self._indexing is not None:
+            self.notify(strings.REPLAY_INDEXING, timeout=3)
+            return
+        if self.writer_alive:
+            self.notify(strings.REPLAY_LIVE, timeout=3)
+            return
+        if not self._open or not len(self.timeline) or self._reader is None:
+            self.notify(strings.REPLAY_EMPTY, timeout=3)
+            return
+        from .replay import Moments, ReplayScreen  # replay.py builds on this screen: imported when used
+
+        source = ReplaySource(self.source.share(), end=self._reader.offset)
+        self.app.push_screen(ReplayScreen(source, Moments(self.timeline)))
+
+    def action_export(self) -> None:
+        path = self.source.path
+        if path is None:
+            self.notify(strings.NO_EXPORT, timeout=3)
+            return
+        self.app.push_screen(ExportDialog(path))

@@ -52,6 +52,7 @@ class ConversationView(ScrollView, can_focus=True):
         & > .conversation--error { color: $text-error; }
         & > .conversation--fold { color: $text-muted; text-style: italic; }
         & > .conversation--stream { color: $text-success; text-style: italic; }
+        & > .conversation--reasoning { color: $text-muted; text-style: italic; }
         & > .conversation--match { text-style: bold reverse; }
         & > .conversation--cursor { background: $boost; }
         &:focus > .conversation--cursor { background: $block-cursor-blurred-background; }
@@ -67,6 +68,7 @@ class ConversationView(ScrollView, can_focus=True):
         "conversation--error",
         "conversation--fold",
         "conversation--stream",
+        "conversation--reasoning",
         "conversation--match",
         "conversation--cursor",
     }
@@ -476,6 +478,7 @@ Fold = tuple[int, int]
 TOOL_FOLD: Fold = (8, 5)  # a tool result longer than 8 rows shows its first 5 and a "more" line
 MESSAGE_FOLD: Fold = (40, 30)  # the same for what the user and the model say
 CALL_FOLD: Fold = (8, 5)  # a tool call's arguments
+REASONING_FOLD: Fold = (3, 2)  # the model's reasoning before its reply: folded early, it is not the reply
 EXPANDED_ROWS = 2000  # an expanded text shows at most this many rows (search still finds the rest)
 STREAM_ROWS = 12  # a reply streaming in shows its last rows
 
@@ -599,6 +602,12 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     if msg.toolCallId:
         header += f" [{shorten(msg.toolCallId, 40)}]"
     lines: list[Line] = [(f"{header}  #{event.seq} {_time(event.ts)}", role)]
+    if msg.reasoning:
+        thought = "\n".join(r.text for r in msg.reasoning if r.text)
+        if thought:
+            lines.extend(_block(strings.THINKING + thought, width, "reasoning", REASONING_FOLD, item.expanded))
+        if any(r.data for r in msg.reasoning):
+            lines.extend(_block(strings.THINKING + strings.THINKING_SEALED, width, "reasoning", REASONING_FOLD, False))
     if msg.content:
         fold = TOOL_FOLD if role == "tool" else MESSAGE_FOLD
         lines.extend(_block(msg.content, width, "body", fold, item.expanded, item.clip))
@@ -639,10 +648,16 @@ def _estimate(kind: int, chars: int, breaks: int, width: int) -> int:
 
 
 def _stream_layout(stream: Stream, width: int, writer_alive: bool) -> list[Line]:
-    """The last rows of a reply streaming in (or cut off, its writer gone), and how much came before them."""
-    header = strings.STREAMING if writer_alive else strings.STREAM_CUT_OFF
+    """The last rows of a reply streaming in (or cut off, its writer gone), and how much came before them.
+
+    Until its text begins, the reply's reasoning is what streams; then the text, under a line that
+    says how long the model thought.
+    """
+    thinking = not stream.text.chars
+    header = strings.STREAM_CUT_OFF if not writer_alive else strings.THINKING_NOW if thinking else strings.STREAMING
+    part, cls = (stream.reasoning, "reasoning") if thinking else (stream.text, "stream")
     inner = max(width - len(_INDENT), 1)
-    text = stream.tail(STREAM_ROWS * inner)
+    text = part.text(STREAM_ROWS * inner)
     rows: list[tuple[str, int]] = []  # a row, and where it starts in `text`
     position = 0
     for line in text.split("\n"):
@@ -653,9 +668,11 @@ def _stream_layout(stream: Stream, width: int, writer_alive: bool) -> list[Line]
         position += len(line) + 1
     rows = rows[-STREAM_ROWS:]
     lines: list[Line] = [(f"▌ {header}", "stream")]
-    before = stream.chars - len(text) + rows[0][1]
+    if not thinking and stream.reasoning.chars:
+        lines.append((_INDENT + strings.THOUGHT.format(more=_count(stream.reasoning.chars, "character")), "fold"))
+    before = part.chars - len(text) + (rows[0][1] if rows else len(text))
     if before > 0:
         lines.append((_INDENT + strings.STREAM_BEFORE.format(more=_count(before, "character")), "fold"))
-    lines.extend((_INDENT + row, "stream") for row, _start in rows)
+    lines.extend((_INDENT + row, cls) for row, _start in rows)
     lines.append(("", "body"))
     return lines

@@ -29,6 +29,8 @@ class Status:
     match: str | None = None
     # The filter on: "only tool calls: 12 hidden (0: all)".
     only: str | None = None
+    # Where the time went: "model 1m12s · tools 8.2 s".
+    spent: str | None = None
 
 
 def _age(seconds: float) -> str:
@@ -94,4 +96,6 @@ class StatusLine(Widget):
         text.append(f" · {s.tokens} tokens")
         if s.age_s is not None:
             text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
+        if s.spent:
+            text.append(" · " + s.spent)
         return text

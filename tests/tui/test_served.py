@@ -1,0 +1,117 @@
+"""`wren watch --serve` in a real browser: headless Chromium loads the page and the viewer arrives, live.
+
+The server and each page's viewer are real processes; another process appends to the journal and
+the page receives it. A screenshot of the page is saved into the test's folder (kept by pytest
+under its basetemp) so a person can look at what the browser showed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.tui.chromium import CANDIDATES, chromium, chromium_binary
+from tests.tui.journals import SESSION, story, write_journal
+
+BINARY = chromium_binary()
+pytestmark = pytest.mark.skipif(
+    BINARY is None,
+    reason=f"no Chromium (looked for {', '.join(CANDIDATES)} and chromium on PATH): "
+    "apt-get install chromium (.ci/run installs it) to run the browser test",
+)
+
+APPENDED = "a question typed in another process"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    return env
+
+
+def _wait_for_line(proc: subprocess.Popen[bytes], marker: str, timeout: float = 30) -> str:
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while marker.encode() not in seen:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"the server did not say {marker!r} (status {proc.poll()}): {seen!r}")
+        try:
+            seen += os.read(fd, 65536)
+        except BlockingIOError:
+            time.sleep(0.02)  # a polling step, bounded by the deadline
+    return seen.decode()
+
+
+def _append_from_another_process(journal: Path, env: dict[str, str]) -> None:
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from wren_tui.journal.events import ChatMessage, Message\n"
+        "from wren_tui.journal.writer import JournalWriter\n"
+        "with JournalWriter.open(Path(sys.argv[1])) as w:\n"
+        f"    w.append(Message(message=ChatMessage(role='user', content={APPENDED!r})))\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(journal)], env=env, check=True, timeout=60)
+
+
+@pytest.mark.slow
+async def test_the_viewer_served_to_a_browser_shows_the_session_and_what_is_appended(tmp_path: Path) -> None:
+    assert BINARY is not None
+    folder = tmp_path / "journals"
+    journal = write_journal(folder / f"{SESSION}.jsonl", story())
+    env = _env(tmp_path)
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "wren_tui", "watch", "--serve", "--port", str(port), "--dir", str(folder), SESSION],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        said = _wait_for_line(server, "serving the viewer at")
+        assert f"http://127.0.0.1:{port}" in said and f"ssh -L {port}:127.0.0.1:{port}" in said
+        async with chromium(BINARY, tmp_path / "profile") as page:
+            await page.send("Page.navigate", url=f"http://127.0.0.1:{port}/")
+            # The session's last messages, as the viewer shows them on opening (following the end).
+            await page.wait_for_text("An empty list has no mean; I'll return 0.0 for it.")
+            await page.screenshot(tmp_path / "served.png")
+            _append_from_another_process(journal, env)
+            await page.wait_for_text(APPENDED)
+            shot = await page.screenshot(tmp_path / "served-after-append.png")
+            assert shot.stat().st_size > 10_000  # a picture of a page with text, not a blank one
+            # The page is the viewer: read-only (it offers no fork in a browser), and an export is a download.
+            assert "Fork points" not in page.text()
+            downloads = tmp_path / "downloads"
+            downloads.mkdir()
+            await page.send("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+            await page.click(400, 300)  # the terminal takes the keys
+            await page.type_key("x", "x", "KeyX", 88)
+            await page.wait_for_text("Enter: download it")
+            await page.type_key("Enter", "\r", "Enter", 13)
+            exported = downloads / f"{SESSION}.html"
+            await page.wait_until(exported.exists, "the export to arrive as a download", timeout=30)
+            await page.wait_until(lambda: b"</html>" in exported.read_bytes(), "the whole download")
+            assert APPENDED in exported.read_text()
+            assert not list(folder.glob("*.html"))  # nothing written on the serving side
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=30)

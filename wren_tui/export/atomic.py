@@ -1,0 +1,125 @@
+"""An export's file, written whole or not at all: a temporary name, fsync, rename, fsync of the folder.
+
+What an export says first (where reading stopped, the totals) is known only once the journal is read,
+so the conversation is kept in an unnamed temporary file as it is read, and copied in after the head.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+_FLUSH = 1 << 20
+
+
+class ExportRefused(Exception):
+    """An export cannot be written where it was asked for; the message says why and what to do."""
+
+
+class AtomicOutput:
+    """A body written as it comes, then `finish(head, foot)` puts head + body + foot at `path` at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+        try:
+            self._body: BinaryIO = tempfile.TemporaryFile(dir=path.parent)  # noqa: SIM115 (closed by finish or close)
+        except FileNotFoundError:
+            raise ExportRefused(f"{path.parent}: no such folder; name a folder that exists with -o") from None
+        except OSError as exc:
+            raise ExportRefused(f"{path.parent}: cannot write there ({_why(exc)})") from None
+        self._parts: list[str] = []
+        self._pending = 0
+
+    def write(self, text: str) -> None:
+        self._parts.append(text)
+        self._pending += len(text)
+        if self._pending >= _FLUSH:
+            self._flush()
+
+    def write_raw(self, data: bytes) -> None:
+        if self._parts:
+            self._flush()
+        self._body.write(data)
+
+    def _flush(self) -> None:
+        self._body.write("".join(self._parts).encode("utf-8", "surrogateescape"))
+        self._parts.clear()
+        self._pending = 0
+
+    def finish(self, head: str, foot: str = "") -> None:
+        """Write head, the body and foot to a temporary file, make it durable, then give it its name."""
+        self._flush()
+        try:
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            self.close()
+            raise ExportRefused(f"{self.path.parent}: cannot write there ({_why(exc)})") from None
+        try:
+            with os.fdopen(fd, "wb", closefd=True) as out:
+                out.write(head.encode("utf-8", "surrogateescape"))
+                out.flush()
+                self._body.flush()
+                _copy(self._body.fileno(), out.fileno())
+                out.write(foot.encode("utf-8", "surrogateescape"))
+                out.flush()
+                os.fsync(out.fileno())
+            os.rename(self._tmp, self.path)
+        except BaseException:
+            self._tmp.unlink(missing_ok=True)
+            raise
+        finally:
+            self.close()
+        _fsync_dir(self.path.parent)
+
+    def close(self) -> None:
+        self._body.close()
+
+
+def _copy(src: int, dst: int) -> None:
+    """The whole of `src` appended to `dst`, in the kernel where it can be."""
+    size = os.fstat(src).st_size
+    offset = 0
+    try:
+        while offset < size:
+            copied = os.copy_file_range(src, dst, size - offset, offset)
+            if copied == 0:
+                break
+            offset += copied
+    except OSError:
+        pass  # not supported between these files: the reads below go on from where it stopped
+    while offset < size:
+        chunk = os.pread(src, 1 << 20, offset)
+        if not chunk:
+            break
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(dst, view) :]
+        offset += len(chunk)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+@contextmanager
+def scratch_folder() -> Iterator[Path]:
+    """A private temporary folder, removed with what it holds when the block ends (an export to hand on)."""
+    folder = Path(tempfile.mkdtemp(prefix="wren-export-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

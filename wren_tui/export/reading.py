@@ -1,0 +1,220 @@
+"""One pass over a journal for an export: the conversation handed on as it is read, the calls and totals kept.
+
+The events are read once, by the journal's own reader (every line checked), and only what the
+export's first screen needs is kept: the tool calls (for their table and the waterfall), the tokens,
+the time spent in each phase, and the reader's verdict. Streamed deltas are kept only until the
+reply they stream arrives; deltas no reply followed are a partial reply, shown as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..journal.events import Delta, Error, Event, Fork, Message, RunEnd, RunStart, ToolEnd, ToolStart, Usage
+from ..journal.locks import lock_holder
+from ..journal.reader import scan_events
+from ..journal.store import session_id_of
+from ..journal.timing import TimeSpent, ts_ms
+from ..journal.verdict import ReadVerdict, Stop
+
+
+class Conversation(Protocol):
+    """Where an export writes the conversation, item by item, as the journal is read."""
+
+    def message(self, event: Message) -> None: ...
+
+    def partial(self, first: Delta, last_seq: int, text: str) -> None: ...
+
+    def note(self, event: Event, error: bool) -> None: ...
+
+    def close(self) -> None:
+        """The journal was read to its end (or to where reading stopped): write what is held back."""
+
+
+@dataclass
+class CallRow:
+    """A tool call as the tables and the waterfall show it."""
+
+    number: int
+    id: str
+    name: str
+    args: str
+    asked_seq: int
+    start_ms: int | None = None
+    start: ToolStart | None = None
+    end: ToolEnd | None = None
+    answered: bool = False
+
+    def state(self, writer_alive: bool) -> str:
+        end = self.end
+        if end is not None:
+            if end.stoppedBy is not None:
+                return f"stopped: {end.stoppedBy}"
+            return "failed" if end.ok is False else "ok"
+        if self.answered:
+            return "ok"
+        if self.start is None or self.start.approval == "denied":
+            return "never started"
+        if writer_alive:
+            return "running"
+        return "interrupted" if self.start.readOnly else "outcome unknown"
+
+    @property
+    def elapsed_ms(self) -> int | None:
+        return None if self.end is None else self.end.elapsedMs
+
+
+@dataclass
+class Reading:
+    """What a pass over the journal found, besides the conversation it handed on."""
+
+    id: str
+    path: Path
+    verdict: ReadVerdict = field(default_factory=ReadVerdict)
+    events: int = 0
+    tokens: int = 0
+    turn_tokens: list[int] = field(default_factory=list)
+    calls: list[CallRow] = field(default_factory=list)
+    spent: TimeSpent = field(default_factory=TimeSpent)
+    first_ms: int | None = None
+    last_ms: int | None = None
+    first_ts: str | None = None
+    last_ts: str | None = None
+    forked_from: str | None = None
+    fork_at: int | None = None
+    ended: str | None = None  # the last run_end's reason
+    writer_alive: bool = False
+
+    def stop_sentence(self) -> str | None:
+        """Where and why reading stopped, for an export's first screen; None when it was read to its end."""
+        return None if self.verdict.stop is None else stop_sentence(self.verdict.stop)
+
+
+def stop_sentence(stop: Stop) -> str:
+    """An export's sentence for where and why reading stopped."""
+    kind = "a torn tail, the normal end of a crash" if stop.torn else "the journal is corrupt there"
+    return f"Reading stopped at line {stop.line} (byte {stop.offset}): {stop.why} ({kind}). Nothing after it is shown."
+
+
+def read_session(path: Path, conversation: Conversation, cancelled: Callable[[], bool] | None = None) -> Reading:
+    """Read the journal at `path` once, handing the conversation to `conversation`; what else it found."""
+    reading = Reading(session_id_of(path), path)
+    pass_ = _Pass(reading, conversation)
+    reading.verdict = scan_events(path, pass_.take if cancelled is None else pass_.checked(cancelled))
+    pass_.close()
+    reading.writer_alive = lock_holder(path) is not None
+    return reading
+
+
+class ExportCancelled(Exception):
+    """The export was stopped before it was written (the viewer closed its dialog)."""
+
+
+class _Pass:
+    def __init__(self, reading: Reading, conversation: Conversation) -> None:
+        self.reading = reading
+        self.out = conversation
+        self.asked: dict[str, CallRow] = {}
+        self.deltas: list[Delta] = []
+
+    def checked(self, cancelled: Callable[[], bool]) -> Callable[[list[Event], bytes | memoryview], None]:
+        def take(events: list[Event], lines: bytes | memoryview) -> None:
+            if cancelled():
+                raise ExportCancelled
+            self.take(events, lines)
+
+        return take
+
+    def take(self, events: list[Event], _lines: bytes | memoryview) -> None:
+        reading = self.reading
+        if reading.first_ts is None and events:
+            reading.first_ts = events[0].ts
+        # Bound once per chunk: this loop runs once for every event of the journal.
+        spend, message, usage, other = reading.spent.add, self._message, self._usage, self._other
+        for event in events:
+            kind = type(event)
+            if kind is Delta:
+                self.deltas.append(event)  # type: ignore[arg-type]
+                continue
+            if self.deltas:
+                self._streamed(event)
+            spend(event)
+            if kind is Message:
+                message(event)  # type: ignore[arg-type]
+            elif kind is Usage:
+                usage(event)  # type: ignore[arg-type]
+            else:
+                other(event)
+        if events:
+            reading.events += len(events)
+            reading.last_ts = events[-1].ts
+
+    def _streamed(self, event: Event) -> None:
+        """Deltas end with the reply they streamed; anything else first means they were thrown away."""
+        deltas, self.deltas = self.deltas, []
+        if isinstance(event, Message) and event.message.role == "assistant":
+            return
+        self.out.partial(deltas[0], deltas[-1].seq, "".join(d.text for d in deltas))
+
+    def _message(self, event: Message) -> None:
+        msg = event.message
+        if msg.role == "user":
+            self.reading.turn_tokens.append(0)
+        elif msg.role == "tool" and msg.toolCallId is not None:
+            row = self.asked.get(msg.toolCallId)
+            if row is not None:
+                row.answered = True
+        for call in msg.toolCalls or ():
+            row = CallRow(len(self.reading.calls) + 1, call.id, call.name, call.args, event.seq)
+            self.reading.calls.append(row)
+            self.asked[call.id] = row
+        self.out.message(event)
+
+    def _usage(self, event: Usage) -> None:
+        used = event.inputTokens + event.outputTokens
+        self.reading.tokens += used
+        turns = self.reading.turn_tokens
+        if turns:
+            turns[-1] += used
+        else:
+            turns.append(used)
+        self.out.note(event, False)
+
+    def _other(self, event: Event) -> None:
+        error = False
+        if isinstance(event, ToolStart):
+            row = self._row(event.id, event.name, event.seq)
+            row.start, row.start_ms = event, ts_ms(event.ts)
+        elif isinstance(event, ToolEnd):
+            self._row(event.id, "?", event.seq).end = event
+            error = event.ok is False or event.stoppedBy is not None
+        elif isinstance(event, Error):
+            error = True
+        elif isinstance(event, Fork):
+            self.reading.forked_from, self.reading.fork_at = event.from_, event.atSeq
+        elif isinstance(event, RunEnd):
+            self.reading.ended = event.reason
+        elif isinstance(event, RunStart):
+            self.reading.ended = None
+        self.out.note(event, error)
+
+    def _row(self, call_id: str, name: str, seq: int) -> CallRow:
+        """The call an event belongs to; one the model was never seen asking for gets a row too."""
+        row = self.asked.get(call_id)
+        if row is None:
+            row = CallRow(len(self.reading.calls) + 1, call_id, name, "", seq)
+            self.reading.calls.append(row)
+            self.asked[call_id] = row
+        return row
+
+    def close(self) -> None:
+        reading = self.reading
+        if self.deltas:
+            deltas, self.deltas = self.deltas, []
+            self.out.partial(deltas[0], deltas[-1].seq, "".join(d.text for d in deltas))
+        self.out.close()
+        reading.first_ms = ts_ms(reading.first_ts) if reading.first_ts else None
+        reading.last_ms = ts_ms(reading.last_ts) if reading.last_ts else None
