@@ -14,7 +14,7 @@ from typing import Any
 from tests.conftest import run_wren
 from tests.search.helpers import resealed
 from tests.tui.journals import assistant, encode, finished_story, story, tool_result, user, write_journal
-from wren_tui.journal.events import RunStart, ToolCall
+from wren_tui.journal.events import ChatMessage, Message, Reasoning, RunStart, ToolCall
 
 OLD = "s-20250301-093000-demo"
 NEW = "s-20250302-100000-next"
@@ -188,3 +188,20 @@ def test_a_bad_since_or_a_missing_folder_is_said(tmp_path: Path) -> None:
     assert since.returncode == 2 and "--since 'yesterday' is not a date" in since.stderr
     missing = run_wren(["search", "x", "--dir", str(tmp_path / "nope")], cwd=tmp_path)
     assert missing.returncode == 1 and f"{tmp_path / 'nope'}: no such folder" in missing.stderr
+
+
+def test_a_models_reasoning_is_searched_as_thinking(tmp_path: Path) -> None:
+    folder = tmp_path / "journals"
+    reply = Message(
+        message=ChatMessage(
+            role="assistant",
+            content="",
+            toolCalls=[ToolCall("c1", "read_file", '{"path": "stats/core.py"}')],
+            reasoning=[Reasoning(text="I should weigh the empty case first", kind="reasoning_content")],
+        )
+    )
+    write_journal(folder / f"{OLD}.jsonl", [user("why does the mean weigh nothing?"), reply])
+    thinking = run_wren(["search", "weigh", "--role", "thinking", "--dir", str(folder), "--json"], cwd=tmp_path)
+    assert [(h["seq"], h["role"], h["kind"]) for h in hits(thinking)] == [(2, "thinking", "reasoning")]
+    every = run_wren(["search", "weigh", "--dir", str(folder), "--json"], cwd=tmp_path)
+    assert [(h["seq"], h["role"]) for h in hits(every)] == [(1, "user"), (2, "thinking")]

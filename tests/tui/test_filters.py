@@ -10,9 +10,9 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.tui.conftest import FixedClock, screen_text, wait_for
-from tests.tui.journals import SESSION, assistant, encode, finished_story, story, tool_result, write_journal
+from tests.tui.journals import SESSION, assistant, encode, finished_story, story, tool_result, user, write_journal
 from wren_tui.cli.watch import ONLY_CHOICES
-from wren_tui.journal.events import KnownEvent, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.events import ChatMessage, KnownEvent, Message, Reasoning, ToolCall, ToolEnd, ToolStart
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.filters import ONLY, Only
 from wren_tui.tui.widgets.conversation import ConversationView
@@ -103,6 +103,23 @@ async def test_jumping_to_a_hidden_item_turns_the_filter_off(tmp_path: Path) -> 
         await pilot.press("t")  # the next tool call, seq 11, is hidden by the filter
         assert view.selected_event is not None and view.selected_event.seq == 11
         assert view.only is None and "only" not in _status(app)
+
+
+async def test_thinking_shows_a_reply_that_only_reasons_before_a_call(tmp_path: Path) -> None:
+    reply = Message(
+        message=ChatMessage(
+            role="assistant",
+            content="",
+            toolCalls=[ToolCall("c1", "read_file", '{"path": "stats/core.py"}')],
+            reasoning=[Reasoning(text="the empty case needs a guard", kind="reasoning_content")],
+        )
+    )
+    silent = assistant("", ToolCall("c2", "read_file", '{"path": "stats/__init__.py"}'))
+    journal = write_journal(tmp_path / f"{SESSION}.jsonl", [user("fix the mean"), reply, silent])
+    app = _app(journal, "thinking")
+    async with app.run_test(size=(120, 50)) as pilot:
+        await wait_for(pilot, lambda: "only thinking: 2 hidden" in _status(app), "the filter's status")
+        assert await _reachable(pilot, app) == [2]
 
 
 def _append(path: Path, events: list[KnownEvent], first_seq: int) -> None:

@@ -83,6 +83,9 @@ def items_of(event: Event, offset: int, part: int = 0, project: str | None = Non
         elif msg.role == "tool":
             yield Item(seq, ts, "tool", "result", msg.content, offset, part, project=project)
         else:
+            thought = "\n".join(r.text for r in msg.reasoning or () if r.text)
+            if thought:
+                yield Item(seq, ts, "thinking", "reasoning", thought, offset, part, project=project)
             if msg.content:
                 yield Item(seq, ts, "assistant", "message", msg.content, offset, part, project=project)
             for call in msg.toolCalls or ():

@@ -1,7 +1,7 @@
 """What the session screen's filters show: which items of the timeline each keeps, from its arrays alone.
 
-- thinking: what the model says in its own words (its replies' text, and partial replies). Wren's
-  models have no separate reasoning; another agent's thinking arrives as its assistant text.
+- thinking: what the model says in its own words: its reasoning (a reply that carries some), its
+  replies' text, and partial replies.
 - tools: every tool call: the reply that asks for it, its start, its end, its result.
 - writes: the same for the calls that change the workspace (write_file, edit_file, run_command,
   or any call whose start says it is not read-only).
@@ -52,6 +52,9 @@ def shown(timeline: Timeline, only: Only, lo: int, hi: int) -> bytearray:
         while at >= 0:
             mask[at - lo] = 1 if chars[at] else 0  # a reply that only calls tools says nothing
             at = raw.find(code, at + 1, hi)
+        thoughts = timeline.reasoning_items
+        for index in range(bisect_left(thoughts, lo), bisect_left(thoughts, hi)):
+            mask[thoughts[index] - lo] = 1
     elif only in ("tools", "writes"):
         writes_only = only == "writes"
         if writes_only:

@@ -235,6 +235,8 @@ class Timeline:
         # Items shown from a clip: big lines (never decoded again on the UI thread) and partial replies.
         self.clips: dict[int, Clip] = {}
         self.partial_items: array[int] = array("i")
+        # Replies that carry the model's reasoning (shown by the "thinking" filter even without text).
+        self.reasoning_items: array[int] = array("i")
         # Item positions of errors (error events, failed calls), tool starts and clean fork points.
         self.error_items: array[int] = array("i")
         self.tool_items: array[int] = array("i")
@@ -310,6 +312,8 @@ class Timeline:
                 self.turn_tokens.append(0)
             chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
             if kind == "assistant":
+                if msg.reasoning:
+                    self.reasoning_items.append(position)
                 breaks += len(msg.toolCalls or ())
                 for slot, call in enumerate(msg.toolCalls or ()):
                     asked = self._asked(call.id, position, slot)
