@@ -1,7 +1,7 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export and fleet import journal; tui (the viewer) imports
-journal, export, and fleet (a session mirrored to a fleet's server); cli imports anything and
+journal imports nothing of ours; agent, export, search and fleet import journal; tui (the viewer)
+imports journal, export, search, and fleet (a session mirrored to a fleet's server); cli imports anything and
 nothing imports cli but the entry point (`python -m wren_tui`). Outside `journal.forking` (a new
 journal beside the one shown) and `export` (a file that is never a journal, written only by
 `export.atomic`), nothing the viewer loads opens a file for writing, and neither does the child
@@ -30,6 +30,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
+    "wren_tui.search": "search",
     # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
     "wren_tui.export": "export",
     "wren_tui.cli": "cli",
@@ -40,10 +41,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "export", "fleet"),  # the viewer over a fleet reads it through fleet.remote
+    "tui": ("base", "journal", "search", "export", "fleet"),  # the viewer over a fleet reads it through fleet.remote
     "fleet": ("base", "journal"),
+    "search": ("base", "journal"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "export"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "search", "export"),
     "main": ("base", "cli"),
 }
 # The viewer's two ways to write: a fork (a new journal beside the one shown) and an export (a file

@@ -106,6 +106,12 @@ def _shows(text: str) -> Callable[[WrenApp], bool]:
     return lambda app: text in screen_text(app)
 
 
+def _results_done(app: WrenApp) -> bool:
+    from wren_tui.tui.screens.results import SearchResults
+
+    return isinstance(app.screen, SearchResults) and app.screen.done
+
+
 SCENES = [
     Scene("session", (100, 32), (), session),
     Scene("session-80x24", (80, 24), (), session),
@@ -121,4 +127,5 @@ SCENES = [
     Scene("waterfall", (100, 32), ("w",), session),
     Scene("replay", (100, 32), ("R", *("right",) * 9), session, _shows("event 9 of 24")),
     Scene("export", (100, 32), ("x",), session),
+    Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]

@@ -13,6 +13,7 @@ from textual.screen import Screen
 
 from . import strings
 from .commands import key_commands
+from .filters import Only
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
 from .sources.local import LocalJournal
@@ -64,8 +65,10 @@ class WrenApp(ViewerApp):
         pick: bool = False,
         clock: Clock = utc_now,
         watch_mode: WatchMode = "auto",
+        only: Only | None = None,
     ) -> None:
         super().__init__()
+        self.only = only
         self.folder = folder
         self.session = session
         self.pick = pick
@@ -76,11 +79,20 @@ class WrenApp(ViewerApp):
         if self.session is not None:
             self.push_screen(self.session_screen(self.session))
         else:
-            self.push_screen(BrowserScreen(self.folder, open_session=self.open_session, watch_mode=self.watch_mode))
+            self.push_screen(
+                BrowserScreen(
+                    self.folder, open_session=self.open_session, watch_mode=self.watch_mode, open_at=self.open_at
+                )
+            )
 
-    def session_screen(self, path: Path) -> SessionScreen:
-        """The screen the journal at `path` is shown in."""
-        return SessionScreen(LocalJournal(path, watch_mode=self.watch_mode), clock=self.clock, pick=self.pick)
+    def session_screen(self, path: Path, at: tuple[int, int] | None = None, match: str = "") -> SessionScreen:
+        """The screen the journal at `path` is shown in (at the item at `at`, with `match` marked)."""
+        source = LocalJournal(path, watch_mode=self.watch_mode)
+        return SessionScreen(source, clock=self.clock, pick=self.pick, only=self.only, at=at, match=match)
 
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))
+
+    def open_at(self, path: Path, at: tuple[int, int], match: str) -> None:
+        """Open a session at a search hit: the item whose line starts at `at` selected, `match` marked."""
+        self.push_screen(self.session_screen(path, at, match))
