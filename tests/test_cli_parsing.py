@@ -30,6 +30,10 @@ INTERMIXED = [
         ["mirror", "--once", "--url", "nats://127.0.0.1:4222", "--dir", "j"],
         ["mirror", "--dir", "j", "--once", "--url", "nats://127.0.0.1:4222"],
     ),
+    (
+        ["search", "--json", "--role", "tool", "--dir", "j", "pytest"],
+        ["search", "pytest", "--role", "tool", "--json", "--dir", "j"],
+    ),
     (["export", "--format", "html", "-o", "x.html", SID], ["export", SID, "-o", "x.html", "--format", "html"]),
     (["diff", "--json", "--dir", "j", SID, SID], ["diff", SID, "--dir", "j", SID, "--json"]),
 ]

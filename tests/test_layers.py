@@ -1,10 +1,10 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export, fleet and formats (other agents' session files)
-import journal; tui (the viewer) imports journal, formats, export, and fleet (a session mirrored to
-a fleet's server); cli imports anything and nothing imports cli but the entry point (`python -m
-wren_tui`). Outside `journal.forking` and `formats.fork` (a new journal beside the one shown, or
-from another agent's session) and `export` (a file that is never a journal, written only by
+journal imports nothing of ours; agent, export, search, fleet and formats (other agents' session
+files) import journal; tui (the viewer) imports journal, formats, export, search, and fleet (a
+session mirrored to a fleet's server); cli imports anything and nothing imports cli but the entry
+point (`python -m wren_tui`). Outside `journal.forking` and `formats.fork` (a new journal beside the
+one shown, or from another agent's session) and `export` (a file that is never a journal, written only by
 `export.atomic`), nothing the viewer loads opens a file for writing, and neither does the child
 process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch each
 kind of violation on a small package planted in tmp_path.
@@ -31,6 +31,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
     "wren_tui.formats": "formats",
+    "wren_tui.search": "search",
     # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
     "wren_tui.export": "export",
     "wren_tui.cli": "cli",
@@ -41,11 +42,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "formats", "export", "fleet"),  # over a fleet: through fleet.remote
+    "tui": ("base", "journal", "formats", "search", "export", "fleet"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
     "formats": ("base", "journal"),
+    "search": ("base", "journal"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "formats", "export"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "formats", "search", "export"),
     "main": ("base", "cli"),
 }
 # The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's

@@ -109,6 +109,12 @@ def _shows(text: str) -> Callable[[WrenApp], bool]:
     return lambda app: text in screen_text(app)
 
 
+def _results_done(app: WrenApp) -> bool:
+    from wren_tui.tui.screens.results import SearchResults
+
+    return isinstance(app.screen, SearchResults) and app.screen.done
+
+
 # Other agents' sessions: their real recordings, last written long before the fixed clock (so not live).
 AGENT_CLOCK = datetime(2026, 11, 30, 9, 4, 12, tzinfo=UTC)
 _WHEN = 10 * 365 * 86400
@@ -163,4 +169,5 @@ SCENES = [
     Scene("codex-session", (100, 32), (), _agent_session("codex", "tool-error")),
     Scene("pi-session", (100, 32), (), _agent_session("pi", "killed")),
     Scene("agents-browser", (140, 18), (), agents_browser),
+    Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]

@@ -25,6 +25,7 @@ from .options import common_options
 COMMANDS: tuple[str, ...] = (
     "log",
     "ls",
+    "search",
     "fork",
     "run",
     "resume",

@@ -34,6 +34,9 @@ from .options import folder_of
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
+# The viewer's filters (tui/filters.py:ONLY, which loads Textual: not imported for every command).
+ONLY_CHOICES = ("thinking", "tools", "writes", "errors")
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -57,6 +60,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help='choose a fork point and print "ID SEQ" on exit, for scripts (the latest session if none is given)',
     )
     p.add_argument("--poll", action="store_true", help="poll for changes instead of using file notifications")
+    p.add_argument(
+        "--only",
+        choices=ONLY_CHOICES,
+        help="open with a filter on: the model's words (thinking), tool calls, writes (write_file, edit_file, "
+        "commands) or errors; in the viewer, o cycles the filters, 1-4 pick one, 0 shows everything",
+    )
     p.add_argument(
         "--serve",
         action="store_true",
@@ -125,6 +134,7 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         pick=args.pick,
         watch_mode="poll" if args.poll else "auto",
         journals=folder_of(args),
+        only=getattr(args, "only", None),
     )
     picked = app.run()
     if app.return_code:

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from ..formats import detect
 from . import strings
 from .commands import key_commands
+from .filters import Only
 from .screens.agents import AgentBrowser, AgentFolder
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
@@ -68,10 +69,12 @@ class WrenApp(ViewerApp):
         pick: bool = False,
         clock: Clock = utc_now,
         watch_mode: WatchMode = "auto",
+        only: Only | None = None,
         agents: Sequence[AgentFolder] | None = None,
         journals: Path | None = None,
     ) -> None:
         super().__init__()
+        self.only = only
         self.folder = folder
         self.session = session
         self.pick = pick
@@ -88,17 +91,26 @@ class WrenApp(ViewerApp):
         elif self.agents is not None:
             self.push_screen(AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode))
         else:
-            self.push_screen(BrowserScreen(self.folder, open_session=self.open_session, watch_mode=self.watch_mode))
+            self.push_screen(
+                BrowserScreen(
+                    self.folder, open_session=self.open_session, watch_mode=self.watch_mode, open_at=self.open_at
+                )
+            )
 
-    def session_screen(self, path: Path) -> SessionScreen:
-        """The screen the session at `path` is shown in: a Wren journal, or another agent's file (by its content)."""
+    def session_screen(self, path: Path, at: tuple[int, int] | None = None, match: str = "") -> SessionScreen:
+        """The screen the session at `path` is shown in (at the item at `at`, with `match` marked): a Wren
+        journal, or another agent's file (by its content)."""
         fmt = detect(path)
         source: SessionSource = (
             LocalJournal(path, watch_mode=self.watch_mode)
             if fmt is None
             else ForeignFile(path, fmt, watch_mode=self.watch_mode, journals=self.journals)
         )
-        return SessionScreen(source, clock=self.clock, pick=self.pick)
+        return SessionScreen(source, clock=self.clock, pick=self.pick, only=self.only, at=at, match=match)
 
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))
+
+    def open_at(self, path: Path, at: tuple[int, int], match: str) -> None:
+        """Open a session at a search hit: the item whose line starts at `at` selected, `match` marked."""
+        self.push_screen(self.session_screen(path, at, match))

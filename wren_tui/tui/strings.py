@@ -45,6 +45,7 @@ MATCH = "match {k} of {n}"
 # Time spent waiting for the model and running tools, summed over the session.
 SPENT = "model {model} · tools {tools}"
 MATCHES = "{n} matches for {query}"
+ONLY = "only {what}: {hidden} hidden ({key}: all)"
 
 # Tool timings
 TOOLS_TITLE = "Tool calls"
@@ -107,6 +108,16 @@ FLEET_EMPTY = "No sessions on {server} yet. Run `wren mirror --url {server}` on 
 FLEET_CANNOT_LIST = "Cannot list the sessions on {server}: {why}. Trying again…"
 # A live session whose machine's mirror has not been heard from lately: its row may be old.
 FLEET_SILENT = "live? mirror silent"
+# Search across sessions (the browser's / and its results)
+SEARCH_ALL_PLACEHOLDER = "search every session listed (Enter: search; a capital letter matches case; Esc: close)"
+RESULTS_TITLE = "Matches for {query}, newest session first (Enter: open at the match · Esc: back)"
+RESULTS_SEARCHING = "searching… {done} of {total} sessions, {found} matches"
+RESULTS_DONE = "{found} matches in {total} sessions"
+RESULTS_NONE = "no match in {total} sessions"
+RESULTS_CAPPED = "the first {shown} listed"
+RESULTS_STOPPED = "{count} read only in part"
+RESULTS_STOP = "{session}: reading stops at line {line}: {why}; nothing after it was searched"
+RESULTS_UNREADABLE = "{why}; not searched"
 
 # Command line
 PICKED_NOTHING = "no fork point picked"

@@ -59,6 +59,8 @@ CallState = Literal[
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
+# The tools that change the workspace (the rest only read it); a call's tool_start also says so (readOnly).
+WRITE_TOOLS = frozenset({"write_file", "edit_file", "run_command"})
 _EVENT_CACHE = 4096
 # A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
 BIG_LINE = 1 << 20
@@ -247,6 +249,8 @@ class Timeline:
         # Items shown from a clip: big lines (never decoded again on the UI thread) and partial replies.
         self.clips: dict[int, Clip] = {}
         self.partial_items: array[int] = array("i")
+        # Replies that carry the model's reasoning (shown by the "thinking" filter even without text).
+        self.reasoning_items: array[int] = array("i")
         # Item positions of errors (error events, failed calls), tool starts and clean fork points.
         self.error_items: array[int] = array("i")
         self.tool_items: array[int] = array("i")
@@ -257,6 +261,13 @@ class Timeline:
         self.call_start: array[int] = array("i")
         self.call_end: array[int] = array("i")
         self.call_answered = bytearray()
+        # Per tool call: whether it writes (its tool, or its start says it is not read-only), and its result item.
+        self.call_writes = bytearray()
+        self.call_result: array[int] = array("i")
+        # The call each tool_start, tool_end and tool result item belongs to.
+        self.item_call: dict[int, int] = {}
+        # (a start's item, its call's ask item) where only the start said the call writes.
+        self.late_writes: list[tuple[int, int]] = []
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._foreign = False  # another agent's session: a call's asking is where it shows in the tool list
         self._calls = CallTracker()  # which calls are open, so which points are clean
@@ -317,23 +328,36 @@ class Timeline:
                 self.turn_tokens.append(0)
             chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
             if kind == "assistant":
+                if msg.reasoning:
+                    self.reasoning_items.append(position)
                 breaks += len(msg.toolCalls or ())
                 for slot, call in enumerate(msg.toolCalls or ()):
-                    self._asked(call.id, position, slot)
+                    asked = self._asked(call.id, position, slot)
+                    self.call_writes[asked] = call.name in WRITE_TOOLS
                 if self._foreign and msg.toolCalls:
                     self.tool_items.append(position)
             elif kind == "tool" and msg.toolCallId is not None:
-                number = self._open.pop(msg.toolCallId, None)
-                if number is not None:
-                    self.call_answered[number] = 1
+                answered = self._open.pop(msg.toolCallId, None)
+                if answered is not None:
+                    self.call_answered[answered] = 1
+                    self.call_result[answered] = position
+                    self.item_call[position] = answered
             if self._calls.is_clean_point(event):
                 self.fork_items.append(position)
             self._calls.add(event)
         elif isinstance(event, ToolStart):
-            self.call_start[self._call_number(event.id)] = position
+            number = self._call_number(event.id)
+            self.call_start[number] = position
+            self.item_call[position] = number
             self.tool_items.append(position)
+            if not event.readOnly and not self.call_writes[number]:
+                self.call_writes[number] = 1
+                if self.call_asked[number] != _NONE:
+                    self.late_writes.append((position, self.call_asked[number]))
         elif isinstance(event, ToolEnd):
-            self.call_end[self._call_number(event.id)] = position
+            number = self._call_number(event.id)
+            self.call_end[number] = position
+            self.item_call[position] = number
             if event.ok is False or event.stoppedBy is not None:
                 kind = "error"
         elif isinstance(event, Error):
@@ -383,6 +407,8 @@ class Timeline:
         self.call_start.append(_NONE)
         self.call_end.append(_NONE)
         self.call_answered.append(0)
+        self.call_writes.append(0)
+        self.call_result.append(_NONE)
         self._open[call_id] = number
         return number
 

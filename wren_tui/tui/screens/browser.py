@@ -14,20 +14,23 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from ...journal.errors import JournalError
 from ...journal.lineage import TreeRow, fork_tree
 from ...journal.locks import lock_holder
 from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
+from ...search.agents import wren_sessions
+from ...search.query import BadPattern, Query
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
 from ..widgets.key_footer import KeyFooter
+from .results import OpenAt, SearchResults
 
 Clock = Callable[[], datetime]
 OpenSession = Callable[[Path], None]
@@ -55,11 +58,21 @@ class BrowserScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=True),
         Binding("r", "refresh", "Refresh"),
+        Binding("/", "search_all", "Search all"),
+        Binding("escape", "close_search", "Close search", show=False),
         Binding("space", "fold", strings.FOLD_FORKS),
     ]
 
-    def __init__(self, folder: Path, *, open_session: OpenSession, watch_mode: WatchMode = "auto") -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        open_session: OpenSession,
+        watch_mode: WatchMode = "auto",
+        open_at: OpenAt | None = None,
+    ) -> None:
         super().__init__()
+        self.open_at = open_at
         self.shown_folder = folder
         # Absolute, because the watcher reports absolute paths.
         self.folder = Path(os.path.abspath(folder))
@@ -81,7 +94,8 @@ class BrowserScreen(Screen[None]):
         yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
         yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
         yield Static(Text(strings.NO_JOURNALS.format(folder=shorten(str(self.shown_folder), 200))), id="empty")
-        yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh", "fold"))
+        yield Input(placeholder=strings.SEARCH_ALL_PLACEHOLDER, id="search-all")
+        yield KeyFooter(keep=("quit", "toggle_help", "open", "search_all", "refresh", "fold"))
 
     @property
     def table(self) -> DataTable[Text]:
@@ -258,6 +272,35 @@ class BrowserScreen(Screen[None]):
 
     def action_refresh(self) -> None:
         self.rescan()
+
+    def action_search_all(self) -> None:
+        if self.open_at is None:
+            return
+        box = self.query_one("#search-all", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def action_close_search(self) -> None:
+        box = self.query_one("#search-all", Input)
+        box.remove_class("-shown")
+        self.table.focus()
+
+    @on(Input.Submitted, "#search-all")
+    def _search_all(self, event: Input.Submitted) -> None:
+        """Search every journal of the folder, newest first; the results screen shows the hits as they come."""
+        assert self.open_at is not None
+        try:
+            query = Query.of(event.value)
+        except BadPattern as exc:
+            self.notify(str(exc), severity="error")
+            return
+        try:
+            sources = wren_sessions(self.folder)
+        except JournalError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.action_close_search()
+        self.app.push_screen(SearchResults(sources, query, open_at=self.open_at))
 
 
 def _cells(info: SessionInfo) -> dict[str, Text]:

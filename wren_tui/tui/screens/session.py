@@ -27,6 +27,7 @@ from ...journal.index import Chunk
 from ...journal.timing import duration
 from ...journal.verdict import Stop
 from .. import strings
+from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
 from ..sources import ForeignSource, LineReader, SessionSource, Whereabouts
@@ -64,6 +65,7 @@ _FOOTER_KEEP = (
     "quit",
     "toggle_help",
     "search",
+    "cycle_only",
     "fork_points",
     "raw",
     "next_error",
@@ -76,6 +78,8 @@ _FOOTER_KEEP = (
     "lineage",
     "beside_parent",
 )
+# The filters by the name an action gives.
+LABEL_OF: dict[str, Only] = {only: only for only in ONLY}
 # Bytes read before the first frame; the rest of a bigger journal is indexed in the background.
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
@@ -122,6 +126,12 @@ class SessionScreen(Screen[None]):
         Binding("n", "search_next", "Next match", show=False),
         Binding("N", "search_prev", "Prev match", show=False),
         Binding("p", "fork_points", "Fork points"),
+        Binding("o", "cycle_only", "Filter"),
+        Binding("1", "only('thinking')", "Only thinking", show=False),
+        Binding("2", "only('tools')", "Only tool calls", show=False),
+        Binding("3", "only('writes')", "Only writes", show=False),
+        Binding("4", "only('errors')", "Only errors", show=False),
+        Binding("0", "only('')", "Show everything", show=False),
         Binding("w", "waterfall", "Waterfall"),
         Binding("R", "replay", "Replay"),
         Binding("x", "export", "Export"),
@@ -138,8 +148,14 @@ class SessionScreen(Screen[None]):
         clock: Clock,
         pick: bool = False,
         waterfall: bool = False,
+        only: Only | None = None,
+        at: tuple[int, int] | None = None,
+        match: str = "",
     ) -> None:
         super().__init__(classes="-waterfall" if waterfall else "")
+        self._only_at_start = only
+        # Open at a search hit: the item at this place (line start, part) selected, `match` marked.
+        self._at, self._at_match = at, match
         self.source = source
         self.session = source.session
         self.clock = clock
@@ -186,6 +202,8 @@ class SessionScreen(Screen[None]):
         self.set_interval(1.0, self._tick)
         self._follow_journal()
         self.watch(self.conversation, "follow", self._follow_changed, init=False)
+        self.watch(self.conversation, "only", self._only_changed, init=False)
+        self.conversation.only = self._only_at_start
         if self.pick:
             self.call_after_refresh(self.action_fork_points)
 
@@ -246,6 +264,20 @@ class SessionScreen(Screen[None]):
         self._matches = None  # positions in the timeline replaced
         tell_panes(self, TimelineReplaced(timeline, continues))
         self._check_writer()
+        self._show_status()
+        if self._at is not None:
+            self.call_after_refresh(self._go_to_hit)
+
+    def _go_to_hit(self) -> None:
+        """Select the hit search opened this screen at, once the timeline holds it (the tail, or the whole index)."""
+        if self._at is None:
+            return
+        position = self.timeline.position_at(self._at)
+        if position is None:
+            return  # before the tail read first: the whole index, when in place, has it
+        self._at = None
+        self.conversation.highlight = self._at_match
+        self.conversation.reveal(position, self._at_match)
         self._show_status()
 
     @work(thread=True, exclusive=True, group="index")
@@ -461,8 +493,31 @@ class SessionScreen(Screen[None]):
                 self._indexing, self._searching, self._reading, arrival.history if arrival is not None else None
             ),
             match=self._match_status(),
+            only=self._only_status(),
             spent=self._spent(),
         )
+
+    def _only_status(self) -> str | None:
+        only = self.conversation.only
+        if only is None:
+            return None
+        return strings.ONLY.format(what=LABEL[only], hidden=self.conversation.hidden, key="0")
+
+    def _only_changed(self, _only: Only | None) -> None:
+        self._show_status()
+
+    @on(ConversationView.Hidden)
+    def _hidden_changed(self) -> None:
+        self._show_status()
+
+    def action_only(self, only: str) -> None:
+        """Show only thinking, tool calls, writes or errors ("": everything again)."""
+        self.conversation.only = LABEL_OF.get(only)
+
+    def action_cycle_only(self) -> None:
+        """The next filter: everything, thinking, tool calls, writes, errors, everything."""
+        order: list[Only | None] = [None, *ONLY]
+        self.conversation.only = order[(order.index(self.conversation.only) + 1) % len(order)]
 
     def _spent(self) -> str | None:
         """Time waiting for the model and running tools; while a writer runs, the phase under way counts to now."""

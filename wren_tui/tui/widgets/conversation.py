@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from ...journal.events import Delta, Event, Message, UnknownEvent, describe, event_type
 from .. import strings
+from ..filters import Only, revealed, shown
 from ..messages import TimelineGrew, TimelineReplaced, WriterChanged
 from ..rowmap import RowMap
 from ..text import shorten, visible, width_of, wrap, wrap_spans
@@ -86,9 +87,14 @@ class ConversationView(ScrollView, can_focus=True):
     writer_alive: reactive[bool] = reactive(True)
     # The text search looks for, marked wherever it shows.
     highlight: reactive[str] = reactive("")
+    # The filter on (None: every item); a hidden item takes no row, and the cursor steps over it.
+    only: reactive[Only | None] = reactive(None)
 
     class Paused(TextualMessage):
         """The person moved away from the end: new events no longer scroll the pane."""
+
+    class Hidden(TextualMessage):
+        """New items were judged by the filter on: how many it hides changed, maybe."""
 
     def __init__(self, timeline: Timeline, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -100,6 +106,8 @@ class ConversationView(ScrollView, can_focus=True):
         self._layout_width = 0
         self._stream: list[Strip] = []
         self._cache: LRUCache[tuple[int, int, bool, str], list[Strip]] = LRUCache(512)
+        # With a filter on: per item, 1 if it shows (kept as long as the laid-out items).
+        self._mask: bytearray | None = None
 
     # --- what the screen tells ------------------------------------------------------------
 
@@ -146,6 +154,8 @@ class ConversationView(ScrollView, can_focus=True):
         self._update_stream(width)
         if self.follow:
             self.jump_to_live()
+        if self.only is not None:
+            self.post_message(self.Hidden())
 
     def reset(self) -> None:
         """Lay out `timeline` from scratch (a new journal, or the whole index in place of its tail)."""
@@ -154,6 +164,8 @@ class ConversationView(ScrollView, can_focus=True):
         self._pending.clear()
         self._cache.clear()
         self._layout_width = 0
+        if self._mask is not None:
+            self._mask = bytearray()  # made again for the new timeline as it is laid out
         self.cursor = -1
         self.items_added(0)
 
@@ -168,14 +180,29 @@ class ConversationView(ScrollView, can_focus=True):
     def _index_from(self, first: int, width: int) -> None:
         # Only the end of a long history is laid out exactly at first; the rest is estimated from
         # its size hints and measured when it is first drawn.
-        count = len(self.timeline)
+        timeline = self.timeline
+        count = len(timeline)
+        mask = self._mask
+        if mask is not None and self.only is not None:
+            del mask[first:]
+            mask.extend(shown(timeline, self.only, first, count))
         exact_from = max(first, count - _EXACT_TAIL)
         if exact_from > first:
-            self._rows.extend(estimate_heights(self.timeline, width, first, exact_from))
+            heights = estimate_heights(timeline, width, first, exact_from)
+            if mask is not None:
+                heights = array("i", (h if mask[first + i] else 0 for i, h in enumerate(heights)))
+            self._rows.extend(heights)
             self._measured.extend(bytes(exact_from - first))
-        timeline = self.timeline
-        self._rows.extend(len(_layout(timeline.item(index), width)) for index in range(exact_from, count))
+        self._rows.extend(
+            len(_layout(timeline.item(index), width)) if mask is None or mask[index] else 0
+            for index in range(exact_from, count)
+        )
         self._measured.extend(b"\x01" * (count - exact_from))
+        if mask is not None and self.only is not None:
+            for index in revealed(timeline, self.only, first):
+                if not mask[index]:
+                    mask[index] = 1
+                    self._rows.set(index, len(_layout(timeline.item(index), width)))
 
     def _apply_measured(self) -> None:
         """Put heights measured while drawing in place of their estimates, keeping the view still."""
@@ -196,7 +223,10 @@ class ConversationView(ScrollView, can_focus=True):
 
     def _update_stream(self, width: int) -> None:
         stream = self.timeline.stream
-        self._stream = self._strips(_stream_layout(stream, width, self.writer_alive), width) if stream.deltas else []
+        says = self.only in (None, "thinking")  # a reply streaming in is what the model says
+        self._stream = (
+            self._strips(_stream_layout(stream, width, self.writer_alive), width) if stream.deltas and says else []
+        )
         self.virtual_size = Size(width, self._end + len(self._stream))
         self.refresh()
 
@@ -209,6 +239,53 @@ class ConversationView(ScrollView, can_focus=True):
         if self._layout_width:
             self._update_stream(self._layout_width)
         self.refresh()
+
+    def watch_only(self, only: Only | None) -> None:
+        """Show only what the filter keeps (or everything): laid out again, the cursor on a shown item."""
+        self._mask = None if only is None else bytearray()
+        if not self._layout_width:
+            return  # the first resize lays everything out with the filter
+        self._relayout(self._layout_width)
+        self._update_stream(self._layout_width)
+        if self.follow:
+            self.jump_to_live()
+            return
+        cursor: int | None = self.cursor
+        if cursor is not None and cursor >= 0 and not self.shows(cursor):
+            after = self._next_shown(cursor)
+            cursor = after if after is not None else self._prev_shown(cursor)
+        if cursor is None:
+            self.cursor = -1
+        else:
+            self.cursor = cursor
+            self._show_item(cursor)
+
+    def shows(self, index: int) -> bool:
+        """Whether item `index` is shown with the filter on (every item is, without one)."""
+        mask = self._mask
+        return mask is None or index >= len(mask) or bool(mask[index])
+
+    @property
+    def hidden(self) -> int:
+        """How many items the filter hides (0 without one)."""
+        mask = self._mask
+        return 0 if mask is None else len(mask) - mask.count(1)
+
+    def _next_shown(self, index: int) -> int | None:
+        """The first shown item at or after `index`."""
+        if self._mask is None:
+            return index if 0 <= index < len(self.timeline) else None
+        at = self._mask.find(1, max(index, 0))
+        return None if at < 0 else at
+
+    def _prev_shown(self, index: int) -> int | None:
+        """The last shown item at or before `index`."""
+        if index < 0:
+            return None
+        if self._mask is None:
+            return min(index, len(self.timeline) - 1) if len(self.timeline) else None
+        at = self._mask.rfind(1, 0, index + 1)
+        return None if at < 0 else at
 
     def on_resize(self, event: events.Resize) -> None:
         if self._width != self._layout_width:
@@ -290,9 +367,14 @@ class ConversationView(ScrollView, can_focus=True):
         self.refresh()
 
     def select(self, index: int) -> None:
-        """Put the cursor on item `index` and bring it into view; this pauses follow mode."""
+        """Put the cursor on item `index` and bring it into view; this pauses follow mode.
+
+        An item the filter hides (a search's match, the next error) turns the filter off first.
+        """
         if not 0 <= index < len(self.timeline):
             return
+        if not self.shows(index):
+            self.only = None
         self.pause()
         self.cursor = index
         self._show_item(index)
@@ -310,7 +392,8 @@ class ConversationView(ScrollView, can_focus=True):
 
     def jump_to_live(self) -> None:
         self.follow = True
-        self.cursor = len(self.timeline) - 1
+        last = self._prev_shown(len(self.timeline) - 1)
+        self.cursor = -1 if last is None else last
         self._stick_to_end()
         # Again after the next layout, in case this widget's own height was not final yet.
         self.call_after_refresh(self._stick_to_end)
@@ -320,13 +403,18 @@ class ConversationView(ScrollView, can_focus=True):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def action_cursor_up(self) -> None:
-        self.select(max(self.cursor - 1, 0) if self.cursor >= 0 else len(self.timeline) - 1)
+        target = self._prev_shown(self.cursor - 1 if self.cursor >= 0 else len(self.timeline) - 1)
+        if target is None:
+            target = self._next_shown(0)  # at the first shown item already: it stays selected
+        if target is not None:
+            self.select(target)
 
     def action_cursor_down(self) -> None:
-        if self.cursor + 1 >= len(self.timeline):
+        target = self._next_shown(self.cursor + 1)
+        if target is None:
             self.jump_to_live()
         else:
-            self.select(self.cursor + 1)
+            self.select(target)
 
     def action_page_up_pause(self) -> None:
         self.pause()
@@ -336,7 +424,9 @@ class ConversationView(ScrollView, can_focus=True):
         self.scroll_page_down(animate=False)
 
     def action_top(self) -> None:
-        self.select(0)
+        first = self._next_shown(0)
+        if first is not None:
+            self.select(first)
 
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self.pause()

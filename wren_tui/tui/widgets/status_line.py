@@ -27,6 +27,8 @@ class Status:
     busy: str | None = None
     # Where search is: "match 2 of 7".
     match: str | None = None
+    # The filter on: "only tool calls: 12 hidden (0: all)".
+    only: str | None = None
     # Where the time went: "model 1m12s · tools 8.2 s".
     spent: str | None = None
 
@@ -60,6 +62,7 @@ class StatusLine(Widget):
         & > .status--silent { color: $text-warning; text-style: bold reverse; }
         & > .status--problem { color: $text-error; text-style: bold; }
         & > .status--unseen { color: $text-warning; }
+        & > .status--only { color: $text-accent; text-style: bold; }
     }
     """
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -72,6 +75,7 @@ class StatusLine(Widget):
         "status--silent",
         "status--problem",
         "status--unseen",
+        "status--only",
     }
 
     status: reactive[Status] = reactive(Status, layout=False)
@@ -87,6 +91,9 @@ class StatusLine(Widget):
         if s.integrity:
             text.append(" · ")
             text.append(shorten(s.integrity, 200), style("status--problem"))
+        if s.only:
+            text.append(" · ")
+            text.append(s.only, style("status--only"))
         if s.match:
             text.append(" · " + s.match)
         if s.unseen:

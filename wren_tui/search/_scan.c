@@ -1,0 +1,541 @@
+/* Search's raw pass over a Wren journal in C: which lines are good, what kind each is, and which can match.
+ *
+ * Optional: setup builds it when a C compiler is there; without it, rawpass.py (python_scan) does the same in Python
+ * (much slower, the same answers; tests compare the two). It releases the GIL while it works.
+ *
+ * scan(buf, base, prev_seq, needle, fold, escapes, extras) -> (count, consumed, ends, kinds, hits)
+ *   buf       a bytes-like run of lines from a line's start; a last line without its newline is left
+ *   base      the file offset of buf[0]
+ *   prev_seq  the seq of the line before buf (0 at the file's start)
+ *   needle    bytes, or None: a line that can match holds these bytes (ASCII case ignored when fold);
+ *             None makes every line a candidate
+ *   escapes   also a candidate: a line holding \u00 followed by 2-7 (an escape that may stand for a
+ *             printable ASCII character) or \/ (JSON's other way to write /)
+ *   extras    a tuple of bytes: a line holding any of them (ASCII case ignored) is a candidate too
+ * The scan vouches for each line from the start, and stops before the first it cannot vouch for:
+ * whole (its newline is there), no NUL and no CR byte, ending in ,"crc":"xxxxxxxx"} with 8 lowercase
+ * hex digits equal to the CRC-32 (zlib's) of the bytes before ,"crc", and starting
+ * {"seq":N,"ts":"T","type":"K" with N = prev_seq + 1 (no leading zero) and T, K not empty and free of
+ * backslashes. Python decides about a line the scan does not vouch for, as the reader would.
+ *   count     lines vouched for; their seqs are prev_seq + 1 .. prev_seq + count
+ *   consumed  their bytes
+ *   ends      base + the offset just past each one's newline, as native 8-byte integers
+ *   kinds     one byte each: 1 delta, 2 a message whose role comes first and is assistant, 3 run_start, 0 other
+ *   hits      the indexes (native 4-byte integers) of the candidates among them, in order
+ *
+ * The CRC uses carry-less multiplication (PCLMULQDQ) to fold 16-byte blocks when the CPU has it,
+ * else eight tables (slicing-by-8); both give zlib's CRC-32.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define WREN_X86 1
+#include <emmintrin.h>
+#include <immintrin.h>
+#include <wmmintrin.h>
+#endif
+
+/* --- CRC-32 ------------------------------------------------------------------------------- */
+
+static uint32_t crc_table[8][256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = crc_table[0][i];
+        for (int t = 1; t < 8; t++) {
+            c = crc_table[0][c & 0xFF] ^ (c >> 8);
+            crc_table[t][i] = c;
+        }
+    }
+}
+
+/* The register's update over `n` bytes, without zlib's inversions before and after. */
+static uint32_t crc_tables(uint32_t c, const unsigned char *p, size_t n) {
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+            crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
+            crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c;
+}
+
+#ifdef WREN_X86
+/* x^n mod P, bit-reflected into the high half of a 64-bit lane: PCLMULQDQ of two such reflected
+ * operands is the reflected product times x, so each constant is taken one degree lower (tests/search/test_rawpass.py checks the CRC against
+ * zlib's on every length and alignment). */
+#define K_575 0x653d982200000000ULL /* folds a lane 512 bits on: its first 64 bits */
+#define K_511 0xcad38e8f00000000ULL /* ...and its last 64 */
+#define K_191 0x65673b4600000000ULL /* folds a lane 128 bits on */
+#define K_127 0x9ba54c6f00000000ULL
+
+static int have_clmul = 0, have_avx2 = 0;
+
+__attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m128i k) {
+    return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/* The register's update over `n` bytes (n >= 64): 16-byte blocks folded, the last 16 and the tail by table. */
+__attribute__((target("pclmul,sse2"))) static uint32_t crc_clmul(uint32_t c, const unsigned char *p, size_t n) {
+    const __m128i k4 = _mm_set_epi64x((long long)K_511, (long long)K_575);
+    const __m128i k1 = _mm_set_epi64x((long long)K_127, (long long)K_191);
+    __m128i x0 = _mm_loadu_si128((const __m128i *)p), x1 = _mm_loadu_si128((const __m128i *)(p + 16));
+    __m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32)), x3 = _mm_loadu_si128((const __m128i *)(p + 48));
+    x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)c));
+    p += 64;
+    n -= 64;
+    while (n >= 64) {
+        x0 = _mm_xor_si128(fold(x0, k4), _mm_loadu_si128((const __m128i *)p));
+        x1 = _mm_xor_si128(fold(x1, k4), _mm_loadu_si128((const __m128i *)(p + 16)));
+        x2 = _mm_xor_si128(fold(x2, k4), _mm_loadu_si128((const __m128i *)(p + 32)));
+        x3 = _mm_xor_si128(fold(x3, k4), _mm_loadu_si128((const __m128i *)(p + 48)));
+        p += 64;
+        n -= 64;
+    }
+    __m128i x = _mm_xor_si128(fold(x0, k1), x1);
+    x = _mm_xor_si128(fold(x, k1), x2);
+    x = _mm_xor_si128(fold(x, k1), x3);
+    while (n >= 16) {
+        x = _mm_xor_si128(fold(x, k1), _mm_loadu_si128((const __m128i *)p));
+        p += 16;
+        n -= 16;
+    }
+    unsigned char last[16];
+    _mm_storeu_si128((__m128i *)last, x);
+    return crc_tables(crc_tables(0, last, 16), p, n);
+}
+#endif
+
+/* zlib's CRC-32 of `n` bytes. */
+static uint32_t crc32_of(const unsigned char *p, size_t n) {
+#ifdef WREN_X86
+    if (have_clmul && n >= 64) return crc_clmul(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+#endif
+    return crc_tables(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+}
+
+/* --- finding bytes ------------------------------------------------------------------------- */
+
+static unsigned char lower[256];
+
+/* How common a byte is in a journal's lines, roughly (higher: more common); the rarest byte of a
+ * needle is the one looked for first. */
+static unsigned char rank[256];
+
+static void tables_init(void) {
+    for (int i = 0; i < 256; i++) {
+        lower[i] = (unsigned char)((i >= 'A' && i <= 'Z') ? i + 32 : i);
+        rank[i] = i >= 0x80 ? 40 : 60;
+    }
+    const char *common = " \"etaoinsrhldcu:,{}_mfpgwybv.0123456789/";
+    for (int k = 0; common[k]; k++) rank[(unsigned char)common[k]] = (unsigned char)(250 - k * 4);
+    for (int c = 'A'; c <= 'Z'; c++) rank[c] = (unsigned char)(rank[c + 32] / 2 + 20);
+}
+
+/* The first byte in [p, end) equal to a or b. */
+static const unsigned char *find_either(const unsigned char *p, const unsigned char *end, unsigned char a,
+                                        unsigned char b) {
+    if (a == b) return memchr(p, a, (size_t)(end - p));
+#ifdef WREN_X86
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)));
+        if (m) return p + __builtin_ctz((unsigned)m);
+        p += 16;
+    }
+#endif
+    for (; p < end; p++)
+        if (*p == a || *p == b) return p;
+    return NULL;
+}
+
+typedef struct {
+    const unsigned char *bytes;
+    Py_ssize_t len;
+    int fold;
+    Py_ssize_t rare; /* the index of its rarest byte */
+    unsigned char a, b; /* the values that byte may have in the text */
+    Py_ssize_t next; /* offset in buf of its next occurrence at or after where the scan is, or -1 */
+} Pattern;
+
+static void pattern_init(Pattern *pat, const unsigned char *bytes, Py_ssize_t len, int fold) {
+    pat->bytes = bytes;
+    pat->len = len;
+    pat->fold = fold;
+    pat->rare = 0;
+    for (Py_ssize_t i = 1; i < len; i++) {
+        unsigned r = rank[bytes[i]], best = rank[bytes[pat->rare]];
+        if (r < best) pat->rare = i;
+    }
+    unsigned char c = bytes[pat->rare];
+    pat->a = fold ? lower[c] : c;
+    pat->b = (fold && pat->a >= 'a' && pat->a <= 'z') ? (unsigned char)(pat->a - 32) : pat->a;
+    pat->next = 0;
+}
+
+static int same_at(const Pattern *pat, const unsigned char *at) {
+    if (!pat->fold) return memcmp(at, pat->bytes, (size_t)pat->len) == 0;
+    for (Py_ssize_t i = 0; i < pat->len; i++)
+        if (lower[at[i]] != lower[pat->bytes[i]]) return 0;
+    return 1;
+}
+
+/* The offset of the first occurrence of `pat` starting at or after `from` in buf[0:size], or -1. */
+static Py_ssize_t pattern_find_plain(const Pattern *pat, const unsigned char *buf, Py_ssize_t size, Py_ssize_t from) {
+    const unsigned char *end = buf + size;
+    const unsigned char *p = buf + from + pat->rare;
+    while (p < end) {
+        p = find_either(p, end, pat->a, pat->b);
+        if (p == NULL) return -1;
+        const unsigned char *start = p - pat->rare;
+        if (start + pat->len <= end && same_at(pat, start)) return start - buf;
+        p++;
+    }
+    return -1;
+}
+
+/* A backslash at p starts an escape unless an odd number of backslashes stand just before it (down to `floor`). */
+static int starts_escape(const unsigned char *p, const unsigned char *floor) {
+    int before = 0;
+    while (p - before > floor && p[-before - 1] == '\\') before++;
+    return (before & 1) == 0;
+}
+
+/* Whether the escape at p (a backslash) may stand for a printable ASCII character: \u0020-\u007f or \/. */
+static int ascii_escape(const unsigned char *p, const unsigned char *end) {
+    if (p + 1 < end && p[1] == '/') return 1;
+    return p + 4 < end && p[1] == 'u' && p[2] == '0' && p[3] == '0' && p[4] >= '2' && p[4] <= '7';
+}
+
+/* The offset of the first such escape at or after `from` (a line's start), or -1. */
+static Py_ssize_t escape_find_plain(const unsigned char *buf, Py_ssize_t size, Py_ssize_t from) {
+    const unsigned char *end = buf + size, *p = buf + from;
+    while (p < end) {
+        p = memchr(p, '\\', (size_t)(end - p));
+        if (p == NULL || p + 1 >= end) return -1;
+        if (p[1] == '\\') {
+            p += 2; /* an escaped backslash: the next one starts a new escape */
+            continue;
+        }
+        if (ascii_escape(p, end)) return p - buf;
+        p += 2;
+    }
+    return -1;
+}
+
+#ifdef WREN_X86
+/* The same two searches, 32 bytes at a time: a pattern by its first and last bytes, then compared whole;
+ * an escape by its backslash and the bytes after it, then by the backslashes before it. */
+__attribute__((target("avx2"))) static Py_ssize_t pattern_find_avx2(const Pattern *pat, const unsigned char *buf,
+                                                                    Py_ssize_t size, Py_ssize_t from) {
+    if (pat->len < 2) return pattern_find_plain(pat, buf, size, from);
+    const unsigned char *end = buf + size, *p = buf + from;
+    unsigned char f = pat->bytes[0], l = pat->bytes[pat->len - 1];
+    unsigned char f2 = f, l2 = l;
+    if (pat->fold) {
+        f = lower[f], l = lower[l];
+        f2 = (f >= 'a' && f <= 'z') ? (unsigned char)(f - 32) : f;
+        l2 = (l >= 'a' && l <= 'z') ? (unsigned char)(l - 32) : l;
+    }
+    const __m256i vf = _mm256_set1_epi8((char)f), vf2 = _mm256_set1_epi8((char)f2);
+    const __m256i vl = _mm256_set1_epi8((char)l), vl2 = _mm256_set1_epi8((char)l2);
+    Py_ssize_t last = pat->len - 1;
+    while (end - p >= last + 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + last));
+        __m256i first = _mm256_or_si256(_mm256_cmpeq_epi8(a, vf), _mm256_cmpeq_epi8(a, vf2));
+        __m256i final = _mm256_or_si256(_mm256_cmpeq_epi8(b, vl), _mm256_cmpeq_epi8(b, vl2));
+        unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(first, final));
+        while (m) {
+            int bit = __builtin_ctz(m);
+            if (same_at(pat, p + bit)) return p + bit - buf;
+            m &= m - 1;
+        }
+        p += 32;
+    }
+    return pattern_find_plain(pat, buf, size, p - buf);
+}
+
+__attribute__((target("avx2"))) static Py_ssize_t escape_find_avx2(const unsigned char *buf, Py_ssize_t size,
+                                                                   Py_ssize_t from) {
+    const unsigned char *end = buf + size, *p = buf + from;
+    const __m256i slash = _mm256_set1_epi8('\\'), fwd = _mm256_set1_epi8('/'), u = _mm256_set1_epi8('u');
+    const __m256i zero = _mm256_set1_epi8('0');
+    while (end - p >= 35) {
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)p), a1 = _mm256_loadu_si256((const __m256i *)(p + 1));
+        __m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 2)), a3 = _mm256_loadu_si256((const __m256i *)(p + 3));
+        __m256i uni = _mm256_and_si256(_mm256_cmpeq_epi8(a1, u),
+                                       _mm256_and_si256(_mm256_cmpeq_epi8(a2, zero), _mm256_cmpeq_epi8(a3, zero)));
+        __m256i hit = _mm256_and_si256(_mm256_cmpeq_epi8(a0, slash), _mm256_or_si256(uni, _mm256_cmpeq_epi8(a1, fwd)));
+        unsigned m = (unsigned)_mm256_movemask_epi8(hit);
+        while (m) {
+            const unsigned char *at = p + __builtin_ctz(m);
+            if (ascii_escape(at, end) && starts_escape(at, buf + from)) return at - buf;
+            m &= m - 1;
+        }
+        p += 32;
+    }
+    /* The rest, from a place outside any escape: back to the start of a run of backslashes. */
+    while (p > buf + from && p[-1] == '\\') p--;
+    Py_ssize_t rest = escape_find_plain(buf, size, p - buf);
+    return rest;
+}
+#endif
+
+static Py_ssize_t pattern_find(const Pattern *pat, const unsigned char *buf, Py_ssize_t size, Py_ssize_t from) {
+#ifdef WREN_X86
+    if (have_avx2) return pattern_find_avx2(pat, buf, size, from);
+#endif
+    return pattern_find_plain(pat, buf, size, from);
+}
+
+static Py_ssize_t escape_find(const unsigned char *buf, Py_ssize_t size, Py_ssize_t from) {
+#ifdef WREN_X86
+    if (have_avx2) return escape_find_avx2(buf, size, from);
+#endif
+    return escape_find_plain(buf, size, from);
+}
+
+/* --- lines ---------------------------------------------------------------------------------- */
+
+static const char CRC_MARK[] = ",\"crc\":\""; /* 8 bytes */
+#define SUFFIX_LEN 18                         /* ,"crc":"xxxxxxxx"} */
+
+static int hex_value(unsigned char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    return -1; /* uppercase and anything else: Python reads that line */
+}
+
+/* The end of the line at p (its newline), or NULL when a NUL or CR comes first or there is no newline. */
+static const unsigned char *line_end_plain(const unsigned char *p, const unsigned char *end) {
+#ifdef WREN_X86
+    const __m128i nl = _mm_set1_epi8('\n'), nul = _mm_setzero_si128(), cr = _mm_set1_epi8('\r');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i any = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, nul)), _mm_cmpeq_epi8(v, cr));
+        int m = _mm_movemask_epi8(any);
+        if (m) {
+            p += __builtin_ctz((unsigned)m);
+            return *p == '\n' ? p : NULL;
+        }
+        p += 16;
+    }
+#endif
+    for (; p < end; p++) {
+        if (*p == '\n') return p;
+        if (*p == '\0' || *p == '\r') return NULL;
+    }
+    return NULL;
+}
+
+#ifdef WREN_X86
+/* The same, 32 bytes at a time. */
+__attribute__((target("avx2"))) static const unsigned char *line_end_avx2(const unsigned char *p,
+                                                                          const unsigned char *end) {
+    const __m256i nl = _mm256_set1_epi8('\n'), nul = _mm256_setzero_si256(), cr = _mm256_set1_epi8('\r');
+    while (end - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)p);
+        __m256i any = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, nl), _mm256_cmpeq_epi8(v, nul)),
+                                      _mm256_cmpeq_epi8(v, cr));
+        unsigned m = (unsigned)_mm256_movemask_epi8(any);
+        if (m) {
+            p += __builtin_ctz(m);
+            return *p == '\n' ? p : NULL;
+        }
+        p += 32;
+    }
+    return line_end_plain(p, end);
+}
+#endif
+
+static const unsigned char *line_end(const unsigned char *p, const unsigned char *end) {
+#ifdef WREN_X86
+    if (have_avx2) return line_end_avx2(p, end);
+#endif
+    return line_end_plain(p, end);
+}
+
+/* The line's kind (see the header) if it starts as a line we vouch for with seq `seq`, else -1. */
+static int head_kind(const unsigned char *p, Py_ssize_t len, long long seq) {
+    static const char SEQ[] = "{\"seq\":", TS[] = ",\"ts\":\"", TYPE[] = ",\"type\":\"";
+    const unsigned char *end = p + len;
+    if (len < 7 || memcmp(p, SEQ, 7) != 0) return -1;
+    p += 7;
+    if (p >= end || *p < '1' || *p > '9') return -1;
+    long long n = 0;
+    int digits = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (++digits > 18) return -1;
+        n = n * 10 + (*p++ - '0');
+    }
+    if (n != seq || end - p < 7 || memcmp(p, TS, 7) != 0) return -1;
+    p += 7;
+    const unsigned char *ts = p;
+    while (p < end && *p != '"' && *p != '\\') p++;
+    if (p == ts || p >= end || *p != '"') return -1;
+    p++;
+    if (end - p < 9 || memcmp(p, TYPE, 9) != 0) return -1;
+    p += 9;
+    const unsigned char *type = p;
+    while (p < end && *p != '"' && *p != '\\') p++;
+    if (p == type || p >= end || *p != '"') return -1;
+    Py_ssize_t type_len = p - type;
+    p++;
+    if (type_len == 5 && memcmp(type, "delta", 5) == 0) return 1;
+    if (type_len == 9 && memcmp(type, "run_start", 9) == 0) return 3;
+    static const char ASSISTANT[] = ",\"message\":{\"role\":\"assistant\"";
+    if (type_len == 7 && memcmp(type, "message", 7) == 0 && end - p >= 30 && memcmp(p, ASSISTANT, 30) == 0) return 2;
+    return 0;
+}
+
+/* 1 when the line (without its newline) carries our suffix with its right CRC. */
+static int crc_ok(const unsigned char *line, Py_ssize_t len) {
+    if (len < SUFFIX_LEN + 2) return 0;
+    const unsigned char *tail = line + len - SUFFIX_LEN;
+    if (memcmp(tail, CRC_MARK, 8) != 0 || tail[16] != '"' || tail[17] != '}') return 0;
+    uint32_t expected = 0;
+    for (int k = 8; k < 16; k++) {
+        int v = hex_value(tail[k]);
+        if (v < 0) return 0;
+        expected = expected << 4 | (uint32_t)v;
+    }
+    return crc32_of(line, (size_t)(len - SUFFIX_LEN)) == expected;
+}
+
+#define MAX_PATTERNS 16
+
+static PyObject *scan(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long base, prev_seq;
+    PyObject *needle_obj, *extras;
+    int fold, escapes;
+    if (!PyArg_ParseTuple(args, "y*LLOppO!", &view, &base, &prev_seq, &needle_obj, &fold, &escapes, &PyTuple_Type,
+                          &extras))
+        return NULL;
+    Pattern patterns[MAX_PATTERNS];
+    int npat = 0, every = needle_obj == Py_None;
+    if (!every) {
+        if (!PyBytes_Check(needle_obj) || PyBytes_GET_SIZE(needle_obj) == 0) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "scan: needle must be non-empty bytes or None");
+            return NULL;
+        }
+        pattern_init(&patterns[npat++], (const unsigned char *)PyBytes_AS_STRING(needle_obj),
+                     PyBytes_GET_SIZE(needle_obj), fold);
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(extras); i++) {
+        PyObject *extra = PyTuple_GET_ITEM(extras, i);
+        if (!PyBytes_Check(extra) || PyBytes_GET_SIZE(extra) == 0 || npat == MAX_PATTERNS) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "scan: extras must be at most 15 non-empty bytes");
+            return NULL;
+        }
+        pattern_init(&patterns[npat++], (const unsigned char *)PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra), 1);
+    }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t size = view.len;
+    /* A vouched line has at least 40 bytes with its newline: that bounds the arrays. */
+    Py_ssize_t most = size / 40 + 1;
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, most * (Py_ssize_t)sizeof(int64_t));
+    PyObject *kinds = PyBytes_FromStringAndSize(NULL, most);
+    PyObject *hits = PyBytes_FromStringAndSize(NULL, most * (Py_ssize_t)sizeof(int32_t));
+    if (ends == NULL || kinds == NULL || hits == NULL) {
+        Py_XDECREF(ends);
+        Py_XDECREF(kinds);
+        Py_XDECREF(hits);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    int64_t *out_ends = (int64_t *)PyBytes_AS_STRING(ends);
+    unsigned char *out_kinds = (unsigned char *)PyBytes_AS_STRING(kinds);
+    int32_t *out_hits = (int32_t *)PyBytes_AS_STRING(hits);
+    Py_ssize_t count = 0, nhits = 0, pos = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t esc = escapes ? escape_find(buf, size, 0) : -1;
+    for (int k = 0; k < npat; k++) patterns[k].next = pattern_find(&patterns[k], buf, size, 0);
+    while (pos < size && count < most) {
+        const unsigned char *nl = line_end(buf + pos, buf + size);
+        if (nl == NULL) break;
+        Py_ssize_t len = nl - (buf + pos), after = pos + len + 1;
+        int kind = head_kind(buf + pos, len, prev_seq + count + 1);
+        if (kind < 0 || !crc_ok(buf + pos, len)) break;
+        int hit = every;
+        if (esc >= 0 && esc < after) {
+            hit = 1;
+            esc = escape_find(buf, size, after);
+        }
+        for (int k = 0; k < npat; k++) {
+            if (patterns[k].next >= 0 && patterns[k].next < after) {
+                hit = 1;
+                patterns[k].next = pattern_find(&patterns[k], buf, size, after);
+            }
+        }
+        if (hit) out_hits[nhits++] = (int32_t)count;
+        out_kinds[count] = (unsigned char)kind;
+        out_ends[count++] = (int64_t)(base + after);
+        pos = after;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (_PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0 || _PyBytes_Resize(&kinds, count) < 0 ||
+        _PyBytes_Resize(&hits, nhits * (Py_ssize_t)sizeof(int32_t)) < 0) {
+        Py_XDECREF(ends);
+        Py_XDECREF(kinds);
+        Py_XDECREF(hits);
+        return NULL;
+    }
+    return Py_BuildValue("(nnNNN)", count, pos, ends, kinds, hits);
+}
+
+static PyObject *crc32_py(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    uint32_t c;
+    Py_BEGIN_ALLOW_THREADS
+    c = crc32_of((const unsigned char *)view.buf, (size_t)view.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(c);
+}
+
+static PyObject *folding(PyObject *self, PyObject *unused) {
+#ifdef WREN_X86
+    return PyBool_FromLong(have_clmul);
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS,
+     "scan(buf, base, prev_seq, needle, fold, escapes, extras) -> (count, consumed, ends, kinds, hits)"},
+    {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 scan checks lines with (zlib's), for tests."},
+    {"folding", folding, METH_NOARGS, "folding() -> bool: whether the CRC folds blocks with PCLMULQDQ here."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    crc_init();
+    tables_init();
+#ifdef WREN_X86
+    __builtin_cpu_init();
+    have_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
+    have_avx2 = __builtin_cpu_supports("avx2");
+#endif
+    return PyModule_Create(&module);
+}

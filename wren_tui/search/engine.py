@@ -1,0 +1,139 @@
+"""Search across sessions: each source's items confirmed on their text, filtered, and said where they matched.
+
+`search` walks the sessions in the order given (newest first, from the caller) and yields, as it
+goes, a `Hit` per matching item and a `Searched` per session once its reading ended (with where
+it stopped, if it did), so a caller shows the first hits while later sessions are still read and
+holds nothing of a session once it is done.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ..journal.errors import JournalError
+from ..journal.store import in_project, parse_ts
+from ..journal.verdict import Stop
+from .query import Query
+from .sources import Item, Role, SearchSource
+
+SNIPPET = 96  # characters of text shown around a match
+_BEFORE = 32  # of them, before the match when there is that much
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a hit must also be: one of `roles` (empty: any), in `project` or a folder in it, at or after `since`."""
+
+    roles: Collection[Role] = ()
+    project: Path | None = None
+    since: datetime | None = None
+
+    def keep(self, item: Item) -> bool:
+        if self.roles and item.role not in self.roles:
+            return False
+        if self.project is not None and not in_project(item.project, self.project):
+            return False
+        if self.since is not None:
+            moment = parse_ts(item.ts)
+            return moment is not None and moment >= self.since
+        return True
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One matching item, with a snippet of its text and where in the snippet the match is."""
+
+    agent: str
+    session: str
+    path: Path
+    item: Item
+    snippet: str
+    start: int  # the match, in the snippet
+    end: int
+    in_name: bool = False  # the match is in a tool call's name, not its arguments
+
+
+@dataclass(frozen=True)
+class Searched:
+    """A session's search ended: how many hits, and where its reading stopped (or why it could not start)."""
+
+    agent: str
+    session: str
+    path: Path
+    hits: int
+    stop: Stop | None = None
+    warnings: tuple[str, ...] = ()
+    unreadable: str | None = None  # why it could not be opened
+
+
+Found = Hit | Searched
+
+
+def search(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters = Filters(),  # frozen, never changed
+    *,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Iterator[Found]:
+    """Every hit of `query` in `sources`, in their order and each one's order, and a `Searched` after each.
+
+    A session modified before `filters.since` is skipped unread (none of its events can be later).
+    `cancelled` is asked between items; once it says yes, nothing more is yielded.
+    """
+    for source in sources:
+        if cancelled():
+            return
+        if filters.since is not None and _older(source.path, filters.since):
+            continue
+        hits = 0
+        try:
+            for item in source.items(query):
+                if cancelled():
+                    return
+                if not filters.keep(item):
+                    continue
+                hit = match(source, item, query)
+                if hit is not None:
+                    hits += 1
+                    yield hit
+        except JournalError as exc:
+            yield Searched(source.agent, source.session, source.path, hits, unreadable=str(exc))
+            continue
+        except OSError as exc:
+            why = (exc.strerror or str(exc)).lower()
+            yield Searched(source.agent, source.session, source.path, hits, unreadable=f"{source.path}: {why}")
+            continue
+        yield Searched(source.agent, source.session, source.path, hits, source.stop, tuple(source.warnings))
+
+
+def match(source: SearchSource, item: Item, query: Query) -> Hit | None:
+    """The hit `item` makes, if its text (or a call's tool name) matches."""
+    span = query.find(item.text)
+    text, in_name = item.text, False
+    if span is None and item.name is not None:
+        span, text, in_name = query.find(item.name), item.name, True
+    if span is None:
+        return None
+    snippet, start, end = cut_around(text, *span)
+    return Hit(source.agent, source.session, source.path, item, snippet, start, end, in_name)
+
+
+def cut_around(text: str, start: int, end: int, width: int = SNIPPET) -> tuple[str, int, int]:
+    """The part of `text` around `text[start:end]` that fits `width` (the match whole), and the match in it."""
+    if len(text) <= width:
+        return text, start, end
+    lo = max(0, min(start - _BEFORE, len(text) - width))
+    hi = max(lo + width, end)
+    return text[lo:hi], start - lo, end - lo
+
+
+def _older(path: Path, since: datetime) -> bool:
+    try:
+        return os.stat(path).st_mtime < since.timestamp()
+    except OSError:
+        return False  # searched, so whatever is wrong with it is said

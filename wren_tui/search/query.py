@@ -1,0 +1,191 @@
+"""What a person searches for: the pattern, how it matches a text, and what its lines' raw bytes must hold.
+
+A journal line is JSON: a text is in it JSON-escaped (a quote as \\", a newline as \\n, maybe a
+character as \\uXXXX), so the pattern as typed is not what the bytes hold. The raw pass looks
+for a *fragment* of the pattern that every writer leaves as it is (printable ASCII but the quote and
+the backslash; other characters as their UTF-8), and lets through any line that holds it, or an
+escape that could stand for one of its characters (`\\u0041` for A, `\\/` for /, `\\u00e9` for é).
+Such a line can match; it is decoded and the pattern confirmed on the decoded text. A pattern with
+no such fragment (`"`, `\\d+`, `a|b`) makes every line a candidate: correct, and as slow as decoding.
+
+Case: a pattern without a capital letter ignores case (as `re.IGNORECASE` does, so `k` also matches
+the Kelvin sign; the raw pass lets those lines through too), one with a capital letter does not.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .rawpass import holds
+
+# What a raw pass over a line's bytes can be given: `_scan.scan`'s needle, fold, escapes and extras.
+Prefilter = tuple[bytes | None, bool, bool, tuple[bytes, ...]]
+
+# Letters re.IGNORECASE matches with non-ASCII characters: i with İ and ı, k with the Kelvin sign, s with ſ.
+_ODD_CASES = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+# At most this many byte strings besides the fragment (the C pass takes 15).
+_MOST_EXTRAS = 15
+
+_parser: Any = importlib.import_module("re._parser")  # re's own parser (sre_parse warns when imported)
+_LITERAL = _parser.LITERAL
+_SUBPATTERN = _parser.SUBPATTERN
+_REPEATS = (_parser.MAX_REPEAT, _parser.MIN_REPEAT, _parser.POSSESSIVE_REPEAT)
+_ATOMIC = _parser.ATOMIC_GROUP
+
+
+class BadPattern(ValueError):
+    """The pattern cannot be searched for; the message is one sentence a person reads."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """A compiled search: `find` on decoded text, `prefilter` for the raw bytes of a line."""
+
+    pattern: str
+    regex: bool
+    fold: bool
+    compiled: re.Pattern[str]
+    fragment: str | None  # what the raw bytes must hold, as text (None: any line can match)
+
+    @classmethod
+    def of(cls, pattern: str, *, regex: bool = False) -> Query:
+        """The search for `pattern`: a literal text, or with `regex` a Python regular expression.
+
+        Raises:
+            BadPattern: it is empty, or not a valid regular expression.
+        """
+        if not pattern:
+            raise BadPattern("the pattern is empty: give the text to look for")
+        fold = not _has_capital(pattern, regex)
+        flags = re.IGNORECASE if fold else 0
+        source = pattern if regex else re.escape(pattern)
+        try:
+            compiled = re.compile(source, flags)
+        except re.error as exc:
+            raise BadPattern(
+                f"{pattern!r} is not a valid regular expression ({exc}): correct it, or leave out --regex "
+                "to search for the text as typed"
+            ) from None
+        runs = _regex_runs(source, flags) if regex else [pattern]
+        fold = bool(compiled.flags & re.IGNORECASE)  # (?i) inside a regex turns it on
+        fragment = _best(runs, fold)
+        return cls(pattern, regex, fold, compiled, fragment)
+
+    def find(self, text: str) -> tuple[int, int] | None:
+        """Where the first match in `text` starts and ends, or None."""
+        match = self.compiled.search(text)
+        return None if match is None else match.span()
+
+    @property
+    def prefilter(self) -> Prefilter:
+        """The raw pass's arguments: needle, fold, escapes, extras (see `_scan.c`)."""
+        fragment = self.fragment
+        if fragment is None:
+            return None, False, False, ()
+        needle = (fragment.lower() if self.fold else fragment).encode()
+        extras: list[bytes] = []
+        for char in dict.fromkeys(fragment.lower() if self.fold else fragment):
+            if not char.isascii():
+                extras.append(_escape(char))
+            elif self.fold and char in _ODD_CASES:
+                for odd in _ODD_CASES[char]:
+                    extras.extend((odd.encode(), _escape(odd)))
+        return needle, self.fold, any(char.isascii() for char in fragment), tuple(extras)
+
+    def line_may_match(self, line: bytes) -> bool:
+        """What the raw pass decides for one line's bytes (a reader of another format asks it line by line)."""
+        needle, fold, escapes, extras = self.prefilter
+        return needle is None or holds(line, needle, fold, escapes, extras)
+
+
+def _escape(char: str) -> bytes:
+    """`char` as a JSON \\u escape, lowercase hex (the raw pass ignores ASCII case); astral: a surrogate pair."""
+    code = ord(char)
+    if code < 0x10000:
+        return b"\\u%04x" % code
+    code -= 0x10000
+    return b"\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
+
+
+def _has_capital(pattern: str, regex: bool) -> bool:
+    """Whether the pattern holds a capital letter (in a regex, not one that is part of an escape like \\W)."""
+    text = re.sub(r"\\.", "", pattern) if regex else pattern
+    return any(char.isupper() for char in text)
+
+
+def _raw(char: str, fold: bool) -> bool:
+    """Whether every writer leaves `char` in a line as it is (or as an escape the raw pass also looks for)."""
+    if char.isascii():
+        return " " <= char <= "\x7f" and char not in '"\\'
+    if 0xD800 <= ord(char) < 0xE000:
+        return False  # a lone surrogate has no UTF-8
+    if not fold:
+        return True
+    # Ignoring case, a character with another case could be written in that one: not raw.
+    return char.lower() == char == char.upper() and char.casefold() == char
+
+
+def _best(runs: list[str], fold: bool) -> str | None:
+    """The longest piece (in bytes) of the runs made of raw characters, trimmed to what the raw pass can take."""
+    pieces: list[str] = []
+    for run in runs:
+        piece = ""
+        for char in run:
+            if _raw(char, fold):
+                piece += char
+            elif piece:
+                pieces.append(piece)
+                piece = ""
+        if piece:
+            pieces.append(piece)
+    if not pieces:
+        return None
+    best = max(pieces, key=lambda piece: len(piece.encode()))
+    return _trimmed(best, fold)
+
+
+def _trimmed(fragment: str, fold: bool) -> str:
+    """The longest start of `fragment` whose escapes fit the raw pass's extras."""
+    extras = 0
+    seen: set[str] = set()
+    for index, char in enumerate(fragment.lower() if fold else fragment):
+        if char in seen:
+            continue
+        seen.add(char)
+        extras += 0 if char.isascii() and not (fold and char in _ODD_CASES) else 1 + 2 * len(_ODD_CASES.get(char, ""))
+        if extras > _MOST_EXTRAS:
+            return fragment[:index]
+    return fragment
+
+
+def _regex_runs(source: str, flags: int) -> list[str]:
+    """Runs of literal characters that every match of the regex holds, one after the other in the text."""
+    parsed = _parser.parse(source, flags)
+    return [run for run in _required(list(parsed.data)) if run]
+
+
+def _required(items: list[tuple[Any, Any]]) -> list[str]:
+    """Runs of literals a match of this sequence of parsed items must hold (never an optional part)."""
+    runs: list[str] = []
+    run = ""
+    for op, arg in items:
+        if op is _LITERAL:
+            run += chr(arg)
+            continue
+        runs.append(run)
+        run = ""
+        if op is _SUBPATTERN:
+            _group, add_flags, del_flags, inner = arg
+            if not add_flags and not del_flags:  # a group that changes case changes what its literals match
+                runs.extend(_required(list(inner.data if hasattr(inner, "data") else inner)))
+        elif op is _ATOMIC:
+            runs.extend(_required(list(arg.data if hasattr(arg, "data") else arg)))
+        elif op in _REPEATS:
+            low, _high, inner = arg
+            if low >= 1:
+                runs.extend(_required(list(inner.data if hasattr(inner, "data") else inner)))
+    runs.append(run)
+    return runs

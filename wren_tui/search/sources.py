@@ -1,0 +1,94 @@
+"""What search reads: a session source hands out the items that can match, then says where its reading stopped.
+
+A source is one session of one agent. `items(query)` yields, in order, each searchable piece of text
+of every event that can match (the source may skip what cannot, by the query's raw test), with its
+place: seq (a Wren journal) or line number (another agent's file), time, role, and the line's start
+and the event's place in it, so the viewer can open the session there. Search confirms each item on
+its text. When `items` is done, `stop` and `warnings` say how far the reading went, as the reader
+says it. A new agent is one class with this shape, and `items_of` turns Wren events into items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from ..journal.events import Error, Event, Message
+from ..journal.verdict import Stop
+from .query import Query
+
+Role = Literal["user", "assistant", "tool", "thinking", "error"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "thinking", "error")
+# What the text is: a message's text, a tool call's arguments, a tool's result, a model's reasoning,
+# an error, a reply streamed and thrown away (a retry, a crash, a cancel).
+Kind = Literal["message", "call", "result", "reasoning", "error", "partial"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One searchable text of a session, and where it is."""
+
+    seq: int  # a Wren journal's seq; another agent's line number
+    ts: str
+    role: Role
+    kind: Kind
+    text: str
+    offset: int  # where its line starts in the file
+    part: int = 0  # its event's place among its line's events (0 for a Wren journal)
+    name: str | None = None  # a tool call's tool, searched as well as its arguments
+    project: str | None = None  # the folder the run it belongs to worked in
+
+
+class SearchSource(Protocol):
+    """One session, as search reads it."""
+
+    @property
+    def agent(self) -> str:
+        """wren, claude, codex or pi."""
+        ...
+
+    @property
+    def session(self) -> str:
+        """The session's id, as listings show it."""
+        ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def stop(self) -> Stop | None:
+        """Once `items` is done: the line reading stopped at and why (None: read to its end)."""
+        ...
+
+    @property
+    def warnings(self) -> list[str]: ...
+
+    def items(self, query: Query) -> Iterator[Item]:
+        """The items of every event that can match `query`, in order.
+
+        Raises:
+            JournalError: the session cannot be opened (missing, a link, no permission).
+        """
+        ...
+
+
+def items_of(event: Event, offset: int, part: int = 0, project: str | None = None) -> Iterator[Item]:
+    """The searchable texts of one event: what people and tools said, not the journal's bookkeeping."""
+    if isinstance(event, Message):
+        msg, seq, ts = event.message, event.seq, event.ts
+        if msg.role == "user":
+            yield Item(seq, ts, "user", "message", msg.content, offset, part, project=project)
+        elif msg.role == "tool":
+            yield Item(seq, ts, "tool", "result", msg.content, offset, part, project=project)
+        else:
+            thought = "\n".join(r.text for r in msg.reasoning or () if r.text)
+            if thought:
+                yield Item(seq, ts, "thinking", "reasoning", thought, offset, part, project=project)
+            if msg.content:
+                yield Item(seq, ts, "assistant", "message", msg.content, offset, part, project=project)
+            for call in msg.toolCalls or ():
+                yield Item(seq, ts, "tool", "call", call.args, offset, part, call.name, project)
+    elif isinstance(event, Error):
+        yield Item(event.seq, event.ts, "error", "error", event.message, offset, part, project=project)

@@ -1,0 +1,301 @@
+"""A Wren journal as search reads it: its raw bytes first, then only the lines that can match, decoded.
+
+The raw pass (`rawpass.raw_scan`) vouches for each line as the reader's fast path does before it
+decodes one (whole, no NUL or CR, our CRC right, the seq next), tells a few kinds apart from the
+line's head, and says which lines can match the query. Those lines are decoded with the reader's
+decoder; a line the pass does not vouch for is read by `decode_line`, exactly as the reader reads
+it, so reading stops at the same line for the same reason (`stop`) and warns of the same gaps.
+
+The one check left out: a line the pass vouches for and that cannot match is not decoded, so a line
+whose CRC is right but whose event does not fit format 1 (only a program that computes Wren's CRC
+over a wrong event can write one) stops the search only when it can match; `wren log` finds it.
+
+Streamed deltas are not searched (their reply follows whole, as a message) unless no reply followed
+them (a retry, a crash, a cancel): that partial reply is searched as one text, as the viewer shows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from ..journal.errors import JournalError
+from ..journal.events import Delta, Event, KnownEvent, Message, RunStart
+from ..journal.reader import decode_line, open_for_reading
+from ..journal.store import session_id_of
+from ..journal.verdict import Stop
+from .query import Prefilter, Query
+from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
+from .sources import Item, items_of
+
+CHUNK = 1 << 20
+_decoder = msgspec.json.Decoder(KnownEvent)
+# A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
+_PARTIAL = re.compile(rb"\x01++(?!\x02)")
+_DELTAS = re.compile(rb"\x01*")
+_CUT_SHORT = "the last line was cut short (no newline at its end)"
+
+
+class WrenSession:
+    """A Wren journal file, searched read-only."""
+
+    agent = "wren"
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._session = session_id_of(path)
+        self._stop: Stop | None = None
+        self._warnings: list[str] = []
+
+    @property
+    def session(self) -> str:
+        return self._session
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def stop(self) -> Stop | None:
+        return self._stop
+
+    @property
+    def warnings(self) -> list[str]:
+        return self._warnings
+
+    def items(self, query: Query) -> Iterator[Item]:
+        fd = open_for_reading(self._path)
+        try:
+            reading = _Pass(fd, query.prefilter)
+            self._warnings = reading.warnings
+            yield from reading.run()
+            self._stop = reading.stop
+        finally:
+            os.close(fd)
+
+
+def kind_of(event: Event) -> int:
+    """The raw pass's kind of a decoded event."""
+    if isinstance(event, Delta):
+        return DELTA
+    if isinstance(event, Message) and event.message.role == "assistant":
+        return ASSISTANT
+    return RUN_START if isinstance(event, RunStart) else OTHER
+
+
+class _Pass:
+    """One reading of one journal: where it is, and what it carries from one run of lines to the next."""
+
+    def __init__(self, fd: int, prefilter: Prefilter) -> None:
+        self.fd = fd
+        self.prefilter = prefilter
+        self.offset = 0  # just past the last good line
+        self.lineno = 0  # good lines so far
+        self.prev_seq = 0
+        self.project: str | None = None
+        self.stop: Stop | None = None
+        self.bad_line = b""
+        self.warnings: list[str] = []
+        # Deltas at the end of what was read, whose reply may still follow: the (start, end) of their lines.
+        self.streaming: tuple[int, int] | None = None
+
+    def run(self) -> Iterator[Item]:
+        leftover = False
+        while self.stop is None:
+            chunk = os.pread(self.fd, CHUNK, self.offset)
+            if not chunk:
+                break
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:
+                end = _newline_after(self.fd, self.offset + len(chunk)) if len(chunk) == CHUNK else None
+                if end is None:
+                    leftover = True  # a last line without its newline
+                    break
+                chunk = _pread_exactly(self.fd, end - self.offset, self.offset)  # one line longer than a chunk
+                cut = len(chunk)
+            yield from self._take(chunk, cut)
+        if self.streaming is not None:
+            yield from self._partial(*self.streaming)  # the journal ends (or stops) while a reply streams
+            self.streaming = None
+        if self.stop is not None:
+            after = self.offset + len(self.bad_line) + 1
+            # NUL bytes to the end of the file are a crash's zero-filled tail, not corruption (as the reader says)
+            torn = b"\x00" in self.bad_line and _only_nul_after(self.fd, after)
+            self.stop = dataclasses.replace(self.stop, torn=torn)
+        elif leftover:
+            self.stop = Stop(self.lineno + 1, self.offset, _CUT_SHORT, True)
+
+    def _take(self, chunk: bytes, cut: int) -> Iterator[Item]:
+        """The whole lines of `chunk[:cut]`: runs the raw pass vouches for, and each line it does not."""
+        view = memoryview(chunk)
+        pos = 0
+        while pos < cut and self.stop is None:
+            count, consumed, ends, kinds, hits = raw_scan(view[pos:cut], self.offset, self.prev_seq, *self.prefilter)
+            if count:
+                yield from self._vouched(view[pos : pos + consumed], ends, kinds, hits)
+                pos += consumed
+            if pos < cut and self.stop is None:
+                newline = chunk.index(b"\n", pos)
+                yield from self._single(chunk[pos:newline])
+                pos = newline + 1
+
+    def _vouched(self, lines: memoryview, ends_bytes: bytes, kinds: bytes, hits_bytes: bytes) -> Iterator[Item]:
+        """A run of lines the raw pass vouched for: decode what can match (and run starts), find partial replies."""
+        ends, hits = array("q"), array("i")
+        ends.frombytes(ends_bytes)
+        hits.frombytes(hits_bytes)
+        base, lineno, prev_seq, count = self.offset, self.lineno, self.prev_seq, len(ends)
+
+        def start(index: int) -> int:
+            return ends[index - 1] if index else base
+
+        partials = {after: (first, last) for after, first, last in self._delta_runs(kinds, ends, start)}
+        matching = {index for index in hits if kinds[index] != DELTA}
+        # A run's next line is decoded too: a reply in a shape the pass does not know still ends no run.
+        wanted = sorted(matching.union(_all(kinds, RUN_START), partials))
+        self.offset, self.lineno, self.prev_seq = ends[-1], lineno + count, prev_seq + count
+        events, bad = _decode(lines, base, [(start(i), ends[i]) for i in wanted])
+        for index, event in zip(wanted, events, strict=False):
+            if index in partials and kind_of(event) != ASSISTANT:
+                yield from self._partial(*partials[index])
+            if isinstance(event, RunStart):
+                self.project = event.cwd
+            if index in matching:
+                yield from items_of(event, start(index), 0, self.project)
+        if bad is not None:
+            index = wanted[len(events)]
+            if index in partials:
+                yield from self._partial(*partials[index])  # the deltas before the line reading stops at
+            self.stop, self.bad_line = Stop(lineno + index + 1, start(index), bad[0]), bad[1]
+            self.offset, self.lineno, self.prev_seq = start(index), lineno + index, prev_seq + index
+            if self.streaming is not None and self.streaming[0] >= self.offset:
+                self.streaming = None  # deltas after the stop were never read
+
+    def _single(self, line: bytes) -> Iterator[Item]:
+        """A line the raw pass did not vouch for, read as the reader reads it."""
+        try:
+            event = decode_line(line)
+            if event.seq <= self.prev_seq:
+                raise JournalError(f"seq {event.seq} does not increase on {self.prev_seq}")
+        except JournalError as exc:
+            self.stop, self.bad_line = Stop(self.lineno + 1, self.offset, str(exc)), line
+            return
+        start = self.offset
+        self.lineno += 1
+        if self.prev_seq and event.seq != self.prev_seq + 1:
+            self.warnings.append(f"line {self.lineno}: seq jumps from {self.prev_seq} to {event.seq}")
+        self.prev_seq = event.seq
+        self.offset += len(line) + 1
+        kind = kind_of(event)
+        for _after, first, last in self._delta_runs(bytes([kind]), array("q", [self.offset]), lambda _i: start):
+            if kind != ASSISTANT:
+                yield from self._partial(first, last)
+        if isinstance(event, RunStart):
+            self.project = event.cwd
+        yield from items_of(event, start, 0, self.project)
+
+    def _delta_runs(self, kinds: bytes, ends: array[int], start: Callable[[int], int]) -> list[tuple[int, int, int]]:
+        """Runs of deltas that end in these lines: (the line after the run, its first line's start, its end).
+
+        A run the pass sees followed by an assistant message is left out (its reply came); a run at
+        the end of these lines is kept in `streaming` until the next lines say how it ends.
+        """
+        found: list[tuple[int, int, int]] = []
+        at = 0
+        if self.streaming is not None:
+            more = _DELTAS.match(kinds)
+            stop = more.end() if more is not None else 0
+            if stop == len(kinds):
+                self.streaming = (self.streaming[0], ends[stop - 1]) if stop else self.streaming
+                return found
+            first, last = self.streaming[0], ends[stop - 1] if stop else self.streaming[1]
+            self.streaming = None
+            if kinds[stop] != ASSISTANT:
+                found.append((stop, first, last))
+            at = stop
+        for match in _PARTIAL.finditer(kinds, at):
+            begin, stop = match.span()
+            if stop == len(kinds):
+                self.streaming = (start(begin), ends[stop - 1])
+                break
+            found.append((stop, start(begin), ends[stop - 1]))
+        return found
+
+    def _partial(self, start: int, end: int) -> Iterator[Item]:
+        """A reply streamed and thrown away: its deltas' text, joined, as one item at its first delta."""
+        data = _pread_exactly(self.fd, end - start, start)
+        deltas = [e for e in _decoder.decode_lines(data) if isinstance(e, Delta)]
+        if deltas:
+            text = "".join(d.text for d in deltas)
+            first = deltas[0]
+            yield Item(first.seq, first.ts, "assistant", "partial", text, start, 0, project=self.project)
+
+
+def _decode(lines: memoryview, base: int, spans: list[tuple[int, int]]) -> tuple[list[Event], tuple[str, bytes] | None]:
+    """The events of the lines at `spans` (file offsets; `lines` starts at `base`), up to one that does not decode.
+
+    Returns them and, for a line that does not decode, why (as the reader says it) and its bytes.
+    """
+    pieces = [lines[first - base : last - base] for first, last in spans]
+    if not pieces:
+        return [], None
+    try:
+        return list(_decoder.decode_lines(b"".join(pieces))), None
+    except (msgspec.DecodeError, RecursionError):
+        pass  # an unknown type, or a line that does not fit: each is read as the reader reads it
+    events: list[Event] = []
+    for piece in pieces:
+        line = bytes(piece[:-1])
+        try:
+            events.append(decode_line(line))
+        except JournalError as exc:
+            return events, (str(exc), line)
+    return events, None
+
+
+def _all(kinds: bytes, kind: int) -> Iterator[int]:
+    mark = bytes([kind])
+    at = kinds.find(mark)
+    while at >= 0:
+        yield at
+        at = kinds.find(mark, at + 1)
+
+
+def _newline_after(fd: int, offset: int) -> int | None:
+    """Just past the first newline at or after `offset`, or None if the file has none there."""
+    while True:
+        data = os.pread(fd, CHUNK, offset)
+        if not data:
+            return None
+        newline = data.find(b"\n")
+        if newline >= 0:
+            return offset + newline + 1
+        offset += len(data)
+
+
+def _pread_exactly(fd: int, length: int, offset: int) -> bytes:
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            break
+        parts.append(part)
+        length -= len(part)
+        offset += len(part)
+    return b"".join(parts)
+
+
+def _only_nul_after(fd: int, offset: int) -> bool:
+    while True:
+        chunk = os.pread(fd, CHUNK, offset)
+        if not chunk:
+            return True
+        if chunk.strip(b"\x00\n"):
+            return False
+        offset += len(chunk)
