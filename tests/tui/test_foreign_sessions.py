@@ -252,3 +252,16 @@ async def test_a_big_session_shows_its_tail_first_then_the_whole_of_it(tmp_path:
         # Seq is the line's number counted from the file's start, in the tail shown first and in the index.
         assert screen.timeline.event(len(screen.timeline) - 1).seq == answer
         assert screen.timeline.tokens == sum(1542 for line in lines if b'"type":"assistant"' in line)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+async def test_only_writes_keeps_another_agents_shell_call_and_hides_its_talk(agent: str, tmp_path: Path) -> None:
+    # Other agents record no tool_start saying a call writes: their tools' names must.
+    path = copy_session(agent, "tool-error", tmp_path)
+    app = _app(path, only="writes")
+    async with app.run_test(size=(140, 50)) as pilot:
+        await wait_for(pilot, lambda: "only writes: " in _status(app), "the filter's status")
+        await wait_for_text(pilot, "cat missing.txt")
+        text = screen_text(app)
+        assert "No such file" in text  # the call's result is the call's
+        assert "Show me missing.txt please." not in text  # the person's words are not a write

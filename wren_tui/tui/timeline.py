@@ -59,8 +59,16 @@ CallState = Literal[
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
-# The tools that change the workspace (the rest only read it); a call's tool_start also says so (readOnly).
-WRITE_TOOLS = frozenset({"write_file", "edit_file", "run_command"})
+# The tools that change the workspace (the rest only read it); a Wren call's tool_start also says so
+# (readOnly). Other agents record no start: their shell and file-changing tools are named here.
+WRITE_TOOLS = frozenset(
+    {
+        *("write_file", "edit_file", "run_command"),  # Wren
+        *("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"),  # Claude Code
+        *("exec_command", "shell", "local_shell", "apply_patch", "write_stdin"),  # Codex
+        *("bash", "write", "edit"),  # pi
+    }
+)
 _EVENT_CACHE = 4096
 # A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
 BIG_LINE = 1 << 20
