@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,14 @@ def test_a_seq_fd_open_only_for_reading_is_a_usage_error(tmp_path: Path) -> None
     assert proc.returncode == 2
     assert f"--seq-fd {fd}: the descriptor is open for reading only" in proc.stderr
     assert not (tmp_path / "j").exists()
+
+
+def test_parsing_one_command_loads_that_command_alone() -> None:
+    # `wren run` starts often: it must not pay for the viewer, search or the other agents' readers.
+    code = (
+        "import sys; from wren_tui.cli import parse_args; args = parse_args(['run', 'fix the tests']); "
+        "print(args.command, sorted(m for m in sys.modules if m.startswith("
+        "('textual', 'wren_tui.tui', 'wren_tui.search', 'wren_tui.formats', 'wren_tui.cli.watch', 'nats'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.split(" ", 1) == ["run", "[]\n"]

@@ -41,8 +41,12 @@ Handler = Callable[[argparse.Namespace], Exit]
 Register = Callable[[Any, argparse.ArgumentParser], None]
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The `wren` parser, and each command's own parser by name."""
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The `wren` parser, and each command's own parser by name (only `only`'s, when it is given).
+
+    A command's module is imported to register it: running one command loads that module alone, so
+    `wren run` does not pay for the viewer's, search's or the other agents' code.
+    """
     parser = argparse.ArgumentParser(
         prog="wren",
         description="A coding agent that survives being killed, and a viewer that only watches it. "
@@ -52,7 +56,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     parser.add_argument("--version", action="version", version=f"wren {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_options()
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         register: Register = importlib.import_module(f"{__name__}.{name}").register
         register(sub, common)
     return parser, dict(sub.choices)
@@ -64,9 +68,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     argparse cannot intermix around subcommands, so the command's own parser does it for the words
     after the command name; its errors print that command's usage line, not wren's.
     """
-    parser, commands = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
+    parser, commands = build_parser(words[at] if at is not None and words[at] in COMMANDS else None)
     if at is None or words[at] not in commands:
         return parser.parse_args(words)  # --help, --version, no command, or an unknown one
     parser.parse_args(words[:at])  # wren's own options before the command (--help, --version)

@@ -15,8 +15,6 @@ from typing import Literal, get_args
 
 from ..journal.store import SUFFIX, session_id_of
 from ..journal.verdict import Stop
-from . import html, markdown
-from .asjson import write_json
 from .atomic import AtomicOutput, ExportRefused, scratch_folder
 from .reading import ExportCancelled, read_session, stop_sentence
 
@@ -74,6 +72,10 @@ def export_session(
     journal: Path, fmt: Format, out: Path | None = None, *, cancelled: Callable[[], bool] | None = None
 ) -> Exported:
     """Export the session at `journal` as `fmt` to `out` (see `target`); raises ExportRefused with why."""
+    # The writers load only when an export is made: `wren run` loads this package for ExportRefused alone.
+    from . import html, markdown
+    from .asjson import write_json
+
     path = target(journal, fmt, out)
     output = AtomicOutput(path)
     try:
