@@ -65,7 +65,7 @@ WRITE_TOOLS = frozenset(
     {
         *("write_file", "edit_file", "run_command"),  # Wren
         *("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"),  # Claude Code
-        *("exec_command", "shell", "local_shell", "apply_patch", "write_stdin"),  # Codex
+        *("exec_command", "local_shell", "apply_patch", "write_stdin"),  # Codex
         *("bash", "write", "edit"),  # pi
     }
 )
