@@ -41,8 +41,8 @@ Handler = Callable[[argparse.Namespace], Exit]
 Register = Callable[[Any, argparse.ArgumentParser], None]
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The `wren` parser, and each command's own parser by name."""
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The `wren` parser, and each command's own parser by name (with `only`, that command's alone)."""
     parser = argparse.ArgumentParser(
         prog="wren",
         description="A coding agent that survives being killed, and a viewer that only watches it. "
@@ -52,7 +52,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     parser.add_argument("--version", action="version", version=f"wren {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_options()
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         register: Register = importlib.import_module(f"{__name__}.{name}").register
         register(sub, common)
     return parser, dict(sub.choices)
@@ -64,12 +64,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     argparse cannot intermix around subcommands, so the command's own parser does it for the words
     after the command name; its errors print that command's usage line, not wren's.
     """
-    parser, commands = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
-    if at is None or words[at] not in commands:
-        return parser.parse_args(words)  # --help, --version, no command, or an unknown one
-    parser.parse_args(words[:at])  # wren's own options before the command (--help, --version)
+    if at is None or words[at] not in COMMANDS:
+        return build_parser()[0].parse_args(words)  # --help, --version, no command, or an unknown one
+    if at:
+        build_parser()[0].parse_args(words[:at])  # wren's own options before the command (--help, --version)
+    # Only the command run is imported: a command starts without loading the others (the viewer, the agent).
+    commands = build_parser(words[at])[1]
     args = commands[words[at]].parse_intermixed_args(words[at + 1 :])
     args.command = words[at]
     return args

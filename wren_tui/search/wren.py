@@ -107,13 +107,16 @@ class _Pass:
 
     def run(self) -> Iterator[Item]:
         leftover = False
+        # One buffer read into again and again: a new one a chunk costs its pages' faults, as much as the scan.
+        buffer = bytearray(CHUNK)
         while self.stop is None:
-            chunk = os.pread(self.fd, CHUNK, self.offset)
-            if not chunk:
+            size = os.preadv(self.fd, [buffer], self.offset)
+            if not size:
                 break
-            cut = chunk.rfind(b"\n") + 1
+            chunk: bytes | bytearray = buffer
+            cut = buffer.rfind(b"\n", 0, size) + 1
             if not cut:
-                end = _newline_after(self.fd, self.offset + len(chunk)) if len(chunk) == CHUNK else None
+                end = _newline_after(self.fd, self.offset + size) if size == CHUNK else None
                 if end is None:
                     leftover = True  # a last line without its newline
                     break
@@ -131,8 +134,11 @@ class _Pass:
         elif leftover:
             self.stop = Stop(self.lineno + 1, self.offset, _CUT_SHORT, True)
 
-    def _take(self, chunk: bytes, cut: int) -> Iterator[Item]:
-        """The whole lines of `chunk[:cut]`: runs the raw pass vouches for, and each line it does not."""
+    def _take(self, chunk: bytes | bytearray, cut: int) -> Iterator[Item]:
+        """The whole lines of `chunk[:cut]`: runs the raw pass vouches for, and each line it does not.
+
+        `chunk` may be the reading's buffer, read into again once this is done: nothing here keeps a view of it.
+        """
         view = memoryview(chunk)
         pos = 0
         while pos < cut and self.stop is None:
@@ -142,7 +148,7 @@ class _Pass:
                 pos += consumed
             if pos < cut and self.stop is None:
                 newline = chunk.index(b"\n", pos)
-                yield from self._single(chunk[pos:newline])
+                yield from self._single(bytes(view[pos:newline]))
                 pos = newline + 1
 
     def _vouched(self, lines: memoryview, ends_bytes: bytes, kinds: bytes, hits_bytes: bytes) -> Iterator[Item]:
