@@ -39,6 +39,8 @@ _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
 _PARTIAL = re.compile(rb"\x01++(?!\x02)")
 _DELTAS = re.compile(rb"\x01*")
+# The last delta of a run no assistant message follows (or of a run at the end): there is a partial reply.
+_RUN_END = re.compile(rb"\x01(?![\x01\x02])")
 _CUT_SHORT = "the last line was cut short (no newline at its end)"
 
 
@@ -107,16 +109,13 @@ class _Pass:
 
     def run(self) -> Iterator[Item]:
         leftover = False
-        # One buffer read into again and again: a new one a chunk costs its pages' faults, as much as the scan.
-        buffer = bytearray(CHUNK)
         while self.stop is None:
-            size = os.preadv(self.fd, [buffer], self.offset)
-            if not size:
+            chunk = os.pread(self.fd, CHUNK, self.offset)
+            if not chunk:
                 break
-            chunk: bytes | bytearray = buffer
-            cut = buffer.rfind(b"\n", 0, size) + 1
+            cut = chunk.rfind(b"\n") + 1
             if not cut:
-                end = _newline_after(self.fd, self.offset + size) if size == CHUNK else None
+                end = _newline_after(self.fd, self.offset + len(chunk)) if len(chunk) == CHUNK else None
                 if end is None:
                     leftover = True  # a last line without its newline
                     break
@@ -134,11 +133,8 @@ class _Pass:
         elif leftover:
             self.stop = Stop(self.lineno + 1, self.offset, _CUT_SHORT, True)
 
-    def _take(self, chunk: bytes | bytearray, cut: int) -> Iterator[Item]:
-        """The whole lines of `chunk[:cut]`: runs the raw pass vouches for, and each line it does not.
-
-        `chunk` may be the reading's buffer, read into again once this is done: nothing here keeps a view of it.
-        """
+    def _take(self, chunk: bytes, cut: int) -> Iterator[Item]:
+        """The whole lines of `chunk[:cut]`: runs the raw pass vouches for, and each line it does not."""
         view = memoryview(chunk)
         pos = 0
         while pos < cut and self.stop is None:
@@ -148,7 +144,7 @@ class _Pass:
                 pos += consumed
             if pos < cut and self.stop is None:
                 newline = chunk.index(b"\n", pos)
-                yield from self._single(bytes(view[pos:newline]))
+                yield from self._single(chunk[pos:newline])
                 pos = newline + 1
 
     def _vouched(self, lines: memoryview, ends_bytes: bytes, kinds: bytes, hits_bytes: bytes) -> Iterator[Item]:
@@ -213,6 +209,8 @@ class _Pass:
         the end of these lines is kept in `streaming` until the next lines say how it ends.
         """
         found: list[tuple[int, int, int]] = []
+        if self.streaming is None and _RUN_END.search(kinds) is None:
+            return found  # every run of deltas here is followed by its reply: the common case, found in C
         at = 0
         if self.streaming is not None:
             more = _DELTAS.match(kinds)
