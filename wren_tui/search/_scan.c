@@ -325,7 +325,8 @@ typedef struct {
     unsigned char a1, b1, a2, b2, a3, b3;
     int escapes;
     const Pattern *special[MAX_PATTERNS]; /* extras starting with \u or a byte >= 0x80 */
-    int nspecial, high; /* high: one of them starts with a byte >= 0x80 */
+    int nspecial, high; /* high: how many start with a byte >= 0x80 (a character's UTF-8) */
+    unsigned char lead[MAX_PATTERNS], second[MAX_PATTERNS]; /* those ones' first two bytes */
 } Finder;
 
 /* The values the needle's byte at `at` may have in the text (two when it is a letter and case is ignored). */
@@ -359,9 +360,12 @@ static void finder_init(Finder *f, const Pattern *needle, int escapes) {
 static int finder_takes(Finder *f, const Pattern *extra) {
     const unsigned char *b = extra->bytes;
     int escape = extra->len >= 2 && b[0] == '\\' && (b[1] == 'u' || b[1] == 'U');
-    if ((!escape && b[0] < 0x80) || f->nspecial == MAX_PATTERNS) return 0;
+    if ((!escape && (b[0] < 0x80 || extra->len < 2)) || f->nspecial == MAX_PATTERNS) return 0;
     f->special[f->nspecial++] = extra;
-    f->high |= b[0] >= 0x80;
+    if (!escape) {
+        f->lead[f->high] = b[0];
+        f->second[f->high++] = b[1];
+    }
     return 1;
 }
 
@@ -404,7 +408,14 @@ __attribute__((target("avx2"))) static Py_ssize_t finder_find(const Finder *f, c
                                             _mm256_cmpeq_epi8(w, fwd));
             m |= (unsigned)_mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(v, slash), after));
         }
-        if (f->high) m |= (unsigned)_mm256_movemask_epi8(v);
+        if (f->high) {
+            /* By a character's first two bytes: text in another script has many bytes >= 0x80, few of these pairs. */
+            __m256i w = _mm256_loadu_si256((const __m256i *)(p + 1)), pairs = _mm256_setzero_si256();
+            for (int k = 0; k < f->high; k++)
+                pairs = _mm256_or_si256(pairs, _mm256_and_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)f->lead[k])),
+                                                                 _mm256_cmpeq_epi8(w, _mm256_set1_epi8((char)f->second[k]))));
+            m |= (unsigned)_mm256_movemask_epi8(pairs);
+        }
         while (m) {
             const unsigned char *at = p + __builtin_ctz(m);
             if (finder_at(f, at, end, floor)) return at - buf;
