@@ -388,6 +388,7 @@ __attribute__((target("avx2"))) static Py_ssize_t finder_find(const Finder *f, c
     const __m256i a2 = _mm256_set1_epi8((char)f->a2), b2 = _mm256_set1_epi8((char)f->b2);
     const __m256i a3 = _mm256_set1_epi8((char)f->a3), b3 = _mm256_set1_epi8((char)f->b3);
     int backslash = f->escapes || f->nspecial > f->high;
+    if (f->needle == NULL && !backslash && !f->high) return -1; /* nothing to look for (every line is a candidate) */
     Py_ssize_t reach = f->needle != NULL ? f->needle->len : 0;
     if (reach < 2) reach = 2;
     while (end - p >= 32 + reach) {
