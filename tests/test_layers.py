@@ -1,13 +1,13 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export, search and fleet import journal; tui (the viewer)
-imports journal, export, search, and fleet (a session mirrored to a fleet's server); cli imports anything and
-nothing imports cli but the entry point (`python -m wren_tui`). Outside `journal.forking` (a new
-journal beside the one shown) and `export` (a file that is never a journal, written only by
+journal imports nothing of ours; agent, export, search, fleet and formats (other agents' session
+files) import journal; tui (the viewer) imports journal, formats, export, search, and fleet (a
+session mirrored to a fleet's server); cli imports anything and nothing imports cli but the entry
+point (`python -m wren_tui`). Outside `journal.forking` and `formats.fork` (a new journal beside the
+one shown, or from another agent's session) and `export` (a file that is never a journal, written only by
 `export.atomic`), nothing the viewer loads opens a file for writing, and neither does the child
-process it starts to decode a huge line. The
-checker (tests/importgraph.py) is shown to catch each kind of violation on a small package planted
-in tmp_path.
+process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch each
+kind of violation on a small package planted in tmp_path.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
+    "wren_tui.formats": "formats",
     "wren_tui.search": "search",
     # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
     "wren_tui.export": "export",
@@ -41,16 +42,19 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "search", "export", "fleet"),  # the viewer over a fleet reads it through fleet.remote
+    "tui": ("base", "journal", "formats", "search", "export", "fleet"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
+    "formats": ("base", "journal"),
     "search": ("base", "journal"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "search", "export"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "formats", "search", "export"),
     "main": ("base", "cli"),
 }
-# The viewer's two ways to write: a fork (a new journal beside the one shown) and an export (a file
-# that is never a journal: export.target refuses a .jsonl name and the journal itself).
+# The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's
+# session) and an export (a file that is never a journal: export.target refuses a .jsonl name and
+# the journal itself).
 FORK = "wren_tui.journal.forking"
+FOREIGN_FORK = "wren_tui.formats.fork"
 EXPORT = "wren_tui.export"
 
 
@@ -78,7 +82,7 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
     assert "wren_tui.tui.screens.session" in viewer and not any(name.startswith("wren_tui.cli") for name in viewer)
-    loaded = closure(modules, viewer, without=[FORK, EXPORT])
+    loaded = closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT])
     assert writers_in(modules, loaded) == []
     # An export writes in one place: its atomic output (a temporary name, fsync, rename).
     exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
@@ -96,7 +100,7 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     assert child in modules[child].imports
     assert modules[child].writes == []
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert child in closure(modules, viewer, without=[FORK, EXPORT])
+    assert child in closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT])
     assert writers_in(modules, closure(modules, [child])) == []
 
 

@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,8 +88,17 @@ def stamp_frames(screen: SessionScreen, seen: dict[int, float]) -> None:
     screen._apply = apply_and_time  # type: ignore[method-assign]
 
 
-async def screen_latency(path: Path, count: int, rate: float, size: tuple[int, int]) -> list[float]:
-    """Open the viewer on `path`, let it index, then time `count` appends made at `rate` per second."""
+Writer = Callable[[Path, int, float], "subprocess.Popen[str]"]
+
+
+async def screen_latency(
+    path: Path, count: int, rate: float, size: tuple[int, int], writer_of: Writer | None = None
+) -> list[float]:
+    """Open the viewer on `path`, let it index, then time `count` appends made at `rate` per second.
+
+    `writer_of` starts the appending process (default: Wren's writer); it prints each seq it wrote and
+    when, and starts on "go".
+    """
     from wren_tui.tui.app import WrenApp
     from wren_tui.tui.screens.session import SessionScreen
 
@@ -100,7 +110,7 @@ async def screen_latency(path: Path, count: int, rate: float, size: tuple[int, i
         while screen._indexing is not None or not len(screen.timeline):
             await pilot.pause(0.05)
         stamp_frames(screen, seen)
-        writer = start_writer(path, count, rate)
+        writer = (writer_of or start_writer)(path, count, rate)
         assert writer.stdout is not None
         go(writer)
         out = asyncio.create_task(asyncio.to_thread(writer.stdout.read))

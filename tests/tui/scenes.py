@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from textual.pilot import Pilot
 
+from tests.formats.sessions import copy_session
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.family import FORK_START, family, other_path, write_fork
 from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
+from wren_tui.formats import FORMATS
 from wren_tui.journal.events import Fork, KnownEvent
 from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.agents import AgentFolder
 
 OLDER = "s-20250228-173000-k3v9"
 
@@ -112,6 +115,41 @@ def _results_done(app: WrenApp) -> bool:
     return isinstance(app.screen, SearchResults) and app.screen.done
 
 
+# Other agents' sessions: their real recordings, last written long before the fixed clock (so not live).
+AGENT_CLOCK = datetime(2026, 11, 30, 9, 4, 12, tzinfo=UTC)
+_WHEN = 10 * 365 * 86400
+
+
+def _agents(root: Path) -> dict[str, Path]:
+    """Each agent's sessions folder (relative to `root`, the scene's working folder) with its three recordings."""
+    folders = {agent: Path("agents") / agent for agent in FORMATS}
+    for agent, folder in folders.items():
+        for name, n in _RECORDING.items():
+            copy_session(agent, name, root / folder, nested=True, stem=_SESSION_ID.format(n=n), age_s=_WHEN)
+    return folders
+
+
+# The sessions' ids, as uuids like the clients' (0: simple, 1: tool-error, 2: multi-turn, 3: killed mid-call).
+_SESSION_ID = "01a22bb1-6ee3-7b50-88bd-b3d9bf76300{n}"
+_RECORDING = {"simple": 0, "tool-error": 1, "multi-turn": 2, "killed": 3}
+
+
+def _agent_session(agent: str, name: str) -> Callable[[Path], WrenApp]:
+    def build(root: Path) -> WrenApp:
+        folder = _agents(root)[agent]
+        stem = _SESSION_ID.format(n=_RECORDING[name])
+        path = next((root / folder).rglob(f"*{stem}.jsonl")).relative_to(root)
+        return WrenApp(folder=folder, session=path, clock=lambda: AGENT_CLOCK)
+
+    return build
+
+
+def agents_browser(root: Path) -> WrenApp:
+    folders = _agents(root)
+    browse = [AgentFolder(FORMATS[agent], folder) for agent, folder in folders.items()]
+    return WrenApp(folder=folders["claude"], agents=browse, clock=lambda: AGENT_CLOCK)
+
+
 SCENES = [
     Scene("session", (100, 32), (), session),
     Scene("session-80x24", (80, 24), (), session),
@@ -127,5 +165,9 @@ SCENES = [
     Scene("waterfall", (100, 32), ("w",), session),
     Scene("replay", (100, 32), ("R", *("right",) * 9), session, _shows("event 9 of 24")),
     Scene("export", (100, 32), ("x",), session),
+    Scene("claude-session", (100, 32), (), _agent_session("claude", "multi-turn")),
+    Scene("codex-session", (100, 32), (), _agent_session("codex", "tool-error")),
+    Scene("pi-session", (100, 32), (), _agent_session("pi", "killed")),
+    Scene("agents-browser", (140, 18), (), agents_browser),
     Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]

@@ -75,6 +75,7 @@ class MemorySource:
 
     session = "mem-20250301-093000"
     path = None
+    agent = None  # a Wren journal's lines, held elsewhere
     fork_folder = None  # not a Wren journal: nothing to fork
 
     def __init__(self) -> None:

@@ -72,6 +72,18 @@ class Unreadable(Exception):
         super().__init__(said + (f"\n{more}" if more else ""))
 
 
+class ForeignUnreadable(Unreadable):
+    """Another agent's session file stops before its end (exit 4): it is only read, so nothing sets its tail aside."""
+
+    def __init__(self, where: str | Path, stop: Stop) -> None:
+        super().__init__(where, stop)
+        if stop.torn:
+            self.args = (
+                f"{self.where}: {stop}; its writer may still be writing that line (another agent's file is only "
+                "read, never changed): read it again once the line ends.",
+            )
+
+
 class CommandFailed(Exception):
     """A command did not do what was asked, for the reason its message gives (exit 1)."""
 
@@ -84,6 +96,7 @@ EXITS: dict[type[BaseException], Exit] = {
     NotAForkPoint: Exit.USAGE,  # (a point past where the journal stops is Unreadable)
     ResumeRefused: Exit.REFUSED,
     Unreadable: Exit.UNREADABLE,
+    ForeignUnreadable: Exit.UNREADABLE,  # another agent's file: its torn tail is said otherwise
     JournalCorrupt: Exit.UNREADABLE,
     JournalChanged: Exit.JOURNAL_CHANGED,
     KeyboardInterrupt: Exit.INTERRUPTED,

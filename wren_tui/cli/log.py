@@ -15,7 +15,7 @@ from ..journal.reader import EventSink, scan_events
 from ..journal.store import resolve, session_id_of
 from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible
-from . import fleet
+from . import agents, fleet
 from .console import err, out
 from .exits import Exit, Unreadable
 from .options import folder_of
@@ -59,6 +59,8 @@ def cmd_log(args: argparse.Namespace) -> Exit:
     local = not fleet.is_remote(args.session)
     if local:
         path = resolve(folder_of(args), args.session)
+        if (foreign := agents.foreign_format(path)) is not None:
+            return agents.log_foreign(path, foreign, args.json)
         scan: Scan = partial(scan_events, path)
         session_id, where = session_id_of(path), str(path)
     else:

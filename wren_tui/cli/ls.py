@@ -10,7 +10,7 @@ from typing import Any
 from ..journal.errors import JournalError
 from ..journal.store import SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
-from . import fleet
+from . import agents, fleet
 from .console import err, out, print_json
 from .exits import Exit
 from .options import folder_of
@@ -38,6 +38,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--project", metavar="PATH", help="only the sessions whose last run worked in PATH or a folder inside it"
     )
+    agents.add_agent_option(p, "list the sessions")
     p.set_defaults(handler=cmd_ls)
 
 
@@ -62,6 +63,8 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
         return fleet.ls_remote(args.server, args.json)
+    if getattr(args, "agent", None) is not None:
+        return agents.ls_agents(args)
     folder = folder_of(args)
     if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
         # A folder the person named is a typo until it exists; the default folder is simply not made yet.

@@ -26,7 +26,7 @@ from typing import Any
 from ..agent.errors import UsageError
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths, latest, resolve
-from . import fleet
+from . import agents, fleet
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of
@@ -80,6 +80,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"with --serve: the port to listen on (default: {DEFAULT_PORT})"
     )
+    agents.add_agent_option(p, "browse the sessions")
     p.set_defaults(handler=cmd_watch)
 
 
@@ -107,6 +108,14 @@ def _journals_in(folder: Path) -> Path:
 
 
 def cmd_watch(args: argparse.Namespace) -> Exit:
+    if getattr(args, "agent", None) is not None:
+        if args.pick or args.serve or args.target is not None:
+            given = "--pick" if args.pick else "--serve" if args.serve else args.target
+            raise UsageError(
+                f"--agent browses the agent's own folder in this terminal; it takes no {given} "
+                "(watch one session with `wren watch PATH`)"
+            )
+        return agents.watch_agents(args)
     if args.target is not None and fleet.is_remote(args.target):
         if args.serve:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
@@ -118,11 +127,13 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         return serve(folder, session, host=args.host, port=args.port, poll=args.poll, only=args.only)
     from ..tui.app import WrenApp
 
+    # Another agent's session forks into the journals folder (--dir, WREN_DIR or the default), never beside it.
     app = WrenApp(
         folder=folder,
         session=session,
         pick=args.pick,
         watch_mode="poll" if args.poll else "auto",
+        journals=folder_of(args),
         only=getattr(args, "only", None),
     )
     picked = app.run()

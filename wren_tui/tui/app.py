@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
@@ -11,11 +11,15 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from ..formats import detect
 from . import strings
 from .commands import key_commands
 from .filters import Only
+from .screens.agents import AgentBrowser, AgentFolder
 from .screens.browser import BrowserScreen
 from .screens.session import Picked, SessionScreen
+from .sources import SessionSource
+from .sources.foreign import ForeignFile
 from .sources.local import LocalJournal
 from .tailing import WatchMode
 
@@ -66,6 +70,8 @@ class WrenApp(ViewerApp):
         clock: Clock = utc_now,
         watch_mode: WatchMode = "auto",
         only: Only | None = None,
+        agents: Sequence[AgentFolder] | None = None,
+        journals: Path | None = None,
     ) -> None:
         super().__init__()
         self.only = only
@@ -74,10 +80,16 @@ class WrenApp(ViewerApp):
         self.pick = pick
         self.clock = clock
         self.watch_mode = watch_mode
+        # Browse other agents' session folders instead of a journals folder (`wren watch --agent`).
+        self.agents = agents
+        # Where a fork of another agent's session goes (a Wren journals folder); None: the default.
+        self.journals = journals
 
     def on_mount(self) -> None:
         if self.session is not None:
             self.push_screen(self.session_screen(self.session))
+        elif self.agents is not None:
+            self.push_screen(AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode))
         else:
             self.push_screen(
                 BrowserScreen(
@@ -86,8 +98,14 @@ class WrenApp(ViewerApp):
             )
 
     def session_screen(self, path: Path, at: tuple[int, int] | None = None, match: str = "") -> SessionScreen:
-        """The screen the journal at `path` is shown in (at the item at `at`, with `match` marked)."""
-        source = LocalJournal(path, watch_mode=self.watch_mode)
+        """The screen the session at `path` is shown in (at the item at `at`, with `match` marked): a Wren
+        journal, or another agent's file (by its content)."""
+        fmt = detect(path)
+        source: SessionSource = (
+            LocalJournal(path, watch_mode=self.watch_mode)
+            if fmt is None
+            else ForeignFile(path, fmt, watch_mode=self.watch_mode, journals=self.journals)
+        )
         return SessionScreen(source, clock=self.clock, pick=self.pick, only=self.only, at=at, match=match)
 
     def open_session(self, path: Path) -> None:

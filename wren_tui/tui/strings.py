@@ -21,6 +21,8 @@ EMPTY_SESSION = "Nothing in this journal yet: waiting for the first event."
 
 # Status line
 LIVE, PAUSED, ENDED = "live", "paused", "ended"
+# Another agent's session that nobody writes now, ending in a tool call with no result recorded.
+STOPPED_MID_CALL = "stopped mid-call"
 MOVED_MODE, DELETED_MODE = "moved", "deleted"
 # A session read from a fleet's server whose machine is not heard from: it may go on, or have stopped.
 SILENT_MODE = "silent"
@@ -64,11 +66,21 @@ FORKED = "Forked {parent} at seq {seq} → {new}\n\nContinue it with:\n  {comman
 FORK_FAILED = "Could not fork: {reason}"
 CANNOT_WRITE = "cannot write the new journal in {folder} ({why}); this journal is left as it is"
 NOT_FORKABLE = "Only a Wren journal can be forked: this session comes from elsewhere."
+FINDING_POINTS = "Reading the whole session for its fork points…"
+# {agent}'s session forked into a new Wren journal: the file it came from is left as it was.
+FORKED_FOREIGN = (
+    "Forked {agent} session {parent} at line {seq} → {new}\n\nIts file was only read. Continue it with:\n  {command}"
+)
+CONFIRM_FORK_FOREIGN = (
+    "Fork this {agent} session at line {seq} into a new Wren journal?\n\n{point}\n\n"
+    "The journal goes to {folder}; the session's file is left exactly as it is."
+)
 STILL_INDEXING = "Fork points need the whole journal: still indexing it, try again in a moment."
 
 # Raw view, search, help
 RAW_TITLE = "Event {seq} ({type}) as written"
 RAW_TITLE_PARTIAL = "Events {first}–{last} (delta: a partial reply) as written"
+RAW_TITLE_FOREIGN = "Line {seq} as {agent} wrote it (shown as {type})"
 RAW_WHERE = "The bytes at {start}–{end} of the journal ({size} bytes), the newline that ends each line not shown:"
 RAW_MORE = "… {more} more bytes not shown"
 RAW_PRETTY = "Pretty-printed (every member, in the order written):"
@@ -83,6 +95,11 @@ NO_MORE = "No more {what}."
 BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
+AGENT_TITLE = "Sessions of {agents}"
+ANY_AGENT = "any agent, each recognised by its content"
+NO_AGENT_SESSIONS = "No sessions of {agents} yet; they appear here as they are created."
+# Another agent's session counts its file's lines: each is one of its records (Wren's events are translated from them).
+AGENT_COLUMNS = ("agent", "id", "started", "lines", "duration", "tokens", "state", "project")
 
 # The fleet's browser (wren watch nats://SERVER)
 FLEET_TITLE = "Sessions on {server}"

@@ -45,7 +45,16 @@ if TYPE_CHECKING:
 
 ItemKind = Literal["user", "assistant", "tool", "partial", "note", "error"]
 CallState = Literal[
-    "waiting", "running", "ok", "failed", "stopped", "output lost", "outcome unknown", "interrupted", "never started"
+    "waiting",
+    "running",
+    "ok",
+    "failed",
+    "stopped",
+    "output lost",
+    "outcome unknown",
+    "interrupted",
+    "never started",
+    "no result recorded",
 ]
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
@@ -197,8 +206,13 @@ class ToolRow:
     # Item positions, for jumping to the call in the conversation.
     asked_item: int | None = None
     start_item: int | None = None
+    # Another agent's call: its start is not journaled, so it runs from its asking (`asked_ts`) to its result.
+    foreign: bool = False
+    asked_ts: str | None = None
 
     def state(self, writer_alive: bool) -> CallState:
+        if self.foreign and self.end is None and not self.answered:
+            return "running" if writer_alive else "no result recorded"
         if self.end is not None:
             # Ended, but the writer is gone before the tool message: what the call printed is lost,
             # and resume treats it as of unknown outcome. (Reference-format lines carry the result inline.)
@@ -255,6 +269,7 @@ class Timeline:
         # (a start's item, its call's ask item) where only the start said the call writes.
         self.late_writes: list[tuple[int, int]] = []
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
+        self._foreign = False  # another agent's session: a call's asking is where it shows in the tool list
         self._calls = CallTracker()  # which calls are open, so which points are clean
         self.tokens = 0
         # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
@@ -275,6 +290,7 @@ class Timeline:
     def fold(self, chunk: Chunk, clips: Mapping[int, Clip] | None = None) -> int:
         """Add a chunk's events (`clips`: those of its big lines, if already made); returns the first new item."""
         first = len(self.kinds)
+        self._foreign = self.source is not None and self.source.agent is not None
         made = clips_of(chunk) if clips is None else clips
         spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
         if chunk.parts is None:
@@ -318,6 +334,8 @@ class Timeline:
                 for slot, call in enumerate(msg.toolCalls or ()):
                     asked = self._asked(call.id, position, slot)
                     self.call_writes[asked] = call.name in WRITE_TOOLS
+                if self._foreign and msg.toolCalls:
+                    self.tool_items.append(position)
             elif kind == "tool" and msg.toolCallId is not None:
                 answered = self._open.pop(msg.toolCallId, None)
                 if answered is not None:
@@ -433,13 +451,20 @@ class Timeline:
     def calls(self) -> int:
         return len(self.call_asked)
 
+    @property
+    def any_open_call(self) -> bool:
+        """Some call the model asked for has no result yet."""
+        return self._calls.any_open
+
     def call(self, number: int) -> ToolRow:
         asked, start, end = self.call_asked[number], self.call_start[number], self.call_end[number]
         start_event = self.event(start) if start != _NONE else None
         end_event = self.event(end) if end != _NONE else None
         call: ToolCall | None = None
+        asked_ts: str | None = None
         if asked != _NONE:
             message = self.event(asked)
+            asked_ts = message.ts
             if isinstance(message, Message) and message.message.toolCalls:
                 call = message.message.toolCalls[self.call_slot[number]]
         if call is None:
@@ -455,6 +480,8 @@ class Timeline:
             answered=bool(self.call_answered[number]),
             asked_item=None if asked == _NONE else asked,
             start_item=None if start == _NONE else start,
+            foreign=self.source is not None and self.source.agent is not None,
+            asked_ts=asked_ts,
         )
 
     def seconds_since_last(self, now: datetime) -> float | None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import ClassVar, ParamSpec
 
@@ -29,7 +30,7 @@ from .. import strings
 from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
-from ..sources import LineReader, SessionSource, Whereabouts
+from ..sources import ForeignSource, LineReader, SessionSource, Whereabouts
 from ..sources.local import LocalJournal
 from ..sources.replay import ReplaySource
 from ..text import shorten
@@ -83,6 +84,8 @@ LABEL_OF: dict[str, Only] = {only: only for only in ONLY}
 TAIL_WINDOW = 1 << 20
 # More bytes than this appended at once are read by a worker thread, not by the UI.
 READ_ON_UI = 1 << 20
+# How long another agent's big session waits before its whole index is built: its first frames come first.
+FOREIGN_INDEX_AFTER_S = 0.2
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
@@ -157,6 +160,8 @@ class SessionScreen(Screen[None]):
         self.session = source.session
         self.clock = clock
         self.pick = pick
+        # Another agent's session: its other branches, its points on every branch, a fork into Wren.
+        self.foreign = source if isinstance(source, ForeignSource) else None
         self.timeline = Timeline()
         self.writer_alive: bool | None = None  # not asked yet: the panes are told the first answer
         self.unseen = 0
@@ -236,7 +241,12 @@ class SessionScreen(Screen[None]):
         self._install(timeline, reader)
         if self._indexing is not None:
             # After the first frame: the worker holds the GIL for long stretches while it decodes.
-            self.call_after_refresh(self._build_index, self._generation, source.share())
+            if self.foreign is not None:
+                # Another agent's lines are translated in Python alone (no C thread to share the work):
+                # started at once, it would slow the first frames by as much again.
+                self.set_timer(FOREIGN_INDEX_AFTER_S, partial(self._build_index, self._generation, source.share()))
+            else:
+                self.call_after_refresh(self._build_index, self._generation, source.share())
 
     def _close_journal(self) -> None:
         for group in ("index", "read", "search"):
@@ -281,7 +291,7 @@ class SessionScreen(Screen[None]):
             if generation != self._generation:
                 return  # opened again before this started: that opening indexes its own file
             until = max(own.size(), 1)
-            timeline = Timeline()
+            timeline = Timeline(own)
             reader = own.lines(0, worker=True)
             for count, chunk in enumerate(reader.chunks(stop=until), 1):
                 timeline.fold(chunk)
@@ -462,12 +472,15 @@ class SessionScreen(Screen[None]):
         follow = self.conversation.follow
         arrival = self.source.arrival()
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
+        if mode == strings.ENDED and self.foreign is not None and self.timeline.any_open_call:
+            mode = strings.STOPPED_MID_CALL  # nobody writes it, and its last call has no result
         if self._gone is not None:
             mode = strings.DELETED_MODE if self._gone.change == "deleted" else strings.MOVED_MODE
         silent = arrival.silent if arrival is not None else None
         if silent is not None:
             mode = strings.SILENT_MODE  # what is shown may be old: neither live nor known to have ended
-        notes = [note for note in (silent, self._whereabouts(), self._integrity()) if note]
+        branches = self.foreign.branch_note() if self.foreign is not None else None
+        notes = [note for note in (silent, self._whereabouts(), self._integrity(), branches) if note]
         self.query_one(StatusLine).status = Status(
             session=self.session,
             events=self.timeline.events,
@@ -576,7 +589,9 @@ class SessionScreen(Screen[None]):
         data = self.source.read(start, min(end - start, RAW_BYTES))
         event = timeline.event(position)
         clip = timeline.clips.get(position)
-        if timeline.kind(position) == "partial" and clip is not None and clip.last_seq not in (None, event.seq):
+        if self.foreign is not None:
+            title = strings.RAW_TITLE_FOREIGN.format(seq=event.seq, agent=self.foreign.agent, type=event_type(event))
+        elif timeline.kind(position) == "partial" and clip is not None and clip.last_seq not in (None, event.seq):
             title = strings.RAW_TITLE_PARTIAL.format(first=event.seq, last=clip.last_seq)
         elif timeline.kind(position) == "partial":
             title = strings.RAW_TITLE.format(seq=event.seq, type="delta: a partial reply")
@@ -699,6 +714,11 @@ class SessionScreen(Screen[None]):
     # --- forking --------------------------------------------------------------------------
 
     def action_fork_points(self) -> None:
+        if self.foreign is not None:
+            if self._open:
+                self.notify(strings.FINDING_POINTS, timeout=2)
+                self._foreign_points(self._generation, self.foreign.share())
+            return
         if self.source.fork_folder is None:
             self.notify(strings.NOT_FORKABLE, timeout=3)
             return
@@ -712,15 +732,70 @@ class SessionScreen(Screen[None]):
                 points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content)))
         self.app.push_screen(ForkPicker(self.session, points, pick=self.pick), self._point_chosen)
 
+    @work(thread=True, exclusive=True, group="points")
+    def _foreign_points(self, generation: int, own: SessionSource) -> None:
+        """Every branch's clean points of another agent's session: its whole file is read, off the UI."""
+        assert isinstance(own, ForeignSource)
+        with closing(own):
+            try:
+                points = own.fork_points()
+            except (JournalError, OSError) as exc:
+                self._to_ui(self.notify, str(exc), severity="error")
+                return
+        self._to_ui(self._show_points, generation, points)
+
+    def _show_points(self, generation: int, points: list[ForkPoint]) -> None:
+        if generation == self._generation:
+            self.app.push_screen(ForkPicker(self.session, points, pick=self.pick), self._point_chosen)
+
     def _point_chosen(self, point: ForkPoint | None) -> None:
         if point is None:
             return
         if self.pick:
-            self.app.exit(Picked(self.session, point.seq, self._stopped))
+            # Another agent's session is named by its file: `wren fork PATH SEQ` takes it as printed.
+            session = str(self.foreign.origin) if self.foreign is not None else self.session
+            self.app.exit(Picked(session, point.seq, self._stopped))
+            return
+        if self.foreign is not None:
+            question = strings.CONFIRM_FORK_FOREIGN.format(
+                agent=self.foreign.agent, seq=point.seq, point=str(point), folder=self.foreign.fork_folder
+            )
+            self.app.push_screen(Confirm(question), partial(self._foreign_confirmed, point))
             return
         folder = shorten(str(self.source.fork_folder), 80)
         question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point), folder=folder)
         self.app.push_screen(Confirm(question), lambda yes: self._fork(point) if yes else None)
+
+    def _foreign_confirmed(self, point: ForkPoint, yes: bool | None) -> None:
+        if yes:
+            self._fork_foreign(point)
+
+    @work(thread=True, exclusive=True, group="fork")
+    def _fork_foreign(self, point: ForkPoint) -> None:
+        """Another agent's session into a new Wren journal, off the UI (its whole file is read twice)."""
+        assert self.foreign is not None
+        own = self.foreign.share()
+        assert isinstance(own, ForeignSource)
+        folder = own.fork_folder
+        with closing(own):
+            try:
+                forked = own.fork(point.seq)
+            except JournalError as exc:
+                self._to_ui(self._notice, strings.FORK_FAILED.format(reason=exc))
+                return
+            except OSError as exc:
+                why = (exc.strerror or str(exc)).lower()
+                reason = strings.CANNOT_WRITE.format(folder=folder, why=why)
+                self._to_ui(self._notice, strings.FORK_FAILED.format(reason=reason))
+                return
+        command = wren_command("resume", forked.id, folder=forked.path.parent)
+        text = strings.FORKED_FOREIGN.format(
+            agent=own.agent, parent=self.session, seq=forked.at_seq, new=forked.id, command=command
+        )
+        self._to_ui(self._notice, text)
+
+    def _notice(self, text: str) -> None:
+        self.app.push_screen(Notice(text))
 
     def _fork(self, point: ForkPoint) -> None:
         folder = self.source.fork_folder

@@ -3,8 +3,10 @@
 The session screen never touches a file. It asks a `SessionSource` for the lines of one session
 and folds what they say into its timeline; the panes show the timeline. `LocalJournal`
 (`sources/local.py`) is the first source: a Wren journal file on this machine. Others (another
-agent's session file translated into Wren events, a journal mirrored over the network and held in
-memory) implement the same two protocols, and the same panes show them.
+agent's session file translated into Wren events, `sources/foreign.py`; a journal mirrored over
+the network and held in memory) implement the same two protocols, and the same panes show them.
+A session another agent writes is a `ForeignSource`: it also says what else its file holds and
+forks into a new Wren journal.
 
 Everything here is typed structurally: a source need not import this module to be one.
 """
@@ -14,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ...journal.events import Event
 from ...journal.index import Chunk
 from ...journal.verdict import Stop
 
 if TYPE_CHECKING:
-    from ...journal.forking import Forked
+    from ...journal.forking import Forked, ForkPoint
 
 Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
 
@@ -129,6 +131,15 @@ class SessionSource(Protocol):
         """
         ...
 
+    @property
+    def agent(self) -> str | None:
+        """The agent that writes this session when it is not Wren (claude, codex, pi); None for a Wren journal.
+
+        Another agent journals no call's start: a call asked with no result yet is running while it
+        writes, and has no result recorded once it stopped (never "outcome unknown" or "never started").
+        """
+        ...
+
     def open(self) -> bool:
         """Start reading the session as it is now, closing what was open; False if there is nothing there yet.
 
@@ -214,4 +225,33 @@ class SessionSource(Protocol):
         Also now and then with nothing seen (a notice that was missed costs a delay, never a line):
         the screen then asks `look` and `size` and reads on.
         """
+        ...
+
+
+@runtime_checkable
+class ForeignSource(SessionSource, Protocol):
+    """A session another agent writes (`agent` is not None), read without ever writing to its file.
+
+    Seq is a line's number in its file. What the screen adds for it: what else the file holds (its
+    other branches), its clean points on every branch, and a fork into a new Wren journal.
+    """
+
+    @property
+    def origin(self) -> Path:
+        """The other agent's session file."""
+        ...
+
+    def branch_note(self) -> str | None:
+        """What else the file holds besides the branch shown (other branches, subagents), for the status line."""
+        ...
+
+    def fork_points(self) -> list[ForkPoint]:
+        """The clean points of every branch, the branch shown first; reads the whole file (call it on a share,
+        from a worker)."""
+        ...
+
+    def fork(self, seq: int) -> Forked:
+        """A new Wren journal in `fork_folder` (Wren's journals folder, never beside the file) holding the
+        conversation up to line `seq` (a clean point); the file is only read. It reads the whole file (call it
+        on a share, from a worker). JournalError (NotAForkPoint: not a clean point) or OSError (the folder)."""
         ...

@@ -54,6 +54,10 @@ class LocalJournal:
         return self._path
 
     @property
+    def agent(self) -> str | None:
+        return None  # Wren's own journal
+
+    @property
     def fork_folder(self) -> Path:
         return self._path.parent  # beside its parent, as `wren fork` writes it
 
@@ -87,6 +91,10 @@ class LocalJournal:
         twin = LocalJournal(self._path, watch_mode=self.watch_mode)
         twin._hold(os.dup(self._opened()), self._inode)
         return twin
+
+    def fd(self) -> int:
+        """The descriptor the open journal is read through (for a source that reads this file its own way)."""
+        return self._opened()
 
     def _opened(self) -> int:
         assert self._fd is not None, "the journal is read only once it is open"

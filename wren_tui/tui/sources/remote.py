@@ -298,6 +298,10 @@ class RemoteSource:
         return None  # not a file on this machine
 
     @property
+    def agent(self) -> None:
+        return None  # a Wren journal, mirrored
+
+    @property
     def fork_folder(self) -> Path:
         return self._fork_folder
 

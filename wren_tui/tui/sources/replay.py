@@ -99,6 +99,10 @@ class ReplaySource:
         return self.inner.path
 
     @property
+    def agent(self) -> str | None:
+        return self.inner.agent
+
+    @property
     def fork_folder(self) -> Path | None:
         return self.inner.fork_folder
 

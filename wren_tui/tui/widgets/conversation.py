@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...journal.events import Delta, Event, Message, describe, event_type
+from ...journal.events import Delta, Event, Message, UnknownEvent, describe, event_type
 from .. import strings
 from ..filters import Only, revealed, shown
 from ..messages import TimelineGrew, TimelineReplaced, WriterChanged
@@ -588,6 +588,8 @@ def _layout(item: Item, width: int) -> list[Line]:
         return _message_layout(event, item, width)
     if item.kind == "partial" and isinstance(event, Delta):
         return _partial_layout(event, item, width)
+    if isinstance(event, UnknownEvent) and isinstance(event.fields.get("text"), str):
+        return _text_note_layout(event, item, width)
     cls = "error" if item.kind == "error" else "note"
     mark = "!" if cls == "error" else "·"
     text = f"{mark} {event_type(event)} #{event.seq} {_time(event.ts)}  {describe(event)}"
@@ -614,6 +616,17 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     for call in msg.toolCalls or ():
         lines.extend(_block(f"→ {call.name}({call.args})", width, "note", CALL_FOLD, item.expanded))
     lines.append(("", "body"))
+    return lines
+
+
+def _text_note_layout(event: UnknownEvent, item: Item, width: int) -> list[Line]:
+    """A note that carries a text (another agent's thinking, a compaction's summary): its text folded under it."""
+    rest = " ".join(f"{k}={v!r}" for k, v in event.fields.items() if k != "text")
+    head = f"· {event.type} #{event.seq} {_time(event.ts)}" + (f"  {rest}" if rest else "")
+    lines: list[Line] = [(shorten(visible(head), max(width, 10)), "note")]
+    text = str(event.fields["text"])
+    if text:
+        lines.extend(_block(text, width, "note", TOOL_FOLD, item.expanded, item.clip))
     return lines
 
 

@@ -33,6 +33,10 @@ class Status:
     spent: str | None = None
 
 
+# Modes whose words are not their style's name.
+_MODE_CLASS = {strings.STOPPED_MID_CALL: "stopped"}
+
+
 def _age(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.0f}s"
@@ -54,6 +58,7 @@ class StatusLine(Widget):
         & > .status--ended { color: $text-muted; text-style: bold; }
         & > .status--moved { color: $text-warning; text-style: bold reverse; }
         & > .status--deleted { color: $text-error; text-style: bold reverse; }
+        & > .status--stopped { color: $text-warning; text-style: bold reverse; }
         & > .status--silent { color: $text-warning; text-style: bold reverse; }
         & > .status--problem { color: $text-error; text-style: bold; }
         & > .status--unseen { color: $text-warning; }
@@ -66,6 +71,7 @@ class StatusLine(Widget):
         "status--ended",
         "status--moved",
         "status--deleted",
+        "status--stopped",
         "status--silent",
         "status--problem",
         "status--unseen",
@@ -79,7 +85,7 @@ class StatusLine(Widget):
         s = self.status
         style = self.get_component_rich_style
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f" {s.mode} ", style(f"status--{s.mode}"))
+        text.append(f" {s.mode} ", style(f"status--{_MODE_CLASS.get(s.mode, s.mode)}"))
         text.append(f" {shorten(s.session, 40)}")
         text.append(f" · {s.events} events")
         if s.integrity:

@@ -34,6 +34,7 @@ _STATE_CLASS: dict[CallState, str] = {
     "outcome unknown": "unknown",
     "interrupted": "unknown",
     "never started": "muted",
+    "no result recorded": "unknown",
     "waiting": "running",
     "running": "running",
 }
@@ -146,7 +147,7 @@ class ToolTimings(ScrollView, can_focus=True):
         elapsed = ""
         if end is not None and end.elapsedMs is not None:
             elapsed = f"{end.elapsedMs} ms"
-        elif row.start is not None and state == "running" and (started := parse_ts(row.start.ts)) is not None:
+        elif state == "running" and (started := _started(row)) is not None:
             seconds = (self.clock() - started).total_seconds()
             elapsed = f"{max(seconds, 0):.0f} s…"
         size = f"{end.chars}" if end is not None and end.chars is not None else ""
@@ -180,6 +181,13 @@ class ToolTimings(ScrollView, can_focus=True):
     def action_choose(self) -> None:
         if 0 <= self.cursor < self.timeline.calls:
             self.post_message(self.Chosen(self.timeline.call(self.cursor)))
+
+
+def _started(row: ToolRow) -> datetime | None:
+    """When a running call began: its tool_start, or (another agent's call) its asking."""
+    if row.start is not None:
+        return parse_ts(row.start.ts)
+    return parse_ts(row.asked_ts) if row.foreign and row.asked_ts else None
 
 
 def _summary(args: str) -> str:

@@ -1,0 +1,62 @@
+"""Real session files of Claude Code, Codex and pi (tests/fixtures/agents), copied where a test needs them.
+
+A copy's modification time is set an hour back unless asked otherwise, so it is not taken for a
+session still being written (live: a process holds it open for writing, or it changed in the last
+few seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tests.conftest import FIXTURES
+
+AGENTS = FIXTURES / "agents"
+EXTERNAL = FIXTURES / "external"
+FOLDER = {"claude": "claude-code", "codex": "codex", "pi": "pi"}
+# What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
+_NAMES = {
+    "claude": "-var-tmp-ws/{stem}.jsonl",
+    "codex": "2026/11/30/rollout-2026-11-30T09-02-58-{stem}.jsonl",
+    "pi": "--var-tmp-ws--/2026-11-30T09-03-15-966Z_{stem}.jsonl",
+}
+AN_HOUR = 3600.0
+
+
+def fixture(agent: str, name: str) -> Path:
+    """A real recording: name is simple, tool-error, multi-turn or killed (SIGKILL during its tool)."""
+    return AGENTS / FOLDER[agent] / f"{name}.jsonl"
+
+
+def lines_of(agent: str, name: str) -> list[bytes]:
+    return fixture(agent, name).read_bytes().splitlines(keepends=True)
+
+
+def copy_session(
+    agent: str,
+    name: str,
+    dest: Path,
+    *,
+    lines: int | None = None,
+    age_s: float = AN_HOUR,
+    stem: str | None = None,
+    nested: bool = False,
+) -> Path:
+    """A copy of a recording at `dest` (a folder: named as the agent names it), its first `lines` lines only
+    when given (what a killed run leaves), last changed `age_s` seconds ago."""
+    data = b"".join(lines_of(agent, name)[:lines])
+    if dest.suffix != ".jsonl":
+        relative = _NAMES[agent].format(stem=stem or f"0000-{name}") if nested else f"{stem or name}.jsonl"
+        dest = dest / relative
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(data)
+    age(dest, age_s)
+    return dest
+
+
+def age(path: Path, seconds: float) -> None:
+    """Set a file's modification time `seconds` back from now."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))

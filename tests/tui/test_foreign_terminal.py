@@ -1,0 +1,50 @@
+"""`wren watch` on another agent's session in a real terminal (tmux), while lines of a real session are appended."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.formats.sessions import AN_HOUR, age, copy_session, lines_of
+from tests.tmux import Terminal, python_argv
+from tests.tmux import terminal as own_terminal
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    with own_terminal() as term:
+        yield term
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+def test_watch_follows_a_real_session_as_its_lines_are_appended(agent: str, tmp_path: Path, terminal: Terminal) -> None:
+    lines = lines_of(agent, "multi-turn")
+    # The last line saying the first answer (Codex says it for its own screen first, then as the reply).
+    first_answer = max(i for i, line in enumerate(lines) if b"notes.txt is a short to-do list" in line)
+    path = copy_session(agent, "multi-turn", tmp_path / "sessions", nested=True, lines=first_answer + 1)
+    terminal.start(python_argv("watch", str(path), "--dir", str(tmp_path / "journals")), tmp_path, (120, 40))
+    terminal.wait_for("notes.txt is a short to-do list with two items.")
+    # The agent goes on: the second turn's lines, one write each, as the clients write them.
+    with path.open("ab") as agent_writes:
+        for line in lines[first_answer + 1 :]:
+            agent_writes.write(line)
+            agent_writes.flush()
+            time.sleep(0.02)
+    terminal.wait_for("hello.py has 3 lines.")
+    screen = terminal.wait_for(" live ")  # it just changed
+    calls = screen.split("Tool calls")[-1]
+    assert len([row for row in calls.splitlines() if " ms " in row]) == 2  # both calls, each with its time
+    age(path, AN_HOUR)
+    screen = terminal.wait_for(" ended ", timeout=20)
+    assert "no result recorded" not in screen
+    terminal.keys("q")
+    terminal.wait_for("WREN-EXITED-0")

@@ -1,0 +1,326 @@
+"""Claude Code's session files (`~/.claude/projects/<folder>/<session uuid>.jsonl`), read as Wren events.
+
+Each line has a `type`. The conversation is `user` (a prompt, or tool results) and `assistant`
+lines, one content block per line (a reply's text and its tool call are two lines sharing a
+`message.id`, each repeating the usage). Entries chain by `uuid`/`parentUuid`; a `system`
+compaction boundary starts a new root whose `logicalParentUuid` is the entry before it; a
+subagent's entries are marked `isSidechain`. The rest is the client's bookkeeping, left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..journal.events import Event, ToolCall
+from .base import (
+    COMPACTION_BOUNDARY,
+    NO_RAW,
+    BadLine,
+    Format,
+    Node,
+    Translated,
+    Translator,
+    answer,
+    assistant,
+    elapsed,
+    error,
+    malformed,
+    ms_of,
+    not_json,
+    note,
+    raw_text,
+    refused,
+    tagged,
+    text_of,
+    thinking,
+    union,
+    usage,
+    user,
+)
+
+NAME = "claude"
+LABEL = "Claude Code"
+ENV = "CLAUDE_CONFIG_DIR"
+
+# Lines the client writes for itself: its context attachments, request records, queue, costs.
+SKIPPED = (
+    "attachment",
+    "queue-operation",
+    "atis-latch",
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "last-prompt",
+    "tools-used",
+    "cost-state",
+    "mode",
+    "file-history-snapshot",
+    "summary",
+    "progress",
+    "custom-title",
+    "agent-name",
+    "tag",
+)
+MAPPED = ("user", "assistant", "system")
+# The kinds whose lines carry `sessionId` or `uuid`: what a Claude Code file is recognised by.
+_CLAIMED = frozenset({*MAPPED, *SKIPPED})
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int | None = 0
+    cache_read_input_tokens: int | None = 0
+
+
+class _Block(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+    thinking: str | None = None
+    id: str = ""
+    name: str = ""
+    input: msgspec.Raw = NO_RAW
+    tool_use_id: str = ""
+    content: Any = None
+    is_error: bool | None = None
+
+
+class _Message(msgspec.Struct):
+    role: str = ""
+    content: str | list[_Block] = ""
+    id: str | None = None
+    model: str | None = None
+    usage: _Usage | None = None
+
+
+class _Line(msgspec.Struct, tag_field="type", kw_only=True):
+    uuid: str | None = None
+    parentUuid: str | None = None
+    logicalParentUuid: str | None = None
+    isSidechain: bool = False
+    timestamp: str = ""
+    cwd: str | None = None
+
+
+class _User(_Line, tag="user"):
+    message: _Message
+    isMeta: bool = False
+
+
+class _Assistant(_Line, tag="assistant"):
+    message: _Message
+    isApiErrorMessage: bool = False
+
+
+class _System(_Line, tag="system"):
+    subtype: str = ""
+    content: Any = None
+    level: str = ""
+
+
+_Skipped = tagged(_Line, SKIPPED)
+_decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union((_User, _Assistant, _System, *_Skipped)))
+
+
+class ClaudeTranslator(Translator):
+    """Remembers when each tool call was asked, and how much of each reply's usage was counted."""
+
+    def __init__(self) -> None:
+        self._asked: dict[str, int | None] = {}
+        # A reply's usage is repeated on each of its lines (growing, in older clients): each line
+        # counts what it adds to the line before it, and a line that adds nothing is hidden.
+        self._last_usage: dict[str, tuple[int, int]] = {}
+        self._usage_at: dict[int, tuple[int, int]] = {}
+
+    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
+        try:
+            line = _decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            return refused(lineno, data, exc, _CLAIMED)
+        except msgspec.DecodeError as exc:
+            raise not_json(exc) from None
+        node = None
+        if line.uuid is not None:
+            node = Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+        try:
+            if isinstance(line, _User):
+                out = self._user(lineno, line)
+            elif isinstance(line, _Assistant):
+                out = self._assistant(lineno, line, learn)
+            elif isinstance(line, _System):
+                out = _system(lineno, line)
+            else:
+                out = Translated([], str(type(line).__struct_config__.tag), "skipped")
+        except (msgspec.ValidationError, TypeError, ValueError) as exc:
+            out = malformed(lineno, line.timestamp, str(type(line).__struct_config__.tag), exc)
+        out.node, out.cwd = node, line.cwd
+        return out
+
+    def _user(self, seq: int, line: _User) -> Translated:
+        ts, content = line.timestamp, line.message.content
+        events: list[Event] = []
+        texts: list[str] = []
+        if isinstance(content, str):
+            texts += [content] if content else []
+        else:
+            for block in content:
+                if block.type == "tool_result":
+                    ok = block.is_error is not True
+                    took = elapsed(self._asked.get(block.tool_use_id), ts)
+                    events += answer(seq, ts, block.tool_use_id, text_of(block.content), ok=ok, took=took)
+                elif block.type == "text" and block.text is not None:
+                    texts.append(block.text)
+                elif block.type == "image":
+                    texts.append("[image]")
+        if texts:
+            text = "\n".join(texts)
+            # Text the client added for the model (a caveat, a command's output): context, not a person's words.
+            events.append(note(seq, ts, "context", text=text) if line.isMeta else user(seq, ts, text))
+        return Translated(events, "user")
+
+    def _assistant(self, seq: int, line: _Assistant, learn: bool) -> Translated:
+        ts, msg = line.timestamp, line.message
+        events: list[Event] = []
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        blocks = [_Block(type="text", text=msg.content)] if isinstance(msg.content, str) else msg.content
+        for block in blocks:
+            if block.type == "text" and block.text is not None:
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(ToolCall(block.id, block.name, raw_text(block.input) or "{}"))
+                if learn:
+                    self._asked.setdefault(block.id, ms_of(ts))
+            elif block.type == "thinking":
+                events.append(thinking(seq, ts, block.thinking or ""))
+            elif block.type == "redacted_thinking":
+                events.append(thinking(seq, ts, "[redacted by the model's provider]"))
+        text = "\n".join(texts)
+        if line.isApiErrorMessage:
+            events.append(error(seq, ts, text))
+        elif texts or calls:
+            events.append(assistant(seq, ts, text, calls))
+        hidden: frozenset[int] = frozenset()
+        if msg.usage is not None:
+            tokens_in, tokens_out = self._usage(seq, msg.id, msg.usage, learn)
+            if not tokens_in and not tokens_out:
+                hidden = frozenset({len(events)})
+            events.append(usage(seq, ts, tokens_in, tokens_out, msg.model))
+        return Translated(events, "assistant", hidden=hidden, model=msg.model)
+
+    def _usage(self, seq: int, message_id: str | None, used: _Usage, learn: bool) -> tuple[int, int]:
+        """What this line adds to its reply's usage (all of it on the reply's first line)."""
+        if not learn and seq in self._usage_at:
+            return self._usage_at[seq]
+        tokens_in = used.input_tokens + (used.cache_creation_input_tokens or 0) + (used.cache_read_input_tokens or 0)
+        before_in, before_out = self._last_usage.get(message_id or "", (0, 0)) if message_id else (0, 0)
+        added = (max(tokens_in - before_in, 0), max(used.output_tokens - before_out, 0))
+        if learn:
+            if message_id:
+                self._last_usage[message_id] = (max(tokens_in, before_in), max(used.output_tokens, before_out))
+            self._usage_at[seq] = added
+        return added
+
+
+def _system(seq: int, line: _System) -> Translated:
+    text = text_of(line.content)
+    if line.subtype == "compact_boundary":
+        boundary = note(seq, line.timestamp, COMPACTION_BOUNDARY, text=text or "earlier messages summarised")
+        return Translated([boundary], "system")
+    if line.level == "error" or line.subtype == "api_error":
+        return Translated([error(seq, line.timestamp, text or line.subtype)], "system")
+    return Translated([note(seq, line.timestamp, "system", subtype=line.subtype, text=text)], "system")
+
+
+# --- the tree, cheaply ------------------------------------------------------------------------
+
+
+class _NodeLine(msgspec.Struct):
+    uuid: str | None = None
+    parentUuid: str | None = None
+    logicalParentUuid: str | None = None
+    isSidechain: bool = False
+
+
+_nodes = msgspec.json.Decoder(_NodeLine)
+
+
+def node_of(data: bytes) -> Node | None:
+    """A line's place in the chain, without reading the rest of it; None for a bookkeeping line; BadLine
+    for a line that is not a JSON object."""
+    try:
+        line = _nodes.decode(data)
+    except msgspec.ValidationError:
+        if data.lstrip()[:1] != b"{":
+            raise BadLine("it is JSON but not an object") from None
+        return None  # an object whose fields do not fit: the full reading shows why
+    except msgspec.DecodeError as exc:
+        raise not_json(exc) from None
+    if line.uuid is None:
+        return None
+    return Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+
+
+# --- where the sessions are -------------------------------------------------------------------
+
+
+def root(env: Mapping[str, str], home: Path) -> Path:
+    """$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
+    base = env.get(ENV)
+    return (Path(base).expanduser() if base else home / ".claude") / "projects"
+
+
+def is_session_file(path: Path) -> bool:
+    """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
+    return not path.name.startswith("agent-") and path.parent.name != "subagents"
+
+
+def session_id(path: Path) -> str:
+    return path.stem
+
+
+def claims(line: dict[str, Any]) -> bool:
+    return line.get("type") in _CLAIMED and ("sessionId" in line or "uuid" in line or "leafUuid" in line)
+
+
+class _Cost(msgspec.Struct):
+    type: str = ""
+    modelUsage: dict[str, dict[str, Any]] | None = None
+
+
+_costs = msgspec.json.Decoder(_Cost)
+_COUNTED = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+
+
+def totals(data: bytes) -> int | None:
+    """The session's tokens so far, from a `cost-state` line (the last line of a run that ended)."""
+    if b'"cost-state"' not in data:
+        return None
+    try:
+        cost = _costs.decode(data)
+    except msgspec.DecodeError:
+        return None
+    if cost.type != "cost-state" or cost.modelUsage is None:
+        return None
+    counts = (used.get(key) for used in cost.modelUsage.values() for key in _COUNTED)
+    return sum(n for n in counts if isinstance(n, int))
+
+
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=ClaudeTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    node_of=node_of,
+    is_session_file=is_session_file,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    totals=totals,
+)

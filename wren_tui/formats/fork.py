@@ -1,0 +1,64 @@
+"""Fork into Wren: a new Wren journal that starts where another agent's session was at a clean point.
+
+The journal holds a `run_start` in the session's workspace (so `wren resume` works there), the
+messages of the conversation up to the point (`conversation.context`), and a `fork` event naming
+the session's file and the point's line. It is written through the journal kernel to a temporary
+name, fsynced, then renamed, like any fork: a crash leaves either no journal or a whole one. The
+session's file is only read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from .. import __version__
+from ..journal.events import Fork, Message, RunStart
+from ..journal.forking import Forked, NotAForkPoint
+from ..journal.reader import open_for_reading
+from ..journal.store import SUFFIX, new_session_id
+from ..journal.writer import FileOps, JournalWriter
+from .base import Format
+from .conversation import context as context_at
+from .conversation import fork_points, outline
+
+
+def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: FileOps | None = None) -> Forked:
+    """A new Wren journal in `folder` from the session at `path`, through line `lineno` (a clean point).
+
+    NotAForkPoint (which lists the valid points) when the line is not one.
+    """
+    ops = ops or FileOps()
+    source = Path(os.path.abspath(path))
+    fd = open_for_reading(source)
+    try:
+        out = outline(fd, fmt)
+        points = fork_points(out).points
+        if lineno not in {p.seq for p in points}:
+            raise NotAForkPoint(source, lineno, points)
+        context = context_at(fd, fmt, out, lineno)
+    finally:
+        os.close(fd)
+    new_id = new_session_id()
+    while (folder / f"{new_id}{SUFFIX}").exists():
+        new_id = new_session_id()
+    final = folder / f"{new_id}{SUFFIX}"
+    tmp = folder / f".{new_id}{SUFFIX}.tmp"
+    writer = JournalWriter.create(tmp, fsync="none", ops=ops)
+    try:
+        model = f"{fmt.name}:{context.model}" if context.model else fmt.name
+        writer.append(RunStart(pid=os.getpid(), cwd=context.cwd or "", model=model, version=__version__))
+        for message in context.messages:
+            writer.append(Message(message=message))
+        writer.append(Fork(from_=str(source), atSeq=lineno))
+        writer.sync()
+    except BaseException:
+        writer.close()
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    writer.close()
+    ops.rename(tmp, final)
+    ops.fsync_dir(folder)
+    return Forked(new_id, final, str(source), lineno)

@@ -1,0 +1,69 @@
+"""Whether another agent is writing a session file now: a process holds it open for writing, or it just changed.
+
+Claude Code and pi open the file for each write and close it again, so between two writes only
+its modification time tells; Codex keeps it open. Nothing here writes, locks or touches a file:
+the process table is read from /proc, and the file's times from stat.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+
+# A file changed this recently is live, whoever wrote it.
+RECENT_S = 5.0
+_ACCESS = os.O_ACCMODE
+_WRITING = (os.O_WRONLY, os.O_RDWR)
+FileKey = tuple[int, int]  # (device, inode)
+
+
+def held_for_writing(files: Iterable[FileKey], suffix: str = ".jsonl") -> set[FileKey]:
+    """Which of `files` some process has open for writing, from every process's open files in /proc.
+
+    Only descriptors whose target ends with `suffix` are looked at closely (a stat and its flags),
+    so one pass over a machine's processes costs a few milliseconds.
+    """
+    wanted = set(files)
+    found: set[FileKey] = set()
+    if not wanted:
+        return found
+    try:
+        pids = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        folder = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue  # gone, or another user's
+        for name in names:
+            link = f"{folder}/{name}"
+            try:
+                target = os.readlink(link)
+                if not target.removesuffix(" (deleted)").endswith(suffix):
+                    continue
+                st = os.stat(link)
+            except OSError:
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in wanted and key not in found and _for_writing(pid, name):
+                found.add(key)
+    return found
+
+
+def _for_writing(pid: str, fd: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as info:
+            for row in info:
+                if row.startswith("flags:"):
+                    return (int(row.split()[1], 8) & _ACCESS) in _WRITING
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def changed_recently(mtime: float, now: float | None = None) -> bool:
+    """Whether a file last changed at `mtime` changed in the last few seconds."""
+    return (time.time() if now is None else now) - mtime < RECENT_S

@@ -1,0 +1,318 @@
+"""Reading another agent's session file: whole lines in order, each translated, the branch shown chosen.
+
+A line is whole once its newline is there: a partial last line waits for its writer (and with no
+writer left it is a torn tail). A line that is not a JSON object stops the reading there, with its
+line number, as a damaged line of a Wren journal does; a line of an unknown kind, or whose fields
+do not fit, never does (it is counted, or shown as a note). Seq is the line's number, from 1.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ..journal.events import Event
+from ..journal.index import CHUNK, Chunk
+from ..journal.verdict import Stop
+from .base import BadLine, Format, Node, Skipped, Translated, Translator
+
+
+def count_lines(fd: int, stop: int) -> int:
+    """Newlines in the first `stop` bytes: how many lines come before a tail read from `stop`."""
+    count, offset = 0, 0
+    while offset < stop:
+        data = os.pread(fd, min(CHUNK * 4, stop - offset), offset)
+        if not data:
+            break
+        count += data.count(b"\n")
+        offset += len(data)
+    return count
+
+
+class Lines:
+    """(start, bytes without the newline) of each whole line from `start` up to `stop` (default: the end).
+
+    A partial last line is not given; `looked` is how far the bytes were read, so a long partial
+    line is not looked through twice. Every line's bytes are read once, however long it is.
+    """
+
+    def __init__(self, fd: int, start: int, stop: int | None = None, size: int = CHUNK) -> None:
+        self.fd, self.start, self.stop, self.size = fd, start, stop, size
+        self.looked = start
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        fd, stop, size = self.fd, self.stop, self.size
+        offset = self.start
+        while stop is None or offset < stop:
+            limit = size if stop is None else min(size, stop - offset)
+            data = os.pread(fd, limit, offset)
+            self.looked = max(self.looked, offset + len(data))
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                if len(data) < limit:
+                    return  # nothing whole yet: a partial last line waits for its writer
+                end = self._line_end(offset + len(data))
+                if end is None:
+                    return
+                data = os.pread(fd, end - offset, offset)
+                cut = len(data)
+            at = offset
+            for line in data[:cut].split(b"\n")[:-1]:
+                yield at, line
+                at += len(line) + 1
+            offset += cut
+
+    def _line_end(self, offset: int) -> int | None:
+        """Just past the first newline at or after `offset` (before `stop`); None if there is none yet."""
+        stop, size = self.stop, self.size
+        while stop is None or offset < stop:
+            data = os.pread(self.fd, size if stop is None else min(size, stop - offset), offset)
+            self.looked = max(self.looked, offset + len(data))
+            if not data:
+                return None
+            newline = data.find(b"\n")
+            if newline >= 0:
+                return offset + newline + 1
+            offset += len(data)
+        return None
+
+
+# --- which lines are on the branch shown ----------------------------------------------------------
+
+
+@dataclass
+class Branch:
+    """The branch shown of a file whose entries form a tree: the one that leads to its newest entry.
+
+    Known whole (`scan`) for a reading from the file's start; a reading from elsewhere (the tail
+    shown first) knows only what it reads. Followed as the file grows: an entry that goes on from
+    an earlier one than the newest starts a new branch (`moved`), and the file is read again.
+    """
+
+    hidden: set[int] = field(default_factory=set)  # line numbers of entries on other branches
+    leaf: str | None = None
+    ids: set[str] = field(default_factory=set)
+    others: int = 0  # other branches' leaves
+    side: int = 0  # subagent threads (Claude Code's sidechains)
+    moved: bool = False
+
+    @classmethod
+    def scan(cls, fd: int, node_of: Callable[[bytes], Node | None], stop: int) -> Branch:
+        """Every entry up to `stop`, read for its place only: the newest one's branch, and what else there is."""
+        nodes: dict[str, Node] = {}
+        where: list[tuple[int, str]] = []
+        children: set[str] = set()
+        leaf: str | None = None
+        side = 0
+        for lineno, (_start, data) in enumerate(Lines(fd, 0, stop), 1):
+            try:
+                node = node_of(data)
+            except BadLine:
+                break  # the reading stops here too: what comes after is never shown
+            if node is None:
+                continue
+            parent = node.parent or node.logical_parent
+            if node.side:
+                side += parent is None or not nodes.get(parent, node).side
+            else:
+                leaf = node.id
+            if parent is not None:
+                children.add(parent)
+            nodes[node.id] = node
+            where.append((lineno, node.id))
+        chain: set[str] = set()
+        at = leaf
+        while at is not None and at not in chain:
+            chain.add(at)
+            node = nodes.get(at)
+            at = None if node is None else node.parent or node.logical_parent
+        hidden = {lineno for lineno, id_ in where if id_ not in chain}
+        others = sum(1 for id_, n in nodes.items() if id_ not in children and id_ not in chain and not n.side)
+        return cls(hidden, leaf, set(nodes), others, side)
+
+    def follow(self, lineno: int, node: Node | None) -> bool:
+        """Whether line `lineno` is shown; an entry read for the first time moves the newest one on."""
+        if lineno in self.hidden:
+            return False
+        if node is None:
+            return True
+        if node.side:
+            return False
+        parent = node.parent or node.logical_parent
+        if self.leaf is not None and parent is not None and parent != self.leaf and parent in self.ids:
+            self.moved = True  # it goes on from an earlier entry: a new branch, the file is read again
+        self.leaf = node.id
+        self.ids.add(node.id)
+        return True
+
+    def note(self) -> str | None:
+        """What else the file holds, for the status line; None when it is the branch shown alone."""
+        parts = []
+        if self.others:
+            parts.append(
+                f"{self.others} other branch{'es' if self.others > 1 else ''} in this file (p lists their points)"
+            )
+        if self.side:
+            parts.append(f"{self.side} subagent thread{'s' if self.side > 1 else ''} not shown")
+        return " · ".join(parts) or None
+
+
+# --- line numbers by offset, for decoding a line again -------------------------------------------
+
+
+class LineIndex:
+    """Each line start read, with its number: runs of starts, one per reading from a new place."""
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[array[int], int]] = []
+
+    def run(self, first: int) -> array[int]:
+        """A new run whose first start will be line `first`."""
+        starts: array[int] = array("q")
+        self._runs.append((starts, first))
+        return starts
+
+    def lineno(self, start: int) -> int | None:
+        for starts, first in reversed(self._runs):
+            at = bisect_left(starts, start)
+            if at < len(starts) and starts[at] == start:
+                return first + at
+        return None
+
+
+# --- the reader -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Reading:
+    """What a reader knows, handed from one reader to the one that reads on after it."""
+
+    translator: Translator
+    branch: Branch | None
+    starts: array[int]
+    skipped: Skipped = field(default_factory=Skipped)
+
+
+class ForeignLines:
+    """Whole lines of a foreign session from an offset on, in chunks of Wren events (a `LineReader`).
+
+    `lineno` counts the lines before `offset` from the file's start. Each event's part is its
+    place among its line's events, so a line can be decoded again by its span and part.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        reading: Reading,
+        start: int,
+        first_line: int,
+        remember: Callable[[int, list[Event]], object] | None = None,
+    ) -> None:
+        self.fd = fd
+        self.reading = reading
+        # Told each line's events (by its start) as it is read, so they need not be decoded again.
+        self.remember = remember
+        self.offset = self.scanned = start
+        self.lineno = first_line
+        self.stop: Stop | None = None  # its line counted from the file's start
+
+    def chunks(self, stop: int | None = None, size: int = CHUNK) -> Iterator[Chunk]:
+        """Chunks of the whole lines between `offset` and `stop` (or the end of the file); a partial last line waits."""
+        if self.stop is not None:
+            return
+        lines = Lines(self.fd, self.offset, stop, size)
+        batch = _Batch(self.offset)
+        translate = self.reading.translator.translate
+        for start, data in lines:
+            lineno = self.lineno + 1
+            try:
+                line = translate(lineno, data)
+            except BadLine as exc:
+                self.stop = Stop(lineno, start, str(exc))
+                break
+            end = start + len(data) + 1
+            self._take(line, lineno, start, end, batch)
+            self.lineno, self.offset = lineno, end
+            if end - batch.begin >= size:
+                yield batch.chunk()
+                batch = _Batch(end)
+        self.scanned = max(self.scanned, self.offset if self.stop is not None else lines.looked)
+        if batch.events or self.stop is not None:
+            yield batch.chunk()
+
+    def _take(self, line: Translated, lineno: int, start: int, end: int, batch: _Batch) -> None:
+        reading = self.reading
+        reading.starts.append(start)
+        reading.skipped.count(line)
+        if reading.branch is not None and not reading.branch.follow(lineno, line.node):
+            return
+        if self.remember is not None:
+            self.remember(start, line.events)
+        hidden = line.hidden
+        for part, event in enumerate(line.events):
+            if part not in hidden:
+                batch.events.append(event)
+                batch.starts.append(start)
+                batch.ends.append(end)
+                batch.parts.append(part)
+
+
+class _Batch:
+    """The events of the lines read since `begin`, with their spans and parts: the next chunk."""
+
+    def __init__(self, begin: int) -> None:
+        self.begin = begin
+        self.events: list[Event] = []
+        self.starts: array[int] = array("q")
+        self.ends: array[int] = array("q")
+        self.parts: array[int] = array("i")
+
+    def chunk(self) -> Chunk:
+        return Chunk(self.events, self.starts, self.ends, parts=self.parts)
+
+
+# --- reading a whole file, for the command line -----------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    """How far a foreign session was read, and where and why it stopped (as `journal.verdict.ReadVerdict`)."""
+
+    lines: int = 0
+    good_bytes: int = 0
+    stop: Stop | None = None
+    skipped: Skipped = field(default_factory=Skipped)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def torn(self) -> bool:
+        return self.stop is not None and self.stop.torn
+
+
+LineSink = Callable[[int, Translated, bytes], object]
+
+
+def scan(fd: int, fmt: Format, sink: LineSink, stop: int | None = None) -> Verdict:
+    """Every whole line from the start, translated, to `sink(lineno, translated, bytes)`; the verdict after."""
+    translator = fmt.translator()
+    verdict = Verdict()
+    lineno, good = 0, 0
+    for start, data in Lines(fd, 0, stop):
+        try:
+            line = translator.translate(lineno + 1, data)
+        except BadLine as exc:
+            verdict.stop = Stop(lineno + 1, start, str(exc))
+            break
+        lineno += 1
+        verdict.skipped.count(line)
+        sink(lineno, line, data)
+        good = start + len(data) + 1
+    else:
+        size = os.fstat(fd).st_size if stop is None else stop
+        if size > good:
+            verdict.stop = Stop(lineno + 1, good, "the last line was cut short (no newline at its end)", torn=True)
+    verdict.lines, verdict.good_bytes = lineno, good
+    return verdict

@@ -1,0 +1,324 @@
+"""The browser of other agents' sessions (`wren watch --agent`): their folders, newest first, live.
+
+The same screen as the journal browser, over Claude Code's, Codex's or pi's own session folders
+(nested: one folder per project or per day), each file summarised from its head and its tail
+(`formats.listing`). New sessions appear as the agent creates them: the folders are watched
+recursively (or polled where they cannot be), and a session stops being live a few seconds after
+its last write. Enter opens one in the session screen, which detects its format by its content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import watchfiles
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
+
+from ...formats import FORMATS, Format, detect
+from ...formats.listing import AgentSession, describe_agent_session, session_files
+from ...formats.live import FileKey, held_for_writing
+from ...journal.store import project_label
+from .. import strings
+from ..tailing import WatchMode
+from ..text import shorten
+from ..widgets.key_footer import KeyFooter
+from .browser import _CELL_PADDING, _STATE_STYLE, _UNKNOWN_STATE, OpenSession
+
+log = logging.getLogger(__name__)
+
+# With nothing seen, the folders are looked at again this often: a live session's state changes with
+# time alone (a few seconds after its last write), and a folder that did not exist may appear.
+WAKE_MS = 1000
+_DEBOUNCE_MS = 50
+# Session ids are uuids: their first characters tell them apart.
+_ID_WIDTH = 18
+# The states' colours: a Wren journal's, and the one state only another agent's session has.
+_STYLE = {**_STATE_STYLE, "stopped mid-call": "bold reverse yellow"}
+# A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
+_EVERY_FILE = FORMATS["pi"]
+
+
+@dataclass(frozen=True)
+class AgentFolder:
+    """One agent's sessions folder, as browsed; with no format, a folder of any agent's sessions, each
+    file's agent recognised by its content."""
+
+    format: Format | None
+    root: Path
+
+    @property
+    def label(self) -> str:
+        return self.format.label if self.format is not None else strings.ANY_AGENT
+
+
+class AgentBrowser(Screen[None]):
+    """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
+
+    CSS_PATH = "browser.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", show=True),
+        Binding("r", "refresh", "Refresh"),
+    ]
+    # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
+    DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
+
+    def __init__(self, folders: Sequence[AgentFolder], *, open_session: OpenSession, watch_mode: WatchMode = "auto"):
+        super().__init__()
+        self.folders = list(folders)
+        self.open_session = open_session
+        self.watch_mode = watch_mode
+        # Which agent wrote each file listed.
+        self._formats: dict[Path, Format] = {}
+        # (size, mtime_ns) of each file listed, so an unchanged one is not read again.
+        self._seen: dict[Path, tuple[int, int]] = {}
+        self._live: set[Path] = set()
+        # Every column's cells per row, so the columns shown can change with the width.
+        self._cells: dict[str, dict[str, _Cell]] = {}
+        self._held: set[FileKey] | None = None
+        one_agent = len(self.folders) == 1 and self.folders[0].format is not None
+        self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
+        self._shown: tuple[str, ...] = self.columns
+        # Each column's width: its longest cell or its name (the table is told it, never measures).
+        self._widths = {column: len(column) for column in self.columns}
+
+    def compose(self) -> ComposeResult:
+        names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
+        yield Static(Text(strings.AGENT_TITLE.format(agents=names)), id="title")
+        yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
+        yield Static(Text(strings.NO_AGENT_SESSIONS.format(agents=names)), id="empty")
+        yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh"))
+
+    @property
+    def table(self) -> DataTable[_Cell]:
+        return self.query_one(DataTable)
+
+    def on_mount(self) -> None:
+        self._add_columns()
+        self.rescan()
+        self.table.focus()
+        self._watch_folder()
+
+    # --- what is listed ----------------------------------------------------------------------
+
+    def _paths(self) -> list[Path]:
+        paths: list[Path] = []
+        for folder in self.folders:
+            for path in session_files(folder.format or _EVERY_FILE, folder.root):
+                fmt = folder.format or self._formats.get(path) or detect(path)
+                if fmt is None:
+                    continue  # not a session of any agent (yet: an empty file is looked at again)
+                self._formats[path] = fmt
+                paths.append(path)
+        return paths
+
+    def rescan(self) -> None:
+        """Add new sessions, update changed ones and live ones (live ends with time), drop deleted ones."""
+        self._held = None  # one look at every process's open files for the whole pass, not one per session
+        paths = self._paths()
+        table = self.table
+        changed = False
+        for gone in set(self._seen) - set(paths):
+            table.remove_row(str(gone))
+            del self._seen[gone]
+            del self._cells[str(gone)]
+            self._formats.pop(gone, None)
+            self._live.discard(gone)
+            changed = True
+        if changed:
+            self._widths = {
+                c: max([len(c), *(cells[c].cell_len for cells in self._cells.values())]) for c in self.columns
+            }
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            stamp = (st.st_size, st.st_mtime_ns)
+            if self._seen.get(path) == stamp and path not in self._live:
+                continue
+            self._show(path, _cells(describe_agent_session(path, self._formats[path], held=self._held_now())))
+            self._seen[path] = stamp
+            changed = True
+        self._held = None
+        if changed and not self._fit_columns():
+            self._sort()
+        self.query_one("#empty").display = not self._seen
+        table.display = bool(self._seen)
+
+    def _held_now(self) -> set[FileKey]:
+        if self._held is None:
+            keys = []
+            for path in self._formats:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                keys.append((st.st_dev, st.st_ino))
+            self._held = held_for_writing(keys)
+        return self._held
+
+    def _show(self, path: Path, cells: dict[str, _Cell]) -> None:
+        if cells["state"].plain == "live":
+            self._live.add(path)
+        else:
+            self._live.discard(path)
+        key = str(path)
+        new = key not in self._cells
+        self._cells[key] = cells
+        for column in self.columns:
+            width = cells[column].cell_len
+            if width > self._widths[column]:
+                self._widths[column] = width
+                if column in self._shown:  # told before the row goes in, which has the table laid out again
+                    self.table.columns[ColumnKey(column)].width = width
+        if new:
+            self.table.add_row(*(cells[column] for column in self._shown), key=key)
+            return
+        for column in self._shown:
+            self.table.update_cell(key, column, cells[column], update_width=True)
+
+    def _sort(self) -> None:
+        # Start times are ISO-8601 UTC, so they sort as text, newest first.
+        self.table.sort("started", key=lambda cell: cell.plain, reverse=True)
+
+    def on_resize(self) -> None:
+        self._fit_columns()
+
+    def _fit_columns(self) -> bool:
+        """Show the columns that fit the width, giving up lesser ones first; True if the table was rebuilt."""
+        width = self.size.width - _CELL_PADDING  # room for a scrollbar
+        if width <= 0:
+            return False
+        natural = {column: self._widths[column] + _CELL_PADDING for column in self.columns}
+        shown = list(self.columns)
+        for column in self.DROP_FIRST:
+            if sum(natural[c] for c in shown) <= width:
+                break
+            if column in shown:
+                shown.remove(column)
+        if tuple(shown) == self._shown:
+            return False
+        self._shown = tuple(shown)
+        table = self.table
+        row = table.cursor_row
+        table.clear(columns=True)
+        self._add_columns()
+        for key, cells in self._cells.items():
+            table.add_row(*(cells[column] for column in self._shown), key=key)
+        self._sort()
+        table.move_cursor(row=row)
+        return True
+
+    def _add_columns(self) -> None:
+        for column in self._shown:
+            self.table.add_column(column, key=column, width=self._widths[column])
+
+    def action_open(self) -> None:
+        table = self.table
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        if key.value is not None:
+            self.open_session(Path(key.value))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.open_session(Path(event.row_key.value))
+
+    def action_refresh(self) -> None:
+        self.rescan()
+
+    # --- watching ----------------------------------------------------------------------------
+
+    @work(exclusive=True, group="browse")
+    async def _watch_folder(self) -> None:
+        roots = [f.root for f in self.folders if f.root.is_dir()]
+        if self.watch_mode != "poll" and roots:
+            try:
+                async for _changes in watchfiles.awatch(
+                    *roots,
+                    debounce=_DEBOUNCE_MS,
+                    rust_timeout=WAKE_MS,
+                    yield_on_timeout=True,
+                    recursive=True,
+                    watch_filter=None,
+                ):
+                    if not self.is_running:
+                        return
+                    self.rescan()
+                    if len(roots) < sum(f.root.is_dir() for f in self.folders):
+                        break  # a folder appeared: watch it too
+            except (OSError, RuntimeError) as exc:
+                if self.watch_mode == "watch":
+                    raise
+                log.warning("cannot watch %s (%s); polling instead", roots, exc)
+            else:
+                if self.is_running:
+                    self._watch_folder()
+                return
+        while self.is_running:
+            self.rescan()
+            await asyncio.sleep(WAKE_MS / 1000)
+
+
+class _Cell:
+    """A cell of one line, drawn as its Text. It has no `__rich_measure__`: the table would measure each
+    of thousands of cells through the console's size (a system call or three each); the screen gives
+    every column its width instead, from the cells' lengths."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str, *, justify: JustifyMethod | None = None, style: str = "") -> None:
+        self.text = Text(text, justify=justify, style=style, end="")
+
+    @property
+    def plain(self) -> str:
+        return self.text.plain
+
+    @property
+    def cell_len(self) -> int:
+        return self.text.cell_len
+
+    def __str__(self) -> str:
+        return self.text.plain
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.text
+
+
+@functools.lru_cache(maxsize=4096)
+def _project(project: str | None) -> str:
+    return shorten(project_label(project, 40), 40)  # many sessions share a project
+
+
+def _cells(info: AgentSession) -> dict[str, _Cell]:
+    duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
+    started = info.started.replace("T", " ")[:19] if info.started else "-"
+    lines = str(info.lines) if info.exact else f"~{info.lines}"
+    tokens = str(info.tokens) if info.tokens_exact else f"~{info.tokens}"
+    state = info.state
+    values = {
+        "agent": _Cell(info.agent),
+        "id": _Cell(shorten(info.id, _ID_WIDTH)),
+        "started": _Cell(shorten(started, 19)),
+        "lines": _Cell(lines, justify="right"),
+        "duration": _Cell(duration, justify="right"),
+        "tokens": _Cell(tokens, justify="right"),
+        "state": _Cell(shorten(state, 20), style=_STYLE.get(state, _UNKNOWN_STATE)),
+        "project": _Cell(_project(info.project)),
+    }
+    return {column: values[column] for column in strings.AGENT_COLUMNS}

@@ -1,0 +1,212 @@
+"""Another agent's session file (Claude Code, Codex, pi) as a session source: its lines translated into Wren events.
+
+The file is opened, read, watched and followed exactly as a Wren journal is (`LocalJournal`: one
+read-only descriptor, `os.pread`, its folder watched), and never written, locked or touched. Each
+line is translated by its format (`wren_tui.formats`); seq is the line's number. A line is decoded
+again by its span and its place among the line's events, through the memory of the reading that
+read it last (when a call was asked, what a reply's earlier lines already counted).
+
+Live: a process holds the file open for writing, or it changed in the last few seconds. The branch
+shown is the one to the newest entry; an entry that goes on from an earlier one than the newest
+makes the screen read the file again (`look` says "replaced").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from ...formats import Format
+from ...formats.base import BadLine
+from ...formats.conversation import fork_points, outline
+from ...formats.live import changed_recently, held_for_writing
+from ...formats.reader import Branch, ForeignLines, LineIndex, Lines, Reading, count_lines
+from ...journal.errors import JournalError
+from ...journal.events import Event
+from ...journal.forking import Forked, ForkPoint
+from ...journal.store import journals_dir
+from ..tailing import WatchMode
+from . import Arrival, LineReader, Whereabouts
+from .local import LocalJournal
+
+# How long the answer of a look at every process's open files is kept: the screen asks after every read.
+_HELD_FOR_S = 0.5
+# The most of a big session's end read before the first frame (its bookkeeping lines included).
+_TAIL_BYTES = 256 << 10
+# Lines whose events are kept as read (about what a screen shows first, and what is appended live).
+_RECENT_LINES = 4096
+_REPLACED = Whereabouts("replaced")
+
+
+class ForeignFile:
+    """The session file of another agent at `path`, in format `fmt`."""
+
+    def __init__(
+        self, path: Path, fmt: Format, *, watch_mode: WatchMode = "auto", journals: Path | None = None
+    ) -> None:
+        self._file = LocalJournal(path, watch_mode=watch_mode)
+        self.format = fmt
+        # Where a fork goes: Wren's journals folder (the one named, else the default), never beside the file.
+        self._journals = journals if journals is not None else journals_dir()
+        self._session = f"{fmt.name} {fmt.session_id(self._file.path)}"
+        self._index = LineIndex()
+        self._recent: dict[int, list[Event]] = {}
+        # The reading whose memory decodes lines again: the last one made, or read on from.
+        self._reading: Reading | None = None
+        self._held = (0.0, False)
+
+    @property
+    def session(self) -> str:
+        return self._session
+
+    @property
+    def path(self) -> Path | None:
+        return None  # not a Wren journal: a fork goes to the journals folder, never beside it
+
+    @property
+    def fork_folder(self) -> Path:
+        return self._journals
+
+    @property
+    def agent(self) -> str:
+        return self.format.name
+
+    @property
+    def origin(self) -> Path:
+        return self._file.path
+
+    # --- the file, as a Wren journal's ------------------------------------------------------
+
+    def open(self) -> bool:
+        self._index, self._reading, self._recent = LineIndex(), None, {}
+        return self._file.open()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def share(self) -> ForeignFile:
+        twin = ForeignFile.__new__(ForeignFile)
+        twin._file = self._file.share()
+        twin.format, twin._session, twin._journals = self.format, self._session, self._journals
+        twin._index, twin._reading, twin._held = self._index, self._reading, self._held
+        twin._recent = {}  # filled by the twin's own reads, on its own thread
+        return twin
+
+    def size(self) -> int:
+        return self._file.size()
+
+    def tail_span(self, size: int, window: int) -> tuple[int, int]:
+        # Translated in Python before the first frame: a screenful and more, not the whole window.
+        return self._file.tail_span(size, min(window, _TAIL_BYTES))
+
+    def read(self, start: int, length: int) -> bytes:
+        return self._file.read(start, length)
+
+    def look(self) -> Whereabouts:
+        reading = self._reading
+        if reading is not None and reading.branch is not None and reading.branch.moved:
+            return _REPLACED  # a new branch: read it again, to show the newest one
+        return self._file.look()
+
+    async def follow(self, changed: Callable[[], Awaitable[None]]) -> None:
+        await self._file.follow(changed)
+
+    # --- lines, translated ------------------------------------------------------------------
+
+    def lines(self, start: int = 0, *, worker: bool = False) -> ForeignLines:
+        fd = self._file.fd()
+        node_of = self.format.node_of
+        branch: Branch | None = None
+        if start == 0:
+            first = 0
+            if node_of is not None:
+                branch = Branch.scan(fd, node_of, self._file.size())  # the whole tree, to show the newest branch
+        else:
+            first = count_lines(fd, start)
+            branch = Branch() if node_of is not None else None  # the tail alone: what it holds
+        reading = Reading(self.format.translator(), branch, self._index.run(first + 1))
+        self._reading = reading
+        return ForeignLines(fd, reading, start, first, self._remember)
+
+    def lines_after(self, done: LineReader, *, worker: bool = False, retry: bool = False) -> ForeignLines:
+        assert isinstance(done, ForeignLines), "a foreign session reads on only from its own readers"
+        if done.reading is not self._reading:
+            self._recent = {}  # read by another reading (the whole index): its memory decodes them now
+        reader = ForeignLines(self._file.fd(), done.reading, done.offset, done.lineno, self._remember)
+        reader.stop = None if retry else done.stop
+        reader.scanned = done.scanned
+        self._reading = done.reading
+        return reader
+
+    def _remember(self, start: int, events: list[Event]) -> None:
+        """The events of a line just read: the screen draws the newest lines first, and needs not decode them again."""
+        recent = self._recent
+        recent[start] = events
+        if len(recent) > _RECENT_LINES:
+            del recent[next(iter(recent))]
+
+    def decode(self, start: int, end: int, part: int = 0) -> Event:
+        known = self._recent.get(start)
+        if known is not None and part < len(known):
+            return known[part]
+        lineno = self._index.lineno(start)
+        if lineno is None:
+            raise JournalError(f"{self.origin}: no line was read at byte {start}; it was replaced")
+        data = self._file.read(start, end - start - 1)
+        if len(data) != end - start - 1:
+            raise JournalError(
+                f"{self.origin}: the file is shorter than its index (line at byte {start}); it was replaced"
+            )
+        translator = self._reading.translator if self._reading is not None else self.format.translator()
+        try:
+            events = translator.translate(lineno, data, learn=False).events
+        except BadLine as exc:
+            raise JournalError(f"{self.origin}: line {lineno} changed: {exc}; it was replaced") from None
+        if part >= len(events):
+            raise JournalError(f"{self.origin}: line {lineno} changed under the viewer; it was replaced")
+        return events[part]
+
+    def decode_span(self, start: int, end: int) -> list[Event]:
+        fd = self._file.fd()
+        first = self._index.lineno(start)
+        if first is None:
+            raise JournalError(f"{self.origin}: no line was read at byte {start}; it was replaced")
+        translator = self.format.translator()
+        out: list[Event] = []
+        for number, (_at, data) in enumerate(Lines(fd, start, end), first):
+            out += translator.translate(number, data, learn=False).events
+        return out
+
+    # --- a writer, and what else the file holds ----------------------------------------------
+
+    def arrival(self) -> Arrival | None:
+        return None  # a file read where it is written
+
+    def writer_alive(self) -> bool:
+        # A recent change is seen at once (an fstat); the look at every process's files is kept a moment.
+        try:
+            st = os.fstat(self._file.fd())
+        except (OSError, AssertionError):
+            return False  # nothing open
+        if changed_recently(st.st_mtime):
+            return True
+        at, held = self._held
+        now = time.monotonic()
+        if now - at >= _HELD_FOR_S:
+            held = bool(held_for_writing([(st.st_dev, st.st_ino)]))
+            self._held = (now, held)
+        return held
+
+    def branch_note(self) -> str | None:
+        reading = self._reading
+        return None if reading is None or reading.branch is None else reading.branch.note()
+
+    def fork_points(self) -> list[ForkPoint]:
+        return fork_points(outline(self._file.fd(), self.format)).points
+
+    def fork(self, seq: int) -> Forked:
+        from ...formats.fork import fork_into_wren  # the viewer's second way to write, loaded when used
+
+        return fork_into_wren(Path(os.path.abspath(self.origin)), self.format, seq, self._journals)
