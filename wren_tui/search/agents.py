@@ -4,8 +4,9 @@ One line per agent in `AGENTS`: its name, and the function that lists its sessio
 as search sources. Wren's are the journals of its journals folder; another agent's (Claude Code,
 Codex, pi: `wren_tui.formats`) are its session files in its own folder (its variable, else its
 default). A folder named with --dir is every agent's: each file is the agent's whose lines it holds
-(as `wren ls --agent all --dir` reads a folder), and a file no format claims is a Wren journal, so a
-damaged one is still searched up to its damage. `wren search --agent` offers every line here.
+(as `wren ls --agent all --dir` reads a folder): a file with a Wren session's name, or whose first
+line starts as Wren's do, is a journal, and so is a file no format claims (a damaged journal is still
+searched up to its damage). `wren search --agent` offers every line here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from ..formats import FORMATS, Format, detect
 from ..formats.listing import roots, session_files
-from ..journal.store import journal_paths
+from ..journal.store import SESSION_ID, journal_paths
 from .foreign import ForeignSession
 from .sources import SearchSource
 from .wren import WrenSession
@@ -37,16 +38,20 @@ class Places:
         """The named folder's Wren journals (newest first) and other agents' files, each file looked at once."""
         if self._split is None:
             assert self.named is not None
-            wren = [path for path in journal_paths(self.named) if _head(path) == _WREN_HEAD]
-            taken = set(wren)
+            wren: list[Path] = []
             foreign: list[tuple[Format, Path]] = []
-            for path in session_files(FORMATS["pi"], self.named):  # pi's rule: every .jsonl, in nested folders too
-                fmt = None if path in taken else detect(path)
-                if fmt is not None:
-                    foreign.append((fmt, path))
-                elif path.parent == self.named:
+            for path in journal_paths(self.named):
+                # A Wren session's name, or a Wren line's start, says it is a journal (no format read for it).
+                fmt = None if SESSION_ID.match(path.stem) or _head(path) == _WREN_HEAD else detect(path)
+                if fmt is None:
                     wren.append(path)  # claimed by no format: a Wren journal, maybe damaged from its first line
-            self._split = (sorted(set(wren), key=lambda p: p.name, reverse=True), foreign)
+                else:
+                    foreign.append((fmt, path))
+            for folder in _subfolders(self.named):  # other agents keep theirs in nested folders
+                for path in session_files(FORMATS["pi"], folder):  # pi's rule: every .jsonl
+                    if (fmt := detect(path)) is not None:
+                        foreign.append((fmt, path))
+            self._split = (wren, foreign)
         return self._split
 
 
@@ -89,6 +94,13 @@ def sessions_of(agent: str, journals: Path, named: Path | None = None) -> list[S
         return AGENTS[agent](places)
     found = [source for lister in AGENTS.values() for source in lister(places)]
     return sorted(found, key=_newest, reverse=True)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def _head(path: Path) -> bytes:
