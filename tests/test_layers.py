@@ -1,13 +1,14 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
 journal imports nothing of ours; agent, export, search, fleet and formats (other agents' session
-files) import journal; tui (the viewer) imports journal, formats, export, search, and fleet (a
-session mirrored to a fleet's server); cli imports anything and nothing imports cli but the entry
-point (`python -m wren_tui`). Outside `journal.forking` and `formats.fork` (a new journal beside the
-one shown, or from another agent's session) and `export` (a file that is never a journal, written only by
-`export.atomic`), nothing the viewer loads opens a file for writing, and neither does the child
-process it starts to decode a huge line. The checker (tests/importgraph.py) is shown to catch each
-kind of violation on a small package planted in tmp_path.
+files) import journal, and search imports formats too (it reads other agents' sessions); tui (the
+viewer) imports journal, formats, export, search, and fleet (a session mirrored to a fleet's server);
+cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside
+`journal.forking` and `formats.fork` (a new journal beside the one shown, or from another agent's
+session) and `export` (a file that is never a journal, written only by `export.atomic`), nothing
+the viewer loads opens a file for writing, and neither does the child process it starts to decode a
+huge line. The checker (tests/importgraph.py) is shown to catch each kind of violation on a small
+package planted in tmp_path.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "tui": ("base", "journal", "formats", "search", "export", "fleet"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
     "formats": ("base", "journal"),
-    "search": ("base", "journal"),
+    "search": ("base", "journal", "formats"),
     "export": ("base", "journal"),
     "cli": ("base", "journal", "agent", "tui", "fleet", "formats", "search", "export"),
     "main": ("base", "cli"),

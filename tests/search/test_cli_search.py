@@ -1,7 +1,6 @@
 """`wren search` as a person runs it: a separate process over a journals folder built in tmp_path.
 
-Only Wren journals: the readers of other agents' recordings are not on this branch, so `--agent`
-offers wren (and all) and these tests search Wren journals alone.
+Wren journals here; other agents' recorded sessions are searched in test_cli_search_agents.py.
 """
 
 from __future__ import annotations

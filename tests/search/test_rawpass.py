@@ -6,6 +6,7 @@ such an install searches with: these tests hold it to the C pass's answers line 
 
 from __future__ import annotations
 
+import random
 import zlib
 from pathlib import Path
 
@@ -80,3 +81,67 @@ def test_every_line_can_be_a_candidate_and_the_same_lines_match() -> None:
     assert query.prefilter[0] is None
     assert Query.of("apple").line_may_match(b'{"text":"\\u0041PPLE"}')
     assert not Query.of("apple").line_may_match(b'{"text":"pear"}')
+
+
+# Words whose bytes put every kind of candidate at every distance from the pass's 32-byte blocks.
+_WORDS = [
+    "calc.py",
+    "CALC.PY",
+    "then",
+    "edit",
+    "zero",
+    "because",
+    "the",
+    "guard",
+    "ſ",
+    "İstanbul",
+    "ı",
+    "\u212a",
+    "café",
+    "a\\b",
+    'say "x"',
+    "src/main",
+    "Apple",
+    "k",
+    "\\\\u0041",
+    "tab\there",
+    "日本語",
+    "s",
+    "\\u",
+    "x" * 40,
+]
+_REWRITES = [(b"a", b"\\u0061"), (b"/", b"\\/"), (b"c", b"\\u0063"), (b"\\\\", b"\\u005c"), (b"e", b"\\u0065")]
+
+
+def varied_journal_bytes(lines: int = 6000) -> bytes:
+    """User messages of random words, some lines written by another writer's escapes, a few long ones."""
+    rng = random.Random(18)
+    events = [user(" ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 30)))) for _ in range(lines)]
+    events[100] = user(" ".join(_WORDS) * 200)  # one line much longer than a block
+    out = []
+    for line in encode(events).splitlines(keepends=True):
+        head, content = line.split(b'"content":"', 1)
+        content = content[: content.rindex(b',"crc":')]
+        old, new = rng.choice(_REWRITES)
+        if rng.random() < 0.2:
+            content = content.replace(old, new)  # the same text, escaped differently
+        body = head + b'"content":"' + content
+        out.append(body + b',"crc":"%08x"}\n' % zlib.crc32(body))
+    return b"".join(out)
+
+
+@native
+@pytest.mark.parametrize(
+    "pattern", ["calc.py then edit", "zero because the guard", "s s", "istanbul", "k", "café", "日本", "Apple", "a/b"]
+)
+def test_the_c_pass_and_the_python_twin_agree_on_a_varied_journal_of_many_blocks(pattern: str) -> None:
+    assert rawpass.native is not None
+    data = varied_journal_bytes()
+    prefilter = Query.of(pattern).prefilter
+    second = data.index(b"\n") + 1
+    for start, prev in ((0, 0), (second, 1)):
+        args = (data[start:], start, prev, *prefilter)
+        found = rawpass.native.scan(*args)
+        assert found[0] == data.count(b"\n") - prev  # every line vouched for
+        assert found == rawpass.python_scan(*args)
+        assert 0 < len(found[4]) // 4 < found[0]  # some lines can match, not all

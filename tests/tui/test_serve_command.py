@@ -35,6 +35,8 @@ def test_each_browser_s_viewer_runs_this_wren_on_the_same_folder_or_session(tmp_
     session = tmp_path / "journals" / f"{SESSION}.jsonl"
     command = viewer_command(tmp_path / "journals", session, poll=True)
     assert command.endswith(f"-m wren_tui watch --dir {tmp_path / 'journals'} {session} --poll")
+    filtered = viewer_command(tmp_path / "journals", None, poll=False, only="tools")
+    assert filtered.endswith(f"-m wren_tui watch --dir {tmp_path / 'journals'} --only tools")
     assert [is_loopback(h) for h in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "192.168.1.5")] == [
         True,
         True,

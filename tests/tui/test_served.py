@@ -115,3 +115,32 @@ async def test_the_viewer_served_to_a_browser_shows_the_session_and_what_is_appe
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)
+
+
+@pytest.mark.slow
+async def test_watch_serve_only_opens_each_browser_s_viewer_with_the_filter_on(tmp_path: Path) -> None:
+    assert BINARY is not None
+    folder = tmp_path / "journals"
+    write_journal(folder / f"{SESSION}.jsonl", story())
+    port = _free_port()
+    argv = [sys.executable, "-m", "wren_tui", "watch", "--serve", "--only", "errors", "--port", str(port)]
+    server = subprocess.Popen(
+        [*argv, "--dir", str(folder), SESSION],
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        _wait_for_line(server, "serving the viewer at")
+        async with chromium(BINARY, tmp_path / "profile") as page:
+            await page.send("Page.navigate", url=f"http://127.0.0.1:{port}/")
+            # The page's viewer opens with the filter on: the gateway's error shows, the replies around it do not.
+            await page.wait_for_text("only errors")
+            await page.wait_for_text("model gateway timed out after 30 s")
+            await page.screenshot(tmp_path / "served-only-errors.png")
+            assert "An empty list has no mean" not in page.text()
+            assert "I'll run the test suite first." not in page.text()
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=30)

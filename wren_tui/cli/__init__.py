@@ -70,10 +70,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """
     words = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
-    parser, commands = build_parser(words[at] if at is not None and words[at] in COMMANDS else None)
-    if at is None or words[at] not in commands:
-        return parser.parse_args(words)  # --help, --version, no command, or an unknown one
-    parser.parse_args(words[:at])  # wren's own options before the command (--help, --version)
+    if at is None or words[at] not in COMMANDS:
+        return build_parser()[0].parse_args(words)  # --help, --version, no command, or an unknown one
+    if at:
+        build_parser()[0].parse_args(words[:at])  # wren's own options before the command (--help, --version)
+    # Only the command run is imported: a command starts without loading the others (the viewer, the agent).
+    commands = build_parser(words[at])[1]
     args = commands[words[at]].parse_intermixed_args(words[at + 1 :])
     args.command = words[at]
     return args

@@ -54,7 +54,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--agent",
         choices=(*AGENTS, "all"),
         default="all",
-        help="whose sessions to search (default: all)",
+        help="whose sessions to search (default: all): wren's from its journals folder, claude's (Claude Code), "
+        "codex's and pi's from their own folders ($CLAUDE_CONFIG_DIR, $CODEX_HOME, $PI_CODING_AGENT_DIR, else "
+        "their defaults); with --dir, every agent's from that folder, each file by its content",
     )
     p.add_argument("--project", metavar="PATH", help="only events of runs that worked in PATH or a folder inside it")
     p.add_argument(
@@ -91,7 +93,8 @@ def cmd_search(args: argparse.Namespace) -> Exit:
         raise JournalError(
             f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
         )
-    sources = sessions_of(args.agent, folder)
+    named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
+    sources = sessions_of(args.agent, folder, named)
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
     for each in search(sources, query, filters):

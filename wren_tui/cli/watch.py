@@ -124,7 +124,7 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
     if args.serve:
         if args.pick:
             raise UsageError("--pick prints to this terminal; it cannot be used with --serve")
-        return serve(folder, session, host=args.host, port=args.port, poll=args.poll)
+        return serve(folder, session, host=args.host, port=args.port, poll=args.poll, only=args.only)
     from ..tui.app import WrenApp
 
     # Another agent's session forks into the journals folder (--dir, WREN_DIR or the default), never beside it.
@@ -152,13 +152,15 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
 # --- --serve: the viewer in a browser ------------------------------------------------------------
 
 
-def viewer_command(folder: Path, session: Path | None, poll: bool) -> str:
-    """The shell command each browser's viewer runs: this wren, on the same folder or session."""
+def viewer_command(folder: Path, session: Path | None, poll: bool, only: str | None = None) -> str:
+    """The shell command each browser's viewer runs: this wren, on the same folder or session, with the same filter."""
     words = [sys.executable, "-m", "wren_tui", "watch", "--dir", str(folder.resolve())]
     if session is not None:
         words.append(str(session.resolve()))
     if poll:
         words.append("--poll")
+    if only is not None:
+        words.extend(("--only", only))
     return shlex.join(words)
 
 
@@ -171,7 +173,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve(folder: Path, session: Path | None, *, host: str, port: int, poll: bool) -> Exit:
+def serve(folder: Path, session: Path | None, *, host: str, port: int, poll: bool, only: str | None = None) -> Exit:
     """Serve the viewer until interrupted (Ctrl+C or SIGTERM: exit 0)."""
     import asyncio
     import signal
@@ -211,7 +213,7 @@ def serve(folder: Path, session: Path | None, *, host: str, port: int, poll: boo
             self.public_url = f"{request.scheme}://{request.host}"
             return await super().handle_index(request)
 
-    server = ViewerServer(viewer_command(folder, session, poll), host=host, port=port, title="wren watch")
+    server = ViewerServer(viewer_command(folder, session, poll, only), host=host, port=port, title="wren watch")
     try:
         server.serve()
     except OSError as exc:

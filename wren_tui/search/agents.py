@@ -1,20 +1,61 @@
 """Which agents' sessions search can read, and where each keeps them.
 
 One line per agent in `AGENTS`: its name, and the function that lists its sessions, newest first,
-as search sources. Wren's are the journals of the journals folder; another agent's reader adds its
-line here, and `wren search --agent` and the viewer's search offer it with no other change.
+as search sources. Wren's are the journals of its journals folder; another agent's (Claude Code,
+Codex, pi: `wren_tui.formats`) are its session files in its own folder (its variable, else its
+default). A folder named with --dir is every agent's: each file is the agent's whose lines it holds
+(as `wren ls --agent all --dir` reads a folder): a file with a Wren session's name, or whose first
+line starts as Wren's do, is a journal, and so is a file no format claims (a damaged journal is still
+searched up to its damage). `wren search --agent` offers every line here.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..journal.store import journal_paths
+from ..formats import FORMATS, Format, detect
+from ..formats.listing import roots, session_files
+from ..journal.store import SESSION_ID, journal_paths
+from .foreign import ForeignSession
 from .sources import SearchSource
 from .wren import WrenSession
 
-Lister = Callable[[Path], list[SearchSource]]
+_WREN_HEAD = b'{"seq":'  # how every line of a Wren journal starts
+
+
+@dataclass
+class Places:
+    """Where to look: Wren's journals folder, and the folder --dir names (None: each other agent's own)."""
+
+    journals: Path
+    named: Path | None = None
+    _split: tuple[list[Path], list[tuple[Format, Path]]] | None = field(default=None, repr=False)
+
+    def in_named(self) -> tuple[list[Path], list[tuple[Format, Path]]]:
+        """The named folder's Wren journals (newest first) and other agents' files, each file looked at once."""
+        if self._split is None:
+            assert self.named is not None
+            wren: list[Path] = []
+            foreign: list[tuple[Format, Path]] = []
+            for path in journal_paths(self.named):
+                # A Wren session's name, or a Wren line's start, says it is a journal (no format read for it).
+                fmt = None if SESSION_ID.match(path.stem) or _head(path) == _WREN_HEAD else detect(path)
+                if fmt is None:
+                    wren.append(path)  # claimed by no format: a Wren journal, maybe damaged from its first line
+                else:
+                    foreign.append((fmt, path))
+            for folder in _subfolders(self.named):  # other agents keep theirs in nested folders
+                for path in session_files(FORMATS["pi"], folder):  # pi's rule: every .jsonl
+                    if (fmt := detect(path)) is not None:
+                        foreign.append((fmt, path))
+            self._split = (wren, foreign)
+        return self._split
+
+
+Lister = Callable[[Places], list[SearchSource]]
 
 
 def wren_sessions(folder: Path) -> list[SearchSource]:
@@ -22,19 +63,62 @@ def wren_sessions(folder: Path) -> list[SearchSource]:
     return [WrenSession(path) for path in journal_paths(folder)]
 
 
-AGENTS: dict[str, Lister] = {"wren": wren_sessions}
+def _wren(places: Places) -> list[SearchSource]:
+    if places.named is None:
+        return wren_sessions(places.journals)
+    return [WrenSession(path) for path in places.in_named()[0]]
 
 
-def sessions_of(agent: str, folder: Path) -> list[SearchSource]:
-    """The sessions of `agent` ("all": every agent's), newest first; Wren's read from `folder`."""
+def _foreign(fmt: Format) -> Lister:
+    def sessions(places: Places) -> list[SearchSource]:
+        if places.named is not None:
+            paths = [path for found, path in places.in_named()[1] if found is fmt]
+        else:
+            paths = [path for found, root in roots([fmt.name]) for path in session_files(found, root)]
+        return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
+
+    return sessions
+
+
+AGENTS: dict[str, Lister] = {"wren": _wren, **{name: _foreign(fmt) for name, fmt in FORMATS.items()}}
+
+
+def sessions_of(agent: str, journals: Path, named: Path | None = None) -> list[SearchSource]:
+    """The sessions of `agent` ("all": every agent's, newest first by when each file last changed).
+
+    Wren's are read from `journals`, the others' from their own folders; `named` (the folder --dir
+    names) is every agent's folder instead.
+    """
+    places = Places(journals, named)
     if agent != "all":
-        return AGENTS[agent](folder)
-    found = [source for lister in AGENTS.values() for source in lister(folder)]
+        return AGENTS[agent](places)
+    found = [source for lister in AGENTS.values() for source in lister(places)]
     return sorted(found, key=_newest, reverse=True)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _head(path: Path) -> bytes:
+    """A file's first bytes, as many as a Wren line's start (b"" when it cannot be read: searched, to say why)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return _WREN_HEAD
+    try:
+        return os.pread(fd, len(_WREN_HEAD), 0)
+    except OSError:
+        return _WREN_HEAD
+    finally:
+        os.close(fd)
 
 
 def _newest(source: SearchSource) -> float:
     try:
-        return source.path.stat().st_mtime
+        return os.stat(source.path).st_mtime
     except OSError:
         return 0.0

@@ -14,6 +14,7 @@ the Kelvin sign; the raw pass lets those lines through too), one with a capital 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from dataclasses import dataclass
@@ -79,9 +80,9 @@ class Query:
         match = self.compiled.search(text)
         return None if match is None else match.span()
 
-    @property
+    @functools.cached_property
     def prefilter(self) -> Prefilter:
-        """The raw pass's arguments: needle, fold, escapes, extras (see `_scan.c`)."""
+        """The raw pass's arguments: needle, fold, escapes, extras (see `_scan.c`); worked out once, asked per line."""
         fragment = self.fragment
         if fragment is None:
             return None, False, False, ()

@@ -39,6 +39,8 @@ _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
 _PARTIAL = re.compile(rb"\x01++(?!\x02)")
 _DELTAS = re.compile(rb"\x01*")
+# The last delta of a run no assistant message follows (or of a run at the end): there is a partial reply.
+_RUN_END = re.compile(rb"\x01(?![\x01\x02])")
 _CUT_SHORT = "the last line was cut short (no newline at its end)"
 
 
@@ -207,6 +209,8 @@ class _Pass:
         the end of these lines is kept in `streaming` until the next lines say how it ends.
         """
         found: list[tuple[int, int, int]] = []
+        if self.streaming is None and _RUN_END.search(kinds) is None:
+            return found  # every run of deltas here is followed by its reply: the common case, found in C
         at = 0
         if self.streaming is not None:
             more = _DELTAS.match(kinds)

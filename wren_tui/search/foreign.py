@@ -1,0 +1,88 @@
+"""Another agent's session file (Claude Code, Codex, pi) as search reads it: its lines translated as `wren log` does.
+
+Every line is translated in order by its format (`wren_tui.formats`), as `wren log` reads the file:
+every branch of a tree of entries, the translator's memory kept line by line, and reading stopped
+at a line that is not a JSON object (a torn tail: a last line without its newline). Seq is the
+line's number; an item's part is its event's place among the line's events, so the viewer opens the
+session at the hit as it opens one of these files. A thinking note is searched as role thinking,
+like a Wren reply's reasoning. Lines are not skipped by the raw test: a translator may build a text
+that is not in the line's bytes as such (blocks joined, a placeholder for an image).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..formats import Format
+from ..formats.base import THINKING, BadLine
+from ..formats.reader import Lines
+from ..journal.events import Event, UnknownEvent
+from ..journal.reader import open_for_reading
+from ..journal.verdict import Stop
+from .query import Query
+from .sources import Item, items_of
+
+_CUT_SHORT = "the last line was cut short (no newline at its end)"
+
+
+class ForeignSession:
+    """One session file of another agent, searched read-only."""
+
+    def __init__(self, path: Path, fmt: Format) -> None:
+        self._path = path
+        self._format = fmt
+        self._session = fmt.session_id(path)
+        self._stop: Stop | None = None
+        self._warnings: list[str] = []
+
+    @property
+    def agent(self) -> str:
+        return self._format.name
+
+    @property
+    def session(self) -> str:
+        return self._session
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def stop(self) -> Stop | None:
+        return self._stop
+
+    @property
+    def warnings(self) -> list[str]:
+        return self._warnings
+
+    def items(self, query: Query) -> Iterator[Item]:
+        fd = open_for_reading(self._path)
+        try:
+            translator = self._format.translator()
+            lineno, good, project = 0, 0, None
+            for start, data in Lines(fd, 0):
+                try:
+                    line = translator.translate(lineno + 1, data)
+                except BadLine as exc:
+                    self._stop = Stop(lineno + 1, start, str(exc))
+                    return
+                lineno, good = lineno + 1, start + len(data) + 1
+                project = line.cwd or project
+                for part, event in enumerate(line.events):
+                    if part not in line.hidden:
+                        yield from _items(event, start, part, project)
+            if os.fstat(fd).st_size > good:
+                self._stop = Stop(lineno + 1, good, _CUT_SHORT, torn=True)
+        finally:
+            os.close(fd)
+
+
+def _items(event: Event, offset: int, part: int, project: str | None) -> Iterator[Item]:
+    if isinstance(event, UnknownEvent):
+        text = event.fields.get("text") if event.type == THINKING else None
+        if isinstance(text, str) and text:
+            yield Item(event.seq, event.ts, "thinking", "reasoning", text, offset, part, project=project)
+        return
+    yield from items_of(event, offset, part, project)
