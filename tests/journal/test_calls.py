@@ -238,3 +238,27 @@ def test_fed_one_by_one_or_in_runs_of_any_size_the_rule_says_the_same(
         replayer.feed(events[at : at + size])
         at += size
     assert replayer.result().open_calls == one_by_one.open_calls()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_steps, min_size=1, max_size=25))
+def test_a_tracker_without_states_finds_the_same_clean_points_and_open_calls(steps: list[KnownEvent]) -> None:
+    # Fork, fork points and the viewer's timeline skip tool starts and ends (states=False): only
+    # messages open and close a call, so the points must be the ones the full tracker finds.
+    events: list[Event] = [msgspec.structs.replace(e, seq=seq, ts="t") for seq, e in enumerate(steps, start=1)]
+    full, light = CallTracker(), CallTracker(states=False)
+    for event in events:
+        assert light.is_clean_point(event) == full.is_clean_point(event)
+        full.add(event)
+        light.add(event)
+        assert light.any_open == full.any_open
+    assert [m.seq for m in CallTracker(states=False).clean_points(events)] == [
+        m.seq for m in CallTracker().clean_points(events)
+    ]
+
+
+def test_a_tracker_without_states_refuses_to_tell_states() -> None:
+    tracker = CallTracker(states=False)
+    tracker.add(msgspec.structs.replace(asks(RUN), seq=1, ts="t"))
+    with pytest.raises(ValueError, match="states=False"):
+        tracker.open_calls()

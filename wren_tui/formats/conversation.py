@@ -130,7 +130,7 @@ def _path(out: Outline, leaf: str | None, through: int | None = None) -> list[St
 def _points(steps: list[Step]) -> list[ForkPoint]:
     """The clean points of one branch's steps, by Wren's own rule (`journal.calls.CallTracker`)."""
     points: list[ForkPoint] = []
-    calls = CallTracker()
+    calls = CallTracker(states=False)
     for at, step in enumerate(steps):
         if step.role == "cut":
             continue

@@ -47,6 +47,8 @@ _ON_RESUME: dict[CallState, ResumeAction] = {
 }
 
 _TRACKED = frozenset({Message, ToolStart, ToolEnd})
+# Which calls are open is decided by messages alone; starts and ends only tell an open call's state.
+_MESSAGES = frozenset({Message})
 
 
 @dataclass(frozen=True)
@@ -75,10 +77,13 @@ class CallTracker:
 
     Only messages, tool starts and tool ends are looked at; everything else passes by untouched.
     With `keep_messages`, it also keeps every message it follows, in order (`messages`): a replay.
+    With `states=False` it follows which calls are open and no more (a fork's only question): tool
+    starts and ends pass by too, and `open_calls` cannot be asked.
     """
 
-    def __init__(self, *, keep_messages: bool = False) -> None:
+    def __init__(self, *, keep_messages: bool = False, states: bool = True) -> None:
         self.messages: list[ChatMessage] | None = [] if keep_messages else None
+        self._tracked = _TRACKED if states else _MESSAGES
         self._asked: dict[str, ToolCall] = {}
         self._started: dict[str, ToolStart] = {}
         self._ended: dict[str, ToolEnd] = {}
@@ -87,11 +92,11 @@ class CallTracker:
         """Take the next run of events (`kinds`: their types, if the caller has them already)."""
         kinds = list(map(type, events)) if kinds is None else kinds
         # The other event types are skipped in C, not visited: most of a journal is deltas and usage.
-        self._follow(compress(events, map(_TRACKED.__contains__, kinds)))
+        self._follow(compress(events, map(self._tracked.__contains__, kinds)))
 
     def add(self, event: Event) -> None:
         """Take one event."""
-        if type(event) in _TRACKED:
+        if type(event) in self._tracked:
             self._follow((event,))
 
     def _follow(self, events: Iterable[Event]) -> None:
@@ -137,11 +142,13 @@ class CallTracker:
                 if self.is_clean_point(event):
                     yield event
                 follow((event,))
-            elif kind is ToolStart or kind is ToolEnd:
+            elif kind in self._tracked:
                 follow((event,))
 
     def open_calls(self) -> list[OpenCall]:
         """Every call still open, in the order it was asked for, with its state."""
+        if self._tracked is _MESSAGES:
+            raise ValueError("a CallTracker made with states=False knows which calls are open, not their states")
         return [self._classify(call) for call in self._asked.values()]
 
     def _classify(self, call: ToolCall) -> OpenCall:

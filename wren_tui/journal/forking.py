@@ -86,7 +86,10 @@ def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
     Returns:
         One point per user message or tool-free assistant message with no call open, in order.
     """
-    return [ForkPoint(m.seq, m.message.role, preview(m.message.content)) for m in CallTracker().clean_points(events)]
+    return [
+        ForkPoint(m.seq, m.message.role, preview(m.message.content))
+        for m in CallTracker(states=False).clean_points(events)
+    ]
 
 
 def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None, ops: FileOps | None = None) -> Forked:
@@ -206,7 +209,7 @@ def _write_prefix(
     On a refusal the rest is read on (nothing more written) for the clean points it lists.
     """
     checked = _Lines()
-    calls = CallTracker()
+    calls = CallTracker(states=False)
     points: list[ForkPoint] = []
     refused = False
     for piece in pieces:
@@ -301,7 +304,7 @@ def _clean_line_end(parent: Path, seq: int, checked_to: Callable[[int], object] 
     The journal is streamed and no event is kept: only the calls still open and the bytes read.
     `checked_to` hears how far the journal has been read and found good, before `seq` is reached.
     """
-    calls = CallTracker()
+    calls = CallTracker(states=False)  # only whether a call is open decides a clean point
     offset = 0
     found: list[int] = []
 

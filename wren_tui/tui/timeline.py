@@ -278,7 +278,7 @@ class Timeline:
         self.late_writes: list[tuple[int, int]] = []
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._foreign = False  # another agent's session: a call's asking is where it shows in the tool list
-        self._calls = CallTracker()  # which calls are open, so which points are clean
+        self._calls = CallTracker(states=False)  # which calls are open, so which points are clean
         self.tokens = 0
         # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
         self.turn_tokens: array[int] = array("q")
