@@ -37,7 +37,7 @@ from ..journal.reader import EventSink, Tail
 from ..journal.store import parse_ts
 from ..journal.verdict import ReadVerdict, Stop
 from . import FleetError, why
-from .names import STREAM, RemoteRef, beat_key, row_key, shown, subject_of
+from .names import BUCKET, STREAM, RemoteRef, beat_key, row_key, shown, subject_of
 from .rows import SessionRow, decode_beat, decode_row
 from .stream import session_bucket
 from .wire import Joiner, StreamDamaged, part_of
@@ -52,6 +52,8 @@ STALL_S = 30.0
 NO_STREAM_POLL_S = 0.5
 # A host whose mirror has not said it is alive for this long is shown as silent.
 SILENT_AFTER_S = 15.0
+# How long the whole session list may take to arrive before that is said (thousands of rows take well under one).
+_LIST_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -198,8 +200,8 @@ class Fleet:
     async def sessions(self, host: str | None = None) -> list[RemoteSession]:
         """Every session in the list (or one host's), newest first, as their mirrors last wrote them."""
         kv = await session_bucket(self._js)
-        beats = {b.host: b.beat for b in map(_beat, await _latest(kv, "h.>")) if b is not None}
-        rows = [r for r in map(_row, await _latest(kv, f"s.{host}.>" if host else "s.>")) if r is not None]
+        beats = {b.host: b.beat for b in map(_beat, await _latest(self._js, kv, "h.>")) if b is not None}
+        rows = [r for r in map(_row, await _latest(self._js, kv, f"s.{host}.>" if host else "s.>")) if r is not None]
         rows.sort(key=lambda r: (r.session, r.host), reverse=True)
         return [RemoteSession(r, beats.get(r.host)) for r in rows]
 
@@ -551,15 +553,35 @@ class _Inbox:
         return taken
 
 
-async def _latest(kv: KeyValue, keys: str) -> list[bytes]:
-    """The current value of every key matching `keys`, read with one ordered consumer."""
+async def _latest(js: JetStreamContext, kv: KeyValue, keys: str) -> list[bytes]:
+    """The current value of every key matching `keys`, read with one ordered consumer.
+
+    How many keys there are is asked of the stream first, and exactly that many entries are read:
+    nats-py's watcher can say its first replay is over (`None`) before entries already on their way
+    have arrived (nats-io/nats.py#842), which made a list read right after a mirror's write empty.
+    """
+    info = await js.stream_info(f"KV_{BUCKET}", subjects_filter=f"$KV.{BUCKET}.{keys}")
+    expected = len(info.state.subjects or {})
     values: list[bytes] = []
-    watcher = await kv.watch(keys, ignore_deletes=True)
+    if expected == 0:
+        return values
+    seen = 0
+    # Deleted keys are counted among the subjects too: they are read (and left out) so the count holds.
+    watcher = await kv.watch(keys, ignore_deletes=False)
     try:
-        async for entry in watcher:
-            if entry is None:
-                break
-            values.append(entry.value or b"")
+        async with asyncio.timeout(_LIST_TIMEOUT_S):
+            async for entry in watcher:
+                if entry is None:
+                    continue  # maybe early: the count says when the replay is over
+                seen += 1
+                if entry.operation is None:  # a value, not a delete or purge marker
+                    values.append(entry.value or b"")
+                if seen >= expected:
+                    break
+    except TimeoutError:
+        raise FleetError(
+            f"the session list on the server sent {seen} of its {expected} entries in {_LIST_TIMEOUT_S:.0f} s"
+        ) from None
     finally:
         await _stop(watcher)
     return values
