@@ -84,6 +84,7 @@ def _protocol_queue(nc: Client) -> Callable[[bytes], Awaitable[None]] | None:
     nats-py builds each message's headers in a Python loop, which made publishing cost as much as
     everything else the mirror does; the batch's plain messages go straight to that queue
     instead, in order with the ones published normally (which also have its flusher send them).
+    Private: pyproject caps nats-py below 2.17, and tests/test_private_api_fences.py fails when it moves.
     """
     send = getattr(nc, "_send_command", None)
     return send if callable(send) and asyncio.iscoroutinefunction(send) else None
