@@ -294,3 +294,21 @@ def test_watch_of_a_workspace_browses_its_journals_folder(tmp_path: Path) -> Non
     # A folder that holds journals itself is browsed as it is.
     args = argparse.Namespace(dir=None, target=str(workspace / "journals"), pick=False)
     assert target_of(args) == (workspace / "journals", None)
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [b"[" * 10_000 + b"]" * 10_000, b'{"a":' * 10_000 + b"1" + b"}" * 10_000],
+    ids=["arrays", "objects"],
+)
+def test_a_first_line_nested_past_the_decoders_depth_is_reported_by_every_command_without_a_traceback(
+    tmp_path: Path, first_line: bytes
+) -> None:
+    # Telling which agent wrote a file decodes its first lines: a line too deep to decode is no format's.
+    (tmp_path / "deep.jsonl").write_bytes(first_line + b"\n")
+    for args in (["log", "deep.jsonl"], ["log", "deep.jsonl", "--json"], ["fork", "deep.jsonl"], ["ls", "--dir", "."]):
+        done = run_wren(args, cwd=tmp_path)
+        assert "Traceback" not in done.stderr, (args, done.stderr)
+        assert "nested too deeply" in done.stdout + done.stderr or args[0] == "ls", (args, done.stdout, done.stderr)
+    listed = run_wren(["ls", "--dir", ".", "--json"], cwd=tmp_path)
+    assert [row["state"] for row in json.loads(listed.stdout)] == ["corrupt"]

@@ -37,8 +37,8 @@ def detect_head(head: bytes) -> Format | None:
             continue
         try:
             value = _any.decode(line)
-        except msgspec.DecodeError:
-            continue  # a line cut by the head's end, or damaged: the next ones decide
+        except (msgspec.DecodeError, RecursionError):
+            continue  # a line cut by the head's end, damaged or nested past msgspec's depth: the next ones decide
         if not isinstance(value, dict):
             continue
         if "seq" in value and "crc" in value:
