@@ -298,3 +298,21 @@ def test_a_run_time_import_without_a_table_of_names_or_type_only_imports_without
         "line 5: imports a module it names at run time; the check cannot see which"
     ]
     assert "fake.journal.writer" in modules["fake.tui"].imports
+
+
+def test_the_layer_table_in_the_docs_says_what_the_layer_data_allows() -> None:
+    # docs/development.md ("Where things live") is read by people; LAYERS and ALLOWED are what is checked.
+    docs = (PACKAGE.parent / "docs" / "development.md").read_text()
+    rows = re.findall(r"^\| `wren_tui/(\w+)/`[^|]*\|[^|]*\| ([^|]+) \|$", docs, flags=re.MULTILINE)
+    assert rows, "docs/development.md has no layer table"
+    ours = {layer for layer in ALLOWED if layer not in ("base", "main")}
+    documented = {}
+    for package, cell in rows:
+        layer = LAYERS[f"wren_tui.{package}"]
+        if cell.startswith("nothing of ours"):
+            documented[layer] = set()
+        elif cell.startswith("anything"):
+            documented[layer] = ours - {layer}
+        else:
+            documented[layer] = set(cell.split(", "))
+    assert documented == {layer: set(ALLOWED[layer]) - {"base"} for layer in ours}
