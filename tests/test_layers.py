@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 import wren_tui
-from tests.importgraph import closure, layer_of, layer_violations, scan, writers_in
+from tests.importgraph import Module, closure, layer_of, layer_violations, scan, writers_in
 
 PACKAGE = Path(wren_tui.__file__).parent
 
@@ -316,3 +316,65 @@ def test_the_layer_table_in_the_docs_says_what_the_layer_data_allows() -> None:
         else:
             documented[layer] = set(cell.split(", "))
     assert documented == {layer: set(ALLOWED[layer]) - {"base"} for layer in ours}
+
+
+def _circles(modules: dict[str, Module]) -> list[list[str]]:
+    """The import circles among `modules`: each a set of two or more that import one another, sorted.
+
+    Every import counts (in functions too); a module reaching its own parent package does not, since
+    Python runs the parents first whatever a module imports.
+    """
+    edges = {
+        name: sorted(t for t in module.imports if t in modules and t != name and not name.startswith(t + "."))
+        for name, module in modules.items()
+    }
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in order:
+            continue
+        # Tarjan's strongly connected components, without recursion (a deep chain would exhaust it).
+        work = [(root, iter(edges[root]))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in order:
+                    order[target] = low[target] = len(order)
+                    stack.append(target)
+                    work.append((target, iter(edges[target])))
+                elif target in stack:
+                    low[node] = min(low[node], order[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == order[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_two_modules_of_wren_tui_import_each_other() -> None:
+    assert _circles(scan(PACKAGE)) == []
+
+
+def test_the_circle_check_finds_a_circle_through_a_function_level_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("def later():\n    from .c import C\n")
+    (package / "c.py").write_text("from .a import b\nclass C: ...\n")
+    (package / "d.py").write_text("from . import a\n")
+    assert _circles(scan(package)) == [["pkg.a", "pkg.b", "pkg.c"]]

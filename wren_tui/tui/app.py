@@ -17,7 +17,7 @@ from .commands import key_commands
 from .filters import Only
 from .screens.agents import AgentBrowser, AgentFolder
 from .screens.browser import BrowserScreen
-from .screens.session import Picked, SessionScreen
+from .screens.session import Picked, ReplayWanted, SessionScreen
 from .sources import SessionSource
 from .sources.foreign import ForeignFile
 from .sources.local import LocalJournal
@@ -40,6 +40,11 @@ class ViewerApp(App[Picked | None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "toggle_help", "Help"),
     ]
+
+    def on_replay_wanted(self, message: ReplayWanted) -> None:
+        from .screens.replay import Moments, ReplayScreen  # only a replay needs it
+
+        self.push_screen(ReplayScreen(message.source, Moments(message.timeline)))
 
     def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):

@@ -15,6 +15,7 @@ from typing import ClassVar, ParamSpec
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message as TextualMessage
 from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
@@ -108,6 +109,15 @@ class Picked:
     session: str
     seq: int
     stop: Stop | None = None
+
+
+class ReplayWanted(TextualMessage):
+    """The session asks for its replay: the app pushes the replay screen over it."""
+
+    def __init__(self, source: ReplaySource, timeline: Timeline) -> None:
+        super().__init__()
+        self.source = source
+        self.timeline = timeline
 
 
 class SessionScreen(Screen[None]):
@@ -871,10 +881,8 @@ class SessionScreen(Screen[None]):
         if not self._open or not len(self.timeline) or self._reader is None:
             self.notify(strings.REPLAY_EMPTY, timeout=3)
             return
-        from .replay import Moments, ReplayScreen  # replay.py builds on this screen: imported when used
-
-        source = ReplaySource(self.source.share(), end=self._reader.offset)
-        self.app.push_screen(ReplayScreen(source, Moments(self.timeline)))
+        # The app opens the replay (replay.py builds on this screen, so this screen never imports it).
+        self.post_message(ReplayWanted(ReplaySource(self.source.share(), end=self._reader.offset), self.timeline))
 
     def action_export(self) -> None:
         path = self.source.path
