@@ -94,6 +94,22 @@ async def test_a_real_run_killed_during_its_tool_shows_its_call_with_no_result_r
         assert "outcome unknown" not in text and "running" not in text
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+async def test_the_waterfall_draws_a_call_with_no_result_recorded_as_the_tool_pane_does(
+    agent: str, tmp_path: Path
+) -> None:
+    # The two panes share their rows and the style of each state: neither can lack one the other draws.
+    path = copy_session(agent, "killed", tmp_path)
+    app = _app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: "no result recorded" in screen_text(app), "the call with no result")
+        await pilot.press("w")
+        await wait_for(pilot, lambda: app.screen.query_one("#waterfall").display, "the waterfall")
+        # Beside the row, in the waterfall's label column (12 cells): the state, cut.
+        await wait_for(pilot, lambda: "no result r…" in screen_text(app), "the call's state beside its bar")
+        assert app.is_running
+
+
 async def test_a_call_asked_moments_ago_is_running_while_the_session_is_live(tmp_path: Path) -> None:
     path = copy_session("pi", "tool-error", tmp_path, lines=5, age_s=0)
     app = WrenApp(folder=tmp_path, session=path)  # the wall clock: the call ticks from when it was asked

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,6 +12,7 @@ from textual.screen import Screen
 
 from ..formats import detect
 from . import strings
+from .clock import Clock, utc_now
 from .commands import key_commands
 from .filters import Only
 from .screens.agents import AgentBrowser, AgentFolder
@@ -22,12 +22,6 @@ from .sources import SessionSource
 from .sources.foreign import ForeignFile
 from .sources.local import LocalJournal
 from .tailing import WatchMode
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class ViewerApp(App[Picked | None]):

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..fleet.names import RemoteRef, shown
 from ..fleet.remote import Fleet
-from .app import Clock, ViewerApp, utc_now
+from .app import ViewerApp
+from .clock import Clock, utc_now
 from .screens.fleet_browser import FleetBrowserScreen
 from .screens.session import SessionScreen
 from .sources.remote import TAIL_FIRST, RemoteSource

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -32,7 +31,6 @@ from ..text import shorten
 from ..widgets.key_footer import KeyFooter
 from .results import OpenAt, SearchResults
 
-Clock = Callable[[], datetime]
 OpenSession = Callable[[Path], None]
 _STATE_STYLE = {
     "live": "bold green",

@@ -7,7 +7,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import ClassVar, ParamSpec
@@ -28,6 +27,7 @@ from ...journal.index import Chunk
 from ...journal.timing import duration
 from ...journal.verdict import Stop
 from .. import strings
+from ..clock import Clock
 from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
@@ -47,7 +47,6 @@ from .fork_picker import ForkPicker
 from .lineage import LineageScreen
 from .side_by_side import SideBySide
 
-Clock = Callable[[], datetime]
 P = ParamSpec("P")
 
 

@@ -5,44 +5,23 @@ A Line-API ScrollView with a pinned header row; a row's events are decoded only 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import ClassVar
 
 import msgspec
-from rich.segment import Segment
-from rich.style import Style
-from textual.binding import Binding, BindingType
-from textual.geometry import Size
-from textual.message import Message as TextualMessage
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...journal.store import parse_ts
 from .. import strings
-from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged
-from ..text import shorten, width_of
-from ..timeline import CallState, Timeline, ToolRow
-
-Clock = Callable[[], datetime]
-_STATE_CLASS: dict[CallState, str] = {
-    "ok": "ok",
-    "failed": "bad",
-    "stopped": "bad",
-    "output lost": "unknown",
-    "outcome unknown": "unknown",
-    "interrupted": "unknown",
-    "never started": "muted",
-    "no result recorded": "unknown",
-    "waiting": "running",
-    "running": "running",
-}
+from ..text import shorten
+from ..timeline import CallState, ToolRow
+from .call_list import CallList
 
 
-class ToolTimings(ScrollView, can_focus=True):
+class ToolTimings(CallList):
     """Tool calls in the order the model asked for them, with elapsed, size and outcome."""
 
+    PREFIX = "tools"
     DEFAULT_CSS = """
     ToolTimings {
         background: $surface;
@@ -65,49 +44,6 @@ class ToolTimings(ScrollView, can_focus=True):
         "tools--muted",
         "tools--cursor",
     }
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Previous call", show=False),
-        Binding("down,j", "cursor_down", "Next call", show=False),
-        Binding("enter", "choose", "Show in conversation", show=False),
-    ]
-
-    cursor: reactive[int] = reactive(-1)
-    writer_alive: reactive[bool] = reactive(False)
-
-    class Chosen(TextualMessage):
-        """Enter on a row: show this call in the conversation."""
-
-        def __init__(self, row: ToolRow) -> None:
-            super().__init__()
-            self.row = row
-
-    def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.timeline = timeline
-        self.clock = clock
-
-    def on_timeline_replaced(self, message: TimelineReplaced) -> None:
-        self.timeline = message.timeline
-        self.rows_changed()
-
-    def on_timeline_grew(self, message: TimelineGrew) -> None:
-        self.rows_changed()
-
-    def on_writer_changed(self, message: WriterChanged) -> None:
-        self.writer_alive = message.alive
-
-    def on_tick(self, message: Tick) -> None:
-        self.refresh()  # a running call's elapsed time
-
-    def rows_changed(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, self.timeline.calls + 1)
-        self.refresh()
-
-    def watch_cursor(self) -> None:
-        self.refresh()
-
-    def watch_writer_alive(self) -> None:
-        self.refresh()
 
     def _columns(self, width: int) -> tuple[int, int, int, int, int]:
         tool, elapsed, size, state = 11, 9, 6, 26
@@ -122,25 +58,15 @@ class ToolTimings(ScrollView, can_focus=True):
         )
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        base = self.rich_style
-        style = self.get_component_rich_style
         if y == 0:
-            text = self._cells(strings.TOOL_COLUMNS, width)
-            return Strip([Segment(text, style("tools--header"))], width_of(text)).crop_extend(0, width, base)
-        index = self.scroll_offset.y + y - 1
-        if not self.timeline.calls:
-            text = strings.NO_TOOLS if y == 1 else ""
-            return Strip([Segment(text, style("tools--muted"))], width_of(text)).crop_extend(0, width, base)
-        if index >= self.timeline.calls:
-            return Strip.blank(width, base)
+            return self.text_line(self._cells(strings.TOOL_COLUMNS, self.scrollable_content_region.width), "header")
+        index = self.row_at(y)
+        if isinstance(index, Strip):
+            return index
         row = self.timeline.call(index)
         state = row.state(self.writer_alive)
-        text = self._cells(self._values(row, state), width)
-        line_style: Style = style(f"tools--{_STATE_CLASS[state]}")
-        if index == self.cursor:
-            line_style += style("tools--cursor")
-        return Strip([Segment(text, line_style)], width_of(text)).crop_extend(0, width, base)
+        text = self._cells(self._values(row, state), self.scrollable_content_region.width)
+        return self.styled_line(text, self.state_style(state, index))
 
     def _values(self, row: ToolRow, state: CallState) -> tuple[str, str, str, str, str]:
         end = row.end
@@ -159,28 +85,6 @@ class ToolTimings(ScrollView, can_focus=True):
         if row.start is not None and row.start.approval != "auto":
             notes.append(row.start.approval)
         return row.name, _summary(row.args), elapsed, size, ", ".join(notes)
-
-    def _move(self, delta: int) -> None:
-        count = self.timeline.calls
-        if not count:
-            return
-        self.cursor = min(max(self.cursor + delta, 0), count - 1) if self.cursor >= 0 else count - 1
-        height = self.scrollable_content_region.height - 1
-        top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False)
-
-    def action_cursor_up(self) -> None:
-        self._move(-1)
-
-    def action_cursor_down(self) -> None:
-        self._move(1)
-
-    def action_choose(self) -> None:
-        if 0 <= self.cursor < self.timeline.calls:
-            self.post_message(self.Chosen(self.timeline.call(self.cursor)))
 
 
 def _started(row: ToolRow) -> datetime | None:

@@ -7,41 +7,24 @@ second. Only the rows on screen are decoded, so a million-event session costs no
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
 from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding, BindingType
-from textual.geometry import Size
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Sparkline
 
 from ...journal.timing import duration, ts_ms
 from .. import strings
-from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged
-from ..text import shorten, width_of
+from ..clock import Clock
+from ..messages import Tick, TimelineGrew, TimelineReplaced
+from ..text import shorten
 from ..timeline import CallState, Timeline, ToolRow
-from .tool_timings import ToolTimings
+from .call_list import CallList
 
-Clock = Callable[[], datetime]
 _NAME = 12  # the tool's name, left of the axis
 _LABEL = 12  # elapsed (or state), right of it
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
-_CLASS: dict[CallState, str] = {
-    "ok": "ok",
-    "failed": "bad",
-    "stopped": "bad",
-    "output lost": "unknown",
-    "outcome unknown": "unknown",
-    "interrupted": "unknown",
-    "never started": "muted",
-    "waiting": "running",
-    "running": "running",
-}
 
 
 def bar(start: float, length: float, width: int) -> str:
@@ -71,9 +54,10 @@ def axis(span_ms: int, width: int) -> str:
     return "".join(line)
 
 
-class Waterfall(ScrollView, can_focus=True):
+class Waterfall(CallList):
     """Tool calls over the session's time: where each started, how long it ran, how it ended."""
 
+    PREFIX = "waterfall"
     DEFAULT_CSS = """
     Waterfall {
         background: $surface;
@@ -98,47 +82,17 @@ class Waterfall(ScrollView, can_focus=True):
         "waterfall--name",
         "waterfall--cursor",
     }
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Previous call", show=False),
-        Binding("down,j", "cursor_down", "Next call", show=False),
-        Binding("enter", "choose", "Show in conversation", show=False),
-    ]
-
-    cursor: reactive[int] = reactive(-1)
-    writer_alive: reactive[bool] = reactive(False)
 
     def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.timeline = timeline
-        self.clock = clock
+        super().__init__(timeline, clock, id=id)
         self._first_ms: int | None = None  # the session's first event, decoded once per timeline
 
-    # --- what the screen tells ------------------------------------------------------------
-
-    def on_timeline_replaced(self, message: TimelineReplaced) -> None:
-        self.timeline = message.timeline
+    def timeline_replaced(self) -> None:
         self._first_ms = None
-        self.rows_changed()
-
-    def on_timeline_grew(self, message: TimelineGrew) -> None:
-        self.rows_changed()
-
-    def on_writer_changed(self, message: WriterChanged) -> None:
-        self.writer_alive = message.alive
 
     def on_tick(self, message: Tick) -> None:
         if self.writer_alive and self.display:
             self.refresh()  # a running call grows, and so does the axis
-
-    def rows_changed(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, self.timeline.calls + 1)
-        self.refresh()
-
-    def watch_cursor(self) -> None:
-        self.refresh()
-
-    def watch_writer_alive(self) -> None:
-        self.refresh()
 
     # --- the time axis --------------------------------------------------------------------
 
@@ -160,34 +114,31 @@ class Waterfall(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
-        style = self.get_component_rich_style
         track = max(width - _NAME - _LABEL - 2, 1)
         span = self._span()
         if y == 0:
             label = strings.WATERFALL_AXIS if span is None else axis(span[1] - span[0], track)
-            text = f"{strings.WATERFALL_NAME:<{_NAME}} {label} {strings.WATERFALL_LABEL:>{_LABEL}}"
-            return Strip([Segment(text, style("waterfall--header"))], width_of(text)).crop_extend(0, width, base)
-        index = self.scroll_offset.y + y - 1
-        if not self.timeline.calls or span is None:
-            text = strings.NO_TOOLS if y == 1 else ""
-            return Strip([Segment(text, style("waterfall--muted"))], width_of(text)).crop_extend(0, width, base)
-        if index >= self.timeline.calls:
-            return Strip.blank(width, base)
+            return self.text_line(
+                f"{strings.WATERFALL_NAME:<{_NAME}} {label} {strings.WATERFALL_LABEL:>{_LABEL}}", "header"
+            )
+        index = self.row_at(y)
+        if isinstance(index, Strip):
+            return index
+        if span is None:
+            return self.text_line(strings.NO_TOOLS if y == 1 else "", "muted")
         row = self.timeline.call(index)
         state = row.state(self.writer_alive)
-        cls = style(f"waterfall--{_CLASS[state]}")
+        cls = self.state_style(state, index)
         drawn, label = self._bar(row, state, span, track)
-        name_style: Style = style("waterfall--name")
+        name_style: Style = self.style_of("name")
         if index == self.cursor:
-            cursor = style("waterfall--cursor")
-            name_style, cls = name_style + cursor, cls + cursor
+            name_style += self.style_of("cursor")
         segments = [
             Segment(f"{shorten(row.name, _NAME):<{_NAME}} ", name_style),
             Segment(drawn, cls),
             Segment(f" {shorten(label, _LABEL):>{_LABEL}}", cls),
         ]
-        return Strip(segments).crop_extend(0, width, base)
+        return Strip(segments).crop_extend(0, width, self.rich_style)
 
     def _bar(self, row: ToolRow, state: CallState, span: tuple[int, int], track: int) -> tuple[str, str]:
         """The row's bar in a track `track` cells wide, and what is said beside it (elapsed, or the state)."""
@@ -205,30 +156,6 @@ class Waterfall(ScrollView, can_focus=True):
         else:
             elapsed, label = 0, state
         return bar((start - first) * scale, elapsed * scale, track), label
-
-    # --- the cursor -----------------------------------------------------------------------
-
-    def _move(self, delta: int) -> None:
-        count = self.timeline.calls
-        if not count:
-            return
-        self.cursor = min(max(self.cursor + delta, 0), count - 1) if self.cursor >= 0 else count - 1
-        height = self.scrollable_content_region.height - 1
-        top = self.scroll_offset.y
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False)
-
-    def action_cursor_up(self) -> None:
-        self._move(-1)
-
-    def action_cursor_down(self) -> None:
-        self._move(1)
-
-    def action_choose(self) -> None:
-        if 0 <= self.cursor < self.timeline.calls:
-            self.post_message(ToolTimings.Chosen(self.timeline.call(self.cursor)))
 
 
 class TokenSparkline(Sparkline):
