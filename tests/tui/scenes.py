@@ -122,7 +122,7 @@ _WHEN = 10 * 365 * 86400
 
 def _agents(root: Path) -> dict[str, Path]:
     """Each agent's sessions folder (relative to `root`, the scene's working folder) with its three recordings."""
-    folders = {agent: Path("agents") / agent for agent in FORMATS}
+    folders = {agent: Path("agents") / agent for agent, fmt in FORMATS.items() if fmt.export is None}
     for agent, folder in folders.items():
         for name, n in _RECORDING.items():
             copy_session(agent, name, root / folder, nested=True, stem=_SESSION_ID.format(n=n), age_s=_WHEN)

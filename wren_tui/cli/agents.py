@@ -16,14 +16,16 @@ import msgspec
 from ..formats import AGENTS, FORMATS, Format, detect
 from ..formats.base import Translated
 from ..formats.conversation import fork_points, outline
+from ..formats.exported import open_lines
 from ..formats.listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
+from ..formats.opencode import split as opencode_split
 from ..formats.reader import Verdict, scan
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalError
+from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event, Message, describe, event_type, to_builtins
 from ..journal.forking import fork_listing
-from ..journal.reader import open_for_reading
 from ..journal.store import journals_dir, project_label, write_problem
+from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
@@ -45,6 +47,21 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
         help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
         f"its variable names ({env}), else its default ({defaults})",
     )
+
+
+def resolve(folder: Path, ref: str) -> Path:
+    """The session a person means (`journal.store.resolve`), or another agent's file that is not JSON lines
+    (OpenCode's database, or `DB#ID` for one of its sessions; aider's chat history), by its content."""
+    try:
+        return resolve_journal(folder, ref)
+    except SessionNotFound:
+        path = Path(ref).expanduser()
+        base = opencode_split(path)[0]
+        if "\x00" not in ref and base.is_file() and not base.is_symlink():
+            fmt = detect(path)
+            if fmt is not None and fmt.export is not None:
+                return path
+        raise
 
 
 def foreign_format(path: Path) -> Format | None:
@@ -144,11 +161,13 @@ def _shown(line: Translated) -> list[Event]:
 
 def log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
     """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
-    fd = open_for_reading(path)
+    fd = open_lines(path, fmt)
     try:
         verdict = _log_json(fd, fmt, path) if as_json else _log_text(fd, fmt)
     finally:
         os.close(fd)
+    if fmt.unrecorded and not as_json:
+        err(f"{path}: {fmt.unrecorded}")
     left_out = verdict.skipped.sentence()
     if left_out and not as_json:
         err(f"{path}: {left_out}")
@@ -201,6 +220,7 @@ def _log_json(fd: int, fmt: Format, path: Path) -> Verdict:
         "torn": verdict.torn,
         "warnings": verdict.warnings,
         "skipped": verdict.skipped.as_json(),
+        "unrecorded": fmt.unrecorded,
     }
     write(b"]," + _json.encode(tail)[1:] + b"\n")
     sys.stdout.flush()
@@ -233,7 +253,7 @@ def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json
 
 def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
     """The clean points of every branch; a file damaged before its end gives those before the damage (exit 4)."""
-    fd = open_for_reading(path)
+    fd = open_lines(path, fmt)
     try:
         read = outline(fd, fmt)
     finally:

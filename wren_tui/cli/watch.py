@@ -25,7 +25,7 @@ from typing import Any
 
 from ..agent.errors import UsageError
 from ..journal.errors import JournalError
-from ..journal.store import journal_paths, latest, resolve
+from ..journal.store import journal_paths, latest
 from . import agents, fleet
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
@@ -94,7 +94,7 @@ def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
     elif target is None and os.path.lexists(folder) and not folder.is_dir():
         raise JournalError(f"{folder} is not a folder; give --dir the journals folder (or set WREN_DIR)")
     if target is not None:
-        session = resolve(folder, target)
+        session = agents.resolve(folder, target)
         return session.parent, session
     return folder, latest(folder) if args.pick else None
 
