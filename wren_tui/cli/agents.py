@@ -17,7 +17,14 @@ from ..formats import AGENTS, FORMATS, Format, detect
 from ..formats.base import Translated
 from ..formats.conversation import fork_points, outline
 from ..formats.exported import open_lines
-from ..formats.listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
+from ..formats.listing import (
+    AgentSession,
+    describe_agent_session,
+    describe_exported,
+    list_agent_sessions,
+    roots,
+    session_files,
+)
 from ..formats.opencode import split as opencode_split
 from ..formats.reader import Verdict, scan
 from ..journal.commandline import wren_command
@@ -109,9 +116,11 @@ def ls_agents(args: argparse.Namespace) -> Exit:
         # One folder for all three: each file is the agent's whose lines it holds.
         files = session_files(FORMATS["pi"], places[0][1])  # every .jsonl below it
         found = [(fmt, path) for path in files if (fmt := detect(path)) is not None]
-        sessions = sorted(
-            (describe_agent_session(path, fmt) for fmt, path in found), key=lambda s: s.started or "", reverse=True
-        )
+        rows = [describe_agent_session(path, fmt) for fmt, path in found]
+        # And the files of the formats that are not JSON lines (a database, Markdown), each by its content.
+        for fmt in (f for f in FORMATS.values() if f.export is not None):
+            rows += [r for p in session_files(fmt, places[0][1]) if detect(p) is fmt for r in describe_exported(p, fmt)]
+        sessions = sorted(rows, key=lambda s: s.started or "", reverse=True)
     else:
         sessions = list_agent_sessions(places)
     for s in sessions:

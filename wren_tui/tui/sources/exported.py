@@ -102,7 +102,7 @@ class ExportedFile:
     def changed_at(self) -> float:
         """When the session last changed: its own file's time, or (a database's session) its last record's."""
         when = self._grew_at
-        if self._part is None:
+        if self._format.export_all is None:
             with contextlib.suppress(OSError):
                 when = max(when, os.stat(self._source).st_mtime)
         else:
