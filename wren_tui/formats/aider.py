@@ -35,6 +35,7 @@ NAME = "aider"
 LABEL = "aider"
 ENV = "AIDER_CHAT_HISTORY_FILE"
 HEADER = b"# aider chat started at "
+DEFAULT_NAME = ".aider.chat.history.md"
 UNRECORDED = "aider records no tool calls (it edits files from the text of its replies)"
 MAPPED = ("run", "user", "assistant", "tokens", "note")
 
@@ -47,6 +48,7 @@ class _Line(msgspec.Struct, omit_defaults=True):
     text: str = ""
     sent: int = 0
     received: int = 0
+    cwd: str = ""  # a run's project: the folder of a history under aider's default name
 
 
 _encode = msgspec.json.Encoder()
@@ -71,7 +73,7 @@ def _time(stamp: str) -> str:
     return local.astimezone().isoformat(timespec="seconds")
 
 
-def blocks(text: str) -> Iterator[_Line]:
+def blocks(text: str, cwd: str = "") -> Iterator[_Line]:
     """The history's blocks in order: a run's start, aider's notes, a prompt, a reply, a reply's tokens."""
     ts = ""
     kind: str | None = None
@@ -90,7 +92,7 @@ def blocks(text: str) -> Iterator[_Line]:
         if line.startswith(HEADER.decode()):
             yield from flush()
             ts = _time(line[len(HEADER) :])
-            yield _Line(type="run", ts=ts, text=line[len(HEADER) :].strip())
+            yield _Line(type="run", ts=ts, text=line[len(HEADER) :].strip(), cwd=cwd)
             continue
         if line.startswith("#### ") or line == "####":
             if kind != "user":
@@ -134,7 +136,9 @@ def export(path: Path) -> bytes:
     if not data.startswith(HEADER) and not data.lstrip(b"\n").startswith(HEADER):
         raise JournalError(f"{path}: not an aider chat history (its first line is not `# aider chat started at`)")
     text = data.decode("utf-8", "replace")
-    return b"".join(_encode.encode(block) + b"\n" for block in blocks(text))
+    # aider writes its history in the repository's root by default: that is the project.
+    cwd = str(Path(os.path.abspath(path)).parent) if path.name == DEFAULT_NAME else ""
+    return b"".join(_encode.encode(block) + b"\n" for block in blocks(text, cwd))
 
 
 class AiderTranslator(Translator):
@@ -147,7 +151,8 @@ class AiderTranslator(Translator):
             raise not_json(exc) from None
         seq, ts = lineno, line.ts
         if line.type == "run":
-            return Translated([note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)], line.type)
+            shown = note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)
+            return Translated([shown], line.type, cwd=line.cwd or None)
         if line.type == "user":
             return Translated([user(seq, ts, line.text)], line.type)
         if line.type == "assistant":
@@ -172,7 +177,7 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 def session_id(path: Path) -> str:
     """The project's folder name for aider's default name, else the file's name."""
-    return path.parent.name if path.name == ".aider.chat.history.md" else path.name
+    return path.parent.name if path.name == DEFAULT_NAME else path.name
 
 
 def is_session_file(path: Path) -> bool:
