@@ -52,7 +52,9 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
         "--agent",
         choices=(*AGENTS, ALL),
         help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
-        f"its variable names ({env}), else its default ({defaults})",
+        f"its variable names ({env}), else its default ({defaults}). OpenCode keeps every session in one "
+        "database (one of them is named DB#ID); aider keeps no folder of its own: its chat histories are found "
+        "by their first line in the folder --dir names, else the current folder, and the folders below it",
     )
 
 
