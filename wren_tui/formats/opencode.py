@@ -18,6 +18,7 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -103,13 +104,16 @@ def _ids(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("select id from session order by time_created desc, id")]
 
 
-def _rows(conn: sqlite3.Connection, session: str | None) -> Iterator[tuple[str, int, str, str]]:
+def _rows(conn: sqlite3.Connection, session: str | None) -> Iterator[tuple[str, int, str, bytes]]:
     """(session, seq, type, data) of the event rows of `session` (or every session), in order."""
     if session is None:
-        yield from conn.execute("select aggregate_id, seq, type, data from event order by aggregate_id, seq")
+        yield from conn.execute(
+            "select aggregate_id, seq, type, cast(data as blob) from event order by aggregate_id, seq"
+        )
     else:
         yield from conn.execute(
-            "select aggregate_id, seq, type, data from event where aggregate_id = ? order by seq", (session,)
+            "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? order by seq",
+            (session,),
         )
 
 
@@ -163,7 +167,7 @@ def export_all(db: Path) -> dict[Path, bytes]:
             exporter = exporters.get(row[0])
             if exporter is None:
                 exporter = exporters[row[0]] = Exporter()
-            out.setdefault(row[0], []).append(exporter.line(row))
+            out.setdefault(row[0], []).extend(exporter.pieces(row))
         return {session_path(db, id_): b"".join(lines) for id_, lines in out.items()}
 
     with snapshot(db) as snap:
@@ -226,6 +230,41 @@ _data = msgspec.json.Decoder(_Data)
 _encode = msgspec.json.Encoder()
 
 
+# What the exporter looks at in a row, and no more: the rest of it (a tool's output, its input) is
+# skipped by the decoder without being built.
+class _XState(msgspec.Struct):
+    status: str = ""
+
+
+class _XPart(msgspec.Struct):
+    id: str = ""
+    messageID: str = ""
+    type: str = ""
+    text: msgspec.Raw = msgspec.Raw(b"")
+    ignored: bool = False
+    time: _Time | None = None
+    callID: str = ""
+    state: _XState | None = None
+
+
+class _XInfo(msgspec.Struct):
+    id: str = ""
+    role: str = ""
+    time: _Time | None = None
+    error: msgspec.Raw = msgspec.Raw(b"")
+    modelID: str | None = None
+
+
+class _XData(msgspec.Struct):
+    info: _XInfo | None = None
+    part: _XPart | None = None
+    time: int | None = None
+
+
+_xdata = msgspec.json.Decoder(_XData)
+_EMPTY_TEXT = (b"", b'""', b"null")
+
+
 class _Line(msgspec.Struct, omit_defaults=True):
     """One exported line: an event row, what it adds, and the context the row alone lacks."""
 
@@ -239,9 +278,16 @@ class _Line(msgspec.Struct, omit_defaults=True):
 
 
 def iso(ms: int | None) -> str:
+    """Milliseconds since the epoch as ISO-8601 UTC, as Wren writes times."""
     if ms is None:
         return ""
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    seconds, millis = divmod(ms, 1000)
+    return f"{_iso_second(seconds)}.{millis:03d}Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def _iso_second(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 @dataclass
@@ -256,37 +302,51 @@ class Exporter:
     failed: set[str] = field(default_factory=set)  # messages whose error was added
     last_ts: str = ""
 
-    def lines(self, rows: Iterator[tuple[str, int, str, str]]) -> Iterator[bytes]:
+    def lines(self, rows: Iterator[tuple[str, int, str, bytes]]) -> Iterator[bytes]:
+        """Each row's line, in pieces (joined once by the caller: a row's data is not copied per line)."""
         for row in rows:
-            yield self.line(row)
+            yield from self.pieces(row)
 
-    def line(self, row: tuple[str, int, str, str]) -> bytes:
-        _session, seq, kind, text = row
-        raw = text.encode()
+    def line(self, row: tuple[str, int, str, bytes]) -> bytes:
+        return b"".join(self.pieces(row))
+
+    def pieces(self, row: tuple[str, int, str, bytes]) -> tuple[bytes, bytes, bytes]:
+        _session, seq, kind, raw = row
+        if isinstance(raw, str):
+            raw = raw.encode()
         if b"\n" in raw:
             raw = _encode.encode(msgspec.json.decode(raw))  # a row always fits one line
         try:
-            data = _data.decode(raw)
-        except msgspec.DecodeError:
-            data = _Data()
-        line = _Line(type=kind, n=seq, data=msgspec.Raw(raw))
-        line.ts = self._ts(data)
+            data = _xdata.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            data = _XData()
+        ts = self._ts(data)
+        role = model = ""
+        adds: list[str] = []
         info, part = data.info, data.part
         if info is not None and kind.startswith("message.updated"):
             if info.role:
                 self.roles[info.id] = info.role
             if info.modelID:
                 self.models[info.id] = info.modelID
-            if info.error is not None and info.id not in self.failed:
+            if bytes(info.error) not in _EMPTY_TEXT and info.id not in self.failed:
                 self.failed.add(info.id)
-                line.adds.append("error")
+                adds.append("error")
         elif part is not None and kind.startswith("message.part.updated"):
-            line.role = self.roles.get(part.messageID, "")
-            line.model = self.models.get(part.messageID, "")
-            line.adds = self._part(part, line.role)
-        return _encode.encode(line) + b"\n"
+            role = self.roles.get(part.messageID, "")
+            model = self.models.get(part.messageID, "")
+            adds = self._part(part, role)
+        # As `_Line` encodes, written out: this runs once per row of a session that may hold a hundred thousand.
+        head = b'{"type":%s,"n":%d,"ts":"%s"' % (_encode.encode(kind), seq, ts.encode())
+        if role:
+            head += b',"role":%s' % _encode.encode(role)
+        if model:
+            head += b',"model":%s' % _encode.encode(model)
+        if adds:
+            head += b',"adds":%s' % _encode.encode(adds)
+        return head + b',"data":', raw, b"}\n"
 
-    def _ts(self, data: _Data) -> str:
+    def _ts(self, data: _XData) -> str:
         ms = data.time
         if ms is None and data.info is not None and data.info.time is not None:
             ms = data.info.time.completed or data.info.time.created
@@ -294,10 +354,10 @@ class Exporter:
         self.last_ts = ts
         return ts
 
-    def _part(self, part: _Part, role: str) -> list[str]:
+    def _part(self, part: _XPart, role: str) -> list[str]:
         if part.type in ("text", "reasoning"):
             finished = part.time is None or part.time.end is not None
-            if finished and part.text and not part.ignored and part.id not in self.said:
+            if finished and bytes(part.text) not in _EMPTY_TEXT and not part.ignored and part.id not in self.said:
                 self.said.add(part.id)
                 return [part.type]
             return []
