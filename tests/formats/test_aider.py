@@ -72,6 +72,7 @@ def test_ls_searches_the_folder_named_and_the_current_folder_by_default(tmp_path
     history(tmp_path / "one", "simple")
     history(tmp_path / "two" / "deeper")
     (tmp_path / "notes.md").write_text("# notes\n")
+    history(tmp_path / ".venv" / "lib")  # a hidden folder (.git, .venv) is not searched: aider writes beside a project
     named = run_wren(["ls", "--agent", "aider", "--dir", str(tmp_path), "--json"], cwd=Path("/"))
     assert named.returncode == 0, named.stderr
     rows = json.loads(named.stdout)

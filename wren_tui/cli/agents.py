@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -36,6 +36,9 @@ from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
+
+if TYPE_CHECKING:
+    from ..tui.tailing import WatchMode
 
 ALL = "all"
 _json = msgspec.json.Encoder()
@@ -294,7 +297,6 @@ def watch_agents(args: argparse.Namespace) -> Exit:
     """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
     from ..tui.app import WrenApp
     from ..tui.screens.agents import AgentFolder
-    from ..tui.tailing import WatchMode
 
     places = _places(args)
     if args.agent == ALL and getattr(args, "dir", None):
@@ -305,3 +307,22 @@ def watch_agents(args: argparse.Namespace) -> Exit:
     app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
     app.run()
     return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
+
+
+def watch_database(path: Path, args: argparse.Namespace, journals: Path) -> Exit | None:
+    """`wren watch DB` on a database of several sessions (OpenCode's): the browser over its folder; None otherwise."""
+    fmt = detect(path)
+    if fmt is None or fmt.export_all is None or opencode_split(path)[1] is not None:
+        return None
+    try:
+        if len(fmt.export_all(path)) <= 1:
+            return None  # its only session is opened as any session file is
+    except JournalError:
+        return None  # the session screen says why it cannot be read
+    from ..tui.app import WrenApp
+    from ..tui.screens.agents import AgentFolder
+
+    watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
+    app = WrenApp(folder=path.parent, agents=[AgentFolder(fmt, path.parent)], journals=journals, watch_mode=watch_mode)
+    app.run()
+    return Exit.ERROR if app.return_code else Exit.OK

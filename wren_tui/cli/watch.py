@@ -121,6 +121,11 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
         return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
     folder, session = target_of(args)
+    if session is not None and not args.serve and not args.pick:
+        # A database of several sessions (OpenCode's) is browsed: each of its sessions is a row.
+        browsed = agents.watch_database(session, args, folder_of(args))
+        if browsed is not None:
+            return browsed
     if args.serve:
         if args.pick:
             raise UsageError("--pick prints to this terminal; it cannot be used with --serve")

@@ -18,6 +18,7 @@ folders in it for files whose first line is aider's.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -64,6 +65,7 @@ def _count(text: str) -> int:
         return 0
 
 
+@functools.lru_cache(maxsize=256)
 def _time(stamp: str) -> str:
     """aider's local start time as ISO-8601 UTC (taken as this machine's local time: aider writes no zone)."""
     try:
@@ -73,56 +75,55 @@ def _time(stamp: str) -> str:
     return local.astimezone().isoformat(timespec="seconds")
 
 
+# One block of the history per match, found in C: a run's header; a prompt's `#### ` lines; aider's
+# `> ` lines; blank lines between blocks; a reply (every line up to the next of those, blank ones included).
+_BLOCK = re.compile(
+    r"^# aider chat started at (?P<run>[^\n]*)(?:\n|\Z)"
+    r"|(?P<user>(?:^####(?:[ \t][^\n]*)?(?:\n|\Z))+)"
+    r"|(?P<note>(?:^>[^\n]*(?:\n|\Z))+)"
+    r"|(?:^[ \t\r]*\n)+"
+    r"|(?P<reply>(?:^(?!####(?:[ \t]|$)|>|# aider chat started at )[^\n]*(?:\n|\Z))+)",
+    re.MULTILINE,
+)
+
+
 def blocks(text: str, cwd: str = "") -> Iterator[_Line]:
     """The history's blocks in order: a run's start, aider's notes, a prompt, a reply, a reply's tokens."""
     ts = ""
-    kind: str | None = None
-    body: list[str] = []
+    for found in _BLOCK.finditer(text):
+        if found.end() == found.start():
+            break  # the end of the text
+        kind = found.lastgroup
+        if kind == "run":
+            stamp = found["run"].rstrip("\r")
+            ts = _time(stamp)
+            yield _Line(type="run", ts=ts, text=stamp.strip(), cwd=cwd)
+        elif kind == "user":
+            prompt = "\n".join(line[5:].rstrip() for line in found["user"].rstrip("\n").split("\n"))
+            yield _Line(type="user", ts=ts, text=prompt.strip("\n"))
+        elif kind == "note":
+            yield from _notes(found["note"], ts)
+        elif kind == "reply":
+            reply = "\n".join(line.rstrip("\r") for line in found["reply"].split("\n")).strip("\n")
+            if reply.strip():
+                yield _Line(type="assistant", ts=ts, text=reply)
 
-    def flush() -> Iterator[_Line]:
-        nonlocal kind, body
-        if kind is not None:
-            joined = "\n".join(body).strip("\n")
-            if kind != "assistant" or joined.strip():
-                yield _Line(type=kind, ts=ts, text=joined)
-        kind, body = None, []
 
-    for raw in text.split("\n"):
-        line = raw.rstrip("\r")
-        if line.startswith(HEADER.decode()):
-            yield from flush()
-            ts = _time(line[len(HEADER) :])
-            yield _Line(type="run", ts=ts, text=line[len(HEADER) :].strip(), cwd=cwd)
+def _notes(block: str, ts: str) -> Iterator[_Line]:
+    """aider's `> ` lines: notes, and each reply's `Tokens:` line on its own."""
+    said: list[str] = []
+    for line in block.rstrip("\n").split("\n"):
+        note = line[1:].strip()
+        tokens = _TOKENS.match(note)
+        if tokens is None:
+            said.append(note)
             continue
-        if line.startswith("#### ") or line == "####":
-            if kind != "user":
-                yield from flush()
-                kind = "user"
-            body.append(line[5:].rstrip())
-            continue
-        if line.startswith(">"):
-            said = line[1:].strip()
-            tokens = _TOKENS.match(said)
-            if tokens is not None:
-                yield from flush()
-                yield _Line(type="tokens", ts=ts, text=said, sent=_count(tokens[1]), received=_count(tokens[2]))
-                continue
-            if kind != "note":
-                yield from flush()
-                kind = "note"
-            body.append(said)
-            continue
-        if not line.strip():
-            if kind == "assistant":
-                body.append("")
-            elif kind in ("note", "user"):
-                yield from flush()
-            continue
-        if kind != "assistant":
-            yield from flush()
-            kind = "assistant"
-        body.append(line)
-    yield from flush()
+        if said:
+            yield _Line(type="note", ts=ts, text="\n".join(said))
+            said = []
+        yield _Line(type="tokens", ts=ts, text=note, sent=_count(tokens[1]), received=_count(tokens[2]))
+    if said:
+        yield _Line(type="note", ts=ts, text="\n".join(said))
 
 
 def export(path: Path) -> bytes:
@@ -214,4 +215,5 @@ FORMAT = Format(
     claims_file=claims_file,
     export=export,
     unrecorded=UNRECORDED,
+    hidden_folders=False,
 )

@@ -290,5 +290,7 @@ class Format:
     # For following: the export of one session, to call again as it changes (OpenCode keeps its
     # copy of the database while that is unchanged). None: `export` each time.
     exporter: Callable[[Path], Callable[[], bytes]] | None = None
+    # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
+    hidden_folders: bool = True
     # What the agent never records, said where its sessions are shown ("aider records no tool calls").
     unrecorded: str | None = None

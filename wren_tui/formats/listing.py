@@ -82,7 +82,8 @@ def session_files(fmt: Format, root: Path) -> Iterator[Path]:
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
+                    if fmt.hidden_folders or not entry.name.startswith("."):
+                        pending.append(Path(entry.path))
                 elif entry.name.endswith(fmt.suffix) and entry.is_file(follow_symlinks=False):
                     path = Path(entry.path)
                     if fmt.is_session_file(path):
