@@ -479,6 +479,34 @@ def _error_text(value: Any) -> str:
     return _text(value)
 
 
+class _UsagePart(msgspec.Struct):
+    tokens: Any = None
+
+
+class _UsageData(msgspec.Struct):
+    part: _UsagePart | None = None
+
+
+class _UsageLine(msgspec.Struct):
+    data: _UsageData | None = None
+
+
+_usage_lines = msgspec.json.Decoder(_UsageLine)
+
+
+def tokens_of(data: bytes) -> int:
+    """The tokens a line records (a step's, once), read without translating it."""
+    if b'"adds":["usage"]' not in data:
+        return 0
+    try:
+        line = _usage_lines.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return 0
+    if line.data is None or line.data.part is None:
+        return 0
+    return sum(_tokens(line.data.part.tokens))
+
+
 # --- recognising and finding ---------------------------------------------------------------------
 
 
@@ -521,4 +549,5 @@ FORMAT = Format(
     export=export,
     export_all=export_all,
     exporter=exporter,
+    tokens_of=tokens_of,
 )
