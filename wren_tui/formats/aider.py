@@ -22,7 +22,7 @@ import functools
 import os
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +67,13 @@ def _count(text: str) -> int:
 
 @functools.lru_cache(maxsize=256)
 def _time(stamp: str) -> str:
-    """aider's local start time as ISO-8601 UTC (taken as this machine's local time: aider writes no zone)."""
+    """aider's local start time as ISO-8601 UTC, as Wren writes times (taken as this machine's local time:
+    aider writes no zone)."""
     try:
         local = datetime.fromisoformat(stamp.strip()).astimezone()
     except ValueError:
         return ""
-    return local.astimezone().isoformat(timespec="seconds")
+    return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 # One block of the history per match, found in C: a run's header; a prompt's `#### ` lines; aider's
