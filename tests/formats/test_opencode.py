@@ -108,6 +108,12 @@ def test_a_database_is_recognised_by_its_tables_not_its_name(tmp_path: Path) -> 
         conn.execute("create table session (id text)")
         conn.commit()
     assert detect(other) is None  # SQLite, but without OpenCode's tables
+    (tmp_path / "a" / "notes.db").write_text("not a database\n")
+    shutil.copyfile(other, tmp_path / "a" / "other.db")
+    rows = json.loads(
+        run_wren(["ls", "--agent", "opencode", "--dir", str(tmp_path / "a"), "--json"], cwd=tmp_path).stdout
+    )
+    assert [r["path"] for r in rows] == [f"{db}#{SIMPLE_ID}"]  # another program's database is not a session
     refused = run_wren(["log", str(other)], cwd=tmp_path)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
 

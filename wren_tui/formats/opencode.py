@@ -160,7 +160,7 @@ def export_all(db: Path) -> dict[Path, bytes]:
 
     def read(conn: sqlite3.Connection) -> dict[Path, bytes]:
         if not is_opencode(conn):
-            raise JournalError(f"{db}: a SQLite database, but not OpenCode's")
+            return {}  # another program's database beside it: no session of OpenCode's
         out: dict[str, list[bytes]] = {id_: [] for id_ in _ids(conn)}
         exporters: dict[str, Exporter] = {}
         for row in _rows(conn, None):
@@ -528,8 +528,17 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 
 def is_session_file(path: Path) -> bool:
-    """A database file (not its -wal or -shm), recognised by its content when listed."""
-    return path.name.endswith(".db")
+    """A SQLite database file (not its -wal or -shm); whether it is OpenCode's, its tables say when it is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return path.name.endswith(".db") and os.pread(fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 FORMAT = Format(
