@@ -187,6 +187,8 @@ async def test_an_aider_history_shows_both_runs_turns_and_says_aider_records_no_
         positions = [text.index(marker) for marker in order]
         assert positions == sorted(positions)
         await wait_for(pilot, lambda: "aider records no tool calls" in _status(app), "what aider does not record")
+        tools = screen_text(app).split("Tool calls")[-1]
+        assert "aider records no tool calls" in tools and "No tool calls yet." not in tools
         assert " ended " in _status(app) and "aider project" in _status(app)
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
 

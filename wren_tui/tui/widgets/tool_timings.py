@@ -81,10 +81,12 @@ class ToolTimings(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
-    def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None) -> None:
+    def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None, empty: str | None = None) -> None:
         super().__init__(id=id)
         self.timeline = timeline
         self.clock = clock
+        # Said with no call to show: none yet, or (an agent that records none) why there never is one.
+        self.empty = empty or strings.NO_TOOLS
 
     def on_timeline_replaced(self, message: TimelineReplaced) -> None:
         self.timeline = message.timeline
@@ -130,7 +132,7 @@ class ToolTimings(ScrollView, can_focus=True):
             return Strip([Segment(text, style("tools--header"))], width_of(text)).crop_extend(0, width, base)
         index = self.scroll_offset.y + y - 1
         if not self.timeline.calls:
-            text = strings.NO_TOOLS if y == 1 else ""
+            text = self.empty if y == 1 else ""
             return Strip([Segment(text, style("tools--muted"))], width_of(text)).crop_extend(0, width, base)
         if index >= self.timeline.calls:
             return Strip.blank(width, base)
