@@ -15,7 +15,9 @@ from tests.conftest import FIXTURES
 
 AGENTS = FIXTURES / "agents"
 EXTERNAL = FIXTURES / "external"
-FOLDER = {"claude": "claude-code", "codex": "codex", "pi": "pi"}
+FOLDER = {"claude": "claude-code", "codex": "codex", "pi": "pi", "opencode": "opencode", "aider": "aider"}
+# The formats whose files are not JSON lines, by how a recording's name ends.
+_NOT_JSONL = {"opencode": ".opencode.db", "aider": ".chat.history.md"}
 # What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
 _NAMES = {
     "claude": "-var-tmp-ws/{stem}.jsonl",
@@ -27,7 +29,7 @@ AN_HOUR = 3600.0
 
 def fixture(agent: str, name: str) -> Path:
     """A real recording: name is simple, tool-error, multi-turn or killed (SIGKILL during its tool)."""
-    return AGENTS / FOLDER[agent] / f"{name}.jsonl"
+    return AGENTS / FOLDER[agent] / f"{name}{_NOT_JSONL.get(agent, '.jsonl')}"
 
 
 def lines_of(agent: str, name: str) -> list[bytes]:

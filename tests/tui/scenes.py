@@ -6,6 +6,8 @@ so the README's pictures are exactly what the tests check.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from tests.conftest import FIXTURES
 from tests.formats.sessions import copy_session
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.family import FORK_START, family, other_path, write_fork
@@ -122,7 +125,7 @@ _WHEN = 10 * 365 * 86400
 
 def _agents(root: Path) -> dict[str, Path]:
     """Each agent's sessions folder (relative to `root`, the scene's working folder) with its three recordings."""
-    folders = {agent: Path("agents") / agent for agent in FORMATS}
+    folders = {agent: Path("agents") / agent for agent, fmt in FORMATS.items() if fmt.export is None}
     for agent, folder in folders.items():
         for name, n in _RECORDING.items():
             copy_session(agent, name, root / folder, nested=True, stem=_SESSION_ID.format(n=n), age_s=_WHEN)
@@ -150,6 +153,26 @@ def agents_browser(root: Path) -> WrenApp:
     return WrenApp(folder=folders["claude"], agents=browse, clock=lambda: AGENT_CLOCK)
 
 
+# OpenCode's database and aider's chat history: recorded on 2026-12-01, shown a little later that day.
+EXPORTED_CLOCK = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
+
+
+def opencode_session(root: Path) -> WrenApp:
+    folder = root / "agents" / "opencode"
+    folder.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "agents" / "opencode" / "tool-error.opencode.db", folder / "opencode.db")
+    return WrenApp(folder=folder, session=Path("agents/opencode/opencode.db"), clock=lambda: EXPORTED_CLOCK)
+
+
+def aider_session(root: Path) -> WrenApp:
+    folder = root / "agents" / "aider" / "project"
+    folder.mkdir(parents=True)
+    path = folder / ".aider.chat.history.md"
+    shutil.copyfile(FIXTURES / "agents" / "aider" / "multi-turn.chat.history.md", path)
+    os.utime(path, (0, 0))  # written long ago: not live
+    return WrenApp(folder=folder, session=path.relative_to(root), clock=lambda: EXPORTED_CLOCK)
+
+
 SCENES = [
     Scene("session", (100, 32), (), session),
     Scene("session-80x24", (80, 24), (), session),
@@ -169,5 +192,7 @@ SCENES = [
     Scene("codex-session", (100, 32), (), _agent_session("codex", "tool-error")),
     Scene("pi-session", (100, 32), (), _agent_session("pi", "killed")),
     Scene("agents-browser", (140, 18), (), agents_browser),
+    Scene("opencode-session", (100, 32), (), opencode_session, _shows("missing.txt does not exist here")),
+    Scene("aider-session", (100, 32), (), aider_session, _shows("hello.py has 3 lines.")),
     Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]

@@ -11,12 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from tests.formats.sessions import copy_session
+import pytest
+
+from tests.formats.sessions import AGENTS, age, copy_session
 
 _CHILD = textwrap.dedent(
     """
@@ -56,6 +59,11 @@ _CHILD = textwrap.dedent(
             touched.append([event, args[1]])
         elif event == "os.utime" and args and isinstance(args[0], int) and ours(args[0]):
             touched.append([event, "by descriptor"])
+        elif event == "sqlite3.connect" and args:
+            # SQLite opening the agent's database itself (it may checkpoint it, delete its -wal, write its -shm).
+            name = os.fsdecode(args[0])
+            if inside(name.removeprefix("file:").split("?")[0]):
+                touched.append([event, name])
 
     sys.addaudithook(hook)
 
@@ -148,3 +156,68 @@ def test_the_recorder_sees_a_lock_and_a_time_change_on_an_agents_file(tmp_path: 
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [t[0] for t in json.loads(proc.stdout.strip().splitlines()[-1])["touched"]] == ["fcntl.flock", "os.utime"]
+
+
+def _opencode(folder: Path) -> Path:
+    """Two databases: one with every row still in its -wal (and its -shm), one checkpointed."""
+    (folder / "a").mkdir(parents=True)
+    (folder / "b").mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copyfile(
+            AGENTS / "opencode" / "wal-unmerged" / f"simple.opencode.db{suffix}", folder / f"a/opencode.db{suffix}"
+        )
+    shutil.copyfile(AGENTS / "opencode" / "multi-turn.opencode.db", folder / "b" / "opencode.db")
+    return folder / "a" / "opencode.db"
+
+
+def _aider(folder: Path) -> Path:
+    """Two projects, each with aider's chat history beside it."""
+    for project, scenario in (("one", "simple"), ("two", "multi-turn")):
+        (folder / project).mkdir(parents=True)
+        path = folder / project / ".aider.chat.history.md"
+        shutil.copyfile(AGENTS / "aider" / f"{scenario}.chat.history.md", path)
+        age(path, 3600)
+    return folder / "one" / ".aider.chat.history.md"
+
+
+@pytest.mark.parametrize("agent", ["opencode", "aider"])
+def test_browsing_reading_and_forking_a_database_or_a_chat_history_touches_none_of_its_files(
+    agent: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / agent
+    session = _opencode(folder) if agent == "opencode" else _aider(folder)
+    journals = tmp_path / "journals"
+    before = _state(folder)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(folder), str(journals), agent, str(session)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env={**os.environ, "TEXTUAL": ""},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["touched"] == []
+    assert len(report["forks"]) == 2
+    assert _state(folder) == before
+
+
+def test_the_recorder_sees_sqlite_open_an_agents_database(tmp_path: Path) -> None:
+    """The recorder must be able to fail: SQLite given the agent's database itself is caught."""
+    folder = tmp_path / "opencode"
+    session = _opencode(folder)
+    probe = _CHILD.replace(
+        "asyncio.run(main())",
+        "import sqlite3\n"
+        "sqlite3.connect(f'file:{session}?mode=ro', uri=True).close()\n"
+        "print(json.dumps({'touched': touched}))",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(folder), str(tmp_path / "j"), "opencode", str(session)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [t[0] for t in json.loads(proc.stdout.strip().splitlines()[-1])["touched"]] == ["sqlite3.connect"]

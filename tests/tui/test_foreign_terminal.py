@@ -48,3 +48,22 @@ def test_watch_follows_a_real_session_as_its_lines_are_appended(agent: str, tmp_
     assert "no result recorded" not in screen
     terminal.keys("q")
     terminal.wait_for("WREN-EXITED-0")
+
+
+def test_watch_on_an_opencode_database_of_several_sessions_browses_them(tmp_path: Path, terminal: Terminal) -> None:
+    from tests.formats.test_opencode import OPENCODE, database, edit, fingerprint
+
+    db = database(tmp_path / "opencode", "simple")
+    tables = ("session", "message", "part", "event", "event_sequence")
+    other = OPENCODE / "multi-turn.opencode.db"
+    edit(db, f"attach '{other}' as other", *(f"insert into {t} select * from other.{t}" for t in tables))
+    before = fingerprint(db)
+    terminal.start(python_argv("watch", str(db), "--dir", str(tmp_path / "journals")), tmp_path, (140, 30))
+    terminal.wait_for("ses_dce0f6347ffem")
+    screen = terminal.wait_for("ses_dce0f289affee")
+    assert "Sessions of OpenCode" in screen
+    terminal.keys("Enter")
+    terminal.wait_for("hello.py has 3 lines.")  # the newest, first: the multi-turn session
+    terminal.keys("q")
+    terminal.wait_for("WREN-EXITED-0")
+    assert fingerprint(db) == before

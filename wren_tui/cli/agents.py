@@ -9,24 +9,36 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..formats import AGENTS, FORMATS, Format, detect
 from ..formats.base import Translated
 from ..formats.conversation import fork_points, outline
-from ..formats.listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
+from ..formats.exported import open_lines
+from ..formats.listing import (
+    AgentSession,
+    describe_agent_session,
+    describe_exported,
+    list_agent_sessions,
+    roots,
+    session_files,
+)
+from ..formats.opencode import split as opencode_split
 from ..formats.reader import Verdict, scan
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalError
+from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event, Message, describe, event_type, to_builtins
 from ..journal.forking import fork_listing
-from ..journal.reader import open_for_reading
 from ..journal.store import journals_dir, project_label, write_problem
+from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
+
+if TYPE_CHECKING:
+    from ..tui.tailing import WatchMode
 
 ALL = "all"
 _json = msgspec.json.Encoder()
@@ -43,8 +55,25 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
         "--agent",
         choices=(*AGENTS, ALL),
         help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
-        f"its variable names ({env}), else its default ({defaults})",
+        f"its variable names ({env}), else its default ({defaults}). OpenCode keeps every session in one "
+        "database (one of them is named DB#ID); aider keeps no folder of its own: its chat histories are found "
+        "by their first line in the folder --dir names, else the current folder, and the folders below it",
     )
+
+
+def resolve(folder: Path, ref: str) -> Path:
+    """The session a person means (`journal.store.resolve`), or another agent's file that is not JSON lines
+    (OpenCode's database, or `DB#ID` for one of its sessions; aider's chat history), by its content."""
+    try:
+        return resolve_journal(folder, ref)
+    except SessionNotFound:
+        path = Path(ref).expanduser()
+        base = opencode_split(path)[0]
+        if "\x00" not in ref and base.is_file() and not base.is_symlink():
+            fmt = detect(path)
+            if fmt is not None and fmt.export is not None:
+                return path
+        raise
 
 
 def foreign_format(path: Path) -> Format | None:
@@ -92,9 +121,11 @@ def ls_agents(args: argparse.Namespace) -> Exit:
         # One folder for all three: each file is the agent's whose lines it holds.
         files = session_files(FORMATS["pi"], places[0][1])  # every .jsonl below it
         found = [(fmt, path) for path in files if (fmt := detect(path)) is not None]
-        sessions = sorted(
-            (describe_agent_session(path, fmt) for fmt, path in found), key=lambda s: s.started or "", reverse=True
-        )
+        rows = [describe_agent_session(path, fmt) for fmt, path in found]
+        # And the files of the formats that are not JSON lines (a database, Markdown), each by its content.
+        for fmt in (f for f in FORMATS.values() if f.export is not None):
+            rows += [r for p in session_files(fmt, places[0][1]) if detect(p) is fmt for r in describe_exported(p, fmt)]
+        sessions = sorted(rows, key=lambda s: s.started or "", reverse=True)
     else:
         sessions = list_agent_sessions(places)
     for s in sessions:
@@ -144,11 +175,13 @@ def _shown(line: Translated) -> list[Event]:
 
 def log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
     """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
-    fd = open_for_reading(path)
+    fd = open_lines(path, fmt)
     try:
         verdict = _log_json(fd, fmt, path) if as_json else _log_text(fd, fmt)
     finally:
         os.close(fd)
+    if fmt.unrecorded and not as_json:
+        err(f"{path}: {fmt.unrecorded}")
     left_out = verdict.skipped.sentence()
     if left_out and not as_json:
         err(f"{path}: {left_out}")
@@ -201,6 +234,7 @@ def _log_json(fd: int, fmt: Format, path: Path) -> Verdict:
         "torn": verdict.torn,
         "warnings": verdict.warnings,
         "skipped": verdict.skipped.as_json(),
+        "unrecorded": fmt.unrecorded,
     }
     write(b"]," + _json.encode(tail)[1:] + b"\n")
     sys.stdout.flush()
@@ -233,7 +267,7 @@ def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json
 
 def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
     """The clean points of every branch; a file damaged before its end gives those before the damage (exit 4)."""
-    fd = open_for_reading(path)
+    fd = open_lines(path, fmt)
     try:
         read = outline(fd, fmt)
     finally:
@@ -263,7 +297,6 @@ def watch_agents(args: argparse.Namespace) -> Exit:
     """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
     from ..tui.app import WrenApp
     from ..tui.screens.agents import AgentFolder
-    from ..tui.tailing import WatchMode
 
     places = _places(args)
     if args.agent == ALL and getattr(args, "dir", None):
@@ -274,3 +307,22 @@ def watch_agents(args: argparse.Namespace) -> Exit:
     app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
     app.run()
     return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
+
+
+def watch_database(path: Path, args: argparse.Namespace, journals: Path) -> Exit | None:
+    """`wren watch DB` on a database of several sessions (OpenCode's): the browser over its folder; None otherwise."""
+    fmt = detect(path)
+    if fmt is None or fmt.export_all is None or opencode_split(path)[1] is not None:
+        return None
+    try:
+        if len(fmt.export_all(path)) <= 1:
+            return None  # its only session is opened as any session file is
+    except JournalError:
+        return None  # the session screen says why it cannot be read
+    from ..tui.app import WrenApp
+    from ..tui.screens.agents import AgentFolder
+
+    watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
+    app = WrenApp(folder=path.parent, agents=[AgentFolder(fmt, path.parent)], journals=journals, watch_mode=watch_mode)
+    app.run()
+    return Exit.ERROR if app.return_code else Exit.OK

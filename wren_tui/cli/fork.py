@@ -10,7 +10,7 @@ from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import read_events
-from ..journal.store import resolve, session_id_of, write_problem
+from ..journal.store import session_id_of, write_problem
 from ..journal.visible import visible
 from . import agents
 from .console import out, print_json
@@ -40,7 +40,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_fork(args: argparse.Namespace) -> Exit:
-    path = resolve(folder_of(args), args.session)
+    path = agents.resolve(folder_of(args), args.session)
     if (foreign := agents.foreign_format(path)) is not None:
         # Into Wren's journals folder, never beside the other agent's file.
         return agents.fork_foreign(path, foreign, args.seq, folder_of(args), args.json)

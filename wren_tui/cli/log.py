@@ -12,7 +12,7 @@ import msgspec
 
 from ..journal.events import Event, describe, event_type, to_builtins
 from ..journal.reader import EventSink, scan_events
-from ..journal.store import resolve, session_id_of
+from ..journal.store import session_id_of
 from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible
 from . import agents, fleet
@@ -58,7 +58,7 @@ def stop_line(verdict: ReadVerdict) -> str:
 def cmd_log(args: argparse.Namespace) -> Exit:
     local = not fleet.is_remote(args.session)
     if local:
-        path = resolve(folder_of(args), args.session)
+        path = agents.resolve(folder_of(args), args.session)
         if (foreign := agents.foreign_format(path)) is not None:
             return agents.log_foreign(path, foreign, args.json)
         scan: Scan = partial(scan_events, path)

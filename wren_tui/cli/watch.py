@@ -25,7 +25,7 @@ from typing import Any
 
 from ..agent.errors import UsageError
 from ..journal.errors import JournalError
-from ..journal.store import journal_paths, latest, resolve
+from ..journal.store import journal_paths, latest
 from . import agents, fleet
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
@@ -94,7 +94,7 @@ def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
     elif target is None and os.path.lexists(folder) and not folder.is_dir():
         raise JournalError(f"{folder} is not a folder; give --dir the journals folder (or set WREN_DIR)")
     if target is not None:
-        session = resolve(folder, target)
+        session = agents.resolve(folder, target)
         return session.parent, session
     return folder, latest(folder) if args.pick else None
 
@@ -121,6 +121,11 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
         return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
     folder, session = target_of(args)
+    if session is not None and not args.serve and not args.pick:
+        # A database of several sessions (OpenCode's) is browsed: each of its sessions is a row.
+        browsed = agents.watch_database(session, args, folder_of(args))
+        if browsed is not None:
+            return browsed
     if args.serve:
         if args.pick:
             raise UsageError("--pick prints to this terminal; it cannot be used with --serve")

@@ -1,4 +1,4 @@
-"""Other agents' session files (Claude Code, Codex, pi), read as Wren events: the formats layer.
+"""Other agents' session files (Claude Code, Codex, pi, OpenCode, aider), read as Wren events: the formats layer.
 
 Each format is a module (`claude`, `codex`, `pi`) with a `FORMAT` (a `base.Format`): how to translate
 its lines into Wren's events (`journal.events`), how to recognise its files by their content, and
@@ -14,10 +14,12 @@ from pathlib import Path
 
 import msgspec
 
-from . import claude, codex, pi
+from . import aider, claude, codex, opencode, pi
 from .base import BadLine, Format, Skipped, Translated, Translator
 
 FORMATS: dict[str, Format] = {f.name: f for f in (claude.FORMAT, codex.FORMAT, pi.FORMAT)}
+# Formats whose files are not JSON lines: recognised from the file itself, exported into lines.
+FORMATS.update({f.name: f for f in (opencode.FORMAT, aider.FORMAT)})
 AGENTS: tuple[str, ...] = tuple(FORMATS)
 
 # How much of a file's start is read to recognise it; a first line longer than this is read whole.
@@ -50,7 +52,14 @@ def detect_head(head: bytes) -> Format | None:
 
 
 def detect(path: Path) -> Format | None:
-    """The format of the file at `path` by its content (not its name); None for anything else."""
+    """The format of the file at `path` by its content (not its name); None for anything else.
+
+    `DB#ID` (no such file, but DB is one) names a session of a file that holds several (OpenCode's).
+    """
+    base, session = opencode.split(path)
+    if session is not None:
+        fmt = detect(base)
+        return fmt if fmt is not None and fmt.export_all is not None else None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -67,6 +76,9 @@ def detect(path: Path) -> Format | None:
         return None
     finally:
         os.close(fd)
+    for fmt in FORMATS.values():
+        if fmt.claims_file is not None and fmt.claims_file(path, head):
+            return fmt
     return detect_head(head)
 
 

@@ -251,6 +251,14 @@ def not_json(exc: msgspec.DecodeError) -> BadLine:
 class Format:
     """One agent's session files: how to translate them, recognise them and find them."""
 
+    def follower(self, path: Path) -> Callable[[], bytes]:
+        """The export of the session at `path`, to call again as it changes (an exported format's)."""
+        if self.exporter is not None:
+            return self.exporter(path)
+        export = self.export
+        assert export is not None, "a session read as it is, not exported"
+        return lambda: export(path)
+
     name: str  # as --agent takes it: claude, codex, pi
     label: str  # as a person knows the agent: Claude Code
     env: str  # the variable naming the agent's own folder, when set
@@ -269,3 +277,20 @@ class Format:
     totals: Callable[[bytes], int | None] = lambda _line: None
     # The tokens one line records, read without translating it (None: the line is translated to know).
     tokens_of: Callable[[bytes], int] | None = None
+    # How its session files' names end (a folder is searched for these).
+    suffix: str = ".jsonl"
+    # Positive evidence from the file itself (its first bytes, and what they lead to), for a format
+    # whose files are not JSON lines (OpenCode's database, aider's Markdown).
+    claims_file: Callable[[Path, bytes], bool] | None = None
+    # A session that is not JSON lines, as lines its translator reads (`formats.exported`): built
+    # from the file, which is only read. None: the file is read as it is.
+    export: Callable[[Path], bytes] | None = None
+    # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many).
+    export_all: Callable[[Path], dict[Path, bytes]] | None = None
+    # For following: the export of one session, to call again as it changes (OpenCode keeps its
+    # copy of the database while that is unchanged). None: `export` each time.
+    exporter: Callable[[Path], Callable[[], bytes]] | None = None
+    # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
+    hidden_folders: bool = True
+    # What the agent never records, said where its sessions are shown ("aider records no tool calls").
+    unrecorded: str | None = None

@@ -16,12 +16,12 @@ from pathlib import Path
 from .. import __version__
 from ..journal.events import Fork, Message, RunStart
 from ..journal.forking import Forked, NotAForkPoint
-from ..journal.reader import open_for_reading
 from ..journal.store import SUFFIX, new_session_id
 from ..journal.writer import FileOps, JournalWriter
 from .base import Format
 from .conversation import context as context_at
 from .conversation import fork_points, outline
+from .exported import open_lines
 
 
 def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: FileOps | None = None) -> Forked:
@@ -31,7 +31,7 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
     """
     ops = ops or FileOps()
     source = Path(os.path.abspath(path))
-    fd = open_for_reading(source)
+    fd = open_lines(source, fmt)
     try:
         out = outline(fd, fmt)
         points = fork_points(out).points

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import msgspec
@@ -23,7 +23,9 @@ from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
 from . import FORMATS
 from .base import BadLine, Format, Translated
+from .exported import memory_file
 from .live import FileKey, changed_recently, held_for_writing
+from .opencode import split as opencode_split
 from .reader import scan
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
@@ -80,8 +82,9 @@ def session_files(fmt: Format, root: Path) -> Iterator[Path]:
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
-                elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+                    if fmt.hidden_folders or not entry.name.startswith("."):
+                        pending.append(Path(entry.path))
+                elif entry.name.endswith(fmt.suffix) and entry.is_file(follow_symlinks=False):
                     path = Path(entry.path)
                     if fmt.is_session_file(path):
                         yield path
@@ -92,6 +95,8 @@ def session_files(fmt: Format, root: Path) -> Iterator[Path]:
 def list_agent_sessions(places: Iterable[tuple[Format, Path]]) -> list[AgentSession]:
     """Every session in the agents' folders, newest first."""
     found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root)]
+    exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt)]
+    found = [(fmt, path) for fmt, path in found if fmt.export is None]
     keys: dict[Path, FileKey] = {}
     for _fmt, path in found:
         try:
@@ -100,13 +105,53 @@ def list_agent_sessions(places: Iterable[tuple[Format, Path]]) -> list[AgentSess
             continue
         keys[path] = (st.st_dev, st.st_ino)
     held = held_for_writing(keys.values())
-    rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
+    rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found] + exported
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
 
+def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
+    """The listing rows of the sessions a file of an exported format holds (OpenCode: a database, many).
+
+    Each is read from its export as a JSONL session is from its file. Live: the file changed in the
+    last few seconds (aider's), or the session's last record is that recent (a database's).
+    """
+    try:
+        if fmt.export_all is not None and opencode_split(path)[1] is None:
+            sessions = fmt.export_all(path)
+        else:
+            assert fmt.export is not None
+            sessions = {path: fmt.export(path)}
+    except JournalError as exc:
+        return [_unreadable(fmt, fmt.session_id(path), path, str(exc))]
+    mtime: float | None = None  # a database's sessions: the time of each one's last record
+    if fmt.export_all is None:
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            mtime = None
+    rows = []
+    for where, data in sessions.items():
+        fd = memory_file(data)
+        try:
+            row = _summary(fd, fmt, fmt.session_id(where), where, len(data), live=False)
+        finally:
+            os.close(fd)
+        last = parse_ts(row.last_ts) if row.last_ts else None
+        when = mtime if mtime is not None else last.timestamp() if last is not None else None
+        if when is not None and changed_recently(when):
+            row = replace(row, state="live")
+        rows.append(row)
+    return rows
+
+
 def describe_agent_session(path: Path, fmt: Format, *, held: set[FileKey] | None = None) -> AgentSession:
     """One session's listing row, from its head and its tail. `held`: files a process holds open for writing."""
+    if fmt.export is not None:
+        rows = describe_exported(path, fmt)
+        if len(rows) == 1:
+            return rows[0]
+        return _unreadable(fmt, fmt.session_id(path), path, f"{path}: holds {len(rows)} sessions; name one as PATH#ID")
     session_id = fmt.session_id(path)
     try:
         fd = open_for_reading(path)

@@ -12,12 +12,13 @@ searched up to its damage). `wren search --agent` offers every line here.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats import FORMATS, Format, detect
 from ..formats.listing import roots, session_files
+from ..journal.errors import JournalError
 from ..journal.store import SESSION_ID, journal_paths
 from .foreign import ForeignSession
 from .sources import SearchSource
@@ -51,6 +52,10 @@ class Places:
                 for path in session_files(FORMATS["pi"], folder):  # pi's rule: every .jsonl
                     if (fmt := detect(path)) is not None:
                         foreign.append((fmt, path))
+            for fmt in FORMATS.values():  # files that are not JSON lines (a database, Markdown), by content
+                if fmt.export is not None:
+                    found = session_files(fmt, self.named)
+                    foreign += [(fmt, path) for path in _sessions(fmt, found) if detect(path) is fmt]
             self._split = (wren, foreign)
         return self._split
 
@@ -74,7 +79,7 @@ def _foreign(fmt: Format) -> Lister:
         if places.named is not None:
             paths = [path for found, path in places.in_named()[1] if found is fmt]
         else:
-            paths = [path for found, root in roots([fmt.name]) for path in session_files(found, root)]
+            paths = [path for found, root in roots([fmt.name]) for path in _sessions(found, session_files(found, root))]
         return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
     return sessions
@@ -94,6 +99,19 @@ def sessions_of(agent: str, journals: Path, named: Path | None = None) -> list[S
         return AGENTS[agent](places)
     found = [source for lister in AGENTS.values() for source in lister(places)]
     return sorted(found, key=_newest, reverse=True)
+
+
+def _sessions(fmt: Format, files: Iterable[Path]) -> list[Path]:
+    """The sessions of these files: each file, or each session a database holds (`DB#ID`)."""
+    if fmt.export_all is None:
+        return list(files)
+    found: list[Path] = []
+    for path in files:
+        try:
+            found += fmt.export_all(path)
+        except JournalError:
+            found.append(path)  # searched, to say why it cannot be read
+    return found
 
 
 def _subfolders(folder: Path) -> list[Path]:

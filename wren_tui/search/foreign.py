@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..formats import Format
 from ..formats.base import THINKING, BadLine
+from ..formats.exported import open_lines
 from ..formats.reader import Lines
 from ..journal.events import Event, UnknownEvent
-from ..journal.reader import open_for_reading
 from ..journal.verdict import Stop
 from .query import Query
 from .sources import Item, items_of
@@ -58,7 +58,7 @@ class ForeignSession:
         return self._warnings
 
     def items(self, query: Query) -> Iterator[Item]:
-        fd = open_for_reading(self._path)
+        fd = open_lines(self._path, self._format)
         try:
             translator = self._format.translator()
             lineno, good, project = 0, 0, None

@@ -29,7 +29,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from ...formats import FORMATS, Format, detect
-from ...formats.listing import AgentSession, describe_agent_session, session_files
+from ...formats.listing import AgentSession, describe_agent_session, describe_exported, session_files
 from ...formats.live import FileKey, held_for_writing
 from ...journal.store import project_label
 from .. import strings
@@ -50,6 +50,7 @@ _ID_WIDTH = 18
 _STYLE = {**_STATE_STYLE, "stopped mid-call": "bold reverse yellow"}
 # A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
 _EVERY_FILE = FORMATS["pi"]
+_NOT_JSONL = [fmt for fmt in FORMATS.values() if fmt.export is not None]
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,10 @@ class AgentBrowser(Screen[None]):
         # Which agent wrote each file listed.
         self._formats: dict[Path, Format] = {}
         # (size, mtime_ns) of each file listed, so an unchanged one is not read again.
-        self._seen: dict[Path, tuple[int, int]] = {}
+        self._seen: dict[Path, tuple[int, ...]] = {}
         self._live: set[Path] = set()
+        # The rows of a file that holds several sessions (OpenCode's database), by their keys.
+        self._rows: dict[Path, set[str]] = {}
         # Every column's cells per row, so the columns shown can change with the width.
         self._cells: dict[str, dict[str, _Cell]] = {}
         self._held: set[FileKey] | None = None
@@ -117,7 +120,9 @@ class AgentBrowser(Screen[None]):
     def _paths(self) -> list[Path]:
         paths: list[Path] = []
         for folder in self.folders:
-            for path in session_files(folder.format or _EVERY_FILE, folder.root):
+            # Any agent's: every .jsonl, and the files of the formats that are not JSON lines (by content).
+            kinds = [folder.format] if folder.format is not None else [_EVERY_FILE, *_NOT_JSONL]
+            for path in (path for kind in kinds for path in session_files(kind, folder.root)):
                 fmt = folder.format or self._formats.get(path) or detect(path)
                 if fmt is None:
                     continue  # not a session of any agent (yet: an empty file is looked at again)
@@ -132,9 +137,10 @@ class AgentBrowser(Screen[None]):
         table = self.table
         changed = False
         for gone in set(self._seen) - set(paths):
-            table.remove_row(str(gone))
+            for key in self._rows.pop(gone, {str(gone)}):
+                table.remove_row(key)
+                del self._cells[key]
             del self._seen[gone]
-            del self._cells[str(gone)]
             self._formats.pop(gone, None)
             self._live.discard(gone)
             changed = True
@@ -143,14 +149,16 @@ class AgentBrowser(Screen[None]):
                 c: max([len(c), *(cells[c].cell_len for cells in self._cells.values())]) for c in self.columns
             }
         for path in paths:
-            try:
-                st = os.stat(path)
-            except OSError:
+            stamp = _stamp(path)
+            if stamp is None:
                 continue
-            stamp = (st.st_size, st.st_mtime_ns)
             if self._seen.get(path) == stamp and path not in self._live:
                 continue
-            self._show(path, _cells(describe_agent_session(path, self._formats[path], held=self._held_now())))
+            fmt = self._formats[path]
+            if fmt.export_all is not None:
+                self._show_all(path, describe_exported(path, fmt))
+            else:
+                self._show(path, _cells(describe_agent_session(path, fmt, held=self._held_now())))
             self._seen[path] = stamp
             changed = True
         self._held = None
@@ -170,6 +178,24 @@ class AgentBrowser(Screen[None]):
                 keys.append((st.st_dev, st.st_ino))
             self._held = held_for_writing(keys)
         return self._held
+
+    def _show_all(self, path: Path, rows: list[AgentSession]) -> None:
+        """The rows of every session a file holds (OpenCode's database): one row each, keyed `DB#ID`."""
+        keys = {str(row.path) for row in rows}
+        for key in self._rows.get(path, set()) - keys:
+            self.table.remove_row(key)
+            del self._cells[key]
+        self._rows[path] = keys
+        live = False
+        for row in rows:
+            cells = _cells(row)
+            live = live or cells["state"].plain == "live"
+            self._show(row.path, cells)
+            self._live.discard(row.path)
+        if live:
+            self._live.add(path)
+        else:
+            self._live.discard(path)
 
     def _show(self, path: Path, cells: dict[str, _Cell]) -> None:
         if cells["state"].plain == "live":
@@ -298,6 +324,19 @@ class _Cell:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.text
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What a listed file is now, to tell whether to read it again: its size and time (a database's WAL's too)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    try:
+        wal = os.stat(f"{path}-wal")
+    except OSError:
+        return (st.st_size, st.st_mtime_ns)
+    return (st.st_size, st.st_mtime_ns, wal.st_size, wal.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -195,7 +195,9 @@ class SessionScreen(Screen[None]):
         yield ConversationView(self.timeline, id="conversation")
         yield Static(self._tools_title(), id="tools-title", markup=False)
         yield TokenSparkline(self.timeline, id="tokens")
-        yield ToolTimings(self.timeline, self.clock, id="tools")
+        # An agent that records no tool calls (aider) says so where the calls would be.
+        unrecorded = getattr(getattr(self.foreign, "format", None), "unrecorded", None)
+        yield ToolTimings(self.timeline, self.clock, id="tools", empty=unrecorded)
         yield Waterfall(self.timeline, self.clock, id="waterfall")
         yield Input(placeholder=strings.SEARCH_PLACEHOLDER, id="search")
         yield KeyFooter(keep=self.FOOTER_KEEP)

@@ -29,6 +29,7 @@ from ...journal.forking import Forked, ForkPoint
 from ...journal.store import journals_dir
 from ..tailing import WatchMode
 from . import Arrival, LineReader, Whereabouts
+from .exported import ExportedFile
 from .local import LocalJournal
 
 # How long the answer of a look at every process's open files is kept: the screen asks after every read.
@@ -46,7 +47,12 @@ class ForeignFile:
     def __init__(
         self, path: Path, fmt: Format, *, watch_mode: WatchMode = "auto", journals: Path | None = None
     ) -> None:
-        self._file = LocalJournal(path, watch_mode=watch_mode)
+        # A file read as it is, or a session exported into lines in memory (OpenCode's, aider's).
+        self._file: LocalJournal | ExportedFile = (
+            LocalJournal(path, watch_mode=watch_mode)
+            if fmt.export is None
+            else ExportedFile(path, fmt, watch_mode=watch_mode)
+        )
         self.format = fmt
         # Where a fork goes: Wren's journals folder (the one named, else the default), never beside the file.
         self._journals = journals if journals is not None else journals_dir()
@@ -186,6 +192,8 @@ class ForeignFile:
 
     def writer_alive(self) -> bool:
         # A recent change is seen at once (an fstat); the look at every process's files is kept a moment.
+        if isinstance(self._file, ExportedFile):
+            return changed_recently(self._file.changed_at())  # no process holds an export open
         try:
             st = os.fstat(self._file.fd())
         except (OSError, AssertionError):
@@ -201,9 +209,11 @@ class ForeignFile:
 
     def branch_note(self) -> str | None:
         reading = self._reading
-        return None if reading is None or reading.branch is None else reading.branch.note()
+        note = None if reading is None or reading.branch is None else reading.branch.note()
+        # What the agent never records is said beside what the file holds.
+        return " · ".join(n for n in (note, self.format.unrecorded) if n) or None
 
-    def fork_points(self) -> list[ForkPoint]:
+    def fork_points(self) -> list[ForkPoint]:  # of what was read (an exported session: the lines held)
         return fork_points(outline(self._file.fd(), self.format)).points
 
     def fork(self, seq: int) -> Forked:

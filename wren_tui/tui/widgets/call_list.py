@@ -60,10 +60,12 @@ class CallList(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
-    def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None) -> None:
+    def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None, empty: str | None = None) -> None:
         super().__init__(id=id)
         self.timeline = timeline
         self.clock = clock
+        # Said with no call to show: none yet, or (an agent that records none) why there never is one.
+        self.empty = empty or strings.NO_TOOLS
 
     # --- what the screen tells ------------------------------------------------------------
 
@@ -118,7 +120,7 @@ class CallList(ScrollView, can_focus=True):
         """The index of the call drawn on line `y` (> 0), or the line itself when there is no call there."""
         index = self.scroll_offset.y + y - 1
         if not self.timeline.calls:
-            return self.text_line(strings.NO_TOOLS if y == 1 else "", "muted")
+            return self.text_line(self.empty if y == 1 else "", "muted")
         if index >= self.timeline.calls:
             return Strip.blank(self.scrollable_content_region.width, self.rich_style)
         return index

@@ -1,0 +1,562 @@
+"""OpenCode's sessions (one SQLite database, `~/.local/share/opencode/opencode.db`), read as Wren events.
+
+OpenCode keeps every session in one database in WAL mode. Its `event` table is the session's
+history: per session a `seq` from 0, each row a change (`session.updated.1`, `message.updated.1`,
+`message.part.updated.1`, ...) holding the whole record after it. A tool call is one `tool` part
+updated in place (`pending`, `running`, then `completed` or `error`); an answer's text part is
+written empty, then whole once its stream ends. The `part` table keeps only the last state; the
+event rows keep every one, so a call's start is known apart from its end.
+
+The database is read through a private copy (`snapshot`), never opened with SQLite itself. A
+session is exported as lines (`export`), one per event row in order, each saying what the row adds
+to the conversation (`adds`: a prompt, an answer's finished text, a call asked, a call's result,
+an error), worked out here from the rows before it; the translator turns a line into events from
+its bytes alone. Rows only ever come after the last, so the lines of a live session only grow.
+
+A session is named `DB#SESSION_ID`; the database alone names its only session.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..journal.errors import JournalError
+from ..journal.events import Event, ToolCall
+from .base import (
+    COMPACTION,
+    BadLine,
+    Format,
+    Translated,
+    Translator,
+    answer,
+    assistant,
+    error,
+    not_json,
+    note,
+    thinking,
+    usage,
+    user,
+)
+from .snapshot import SQLITE_HEADER, Snapshot, snapshot
+
+NAME = "opencode"
+LABEL = "OpenCode"
+ENV = "XDG_DATA_HOME"
+DB_NAME = "opencode.db"
+SEP = "#"
+
+# The tables a database must have to be OpenCode's (positive evidence, not its name).
+_TABLES = frozenset({"session", "message", "part", "event", "event_sequence"})
+MAPPED = ("session.created.1", "message.part.updated.1", "message.updated.1")
+SKIPPED = ("session.updated.1",)
+_KNOWN = frozenset({*MAPPED, *SKIPPED})
+
+
+# --- naming a session ---------------------------------------------------------------------------
+
+
+def split(path: Path) -> tuple[Path, str | None]:
+    """The database and the session a path names: `DB#ID`, or the database alone (its only session)."""
+    if SEP in path.name and not os.path.lexists(path):
+        base, _sep, session = path.name.rpartition(SEP)
+        return path.with_name(base), session or None
+    return path, None
+
+
+def session_path(db: Path, session: str) -> Path:
+    return db.with_name(f"{db.name}{SEP}{session}")
+
+
+def session_id(path: Path) -> str:
+    """The id after `#`; for the database alone, its only session's (its name when it has not exactly one)."""
+    db, session = split(path)
+    if session is not None:
+        return session
+    try:
+        with snapshot(db) as snap:
+            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn) else [])
+    except JournalError:
+        return db.name
+    return ids[0] if len(ids) == 1 else db.name
+
+
+# --- reading the database's copy ----------------------------------------------------------------
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
+
+
+def is_opencode(conn: sqlite3.Connection) -> bool:
+    return _tables(conn) >= _TABLES
+
+
+def _ids(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("select id from session order by time_created desc, id")]
+
+
+def _rows(conn: sqlite3.Connection, session: str | None) -> Iterator[tuple[str, int, str, bytes]]:
+    """(session, seq, type, data) of the event rows of `session` (or every session), in order."""
+    if session is None:
+        yield from conn.execute(
+            "select aggregate_id, seq, type, cast(data as blob) from event order by aggregate_id, seq"
+        )
+    else:
+        yield from conn.execute(
+            "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? order by seq",
+            (session,),
+        )
+
+
+def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
+    if not is_opencode(conn):
+        raise JournalError(f"{db}: a SQLite database, but not OpenCode's (it has no session, part and event tables)")
+    ids = _ids(conn)
+    if session is None:
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise JournalError(f"{db}: an OpenCode database that holds no session yet")
+        raise JournalError(
+            f"{db}: an OpenCode database of {len(ids)} sessions; name one as {db}{SEP}ID "
+            f"(`wren ls --agent opencode --dir {db.parent}` lists them)"
+        )
+    if session not in ids:
+        raise JournalError(f"{db}: no OpenCode session {session} in it")
+    return session
+
+
+def export(path: Path, snap: Snapshot | None = None) -> bytes:
+    """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
+    db, session = split(path)
+
+    def read(conn: sqlite3.Connection) -> bytes:
+        chosen = _one(conn, db, session)
+        return b"".join(Exporter().lines(_rows(conn, chosen)))
+
+    if snap is not None:
+        return snap.query(read)
+    with snapshot(db) as snap_:
+        return snap_.query(read)
+
+
+def exporter(path: Path) -> Callable[[], bytes]:
+    """The session's export again and again from one snapshot, whose copy of the database is kept while unchanged."""
+    snap = Snapshot(split(path)[0])
+    return lambda: export(path, snap)
+
+
+def export_all(db: Path) -> dict[Path, bytes]:
+    """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy."""
+
+    def read(conn: sqlite3.Connection) -> dict[Path, bytes]:
+        if not is_opencode(conn):
+            return {}  # another program's database beside it: no session of OpenCode's
+        out: dict[str, list[bytes]] = {id_: [] for id_ in _ids(conn)}
+        exporters: dict[str, Exporter] = {}
+        for row in _rows(conn, None):
+            exporter = exporters.get(row[0])
+            if exporter is None:
+                exporter = exporters[row[0]] = Exporter()
+            out.setdefault(row[0], []).extend(exporter.pieces(row))
+        return {session_path(db, id_): b"".join(lines) for id_, lines in out.items()}
+
+    with snapshot(db) as snap:
+        return snap.query(read)
+
+
+# --- rows to lines: what each row adds ---------------------------------------------------------
+
+
+class _Time(msgspec.Struct):
+    created: int | None = None
+    completed: int | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class _State(msgspec.Struct):
+    status: str = ""
+    input: Any = None
+    output: Any = None
+    error: Any = None
+    metadata: Any = None
+    time: _Time | None = None
+
+
+class _Part(msgspec.Struct):
+    id: str = ""
+    messageID: str = ""
+    type: str = ""
+    text: str | None = None
+    synthetic: bool = False
+    ignored: bool = False
+    time: _Time | None = None
+    callID: str = ""
+    tool: str = ""
+    state: _State | None = None
+    tokens: Any = None
+    reason: str | None = None
+
+
+class _Info(msgspec.Struct):
+    id: str = ""
+    role: str = ""
+    time: _Time | None = None
+    error: Any = None
+    modelID: str | None = None
+    directory: str | None = None
+    version: str | None = None
+    title: str | None = None
+    path: Any = None
+
+
+class _Data(msgspec.Struct):
+    info: _Info | None = None
+    part: _Part | None = None
+    time: int | None = None
+
+
+_data = msgspec.json.Decoder(_Data)
+_encode = msgspec.json.Encoder()
+
+
+# What the exporter looks at in a row, and no more: the rest of it (a tool's output, its input) is
+# skipped by the decoder without being built.
+class _XState(msgspec.Struct):
+    status: str = ""
+
+
+class _XPart(msgspec.Struct):
+    id: str = ""
+    messageID: str = ""
+    type: str = ""
+    text: msgspec.Raw = msgspec.Raw(b"")
+    ignored: bool = False
+    time: _Time | None = None
+    callID: str = ""
+    state: _XState | None = None
+
+
+class _XInfo(msgspec.Struct):
+    id: str = ""
+    role: str = ""
+    time: _Time | None = None
+    error: msgspec.Raw = msgspec.Raw(b"")
+    modelID: str | None = None
+
+
+class _XData(msgspec.Struct):
+    info: _XInfo | None = None
+    part: _XPart | None = None
+    time: int | None = None
+
+
+_xdata = msgspec.json.Decoder(_XData)
+_EMPTY_TEXT = (b"", b'""', b"null")
+
+
+class _Line(msgspec.Struct, omit_defaults=True):
+    """One exported line: an event row, what it adds, and the context the row alone lacks."""
+
+    type: str
+    n: int  # the row's seq
+    ts: str = ""
+    role: str = ""  # the role of the message a part belongs to
+    model: str = ""
+    adds: list[str] = []
+    data: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+def iso(ms: int | None) -> str:
+    """Milliseconds since the epoch as ISO-8601 UTC, as Wren writes times."""
+    if ms is None:
+        return ""
+    seconds, millis = divmod(ms, 1000)
+    return f"{_iso_second(seconds)}.{millis:03d}Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def _iso_second(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@dataclass
+class Exporter:
+    """Turns one session's event rows into lines, in order, remembering what was already added."""
+
+    roles: dict[str, str] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+    said: set[str] = field(default_factory=set)  # parts whose text was added
+    asked: set[str] = field(default_factory=set)  # calls added
+    answered: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)  # messages whose error was added
+    last_ts: str = ""
+
+    def lines(self, rows: Iterator[tuple[str, int, str, bytes]]) -> Iterator[bytes]:
+        """Each row's line, in pieces (joined once by the caller: a row's data is not copied per line)."""
+        for row in rows:
+            yield from self.pieces(row)
+
+    def line(self, row: tuple[str, int, str, bytes]) -> bytes:
+        return b"".join(self.pieces(row))
+
+    def pieces(self, row: tuple[str, int, str, bytes]) -> tuple[bytes, bytes, bytes]:
+        _session, seq, kind, raw = row
+        if isinstance(raw, str):
+            raw = raw.encode()
+        if b"\n" in raw:
+            raw = _encode.encode(msgspec.json.decode(raw))  # a row always fits one line
+        try:
+            data = _xdata.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            data = _XData()
+        ts = self._ts(data)
+        role = model = ""
+        adds: list[str] = []
+        info, part = data.info, data.part
+        if info is not None and kind.startswith("message.updated"):
+            if info.role:
+                self.roles[info.id] = info.role
+            if info.modelID:
+                self.models[info.id] = info.modelID
+            if bytes(info.error) not in _EMPTY_TEXT and info.id not in self.failed:
+                self.failed.add(info.id)
+                adds.append("error")
+        elif part is not None and kind.startswith("message.part.updated"):
+            role = self.roles.get(part.messageID, "")
+            model = self.models.get(part.messageID, "")
+            adds = self._part(part, role)
+        # As `_Line` encodes, written out: this runs once per row of a session that may hold a hundred thousand.
+        head = b'{"type":%s,"n":%d,"ts":"%s"' % (_encode.encode(kind), seq, ts.encode())
+        if role:
+            head += b',"role":%s' % _encode.encode(role)
+        if model:
+            head += b',"model":%s' % _encode.encode(model)
+        if adds:
+            head += b',"adds":%s' % _encode.encode(adds)
+        return head + b',"data":', raw, b"}\n"
+
+    def _ts(self, data: _XData) -> str:
+        ms = data.time
+        if ms is None and data.info is not None and data.info.time is not None:
+            ms = data.info.time.completed or data.info.time.created
+        ts = iso(ms) or self.last_ts
+        self.last_ts = ts
+        return ts
+
+    def _part(self, part: _XPart, role: str) -> list[str]:
+        if part.type in ("text", "reasoning"):
+            finished = part.time is None or part.time.end is not None
+            if finished and bytes(part.text) not in _EMPTY_TEXT and not part.ignored and part.id not in self.said:
+                self.said.add(part.id)
+                return [part.type]
+            return []
+        if part.type == "tool" and part.state is not None:
+            adds: list[str] = []
+            status = part.state.status
+            if status in ("running", "completed", "error") and part.callID not in self.asked:
+                self.asked.add(part.callID)
+                adds.append("call")
+            if status in ("completed", "error") and part.callID not in self.answered:
+                self.answered.add(part.callID)
+                adds.append("result")
+            return adds
+        if part.type == "step-finish" and part.id not in self.said:
+            self.said.add(part.id)
+            return ["usage"]
+        if part.type == "compaction" and part.id not in self.said:
+            self.said.add(part.id)
+            return ["compaction"]
+        return []
+
+
+# --- lines to events ----------------------------------------------------------------------------
+
+
+_lines = msgspec.json.Decoder(_Line)
+
+
+def _tokens(value: Any) -> tuple[int, int]:
+    if not isinstance(value, dict):
+        return 0, 0
+    cache = value.get("cache")
+    if not isinstance(cache, dict):
+        cache = {}
+
+    def num(v: Any) -> int:
+        return v if isinstance(v, int) else 0
+
+    tokens_in = num(value.get("input")) + num(cache.get("read")) + num(cache.get("write"))
+    return tokens_in, num(value.get("output")) + num(value.get("reasoning"))
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
+def _failed(state: _State) -> bool:
+    if state.status == "error":
+        return True
+    meta = state.metadata
+    code = meta.get("exit") if isinstance(meta, dict) else None
+    return isinstance(code, int) and code != 0
+
+
+class OpenCodeTranslator(Translator):
+    """Each exported line says what it adds: the events come from its bytes alone."""
+
+    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
+        try:
+            line = _lines.decode(data)
+        except msgspec.ValidationError:
+            raise BadLine("it is not a line of an exported OpenCode session") from None
+        except msgspec.DecodeError as exc:
+            raise not_json(exc) from None
+        seq, ts, kind = lineno, line.ts, line.type
+        try:
+            row = _data.decode(line.data)
+        except msgspec.DecodeError:
+            why = "its data is not an object"
+            return Translated([note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
+        if kind.startswith("session.created"):
+            info = row.info or _Info()
+            shown = note(seq, ts, "session", id=info.id, cwd=info.directory, version=info.version)
+            return Translated([shown], kind, cwd=info.directory)
+        if kind not in _KNOWN:
+            return Translated([], kind, "unknown")
+        events: list[Event] = []
+        if row.info is not None and "error" in line.adds:
+            events.append(error(seq, ts, _error_text(row.info.error)))
+        part = row.part
+        if part is not None:
+            events += self._part(seq, ts, line, part)
+        return Translated(events, kind, "mapped" if kind in MAPPED else "skipped", model=line.model or None)
+
+    def _part(self, seq: int, ts: str, line: _Line, part: _Part) -> list[Event]:
+        events: list[Event] = []
+        for add in line.adds:
+            if add == "text":
+                text = part.text or ""
+                events.append(user(seq, ts, text) if line.role == "user" else assistant(seq, ts, text))
+            elif add == "reasoning":
+                events.append(thinking(seq, ts, part.text or ""))
+            elif add == "call" and part.state is not None:
+                args = msgspec.json.encode(part.state.input if part.state.input is not None else {}).decode()
+                events.append(assistant(seq, ts, "", [ToolCall(part.callID, part.tool, args)]))
+            elif add == "result" and part.state is not None:
+                state = part.state
+                out = _text(state.output) if state.status == "completed" else _text(state.error)
+                took = None
+                if state.time is not None and state.time.start is not None and state.time.end is not None:
+                    took = max(state.time.end - state.time.start, 0)
+                events += answer(seq, ts, part.callID, out, ok=not _failed(state), took=took)
+            elif add == "usage":
+                tokens_in, tokens_out = _tokens(part.tokens)
+                events.append(usage(seq, ts, tokens_in, tokens_out, line.model))
+            elif add == "compaction":
+                events.append(note(seq, ts, COMPACTION, text=""))
+        return events
+
+
+def _error_text(value: Any) -> str:
+    if isinstance(value, dict):
+        data = value.get("data")
+        message = data.get("message") if isinstance(data, dict) else None
+        name = value.get("name")
+        return str(message or name or _text(value))
+    return _text(value)
+
+
+class _UsagePart(msgspec.Struct):
+    tokens: Any = None
+
+
+class _UsageData(msgspec.Struct):
+    part: _UsagePart | None = None
+
+
+class _UsageLine(msgspec.Struct):
+    data: _UsageData | None = None
+
+
+_usage_lines = msgspec.json.Decoder(_UsageLine)
+
+
+def tokens_of(data: bytes) -> int:
+    """The tokens a line records (a step's, once), read without translating it."""
+    if b'"adds":["usage"]' not in data:
+        return 0
+    try:
+        line = _usage_lines.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return 0
+    if line.data is None or line.data.part is None:
+        return 0
+    return sum(_tokens(line.data.part.tokens))
+
+
+# --- recognising and finding ---------------------------------------------------------------------
+
+
+def claims_file(path: Path, head: bytes) -> bool:
+    """A SQLite database (its header) whose copy has OpenCode's tables."""
+    if not head.startswith(SQLITE_HEADER):
+        return False
+    try:
+        with snapshot(path) as snap:
+            return snap.query(is_opencode)
+    except JournalError:
+        return False
+
+
+def root(env: Mapping[str, str], home: Path) -> Path:
+    """$XDG_DATA_HOME/opencode, else ~/.local/share/opencode."""
+    base = env.get(ENV)
+    return (Path(base).expanduser() if base else home / ".local" / "share") / "opencode"
+
+
+def is_session_file(path: Path) -> bool:
+    """A SQLite database file (not its -wal or -shm); whether it is OpenCode's, its tables say when it is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return path.name.endswith(".db") and os.pread(fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=OpenCodeTranslator,
+    claims=lambda _line: False,  # never a line of a JSONL file
+    root=root,
+    session_id=session_id,
+    node_of=None,
+    is_session_file=is_session_file,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    suffix=".db",
+    claims_file=claims_file,
+    export=export,
+    export_all=export_all,
+    exporter=exporter,
+    tokens_of=tokens_of,
+)
