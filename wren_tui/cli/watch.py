@@ -121,6 +121,8 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
         return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
     folder, session = target_of(args)
+    if session is not None:
+        agents.foreign_format(session)  # a file that is no session Wren reads is refused here, not opened
     if args.serve:
         if args.pick:
             raise UsageError("--pick prints to this terminal; it cannot be used with --serve")
