@@ -21,7 +21,7 @@ import msgspec
 
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
-from . import claude, codex, pi, qwen
+from . import claude, codex, gemini, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator
 
 FORMATS: dict[str, Format] = {
@@ -30,6 +30,7 @@ FORMATS: dict[str, Format] = {
         claude.FORMAT,
         codex.FORMAT,
         pi.FORMAT,
+        gemini.FORMAT,
         qwen.FORMAT,
     )
 }

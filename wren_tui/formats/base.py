@@ -269,3 +269,6 @@ class Format:
     totals: Callable[[bytes], int | None] = lambda _line: None
     # The tokens one line records, read without translating it (None: the line is translated to know).
     tokens_of: Callable[[bytes], int] | None = None
+    # Whether a call is written before its result; False (Gemini CLI: a call only with its result) means
+    # a session never shows a call open, and one whose last record is a reply may have been stopped in a tool.
+    open_calls_recorded: bool = True

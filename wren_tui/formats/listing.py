@@ -257,7 +257,9 @@ def _ending(events: list[Event], fmt: Format) -> str:
             continue
         msg = event.message
         if msg.role == "assistant":
-            return "stopped mid-call" if msg.toolCalls else "done"
+            if msg.toolCalls:
+                return "stopped mid-call"
+            return "done" if fmt.open_calls_recorded else LAST_REPLY
         return "interrupted"  # a prompt or a tool's result that no reply followed
     return "empty"
 
