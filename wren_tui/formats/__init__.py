@@ -21,7 +21,7 @@ import msgspec
 
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
-from . import claude, codex, gemini, pi, qwen
+from . import claude, codex, copilot, gemini, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator
 
 FORMATS: dict[str, Format] = {
@@ -32,6 +32,7 @@ FORMATS: dict[str, Format] = {
         pi.FORMAT,
         gemini.FORMAT,
         qwen.FORMAT,
+        copilot.FORMAT,
     )
 }
 AGENTS: tuple[str, ...] = tuple(FORMATS)

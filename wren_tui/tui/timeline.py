@@ -67,6 +67,8 @@ WRITE_TOOLS = frozenset(
         *("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"),  # Claude Code
         *("exec_command", "local_shell", "apply_patch", "write_stdin"),  # Codex
         *("bash", "write", "edit"),  # pi
+        *("run_shell_command", "write_file", "replace", "edit"),  # Gemini CLI, Qwen Code
+        *("bash", "create", "edit"),  # Copilot CLI
     }
 )
 _EVENT_CACHE = 4096
