@@ -301,6 +301,7 @@ class Timeline:
         """Add a chunk's events (`clips`: those of its big lines, if already made); returns the first new item."""
         first = len(self.kinds)
         self._foreign = self.source is not None and self.source.agent is not None
+        self.spent.ends_timed = self._foreign
         made = clips_of(chunk) if clips is None else clips
         spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
         if chunk.parts is None:
