@@ -249,10 +249,13 @@ LAST_REPLY = "last: reply"
 
 
 def _ending(events: list[Event], fmt: Format) -> str:
-    """How a session ends, from its last events: its last reply done, a call with no result, or cut short."""
+    """How a session ends, from its last events: its last reply done (or only its last record, where calls come with
+    their results), a call with no result, or cut short."""
     for event in reversed(events):
         if isinstance(event, Error):
             return "error"
+        if isinstance(event, Usage) and not fmt.open_calls_recorded:
+            return LAST_REPLY  # a reply with no words: its calls, if any, come only with their results
         if not isinstance(event, Message):
             continue
         msg = event.message
