@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from tests.formats.sessions import AGENTS, AN_HOUR, FOLDER, age, copy_session, fixture, lines_of
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
@@ -20,6 +21,7 @@ from wren_tui.formats.reader import scan
 from wren_tui.journal.events import ToolEnd
 from wren_tui.journal.timing import duration
 from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.agents import AgentFolder
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -167,3 +169,30 @@ async def test_a_recorded_sessions_growth_replayed_into_a_file_is_followed_as_it
         assert "How many lines does hello.py have?" in text and "wc -l hello.py" in text
         age(path, AN_HOUR)
         await wait_for(pilot, lambda: " ended " in _status(app), "ended once nobody writes", 15)
+
+
+async def test_the_browser_lists_the_three_agents_folders_and_a_new_session_as_it_appears(tmp_path: Path) -> None:
+    folders = {agent: tmp_path / agent for agent in NEW}
+    for agent, root in folders.items():
+        copy_session(agent, "tool-error", root, nested=True, stem="0001")
+    browse = [AgentFolder(FORMATS[agent], root) for agent, root in folders.items()]
+    app = WrenApp(folder=folders["gemini"], agents=browse, clock=FixedClock(CLOCK))
+    async with app.run_test(size=(180, 20)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 3, "three sessions")
+        rows = _rows(app)
+        assert [row[0] for row in rows] == ["copilot", "qwen", "gemini"]  # newest first, by when each started
+        assert [row[6] for row in rows] == ["done", "done", "last: reply"]
+        # Copilot CLI starts another session: its folder, then its events file.
+        fresh = copy_session("copilot", "simple", folders["copilot"], nested=True, stem="0002", age_s=0)
+        await wait_for(pilot, lambda: len(_rows(app)) == 4, "the new session", 15)
+        assert any(row[6] == "live" for row in _rows(app))
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=next(i for i, row in enumerate(_rows(app)) if row[6] == "live"))
+        await pilot.press("enter")
+        await wait_for_text(pilot, "The folder holds two files")
+        assert isinstance(app.screen, SessionScreen) and fresh.exists()
+
+
+def _rows(app: WrenApp) -> list[list[str]]:
+    table = app.screen.query_one(DataTable)
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
