@@ -196,3 +196,19 @@ async def test_the_browser_lists_the_three_agents_folders_and_a_new_session_as_i
 def _rows(app: WrenApp) -> list[list[str]]:
     table = app.screen.query_one(DataTable)
     return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_a_session_qwen_code_has_created_but_not_written_opens_as_qwen_codes_and_fills_in(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    path = root / "-home-user-project-ws" / "chats" / "0001.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")  # Qwen Code creates the file, then writes its first entry
+    app = WrenApp(folder=root, agents=[AgentFolder(FORMATS["qwen"], root)], clock=FixedClock(CLOCK))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 1, "the empty session")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the session")
+        with path.open("ab") as client:
+            client.write(b"".join(lines_of("qwen", "simple")))
+        await wait_for_text(pilot, "The folder holds two files")
+        assert "qwen" in _status(app)
