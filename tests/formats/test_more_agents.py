@@ -207,3 +207,20 @@ def test_a_live_session_is_live(tmp_path: Path) -> None:
     assert _ls(["--agent", "copilot", "--dir", str(root)], cwd=tmp_path)[0]["state"] == "live"
     os.utime(path, (time.time() - AN_HOUR, time.time() - AN_HOUR))
     assert _ls(["--agent", "copilot", "--dir", str(root)], cwd=tmp_path)[0]["state"] == "done"
+
+
+def test_plain_ls_lists_another_agents_session_or_an_unknown_file_in_a_journals_folder_as_unknown(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "journals"
+    gemini = copy_session("gemini", "simple", folder / "session-2026-12-01T14-08-de47bbe5.jsonl")
+    copy_session("copilot", "simple", folder / "events.jsonl")
+    (folder / "notes.jsonl").write_text('{"a": 1}\n')
+    damaged = folder / "s-20261201-100000-abcd.jsonl"
+    damaged.write_text("not json\n")
+    rows = {Path(str(r["path"])).name: r for r in _ls(["--dir", str(folder)], cwd=tmp_path)}
+    assert rows[gemini.name]["state"] == rows["events.jsonl"]["state"] == rows["notes.jsonl"]["state"] == "unknown"
+    assert "a Gemini CLI session, not a Wren journal" in str(rows[gemini.name]["reason"])
+    assert "a Copilot CLI session" in str(rows["events.jsonl"]["reason"])
+    assert OPENS in str(rows["notes.jsonl"]["reason"])
+    assert rows[damaged.name]["state"] == "corrupt"  # a journal's own damage, as before
