@@ -130,6 +130,11 @@ async def _read_to(pilot: Pilot[object], screen: SessionScreen, size: int) -> No
     await wait_for(pilot, lambda: screen._reader is not None and screen._reader.offset == size, f"read to {size}")
 
 
+def _looked(screen: SessionScreen) -> int:
+    reader = screen._reader
+    return int(getattr(reader, "scanned", 0)) if reader is not None else 0
+
+
 def _growth(agent: str, scenario: str) -> list[int]:
     """How many lines the session file had at each change the recorder saw while the client ran (the log
     follows every file under the agent's folder: the session's are those the format takes for one)."""
@@ -157,8 +162,18 @@ async def test_a_recorded_sessions_growth_replayed_into_a_file_is_followed_as_it
         assert isinstance(screen, SessionScreen)
         written = steps[0]
         for count in steps[1:]:
+            new = b"".join(lines[written:count])
             with path.open("ab") as client:
-                client.write(b"".join(lines[written:count]))
+                if count == steps[len(steps) // 2]:
+                    # Caught mid-write: the partial line is held back until its newline arrives.
+                    client.write(new[:-40])
+                    client.flush()
+                    whole = len(b"".join(lines[:written])) + new[:-40].rfind(b"\n") + 1
+                    await wait_for(pilot, lambda at=whole: _looked(screen) > at, "the partial line looked at")
+                    assert screen._reader is not None and screen._reader.offset == whole
+                    assert screen._reader.stop is None and "stopped at" not in _status(app)
+                    new = new[-40:]
+                client.write(new)
             written = count
             await _read_to(pilot, screen, len(b"".join(lines[:count])))
             if count < len(lines) // 2:
