@@ -224,3 +224,23 @@ def test_plain_ls_lists_another_agents_session_or_an_unknown_file_in_a_journals_
     assert "a Copilot CLI session" in str(rows["events.jsonl"]["reason"])
     assert OPENS in str(rows["notes.jsonl"]["reason"])
     assert rows[damaged.name]["state"] == "corrupt"  # a journal's own damage, as before
+
+
+@pytest.mark.parametrize("agent", NEW)
+def test_a_resumed_session_shows_each_message_once(agent: str, tmp_path: Path) -> None:
+    # Gemini CLI writes a reply again with its calls, their results twice, and the whole history on a resume.
+    doc = json.loads(run_wren(["log", str(fixture(agent, "multi-turn")), "--json"], cwd=tmp_path).stdout)
+    said = [(e["message"]["role"], e["message"]["content"]) for e in doc["events"] if e["type"] == "message"]
+    assert [text for role, text in said if role == "user"] == [
+        "What does notes.txt say?",
+        "How many lines does hello.py have?",
+    ]
+    assert [text for role, text in said if role == "assistant" and text] == [
+        "notes.txt is a short to-do list with two items.",
+        "hello.py has 3 lines.",
+    ]
+    assert len([role for role, _ in said if role == "tool"]) == 2
+    calls = [c["name"] for e in doc["events"] if e["type"] == "message" for c in e["message"].get("toolCalls") or ()]
+    assert len(calls) == 2
+    used = sum(e["inputTokens"] + e["outputTokens"] for e in doc["events"] if e["type"] == "usage")
+    assert used == {"gemini": 4 * 1135, "qwen": 4 * 930, "copilot": 4 * 930}[agent]

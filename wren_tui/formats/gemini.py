@@ -73,6 +73,7 @@ class GeminiTranslator(Translator):
         self._asked: dict[str, int | None] = {}
         self._answered: set[str] = set()
         self._headers = 0
+        self._resumed: set[int] = set()
         # Per line read: what its reading hid and the text it left out (a line decoded again gives the same).
         self._hidden_at: dict[int, frozenset[int]] = {}
         self._blanked_at: dict[int, frozenset[int]] = {}
@@ -103,9 +104,9 @@ class GeminiTranslator(Translator):
         ts = str(value.get("startTime") or "")
         if learn:
             self._headers += 1
-            self._hidden_at[seq] = frozenset({0}) if self._headers > 1 else frozenset()
-        again = seq in self._hidden_at and bool(self._hidden_at[seq])
-        what = "resumed" if again else "session"
+            if self._headers > 1:
+                self._resumed.add(seq)  # the header written again by a resume
+        what = "resumed" if seq in self._resumed else "session"
         return Translated([note(seq, ts, what, id=value.get("sessionId"), kind=value.get("kind"))], "header")
 
     def _set(self, seq: int, value: dict[str, Any], learn: bool) -> Translated:
