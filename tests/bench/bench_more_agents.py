@@ -53,7 +53,10 @@ def big_session(agent: str, path: Path, size: int) -> Path:
     with path.open("wb") as out:
         head = b"".join(lines[: TURN[agent].stop])
         out.write(head)
-        written, repeat, last = len(head), 0, ""
+        # The newest entry of the run repeated, which the first repeat goes on from (Qwen Code's chain).
+        ids = (e.get("uuid") or e.get("id") for e in map(json.loads, reversed(lines[: TURN[agent].stop])))
+        last = next((str(i) for i in ids if i), "")
+        written, repeat = len(head), 0
         while written < size:
             repeat += 1
             mapping: dict[str, str] = {}

@@ -227,3 +227,25 @@ async def test_a_session_qwen_code_has_created_but_not_written_opens_as_qwen_cod
             client.write(b"".join(lines_of("qwen", "simple")))
         await wait_for_text(pilot, "The folder holds two files")
         assert "qwen" in _status(app)
+
+
+@pytest.mark.parametrize("agent", NEW)
+async def test_a_big_session_shows_its_last_lines_first_then_the_whole_of_it(agent: str, tmp_path: Path) -> None:
+    from tests.bench.bench_more_agents import big_session
+
+    path = big_session(agent, tmp_path / "big.jsonl", 2 << 20)
+    age(path, AN_HOUR)
+    app = _app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await wait_for_text(pilot, "hello.py has 3 lines.")
+        first = len(screen.timeline)
+        await wait_for(pilot, lambda: screen._indexing is None and len(screen.timeline) > first, "the whole index", 60)
+        await pilot.press("home")
+        await wait_for_text(pilot, "What does notes.txt say?")
+        lines = path.read_bytes().splitlines()
+        answer = max(i for i, line in enumerate(lines, 1) if b"hello.py has 3 lines." in line)
+        # Seq is the line's number from the file's start, in the lines shown first and in the index.
+        last = screen.timeline.event(len(screen.timeline) - 1)
+        assert last.seq == answer
