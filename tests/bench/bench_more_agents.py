@@ -21,7 +21,7 @@ from tests.bench.gen import generate
 from tests.conftest import FIXTURES
 
 BIG_MB = 50
-PAINT_RUNS = 3
+PAINT_RUNS = 5
 # Each recording's second turn (after its resume): the lines repeated, 0-based.
 TURN = {"gemini": slice(15, 24), "qwen": slice(8, 16), "copilot": slice(15, 27)}
 FOLDER = {"gemini": "gemini-cli", "qwen": "qwen-code", "copilot": "copilot-cli"}
