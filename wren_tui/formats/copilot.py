@@ -57,9 +57,6 @@ SKIPPED = (
     "assistant.turn_start",
     "assistant.turn_end",
     "session.shutdown",
-    "session.info",
-    "session.model_change",
-    "session.truncation",
 )
 _KNOWN = frozenset({*MAPPED, *SKIPPED})
 
