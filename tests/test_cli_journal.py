@@ -305,10 +305,18 @@ def test_a_first_line_nested_past_the_decoders_depth_is_reported_by_every_comman
     tmp_path: Path, first_line: bytes
 ) -> None:
     # Telling which agent wrote a file decodes its first lines: a line too deep to decode is no format's.
+    # Named as a Wren session, the file is a Wren journal damaged at line 1; named otherwise, no session.
+    journal = f"{new_session_id()}.jsonl"
+    (tmp_path / journal).write_bytes(first_line + b"\n")
     (tmp_path / "deep.jsonl").write_bytes(first_line + b"\n")
-    for args in (["log", "deep.jsonl"], ["log", "deep.jsonl", "--json"], ["fork", "deep.jsonl"], ["ls", "--dir", "."]):
+    for args in (["log", journal], ["log", journal, "--json"], ["fork", journal]):
         done = run_wren(args, cwd=tmp_path)
         assert "Traceback" not in done.stderr, (args, done.stderr)
-        assert "nested too deeply" in done.stdout + done.stderr or args[0] == "ls", (args, done.stdout, done.stderr)
+        assert done.returncode == 4 and "nested too deeply" in done.stdout + done.stderr, (args, done)
+    for args in (["log", "deep.jsonl"], ["fork", "deep.jsonl"]):
+        done = run_wren(args, cwd=tmp_path)
+        assert done.returncode == 4 and "Traceback" not in done.stderr and "not a Wren journal" in done.stderr
     listed = run_wren(["ls", "--dir", ".", "--json"], cwd=tmp_path)
-    assert [row["state"] for row in json.loads(listed.stdout)] == ["corrupt"]
+    assert "Traceback" not in listed.stderr
+    states = {row["id"]: row["state"] for row in json.loads(listed.stdout)}
+    assert states == {journal[: -len(".jsonl")]: "corrupt", "deep": "unknown"}

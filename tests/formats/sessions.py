@@ -1,4 +1,5 @@
-"""Real session files of Claude Code, Codex and pi (tests/fixtures/agents), copied where a test needs them.
+"""Real session files of Claude Code, Codex, pi, Gemini CLI, Qwen Code and Copilot CLI (tests/fixtures/agents),
+copied where a test needs them.
 
 A copy's modification time is set an hour back unless asked otherwise, so it is not taken for a
 session still being written (live: a process holds it open for writing, or it changed in the last
@@ -15,7 +16,16 @@ from tests.conftest import FIXTURES
 
 AGENTS = FIXTURES / "agents"
 EXTERNAL = FIXTURES / "external"
-FOLDER = {"claude": "claude-code", "codex": "codex", "pi": "pi", "opencode": "opencode", "aider": "aider"}
+FOLDER = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "pi": "pi",
+    "gemini": "gemini-cli",
+    "qwen": "qwen-code",
+    "copilot": "copilot-cli",
+    "opencode": "opencode",
+    "aider": "aider",
+}
 # The formats whose files are not JSON lines, by how a recording's name ends.
 _NOT_JSONL = {"opencode": ".opencode.db", "aider": ".chat.history.md"}
 # What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
@@ -23,12 +33,16 @@ _NAMES = {
     "claude": "-var-tmp-ws/{stem}.jsonl",
     "codex": "2026/11/30/rollout-2026-11-30T09-02-58-{stem}.jsonl",
     "pi": "--var-tmp-ws--/2026-11-30T09-03-15-966Z_{stem}.jsonl",
+    "gemini": "ws/chats/session-2026-12-01T14-08-{stem}.jsonl",
+    "qwen": "-home-user-project-ws/chats/{stem}.jsonl",
+    "copilot": "{stem}/events.jsonl",
 }
 AN_HOUR = 3600.0
 
 
 def fixture(agent: str, name: str) -> Path:
-    """A real recording: name is simple, tool-error, multi-turn or killed (SIGKILL during its tool)."""
+    """A real recording: name is simple, tool-error, multi-turn or (Claude Code, Codex, pi) killed (SIGKILL during
+    its tool)."""
     return AGENTS / FOLDER[agent] / f"{name}{_NOT_JSONL.get(agent, '.jsonl')}"
 
 

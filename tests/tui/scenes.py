@@ -123,11 +123,19 @@ AGENT_CLOCK = datetime(2026, 11, 30, 9, 4, 12, tzinfo=UTC)
 _WHEN = 10 * 365 * 86400
 
 
-def _agents(root: Path) -> dict[str, Path]:
-    """Each agent's sessions folder (relative to `root`, the scene's working folder) with its three recordings."""
-    folders = {agent: Path("agents") / agent for agent, fmt in FORMATS.items() if fmt.export is None}
+# The agents recorded killed mid-call too (their browser's scene is theirs); the others have three recordings.
+_FIRST_AGENTS = ("claude", "codex", "pi")
+# After the later agents' recordings (Gemini CLI, Qwen Code, Copilot CLI: 2026-12-01).
+LATER_CLOCK = datetime(2026, 12, 1, 14, 20, tzinfo=UTC)
+
+
+def _agents(root: Path, agents: tuple[str, ...] = _FIRST_AGENTS) -> dict[str, Path]:
+    """Each agent's sessions folder (relative to `root`, the scene's working folder) with its recordings."""
+    folders = {agent: Path("agents") / agent for agent in agents}
     for agent, folder in folders.items():
         for name, n in _RECORDING.items():
+            if name == "killed" and agent not in _FIRST_AGENTS:
+                continue
             copy_session(agent, name, root / folder, nested=True, stem=_SESSION_ID.format(n=n), age_s=_WHEN)
     return folders
 
@@ -139,10 +147,11 @@ _RECORDING = {"simple": 0, "tool-error": 1, "multi-turn": 2, "killed": 3}
 
 def _agent_session(agent: str, name: str) -> Callable[[Path], WrenApp]:
     def build(root: Path) -> WrenApp:
-        folder = _agents(root)[agent]
+        folder = _agents(root, (agent,))[agent]
         stem = _SESSION_ID.format(n=_RECORDING[name])
-        path = next((root / folder).rglob(f"*{stem}.jsonl")).relative_to(root)
-        return WrenApp(folder=folder, session=path, clock=lambda: AGENT_CLOCK)
+        path = next(p for p in (root / folder).rglob("*.jsonl") if stem in str(p)).relative_to(root)
+        clock = AGENT_CLOCK if agent in _FIRST_AGENTS else LATER_CLOCK
+        return WrenApp(folder=folder, session=path, clock=lambda: clock)
 
     return build
 
@@ -194,5 +203,8 @@ SCENES = [
     Scene("agents-browser", (140, 18), (), agents_browser),
     Scene("opencode-session", (100, 32), (), opencode_session, _shows("missing.txt does not exist here")),
     Scene("aider-session", (100, 32), (), aider_session, _shows("hello.py has 3 lines.")),
+    Scene("gemini-session", (100, 32), (), _agent_session("gemini", "multi-turn")),
+    Scene("qwen-session", (100, 32), (), _agent_session("qwen", "tool-error")),
+    Scene("copilot-session", (100, 32), (), _agent_session("copilot", "tool-error")),
     Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
 ]

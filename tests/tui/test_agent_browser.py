@@ -123,7 +123,9 @@ async def test_one_folder_of_every_agents_sessions_is_browsed_each_by_its_conten
             ("pi", "from-pi"),
         ]
     listed = run_wren(["ls", "--agent", "all", "--dir", str(tmp_path / "mixed"), "--json"], cwd=tmp_path)
-    assert sorted(row["agent"] for row in json.loads(listed.stdout)) == ["claude", "codex", "pi"]
+    # A file of no agent's is listed as unknown (never guessed at, never left out without a word).
+    assert sorted(row["agent"] for row in json.loads(listed.stdout)) == ["claude", "codex", "pi", "unknown"]
+    assert "notes.jsonl: not a Wren journal" in listed.stderr
 
 
 def test_wren_watch_agent_refuses_what_it_cannot_do_with_one_sentence(tmp_path: Path) -> None:

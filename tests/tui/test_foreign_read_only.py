@@ -115,14 +115,17 @@ def _state(folder: Path) -> dict[str, tuple[str, int, int]]:
     return found
 
 
-def test_browsing_reading_and_forking_another_agents_sessions_touches_none_of_its_files(tmp_path: Path) -> None:
-    folder = tmp_path / "claude" / "projects"
-    copy_session("claude", "simple", folder, nested=True, stem="0001")
-    session = copy_session("claude", "multi-turn", folder, nested=True, stem="0002")
+@pytest.mark.parametrize("agent", ["claude", "gemini", "qwen", "copilot"])
+def test_browsing_reading_and_forking_another_agents_sessions_touches_none_of_its_files(
+    agent: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / agent / "sessions"
+    copy_session(agent, "simple", folder, nested=True, stem="0001")
+    session = copy_session(agent, "multi-turn", folder, nested=True, stem="0002")
     journals = tmp_path / "journals"
     before = _state(folder)
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(folder), str(journals), "claude", str(session)],
+        [sys.executable, "-c", _CHILD, str(folder), str(journals), agent, str(session)],
         capture_output=True,
         text=True,
         timeout=180,

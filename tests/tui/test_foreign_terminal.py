@@ -25,7 +25,7 @@ def terminal() -> Iterator[Terminal]:
         yield term
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi", "gemini", "qwen", "copilot"])
 def test_watch_follows_a_real_session_as_its_lines_are_appended(agent: str, tmp_path: Path, terminal: Terminal) -> None:
     lines = lines_of(agent, "multi-turn")
     # The last line saying the first answer (Codex says it for its own screen first, then as the reply).

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..formats import AGENTS, FORMATS, Format, detect
+from ..formats import AGENTS, FORMATS, UNKNOWN, Format, detect, identify, kind_of
 from ..formats.base import Translated
 from ..formats.conversation import fork_points, outline
 from ..formats.exported import open_lines
@@ -24,6 +24,7 @@ from ..formats.listing import (
     list_agent_sessions,
     roots,
     session_files,
+    unknown_session,
 )
 from ..formats.opencode import split as opencode_split
 from ..formats.reader import Verdict, scan
@@ -77,8 +78,9 @@ def resolve(folder: Path, ref: str) -> Path:
 
 
 def foreign_format(path: Path) -> Format | None:
-    """The format of another agent's session file (by its content), or None for a Wren journal."""
-    return detect(path)
+    """The format of another agent's session file (by its content), or None for a Wren journal; NotASession
+    (exit 4, naming what Wren opens) for a file that is neither."""
+    return identify(path)
 
 
 def _names(agent: str) -> list[str]:
@@ -120,8 +122,11 @@ def ls_agents(args: argparse.Namespace) -> Exit:
     if args.agent == ALL and getattr(args, "dir", None):
         # One folder for all three: each file is the agent's whose lines it holds.
         files = session_files(FORMATS["pi"], places[0][1])  # every .jsonl below it
-        found = [(fmt, path) for path in files if (fmt := detect(path)) is not None]
-        rows = [describe_agent_session(path, fmt) for fmt, path in found]
+        found = [(kind, path) for path in files if (kind := kind_of(path)) != "wren"]
+        rows = [
+            describe_agent_session(path, kind) if isinstance(kind, Format) else unknown_session(path)
+            for kind, path in found
+        ]
         # And the files of the formats that are not JSON lines (a database, Markdown), each by its content.
         for fmt in (f for f in FORMATS.values() if f.export is not None):
             rows += [r for p in session_files(fmt, places[0][1]) if detect(p) is fmt for r in describe_exported(p, fmt)]
@@ -129,8 +134,8 @@ def ls_agents(args: argparse.Namespace) -> Exit:
     else:
         sessions = list_agent_sessions(places)
     for s in sessions:
-        if s.state == "unreadable":
-            err(f"{s.reason}; it is listed as unreadable")
+        if s.state in ("unreadable", UNKNOWN):
+            err(f"{s.reason}; it is listed as {s.state}")
     if args.json:
         print_json([_row(s) for s in sessions])
         return Exit.OK
@@ -143,8 +148,9 @@ def ls_agents(args: argparse.Namespace) -> Exit:
     out(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
     for s in sessions:
         agent = f"{s.agent:<7}  " if many else ""
-        if s.state == "unreadable":
-            out(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({s.reason})"))
+        if s.state in ("unreadable", UNKNOWN):
+            why = "not a session Wren reads" if s.state == UNKNOWN else s.reason
+            out(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({why})"))
             continue
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         lines = str(s.lines) if s.exact else f"~{s.lines}"

@@ -15,7 +15,14 @@ from pathlib import Path
 
 from ..agent.errors import AgentError, Ended, ResumeRefused, SessionFinished, UsageError
 from ..export import ExportRefused
-from ..journal.errors import JournalChanged, JournalCorrupt, JournalError, JournalLocked, JournalUnusable
+from ..journal.errors import (
+    JournalChanged,
+    JournalCorrupt,
+    JournalError,
+    JournalLocked,
+    JournalUnusable,
+    NotASession,
+)
 from ..journal.forking import NotAForkPoint
 from ..journal.verdict import Stop
 from ..journal.visible import visible_text
@@ -98,6 +105,7 @@ EXITS: dict[type[BaseException], Exit] = {
     Unreadable: Exit.UNREADABLE,
     ForeignUnreadable: Exit.UNREADABLE,  # another agent's file: its torn tail is said otherwise
     JournalCorrupt: Exit.UNREADABLE,
+    NotASession: Exit.UNREADABLE,  # neither a Wren journal nor another agent's session Wren reads
     JournalChanged: Exit.JOURNAL_CHANGED,
     KeyboardInterrupt: Exit.INTERRUPTED,
     JournalError: Exit.ERROR,  # JournalLocked, SessionNotFound, JournalUnusable, FleetError...

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
-from ..journal.errors import JournalError
-from ..journal.store import SessionInfo, in_project, list_sessions, project_label
+from ..formats import UNKNOWN, WREN, Format, kind_of, what_wren_opens
+from ..journal.errors import JournalError, NotASession
+from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
 from . import agents, fleet
 from .console import err, out, print_json
@@ -25,8 +28,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="sessions, newest first, with their state",
         description="List the journals in the journals folder, newest first, with their state (live; done, "
         "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; torn tail; corrupt; "
-        "empty; unreadable, with why), events, duration, tokens, and the project (the folder the last run "
-        "worked in). A journal that cannot be read is listed and named on stderr; the others are still listed.",
+        "empty; unreadable, with why; unknown: a file that is no journal, with what it is), events, duration, "
+        "tokens, and the project (the folder the last run worked in). A journal that cannot be read is listed "
+        "and named on stderr; the others are still listed.",
     )
     p.add_argument(
         "server",
@@ -60,6 +64,23 @@ def _row(info: SessionInfo) -> dict[str, Any]:
     }
 
 
+def _not_a_journal(info: SessionInfo) -> SessionInfo:
+    """A file that stops at its first lines and is no Wren journal: another agent's session, or one Wren does not
+    read, listed as unknown with what it is, not as a corrupt journal."""
+    if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or SESSION_ID.match(info.id):
+        return info
+    kind = kind_of(info.path)
+    if kind == WREN:
+        return info
+    if kind == UNKNOWN:
+        reason = str(NotASession(info.path, what_wren_opens()))
+    else:
+        assert isinstance(kind, Format)
+        again = shlex.join(["wren", "ls", "--agent", "all", "--dir", str(info.path.parent)])
+        reason = f"{info.path}: a {kind.label} session, not a Wren journal; `{again}` lists it"
+    return dataclasses.replace(info, state="unknown", reason=reason, stop=None)
+
+
 def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
         return fleet.ls_remote(args.server, args.json)
@@ -71,10 +92,10 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         raise JournalError(
             f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
         )
-    sessions = list_sessions(folder)
+    sessions = [_not_a_journal(s) for s in list_sessions(folder)]
     for s in sessions:
-        if s.state == "unreadable":
-            err(f"{s.reason}; it is listed as unreadable")
+        if s.state in ("unreadable", "unknown"):
+            err(f"{s.reason}; it is listed as {s.state}")
     if args.project is not None:
         project = Path(args.project).expanduser().resolve()
         sessions = [s for s in sessions if in_project(s.project, project)]
@@ -89,8 +110,9 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         f"{'PROJECT':<{_PROJECT_WIDTH}}  FORKED FROM"
     )
     for s in sessions:
-        if s.state == "unreadable":
-            out(f"{s.id:<24}  {'-':<24}  {'-':>6}  {'-':>8}  {'-':>7}  {s.state:<15}  ({s.reason})")
+        if s.state in ("unreadable", "unknown"):
+            why = "not a Wren journal" if s.state == "unknown" else s.reason
+            out(f"{s.id:<24}  {'-':<24}  {'-':>6}  {'-':>8}  {'-':>7}  {s.state:<15}  ({why})")
             continue
         dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
         origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""

@@ -37,6 +37,12 @@ _DURATION = re.compile(r"(\d+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
+def _others() -> str:
+    from ..formats import FORMATS
+
+    return ", ".join(f"{f.name}: {f.label}, ${f.env}" for f in FORMATS.values())
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "search",
@@ -54,9 +60,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--agent",
         choices=(*AGENTS, "all"),
         default="all",
-        help="whose sessions to search (default: all): wren's from its journals folder, claude's (Claude Code), "
-        "codex's and pi's from their own folders ($CLAUDE_CONFIG_DIR, $CODEX_HOME, $PI_CODING_AGENT_DIR, else "
-        "their defaults); with --dir, every agent's from that folder, each file by its content",
+        help="whose sessions to search (default: all): wren's from its journals folder, the other agents' "
+        f"({_others()}) from their own folders (their variables, else their defaults); with --dir, every agent's "
+        "from that folder, each file by its content",
     )
     p.add_argument("--project", metavar="PATH", help="only events of runs that worked in PATH or a folder inside it")
     p.add_argument(

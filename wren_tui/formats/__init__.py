@@ -1,26 +1,57 @@
-"""Other agents' session files (Claude Code, Codex, pi, OpenCode, aider), read as Wren events: the formats layer.
+"""Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, OpenCode, aider), read
+as Wren events: the formats layer.
 
-Each format is a module (`claude`, `codex`, `pi`) with a `FORMAT` (a `base.Format`): how to translate
-its lines into Wren's events (`journal.events`), how to recognise its files by their content, and
-where the agent keeps them. A new format is one module and one line in `FORMATS`. Nothing here
+Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`): how to
+translate its lines into Wren's events (`journal.events`), how to recognise its files by their content,
+and where the agent keeps them. A new format is one module and one line in `FORMATS`. Nothing here
 writes, except `fork` (a new Wren journal from a point of a session), loaded only when asked for.
 This layer imports only `wren_tui.journal`.
+
+A file is never guessed at: it is a format's only when one of its first lines is of that format's
+kinds (`Format.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
+or its name is a Wren session's, and otherwise refused (`NotASession`) or listed as unknown.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
-from . import aider, claude, codex, opencode, pi
+from ..journal.errors import NotASession
+from ..journal.store import SESSION_ID
+from . import aider, claude, codex, copilot, gemini, opencode, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator
 
-FORMATS: dict[str, Format] = {f.name: f for f in (claude.FORMAT, codex.FORMAT, pi.FORMAT)}
-# Formats whose files are not JSON lines: recognised from the file itself, exported into lines.
-FORMATS.update({f.name: f for f in (opencode.FORMAT, aider.FORMAT)})
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        claude.FORMAT,
+        codex.FORMAT,
+        pi.FORMAT,
+        gemini.FORMAT,
+        qwen.FORMAT,
+        copilot.FORMAT,
+        # Not JSON lines: recognised from the file itself (claims_file), exported into lines.
+        opencode.FORMAT,
+        aider.FORMAT,
+    )
+}
 AGENTS: tuple[str, ...] = tuple(FORMATS)
+
+# What a file is when no format claims it: a Wren journal (by a line or its name), or none Wren knows.
+WREN: Literal["wren"] = "wren"
+UNKNOWN: Literal["unknown"] = "unknown"
+Kind = Format | Literal["wren", "unknown"]
+
+
+def what_wren_opens() -> str:
+    """The kinds of file Wren opens, as a person reads them: "a Wren journal or a session of Claude Code, ..."."""
+    labels = [f.label for f in FORMATS.values()]
+    return f"a Wren journal or a session of {', '.join(labels[:-1])} or {labels[-1]}"
+
 
 # How much of a file's start is read to recognise it; a first line longer than this is read whole.
 _HEAD = 1 << 16
@@ -29,41 +60,48 @@ _HEAD_LINES = 8
 _any = msgspec.json.Decoder()
 
 
-def detect_head(head: bytes) -> Format | None:
-    """The format of a file that starts with `head`, from its first few whole lines; None if none claims it.
+def detect_head(head: bytes, name: str = "") -> Kind:
+    """What a file that starts with `head` (and is called `name`) is, from its first few whole lines.
 
-    A Wren journal's lines (seq, ts, crc) are claimed by none.
+    A format only on a line of its kinds; Wren for a Wren line (seq with crc or type), a Wren
+    session's name, or no whole line yet (an empty journal, or one whose first line is being
+    written: read as today); otherwise unknown.
     """
-    for line in head.split(b"\n")[:_HEAD_LINES]:
+    lines = head.split(b"\n")
+    whole = lines[:-1][:_HEAD_LINES]
+    for line in whole:
         if not line.strip():
             continue
         try:
             value = _any.decode(line)
         except (msgspec.DecodeError, RecursionError):
-            continue  # a line cut by the head's end, damaged or nested past msgspec's depth: the next ones decide
+            continue  # damaged, or nested past msgspec's depth: the next ones decide
         if not isinstance(value, dict):
             continue
-        if "seq" in value and "crc" in value:
-            return None  # a Wren journal
+        if "seq" in value and ("crc" in value or "type" in value):
+            return WREN
         for fmt in FORMATS.values():
             if fmt.claims(value):
                 return fmt
-    return None
+    stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+    if SESSION_ID.match(stem) or not any(line.strip() for line in whole):
+        return WREN
+    return UNKNOWN
 
 
-def detect(path: Path) -> Format | None:
-    """The format of the file at `path` by its content (not its name); None for anything else.
+def kind_of(path: Path) -> Kind:
+    """What the file at `path` is, by its content (and a Wren session's name): a format, Wren, or unknown.
 
-    `DB#ID` (no such file, but DB is one) names a session of a file that holds several (OpenCode's).
+    A file that cannot be opened is Wren's to report (the journal reader says why).
     """
     base, session = opencode.split(path)
-    if session is not None:
-        fmt = detect(base)
-        return fmt if fmt is not None and fmt.export_all is not None else None
+    if session is not None:  # DB#ID: a session of a file that holds several (OpenCode's)
+        kind = kind_of(base)
+        return kind if isinstance(kind, Format) and kind.export_all is not None else UNKNOWN
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return None
+        return WREN
     try:
         head = os.pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).
@@ -73,13 +111,44 @@ def detect(path: Path) -> Format | None:
                 break
             head += more
     except OSError:
-        return None
+        return WREN
     finally:
         os.close(fd)
     for fmt in FORMATS.values():
         if fmt.claims_file is not None and fmt.claims_file(path, head):
             return fmt
-    return detect_head(head)
+    return detect_head(head, path.name)
 
 
-__all__ = ["AGENTS", "FORMATS", "BadLine", "Format", "Skipped", "Translated", "Translator", "detect", "detect_head"]
+def detect(path: Path) -> Format | None:
+    """The format of the file at `path` by its content (not its name); None for anything else."""
+    kind = kind_of(path)
+    return kind if isinstance(kind, Format) else None
+
+
+def identify(path: Path) -> Format | None:
+    """The format of another agent's file at `path`, None for a Wren journal; NotASession for any other file."""
+    kind = kind_of(path)
+    if kind == UNKNOWN:
+        raise NotASession(path, what_wren_opens())
+    return kind if isinstance(kind, Format) else None
+
+
+__all__ = [
+    "AGENTS",
+    "FORMATS",
+    "UNKNOWN",
+    "WREN",
+    "BadLine",
+    "Format",
+    "Kind",
+    "NotASession",
+    "Skipped",
+    "Translated",
+    "Translator",
+    "detect",
+    "detect_head",
+    "identify",
+    "kind_of",
+    "what_wren_opens",
+]

@@ -294,3 +294,6 @@ class Format:
     hidden_folders: bool = True
     # What the agent never records, said where its sessions are shown ("aider records no tool calls").
     unrecorded: str | None = None
+    # Whether a call is written before its result; False (Gemini CLI: a call only with its result) means
+    # a session never shows a call open, and one whose last record is a reply may have been stopped in a tool.
+    open_calls_recorded: bool = True

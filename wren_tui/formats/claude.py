@@ -284,7 +284,15 @@ def session_id(path: Path) -> str:
 
 
 def claims(line: dict[str, Any]) -> bool:
-    return line.get("type") in _CLAIMED and ("sessionId" in line or "uuid" in line or "leafUuid" in line)
+    """A line of Claude Code's kinds with its ids, and a message with `content` (Qwen Code's, with the same
+    envelope, has `parts`) or none of Qwen Code's own members."""
+    kind = line.get("type")
+    if kind not in _CLAIMED or not ("sessionId" in line or "uuid" in line or "leafUuid" in line):
+        return False
+    if kind in ("user", "assistant"):
+        message = line.get("message")
+        return isinstance(message, dict) and "content" in message
+    return "provenance" not in line and "systemPayload" not in line
 
 
 class _Cost(msgspec.Struct):

@@ -75,7 +75,9 @@ def outline(fd: int, fmt: Format, stop: int | None = None) -> Outline:
             parent = node.parent or node.logical_parent
             if parent is not None:
                 children.add(parent)
-        for event in line.events:
+        for part, event in enumerate(line.events):
+            if part in line.hidden:
+                continue  # given by an earlier line (Gemini CLI's records written again)
             step = _step(lineno, event, node)
             if step is not None:
                 out.steps.append(step)
@@ -228,8 +230,9 @@ def context(fd: int, fmt: Format, out: Outline, lineno: int) -> Context:
         line = translator.translate(number, data)
         cwd, model = line.cwd or cwd, line.model or model
         if number in needed:
-            for event in line.events:
-                _add(messages, event)
+            for part, event in enumerate(line.events):
+                if part not in line.hidden:
+                    _add(messages, event)
     return Context(_answered_only(messages), cwd, model)
 
 

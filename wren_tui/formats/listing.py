@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..journal.errors import JournalError
+from ..journal.errors import JournalError, NotASession
 from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
@@ -168,6 +168,14 @@ def describe_agent_session(path: Path, fmt: Format, *, held: set[FileKey] | None
         os.close(fd)
 
 
+def unknown_session(path: Path) -> AgentSession:
+    """A file in a folder of sessions that is no session Wren reads: listed as unknown, never guessed at."""
+    from . import what_wren_opens
+
+    reason = str(NotASession(path, what_wren_opens()))
+    return AgentSession("unknown", path.stem, path, "unknown", 0, None, None, 0, None, reason)
+
+
 def _unreadable(fmt: Format, session_id: str, path: Path, reason: str) -> AgentSession:
     return AgentSession(fmt.name, session_id, path, "unreadable", 0, None, None, 0, None, reason)
 
@@ -261,7 +269,7 @@ def _end(fmt: Format, lines: list[bytes]) -> tuple[str, str | None]:
         events = translator.translate(lineno, lines[lineno - 1], learn=False).events
         if last_ts is None:
             last_ts = next((e.ts for e in reversed(events) if e.ts), None)
-        state = _ending(events)
+        state = _ending(events, fmt)
         if state != "empty":
             return state, last_ts
     return "empty", last_ts
@@ -281,16 +289,25 @@ def _tokens(fmt: Format, lines: list[bytes]) -> int:
     return total
 
 
-def _ending(events: list[Event]) -> str:
-    """How a session ends, from its last events: its last reply done, a call with no result, or cut short."""
+# A session whose format writes a call only with its result, ending in a reply: done, or stopped in a tool.
+LAST_REPLY = "last: reply"
+
+
+def _ending(events: list[Event], fmt: Format) -> str:
+    """How a session ends, from its last events: its last reply done (or only its last record, where calls come with
+    their results), a call with no result, or cut short."""
     for event in reversed(events):
         if isinstance(event, Error):
             return "error"
+        if isinstance(event, Usage) and not fmt.open_calls_recorded:
+            return LAST_REPLY  # a reply with no words: its calls, if any, come only with their results
         if not isinstance(event, Message):
             continue
         msg = event.message
         if msg.role == "assistant":
-            return "stopped mid-call" if msg.toolCalls else "done"
+            if msg.toolCalls:
+                return "stopped mid-call"
+            return "done" if fmt.open_calls_recorded else LAST_REPLY
         return "interrupted"  # a prompt or a tool's result that no reply followed
     return "empty"
 
@@ -314,7 +331,7 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
             cwd.append(line.cwd)
 
     verdict = scan(fd, fmt, take)
-    state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.stop else _ending(events)
+    state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.stop else _ending(events, fmt)
     return AgentSession(
         agent=fmt.name,
         id=session_id,

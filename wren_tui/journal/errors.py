@@ -19,6 +19,19 @@ class SessionNotFound(JournalError):
     """No journal answers to the id or path a person gave."""
 
 
+class NotASession(JournalError):
+    """A file that is neither a Wren journal nor a session of an agent Wren reads: refused, never guessed at.
+
+    Attributes:
+        path: The file.
+        opens: What Wren opens, as a person reads it ("a Wren journal or a session of Claude Code, ...").
+    """
+
+    def __init__(self, path: Path | str, opens: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: not {opens} (none of its first lines is of their kinds), so Wren does not read it")
+
+
 class JournalCorrupt(JournalError):
     """The journal has a bad line before its end; appending after it would bury the damage.
 

@@ -38,6 +38,7 @@ State = Literal[
     "corrupt",
     "empty",
     "unreadable",
+    "unknown",  # not a journal: another agent's session, or a file Wren does not read (said by `wren ls`)
 ]
 
 

@@ -60,9 +60,14 @@ class TimeSpent:
     person_ms: int = 0
     phase: Phase = "person"
     since_ms: int | None = None  # when the current phase began
+    # Another agent's session records no tool_start: its calls' time is what each tool_end says it took
+    # (the sum of the tool table's times), not a phase.
+    ends_timed: bool = False
 
     def add(self, event: Event) -> None:
         kind = type(event)
+        if self.ends_timed and kind is ToolEnd and event.elapsedMs:  # type: ignore[union-attr]
+            self.tools_ms += event.elapsedMs  # type: ignore[union-attr]
         nxt = _PHASE_OF.get(kind)
         if nxt is None:
             if kind is not Message:
@@ -86,7 +91,7 @@ class TimeSpent:
 
     def until(self, now_ms: int | None) -> TimeSpent:
         """The sums with the phase under way counted up to `now_ms` (a live session's clock), as a copy."""
-        spent = TimeSpent(self.model_ms, self.tools_ms, self.person_ms, self.phase, self.since_ms)
+        spent = TimeSpent(self.model_ms, self.tools_ms, self.person_ms, self.phase, self.since_ms, self.ends_timed)
         if now_ms is not None and self.since_ms is not None and now_ms > self.since_ms:
             spent._spend(now_ms - self.since_ms)
             spent.since_ms = now_ms

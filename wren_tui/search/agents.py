@@ -5,8 +5,8 @@ as search sources. Wren's are the journals of its journals folder; another agent
 Codex, pi: `wren_tui.formats`) are its session files in its own folder (its variable, else its
 default). A folder named with --dir is every agent's: each file is the agent's whose lines it holds
 (as `wren ls --agent all --dir` reads a folder): a file with a Wren session's name, or whose first
-line starts as Wren's do, is a journal, and so is a file no format claims (a damaged journal is still
-searched up to its damage). `wren search --agent` offers every line here.
+line starts as Wren's do, is a journal (a damaged journal is still searched up to its damage); a file
+that is neither is not searched (`formats.kind_of`: never guessed at). `wren search --agent` offers every line here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..formats import FORMATS, Format, detect
+from ..formats import FORMATS, WREN, Format, detect, kind_of
 from ..formats.listing import roots, session_files
 from ..journal.errors import JournalError
 from ..journal.store import SESSION_ID, journal_paths
@@ -43,11 +43,12 @@ class Places:
             foreign: list[tuple[Format, Path]] = []
             for path in journal_paths(self.named):
                 # A Wren session's name, or a Wren line's start, says it is a journal (no format read for it).
-                fmt = None if SESSION_ID.match(path.stem) or _head(path) == _WREN_HEAD else detect(path)
-                if fmt is None:
-                    wren.append(path)  # claimed by no format: a Wren journal, maybe damaged from its first line
-                else:
-                    foreign.append((fmt, path))
+                kind = WREN if SESSION_ID.match(path.stem) or _head(path) == _WREN_HEAD else kind_of(path)
+                if kind == WREN:
+                    wren.append(path)  # a Wren journal, maybe damaged past its first lines
+                elif isinstance(kind, Format):
+                    foreign.append((kind, path))
+                # else: a file no session Wren knows: never guessed at, not searched
             for folder in _subfolders(self.named):  # other agents keep theirs in nested folders
                 for path in session_files(FORMATS["pi"], folder):  # pi's rule: every .jsonl
                     if (fmt := detect(path)) is not None:

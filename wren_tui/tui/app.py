@@ -10,7 +10,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from ..formats import detect
+from ..formats import Format, detect
 from . import strings
 from .clock import Clock, utc_now
 from .commands import key_commands
@@ -99,13 +99,26 @@ class WrenApp(ViewerApp):
     def session_screen(self, path: Path, at: tuple[int, int] | None = None, match: str = "") -> SessionScreen:
         """The screen the session at `path` is shown in (at the item at `at`, with `match` marked): a Wren
         journal, or another agent's file (by its content)."""
-        fmt = detect(path)
+        fmt = detect(path) or self._folder_format(path)
         source: SessionSource = (
             LocalJournal(path, watch_mode=self.watch_mode)
             if fmt is None
             else ForeignFile(path, fmt, watch_mode=self.watch_mode, journals=self.journals)
         )
         return SessionScreen(source, clock=self.clock, pick=self.pick, only=self.only, at=at, match=match)
+
+    def _folder_format(self, path: Path) -> Format | None:
+        """The format of the agent's folder browsed that holds `path`: a session its agent created but has not
+        written a line to yet (Qwen Code creates the file empty) is that agent's, not a Wren journal."""
+        try:
+            if path.stat().st_size:
+                return None  # lines in it: its content says what it is
+        except OSError:
+            return None
+        for folder in self.agents or ():
+            if folder.format is not None and path.is_relative_to(folder.root):
+                return folder.format
+        return None
 
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))

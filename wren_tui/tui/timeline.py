@@ -67,6 +67,8 @@ WRITE_TOOLS = frozenset(
         *("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"),  # Claude Code
         *("exec_command", "local_shell", "apply_patch", "write_stdin"),  # Codex
         *("bash", "write", "edit"),  # pi
+        *("run_shell_command", "write_file", "replace", "edit"),  # Gemini CLI, Qwen Code
+        *("bash", "create", "edit"),  # Copilot CLI
     }
 )
 _EVENT_CACHE = 4096
@@ -299,6 +301,7 @@ class Timeline:
         """Add a chunk's events (`clips`: those of its big lines, if already made); returns the first new item."""
         first = len(self.kinds)
         self._foreign = self.source is not None and self.source.agent is not None
+        self.spent.ends_timed = self._foreign
         made = clips_of(chunk) if clips is None else clips
         spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
         if chunk.parts is None:

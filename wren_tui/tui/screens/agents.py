@@ -47,7 +47,7 @@ _DEBOUNCE_MS = 50
 # Session ids are uuids: their first characters tell them apart.
 _ID_WIDTH = 18
 # The states' colours: a Wren journal's, and the one state only another agent's session has.
-_STYLE = {**_STATE_STYLE, "stopped mid-call": "bold reverse yellow"}
+_STYLE = {**_STATE_STYLE, "stopped mid-call": "bold reverse yellow", "last: reply": ""}
 # A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
 _EVERY_FILE = FORMATS["pi"]
 _NOT_JSONL = [fmt for fmt in FORMATS.values() if fmt.export is not None]

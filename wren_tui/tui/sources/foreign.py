@@ -36,6 +36,8 @@ from .local import LocalJournal
 _HELD_FOR_S = 0.5
 # The most of a big session's end read before the first frame (its bookkeeping lines included).
 _TAIL_BYTES = 256 << 10
+# ...and the most lines of it (a screenful of items is a few dozen; bookkeeping lines give none).
+_TAIL_LINES = 300
 # Lines whose events are kept as read (about what a screen shows first, and what is appended live).
 _RECENT_LINES = 4096
 _REPLACED = Whereabouts("replaced")
@@ -104,8 +106,18 @@ class ForeignFile:
         return self._file.size()
 
     def tail_span(self, size: int, window: int) -> tuple[int, int]:
-        # Translated in Python before the first frame: a screenful and more, not the whole window.
-        return self._file.tail_span(size, min(window, _TAIL_BYTES))
+        # Translated in Python before the first frame: a screenful and more, not the whole window; in bytes
+        # (a big line of bookkeeping may come last) and in lines (small ones are as many items to lay out).
+        start, stop = self._file.tail_span(size, min(window, _TAIL_BYTES))
+        if stop - start > _TAIL_LINES * 64:
+            data = self._file.read(start, stop - start)
+            at = len(data) - 1  # the last line's newline
+            for _ in range(_TAIL_LINES):
+                at = data.rfind(b"\n", 0, at)
+                if at < 0:
+                    return start, stop
+            start += at + 1
+        return start, stop
 
     def read(self, start: int, length: int) -> bytes:
         return self._file.read(start, length)

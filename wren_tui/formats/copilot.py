@@ -1,0 +1,264 @@
+"""GitHub Copilot CLI's session logs (`~/.copilot/session-state/<session uuid>/events.jsonl`), read as Wren events.
+
+Each line is an event `{type, data, id, timestamp, parentId}`, `parentId` being the line before's
+`id` (one sequence, no branches). The conversation: `user.message`, `assistant.message` (its text
+and `toolRequests`), `tool.execution_start` and `tool.execution_complete` (a call's start and its
+end, on lines of their own), `session.usage_record` (one per request). The client's own lines (the
+system prompt, turn marks, the shutdown's totals) are left out. A run that ended normally ends with
+`session.shutdown`; a call started with no `tool.execution_complete` after it has no result recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..journal.events import Event, ToolCall
+from .base import (
+    Format,
+    Translated,
+    Translator,
+    answer,
+    assistant,
+    elapsed,
+    error,
+    malformed,
+    ms_of,
+    not_json,
+    note,
+    refused,
+    text_of,
+    thinking,
+    union,
+    usage,
+    user,
+)
+
+NAME = "copilot"
+LABEL = "Copilot CLI"
+ENV = "COPILOT_HOME"
+
+MAPPED = (
+    "session.start",
+    "session.resume",
+    "user.message",
+    "assistant.message",
+    "tool.execution_start",
+    "tool.execution_complete",
+    "session.usage_record",
+    "session.error",
+)
+# The system prompt, turn marks, the shutdown's totals: the client's own.
+SKIPPED = (
+    "system.message",
+    "assistant.turn_start",
+    "assistant.turn_end",
+    "session.shutdown",
+)
+_KNOWN = frozenset({*MAPPED, *SKIPPED})
+
+
+class _Request(msgspec.Struct):
+    toolCallId: str = ""
+    name: str = ""
+    arguments: Any = None
+
+
+class _Result(msgspec.Struct):
+    content: Any = None
+
+
+class _Shell(msgspec.Struct):
+    exitCode: int | None = None
+
+
+class _UsageData(msgspec.Struct):
+    model: str | None = None
+    inputTokens: int = 0
+    outputTokens: int = 0
+    cacheReadTokens: int = 0
+    cacheWriteTokens: int = 0
+
+
+class _Data(msgspec.Struct):
+    # session.start, session.resume
+    sessionId: str | None = None
+    selectedModel: str | None = None
+    context: dict[str, Any] | None = None
+    copilotVersion: str | None = None
+    # user.message, assistant.message
+    content: Any = None
+    model: str | None = None
+    toolRequests: list[_Request] | None = None
+    reasoningText: str | None = None
+    # tool.execution_*
+    toolCallId: str = ""
+    toolName: str = ""
+    success: bool | None = None
+    result: _Result | None = None
+    error: Any = None
+    shellExecution: _Shell | None = None
+    # session.usage_record
+    usage: _UsageData | None = None
+    # session.error
+    message: str | None = None
+
+
+class _Line(msgspec.Struct, tag_field="type", kw_only=True):
+    timestamp: str = ""
+    id: str | None = None
+    data: _Data = msgspec.field(default_factory=_Data)
+
+
+def _kind(tag: str) -> type[_Line]:
+    return msgspec.defstruct(f"_{tag.replace('.', '_')}", [], bases=(_Line,), tag=tag)  # type: ignore[return-value]
+
+
+_TYPES = {tag: _kind(tag) for tag in (*MAPPED, *SKIPPED)}
+_decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union(tuple(_TYPES.values())))
+
+
+class CopilotTranslator(Translator):
+    """Remembers when each call was asked and started, for the time its result took."""
+
+    def __init__(self) -> None:
+        self._asked: dict[str, int | None] = {}
+
+    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
+        try:
+            line = _decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            return refused(lineno, data, exc, _KNOWN)
+        except msgspec.DecodeError as exc:
+            raise not_json(exc) from None
+        kind = str(line.__struct_config__.tag)
+        seq, ts, d = lineno, line.timestamp, line.data
+        try:
+            out = self._line(seq, ts, kind, d, learn)
+        except (msgspec.ValidationError, TypeError, ValueError) as exc:
+            out = malformed(seq, ts, kind, exc)
+        return out
+
+    def _line(self, seq: int, ts: str, kind: str, d: _Data, learn: bool) -> Translated:
+        if kind in SKIPPED:
+            return Translated([], kind, "skipped")
+        if kind in ("session.start", "session.resume"):
+            cwd = d.context.get("cwd") if isinstance(d.context, dict) else None
+            what = "session" if kind == "session.start" else "resumed"
+            events: list[Event] = [note(seq, ts, what, id=d.sessionId, cwd=cwd, model=d.selectedModel)]
+            out = Translated(events, kind, model=d.selectedModel)
+            out.cwd = cwd if isinstance(cwd, str) else None
+            return out
+        if kind == "user.message":
+            return Translated([user(seq, ts, text_of(d.content))], kind)
+        if kind == "assistant.message":
+            events = []
+            if d.reasoningText:
+                events.append(thinking(seq, ts, d.reasoningText))
+            calls = []
+            for request in d.toolRequests or ():
+                args = request.arguments
+                text = args if isinstance(args, str) else msgspec.json.encode(args if args is not None else {}).decode()
+                calls.append(ToolCall(request.toolCallId, request.name, text))
+                if learn:
+                    self._asked.setdefault(request.toolCallId, ms_of(ts))
+            content = text_of(d.content)
+            if content or calls:
+                events.append(assistant(seq, ts, content, calls))
+            return Translated(events, kind, model=d.model)
+        if kind == "tool.execution_start":
+            if learn:
+                self._asked[d.toolCallId] = ms_of(ts)  # the call's start, on a line of its own
+            return Translated([], kind, "skipped")
+        if kind == "tool.execution_complete":
+            result = d.result.content if d.result is not None else d.error
+            text = text_of(result) if not isinstance(result, dict) else text_of(result.get("message") or result)
+            code = d.shellExecution.exitCode if d.shellExecution is not None else None
+            ok = None if d.success is None else bool(d.success) and code in (None, 0)
+            took = elapsed(self._asked.get(d.toolCallId), ts)
+            return Translated(answer(seq, ts, d.toolCallId, text, ok=ok, took=took), kind)
+        if kind == "session.usage_record":
+            used = d.usage or _UsageData()
+            tokens_in = used.inputTokens + used.cacheReadTokens + used.cacheWriteTokens
+            return Translated([usage(seq, ts, tokens_in, used.outputTokens, used.model)], kind, model=used.model)
+        if kind == "session.error":
+            return Translated([error(seq, ts, d.message or text_of(d.content) or "error")], kind)
+        return Translated([], kind, "unknown")
+
+
+# --- where the sessions are -------------------------------------------------------------------
+
+
+def root(env: Mapping[str, str], home: Path) -> Path:
+    """$COPILOT_HOME/session-state, else ~/.copilot/session-state (one folder per session)."""
+    base = env.get(ENV)
+    return (Path(base).expanduser() if base else home / ".copilot") / "session-state"
+
+
+def is_session_file(path: Path) -> bool:
+    return path.name == "events.jsonl"
+
+
+def session_id(path: Path) -> str:
+    """The session's folder name (its uuid)."""
+    return path.parent.name if path.name == "events.jsonl" else path.stem
+
+
+def claims(line: dict[str, Any]) -> bool:
+    """An event of Copilot CLI's kinds in its envelope (type, data, id, parentId)."""
+    kind = line.get("type")
+    return (
+        isinstance(kind, str)
+        and "." in kind
+        and kind.split(".", 1)[0] in _PREFIXES
+        and "data" in line
+        and "parentId" in line
+    )
+
+
+_PREFIXES = frozenset({"session", "user", "assistant", "tool", "system"})
+
+
+class _UsageOnly(msgspec.Struct):
+    usage: _UsageData | None = None
+
+
+class _UsageLine(msgspec.Struct):
+    type: str = ""
+    data: _UsageOnly | None = None
+
+
+_usages = msgspec.json.Decoder(_UsageLine)
+
+
+def tokens_of(data: bytes) -> int:
+    """The tokens a usage record counts, read alone."""
+    if b'"session.usage_record"' not in data:
+        return 0
+    try:
+        line = _usages.decode(data)
+    except msgspec.DecodeError:
+        return 0
+    used = line.data.usage if line.data is not None else None
+    if line.type != "session.usage_record" or used is None:
+        return 0
+    return used.inputTokens + used.cacheReadTokens + used.cacheWriteTokens + used.outputTokens
+
+
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=CopilotTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    node_of=None,
+    is_session_file=is_session_file,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    tokens_of=tokens_of,
+)
