@@ -19,11 +19,11 @@ from ..formats.conversation import fork_points, outline
 from ..formats.listing import AgentSession, describe_agent_session, list_agent_sessions, roots, session_files
 from ..formats.reader import Verdict, scan
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalError
+from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event, Message, describe, event_type, to_builtins
 from ..journal.forking import fork_listing
 from ..journal.reader import open_for_reading
-from ..journal.store import journals_dir, project_label, write_problem
+from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_problem
 from ..journal.visible import visible
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
@@ -48,8 +48,16 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def foreign_format(path: Path) -> Format | None:
-    """The format of another agent's session file (by its content), or None for a Wren journal."""
-    return detect(path)
+    """The format of another agent's session file (by its content), or None for a Wren journal.
+
+    A .json file is opened only when its content is an ATIF trajectory (SessionNotFound otherwise).
+    """
+    fmt = detect(path)
+    if fmt is None and path.suffix == DOCUMENT_SUFFIX:
+        raise SessionNotFound(
+            f'{path}: not an ATIF trajectory (no "schema_version": "ATIF-v..." at its start), so not a session'
+        )
+    return fmt
 
 
 def _names(agent: str) -> list[str]:

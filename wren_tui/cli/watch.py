@@ -95,6 +95,7 @@ def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
         raise JournalError(f"{folder} is not a folder; give --dir the journals folder (or set WREN_DIR)")
     if target is not None:
         session = resolve(folder, target)
+        agents.foreign_format(session)  # a .json file that is no ATIF trajectory is refused here
         return session.parent, session
     return folder, latest(folder) if args.pick else None
 

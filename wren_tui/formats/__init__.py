@@ -14,11 +14,13 @@ from pathlib import Path
 
 import msgspec
 
-from . import claude, codex, pi
+from . import atif, claude, codex, pi
 from .base import BadLine, Format, Skipped, Translated, Translator
 
 FORMATS: dict[str, Format] = {f.name: f for f in (claude.FORMAT, codex.FORMAT, pi.FORMAT)}
 AGENTS: tuple[str, ...] = tuple(FORMATS)
+# Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.
+DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT}
 
 # How much of a file's start is read to recognise it; a first line longer than this is read whole.
 _HEAD = 1 << 16
@@ -30,8 +32,11 @@ _any = msgspec.json.Decoder()
 def detect_head(head: bytes) -> Format | None:
     """The format of a file that starts with `head`, from its first few whole lines; None if none claims it.
 
-    A Wren journal's lines (seq, ts, crc) are claimed by none.
+    A Wren journal's lines (seq, ts, crc) are claimed by none. An ATIF trajectory is one document,
+    recognised by its start (an object whose schema_version is an ATIF tag).
     """
+    if atif.claims_head(head):
+        return atif.FORMAT
     for line in head.split(b"\n")[:_HEAD_LINES]:
         if not line.strip():
             continue
@@ -70,4 +75,15 @@ def detect(path: Path) -> Format | None:
     return detect_head(head)
 
 
-__all__ = ["AGENTS", "FORMATS", "BadLine", "Format", "Skipped", "Translated", "Translator", "detect", "detect_head"]
+__all__ = [
+    "AGENTS",
+    "DOCUMENTS",
+    "FORMATS",
+    "BadLine",
+    "Format",
+    "Skipped",
+    "Translated",
+    "Translator",
+    "detect",
+    "detect_head",
+]

@@ -14,11 +14,11 @@ import functools
 import operator
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -269,3 +269,14 @@ class Format:
     totals: Callable[[bytes], int | None] = lambda _line: None
     # The tokens one line records, read without translating it (None: the line is translated to know).
     tokens_of: Callable[[bytes], int] | None = None
+    # For a format that is one document rather than a line per object (ATIF): the units it is read in,
+    # as `reader.units` gives them, (fd, start, stop) -> (start, bytes) with `looked`. None: by newlines.
+    frames: Callable[[int, int, int | None], Frames] | None = None
+
+
+class Frames(Protocol):
+    """Units of a file from one offset on, (start, bytes) each; the byte after each unit is its delimiter."""
+
+    looked: int
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]: ...
