@@ -1,0 +1,142 @@
+"""`wren otel`: sessions sent as OpenTelemetry GenAI traces over OTLP/HTTP, once or followed live.
+
+The spans are made by wren_tui.export.otel from the journal's events; the journal is only read. With
+--follow the journals are read again every fifth of a second and each span is sent when it closes; a
+run whose writer is gone without a run_end is closed then, its open calls sent as errors (outcome
+unknown). Sending a session again never duplicates a span: the ids come from the session and seq.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from ..export.otel import SEMCONV, OtelMissing, OtlpSender, SendFailed, Spans
+from ..journal.errors import JournalError
+from ..journal.locks import lock_holder
+from ..journal.reader import Tail, scan_events
+from ..journal.store import journal_paths, resolve, session_id_of
+from ..journal.verdict import Stop
+from .console import err, out
+from .exits import CommandFailed, Exit, Unreadable
+from .options import folder_of
+
+POLL_S = 0.2
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "otel",
+        parents=[common],
+        help="send sessions as OpenTelemetry traces (OTLP/HTTP) to Phoenix, Langfuse or any collector",
+        description="Send a session (or --all of the folder's) as OTLP traces following the OpenTelemetry "
+        f"GenAI semantic conventions v{SEMCONV}: an invoke_agent span per run, a chat span per model call with "
+        "its token usage, an execute_tool span per tool call with its outcome; gen_ai.conversation.id is the "
+        "session id. Messages, arguments and results are sent only with --content. Sending again never "
+        "duplicates spans. Needs the otel extra (pip install 'wren-tui[otel]'). See docs/tracing.md.",
+    )
+    p.add_argument("session", metavar="ID|PATH", nargs="?", help="a session id or a journal file (or --all)")
+    p.add_argument("--all", action="store_true", help="every session of the journals folder (--dir)")
+    p.add_argument(
+        "--endpoint",
+        required=True,
+        metavar="URL",
+        help="the OTLP/HTTP endpoint: its base (http://127.0.0.1:4318, Phoenix: http://127.0.0.1:6006) or "
+        "its full traces URL (…/v1/traces)",
+    )
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the journals and send each span when it closes, until interrupted (Ctrl+C)",
+    )
+    p.add_argument(
+        "--content",
+        action="store_true",
+        help="also send the messages, tool arguments and tool results (off by default: they may hold secrets)",
+    )
+    p.set_defaults(handler=cmd_otel)
+
+
+class _Followed:
+    """One journal being sent: its tail and its spans."""
+
+    def __init__(self, path: Path, sender: OtlpSender, content: bool) -> None:
+        self.path = path
+        self.tail = Tail(path)
+        self.spans = Spans(session_id_of(path), sender.add, content=content)
+        self.stop: Stop | None = None
+
+    def read(self) -> bool:
+        """Read what was appended; whether anything was."""
+        batch = self.tail.read()
+        if batch.restarted:
+            self.spans = Spans(self.spans.session, self.spans.emit, content=self.spans.content)
+        if batch.events:
+            self.spans.take(batch.events)
+        self.stop = batch.stop
+        return bool(batch.events)
+
+
+def cmd_otel(args: argparse.Namespace) -> Exit:
+    folder = folder_of(args)
+    if args.all == (args.session is not None):
+        raise CommandFailed("name one session, or --all for every session of the journals folder")
+    paths = journal_paths(folder) if args.all else [resolve(folder, args.session)]
+    try:
+        sender = OtlpSender(args.endpoint)
+    except OtelMissing as exc:
+        raise CommandFailed(str(exc)) from None
+    try:
+        if args.follow:
+            return _follow(folder, paths, sender, args.all, args.content)
+        return _once(paths, sender, args.content)
+    except SendFailed as exc:
+        raise CommandFailed(str(exc)) from None
+    finally:
+        sender.close()
+
+
+def _once(paths: list[Path], sender: OtlpSender, content: bool) -> Exit:
+    stopped: tuple[Path, Stop] | None = None
+    for path in paths:
+        spans = Spans(session_id_of(path), sender.add, content=content)
+        verdict = scan_events(path, lambda events, _lines, spans=spans: spans.take(events))  # type: ignore[misc]
+        spans.finish(writer_alive=lock_holder(path) is not None)
+        sent = sender.flush()
+        out(
+            f"sent {sent} spans of {spans.session} to {sender.url}"
+            + (" (still running: open spans not sent)" if spans.open else "")
+        )
+        if verdict.stop is not None and not verdict.stop.torn:
+            stopped = (path, verdict.stop)
+    if stopped is not None:
+        raise Unreadable(stopped[0], stopped[1], done="The spans of what comes before it were sent.")
+    return Exit.OK
+
+
+def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, content: bool) -> Exit:
+    followed = {path: _Followed(path, sender, content) for path in paths}
+    out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
+    try:
+        while True:
+            if every:
+                for path in journal_paths(folder):
+                    if path not in followed:
+                        followed[path] = _Followed(path, sender, content)
+            for one in followed.values():
+                try:
+                    one.read()
+                except JournalError as exc:
+                    err(str(exc))
+                    continue
+                if one.spans.open and lock_holder(one.path) is None:
+                    # Read once more, so nothing written just before the writer went is missed.
+                    one.read()
+                    one.spans.finish(writer_alive=False)
+            sender.flush()
+            time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        sender.flush()
+    return Exit.OK
