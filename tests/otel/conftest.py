@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,11 +59,12 @@ class Phoenix:
             time.sleep(0.1)
 
 
-@pytest.fixture(scope="session")
-def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
-    pytest.importorskip("phoenix.server.main", reason="Arize Phoenix is not installed (pip install -e '.[phoenix]')")
-    pytest.importorskip("phoenix.client", reason="the Phoenix client is not installed (pip install -e '.[phoenix]')")
-    work = tmp_path_factory.mktemp("phoenix")
+@contextmanager
+def running_phoenix(work: Path) -> Iterator[Phoenix]:
+    """Phoenix on free loopback ports with `work` as its working folder, stopped when the block ends.
+
+    PhoenixFailed (with the end of its log) when it exits or does not answer within STARTUP_S.
+    """
     port = free_port()
     env = {
         **os.environ,
@@ -87,14 +89,14 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
     try:
         while True:
             if process.poll() is not None:
-                pytest.fail(f"Phoenix exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+                raise PhoenixFailed(f"Phoenix exited with {process.returncode}:\n{log.read_text()[-3000:]}")
             try:
                 if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"Phoenix did not answer within {STARTUP_S:.0f} s:\n{log.read_text()[-3000:]}")
+                raise PhoenixFailed(f"Phoenix did not answer within {STARTUP_S:.0f} s:\n{log.read_text()[-3000:]}")
             time.sleep(0.25)
         yield Phoenix(url, process, log)
     finally:
@@ -104,3 +106,18 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(30)
+
+
+class PhoenixFailed(Exception):
+    """Phoenix did not start."""
+
+
+@pytest.fixture(scope="session")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
+    pytest.importorskip("phoenix.server.main", reason="Arize Phoenix is not installed (pip install -e '.[phoenix]')")
+    pytest.importorskip("phoenix.client", reason="the Phoenix client is not installed (pip install -e '.[phoenix]')")
+    try:
+        with running_phoenix(tmp_path_factory.mktemp("phoenix")) as server:
+            yield server
+    except PhoenixFailed as exc:
+        pytest.fail(str(exc))

@@ -101,6 +101,8 @@ class AtifWriter:
         self._held: list[tuple[dict[str, Any], int | None]] = []
         self._deltas: list[Delta] = []
         self._pending_usage: list[Usage] = []
+        self._written: list[bytes] = []
+        self._started = False
 
     # --- events in ---------------------------------------------------------------------------
 
@@ -121,6 +123,7 @@ class AtifWriter:
                 self._tool(event)  # type: ignore[arg-type]
             else:
                 self._system(event)
+        self._write()
 
     def _streamed(self, event: Event) -> None:
         """Deltas end with the reply they streamed; anything else first means the reply was cut off."""
@@ -247,7 +250,16 @@ class AtifWriter:
         if step.get("timestamp") is None:
             step.pop("timestamp", None)
         body = {"step_id": self.steps, **step}
-        self.out.write_raw((b"," if self.steps > 1 else b"") + _json.encode(body))
+        self._written.append(_json.encode(body))
+        if len(self._written) >= 4096:
+            self._write()
+
+    def _write(self) -> None:
+        """The steps encoded so far, to the body in one write: one per chunk of the journal, not per step."""
+        if self._written:
+            self.out.write_raw((b"," if self._started else b"") + b",".join(self._written))
+            self._started = True
+            self._written.clear()
 
     def _close(self) -> None:
         """Write the open agent step, with a result or the reason for none for each of its calls."""
@@ -327,6 +339,7 @@ class AtifWriter:
             self._partial(deltas)
         self._close()
         self._pending_usage.clear()  # usage no reply followed: counted in the totals only
+        self._write()
         wren: dict[str, Any] = {"session": session_id, "exported_by": f"wren {__version__}", "events": self.events}
         if source:
             wren.update(source)
