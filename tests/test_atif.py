@@ -320,3 +320,21 @@ async def test_the_viewer_opens_a_trajectory_as_another_agents_session_and_never
         assert positions == sorted(positions)
         await wait_for(pilot, lambda: "120 tokens" in str(app.screen.query_one(StatusLine).render()), "the tokens")
     assert path.read_bytes() == before
+
+
+def test_another_agents_thinking_is_the_reasoning_of_the_reply_it_led_to(tmp_path: Path) -> None:
+    from wren_tui.export.atif import AtifWriter
+    from wren_tui.export.atomic import AtomicOutput
+    from wren_tui.formats.base import thinking
+
+    out = AtomicOutput(tmp_path / "t.json")
+    writer = AtifWriter(out)
+    reply = assistant("The answer is 4.")
+    writer.take([Message(seq=1, ts="", message=user("2+2?").message), thinking(2, "", "two and two make four")])
+    writer.take([Message(seq=3, ts="", message=reply.message), thinking(4, "", "nothing followed this")])
+    writer.finish(session_id="x", agent="Claude Code", agent_version="unknown")
+    traj = Trajectory.model_validate_json((tmp_path / "t.json").read_bytes())
+    agent_step = next(s for s in traj.steps if s.source == "agent")
+    assert agent_step.reasoning_content == "two and two make four"
+    assert agent_step.extra is not None and agent_step.extra["wren_thinking_seqs"] == [2]
+    assert traj.steps[-1].source == "system" and "nothing followed this" in str(traj.steps[-1].message)

@@ -4,10 +4,12 @@ Phoenix's client; the span tree, names, token counts and error statuses are what
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -57,7 +59,7 @@ def send(journal: Path, phoenix: Phoenix, *extra: str) -> str:
 def check_tree(spans: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The one root (invoke_agent) and its children; every span in the root's trace, under it."""
     roots = [s for s in spans if s["parent_id"] is None]
-    assert len(roots) == 1 and roots[0]["name"] == "invoke_agent wren"
+    assert len(roots) == 1 and roots[0]["name"].startswith("invoke_agent ")
     root = roots[0]
     children = [s for s in spans if s is not root]
     assert {s["context"]["trace_id"] for s in spans} == {root["context"]["trace_id"]}
@@ -80,7 +82,7 @@ def test_the_demo_session_arrives_as_one_trace_with_its_replies_calls_tokens_and
     spans = phoenix.wait_for_spans(sid, expected)
     assert len(spans) == expected
     root, children = check_tree(spans)
-    assert root["status_code"] != "ERROR"
+    assert root["name"] == "invoke_agent wren" and root["status_code"] != "ERROR"
     assert root["attributes"]["wren.run.end_reason"] == "done"
     assert root["attributes"]["gen_ai.usage.input_tokens"] == sum(u.inputTokens for u in usages)
     assert root["attributes"]["gen_ai.usage.output_tokens"] == sum(u.outputTokens for u in usages)
@@ -187,3 +189,28 @@ def test_follow_sends_each_span_as_it_closes_and_a_run_that_dies_as_errors(phoen
         _out, err = follower.communicate(timeout=30)
     assert follower.returncode == 0, err.decode()
     assert len(phoenix.spans(sid)) == 5
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_another_agents_session_is_sent_the_same_way(phoenix: Phoenix, agent: str, tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+    from wren_tui.formats import detect
+
+    path = tmp_path / f"{agent}-tool-error.jsonl"
+    shutil.copyfile(FIXTURES / "agents" / agent / "tool-error.jsonl", path)
+    an_hour_ago = time.time() - 3600
+    os.utime(path, (an_hour_ago, an_hour_ago))  # written a while ago: no one is writing it now
+    fmt = detect(path)
+    assert fmt is not None
+    done = run_wren(["otel", str(path), "--endpoint", phoenix.url], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    log = json.loads(run_wren(["log", str(path), "--json"], cwd=tmp_path).stdout)["events"]
+    usages = [e for e in log if e["type"] == "usage"]
+    replies = [e for e in log if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    calls = [c for r in replies for c in r["message"].get("toolCalls") or ()]
+    spans = phoenix.wait_for_spans(fmt.session_id(path), 1 + len(replies) + len(calls))
+    root, children = check_tree(spans)
+    assert root["name"] == f"invoke_agent {fmt.name}" and root["status_code"] != "ERROR"
+    assert root["attributes"]["gen_ai.usage.input_tokens"] == sum(u["inputTokens"] for u in usages)
+    tool = next(s for s in children if s["name"].startswith("execute_tool "))
+    assert tool["status_code"] == "ERROR" and tool["attributes"]["wren.tool.outcome"] == "failed"

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ..export.otel import SEMCONV, OtelMissing, OtlpSender, SendFailed, Spans
+from ..formats import Format
 from ..journal.errors import JournalError
 from ..journal.locks import lock_holder
 from ..journal.reader import Tail, scan_events
 from ..journal.store import journal_paths, resolve, session_id_of
 from ..journal.verdict import Stop
+from . import agents
 from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of
@@ -101,22 +103,57 @@ def cmd_otel(args: argparse.Namespace) -> Exit:
 def _once(paths: list[Path], sender: OtlpSender, content: bool) -> Exit:
     stopped: tuple[Path, Stop] | None = None
     for path in paths:
-        spans = Spans(session_id_of(path), sender.add, content=content)
-        verdict = scan_events(path, lambda events, _lines, spans=spans: spans.take(events))  # type: ignore[misc]
-        spans.finish(writer_alive=lock_holder(path) is not None)
+        foreign = agents.foreign_format(path)
+        if foreign is not None:
+            spans, stop = _foreign(path, foreign, sender, content)
+        else:
+            spans = Spans(session_id_of(path), sender.add, content=content)
+            verdict = scan_events(path, lambda events, _lines, spans=spans: spans.take(events))  # type: ignore[misc]
+            spans.finish(writer_alive=lock_holder(path) is not None)
+            stop = verdict.stop
         sent = sender.flush()
         out(
             f"sent {sent} spans of {spans.session} to {sender.url}"
             + (" (still running: open spans not sent)" if spans.open else "")
         )
-        if verdict.stop is not None and not verdict.stop.torn:
-            stopped = (path, verdict.stop)
+        if stop is not None and not stop.torn:
+            stopped = (path, stop)
     if stopped is not None:
         raise Unreadable(stopped[0], stopped[1], done="The spans of what comes before it were sent.")
     return Exit.OK
 
 
+def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tuple[Spans, Stop | None]:
+    """Another agent's session (the branch the viewer shows), sent the same way; where reading stopped."""
+    import os
+
+    from ..formats.base import Translated
+    from ..formats.live import changed_recently, held_for_writing
+    from ..formats.reader import Branch, scan
+    from ..journal.reader import open_for_reading
+
+    spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
+    fd = open_for_reading(path)
+    try:
+        st = os.fstat(fd)
+        branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
+
+        def take(lineno: int, line: Translated, _data: bytes) -> None:
+            if branch is None or branch.follow(lineno, line.node):
+                spans.take([e for i, e in enumerate(line.events) if i not in line.hidden])
+
+        verdict = scan(fd, fmt, take, st.st_size)
+        alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+    finally:
+        os.close(fd)
+    spans.finish(writer_alive=alive)
+    return spans, verdict.stop
+
+
 def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, content: bool) -> Exit:
+    for path in paths:
+        if (fmt := agents.foreign_format(path)) is not None:
+            raise CommandFailed(f"{path}: --follow follows Wren journals; send this {fmt.label} session without it")
     followed = {path: _Followed(path, sender, content) for path in paths}
     out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
     try:

@@ -36,6 +36,7 @@ from ..journal.events import (
     RunStart,
     ToolEnd,
     ToolStart,
+    UnknownEvent,
     Usage,
     describe,
     event_type,
@@ -49,6 +50,8 @@ from .atomic import AtomicOutput
 from .reading import CallRow, stop_sentence
 
 SCHEMA_VERSION = "ATIF-v1.8"
+# The note another agent's reading gives for a thinking block (formats.base.THINKING).
+THINKING = "thinking"
 
 _json = msgspec.json.Encoder()
 _args = msgspec.json.Decoder()
@@ -65,7 +68,7 @@ _NO_RESULT = {
 class _Step:
     """The agent step being built: the reply, then its calls' fates, results and usage as they come."""
 
-    __slots__ = ("calls", "completion", "event", "llm_calls", "model", "prompt", "results", "usage_seqs")
+    __slots__ = ("calls", "completion", "event", "llm_calls", "model", "prompt", "results", "thinking", "usage_seqs")
 
     def __init__(self, event: Message, model: str | None) -> None:
         self.event = event
@@ -74,6 +77,7 @@ class _Step:
         self.results: dict[str, tuple[str, int]] = {}  # call id -> (content, the tool message's seq)
         self.prompt = self.completion = self.llm_calls = 0
         self.usage_seqs: list[int] = []
+        self.thinking: list[UnknownEvent] = []  # another agent's thinking notes, before this reply
 
 
 class AtifWriter:
@@ -101,6 +105,7 @@ class AtifWriter:
         self._held: list[tuple[dict[str, Any], int | None]] = []
         self._deltas: list[Delta] = []
         self._pending_usage: list[Usage] = []
+        self._thinking: list[UnknownEvent] = []
         self._written: list[bytes] = []
         self._started = False
 
@@ -154,9 +159,11 @@ class AtifWriter:
             return
         self._close()
         if msg.role == "user":
+            self._flush_thinking()
             self._emit({"source": "user", "timestamp": event.ts or None, "message": msg.content}, event.seq)
             return
         step = self._open = _Step(event, self.model)
+        step.thinking, self._thinking = self._thinking, []
         for call in msg.toolCalls or ():
             step.calls[call.id] = CallRow(0, call.id, call.name, call.args, event.seq)
         if self._pending_usage:
@@ -215,6 +222,19 @@ class AtifWriter:
             step.model = usage.model
 
     def _system(self, event: Event) -> None:
+        if isinstance(event, UnknownEvent) and event.type == THINKING and isinstance(event.fields.get("text"), str):
+            self._thinking.append(event)  # another agent's thinking, before the reply it leads to
+            return
+        self._flush_thinking()
+        self._note(event)
+
+    def _flush_thinking(self) -> None:
+        """Thinking that no reply followed: kept as the notes they were."""
+        thinking, self._thinking = self._thinking, []
+        for event in thinking:
+            self._note(event)
+
+    def _note(self, event: Event) -> None:
         if isinstance(event, RunStart):
             self.model = event.model or self.model
             self.first_model = self.first_model or event.model or None
@@ -270,10 +290,13 @@ class AtifWriter:
         out: dict[str, Any] = {"source": "agent", "timestamp": step.event.ts or None, "message": msg.content}
         if step.model:
             out["model_name"] = step.model
-        thought = "\n".join(r.text for r in msg.reasoning or () if r.text)
+        thoughts = [str(note.fields["text"]) for note in step.thinking]
+        thought = "\n".join([*thoughts, *(r.text for r in msg.reasoning or () if r.text)])
         if thought:
             out["reasoning_content"] = thought
         extra: dict[str, Any] = {"wren_seq": step.event.seq}
+        if step.thinking:
+            extra["wren_thinking_seqs"] = [note.seq for note in step.thinking]
         sealed = sum(1 for r in msg.reasoning or () if r.data)
         if sealed:
             extra["wren_encrypted_reasoning"] = sealed
@@ -338,6 +361,7 @@ class AtifWriter:
             deltas, self._deltas = self._deltas, []
             self._partial(deltas)
         self._close()
+        self._flush_thinking()
         self._pending_usage.clear()  # usage no reply followed: counted in the totals only
         self._write()
         wren: dict[str, Any] = {"session": session_id, "exported_by": f"wren {__version__}", "events": self.events}

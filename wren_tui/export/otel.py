@@ -73,6 +73,8 @@ class _Run:
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    # Opened by the first event of a session read without run_start (another agent's): no run_end will come.
+    implicit: bool = False
 
 
 @dataclass
@@ -103,8 +105,12 @@ class Spans:
     open died, and its open calls' outcomes are unknown; with one, what is open stays open.
     """
 
-    def __init__(self, session: str, emit: Callable[[SpanRecord], object], *, content: bool = False) -> None:
+    def __init__(
+        self, session: str, emit: Callable[[SpanRecord], object], *, content: bool = False, agent: str | None = None
+    ) -> None:
         self.session = session
+        # Another agent's session (claude, codex, pi, atif): its runs have no run_start or run_end.
+        self.agent = agent
         self.trace_id = trace_id_of(session)
         self.emit = emit
         self.content = content
@@ -169,7 +175,8 @@ class Spans:
     def _ensure_run(self, event: Event, now: int) -> _Run:
         """The run an event belongs to; a session read without its run_start (another agent's) gets one."""
         if self._run is None:
-            self._run = _Run(span_id_of(self.session, f"run {event.seq}"), event.seq, now, self._model, False, now)
+            span_id = span_id_of(self.session, f"run {event.seq}")
+            self._run = _Run(span_id, event.seq, now, self._model, False, now, implicit=True)
             self._boundary_ns = now
         return self._run
 
@@ -236,7 +243,7 @@ class Spans:
         return {
             "gen_ai.operation.name": operation,
             "gen_ai.conversation.id": self.session,
-            "gen_ai.agent.name": AGENT,
+            "gen_ai.agent.name": self.agent or AGENT,
         }
 
     def _send_chat(self, usage: Usage | None = None) -> None:
@@ -350,6 +357,7 @@ class Spans:
                 "wren.seq": run.seq,
                 "wren.run.resumed": run.resumed,
                 "wren.run.end_reason": reason or "died",
+                **({"wren.agent": self.agent} if self.agent else {}),
                 "openinference.span.kind": "AGENT",
                 "llm.token_count.prompt": run.input_tokens,
                 "llm.token_count.completion": run.output_tokens,
@@ -362,7 +370,7 @@ class Spans:
         elif reason == "error":
             error = str(run.errors[-1][2]["message"]) if run.errors else "the run ended in an error"
             attrs["error.type"] = "run_error"
-        record = SpanRecord(f"invoke_agent {AGENT}", self.trace_id, run.span_id, None, run.start_ns,
+        record = SpanRecord(f"invoke_agent {self.agent or AGENT}", self.trace_id, run.span_id, None, run.start_ns,
                             max(run.last_ns, run.start_ns), attrs, error, run.errors)  # fmt: skip
         self._send(record)
         self._run = None
@@ -378,7 +386,7 @@ class Spans:
         if self._chat is not None:
             self._send_chat()
         if self._run is not None:
-            self._end_run(self._last_ns, None)
+            self._end_run(self._last_ns, "ended" if self._run.implicit else None)
 
     @property
     def open(self) -> bool:
