@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import REPO, run_wren
 from tests.otel.conftest import Phoenix
 from wren_tui.agent.workspace import prepare_workspace
-from wren_tui.journal.events import ChatMessage, Message, RunStart, ToolCall, ToolEnd, ToolStart, Usage
+from wren_tui.journal.events import ChatMessage, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart, Usage
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import JournalWriter
 
@@ -214,3 +214,51 @@ def test_another_agents_session_is_sent_the_same_way(phoenix: Phoenix, agent: st
     assert root["attributes"]["gen_ai.usage.input_tokens"] == sum(u["inputTokens"] for u in usages)
     tool = next(s for s in children if s["name"].startswith("execute_tool "))
     assert tool["status_code"] == "ERROR" and tool["attributes"]["wren.tool.outcome"] == "failed"
+
+
+def test_an_endpoint_that_does_not_answer_is_said_in_one_sentence(demo: Path, tmp_path: Path) -> None:
+    from tests.otel.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    done = run_wren(["otel", str(demo), "--endpoint", url], cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"wren: {url}/v1/traces did not take the spans (is an OTLP/HTTP endpoint listening there?)"
+    ]
+
+
+def test_follow_all_picks_up_sessions_that_start_after_it(phoenix: Phoenix, tmp_path: Path) -> None:
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    follower = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wren_tui",
+            "otel",
+            "--all",
+            "--dir",
+            str(folder),
+            "--follow",
+            "--endpoint",
+            phoenix.url,
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        sid = "s-20261201-100004-late"
+        with JournalWriter.create(folder / f"{sid}.jsonl", fsync="none") as writer:
+            writer.append(RunStart(pid=1, cwd=str(tmp_path), model="scripted", version="0.1.0"))
+            writer.append(Message(message=ChatMessage(role="user", content="hello")))
+            writer.append(Message(message=ChatMessage(role="assistant", content="Hello.")))
+            writer.append(Usage(inputTokens=5, outputTokens=2, model="scripted"))
+            writer.append(RunEnd(reason="done"))
+        spans = phoenix.wait_for_spans(sid, 2)
+        root, children = check_tree(spans)
+        assert root["status_code"] != "ERROR" and [s["name"] for s in children] == ["chat scripted"]
+    finally:
+        follower.send_signal(signal.SIGINT)
+        _out, err = follower.communicate(timeout=30)
+    assert follower.returncode == 0, err.decode()
