@@ -262,3 +262,68 @@ def test_follow_all_picks_up_sessions_that_start_after_it(phoenix: Phoenix, tmp_
         follower.send_signal(signal.SIGINT)
         _out, err = follower.communicate(timeout=30)
     assert follower.returncode == 0, err.decode()
+
+
+def test_follow_keeps_the_spans_a_backend_refused_and_sends_them_when_it_takes_them(tmp_path: Path) -> None:
+    """A collector that fails at first (HTTP 500), then takes spans: nothing closed meanwhile is lost."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    state = {"refusing": True, "refused": 0}
+    received: list[str] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            if state["refusing"]:
+                state["refused"] += 1
+                self.send_response(500)
+                self.end_headers()
+                return
+            request = ExportTraceServiceRequest.FromString(body)
+            received.extend(s.name for r in request.resource_spans for ss in r.scope_spans for s in ss.spans)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sid = "s-20261201-100005-down"
+    journal = tmp_path / f"{sid}.jsonl"
+    follower = None
+    try:
+        with JournalWriter.create(journal, fsync="none") as writer:
+            follower = subprocess.Popen(
+                [sys.executable, "-m", "wren_tui", "otel", str(journal), "--follow", "--endpoint",
+                 f"http://127.0.0.1:{server.server_address[1]}"],
+                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+            writer.append(RunStart(pid=1, cwd=str(tmp_path), model="scripted", version="0.1.0"))
+            writer.append(Message(message=ChatMessage(role="user", content="hello")))
+            writer.append(Message(message=ChatMessage(role="assistant", content="Hello.")))
+            writer.append(Usage(inputTokens=5, outputTokens=2, model="scripted"))
+            deadline = time.monotonic() + 60
+            while state["refused"] < 2:  # refused more than once: it was sent again
+                assert time.monotonic() < deadline and follower.poll() is None, "the follower stopped trying"
+                time.sleep(0.05)
+            state["refusing"] = False
+            while "chat scripted" not in received:
+                assert time.monotonic() < deadline, f"only {received} arrived"
+                time.sleep(0.05)
+            writer.append(RunEnd(reason="done"))
+        while "invoke_agent wren" not in received:
+            assert time.monotonic() < deadline, f"only {received} arrived"
+            time.sleep(0.05)
+    finally:
+        if follower is not None:
+            follower.send_signal(signal.SIGINT)
+            _out, err = follower.communicate(timeout=30)
+        server.shutdown()
+    assert follower.returncode == 0
+    assert sorted(received) == ["chat scripted", "invoke_agent wren"]
+    assert "the spans are kept and sent again" in err.decode()

@@ -156,6 +156,7 @@ def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, co
             raise CommandFailed(f"{path}: --follow follows Wren journals; send this {fmt.label} session without it")
     followed = {path: _Followed(path, sender, content) for path in paths}
     out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
+    failing = False
     try:
         while True:
             if every:
@@ -172,7 +173,13 @@ def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, co
                     # Read once more, so nothing written just before the writer went is missed.
                     one.read()
                     one.spans.finish(writer_alive=False)
-            sender.flush()
+            try:
+                sender.flush()
+                failing = False
+            except SendFailed as exc:
+                if not failing:
+                    err(f"{exc}; the spans are kept and sent again until it does")
+                failing = True
             time.sleep(POLL_S)
     except KeyboardInterrupt:
         sender.flush()

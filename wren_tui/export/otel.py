@@ -496,13 +496,15 @@ class OtlpSender:
         span.end(end_time=record.end_ns)
 
     def flush(self) -> int:
-        """Export every span added since the last flush; how many. SendFailed when the backend did not take them."""
+        """Export every span added and not yet taken; how many. SendFailed when the backend did not take them
+        (those spans are kept, and the next flush sends them again)."""
         from opentelemetry.sdk.trace.export import SpanExportResult
 
         spans, self._kept.ended = self._kept.ended, []
         for at in range(0, len(spans), 512):
             batch = spans[at : at + 512]
             if self._exporter.export(batch) is not SpanExportResult.SUCCESS:
+                self._kept.ended = spans[at:] + self._kept.ended  # kept for the next flush: nothing is lost
                 raise SendFailed(f"{self.url} did not take the spans (is an OTLP/HTTP endpoint listening there?)")
             self.exported += len(batch)
         return len(spans)
