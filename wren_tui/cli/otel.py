@@ -20,7 +20,7 @@ from ..journal.locks import lock_holder
 from ..journal.reader import Tail, scan_events
 from ..journal.store import journal_paths, resolve, session_id_of
 from ..journal.verdict import Stop
-from . import agents
+from . import agents, fleet
 from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of
@@ -39,7 +39,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "session id. Messages, arguments and results are sent only with --content. Sending again never "
         "duplicates spans. Needs the otel extra (pip install 'wren-tui[otel]'). See docs/tracing.md.",
     )
-    p.add_argument("session", metavar="ID|PATH", nargs="?", help="a session id or a journal file (or --all)")
+    p.add_argument(
+        "session",
+        metavar="ID|PATH|nats://SERVER/HOST/ID",
+        nargs="?",
+        help="a session id, a journal file, another agent's session file, or a session a fleet's mirror ships "
+        "(or --all)",
+    )
     p.add_argument("--all", action="store_true", help="every session of the journals folder (--dir)")
     p.add_argument(
         "--endpoint",
@@ -85,12 +91,15 @@ def cmd_otel(args: argparse.Namespace) -> Exit:
     folder = folder_of(args)
     if args.all == (args.session is not None):
         raise CommandFailed("name one session, or --all for every session of the journals folder")
-    paths = journal_paths(folder) if args.all else [resolve(folder, args.session)]
+    remote = args.session is not None and fleet.is_remote(args.session)
+    paths = [] if remote else journal_paths(folder) if args.all else [resolve(folder, args.session)]
     try:
         sender = OtlpSender(args.endpoint)
     except OtelMissing as exc:
         raise CommandFailed(str(exc)) from None
     try:
+        if remote:
+            return _remote(args.session, sender, args.content, args.follow)
         if args.follow:
             return _follow(folder, paths, sender, args.all, args.content)
         return _once(paths, sender, args.content)
@@ -121,6 +130,86 @@ def _once(paths: list[Path], sender: OtlpSender, content: bool) -> Exit:
     if stopped is not None:
         raise Unreadable(stopped[0], stopped[1], done="The spans of what comes before it were sent.")
     return Exit.OK
+
+
+def _remote(target: str, sender: OtlpSender, content: bool, follow: bool) -> Exit:
+    """A session a fleet's mirror ships (nats://SERVER/HOST/SESSION), sent once or followed as it is mirrored."""
+    import asyncio
+
+    from ..fleet import FleetError
+    from ..fleet.names import parse_ref
+
+    ref = parse_ref(target)
+    if ref.host is None or ref.session is None:
+        raise FleetError(f"{target!r}: wren otel sends one session: nats://SERVER[:PORT]/HOST/SESSION")
+    module = fleet.fleet_module("remote")
+    try:
+        asyncio.run(_remote_spans(module, ref, sender, content, follow))
+    except KeyboardInterrupt:
+        sender.flush()
+    return Exit.OK
+
+
+async def _remote_spans(module: Any, ref: Any, sender: OtlpSender, content: bool, follow: bool) -> None:
+    """Read the session from the fleet's stream; with `follow`, go on as lines are mirrored, until interrupted.
+
+    The run is closed as dead once the session's row says no one writes it any more (its state is
+    not live) and every line that row counts has been read.
+    """
+    import asyncio
+
+    host, session = ref.host, ref.session
+    spans = Spans(session, sender.add, content=content)
+    async with await module.Fleet.connect(ref.server, reconnect=follow) as remote:
+        found = await remote.session(host, session)
+        if not follow:
+            async for chunk in remote.read(host, session):
+                spans.take(chunk.events)
+            spans.finish(writer_alive=found is not None and found.state == "live")
+            sent = await asyncio.to_thread(sender.flush)
+            out(f"sent {sent} spans of {session} to {sender.url}")
+            return
+        out(f"following {ref}, sending to {sender.url} (Ctrl+C stops)")
+        row = [found.row if found is not None else None]
+        chunks: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def rows() -> None:
+            async for seen in remote.watch_session(host, session):
+                if seen.row is not None:
+                    row[0] = seen.row
+
+        async def lines() -> None:
+            async for chunk in remote.read(host, session, follow=True):
+                await chunks.put(chunk)
+
+        tasks = [asyncio.create_task(rows()), asyncio.create_task(lines())]
+        last, failing = 0, False
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(chunks.get(), POLL_S)
+                except TimeoutError:
+                    chunk = None
+                if chunk is not None and chunk.events:
+                    spans.take(chunk.events)
+                    last = chunk.events[-1].seq
+                for task in tasks:
+                    if task.done() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
+                now = row[0]
+                if spans.open and now is not None and now.state != "live" and now.lastSeq == last:
+                    spans.finish(writer_alive=False)
+                try:
+                    await asyncio.to_thread(sender.flush)
+                    failing = False
+                except SendFailed as exc:
+                    if not failing:
+                        err(f"{exc}; the spans are kept and sent again until it does")
+                    failing = True
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tuple[Spans, Stop | None]:
