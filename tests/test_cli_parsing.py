@@ -38,6 +38,10 @@ INTERMIXED = [
     ),
     (["export", "--format", "html", "-o", "x.html", SID], ["export", SID, "-o", "x.html", "--format", "html"]),
     (["diff", "--json", "--dir", "j", SID, SID], ["diff", SID, "--dir", "j", SID, "--json"]),
+    (
+        ["otel", "--follow", "--endpoint", "http://127.0.0.1:4318", SID],
+        ["otel", SID, "--endpoint", "http://127.0.0.1:4318", "--follow"],
+    ),
 ]
 
 

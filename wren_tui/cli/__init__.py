@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "chat",
     "watch",
     "export",
+    "otel",
     "diff",
     "demo",
     "mirror",

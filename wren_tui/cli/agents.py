@@ -32,7 +32,7 @@ from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event, Message, describe, event_type, to_builtins
 from ..journal.forking import fork_listing
-from ..journal.store import journals_dir, project_label, write_problem
+from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
@@ -79,7 +79,14 @@ def resolve(folder: Path, ref: str) -> Path:
 
 def foreign_format(path: Path) -> Format | None:
     """The format of another agent's session file (by its content), or None for a Wren journal; NotASession
-    (exit 4, naming what Wren opens) for a file that is neither."""
+    (exit 4, naming what Wren opens) for a file that is neither.
+
+    A .json file is opened only when its content is an ATIF trajectory (SessionNotFound otherwise).
+    """
+    if path.suffix == DOCUMENT_SUFFIX and not isinstance(kind_of(path), Format):
+        raise SessionNotFound(
+            f'{path}: not an ATIF trajectory (no "schema_version": "ATIF-v..." at its start), so not a session'
+        )
     return identify(path)
 
 

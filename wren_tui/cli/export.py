@@ -6,9 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..export import FORMATS, export_session
+from ..export import FORMATS, Exported, ExportRefused, export_session
+from ..formats import Format
 from ..journal.store import resolve
 from ..journal.visible import visible_text
+from . import agents
 from .console import out
 from .exits import Exit, Unreadable
 from .options import folder_of
@@ -18,15 +20,17 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "export",
         parents=[common],
-        help="write a session as Markdown, a self-contained HTML page, or JSON",
+        help="write a session as Markdown, a self-contained HTML page, JSON, or an ATIF trajectory",
         description="Write a session out for someone without a terminal: Markdown for a pull request's "
         "description, one HTML page (no script, no external asset: the conversation, the tool timings and "
-        "a waterfall of the calls), or JSON (every event as read, the reader's verdict first). The file is "
-        "written whole or not at all. An export of a damaged journal says where reading stopped, first; "
+        "a waterfall of the calls), JSON (every event as read, the reader's verdict first), or an ATIF "
+        "trajectory (ATIF-v1.8, for Harbor, Phoenix and other trajectory tools; another agent's session file "
+        "exports this way too; see docs/tracing.md). The file is written whole or not at all. "
+        "An export of a damaged journal says where reading stopped, first; "
         "then wren exits 4.",
     )
     p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
-    p.add_argument("--format", choices=FORMATS, default="md", help="md, html or json (default: md)")
+    p.add_argument("--format", choices=FORMATS, default="md", help="md, html, json or atif (default: md)")
     p.add_argument(
         "-o",
         "--output",
@@ -39,9 +43,57 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_export(args: argparse.Namespace) -> Exit:
     path = resolve(folder_of(args), args.session)
-    done = export_session(path, args.format, args.output)  # ExportRefused: one sentence, exit 1 (exits.py)
+    foreign = agents.foreign_format(path)
+    if foreign is None:
+        done = export_session(path, args.format, args.output)  # ExportRefused: one sentence, exit 1 (exits.py)
+    elif args.format == "atif":
+        done = _foreign_atif(path, foreign, args.output)
+    else:
+        raise ExportRefused(f"{path}: a {foreign.label} session exports as an ATIF trajectory only (--format atif)")
     out(visible_text(f"wrote {done.path}"))
     if done.stop is not None:
         # What could be read is exported, and says where it stops; the journal did not end there.
         raise Unreadable(path, done.stop, done="The export holds what comes before it.")
     return Exit.OK
+
+
+def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
+    """Another agent's session (the branch shown, to its newest entry) as an ATIF trajectory."""
+    import os
+
+    from ..export import target
+    from ..export.atif import AtifWriter
+    from ..export.atomic import AtomicOutput
+    from ..formats.base import Translated
+    from ..formats.live import changed_recently, held_for_writing
+    from ..formats.reader import Branch, scan
+    from ..journal.reader import open_for_reading
+
+    where = target(path, "atif", output)
+    fd = open_for_reading(path)
+    try:
+        st = os.fstat(fd)
+        alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+        branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
+        output_file = AtomicOutput(where)
+        try:
+            writer = AtifWriter(output_file, writer_alive=alive)
+
+            def take(lineno: int, line: Translated, _data: bytes) -> None:
+                if branch is not None and not branch.follow(lineno, line.node):
+                    return
+                writer.take([e for i, e in enumerate(line.events) if i not in line.hidden])
+
+            verdict = scan(fd, fmt, take, st.st_size)
+            writer.finish(
+                session_id=fmt.session_id(path),
+                agent=fmt.label,
+                agent_version="unknown",
+                stop=verdict.stop,
+                source={"agent": fmt.name, "path": str(path), "skipped": verdict.skipped.as_json()},
+            )
+        finally:
+            output_file.close()
+    finally:
+        os.close(fd)
+    return Exported(where, verdict.stop)

@@ -18,7 +18,7 @@ from ..journal.verdict import Stop
 from .atomic import AtomicOutput, ExportRefused, scratch_folder
 from .reading import ExportCancelled, read_session, stop_sentence
 
-Format = Literal["md", "html", "json"]
+Format = Literal["md", "html", "json", "atif"]
 FORMATS: tuple[Format, ...] = get_args(Format)
 
 __all__ = [
@@ -46,7 +46,11 @@ class Exported:
 
 
 def default_name(journal: Path, fmt: Format) -> str:
-    return f"{session_id_of(journal)}.{fmt}"
+    return f"{session_id_of(journal)}.{_SUFFIXES.get(fmt, fmt)}"
+
+
+# The file name's ending for a format, where it is not the format's name.
+_SUFFIXES = {"atif": "atif.json"}
 
 
 def target(journal: Path, fmt: Format, out: Path | None) -> Path:
@@ -81,6 +85,10 @@ def export_session(
     try:
         if fmt == "json":
             return Exported(path, write_json(journal, output))
+        if fmt == "atif":
+            from .atif import write_atif
+
+            return Exported(path, write_atif(journal, output))
         if fmt == "html":
             reading = read_session(journal, html.HtmlConversation(output), cancelled)
             output.finish(html.head(reading), html.FOOT)

@@ -22,7 +22,7 @@ import msgspec
 
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
-from . import aider, claude, codex, copilot, gemini, opencode, pi, qwen
+from . import aider, atif, claude, codex, copilot, gemini, opencode, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator
 
 FORMATS: dict[str, Format] = {
@@ -40,6 +40,8 @@ FORMATS: dict[str, Format] = {
     )
 }
 AGENTS: tuple[str, ...] = tuple(FORMATS)
+# Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.
+DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT}
 
 # What a file is when no format claims it: a Wren journal (by a line or its name), or none Wren knows.
 WREN: Literal["wren"] = "wren"
@@ -50,7 +52,8 @@ Kind = Format | Literal["wren", "unknown"]
 def what_wren_opens() -> str:
     """The kinds of file Wren opens, as a person reads them: "a Wren journal or a session of Claude Code, ..."."""
     labels = [f.label for f in FORMATS.values()]
-    return f"a Wren journal or a session of {', '.join(labels[:-1])} or {labels[-1]}"
+    documents = "".join(f", an {f.label}" for f in DOCUMENTS.values())
+    return f"a Wren journal{documents} or a session of {', '.join(labels[:-1])} or {labels[-1]}"
 
 
 # How much of a file's start is read to recognise it; a first line longer than this is read whole.
@@ -66,7 +69,11 @@ def detect_head(head: bytes, name: str = "") -> Kind:
     A format only on a line of its kinds; Wren for a Wren line (seq with crc or type), a Wren
     session's name, or no whole line yet (an empty journal, or one whose first line is being
     written: read as today); otherwise unknown.
+    An ATIF trajectory is one document, recognised by its start (an object whose schema_version is an
+    ATIF tag).
     """
+    if atif.claims_head(head):
+        return atif.FORMAT
     lines = head.split(b"\n")
     whole = lines[:-1][:_HEAD_LINES]
     for line in whole:
@@ -136,6 +143,7 @@ def identify(path: Path) -> Format | None:
 
 __all__ = [
     "AGENTS",
+    "DOCUMENTS",
     "FORMATS",
     "UNKNOWN",
     "WREN",

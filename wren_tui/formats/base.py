@@ -14,11 +14,11 @@ import functools
 import operator
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -297,3 +297,14 @@ class Format:
     # Whether a call is written before its result; False (Gemini CLI: a call only with its result) means
     # a session never shows a call open, and one whose last record is a reply may have been stopped in a tool.
     open_calls_recorded: bool = True
+    # For a format that is one document rather than a line per object (ATIF): the units it is read in,
+    # as `reader.units` gives them, (fd, start, stop) -> (start, bytes) with `looked`. None: by newlines.
+    frames: Callable[[int, int, int | None], Frames] | None = None
+
+
+class Frames(Protocol):
+    """Units of a file from one offset on, (start, bytes) each; the byte after each unit is its delimiter."""
+
+    looked: int
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]: ...

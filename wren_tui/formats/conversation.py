@@ -20,7 +20,7 @@ from ..journal.events import ChatMessage, Message, Role, ToolCall, UnknownEvent
 from ..journal.forking import ForkPoint, preview
 from ..journal.verdict import Stop
 from .base import COMPACTION, COMPACTION_BOUNDARY, BadLine, Format, Node
-from .reader import Lines
+from .reader import units
 
 # Notes that become a user message in the context (pi puts a summary of a branch left behind there).
 _SUMMARIES = {"branch summary": "Summary of a branch left behind", "summary": "Summary"}
@@ -59,7 +59,7 @@ def outline(fd: int, fmt: Format, stop: int | None = None) -> Outline:
     out = Outline()
     children: set[str] = set()
     order: list[str] = []
-    for lineno, (_start, data) in enumerate(Lines(fd, 0, stop), 1):
+    for lineno, (_start, data) in enumerate(units(fmt, fd, 0, stop), 1):
         try:
             line = translator.translate(lineno, data)
         except BadLine as exc:
@@ -224,7 +224,7 @@ def context(fd: int, fmt: Format, out: Outline, lineno: int) -> Context:
     translator = fmt.translator()
     cwd: str | None = None
     model: str | None = None
-    for number, (_start, data) in enumerate(Lines(fd, 0), 1):
+    for number, (_start, data) in enumerate(units(fmt, fd, 0), 1):
         if number > lineno:
             break
         line = translator.translate(number, data)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..journal.events import Event
 from ..journal.index import CHUNK, Chunk
 from ..journal.verdict import Stop
-from .base import BadLine, Format, Node, Skipped, Translated, Translator
+from .base import BadLine, Format, Frames, Node, Skipped, Translated, Translator
 
 
 def count_lines(fd: int, stop: int) -> int:
@@ -78,6 +78,13 @@ class Lines:
                 return offset + newline + 1
             offset += len(data)
         return None
+
+
+def units(fmt: Format | None, fd: int, start: int, stop: int | None = None, size: int = CHUNK) -> Frames:
+    """The units a file of `fmt` is read in from `start`: its lines, or a document format's own (`Format.frames`)."""
+    if fmt is not None and fmt.frames is not None:
+        return fmt.frames(fd, start, stop)
+    return Lines(fd, start, stop, size)
 
 
 # --- which lines are on the branch shown ----------------------------------------------------------
@@ -194,6 +201,7 @@ class Reading:
     branch: Branch | None
     starts: array[int]
     skipped: Skipped = field(default_factory=Skipped)
+    format: Format | None = None
 
 
 class ForeignLines:
@@ -223,7 +231,7 @@ class ForeignLines:
         """Chunks of the whole lines between `offset` and `stop` (or the end of the file); a partial last line waits."""
         if self.stop is not None:
             return
-        lines = Lines(self.fd, self.offset, stop, size)
+        lines = units(self.reading.format, self.fd, self.offset, stop, size)
         batch = _Batch(self.offset)
         translate = self.reading.translator.translate
         for start, data in lines:
@@ -300,7 +308,8 @@ def scan(fd: int, fmt: Format, sink: LineSink, stop: int | None = None) -> Verdi
     translator = fmt.translator()
     verdict = Verdict()
     lineno, good = 0, 0
-    for start, data in Lines(fd, 0, stop):
+    lines = units(fmt, fd, 0, stop)
+    for start, data in lines:
         try:
             line = translator.translate(lineno + 1, data)
         except BadLine as exc:

@@ -24,6 +24,8 @@ from .visible import visible
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
+# Another tool's session that is one JSON document (an ATIF trajectory), opened by path.
+DOCUMENT_SUFFIX = ".json"
 _ALPHABET = string.ascii_lowercase + string.digits
 
 State = Literal[
@@ -98,17 +100,22 @@ def resolve(folder: Path, ref: str) -> Path:
             raise SessionNotFound(f"no session {ref} in {folder}")
         return _journal_file(path)
     candidate = Path(ref).expanduser()
-    # Only a .jsonl name is taken as a path, so a mistyped id cannot open some other file.
-    if candidate.suffix == SUFFIX:
+    # Only a .jsonl name is taken as a path, so a mistyped id cannot open some other file; a .json one
+    # too, for a trajectory (ATIF) that the commands then open only if its content says it is one.
+    if candidate.suffix in (SUFFIX, DOCUMENT_SUFFIX):
         if not os.path.lexists(candidate):
             beside = folder / candidate.name
             # A bare file name (as `wren ls` shows ids) is looked for in the journals folder too.
             if candidate.name == ref and os.path.lexists(beside):
                 return _journal_file(beside)
             also = f" (nor in {folder})" if candidate.name == ref else ""
-            raise SessionNotFound(f"{candidate}: no such journal file{also}")
+            what = "journal file" if candidate.suffix == SUFFIX else "file"
+            raise SessionNotFound(f"{candidate}: no such {what}{also}")
         return _journal_file(candidate)
-    raise SessionNotFound(f"{ref!r} is neither a session id (s-YYYYMMDD-HHMMSS-xxxx) nor a path to a .jsonl journal")
+    raise SessionNotFound(
+        f"{ref!r} is neither a session id (s-YYYYMMDD-HHMMSS-xxxx) nor a path to a .jsonl journal "
+        "(or a .json ATIF trajectory)"
+    )
 
 
 def _journal_file(path: Path) -> Path:

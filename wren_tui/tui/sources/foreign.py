@@ -22,7 +22,7 @@ from ...formats import Format
 from ...formats.base import BadLine
 from ...formats.conversation import fork_points, outline
 from ...formats.live import changed_recently, held_for_writing
-from ...formats.reader import Branch, ForeignLines, LineIndex, Lines, Reading, count_lines
+from ...formats.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, units
 from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, ForkPoint
@@ -106,6 +106,8 @@ class ForeignFile:
         return self._file.size()
 
     def tail_span(self, size: int, window: int) -> tuple[int, int]:
+        if self.format.frames is not None:
+            return 0, size  # one document (ATIF): read from its head, which says whose it is
         # Translated in Python before the first frame: a screenful and more, not the whole window; in bytes
         # (a big line of bookkeeping may come last) and in lines (small ones are as many items to lay out).
         start, stop = self._file.tail_span(size, min(window, _TAIL_BYTES))
@@ -144,7 +146,7 @@ class ForeignFile:
         else:
             first = count_lines(fd, start)
             branch = Branch() if node_of is not None else None  # the tail alone: what it holds
-        reading = Reading(self.format.translator(), branch, self._index.run(first + 1))
+        reading = Reading(self.format.translator(), branch, self._index.run(first + 1), format=self.format)
         self._reading = reading
         return ForeignLines(fd, reading, start, first, self._remember)
 
@@ -193,7 +195,7 @@ class ForeignFile:
             raise JournalError(f"{self.origin}: no line was read at byte {start}; it was replaced")
         translator = self.format.translator()
         out: list[Event] = []
-        for number, (_at, data) in enumerate(Lines(fd, start, end), first):
+        for number, (_at, data) in enumerate(units(self.format, fd, start, end), first):
             out += translator.translate(number, data, learn=False).events
         return out
 

@@ -1,0 +1,275 @@
+"""`wren otel`: sessions sent as OpenTelemetry GenAI traces over OTLP/HTTP, once or followed live.
+
+The spans are made by wren_tui.export.otel from the journal's events; the journal is only read. With
+--follow the journals are read again every fifth of a second and each span is sent when it closes; a
+run whose writer is gone without a run_end is closed then, its open calls sent as errors (outcome
+unknown). Sending a session again never duplicates a span: the ids come from the session and seq.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from ..export.otel import SEMCONV, OtelMissing, OtlpSender, SendFailed, Spans
+from ..formats import Format
+from ..journal.errors import JournalError
+from ..journal.locks import lock_holder
+from ..journal.reader import Tail, scan_events
+from ..journal.store import journal_paths, resolve, session_id_of
+from ..journal.verdict import Stop
+from . import agents, fleet
+from .console import err, out
+from .exits import CommandFailed, Exit, Unreadable
+from .options import folder_of
+
+POLL_S = 0.2
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "otel",
+        parents=[common],
+        help="send sessions as OpenTelemetry traces (OTLP/HTTP) to Phoenix, Langfuse or any collector",
+        description="Send a session (or --all of the folder's) as OTLP traces following the OpenTelemetry "
+        f"GenAI semantic conventions v{SEMCONV}: an invoke_agent span per run, a chat span per model call with "
+        "its token usage, an execute_tool span per tool call with its outcome; gen_ai.conversation.id is the "
+        "session id. Messages, arguments and results are sent only with --content. Sending again never "
+        "duplicates spans. Needs the otel extra (pip install 'wren-tui[otel]'). See docs/tracing.md.",
+    )
+    p.add_argument(
+        "session",
+        metavar="ID|PATH|nats://SERVER/HOST/ID",
+        nargs="?",
+        help="a session id, a journal file, another agent's session file, or a session a fleet's mirror ships "
+        "(or --all)",
+    )
+    p.add_argument("--all", action="store_true", help="every session of the journals folder (--dir)")
+    p.add_argument(
+        "--endpoint",
+        required=True,
+        metavar="URL",
+        help="the OTLP/HTTP endpoint: its base (http://127.0.0.1:4318, Phoenix: http://127.0.0.1:6006) or "
+        "its full traces URL (…/v1/traces)",
+    )
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the journals and send each span when it closes, until interrupted (Ctrl+C)",
+    )
+    p.add_argument(
+        "--content",
+        action="store_true",
+        help="also send the messages, tool arguments and tool results (off by default: they may hold secrets)",
+    )
+    p.set_defaults(handler=cmd_otel)
+
+
+class _Followed:
+    """One journal being sent: its tail and its spans."""
+
+    def __init__(self, path: Path, sender: OtlpSender, content: bool) -> None:
+        self.path = path
+        self.tail = Tail(path)
+        self.spans = Spans(session_id_of(path), sender.add, content=content)
+        self.stop: Stop | None = None
+
+    def read(self) -> bool:
+        """Read what was appended; whether anything was."""
+        batch = self.tail.read()
+        if batch.restarted:
+            self.spans = Spans(self.spans.session, self.spans.emit, content=self.spans.content)
+        if batch.events:
+            self.spans.take(batch.events)
+        self.stop = batch.stop
+        return bool(batch.events)
+
+
+def cmd_otel(args: argparse.Namespace) -> Exit:
+    folder = folder_of(args)
+    if args.all == (args.session is not None):
+        raise CommandFailed("name one session, or --all for every session of the journals folder")
+    remote = args.session is not None and fleet.is_remote(args.session)
+    paths = [] if remote else journal_paths(folder) if args.all else [resolve(folder, args.session)]
+    try:
+        sender = OtlpSender(args.endpoint)
+    except OtelMissing as exc:
+        raise CommandFailed(str(exc)) from None
+    try:
+        if remote:
+            return _remote(args.session, sender, args.content, args.follow)
+        if args.follow:
+            return _follow(folder, paths, sender, args.all, args.content)
+        return _once(paths, sender, args.content)
+    except SendFailed as exc:
+        raise CommandFailed(str(exc)) from None
+    finally:
+        sender.close()
+
+
+def _once(paths: list[Path], sender: OtlpSender, content: bool) -> Exit:
+    stopped: tuple[Path, Stop] | None = None
+    for path in paths:
+        foreign = agents.foreign_format(path)
+        if foreign is not None:
+            spans, stop = _foreign(path, foreign, sender, content)
+        else:
+            spans = Spans(session_id_of(path), sender.add, content=content)
+            verdict = scan_events(path, lambda events, _lines, spans=spans: spans.take(events))  # type: ignore[misc]
+            spans.finish(writer_alive=lock_holder(path) is not None)
+            stop = verdict.stop
+        sent = sender.flush()
+        out(
+            f"sent {sent} spans of {spans.session} to {sender.url}"
+            + (" (still running: open spans not sent)" if spans.open else "")
+        )
+        if stop is not None and not stop.torn:
+            stopped = (path, stop)
+    if stopped is not None:
+        raise Unreadable(stopped[0], stopped[1], done="The spans of what comes before it were sent.")
+    return Exit.OK
+
+
+def _remote(target: str, sender: OtlpSender, content: bool, follow: bool) -> Exit:
+    """A session a fleet's mirror ships (nats://SERVER/HOST/SESSION), sent once or followed as it is mirrored."""
+    import asyncio
+
+    from ..fleet import FleetError
+    from ..fleet.names import parse_ref
+
+    ref = parse_ref(target)
+    if ref.host is None or ref.session is None:
+        raise FleetError(f"{target!r}: wren otel sends one session: nats://SERVER[:PORT]/HOST/SESSION")
+    module = fleet.fleet_module("remote")
+    try:
+        asyncio.run(_remote_spans(module, ref, sender, content, follow))
+    except KeyboardInterrupt:
+        sender.flush()
+    return Exit.OK
+
+
+async def _remote_spans(module: Any, ref: Any, sender: OtlpSender, content: bool, follow: bool) -> None:
+    """Read the session from the fleet's stream; with `follow`, go on as lines are mirrored, until interrupted.
+
+    The run is closed as dead once the session's row says no one writes it any more (its state is
+    not live) and every line that row counts has been read.
+    """
+    import asyncio
+
+    host, session = ref.host, ref.session
+    spans = Spans(session, sender.add, content=content)
+    async with await module.Fleet.connect(ref.server, reconnect=follow) as remote:
+        found = await remote.session(host, session)
+        if not follow:
+            async for chunk in remote.read(host, session):
+                spans.take(chunk.events)
+            spans.finish(writer_alive=found is not None and found.state == "live")
+            sent = await asyncio.to_thread(sender.flush)
+            out(f"sent {sent} spans of {session} to {sender.url}")
+            return
+        out(f"following {ref}, sending to {sender.url} (Ctrl+C stops)")
+        row = [found.row if found is not None else None]
+        chunks: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def rows() -> None:
+            async for seen in remote.watch_session(host, session):
+                if seen.row is not None:
+                    row[0] = seen.row
+
+        async def lines() -> None:
+            async for chunk in remote.read(host, session, follow=True):
+                await chunks.put(chunk)
+
+        tasks = [asyncio.create_task(rows()), asyncio.create_task(lines())]
+        last, failing = 0, False
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(chunks.get(), POLL_S)
+                except TimeoutError:
+                    chunk = None
+                if chunk is not None and chunk.events:
+                    spans.take(chunk.events)
+                    last = chunk.events[-1].seq
+                for task in tasks:
+                    if task.done() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
+                now = row[0]
+                if spans.open and now is not None and now.state != "live" and now.lastSeq == last:
+                    spans.finish(writer_alive=False)
+                try:
+                    await asyncio.to_thread(sender.flush)
+                    failing = False
+                except SendFailed as exc:
+                    if not failing:
+                        err(f"{exc}; the spans are kept and sent again until it does")
+                    failing = True
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tuple[Spans, Stop | None]:
+    """Another agent's session (the branch the viewer shows), sent the same way; where reading stopped."""
+    import os
+
+    from ..formats.base import Translated
+    from ..formats.live import changed_recently, held_for_writing
+    from ..formats.reader import Branch, scan
+    from ..journal.reader import open_for_reading
+
+    spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
+    fd = open_for_reading(path)
+    try:
+        st = os.fstat(fd)
+        branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
+
+        def take(lineno: int, line: Translated, _data: bytes) -> None:
+            if branch is None or branch.follow(lineno, line.node):
+                spans.take([e for i, e in enumerate(line.events) if i not in line.hidden])
+
+        verdict = scan(fd, fmt, take, st.st_size)
+        alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+    finally:
+        os.close(fd)
+    spans.finish(writer_alive=alive)
+    return spans, verdict.stop
+
+
+def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, content: bool) -> Exit:
+    for path in paths:
+        if (fmt := agents.foreign_format(path)) is not None:
+            raise CommandFailed(f"{path}: --follow follows Wren journals; send this {fmt.label} session without it")
+    followed = {path: _Followed(path, sender, content) for path in paths}
+    out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
+    failing = False
+    try:
+        while True:
+            if every:
+                for path in journal_paths(folder):
+                    if path not in followed:
+                        followed[path] = _Followed(path, sender, content)
+            for one in followed.values():
+                try:
+                    one.read()
+                except JournalError as exc:
+                    err(str(exc))
+                    continue
+                if one.spans.open and lock_holder(one.path) is None:
+                    # Read once more, so nothing written just before the writer went is missed.
+                    one.read()
+                    one.spans.finish(writer_alive=False)
+            try:
+                sender.flush()
+                failing = False
+            except SendFailed as exc:
+                if not failing:
+                    err(f"{exc}; the spans are kept and sent again until it does")
+                failing = True
+            time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        sender.flush()
+    return Exit.OK

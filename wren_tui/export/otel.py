@@ -1,0 +1,514 @@
+"""A session as OpenTelemetry traces, following the GenAI semantic conventions (v1.41.0, in development).
+
+`Spans` folds Wren's events into spans as they are read, and hands each span on when it closes:
+
+- `invoke_agent wren` per run (run_start to run_end), the root of the session's trace;
+- `chat {model}` per model call: from the event before it (the user's message or the last result)
+  to its reply, with the usage that follows the reply;
+- `execute_tool {name}` per tool call, from its start to its end, with its outcome; a failed or
+  stopped call is an error span, and so is a call still open when its run died ("outcome unknown").
+
+Ids are derived from the session and the events (a trace per session, a span per run, reply and
+call), so sending the same session again gives the same spans, and a backend keeps one of each.
+Message and tool content (texts, arguments, results) is put on spans only with `content`.
+`OtlpSender` hands the spans to the OpenTelemetry SDK and its OTLP/HTTP exporter (the `otel` extra).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from .. import __version__
+from ..journal.events import Delta, Error, Event, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart, Usage
+from ..journal.timing import ts_ms
+
+SEMCONV = "1.41.0"
+SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV}"
+AGENT = "wren"
+_json = msgspec.json.Encoder()
+
+
+@dataclass
+class SpanRecord:
+    """One closed span, as data: what the sender gives the SDK."""
+
+    name: str
+    trace_id: int
+    span_id: int
+    parent_id: int | None
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    error: str | None = None  # the status description of an error span; None: not an error
+    events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+
+
+def trace_id_of(session: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"wren trace {session}".encode()).digest()[:16], "big") or 1
+
+
+def span_id_of(session: str, what: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"wren span {session} {what}".encode()).digest()[:8], "big") or 1
+
+
+def _ns(ts: str, fallback: int) -> int:
+    ms = ts_ms(ts) if ts else None
+    return fallback if ms is None else ms * 1_000_000
+
+
+@dataclass
+class _Run:
+    span_id: int
+    seq: int
+    start_ns: int
+    model: str
+    resumed: bool
+    last_ns: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    # Opened by the first event of a session read without run_start (another agent's): no run_end will come.
+    implicit: bool = False
+
+
+@dataclass
+class _Call:
+    call: ToolCall
+    asked_seq: int
+    asked_ns: int
+    start: ToolStart | None = None
+    end: ToolEnd | None = None
+    result: str | None = None
+
+
+@dataclass
+class _Chat:
+    reply: Message | None  # None: a reply cut off while streaming
+    seq: int
+    start_ns: int
+    end_ns: int
+    model: str
+    inputs: list[dict[str, Any]]
+    text: str = ""
+
+
+class Spans:
+    """Wren events in (in order, as read); `emit(span)` for each span as it closes.
+
+    `finish(writer_alive)` at the end of what there is to read: with no writer left, the run still
+    open died, and its open calls' outcomes are unknown; with one, what is open stays open.
+    """
+
+    def __init__(
+        self, session: str, emit: Callable[[SpanRecord], object], *, content: bool = False, agent: str | None = None
+    ) -> None:
+        self.session = session
+        # Another agent's session (claude, codex, pi, atif): its runs have no run_start or run_end.
+        self.agent = agent
+        self.trace_id = trace_id_of(session)
+        self.emit = emit
+        self.content = content
+        self.sent = 0
+        self._run: _Run | None = None
+        self._calls: dict[str, _Call] = {}
+        self._chat: _Chat | None = None
+        self._boundary_ns = 0
+        self._inputs: list[dict[str, Any]] = []
+        self._deltas: list[Delta] = []
+        self._ended_calls: list[_Call] = []  # ended, waiting for their result (with content only)
+        self._last_ns = 0
+        self._model = ""
+
+    # --- events in ---------------------------------------------------------------------------
+
+    def take(self, events: list[Event]) -> None:
+        for event in events:
+            now = _ns(event.ts, self._last_ns)
+            self._last_ns = now
+            kind = type(event)
+            if kind is Delta:
+                if not self._deltas and self._chat is not None:
+                    self._send_chat()
+                self._deltas.append(event)  # type: ignore[arg-type]
+                continue
+            if self._deltas and not (kind is Message and event.message.role == "assistant"):  # type: ignore[union-attr]
+                self._cut_off(now)
+            self._deltas.clear()
+            if kind is not Usage and self._chat is not None:
+                self._send_chat()
+            if self._ended_calls and not (kind is Message and event.message.role == "tool"):  # type: ignore[union-attr]
+                self._send_ended()
+            if kind is RunStart:
+                self._start_run(event, now)  # type: ignore[arg-type]
+                continue
+            run = self._ensure_run(event, now)
+            run.last_ns = now
+            if kind is Message:
+                self._message(event, now)  # type: ignore[arg-type]
+            elif kind is Usage:
+                self._usage(event)  # type: ignore[arg-type]
+            elif kind is ToolStart:
+                call = self._calls.get(event.id)  # type: ignore[union-attr]
+                if call is None:
+                    call = self._calls[event.id] = _Call(ToolCall(event.id, event.name, ""), event.seq, now)  # type: ignore[union-attr]
+                call.start = event  # type: ignore[assignment]
+            elif kind is ToolEnd:
+                self._tool_end(event)  # type: ignore[arg-type]
+            elif kind is Error:
+                run.errors.append(("wren.error", now, {"message": event.message, "wren.seq": event.seq}))  # type: ignore[union-attr]
+            elif kind is RunEnd:
+                self._end_run(now, event.reason)  # type: ignore[union-attr]
+
+    def _start_run(self, event: RunStart, now: int) -> None:
+        if self._run is not None:
+            self._end_run(now, None)  # a run that never ended: it died, and this one resumes the session
+        self._model = event.model or self._model
+        self._run = _Run(span_id_of(self.session, f"run {event.seq}"), event.seq, now, event.model, event.resumed, now)
+        self._boundary_ns = now
+
+    def _ensure_run(self, event: Event, now: int) -> _Run:
+        """The run an event belongs to; a session read without its run_start (another agent's) gets one."""
+        if self._run is None:
+            span_id = span_id_of(self.session, f"run {event.seq}")
+            self._run = _Run(span_id, event.seq, now, self._model, False, now, implicit=True)
+            self._boundary_ns = now
+        return self._run
+
+    def _message(self, event: Message, now: int) -> None:
+        msg = event.message
+        if msg.role == "assistant":
+            self._chat = _Chat(event, event.seq, self._boundary_ns, now, self._model, self._inputs)
+            self._inputs = []
+            for call in msg.toolCalls or ():
+                self._calls[call.id] = _Call(call, event.seq, now)
+        elif msg.role == "tool":
+            answered = self._calls.get(msg.toolCallId or "")
+            if answered is not None:
+                answered.result = msg.content
+                if answered in self._ended_calls:
+                    self._ended_calls.remove(answered)
+                    self._send_call(answered, answered.end)
+                    self._calls.pop(answered.call.id, None)
+            if self.content:
+                self._inputs.append({"role": "tool", "parts": [_part_result(msg.toolCallId, msg.content)]})
+        elif self.content:
+            self._inputs.append({"role": msg.role, "parts": [{"type": "text", "content": msg.content}]})
+        self._boundary_ns = now
+
+    def _usage(self, event: Usage) -> None:
+        run = self._run
+        assert run is not None
+        run.input_tokens += event.inputTokens
+        run.output_tokens += event.outputTokens
+        if event.model:
+            self._model = event.model
+        chat = self._chat
+        if chat is not None:
+            self._send_chat(event)
+
+    def _tool_end(self, event: ToolEnd) -> None:
+        call = self._calls.get(event.id)
+        if call is None:
+            return
+        call.end = event
+        if self.content and call.result is None:
+            self._ended_calls.append(call)  # sent with its result, which comes next
+            return
+        self._send_call(call, event)
+        self._calls.pop(event.id, None)
+
+    def _send_ended(self) -> None:
+        ended, self._ended_calls = self._ended_calls, []
+        for call in ended:
+            self._send_call(call, call.end)
+            self._calls.pop(call.call.id, None)
+
+    def _cut_off(self, now: int) -> None:
+        deltas = self._deltas
+        chat = _Chat(None, deltas[0].seq, self._boundary_ns, now, self._model, self._inputs)
+        chat.text = "".join(d.text for d in deltas if not d.reasoning)
+        self._inputs = []
+        self._chat = chat
+        self._send_chat()
+
+    # --- spans out ---------------------------------------------------------------------------
+
+    def _common(self, operation: str) -> dict[str, Any]:
+        return {
+            "gen_ai.operation.name": operation,
+            "gen_ai.conversation.id": self.session,
+            "gen_ai.agent.name": self.agent or AGENT,
+        }
+
+    def _send_chat(self, usage: Usage | None = None) -> None:
+        chat, self._chat = self._chat, None
+        run = self._run
+        assert chat is not None and run is not None
+        model = (usage.model if usage is not None and usage.model else "") or chat.model or "unknown"
+        attrs = self._common("chat")
+        attrs.update({"gen_ai.request.model": chat.model or model, "wren.seq": chat.seq})
+        attrs.update({"openinference.span.kind": "LLM", "llm.model_name": model})
+        if usage is not None:
+            attrs.update(
+                {
+                    "gen_ai.response.model": model,
+                    "gen_ai.usage.input_tokens": usage.inputTokens,
+                    "gen_ai.usage.output_tokens": usage.outputTokens,
+                    "llm.token_count.prompt": usage.inputTokens,
+                    "llm.token_count.completion": usage.outputTokens,
+                    "llm.token_count.total": usage.inputTokens + usage.outputTokens,
+                    "wren.usage_seq": usage.seq,
+                }
+            )
+        error = None
+        if chat.reply is None:
+            error = "the reply was cut off while streaming"
+            attrs["error.type"] = "reply_cut_off"
+        else:
+            msg = chat.reply.message
+            attrs["gen_ai.response.finish_reasons"] = ["tool_calls" if msg.toolCalls else "stop"]
+        if self.content:
+            attrs["gen_ai.input.messages"] = _json.encode(chat.inputs).decode()
+            attrs["gen_ai.output.messages"] = _json.encode([_output(chat)]).decode()
+        name = f"chat {model}"
+        self._send(SpanRecord(name, self.trace_id, span_id_of(self.session, f"chat {chat.seq}"), run.span_id,
+                              chat.start_ns, chat.end_ns, attrs, error))  # fmt: skip
+
+    def _send_call(self, call: _Call, end: ToolEnd | None, *, died: bool = False) -> None:
+        run = self._run
+        assert run is not None
+        start = call.start
+        attrs = self._common("execute_tool")
+        attrs.update(
+            {
+                "gen_ai.tool.name": call.call.name,
+                "gen_ai.tool.call.id": call.call.id,
+                "gen_ai.tool.type": "function",
+                "wren.seq": start.seq if start is not None else call.asked_seq,
+                "openinference.span.kind": "TOOL",
+                "tool.name": call.call.name,
+            }
+        )
+        if start is not None:
+            attrs["wren.tool.read_only"] = start.readOnly
+            attrs["wren.tool.approval"] = start.approval
+        error = None
+        if end is not None:
+            outcome = (
+                f"stopped: {end.stoppedBy}" if end.stoppedBy else {True: "ok", False: "failed", None: "ended"}[end.ok]
+            )
+            if end.elapsedMs is not None:
+                attrs["wren.tool.elapsed_ms"] = end.elapsedMs
+            if end.stoppedBy is not None:
+                error = f"stopped by {end.stoppedBy}"
+                attrs["error.type"] = f"stopped_by_{end.stoppedBy}"
+            elif end.ok is False:
+                error = "the tool failed"
+                attrs["error.type"] = "tool_failed"
+            end_ns = _ns(end.ts, run.last_ns)
+        else:
+            read_only = start is not None and start.readOnly
+            outcome = "interrupted" if read_only else "outcome unknown"
+            if start is None or start.approval == "denied":
+                outcome = "never started"
+            error = {
+                "interrupted": "interrupted: the run ended while this read-only call was running",
+                "outcome unknown": "outcome unknown: the run ended while this call was running",
+                "never started": "never started: the run ended before this call ran",
+            }[outcome]
+            attrs["error.type"] = outcome.replace(" ", "_")
+            end_ns = run.last_ns
+        attrs["wren.tool.outcome"] = outcome
+        if self.content:
+            attrs["gen_ai.tool.call.arguments"] = call.call.args
+            if call.result is not None:
+                attrs["gen_ai.tool.call.result"] = call.result
+        start_ns = _ns(start.ts, call.asked_ns) if start is not None else call.asked_ns
+        span_id = span_id_of(self.session, f"tool {call.asked_seq} {call.call.id}")
+        self._send(SpanRecord(f"execute_tool {call.call.name}", self.trace_id, span_id, run.span_id,
+                              start_ns, max(end_ns, start_ns), attrs, error))  # fmt: skip
+
+    def _end_run(self, now: int, reason: str | None) -> None:
+        """Close the run: its reply and ended calls first, then every call left open, then the run's span."""
+        if self._chat is not None:
+            self._send_chat()
+        if self._deltas:
+            self._cut_off(now)
+            self._deltas.clear()
+        self._send_ended()
+        run = self._run
+        assert run is not None
+        run.last_ns = max(run.last_ns, now)
+        for call in list(self._calls.values()):
+            self._send_call(call, call.end)
+        self._calls.clear()
+        attrs = self._common("invoke_agent")
+        attrs.update(
+            {
+                "gen_ai.request.model": run.model or "unknown",
+                "gen_ai.usage.input_tokens": run.input_tokens,
+                "gen_ai.usage.output_tokens": run.output_tokens,
+                "wren.seq": run.seq,
+                "wren.run.resumed": run.resumed,
+                "wren.run.end_reason": reason or "died",
+                **({"wren.agent": self.agent} if self.agent else {}),
+                "openinference.span.kind": "AGENT",
+                "llm.token_count.prompt": run.input_tokens,
+                "llm.token_count.completion": run.output_tokens,
+            }
+        )
+        error = None
+        if reason is None:
+            error = "the run died without ending (killed or crashed)"
+            attrs["error.type"] = "run_died"
+        elif reason == "error":
+            error = str(run.errors[-1][2]["message"]) if run.errors else "the run ended in an error"
+            attrs["error.type"] = "run_error"
+        record = SpanRecord(f"invoke_agent {self.agent or AGENT}", self.trace_id, run.span_id, None, run.start_ns,
+                            max(run.last_ns, run.start_ns), attrs, error, run.errors)  # fmt: skip
+        self._send(record)
+        self._run = None
+
+    def _send(self, record: SpanRecord) -> None:
+        self.sent += 1
+        self.emit(record)
+
+    def finish(self, writer_alive: bool) -> None:
+        """The end of what there is to read: with no writer, what is open closes (a run that died)."""
+        if writer_alive:
+            return
+        if self._chat is not None:
+            self._send_chat()
+        if self._run is not None:
+            self._end_run(self._last_ns, "ended" if self._run.implicit else None)
+
+    @property
+    def open(self) -> bool:
+        return self._run is not None
+
+
+def _part_result(call_id: str | None, text: str) -> dict[str, Any]:
+    return {"type": "tool_call_response", "id": call_id, "response": text}
+
+
+def _output(chat: _Chat) -> dict[str, Any]:
+    if chat.reply is None:
+        return {"role": "assistant", "parts": [{"type": "text", "content": chat.text}], "finish_reason": "error"}
+    msg = chat.reply.message
+    parts: list[dict[str, Any]] = []
+    for piece in msg.reasoning or ():
+        if piece.text:
+            parts.append({"type": "reasoning", "content": piece.text})
+    if msg.content:
+        parts.append({"type": "text", "content": msg.content})
+    for call in msg.toolCalls or ():
+        parts.append({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.args})
+    return {"role": "assistant", "parts": parts, "finish_reason": "tool_calls" if msg.toolCalls else "stop"}
+
+
+# --- the OpenTelemetry SDK ------------------------------------------------------------------------
+
+
+class OtelMissing(Exception):
+    """The OpenTelemetry SDK is not installed: `pip install 'wren-tui[otel]'`."""
+
+
+class SendFailed(Exception):
+    """The backend did not take the spans; the message says where and why."""
+
+
+def traces_url(endpoint: str) -> str:
+    """The OTLP/HTTP traces URL of an endpoint given as its base (http://host:4318) or in full."""
+    endpoint = endpoint.rstrip("/")
+    return endpoint if endpoint.endswith("/v1/traces") else f"{endpoint}/v1/traces"
+
+
+class OtlpSender:
+    """Spans handed to the SDK with the ids and times they have, exported over OTLP/HTTP in batches on `flush`."""
+
+    def __init__(self, endpoint: str, *, timeout_s: float = 10.0) -> None:
+        try:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+            from opentelemetry.sdk.trace.id_generator import IdGenerator
+        except ImportError:
+            raise OtelMissing(
+                "wren otel needs the OpenTelemetry SDK and its OTLP exporter: pip install 'wren-tui[otel]'"
+            ) from None
+
+        class Ids(IdGenerator):
+            """The ids each span was given from its session and events (never random)."""
+
+            def __init__(self) -> None:
+                self.trace_id = 1
+                self.span_id = 1
+
+            def generate_span_id(self) -> int:
+                return self.span_id
+
+            def generate_trace_id(self) -> int:
+                return self.trace_id
+
+        class Keep(SpanProcessor):
+            def __init__(self) -> None:
+                self.ended: list[ReadableSpan] = []
+
+            def on_end(self, span: ReadableSpan) -> None:
+                self.ended.append(span)
+
+        # The exporter logs each retry; what the person needs is said once, by SendFailed.
+        logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
+        self.url = traces_url(endpoint)
+        self._ids = Ids()
+        self._kept = Keep()
+        self._exporter = OTLPSpanExporter(endpoint=self.url, timeout=timeout_s)
+        resource = Resource.create({"service.name": AGENT, "service.version": __version__})
+        self._provider = TracerProvider(resource=resource, id_generator=self._ids)
+        self._provider.add_span_processor(self._kept)
+        self._tracer = self._provider.get_tracer("wren", __version__, schema_url=SCHEMA_URL)
+        self.exported = 0
+
+    def add(self, record: SpanRecord) -> None:
+        from opentelemetry import trace
+        from opentelemetry.context import Context
+        from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+        context = Context()
+        if record.parent_id is not None:
+            parent = SpanContext(record.trace_id, record.parent_id, is_remote=False, trace_flags=TraceFlags(1))
+            context = trace.set_span_in_context(NonRecordingSpan(parent), context)
+        self._ids.trace_id, self._ids.span_id = record.trace_id, record.span_id
+        kind = SpanKind.CLIENT if record.attributes.get("gen_ai.operation.name") == "chat" else SpanKind.INTERNAL
+        span = self._tracer.start_span(
+            record.name, context=context, kind=kind, attributes=record.attributes, start_time=record.start_ns
+        )
+        for name, at, attrs in record.events:
+            span.add_event(name, attrs, timestamp=at)
+        if record.error is not None:
+            span.set_status(Status(StatusCode.ERROR, record.error))
+        span.end(end_time=record.end_ns)
+
+    def flush(self) -> int:
+        """Export every span added and not yet taken; how many. SendFailed when the backend did not take them
+        (those spans are kept, and the next flush sends them again)."""
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        spans, self._kept.ended = self._kept.ended, []
+        for at in range(0, len(spans), 512):
+            batch = spans[at : at + 512]
+            if self._exporter.export(batch) is not SpanExportResult.SUCCESS:
+                self._kept.ended = spans[at:] + self._kept.ended  # kept for the next flush: nothing is lost
+                raise SendFailed(f"{self.url} did not take the spans (is an OTLP/HTTP endpoint listening there?)")
+            self.exported += len(batch)
+        return len(spans)
+
+    def close(self) -> None:
+        self._exporter.shutdown()  # type: ignore[no-untyped-call]
+        self._provider.shutdown()
