@@ -137,8 +137,10 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     head_end = head.rfind(b"\n") + 1
     head_lines = head[:head_end].split(b"\n")[:-1]
     window = WINDOW
+    counted = None if whole or size > COUNTED_UNDER else os.pread(fd, size, 0)
     try:
-        _check(head_lines)
+        # A file up to COUNTED_UNDER has every line checked, so its row says what `wren log` says of it.
+        _check(head_lines if counted is None else counted[: counted.rfind(b"\n") + 1].split(b"\n")[:-1])
         start, cwd = _start(fmt, head_lines)
         while True:
             tail_start = max(size - window, head_end)
@@ -152,19 +154,20 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
             if state != "empty" or tail_start <= head_end or window >= _HEAD_MAX:
                 break
             window *= 4
+        total = _totals(fmt, tail_lines or head_lines)
+        tokens = total if total is not None else _tokens(fmt, head_lines + tail_lines)
     except BadLine:
+        # A line that may not read (or does not): the file read whole, as `wren log` reads it, says.
         return _read_whole(fd, fmt, session_id, path, live)
     torn = not (tail or head).endswith(b"\n")
     read_all = whole or tail_start <= head_end
     if read_all:
         lines = len(head_lines) + len(tail_lines)
-    elif size <= COUNTED_UNDER:
-        lines = os.pread(fd, size, 0).count(b"\n")  # counted, not parsed: a small file costs little
+    elif counted is not None:
+        lines = counted.count(b"\n")
     else:
         # Estimated from the lines of both ends, as many per byte as there.
         lines = round((len(head_lines) + len(tail_lines)) * size / max(head_end + len(tail), 1))
-    total = _totals(fmt, tail_lines or head_lines)
-    tokens = total if total is not None else _tokens(fmt, head_lines + tail_lines)
     return AgentSession(
         agent=fmt.name,
         id=session_id,
@@ -181,16 +184,27 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
 
 
 def _check(lines: list[bytes]) -> None:
-    """BadLine when a line is not a JSON object: the lines' syntax is checked in one C call, nothing built."""
+    """BadLine when a line may not read as the agent's reader reads it: the file is then read whole to say.
+
+    Each line must be one JSON object (its syntax checked by one C call, nothing built) and its bytes
+    UTF-8. The translators skip fields they do not know unchecked, so a line with bad bytes there
+    still reads: only reading the file whole (`_read_whole`) says whether reading stops at it.
+    """
     if not all(data.lstrip()[:1] == b"{" for data in lines):
         raise BadLine("it is not a JSON object")
+    joined = b"\n".join(lines)
     try:
-        _syntax.decode(b"[" + b",".join(lines) + b"]")
+        _syntax.decode_lines(joined)
     except msgspec.DecodeError:
         raise BadLine("it is not JSON") from None
+    if not joined.isascii():
+        try:
+            joined.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadLine("its bytes are not valid UTF-8") from None
 
 
-_syntax = msgspec.json.Decoder(list[msgspec.Raw])
+_syntax = msgspec.json.Decoder(msgspec.Raw)
 
 
 def _start(fmt: Format, lines: list[bytes]) -> tuple[str | None, str | None]:
