@@ -194,6 +194,20 @@ class Reading:
     branch: Branch | None
     starts: array[int]
     skipped: Skipped = field(default_factory=Skipped)
+    # The end of the last line read and its last bytes: a file rewritten in place (same inode, truncated
+    # and written again) no longer holds them there, and is read again from its start (`still_there`).
+    last: tuple[int, bytes] | None = None
+
+    def still_there(self, fd: int) -> bool:
+        """Whether the file still holds the last line read where it was read (True before any is read)."""
+        if self.last is None:
+            return True
+        end, tail = self.last
+        return os.pread(fd, len(tail) + 1, end - len(tail) - 1) == tail + b"\n"
+
+
+# How much of the last line read is kept to tell that it is still there.
+_LAST_BYTES = 48
 
 
 class ForeignLines:
@@ -236,6 +250,7 @@ class ForeignLines:
             end = start + len(data) + 1
             self._take(line, lineno, start, end, batch)
             self.lineno, self.offset = lineno, end
+            self.reading.last = (end, data[-_LAST_BYTES:])
             if end - batch.begin >= size:
                 yield batch.chunk()
                 batch = _Batch(end)
