@@ -97,6 +97,9 @@ class Branch:
     ids: set[str] = field(default_factory=set)
     others: int = 0  # other branches' leaves
     side: int = 0  # subagent threads (Claude Code's sidechains)
+    # Lines whose entries are on no branch: their parent links go round in a loop, so no newest entry
+    # leads to them (hidden like another branch's, and said so).
+    stray: int = 0
     moved: bool = False
 
     @classmethod
@@ -131,7 +134,18 @@ class Branch:
             at = None if node is None else node.parent or node.logical_parent
         hidden = {lineno for lineno, id_ in where if id_ not in chain}
         others = sum(1 for id_, n in nodes.items() if id_ not in children and id_ not in chain and not n.side)
-        return cls(hidden, leaf, set(nodes), others, side)
+        # Every entry on some branch: the shown one's, and each other leaf's way back to where it meets one.
+        reached = set(chain)
+        for id_, n in nodes.items():
+            if id_ in children or n.side:
+                continue
+            at = id_
+            while at is not None and at not in reached:
+                reached.add(at)
+                node = nodes.get(at)
+                at = None if node is None else node.parent or node.logical_parent
+        stray = sum(1 for _lineno, id_ in where if id_ not in reached and not nodes[id_].side)
+        return cls(hidden, leaf, set(nodes), others, side, stray)
 
     def follow(self, lineno: int, node: Node | None) -> bool:
         """Whether line `lineno` is shown; an entry read for the first time moves the newest one on."""
@@ -157,6 +171,9 @@ class Branch:
             )
         if self.side:
             parts.append(f"{self.side} subagent thread{'s' if self.side > 1 else ''} not shown")
+        if self.stray:
+            lines = f"{self.stray} line{'s' if self.stray > 1 else ''}"
+            parts.append(f"{lines} on no branch (their parent links form a loop) not shown")
         return " · ".join(parts) or None
 
 
