@@ -140,7 +140,7 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     counted = None if whole or size > COUNTED_UNDER else os.pread(fd, size, 0)
     try:
         # A file up to COUNTED_UNDER has every line checked, so its row says what `wren log` says of it.
-        _check(head_lines if counted is None else counted[: counted.rfind(b"\n") + 1].split(b"\n")[:-1])
+        _check(head[:head_end] if counted is None else counted[: counted.rfind(b"\n") + 1])
         start, cwd = _start(fmt, head_lines)
         while True:
             tail_start = max(size - window, head_end)
@@ -148,7 +148,7 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
             if tail and tail_start > head_end:
                 tail = tail[tail.find(b"\n") + 1 :]  # the window began inside a line
             tail_lines = tail.split(b"\n")[:-1]
-            _check(tail_lines)
+            _check(tail[: tail.rfind(b"\n") + 1])
             state, last_ts = _end(fmt, tail_lines or head_lines)
             # A tail of the client's bookkeeping alone (a long prompt record) says nothing of the ending: look further.
             if state != "empty" or tail_start <= head_end or window >= _HEAD_MAX:
@@ -183,28 +183,32 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     )
 
 
-def _check(lines: list[bytes]) -> None:
-    """BadLine when a line may not read as the agent's reader reads it: the file is then read whole to say.
+def _check(lines: bytes) -> None:
+    """BadLine when a line of `lines` (whole lines, each ended by its newline) may not read as the agent's reader
+    reads it: the file is then read whole (`_read_whole`), which says whether and where reading stops.
 
-    Each line must be one JSON object (its syntax checked by one C call, nothing built) and its bytes
-    UTF-8. The translators skip fields they do not know unchecked, so a line with bad bytes there
-    still reads: only reading the file whole (`_read_whole`) says whether reading stops at it.
+    Each line must be one JSON object and the bytes UTF-8: checked in C, nothing built but an empty
+    object per line. The translators skip fields they do not know unchecked, so a line with bad bytes
+    there still reads: only the whole reading can say so.
     """
-    if not all(data.lstrip()[:1] == b"{" for data in lines):
-        raise BadLine("it is not a JSON object")
-    joined = b"\n".join(lines)
     try:
-        _syntax.decode_lines(joined)
-    except msgspec.DecodeError:
-        raise BadLine("it is not JSON") from None
-    if not joined.isascii():
+        objects = len(_objects.decode_lines(lines))
+    except (msgspec.DecodeError, RecursionError):  # ValidationError (not an object) is a DecodeError
+        raise BadLine("it is not a JSON object") from None
+    if objects != lines.count(b"\n"):
+        raise BadLine("it is empty")  # decode_lines skips a blank line; the agent's reader does not
+    if not lines.isascii():
         try:
-            joined.decode("utf-8")
+            lines.decode("utf-8")
         except UnicodeDecodeError:
             raise BadLine("its bytes are not valid UTF-8") from None
 
 
-_syntax = msgspec.json.Decoder(msgspec.Raw)
+class _Object(msgspec.Struct):
+    """Any JSON object: its members are skipped, unread."""
+
+
+_objects = msgspec.json.Decoder(_Object)
 
 
 def _start(fmt: Format, lines: list[bytes]) -> tuple[str | None, str | None]:
