@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_wren
+from tests.journal.helpers import framed
 from wren_tui.journal.events import ChatMessage, Delta, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
@@ -85,10 +86,22 @@ def test_log_of_another_agents_file_reads_it_as_that_agents_session(tmp_path: Pa
     assert "user: 'create a file `JOKE.md`" in proc.stdout and "stopped at" not in proc.stdout
 
 
-def test_log_json_of_the_reference_lines_has_three_events_and_the_gap_warning(tmp_path: Path) -> None:
+def test_log_json_of_the_reference_lines_stops_at_line_1_for_want_of_a_crc(tmp_path: Path) -> None:
     from tests.conftest import FIXTURES
 
     proc = run_wren(["log", "--json", str(FIXTURES / "seed" / "mca_excerpt.jsonl")], cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["events"] == [] and doc["stoppedAtLine"] == 1
+    assert doc["reason"].startswith("line 1: it has no crc member")
+
+
+def test_log_json_of_the_reference_lines_given_crcs_has_three_events_and_the_gap_warning(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+
+    path = tmp_path / "excerpt.jsonl"
+    path.write_bytes(framed((FIXTURES / "seed" / "mca_excerpt.jsonl").read_bytes()))
+    proc = run_wren(["log", "--json", str(path)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert [e["seq"] for e in doc["events"]] == [1, 4, 5]
@@ -137,14 +150,16 @@ def test_log_json_gives_each_line_as_written_and_where_a_corrupt_journal_stopped
 
 def test_log_json_stays_valid_json_when_a_line_holds_bad_utf8_in_a_field_the_reader_skips(tmp_path: Path) -> None:
     path = tmp_path / "foreign.jsonl"
-    path.write_bytes(
+    lines = framed(
         b'{"seq":1,"ts":"t","type":"run_end","reason":"done","note":"\xff\xfe"}\n'
         b'{"seq":2,"ts":"t","type":"message","message":{"role":"user","content":"caf\xc3\xa9"}}\n'
     )
+    path.write_bytes(lines)
     proc = run_wren(["log", "--json", str(path)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["events"] == [
+        # Re-encoded, not as written (a run holding bytes that are not UTF-8), so without their crc members.
         {"seq": 1, "ts": "t", "type": "run_end", "reason": "done"},
         {"seq": 2, "ts": "t", "type": "message", "message": {"role": "user", "content": "café"}},
     ]

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import nats
+import pytest
 
 from tests.conftest import run_wren
 from tests.fleet.conftest import NatsServer, assert_mirrored, journal_lines, stored, until_stream_holds
@@ -197,6 +198,33 @@ def test_a_line_the_stream_holds_that_fails_its_crc_stops_the_remote_reader(
     assert remote.stdout.splitlines()[-1] == (
         f"stopped at line 11 (byte {path.stat().st_size}): its CRC does not match its bytes (the line was changed "
         "after it was written) [corrupt] (nothing after it is read; fork from an earlier point or move the file aside)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("forged", "why"),
+    [
+        (
+            b'{"seq": 11, "ts": "2026-01-01T00:00:00.000Z", "type": "delta", "text": "FORGED", "crc": "00000000"}\n',
+            'its crc member is not written as Wren writes it (,"crc":"xxxxxxxx"} at the end of the line)',
+        ),
+        (
+            b'{"seq":11,"ts":"2026-01-01T00:00:00.000Z","type":"delta","text":"FORGED"}\n',
+            "it has no crc member (Wren ends every line with one; this line was not written by Wren's writer)",
+        ),
+    ],
+)
+def test_a_line_the_stream_holds_without_the_writers_crc_stops_the_remote_reader(
+    nats_server: NatsServer, tmp_path: Path, forged: bytes, why: str
+) -> None:
+    path = ten_lines(tmp_path / "journals")
+    assert mirror_once(nats_server, path.parent)[0] == 0
+    asyncio.run(_publish(nats_server.url, f"wren.j.box.{path.stem}", forged))
+    remote = run_wren(["log", f"{nats_server.url}/box/{path.stem}"], cwd=tmp_path)
+    assert remote.returncode == 4, remote.stderr
+    assert "FORGED" not in remote.stdout
+    assert remote.stdout.splitlines()[-1].startswith(
+        f"stopped at line 11 (byte {path.stat().st_size}): {why} [corrupt]"
     )
 
 

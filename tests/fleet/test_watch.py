@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 
 import nats
+import pytest
 from textual.pilot import Pilot
 
 from tests.conftest import run_wren
@@ -184,6 +185,57 @@ async def test_a_line_the_stream_holds_that_fails_its_crc_is_where_the_integrity
         assert "10 events" in status
         text = screen_text(app)
         assert "number 9" in text and "FORGED" not in text and "twelfth line" not in text
+
+
+# Seq 11 as a forger would publish it: json.dumps's spacing (crc member and all), or with no crc member.
+FORGED_LINES = {
+    "spaced crc": json.dumps(
+        {
+            "seq": 11,
+            "ts": "2026-01-01T00:00:00.000Z",
+            "type": "message",
+            "message": {"role": "user", "content": "FORGED"},
+            "crc": "00000000",
+        }
+    ).encode()
+    + b"\n",
+    "no crc": b'{"seq":11,"ts":"2026-01-01T00:00:00.000Z","type":"message",'
+    b'"message":{"role":"user","content":"FORGED"}}\n',
+}
+
+
+@pytest.mark.parametrize("form", FORGED_LINES)
+async def test_a_stream_line_without_the_writers_crc_is_where_reading_stops_and_no_fork_copies_it(
+    nats_server: NatsServer, tmp_path: Path, form: str
+) -> None:
+    path = tmp_path / "box" / f"{new_session_id()}.jsonl"
+    path.parent.mkdir()
+    with JournalWriter.create(path) as writer:
+        writer.append(Message(message=ChatMessage(role="user", content="count to nine")))
+        for n in range(1, 10):
+            writer.append(Message(message=ChatMessage(role="assistant", content=f"number {n}")))
+    assert mirror_once(nats_server, path.parent, "box")[0] == 0
+    nc = await nats.connect(nats_server.url)
+    try:
+        await nc.jetstream().publish(f"wren.j.box.{path.stem}", FORGED_LINES[form], stream="WREN")
+    finally:
+        await nc.close()
+    here = tmp_path / "here"
+    async with watching(f"{nats_server.url}/box/{path.stem}", here, size=(240, 30)) as (app, pilot):
+        await wait_for_text(pilot, "stopped at line 11", timeout=30)
+        status = screen_text(app).splitlines()[0]
+        assert "10 events" in status and "crc" in status and "FORGED" not in screen_text(app)
+        await pilot.press("p")
+        await wait_for_text(pilot, f"Fork points of box/{path.stem}")
+        assert "FORGED" not in screen_text(app)
+        await pilot.press("enter")  # the last point offered
+        await wait_for_text(pilot, f"Fork box/{path.stem} at seq")
+        await pilot.press("y")
+        await wait_for_text(pilot, "Continue it with:")
+    (forked,) = here.glob("s-*.jsonl")
+    assert b"FORGED" not in forked.read_bytes()
+    result = read_events(forked)
+    assert result.stop is None and result.events[-1].seq <= 11  # the fork event right after a point <= 10
 
 
 async def test_a_fork_of_a_remote_session_is_a_local_journal_of_its_mirrored_prefix(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,15 @@ def session_events() -> list[KnownEvent]:
         Message(message=ChatMessage(role="assistant", content="divide() has no guard for b == 0 — «ünïcode» too.")),
         RunEnd(reason="done"),
     ]
+
+
+def framed(lines: bytes) -> bytes:
+    """Hand-written journal lines (`{...}` each, newline-ended) with the crc member the writer ends each with."""
+    out = []
+    for line in lines.splitlines():
+        body = line[:-1]
+        out.append(b'%b,"crc":"%08x"}\n' % (body, zlib.crc32(body)))
+    return b"".join(out)
 
 
 def write_journal(path: Path, events: list[KnownEvent] | None = None) -> list[KnownEvent]:

@@ -96,7 +96,7 @@ def encode(events: list[KnownEvent], first_seq: int = 1) -> bytes:
 
 journals = st.lists(known_events, min_size=1, max_size=12).map(encode)
 
-# Lines a journal may also hold: ours, another writer's (no CRC), unknown types, CRLF, gaps, junk.
+# Lines a journal may also hold: ours, another writer's (no CRC: damage), unknown types, CRLF, gaps, junk.
 foreign_lines = st.sampled_from(
     [
         b'{"seq":%d,"ts":"t","type":"message","message":{"role":"user","content":"no crc"}}',

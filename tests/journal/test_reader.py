@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.journal.helpers import reference_read, session_events, where, write_journal
+from tests.journal.helpers import framed, reference_read, session_events, where, write_journal
 from wren_tui.journal import reader
 from wren_tui.journal._framing import CRC_SUFFIX_LEN
 from wren_tui.journal.errors import JournalError
@@ -23,8 +23,16 @@ from wren_tui.journal.writer import encode_line
 EXTERNAL = sorted((FIXTURES / "external").glob("*/*.jsonl"))
 
 
-def test_reference_lines_read_with_three_events_and_one_gap_warning() -> None:
+def test_reference_lines_without_a_crc_stop_at_line_1_as_not_written_by_wren() -> None:
     result = read_events(FIXTURES / "seed" / "mca_excerpt.jsonl")
+    assert result.events == [] and not result.torn
+    assert str(result.stop).startswith("line 1: it has no crc member")
+
+
+def test_reference_lines_given_crcs_read_with_three_events_and_one_gap_warning(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(framed((FIXTURES / "seed" / "mca_excerpt.jsonl").read_bytes()))
+    result = read_events(path)
     assert result.ok and not result.torn
     assert [e.seq for e in result.events] == [1, 4, 5]
     assert result.warnings == ["line 2: seq jumps from 1 to 4"]
@@ -146,8 +154,10 @@ def test_a_flipped_byte_inside_a_string_is_caught_by_the_crc(tmp_path: Path) -> 
 def test_an_unknown_type_is_kept_with_its_fields(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     path.write_bytes(
-        b'{"seq":1,"ts":"2026-01-01T00:00:00.000Z","type":"checkpoint","files":["a.py"],"note":"x"}\n'
-        b'{"seq":2,"ts":"2026-01-01T00:00:00.001Z","type":"message","message":{"role":"user","content":"hi"}}\n'
+        framed(
+            b'{"seq":1,"ts":"2026-01-01T00:00:00.000Z","type":"checkpoint","files":["a.py"],"note":"x"}\n'
+            b'{"seq":2,"ts":"2026-01-01T00:00:00.001Z","type":"message","message":{"role":"user","content":"hi"}}\n'
+        )
     )
     result = read_events(path)
     assert result.ok
@@ -158,11 +168,45 @@ def test_an_unknown_type_is_kept_with_its_fields(tmp_path: Path) -> None:
     assert isinstance(result.events[1], Message)
 
 
-def test_lines_without_a_crc_from_another_writer_are_read(tmp_path: Path) -> None:
+# A line anyone could append: the writer's bytes with the crc member left out, or written another way.
+FORGED = [
+    (lambda body, crc: body + b"}", "it has no crc member"),
+    (lambda body, crc: body + b', "crc": "%08x"}' % crc, "its crc member is not written as Wren writes it"),
+    (lambda body, crc: body + b',"crc": "%08x"}' % crc, "its crc member is not written as Wren writes it"),
+    (lambda body, crc: body + b',"crc":"%08x" }' % crc, "its crc member is not written as Wren writes it"),
+    (lambda body, crc: body + b',"crc":"%08x","x":1}' % crc, "its crc member is not written as Wren writes it"),
+    (lambda body, crc: b'{"crc":"%08x",' % crc + body[1:] + b"}", "its crc member is not written as Wren writes it"),
+    (lambda body, crc: body + b',"crc":%d}' % crc, "its crc member is not written as Wren writes it"),
+    (lambda body, crc: body + b',"crc":"%08X"}' % crc, "its crc is not 8 lowercase hex digits"),
+    (lambda body, crc: body + b',"crc":" %07x"}' % (crc & 0xFFFFFFF), "its crc is not 8 lowercase hex digits"),
+    (lambda body, crc: body + b',"crc":"0x%06x"}' % (crc & 0xFFFFFF), "its crc is not 8 lowercase hex digits"),
+    (lambda body, crc: body + b',"crc":"%04x_%03x"}' % (crc >> 16, crc & 0xFFF), "its crc is not 8 lowercase hex"),
+]
+
+
+@pytest.mark.parametrize(("forge", "why"), FORGED)
+def test_a_line_without_the_writers_crc_member_is_damage_at_its_line(tmp_path: Path, forge: Any, why: str) -> None:
     path = tmp_path / "j.jsonl"
-    path.write_bytes(b'{"seq":1,"ts":"t","type":"message","message":{"role":"user","content":"hi"}}\n')
+    written = write_journal(path)
+    body = (
+        b'{"seq":%d,"ts":"2026-12-01T00:00:00.000Z","type":"message","message":{"role":"user","content":"FORGED"}'
+        % (len(written) + 1)
+    )
+    with open(path, "ab") as f:
+        f.write(forge(body, zlib.crc32(body)) + b"\n")
+    data = path.read_bytes()
     result = read_events(path)
-    assert result.ok and result.events == [Message(seq=1, ts="t", message=ChatMessage(role="user", content="hi"))]
+    assert result.events == written and not result.torn
+    assert str(result.stop).startswith(f"line {len(written) + 1}: {why}")
+    assert (result.events, result.stop) == (reference_read(data).events, reference_read(data).stop)
+    with pytest.raises(JournalError, match=why):
+        reader.decode_line(data.splitlines()[-1])
+
+
+def test_a_line_of_another_writer_with_no_crc_says_first_what_else_is_wrong_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b'{"ts":"t","type":"message","message":{"role":"user","content":"hi"}}\n')
+    assert str(read_events(path).stop) == "line 1: it has no seq"
 
 
 def test_a_journal_rewritten_with_crlf_line_ends_stops_at_line_1_saying_another_program_did_it(
@@ -274,7 +318,7 @@ def test_decode_line_gives_each_line_of_a_journal_the_event_the_reader_gives(tmp
     assert len(lines) == len(events) > 5
     assert [reader.decode_line(line) for line in lines] == events
     assert [reader.decode_line(line.rstrip(b"\n")) for line in lines] == events  # the newline is optional
-    unknown = b'{"seq":7,"ts":"t","type":"checkpoint","files":["a.py"]}\n'
+    unknown = framed(b'{"seq":7,"ts":"t","type":"checkpoint","files":["a.py"]}\n')
     assert reader.decode_line(unknown) == UnknownEvent(seq=7, ts="t", type="checkpoint", fields={"files": ["a.py"]})
 
 
@@ -321,16 +365,19 @@ def test_decode_line_refuses_two_lines_given_as_one(tmp_path: Path) -> None:
 
 def test_a_huge_integer_seq_is_kept_exactly(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
-    path.write_bytes(b'{"seq":123456789012345678901234567890,"ts":"t","type":"delta","text":"a"}\n')
+    path.write_bytes(framed(b'{"seq":123456789012345678901234567890,"ts":"t","type":"delta","text":"a"}\n'))
     result = read_events(path)
     assert result.ok and result.events[0].seq == 123456789012345678901234567890
 
 
 def test_duplicate_keys_take_the_last_value_and_the_crc_still_guards_the_line(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
-    path.write_bytes(b'{"seq":1,"ts":"t","type":"delta","text":"first","text":"second"}\n')
+    line = framed(b'{"seq":1,"ts":"t","type":"delta","text":"first","text":"second"}\n')
+    path.write_bytes(line)
     result = read_events(path)
     assert result.ok and result.events[0].text == "second"  # type: ignore[union-attr]
+    path.write_bytes(line.replace(b"first", b"frist"))
+    assert "its CRC does not match" in str(read_events(path).stop)
 
 
 def test_empty_file_reads_as_no_events(tmp_path: Path) -> None:
@@ -409,11 +456,14 @@ def test_to_builtins_of_read_events_round_trips_through_json(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     "recrc",
     [
-        lambda line, crc: line[:-10] + b"%08X" % crc + line[-2:],  # uppercase hex: int() takes it
+        lambda line, crc: line[:-10] + b"%08X" % crc + line[-2:],  # uppercase hex: int() would take it
         lambda line, crc: line[:-10] + b"+%07x" % crc + line[-2:] if crc < 1 << 28 else line,
         lambda line, crc: line[:-10] + b"0x%06x" % crc + line[-2:] if crc < 1 << 24 else line,
         lambda line, crc: line[:-10] + b"%08x" % (crc ^ 1) + line[-2:],  # a wrong CRC
         lambda line, crc: line[:-10] + b"%08x" % crc + b"}",  # the quote before the brace lost
+        lambda line, crc: line[:-CRC_SUFFIX_LEN] + b"}",  # no crc member
+        lambda line, crc: line[:-CRC_SUFFIX_LEN] + b', "crc": "%08x"}' % crc,  # json.dumps's spacing
+        lambda line, crc: line[:-CRC_SUFFIX_LEN] + b',"crc":"%08x","x":1}' % crc,  # not the last member
     ],
 )
 def test_every_way_of_writing_a_crc_reads_as_line_by_line_reading_says(tmp_path: Path, recrc: Any) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.journal.helpers import session_events, write_journal
+from tests.journal.helpers import framed, session_events, write_journal
 from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
 from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.reader import read_events
@@ -124,7 +124,7 @@ def test_a_journal_with_a_writer_is_live_and_names_its_pid(tmp_path: Path) -> No
 
 def test_a_journal_with_an_odd_ts_still_lists(tmp_path: Path) -> None:
     path = tmp_path / "s-20260101-000000-abcd.jsonl"
-    path.write_bytes(b'{"seq":1,"ts":"yesterday","type":"message","message":{"role":"user","content":"hi"}}\n')
+    path.write_bytes(framed(b'{"seq":1,"ts":"yesterday","type":"message","message":{"role":"user","content":"hi"}}\n'))
     info = describe_session(path)
     assert info.events == 1 and info.duration_s is None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.journal.helpers import session_events, write_journal
+from tests.journal.helpers import framed, session_events, write_journal
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.reader import Tail
 from wren_tui.journal.writer import JournalWriter
@@ -87,6 +87,8 @@ def test_tail_of_a_missing_file_is_empty_until_it_appears(tmp_path: Path) -> Non
 
 def test_tail_reports_a_seq_gap_as_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
-    path.write_bytes(b'{"seq":1,"ts":"t","type":"delta","text":"a"}\n{"seq":5,"ts":"t","type":"delta","text":"b"}\n')
+    path.write_bytes(
+        framed(b'{"seq":1,"ts":"t","type":"delta","text":"a"}\n{"seq":5,"ts":"t","type":"delta","text":"b"}\n')
+    )
     batch = Tail(path).read()
     assert [e.seq for e in batch.events] == [1, 5] and batch.warnings == ["line 2: seq jumps from 1 to 5"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.journal.helpers import write_journal
+from tests.journal.helpers import framed, write_journal
 from tests.tui.conftest import FixedClock, screen_text, wait_for
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.errors import JournalError
@@ -133,6 +133,13 @@ def _reseq(seq: int) -> Callable[[Path], Path]:
     return build
 
 
+def _capital_crc(line: bytes) -> bytes:
+    """The line with its CRC's hex digits in capitals (the same value, not the writer's bytes)."""
+    capital = line[:-11] + line[-11:-3].upper() + line[-3:]
+    assert capital != line, "this CRC has no letter to write in capitals"
+    return capital
+
+
 DEEP = b"[" * 10_000 + b"]" * 10_000
 
 CASES = [
@@ -166,12 +173,29 @@ CASES = [
     Case("NaN", _insert_at(3, b'{"seq":4,"ts":"t","type":"x","v":NaN}\n'), 3, "corrupt", "not JSON", 4),
     Case("Infinity", _insert_at(3, b'{"seq":4,"ts":"t","type":"x","v":Infinity}\n'), 3, "corrupt", "not JSON", 4),
     Case(
-        "duplicate keys (no CRC; the last value wins)",
-        lambda f: _raw(f, b'{"seq":1,"ts":"t","type":"delta","text":"a","text":"b"}\n'),
+        "duplicate keys (the last value wins; the CRC covers both)",
+        lambda f: _raw(f, framed(b'{"seq":1,"ts":"t","type":"delta","text":"a","text":"b"}\n')),
         1,
         "whole",
         "",
         0,
+    ),
+    Case("a line with no crc member", _append(_LINE % (N + 1, b"forged")), N, "corrupt", "no crc member", 4),
+    Case(
+        "a crc member written another way (json.dumps spacing)",
+        _append(_LINE[:-2] % (N + 1, b"forged") + b', "crc": "00000000"}\n'),
+        N,
+        "corrupt",
+        "crc member is not written as Wren writes it",
+        4,
+    ),
+    Case(
+        "a crc in capitals",
+        _append(_capital_crc(framed(_LINE % (N + 1, b"forged")))),
+        N,
+        "corrupt",
+        "not 8 lowercase hex digits",
+        4,
     ),
     Case("seq gap", _reseq(20), 7, "whole", "", 0),
     Case("seq repeat", _reseq(6), 6, "corrupt", "seq 6 does not increase on 6", 4),
@@ -180,7 +204,7 @@ CASES = [
     Case("a line spliced in from another journal", _spliced, 6, "corrupt", "seq 3 does not increase on 6", 4),
     Case(
         "an unknown type",
-        _insert_at(13, b'{"seq":14,"ts":"t","type":"checkpoint","files":["a.py"]}\n'),
+        _insert_at(13, framed(b'{"seq":14,"ts":"t","type":"checkpoint","files":["a.py"]}\n')),
         N + 1,
         "whole",
         "",

@@ -31,6 +31,11 @@ class WorkspaceGone(AgentError):
     """The folder a session last worked in no longer exists, and no other was named. Nothing was written."""
 
 
+class WorkspaceUnclear(AgentError):
+    """The journal's workspace names no one folder (a relative path) or the whole disk (`/`), and no other
+    was named: resume will not guess. Nothing was written."""
+
+
 class SessionFinished(Exception):
     """Nothing to continue: the session is finished (or holds no conversation) and no message was given.
 

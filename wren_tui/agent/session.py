@@ -26,7 +26,7 @@ from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone
+from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone, WorkspaceUnclear
 from .loop import Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
@@ -326,7 +326,7 @@ def resume_workspace(settings: Settings, plan: ResumePlan) -> tuple[Settings, st
     """The settings with the workspace a resume works in, and the line that says which; WorkspaceGone if it is gone.
 
     That is the session's own (its last run_start's cwd), from whatever folder resume was typed in,
-    unless --workspace names another.
+    unless --workspace names another. WorkspaceUnclear when the recorded one is a relative path or `/`.
     """
     recorded = Path(plan.workspace) if plan.workspace else None
     if settings.workspace_given or recorded is None:
@@ -338,8 +338,19 @@ def resume_workspace(settings: Settings, plan: ResumePlan) -> tuple[Settings, st
         else:
             said = f"working in {chosen} (--workspace); the session last worked in {recorded}"
         return settings, said
+    sid = session_id_of(plan.path)
+    if not recorded.is_absolute():
+        # Resolved from wherever resume is typed, it would name a different folder each time.
+        raise WorkspaceUnclear(
+            f"will not resume {sid}: its workspace {str(recorded)!r} is not an absolute path, so it names no one "
+            "folder. Nothing was written. Give the folder to work in with --workspace DIR."
+        )
+    if recorded == Path("/"):
+        raise WorkspaceUnclear(
+            f"will not resume {sid}: its workspace is / (the whole disk). Nothing was written. To work there, "
+            "say so with --workspace /; else give the folder to work in with --workspace DIR."
+        )
     if not recorded.is_dir():
-        sid = session_id_of(plan.path)
         raise WorkspaceGone(
             f"will not resume {sid}: its workspace {recorded} (where it last ran) no longer exists. Nothing was "
             "written. To continue it in another folder, give --workspace DIR.",
@@ -394,6 +405,7 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
         ResumeRefused: a call with side effects has an unknown outcome and --assume-failed was not given.
         SessionFinished: there is nothing to continue and no message.
         WorkspaceGone: the session's workspace is gone and no other was named.
+        WorkspaceUnclear: the session's workspace is a relative path or / and no other was named.
         JournalCorrupt, JournalLocked, JournalError: as `open_resume` says.
     """
     path = session_to_resume(settings.folder, ref, settings.workspace)

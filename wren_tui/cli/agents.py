@@ -261,7 +261,7 @@ def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json
     """List the clean points of every branch, or fork at line SEQ into a new Wren journal in `folder`."""
     if seq is None:
         return _list(path, fmt, folder, as_json)
-    from ..formats.fork import fork_into_wren  # the one command here that writes
+    from ..formats.fork import NO_WORKSPACE, fork_into_wren  # the one command here that writes
 
     try:
         forked = fork_into_wren(path, fmt, seq, folder)
@@ -271,9 +271,19 @@ def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json
             "--dir (or WREN_DIR)"
         ) from None
     if as_json:
-        print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
+        print_json(
+            {
+                "id": forked.id,
+                "path": str(forked.path),
+                "from": forked.parent,
+                "atSeq": forked.at_seq,
+                "workspaceNote": forked.workspace_note,
+            }
+        )
     else:
         out(f"forked {fmt.label} session {path} at line {forked.at_seq} -> {forked.id}")
+        if forked.workspace_note is not None:
+            out(f"{visible(forked.workspace_note)}, so the fork records no workspace; {NO_WORKSPACE}")
         out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
     return Exit.OK
 

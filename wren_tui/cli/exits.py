@@ -109,7 +109,7 @@ EXITS: dict[type[BaseException], Exit] = {
     JournalChanged: Exit.JOURNAL_CHANGED,
     KeyboardInterrupt: Exit.INTERRUPTED,
     JournalError: Exit.ERROR,  # JournalLocked, SessionNotFound, JournalUnusable, FleetError...
-    AgentError: Exit.ERROR,  # GatewayError, WorkspaceGone, WorkspaceError
+    AgentError: Exit.ERROR,  # GatewayError, WorkspaceGone, WorkspaceUnclear, WorkspaceError
     CommandFailed: Exit.ERROR,
     ExportRefused: Exit.ERROR,  # no such folder, a .jsonl name, the journal itself, a link
     OSError: Exit.ERROR,

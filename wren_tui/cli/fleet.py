@@ -20,7 +20,7 @@ from ..agent.errors import UsageError
 from ..journal.reader import EventSink
 from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible
-from .console import out, print_json
+from .console import err, out, print_json
 from .exits import Exit
 
 if TYPE_CHECKING:
@@ -94,7 +94,10 @@ def ls_remote(target: str, as_json: bool) -> Exit:
     if ref.session:
         raise UsageError(f"ls lists sessions; to read one, use wren log {ref}")
     remote = fleet_module("remote")
-    sessions = asyncio.run(_sessions(remote, ref))
+    sessions, refused = asyncio.run(_sessions(remote, ref))
+    for key in refused:
+        # Any writer of one key could otherwise list a session as another host's.
+        err(f"warning: {key} in the session list holds a row for another host or session; not listed")
     if as_json:
         print_json(
             [
@@ -124,7 +127,8 @@ def ls_remote(target: str, as_json: bool) -> Exit:
     return Exit.OK
 
 
-async def _sessions(remote: ModuleType, ref: RemoteRef) -> list[Any]:
+async def _sessions(remote: ModuleType, ref: RemoteRef) -> tuple[list[Any], list[str]]:
+    """The sessions listed, and the keys whose rows were refused for naming another host or session."""
     async with await remote.Fleet.connect(ref.server) as fleet:
         found: list[Any] = await fleet.sessions(ref.host)
-        return found
+        return found, list(fleet.refused)

@@ -146,6 +146,8 @@ class Fleet:
         self._js: JetStreamContext = nc.jetstream(timeout=CONNECT_TIMEOUT_S)
         self._lost: str | None = None
         self._inboxes: set[_Inbox] = set()
+        # Keys of the session list whose row names another host or session: not listed (see `sessions`).
+        self.refused: list[str] = []
 
     @classmethod
     async def connect(cls, server: str, *, reconnect: bool = False) -> Fleet:
@@ -198,20 +200,30 @@ class Fleet:
     # --- the session list -------------------------------------------------------------------
 
     async def sessions(self, host: str | None = None) -> list[RemoteSession]:
-        """Every session in the list (or one host's), newest first, as their mirrors last wrote them."""
+        """Every session in the list (or one host's), newest first, as their mirrors last wrote them.
+
+        A row whose content names another host or session than its key is left out, and its key is
+        added to `refused` (anyone who may write one key of the list could otherwise speak for any host).
+        """
         kv = await session_bucket(self._js)
-        beats = {b.host: b.beat for b in map(_beat, await _latest(self._js, kv, "h.>")) if b is not None}
-        rows = [r for r in map(_row, await _latest(self._js, kv, f"s.{host}.>" if host else "s.>")) if r is not None]
+        beats = {b.host: b.beat for b in (_beat(k, v) for k, v in await _latest(self._js, kv, "h.>")) if b is not None}
+        rows = []
+        for key, value in await _latest(self._js, kv, f"s.{host}.>" if host else "s.>"):
+            row = _row(key, value)
+            if row is not None:
+                rows.append(row)
+            elif _foreign_row(key, value):
+                self.refused.append(key)
         rows.sort(key=lambda r: (r.session, r.host), reverse=True)
         return [RemoteSession(r, beats.get(r.host)) for r in rows]
 
     async def session(self, host: str, session: str) -> RemoteSession | None:
         """One session's row (None when the list has none), read by its key."""
         kv = await session_bucket(self._js)
-        row = _row(await _value(kv, row_key(host, session)))
+        row = _row(row_key(host, session), await _value(kv, row_key(host, session)))
         if row is None:
             return None
-        beat = _beat(await _value(kv, beat_key(host)))
+        beat = _beat(beat_key(host), await _value(kv, beat_key(host)))
         return RemoteSession(row, beat.beat if beat else None)
 
     async def watch_sessions(self) -> AsyncIterator[list[RemoteSession]]:
@@ -228,11 +240,11 @@ class Fleet:
                     first, listed = [], True
                     continue
                 if entry.key.startswith("h."):
-                    beat = _beat(entry.value)
+                    beat = _beat(entry.key, entry.value)
                     if beat is not None:
                         beats[beat.host] = beat.beat
                     continue
-                row = _row(entry.value)
+                row = _row(entry.key, entry.value)
                 if row is None:
                     continue
                 if listed:
@@ -299,9 +311,9 @@ class Fleet:
                 if value is None:
                     started.add(key)  # the end of what was there: nothing, or the value already taken
                 elif key == keys[0]:
-                    row = _row(value) or row
+                    row = _row(key, value) or row
                 else:
-                    found = _beat(value)
+                    found = _beat(key, value)
                     beat = found.beat if found is not None else beat
                 if len(started) == len(keys):
                     yield Seen(row, beat)
@@ -553,8 +565,8 @@ class _Inbox:
         return taken
 
 
-async def _latest(js: JetStreamContext, kv: KeyValue, keys: str) -> list[bytes]:
-    """The current value of every key matching `keys`, read with one ordered consumer.
+async def _latest(js: JetStreamContext, kv: KeyValue, keys: str) -> list[tuple[str, bytes]]:
+    """The current value of every key matching `keys` (key, value), read with one ordered consumer.
 
     How many keys there are is asked of the stream first, and exactly that many entries are read:
     nats-py's watcher can say its first replay is over (`None`) before entries already on their way
@@ -562,7 +574,7 @@ async def _latest(js: JetStreamContext, kv: KeyValue, keys: str) -> list[bytes]:
     """
     info = await js.stream_info(f"KV_{BUCKET}", subjects_filter=f"$KV.{BUCKET}.{keys}")
     expected = len(info.state.subjects or {})
-    values: list[bytes] = []
+    values: list[tuple[str, bytes]] = []
     if expected == 0:
         return values
     seen = 0
@@ -575,7 +587,7 @@ async def _latest(js: JetStreamContext, kv: KeyValue, keys: str) -> list[bytes]:
                     continue  # maybe early: the count says when the replay is over
                 seen += 1
                 if entry.operation is None:  # a value, not a delete or purge marker
-                    values.append(entry.value or b"")
+                    values.append((entry.key, entry.value or b""))
                 if seen >= expected:
                     break
     except TimeoutError:
@@ -602,25 +614,37 @@ async def _stop(watcher: KeyValue.KeyWatcher) -> None:
 def _change_of(key: str, value: bytes | None) -> ListChange | None:
     """One entry of the list as a change: a session's row, or a host's beat (None: neither, or unreadable)."""
     if key.startswith("h."):
-        beat = _beat(value)
+        beat = _beat(key, value)
         return None if beat is None else ListChange([], {beat.host: beat.beat})
-    row = _row(value)
+    row = _row(key, value)
     return None if row is None else ListChange([row], {})
 
 
-def _row(value: bytes | None) -> SessionRow | None:
+def _row(key: str, value: bytes | None) -> SessionRow | None:
+    """The row stored under `key`, believed only under its own key: None for one that names another."""
     try:
-        return decode_row(value or b"")
+        row = decode_row(value or b"")
     except msgspec.DecodeError:
         return None  # written by something else: not listed
+    return row if row_key(row.host, row.session) == key else None
 
 
-def _beat(value: bytes | None) -> _Beat | None:
+def _foreign_row(key: str, value: bytes | None) -> bool:
+    """Whether `value` is a row, stored under a key other than its own (what `_row` refuses)."""
+    try:
+        row = decode_row(value or b"")
+    except msgspec.DecodeError:
+        return False
+    return row_key(row.host, row.session) != key
+
+
+def _beat(key: str, value: bytes | None) -> _Beat | None:
+    """The beat stored under `key`, believed only under its own key (one host cannot keep another alive)."""
     try:
         beat = decode_beat(value or b"")
     except msgspec.DecodeError:
         return None
-    return _Beat(beat.host, beat.beat)
+    return _Beat(beat.host, beat.beat) if beat_key(beat.host) == key else None
 
 
 @dataclass(frozen=True)

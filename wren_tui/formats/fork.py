@@ -1,6 +1,9 @@
 """Fork into Wren: a new Wren journal that starts where another agent's session was at a clean point.
 
-The journal holds a `run_start` in the session's workspace (so `wren resume` works there), the
+The journal holds a `run_start` in the session's workspace (so `wren resume` works there) when the
+session names one folder by an absolute path other than `/`; else none, and the fork says so (resume
+then works where it is typed and says that first: a relative path would name a different folder
+from each place it is typed in, and `/` would make the whole disk the workspace). Then come the
 messages of the conversation up to the point (`conversation.context`), and a `fork` event naming
 the session's file and the point's line. It is written through the journal kernel to a temporary
 name, fsynced, then renamed, like any fork: a crash leaves either no journal or a whole one. The
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
@@ -23,11 +27,42 @@ from .conversation import context as context_at
 from .conversation import fork_points, outline
 from .exported import open_lines
 
+# What a person reads after "the fork records no workspace".
+NO_WORKSPACE = (
+    "`wren resume` will work in the folder it is typed in (it says so first), or in the one --workspace DIR names"
+)
 
-def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: FileOps | None = None) -> Forked:
+
+@dataclass(frozen=True)
+class ForeignForked(Forked):
+    """A fork of another agent's session, and why it records no workspace when it does not."""
+
+    workspace_note: str | None = None
+
+
+def carried_workspace(cwd: str | None) -> tuple[str, str | None]:
+    """The workspace a fork records for a session that says it worked in `cwd`, and why none when none.
+
+    Only an absolute path other than `/` is carried (written with `.` and `..` taken out, as a shell's
+    `cd` reads them); `""` means none, which `wren resume` reads as "the folder it is typed in".
+    """
+    if not cwd:
+        return "", None
+    if not os.path.isabs(cwd):
+        return "", f"the session's folder {cwd!r} is not an absolute path"
+    normal = os.path.normpath(cwd)
+    if normal.startswith("//"):
+        normal = "/" + normal.lstrip("/")
+    if normal == "/":
+        return "", "the session's folder is / (the whole disk)"
+    return normal, None
+
+
+def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: FileOps | None = None) -> ForeignForked:
     """A new Wren journal in `folder` from the session at `path`, through line `lineno` (a clean point).
 
-    NotAForkPoint (which lists the valid points) when the line is not one.
+    NotAForkPoint (which lists the valid points) when the line is not one. The answer's
+    `workspace_note` says why the fork records no workspace when the session named one it cannot carry.
     """
     ops = ops or FileOps()
     source = Path(os.path.abspath(path))
@@ -48,7 +83,8 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
     writer = JournalWriter.create(tmp, fsync="none", ops=ops)
     try:
         model = f"{fmt.name}:{context.model}" if context.model else fmt.name
-        writer.append(RunStart(pid=os.getpid(), cwd=context.cwd or "", model=model, version=__version__))
+        cwd, note = carried_workspace(context.cwd)
+        writer.append(RunStart(pid=os.getpid(), cwd=cwd, model=model, version=__version__))
         for message in context.messages:
             writer.append(Message(message=message))
         writer.append(Fork(from_=str(source), atSeq=lineno))
@@ -61,4 +97,4 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
     writer.close()
     ops.rename(tmp, final)
     ops.fsync_dir(folder)
-    return Forked(new_id, final, str(source), lineno)
+    return ForeignForked(new_id, final, str(source), lineno, note)

@@ -190,8 +190,10 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     head_end = head.rfind(b"\n") + 1
     head_lines = head[:head_end].split(b"\n")[:-1]
     window = WINDOW
+    counted = None if whole or size > COUNTED_UNDER else os.pread(fd, size, 0)
     try:
-        _check(head_lines)
+        # A file up to COUNTED_UNDER has every line checked, so its row says what `wren log` says of it.
+        _check(head[:head_end] if counted is None else counted[: counted.rfind(b"\n") + 1])
         start, cwd = _start(fmt, head_lines)
         while True:
             tail_start = max(size - window, head_end)
@@ -199,25 +201,26 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
             if tail and tail_start > head_end:
                 tail = tail[tail.find(b"\n") + 1 :]  # the window began inside a line
             tail_lines = tail.split(b"\n")[:-1]
-            _check(tail_lines)
+            _check(tail[: tail.rfind(b"\n") + 1])
             state, last_ts = _end(fmt, tail_lines or head_lines)
             # A tail of the client's bookkeeping alone (a long prompt record) says nothing of the ending: look further.
             if state != "empty" or tail_start <= head_end or window >= _HEAD_MAX:
                 break
             window *= 4
+        total = _totals(fmt, tail_lines or head_lines)
+        tokens = total if total is not None else _tokens(fmt, head_lines + tail_lines)
     except BadLine:
+        # A line that may not read (or does not): the file read whole, as `wren log` reads it, says.
         return _read_whole(fd, fmt, session_id, path, live)
     torn = not (tail or head).endswith(b"\n")
     read_all = whole or tail_start <= head_end
     if read_all:
         lines = len(head_lines) + len(tail_lines)
-    elif size <= COUNTED_UNDER:
-        lines = os.pread(fd, size, 0).count(b"\n")  # counted, not parsed: a small file costs little
+    elif counted is not None:
+        lines = counted.count(b"\n")
     else:
         # Estimated from the lines of both ends, as many per byte as there.
         lines = round((len(head_lines) + len(tail_lines)) * size / max(head_end + len(tail), 1))
-    total = _totals(fmt, tail_lines or head_lines)
-    tokens = total if total is not None else _tokens(fmt, head_lines + tail_lines)
     return AgentSession(
         agent=fmt.name,
         id=session_id,
@@ -233,17 +236,32 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     )
 
 
-def _check(lines: list[bytes]) -> None:
-    """BadLine when a line is not a JSON object: the lines' syntax is checked in one C call, nothing built."""
-    if not all(data.lstrip()[:1] == b"{" for data in lines):
-        raise BadLine("it is not a JSON object")
+def _check(lines: bytes) -> None:
+    """BadLine when a line of `lines` (whole lines, each ended by its newline) may not read as the agent's reader
+    reads it: the file is then read whole (`_read_whole`), which says whether and where reading stops.
+
+    Each line must be one JSON object and the bytes UTF-8: checked in C, nothing built but an empty
+    object per line. The translators skip fields they do not know unchecked, so a line with bad bytes
+    there still reads: only the whole reading can say so.
+    """
     try:
-        _syntax.decode(b"[" + b",".join(lines) + b"]")
-    except msgspec.DecodeError:
-        raise BadLine("it is not JSON") from None
+        objects = len(_objects.decode_lines(lines))
+    except (msgspec.DecodeError, RecursionError):  # ValidationError (not an object) is a DecodeError
+        raise BadLine("it is not a JSON object") from None
+    if objects != lines.count(b"\n"):
+        raise BadLine("it is empty")  # decode_lines skips a blank line; the agent's reader does not
+    if not lines.isascii():
+        try:
+            lines.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadLine("its bytes are not valid UTF-8") from None
 
 
-_syntax = msgspec.json.Decoder(list[msgspec.Raw])
+class _Object(msgspec.Struct):
+    """Any JSON object: its members are skipped, unread."""
+
+
+_objects = msgspec.json.Decoder(_Object)
 
 
 def _start(fmt: Format, lines: list[bytes]) -> tuple[str | None, str | None]:

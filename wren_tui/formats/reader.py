@@ -104,6 +104,9 @@ class Branch:
     ids: set[str] = field(default_factory=set)
     others: int = 0  # other branches' leaves
     side: int = 0  # subagent threads (Claude Code's sidechains)
+    # Lines whose entries are on no branch: their parent links go round in a loop, so no newest entry
+    # leads to them (hidden like another branch's, and said so).
+    stray: int = 0
     moved: bool = False
 
     @classmethod
@@ -138,7 +141,18 @@ class Branch:
             at = None if node is None else node.parent or node.logical_parent
         hidden = {lineno for lineno, id_ in where if id_ not in chain}
         others = sum(1 for id_, n in nodes.items() if id_ not in children and id_ not in chain and not n.side)
-        return cls(hidden, leaf, set(nodes), others, side)
+        # Every entry on some branch: the shown one's, and each other leaf's way back to where it meets one.
+        reached = set(chain)
+        for id_, n in nodes.items():
+            if id_ in children or n.side:
+                continue
+            at = id_
+            while at is not None and at not in reached:
+                reached.add(at)
+                node = nodes.get(at)
+                at = None if node is None else node.parent or node.logical_parent
+        stray = sum(1 for _lineno, id_ in where if id_ not in reached and not nodes[id_].side)
+        return cls(hidden, leaf, set(nodes), others, side, stray)
 
     def follow(self, lineno: int, node: Node | None) -> bool:
         """Whether line `lineno` is shown; an entry read for the first time moves the newest one on."""
@@ -164,6 +178,9 @@ class Branch:
             )
         if self.side:
             parts.append(f"{self.side} subagent thread{'s' if self.side > 1 else ''} not shown")
+        if self.stray:
+            lines = f"{self.stray} line{'s' if self.stray > 1 else ''}"
+            parts.append(f"{lines} on no branch (their parent links form a loop) not shown")
         return " · ".join(parts) or None
 
 
@@ -202,6 +219,21 @@ class Reading:
     starts: array[int]
     skipped: Skipped = field(default_factory=Skipped)
     format: Format | None = None
+    # The end of the last line read and its last bytes: a file rewritten in place (same inode, truncated
+    # and written again) no longer holds them there, and is read again from its start (`still_there`).
+    last: tuple[int, bytes] | None = None
+
+    def still_there(self, fd: int) -> bool:
+        """Whether the file still holds the last line read where it was read (True before any is read)."""
+        if self.last is None:
+            return True
+        end, tail = self.last
+        # The unit's own bytes, not its delimiter: a newline for lines, another byte in a document (ATIF).
+        return os.pread(fd, len(tail), end - len(tail) - 1) == tail
+
+
+# How much of the last line read is kept to tell that it is still there.
+_LAST_BYTES = 48
 
 
 class ForeignLines:
@@ -244,6 +276,7 @@ class ForeignLines:
             end = start + len(data) + 1
             self._take(line, lineno, start, end, batch)
             self.lineno, self.offset = lineno, end
+            self.reading.last = (end, data[-_LAST_BYTES:])
             if end - batch.begin >= size:
                 yield batch.chunk()
                 batch = _Batch(end)

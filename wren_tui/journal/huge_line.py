@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from .events import Delta, Error, Event, Message, to_builtins
-from .reader import _LineError, _parse_line
+from .reader import _decode_checked, _LineError, _parse_line
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,9 @@ def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int)
         raise ChildFailed(f"unreadable answer: {exc}") from None
     if "error" in answer:
         raise _LineError(answer["error"])
-    # The answer is small: decoding it here is quick, and it is checked as any line is.
-    return Decoded(_parse_line(msgspec.json.encode(answer["line"]), prev_seq), answer["chars"])
+    # The answer is small: decoding it here is quick. The child checked the line's framing (its CRC,
+    # its seq after prev_seq); the answer, re-encoded without its crc member, is decoded as an event.
+    return Decoded(_decode_checked(msgspec.json.encode(answer["line"])), answer["chars"])
 
 
 def _cut(value: Any, clip: int) -> Any:

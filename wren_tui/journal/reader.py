@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from . import _fastpath
-from ._framing import crc_matches
+from ._framing import CRC_MISMATCH, crc_problem
 from .errors import JournalError
 from .events import KNOWN_TYPES, Event, KnownEvent, UnknownEvent
 from .verdict import ReadResult, ReadVerdict, Stop
@@ -55,8 +55,20 @@ def _parse_line(line: bytes, prev_seq: int) -> Event:
         if line.endswith(b"\r"):
             raise _LineError("it ends with CR (\\r\\n): another program rewrote this file; Wren never writes CR")
         raise _LineError("it holds a CR byte (\\r): another program rewrote this file; Wren never writes CR")
-    if crc_matches(line) is False:
-        raise _LineError("its CRC does not match its bytes (the line was changed after it was written)")
+    framing = crc_problem(line)
+    if framing == CRC_MISMATCH:
+        raise _LineError(framing)  # bytes changed after writing: what they decode to says nothing more
+    event = _decode_checked(line)
+    if framing is not None:
+        # Said after what decoding finds (not JSON, no seq ...), which is the plainer reason when both hold.
+        raise _LineError(framing)
+    if event.seq <= prev_seq:
+        raise _LineError(f"seq {event.seq} does not increase on {prev_seq}")
+    return event
+
+
+def _decode_checked(line: bytes) -> Event:
+    """A line's event, with a seq and a ts; its framing (CRC, bytes) is the caller's to check."""
     try:
         event: Event = _decoder.decode(line)
     except msgspec.DecodeError as exc:
@@ -67,16 +79,15 @@ def _parse_line(line: bytes, prev_seq: int) -> Event:
         raise _LineError("it has no seq")
     if not event.ts:
         raise _LineError("it has no ts")
-    if event.seq <= prev_seq:
-        raise _LineError(f"seq {event.seq} does not increase on {prev_seq}")
     return event
 
 
 def decode_line(line: bytes) -> Event:
     """Decode one journal line met on its own (a copy elsewhere), with every check the reader makes of a line.
 
-    The checks are those `read_events` makes of each line of a file (no NUL, BOM or CR byte, the CRC
-    when there is one, format 1, a seq and a ts), so a line this accepts is one the reader accepts.
+    The checks are those `read_events` makes of each line of a file (no NUL, BOM or CR byte, its crc
+    member written as the writer writes it and right, format 1, a seq and a ts), so a line this
+    accepts is one the reader accepts.
     What needs the lines around it (seq order, where the file ends) is the caller's to check.
 
     Args:

@@ -71,6 +71,11 @@ FINDING_POINTS = "Reading the whole session for its fork points…"
 FORKED_FOREIGN = (
     "Forked {agent} session {parent} at line {seq} → {new}\n\nIts file was only read. Continue it with:\n  {command}"
 )
+# {why}: why the session's folder is not carried (a relative path, or /).
+FORK_NO_WORKSPACE = (
+    "{why}, so the fork records no workspace: `wren resume` works in the folder it is typed in (it says so "
+    "first), or in the one --workspace DIR names."
+)
 CONFIRM_FORK_FOREIGN = (
     "Fork this {agent} session at line {seq} into a new Wren journal?\n\n{point}\n\n"
     "The journal goes to {folder}; the session's file is left exactly as it is."

@@ -803,6 +803,9 @@ class SessionScreen(Screen[None]):
         text = strings.FORKED_FOREIGN.format(
             agent=own.agent, parent=self.session, seq=forked.at_seq, new=forked.id, command=command
         )
+        note: str | None = getattr(forked, "workspace_note", None)
+        if note is not None:
+            text += "\n\n" + strings.FORK_NO_WORKSPACE.format(why=note)
         self._to_ui(self._notice, text)
 
     def _notice(self, text: str) -> None:

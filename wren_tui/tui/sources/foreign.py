@@ -8,7 +8,8 @@ read it last (when a call was asked, what a reply's earlier lines already counte
 
 Live: a process holds the file open for writing, or it changed in the last few seconds. The branch
 shown is the one to the newest entry; an entry that goes on from an earlier one than the newest
-makes the screen read the file again (`look` says "replaced").
+makes the screen read the file again (`look` says "replaced"), and so does a file rewritten in place
+(the last line read is no longer where it was read).
 """
 
 from __future__ import annotations
@@ -128,7 +129,12 @@ class ForeignFile:
         reading = self._reading
         if reading is not None and reading.branch is not None and reading.branch.moved:
             return _REPLACED  # a new branch: read it again, to show the newest one
-        return self._file.look()
+        where = self._file.look()
+        if where.change == "here" and reading is not None and not reading.still_there(self._file.fd()):
+            # Rewritten in place (`cp` over it: the same file, truncated and written again): what was read
+            # is gone, and reading on from its old end would start inside some other line.
+            return _REPLACED
+        return where
 
     async def follow(self, changed: Callable[[], Awaitable[None]]) -> None:
         await self._file.follow(changed)
