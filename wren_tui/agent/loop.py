@@ -107,12 +107,14 @@ class Printer:
 class _DeltaBatcher:
     """Streamed text as delta events, at most one per DELTA_INTERVAL (or DELTA_MAX_CHARS)."""
 
-    def __init__(self, emit: Callable[[str], None], hold_back: int) -> None:
+    def __init__(self, emit: Callable[[str], None], redactor: Redactor) -> None:
         self._emit = emit
         self._pending = ""
         self._last = time.monotonic()
-        # A secret split across two deltas would escape redaction: keep a possibly unfinished word back.
-        self._hold_back = max(hold_back, 64)
+        # Each delta is redacted alone, so a secret split across two would escape: keep a possibly
+        # unfinished word back, and never cut inside a secret (one whole in the text, or one beginning at its end).
+        self._hold_back = max(redactor.longest_secret(), 64)
+        self._safe_cut = redactor.safe_cut
 
     def add(self, text: str) -> None:
         self._pending += text
@@ -120,6 +122,7 @@ class _DeltaBatcher:
             cut = max(self._pending.rfind(" "), self._pending.rfind("\n")) + 1
             if cut == 0 and len(self._pending) > self._hold_back:
                 cut = len(self._pending) - self._hold_back
+            cut = self._safe_cut(self._pending, cut)
             if cut > 0:
                 self._emit(self._pending[:cut])
                 self._pending = self._pending[cut:]
@@ -206,9 +209,8 @@ class Agent:
 
     async def _reply(self) -> Reply:
         reply = Reply()
-        hold_back = self.redactor.longest_secret()
-        batcher = _DeltaBatcher(self._delta, hold_back)
-        thinking = _DeltaBatcher(self._reasoning_delta, hold_back)
+        batcher = _DeltaBatcher(self._delta, self.redactor)
+        thinking = _DeltaBatcher(self._reasoning_delta, self.redactor)
         async for part in self.gateway.stream(self.messages, list(TOOLS.values())):
             if isinstance(part, RetryPart):
                 self.append(

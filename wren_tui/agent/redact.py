@@ -63,6 +63,28 @@ class Redactor:
         """How long a secret may be, so a stream can hold back text that might still complete one."""
         return max((len(v) for v in self._values), default=0)
 
+    def safe_cut(self, text: str, cut: int) -> int:
+        """The largest place at or before `cut` where `text` can be split with no secret in two pieces.
+
+        A stream is redacted piece by piece, so a cut must not fall inside a secret the text holds whole,
+        nor inside the start of one the next piece may finish (a known value's first characters at the end).
+        """
+        spans = [m.span() for m in _KEY_SHAPES.finditer(text)]
+        if self._pattern is not None:
+            spans += [m.span() for m in self._pattern.finditer(text)]
+        for value in self._values:
+            for length in range(min(len(value) - 1, len(text)), 0, -1):
+                if text.endswith(value[:length]):
+                    spans.append((len(text) - length, len(text) + 1))
+                    break
+        moved = True
+        while moved:
+            moved = False
+            for start, end in spans:
+                if start < cut < end:
+                    cut, moved = start, True
+        return cut
+
 
 def _walk(value: Any, clean: Callable[[str], str]) -> Any:
     """Every str in `value` cleaned: Struct fields that can hold text, list items, dict keys and values."""
