@@ -18,6 +18,8 @@ from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 import msgspec
 
+from ..journal.visible import valid_text
+
 T = TypeVar("T")
 
 MARK = "[redacted]"
@@ -44,7 +46,11 @@ class Redactor:
         self._pattern = re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
 
     def redact(self, text: str) -> tuple[str, int]:
-        """The text with every secret replaced by [redacted], and how many were replaced."""
+        """The text with every secret replaced by [redacted], and how many were replaced.
+
+        A lone surrogate (which UTF-8 cannot hold, so no journal line could) becomes U+FFFD first.
+        """
+        text = valid_text(text)
         count = 0
         if self._pattern is not None:
             text, n = self._pattern.subn(MARK, text)
