@@ -165,11 +165,11 @@ def test_a_command_and_its_children_die_with_a_wren_run_killed_by_sigkill(worksp
         members = group_members(group)
         proc.kill()
         proc.wait(30)
-        took = wait_until(lambda: not group_members(group), "the command's group to end", timeout=10)
+        wait_until(lambda: not group_members(group), f"the command's group {members} to end", timeout=10)
     finally:
         proc.kill()
-    # The sleep (a grandchild of wren) went with it, long before its 5 s were up: it never wrote its file.
-    assert took < 4, f"the group {members} took {took:.1f} s to end"
+    # The sleep (a grandchild of wren) went with it before its 5 s were up: the group is gone and it never
+    # wrote its file (had it lived to its end, late.txt would be there), whatever the machine's speed.
     assert not (workspace / "late.txt").exists()
     # Nothing recorded how it ended: resume refuses to guess, as before.
     assert isinstance(events_of(journal)[-1], ToolStart)
