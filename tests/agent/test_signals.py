@@ -12,27 +12,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.agent.conftest import events_of, journals_of, messages_of
 from tests.agent.tty import Tty
+from tests.waiting import until as wait_until
 from wren_tui.journal.events import Event, RunEnd, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
 
 # The command writes its process group (its shell's pid) first, and a file only if it lives 5 s.
 LATE = "echo $$ > group.pid; sleep 5; echo late > late.txt"
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> float:
-    """Poll `condition` until it holds; the seconds it took."""
-    started = time.monotonic()
-    while not condition():
-        assert time.monotonic() - started < timeout, f"timed out waiting for {what}"
-        time.sleep(0.01)
-    return time.monotonic() - started
 
 
 def group_members(pgid: int) -> list[int]:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.fleet.conftest import NatsServer, lines_in_stream, mirror_process, start_writer, until_mirrored
 from tests.reliability.dial import scaled
+from tests.waiting import until
 
 KILLS = scaled(20, 200)
 
@@ -84,13 +84,6 @@ def _said(log: Path, words: str) -> int:
 
 def _lines(path: Path) -> int:
     return path.read_bytes().count(b"\n")
-
-
-def until(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 @pytest.mark.slow
