@@ -34,7 +34,7 @@ bench:
 
 # The reliability suite with many more examples and iterations (WREN_TORTURE=1)
 torture *ARGS:
-    WREN_TORTURE=1 python -m pytest tests/reliability tests/journal/test_properties.py tests/fleet/test_crashes.py -q {{ARGS}}
+    WREN_TORTURE=1 python -m pytest tests/reliability tests/journal/test_properties.py tests/journal/test_fork_model.py tests/agent/test_redact_split.py tests/fleet/test_crashes.py -q {{ARGS}}
 
 # Realistic journals for benchmarks: 10k, 100k and 1M events (about 400 MB) in bench-data/
 bench-data DIR="bench-data":

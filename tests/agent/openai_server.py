@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,8 @@ class Status:
 
 @dataclass
 class Stream:
-    pieces: list[bytes]
+    # Any iterable: an endless generator stands for a server that never stops (it is read as the client reads).
+    pieces: Iterable[bytes]
     drop_after: int | None = None
 
 
@@ -143,7 +144,10 @@ class OpenAIServer:
                     writer.transport.abort()
                     return
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                await writer.drain()
+                try:
+                    await writer.drain()
+                except ConnectionError:
+                    return  # the client stopped reading (an endless stream it cut)
             writer.write(b"0\r\n\r\n")
             await writer.drain()
         finally:

@@ -6,12 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.agent.conftest import events_of, journals_of, messages_of, only_journal
 from tests.conftest import run_wren
+from tests.waiting import until as wait_until
 from wren_tui.agent.workspace import TEMPLATE
 from wren_tui.journal.events import Event, Message, Recovery, RunEnd, RunStart, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
@@ -19,13 +19,6 @@ from wren_tui.journal.store import new_session_id
 from wren_tui.journal.writer import JournalWriter
 
 FIX = "run the tests, find the failing case and fix it"
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_live_writer(workspace: Path) -> None:

@@ -229,14 +229,34 @@ def test_the_printer_shows_a_sequence_cut_across_fragments_and_writes_no_control
 
 
 class _HungUp(io.StringIO):
+    """A terminal that hung up: every write fails with EIO, and each attempt is counted."""
+
+    def __init__(self, errno_: int = 5) -> None:
+        super().__init__()
+        self.attempts: list[str] = []
+        self.errno = errno_
+
     def write(self, text: str) -> int:
-        raise OSError(5, "Input/output error")
+        self.attempts.append(text)
+        raise OSError(self.errno, "Input/output error")
 
 
-def test_the_printer_goes_quiet_when_the_terminal_is_gone() -> None:
-    printer = Printer(_HungUp())
-    printer.text("a")
+@pytest.mark.parametrize("errno_", [5, 32, 6])  # EIO (hung up), EPIPE (the reader left), ENXIO
+def test_the_printer_goes_quiet_when_the_terminal_is_gone(errno_: int) -> None:
+    terminal = _HungUp(errno_)
+    printer = Printer(terminal)
+    printer.text("a")  # the first write meets the error, and nothing is raised
     printer.line("b")
+    printer.reasoning("c")
+    printer.text("d")
+    # One attempt, then quiet: no write is tried on a terminal that is gone (the journal keeps the record).
+    assert terminal.attempts == ["a"]
+
+
+def test_any_other_write_error_is_not_hidden() -> None:
+    printer = Printer(_HungUp(28))  # ENOSPC: not a terminal that went away
+    with pytest.raises(OSError):
+        printer.text("a")
 
 
 @pytest.mark.parametrize(("char", "shown"), [("\ud800", "<U+D800>"), ("\u2067", "<U+2067>"), ("\x85", "<U+0085>")])

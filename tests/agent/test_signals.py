@@ -12,27 +12,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.agent.conftest import events_of, journals_of, messages_of
 from tests.agent.tty import Tty
+from tests.waiting import until as wait_until
 from wren_tui.journal.events import Event, RunEnd, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
 
 # The command writes its process group (its shell's pid) first, and a file only if it lives 5 s.
 LATE = "echo $$ > group.pid; sleep 5; echo late > late.txt"
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> float:
-    """Poll `condition` until it holds; the seconds it took."""
-    started = time.monotonic()
-    while not condition():
-        assert time.monotonic() - started < timeout, f"timed out waiting for {what}"
-        time.sleep(0.01)
-    return time.monotonic() - started
 
 
 def group_members(pgid: int) -> list[int]:
@@ -165,11 +156,11 @@ def test_a_command_and_its_children_die_with_a_wren_run_killed_by_sigkill(worksp
         members = group_members(group)
         proc.kill()
         proc.wait(30)
-        took = wait_until(lambda: not group_members(group), "the command's group to end", timeout=10)
+        wait_until(lambda: not group_members(group), f"the command's group {members} to end", timeout=10)
     finally:
         proc.kill()
-    # The sleep (a grandchild of wren) went with it, long before its 5 s were up: it never wrote its file.
-    assert took < 4, f"the group {members} took {took:.1f} s to end"
+    # The sleep (a grandchild of wren) went with it before its 5 s were up: the group is gone and it never
+    # wrote its file (had it lived to its end, late.txt would be there), whatever the machine's speed.
     assert not (workspace / "late.txt").exists()
     # Nothing recorded how it ended: resume refuses to guess, as before.
     assert isinstance(events_of(journal)[-1], ToolStart)

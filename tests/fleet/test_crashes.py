@@ -16,6 +16,7 @@ import pytest
 
 from tests.fleet.conftest import NatsServer, lines_in_stream, mirror_process, start_writer, until_mirrored
 from tests.reliability.dial import scaled
+from tests.waiting import until
 
 KILLS = scaled(20, 200)
 
@@ -48,36 +49,41 @@ def test_kill_9_of_the_mirror_at_random_moments_leaves_each_line_once_in_order(
 
 
 @pytest.mark.slow
-def test_a_server_stopped_and_restarted_twice_neither_slows_the_agent_nor_loses_a_line(
+def test_a_server_stopped_and_restarted_twice_neither_stops_the_agent_nor_loses_a_line(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
-    alone = start_writer(tmp_path / "alone", "--rate", "100", "--count", "400").finish()
+    # How much the mirror and the outages slow the agent is a benchmark: `python -m tests.bench outage`.
     folder = tmp_path / "journals"
     log = tmp_path / "mirror.log"
     mirror = mirror_process(nats_server, folder, log)
     try:
-        writer = start_writer(folder, "--rate", "100", "--count", "400")
+        writer = start_writer(folder, "--rate", "100")  # appends until told to stop
         (sid,) = writer.sessions
         subject = f"wren.j.box.{sid}"
-        deadline = time.monotonic() + 60
-        while not lines_in_stream(nats_server.url, subject):
-            assert time.monotonic() < deadline, f"the mirror shipped nothing: {log.read_text()}"
-            time.sleep(0.05)
-        for _ in range(2):
+        journal = folder / f"{sid}.jsonl"
+        until(lambda: bool(lines_in_stream(nats_server.url, subject)), f"the mirror to ship: {log}")
+        for outage in range(1, 3):
             nats_server.stop()
-            time.sleep(0.7)  # the agent goes on appending while the server is away
+            away = _lines(journal)
+            # The agent goes on appending while the server is away, and the mirror says it cannot reach it.
+            until(lambda a=away: _lines(journal) >= a + 30, "the agent to append during the outage")
+            until(lambda n=outage: _said(log, "cannot reach") >= n, f"the mirror to notice outage {outage}")
             nats_server.start()
-            time.sleep(0.5)
-        mirrored = writer.finish()
-        until_mirrored(nats_server.url, subject, folder / f"{sid}.jsonl", timeout=60)
+            until(lambda n=outage: _said(log, "again; catching up") >= n, f"the mirror to catch up ({log})")
+        writer.finish()
+        until_mirrored(nats_server.url, subject, journal, timeout=60)
     finally:
         mirror.send_signal(signal.SIGTERM)
         status = mirror.wait(30)
-    ratio = mirrored["elapsed"] / alone["elapsed"]
-    assert ratio < 1.2, f"the agent took {ratio:.2f}x as long with the mirror and the outages: {mirrored} vs {alone}"
-    said = log.read_text()
-    assert status == 128 + signal.SIGTERM, said
-    assert "cannot reach" in said and "again; catching up" in said, said
+    assert status == 128 + signal.SIGTERM, log.read_text()
+
+
+def _said(log: Path, words: str) -> int:
+    return log.read_text().count(words)
+
+
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
 
 
 @pytest.mark.slow

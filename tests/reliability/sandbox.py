@@ -283,8 +283,9 @@ def verdict(trick: Trick, tool: str, cell: Cell) -> list[str]:
         wrong.append(f"changed outside the workspace: {', '.join(cell.outside_changed)}")
     if cell.leaked:
         wrong.append("a secret from outside the workspace is in the result")
-    if cell.seconds > 5:
-        wrong.append(f"took {cell.seconds:.1f} s")
+    if cell.text.startswith("BLOCKED:"):
+        # A hang is caught by _call's deadline, whatever the machine's speed; how long calls take is not judged here.
+        wrong.append("the call blocked and never returned")
     if cell.grew_mb > 200:
         wrong.append(f"memory grew by {cell.grew_mb:.0f} MB")
     return wrong

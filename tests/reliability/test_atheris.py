@@ -13,7 +13,11 @@ from tests.conftest import FIXTURES, REPO
 from tests.journal.helpers import write_journal
 from tests.reliability.dial import scaled
 
-pytest.importorskip("atheris", reason="atheris has no wheel for this platform; hypothesis fuzzes the reader instead")
+pytest.importorskip(
+    "atheris",
+    reason="atheris is not installed: it is in the fuzz extra (pip install -e '.[dev,fuzz]', as CI does), which has "
+    "wheels for Linux x86_64 but not every platform; hypothesis fuzzes the reader meanwhile",
+)
 
 
 def _fuzz(corpus: Path, runs: int, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -7,12 +7,16 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.pilot import Pilot
 from textual.strip import Strip
+
+if TYPE_CHECKING:
+    from wren_tui.tui.app import WrenApp
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,3 +66,17 @@ async def wait_for(pilot: Pilot[object], condition: Callable[[], bool], what: st
 
 async def wait_for_text(pilot: Pilot[object], text: str, timeout: float = 10.0) -> None:
     await wait_for(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", timeout)
+
+
+def session_app(path: Path, clock: Callable[[], datetime] | None = None, **options: Any) -> WrenApp:
+    """The viewer on one journal (`wren watch PATH`), its clock fixed at now unless a test gives one."""
+    from wren_tui.tui.app import WrenApp
+
+    return WrenApp(folder=path.parent, session=path, clock=clock or FixedClock(datetime.now(UTC)), **options)
+
+
+def folder_app(folder: Path, **options: Any) -> WrenApp:
+    """The viewer on a journals folder (`wren watch --dir FOLDER`), its clock fixed at now."""
+    from wren_tui.tui.app import WrenApp
+
+    return WrenApp(folder=folder, clock=FixedClock(datetime.now(UTC)), **options)

@@ -75,15 +75,21 @@ async def test_a_session_the_agent_creates_in_a_new_nested_folder_appears_and_en
 async def test_live_ends_a_few_seconds_after_the_last_write_with_no_byte_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(live, "RECENT_S", 1.0)
+    # Long enough, next to the listing's refresh, that a state that ended early would show before it.
+    monkeypatch.setattr(live, "RECENT_S", 2.5)
     root = tmp_path / "sessions"
-    copy_session("pi", "simple", root, nested=True, age_s=0)
+    path = copy_session("pi", "simple", root, nested=True, age_s=0)
+    before = path.stat()
+    data = path.read_bytes()
     app = _app({"pi": root})
     async with app.run_test(size=(160, 20)) as pilot:
         await wait_for(pilot, lambda: len(_rows(app)) == 1 and _rows(app)[0][-2] == "live", "live")
-        began = time.monotonic()
         await wait_for(pilot, lambda: _rows(app)[0][-2] == "done", "done, once no one writes", 10)
-        assert time.monotonic() - began < 5
+        # It turned done because the file aged past RECENT_S, not before: the state follows the file's time.
+        assert time.time() - before.st_mtime >= live.RECENT_S
+    # Nothing was written to find that out: the same bytes, the same modification time.
+    after = path.stat()
+    assert path.read_bytes() == data and after.st_mtime_ns == before.st_mtime_ns
 
 
 async def test_a_column_widens_for_a_longer_cell_that_arrives_later(

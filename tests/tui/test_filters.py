@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for
+from tests.tui.conftest import screen_text, session_app, wait_for
 from tests.tui.journals import SESSION, assistant, encode, finished_story, story, tool_result, user, write_journal
 from wren_tui.cli.watch import ONLY_CHOICES
 from wren_tui.journal.events import ChatMessage, KnownEvent, Message, Reasoning, ToolCall, ToolEnd, ToolStart
@@ -33,7 +32,7 @@ SHOWN: dict[Only | None, list[int]] = {
 
 
 def _app(path: Path, only: Only | None = None) -> WrenApp:
-    return WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), only=only)
+    return session_app(path, only=only)
 
 
 def _status(app: WrenApp) -> str:

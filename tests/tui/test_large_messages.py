@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import screen_text, session_app, wait_for, wait_for_text
 from tests.tui.journals import SESSION, assistant, finished_story, story, tool_result, user, write_journal
 from wren_tui.journal.events import Delta, Error, KnownEvent, RunStart, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.writer import JournalWriter
@@ -20,7 +19,7 @@ OPENING = "The start of a very long message"
 
 
 def _app(path: Path) -> WrenApp:
-    return WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    return session_app(path, watch_mode="poll")
 
 
 def _status(app: WrenApp) -> str:

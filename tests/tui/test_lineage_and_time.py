@@ -4,14 +4,16 @@ the waterfall, replay and export, as a person uses them."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from textual.widgets import OptionList
 
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.family import FORK, FORK_START, GRANDCHILD, LATE, family
 from tests.tui.journals import SESSION, after_last, finished_story, story, user, write_journal
+from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.replay import ReplayScreen, Scrubber
@@ -91,6 +93,19 @@ async def test_an_ancestor_that_is_gone_is_listed_missing_and_cannot_be_opened(t
     async with app.run_test(size=(130, 32)) as pilot:
         await pilot.press("g")
         await wait_for_text(pilot, f"↑2 {SESSION}  missing")
+        lineage = app.screen
+        options = lineage.query_one(OptionList)
+        # The cursor passes over it: the oldest row it reaches is the fork that is still there.
+        await pilot.press("up", "up", "up")
+        await wait_for(pilot, lambda: options.highlighted == 1, "the cursor on the fork above this session")
+        assert options.get_option_at_index(0).disabled and not options.get_option_at_index(1).disabled
+        # Selected all the same (a click, say), it opens nothing: the lineage stays, no session screen is pushed.
+        options.highlighted = 0
+        await pilot.press("enter")
+        assert app.screen is lineage and app.screen.title != SESSION
+        # The fork above it still opens.
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.screen.title == FORK, "the fork's session screen")
 
 
 # --- a fork beside its parent --------------------------------------------------------------
@@ -172,7 +187,13 @@ async def test_w_shows_each_call_on_the_time_axis_coloured_by_outcome(tmp_path: 
         strip = waterfall.render_line(1)
         failed = [seg for seg in strip if "█" in seg.text or "▏" in seg.text or "▎" in seg.text]
         assert failed and failed[0].style is not None and failed[0].style.color is not None
-        assert "30.0 s" in screen_text(app).splitlines()[-1] or "tools" in screen_text(app).splitlines()[0]
+        # The axis under the track spans the session: 0, its middle, and its end, from the journal's own times.
+        events = read_events(path).events
+        span = datetime.fromisoformat(events[-1].ts) - datetime.fromisoformat(events[0].ts)
+        seconds = span.total_seconds()
+        axis_line = next(line for line in screen_text(app).splitlines() if line.startswith("tool "))
+        labels = re.findall(r"\d+(?:\.\d+)? s|\b0\b", axis_line)
+        assert labels == ["0", f"{seconds / 2:.1f} s", f"{seconds:.1f} s"], axis_line
         await pilot.press("w")
         await wait_for_text(pilot, "Tool calls")
         assert "arguments" in screen_text(app)  # the table again

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import zlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.text import Text
 from textual.widgets import Static
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for_text
+from tests.tui.conftest import screen_text, session_app, wait_for_text
 from tests.tui.journals import SESSION, encode, user
 from wren_tui.tui.app import WrenApp
 
@@ -20,7 +19,7 @@ def _line(body: bytes) -> bytes:
 
 
 def _app(path: Path) -> WrenApp:
-    return WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    return session_app(path, watch_mode="poll")
 
 
 async def test_raw_view_shows_the_line_as_written_with_its_crc_and_members_this_version_does_not_know(

@@ -18,7 +18,7 @@ from tests.tui.journals import SESSION, story, write_journal
 
 _CHILD = textwrap.dedent(
     """
-    import asyncio, json, os, sys
+    import asyncio, json, os, sys, time
     from datetime import UTC, datetime
     from pathlib import Path
 
@@ -46,16 +46,46 @@ _CHILD = textwrap.dedent(
 
     from wren_tui.tui.app import WrenApp
 
+    def shown(app):
+        return "\\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+    async def until(pilot, condition, what):
+        # A condition with a deadline, never a fixed pause: each step proves the viewer did something.
+        deadline = time.monotonic() + 30
+        while not condition():
+            if time.monotonic() > deadline:
+                raise SystemExit(f"timed out waiting for {what}: {type(pilot.app.screen).__name__}: {shown(pilot.app)}")
+            await pilot.pause(0.05)
+
+    def on(app, name):
+        return lambda: type(app.screen).__name__ == name
+
     async def main():
         session = folder / sys.argv[2]
+        seen = []
         for target in (None, session):
             app = WrenApp(folder=folder, session=target, clock=lambda: datetime(2025, 3, 1, 10, 0, tzinfo=UTC))
             async with app.run_test(size=(120, 40)) as pilot:
-                for _ in range(50):
-                    await pilot.pause(0.05)
-                await pilot.press("enter", "e", "t", "r", "escape", "/", "m", "enter", "escape", "p", "escape")
-                await pilot.pause(0.2)
-        print(json.dumps({"writes": writes}))
+                if target is None:
+                    await until(pilot, lambda: sys.argv[2][:-6] in shown(app), "the session listed")
+                    seen.append("listed")
+                    await pilot.press("enter")
+                await until(pilot, lambda: on(app, "SessionScreen")() and "ZeroDivisionError" in shown(app), "it open")
+                seen.append("opened")
+                await pilot.press("e", "t", "r")
+                await until(pilot, on(app, "RawLines"), "the raw lines")
+                seen.append("raw")
+                await pilot.press("escape")
+                await until(pilot, on(app, "SessionScreen"), "back from the raw lines")
+                await pilot.press("/", "m", "e", "a", "n", "enter")
+                await until(pilot, lambda: "match 1 of" in shown(app), "a search's first match")
+                seen.append("searched")
+                await pilot.press("escape", "p")
+                await until(pilot, on(app, "ForkPicker"), "the fork points")
+                seen.append("fork points")
+                await pilot.press("escape")
+                await until(pilot, on(app, "SessionScreen"), "back from the fork points")
+        print(json.dumps({"writes": writes, "seen": seen}))
 
     asyncio.run(main())
     """
@@ -83,6 +113,9 @@ def test_viewer_makes_no_write_attempt_in_a_read_only_folder(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["writes"] == []
+    # It did what a person does there, step by step (so "no write" is not "nothing happened").
+    steps = ["opened", "raw", "searched", "fork points"]
+    assert report["seen"] == ["listed", *steps, *steps]
     assert path.read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) == [path.name]
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import screen_text, session_app, wait_for, wait_for_text
 from tests.tui.journals import SESSION, story, user, write_journal
 from wren_tui.journal.events import ChatMessage, Delta, Message, Reasoning
 from wren_tui.journal.writer import JournalWriter
@@ -17,7 +16,7 @@ THOUGHT = "\n".join(f"step {n:02d} of the plan: look before leaping" for n in ra
 
 
 def _app(path: Path) -> WrenApp:
-    return WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
+    return session_app(path, watch_mode="poll")
 
 
 def thoughtful(content: str, *pieces: Reasoning) -> Message:

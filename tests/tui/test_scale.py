@@ -18,6 +18,7 @@ from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.forking import fork_points
 from wren_tui.journal.index import Chunk, LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
+from wren_tui.tui import tailing
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
 from wren_tui.tui.screens import session as session_screen
@@ -194,15 +195,39 @@ async def test_a_bad_line_with_much_after_it_is_read_once_not_again_and_again(
         return chunks(self, *args, **kwargs)
 
     monkeypatch.setattr(LineScanner, "chunks", counted)
+    # Count the viewer's looks at the folder (in poll mode, one every POLL_S), to know some have happened.
+    polls = 0
+    poll_folder = tailing.poll_folder
+
+    async def counting(folder: Path, on_change: tailing.OnChange) -> None:
+        async def looked(paths: set[Path]) -> None:
+            nonlocal polls
+            await on_change(paths)
+            polls += 1
+
+        await poll_folder(folder, looked)
+
+    monkeypatch.setattr(tailing, "poll_folder", counting)
     app = WrenApp(folder=path.parent, session=path, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
     stop = read_events(path).stop
     assert stop is not None
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for_text(pilot, f"stopped at line {stop.line}:")
-        await pilot.pause(0.5)
-        before = reads
-        await pilot.pause(1.5)
-        # The file did not change: nothing is read again (it was re-read dozens of times a second).
+        # The opening's own reads end (the rest of the file indexed once): two looks in a row read nothing.
+        last = {"polls": polls, "reads": reads}
+
+        def settled() -> bool:
+            if polls < last["polls"] + 2:
+                return False
+            if reads == last["reads"]:
+                return True
+            last.update(polls=polls, reads=reads)
+            return False
+
+        await wait_for(pilot, settled, "the opening's reads to end (a re-read at every look never ends)", 30)
+        before, looked_at = reads, polls
+        await wait_for(pilot, lambda: polls >= looked_at + 5, "five more looks at the folder", 30)
+        # Five looks and the file did not change: nothing is read again (it was re-read at every look).
         assert reads == before
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import folder_app, screen_text, wait_for, wait_for_text
 from tests.tui.journals import assistant, encode, finished_story, tool_result, user, write_journal
 from wren_tui.journal.events import RunStart, ToolCall
 from wren_tui.tui.app import WrenApp
@@ -37,7 +37,7 @@ def _folder(tmp_path: Path) -> Path:
 
 
 def _app(folder: Path) -> WrenApp:
-    return WrenApp(folder=folder, clock=FixedClock(datetime.now(UTC)))
+    return folder_app(folder)
 
 
 async def _search(pilot: Pilot[object], app: WrenApp, text: str) -> SearchResults:

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from tests.conftest import run_wren
-from tests.tui.conftest import FixedClock, screen_strips, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import FixedClock, screen_strips, screen_text, session_app, wait_for, wait_for_text
 from tests.tui.journals import (
     SESSION,
     after_last,
@@ -37,7 +37,7 @@ from wren_tui.tui.widgets.status_line import StatusLine
 
 
 def _app(path: Path, clock: FixedClock | None = None, **kwargs: object) -> WrenApp:
-    return WrenApp(folder=path.parent, session=path, clock=clock or FixedClock(datetime.now(UTC)), **kwargs)  # type: ignore[arg-type]
+    return session_app(path, clock, **kwargs)
 
 
 def _status(app: WrenApp) -> str:

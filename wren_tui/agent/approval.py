@@ -98,18 +98,94 @@ class ApprovalGate:
         return Verdict("denied", outcomes.denied("the user answered no at the approval prompt"))
 
 
-def approval_prompt(call: ToolCall) -> str:
-    """The question asked at the terminal: the call shown exactly, a note for each kind of hidden character."""
+def approval_prompt(call: ToolCall, screen: tuple[int, int] | None = None) -> str:
+    """The question asked at the terminal: the call shown exactly, a note for each kind of hidden character.
+
+    `screen` is the terminal's (columns, rows), the one on stderr by default. A command that would not fit
+    is folded (its first and last lines, and how many are not shown), so the question's first line never
+    scrolls away; and the question line itself says how many lines the command has and shows its first.
+    """
+    columns, rows = screen or _screen()
     args = _args(call)
     choices = f"[y]es / [n]o / [a]lways {call.name}: "
     if call.name == "run_command":
-        head, notes = _command_shown(str(args.get("command", "")))
+        command = str(args.get("command", ""))
+        head, notes = _command_shown(command)
+        if len(head) > 1 or _height(head[0] + "  " + choices, columns) > max(rows - 4, 1):
+            return _folded(command, head, notes, choices, columns, rows)
     else:
         head = [f"allow {preview_call(call, width=PROMPT_LIMIT)}?"]
         notes = _notes(*_subject(call, args))
     if not notes and len(head) == 1:
         return f"\n{head[0]}  {choices}"
     return "\n" + "\n".join([*head, *(f"  ({note})" for note in notes), choices])
+
+
+def _screen() -> tuple[int, int]:
+    """The terminal's columns and rows (the prompt is written on stderr); 80x24 when there is none."""
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError):
+        return 80, 24
+    if not size.columns or not size.lines:  # a pty nobody gave a size
+        return 80, 24
+    return max(size.columns, 20), max(size.lines, 6)
+
+
+def _height(line: str, columns: int) -> int:
+    """How many rows of the terminal one printed line takes (it wraps at `columns`)."""
+    return max(1, -(-len(line) // columns))
+
+
+def _folded(command: str, head: list[str], notes: list[str], choices: str, columns: int, rows: int) -> str:
+    """A multi-line (or very long) command's prompt made to fit the screen, the question line saying what it is."""
+    count = command.count("\n") + 1
+    first = _cut(command.split("\n", 1)[0], max(40, columns - len(choices) - 45))
+    lines = "line" if count == 1 else "lines"
+    question = f"allow this command of {count} {lines} (the first: `{first}`)? {choices}"
+    notes_shown = [f"  ({note})" for note in notes]
+    if len(head) == 1:  # one line too long for the screen: shown behind the gutter, like the lines of any other
+        head = [f"allow run_command, a command of {count} {lines}?", f"  | {visible(command)}"]
+    # The blank line before, the header, the notes, the question and a spare row stay on the screen.
+    room = rows - 2 - sum(_height(line, columns) for line in [head[0], *notes_shown, question])
+    body = _fit(head[1:], max(room, 3), columns)
+    return "\n" + "\n".join([head[0], *body, *notes_shown, question])
+
+
+def _fit(body: list[str], room: int, columns: int) -> list[str]:
+    """The command's lines in at most `room` rows: its first and last, and one line saying how many are not shown."""
+    if sum(_height(line, columns) for line in body) <= room:
+        return body
+    share = (room - 1) // 2
+    top = _take(body, share, columns)
+    bottom = _take(body[len(top) :][::-1], room - 1 - share, columns)[::-1]
+    left = body[len(top) : len(body) - len(bottom)]
+    # What is left out is one line: how many of the command's lines, or (past PROMPT_LIMIT) its characters.
+    missing = sum(line.startswith("  | ") for line in left)
+    middle = [f"  ... {missing} more line{'s' if missing != 1 else ''} not shown here ..."] if missing else left[:1]
+    return [*top, *middle, *bottom]
+
+
+def _take(lines: list[str], room: int, columns: int) -> list[str]:
+    """Lines from the start while they fit in `room` rows; the first one at least (cut to fit, see _shorten)."""
+    taken: list[str] = []
+    used = 0
+    for line in lines:
+        need = _height(line, columns)
+        if taken and used + need > room:
+            break
+        taken.append(line if need <= room else _shorten(line, room, columns))
+        used += min(need, room)
+    return taken
+
+
+def _shorten(line: str, room: int, columns: int) -> str:
+    """A line cut to `room` rows: its start and its end, and how many characters between are not shown."""
+    if _height(line, columns) <= room:
+        return line
+    keep = max(room * columns - 45, 48)
+    head, tail = keep * 3 // 4, keep // 4
+    return f"{line[:head]} ... [{len(line) - head - tail} characters not shown] ... {line[-tail:]}"
 
 
 def _command_shown(command: str) -> tuple[list[str], list[str]]:

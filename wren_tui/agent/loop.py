@@ -9,6 +9,7 @@ model always sees what happened and the journal never leaves it open.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import sys
 import time
@@ -17,11 +18,11 @@ from dataclasses import dataclass
 from typing import Literal, TextIO, TypeVar
 
 from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
-from ..journal.visible import visible_text
+from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .models.base import Gateway, ReasoningPart, Reply, RetryPart, TextPart
+from .models.base import Gateway, GatewayError, ReasoningPart, Reply, RetryPart, StreamPart, TextPart, ToolCallPart
 from .redact import Redactor
 from .tools import TOOLS, Toolbox, ToolResult
 
@@ -31,6 +32,8 @@ StoppedBy = Literal["approval", "loop", "timeout", "cancel"]
 
 DELTA_INTERVAL = 0.1
 DELTA_MAX_CHARS = 400
+# A reply longer than this stops the turn (an endless or runaway stream would grow the journal without end).
+MAX_REPLY = 16_000_000
 # What `wren run` prints before the model's reasoning, and at the start of each of its lines.
 REASONING_HEADER = "[thinking]"
 REASONING_MARK = "┊ "
@@ -42,6 +45,8 @@ class Limits:
     max_steps: int = 30
     max_calls: int = 16
     loop_repeats: int = 3
+    # Characters of one reply (text, reasoning and tool-call arguments together); WREN_MAX_REPLY sets it.
+    max_reply: int = MAX_REPLY
 
 
 class Printer:
@@ -107,12 +112,14 @@ class Printer:
 class _DeltaBatcher:
     """Streamed text as delta events, at most one per DELTA_INTERVAL (or DELTA_MAX_CHARS)."""
 
-    def __init__(self, emit: Callable[[str], None], hold_back: int) -> None:
+    def __init__(self, emit: Callable[[str], None], redactor: Redactor) -> None:
         self._emit = emit
         self._pending = ""
         self._last = time.monotonic()
-        # A secret split across two deltas would escape redaction: keep a possibly unfinished word back.
-        self._hold_back = max(hold_back, 64)
+        # Each delta is redacted alone, so a secret split across two would escape: keep a possibly
+        # unfinished word back, and never cut inside a secret (one whole in the text, or one beginning at its end).
+        self._hold_back = max(redactor.longest_secret(), 64)
+        self._safe_cut = redactor.safe_cut
 
     def add(self, text: str) -> None:
         self._pending += text
@@ -120,6 +127,7 @@ class _DeltaBatcher:
             cut = max(self._pending.rfind(" "), self._pending.rfind("\n")) + 1
             if cut == 0 and len(self._pending) > self._hold_back:
                 cut = len(self._pending) - self._hold_back
+            cut = self._safe_cut(self._pending, cut)
             if cut > 0:
                 self._emit(self._pending[:cut])
                 self._pending = self._pending[cut:]
@@ -135,6 +143,43 @@ class _DeltaBatcher:
     def discard(self) -> None:
         """The rest is not sent as a delta: the whole message follows (or the attempt is retried)."""
         self._pending = ""
+
+
+def _size(part: StreamPart) -> int:
+    if isinstance(part, TextPart | ReasoningPart):
+        return len(part.text)
+    return len(part.args) if isinstance(part, ToolCallPart) else 0
+
+
+class _Pairs:
+    """Stream fragments with a surrogate pair cut between two of them joined (its first half waits for the second)."""
+
+    def __init__(self) -> None:
+        self._held: dict[object, str] = {}
+
+    def join(self, key: object, text: str) -> str:
+        text = self._held.pop(key, "") + text
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            self._held[key], text = text[-1], text[:-1]
+        return valid_text(text)
+
+    def mend(self, part: StreamPart) -> StreamPart:
+        if isinstance(part, TextPart):
+            return TextPart(self.join("text", part.text))
+        if isinstance(part, ReasoningPart) and part.text:
+            return dataclasses.replace(part, text=self.join(("reasoning", part.block), part.text))
+        return part
+
+    def rest(self) -> list[StreamPart]:
+        """What is still held when the stream ends: lone first halves, each shown as U+FFFD."""
+        parts: list[StreamPart] = []
+        for key in list(self._held):
+            del self._held[key]
+            if key == "text":
+                parts.append(TextPart("\ufffd"))
+            elif isinstance(key, tuple):
+                parts.append(ReasoningPart("\ufffd", block=key[1]))
+        return parts
 
 
 class Agent:
@@ -206,10 +251,19 @@ class Agent:
 
     async def _reply(self) -> Reply:
         reply = Reply()
-        hold_back = self.redactor.longest_secret()
-        batcher = _DeltaBatcher(self._delta, hold_back)
-        thinking = _DeltaBatcher(self._reasoning_delta, hold_back)
-        async for part in self.gateway.stream(self.messages, list(TOOLS.values())):
+        batcher = _DeltaBatcher(self._delta, self.redactor)
+        thinking = _DeltaBatcher(self._reasoning_delta, self.redactor)
+        pairs, size = _Pairs(), 0
+        async for raw in self.gateway.stream(self.messages, list(TOOLS.values())):
+            part = pairs.mend(raw)
+            size += _size(part)
+            if size > self.limits.max_reply:
+                batcher.discard()
+                thinking.discard()
+                raise GatewayError(
+                    f"the model's reply passed {self.limits.max_reply:,} characters, the limit for one reply "
+                    "(WREN_MAX_REPLY); the turn is stopped, and what streamed before is in its deltas"
+                )
             if isinstance(part, RetryPart):
                 self.append(
                     Error(
@@ -220,24 +274,31 @@ class Agent:
                 reply = Reply()
                 batcher.discard()
                 thinking.discard()
+                pairs, size = _Pairs(), 0
                 continue
-            reply.add(part)
-            if isinstance(part, ReasoningPart):
-                if part.text:
-                    thinking.add(part.text)
-                    self.printer.reasoning(self.redactor.clean(part.text))
-                elif part.data:
-                    self.printer.line(REASONING_SEALED)
-            else:
-                thinking.flush()
-            if isinstance(part, TextPart):
-                batcher.add(part.text)
-                self.printer.text(self.redactor.clean(part.text))
+            self._take(part, reply, batcher, thinking)
+        for part in pairs.rest():
+            self._take(part, reply, batcher, thinking)
         batcher.discard()
         thinking.discard()
         if reply.content or reply.thoughts:
             self.printer.line("")
         return reply
+
+    def _take(self, part: StreamPart, reply: Reply, batcher: _DeltaBatcher, thinking: _DeltaBatcher) -> None:
+        """One part of the reply: kept, streamed as a delta, shown."""
+        reply.add(part)
+        if isinstance(part, ReasoningPart):
+            if part.text:
+                thinking.add(part.text)
+                self.printer.reasoning(self.redactor.clean(part.text))
+            elif part.data:
+                self.printer.line(REASONING_SEALED)
+        else:
+            thinking.flush()
+        if isinstance(part, TextPart):
+            batcher.add(part.text)
+            self.printer.text(self.redactor.clean(part.text))
 
     def _delta(self, text: str) -> None:
         self.append(Delta(text=text))

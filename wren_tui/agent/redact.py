@@ -18,6 +18,8 @@ from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 import msgspec
 
+from ..journal.visible import valid_text
+
 T = TypeVar("T")
 
 MARK = "[redacted]"
@@ -44,7 +46,11 @@ class Redactor:
         self._pattern = re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
 
     def redact(self, text: str) -> tuple[str, int]:
-        """The text with every secret replaced by [redacted], and how many were replaced."""
+        """The text with every secret replaced by [redacted], and how many were replaced.
+
+        A lone surrogate (which UTF-8 cannot hold, so no journal line could) becomes U+FFFD first.
+        """
+        text = valid_text(text)
         count = 0
         if self._pattern is not None:
             text, n = self._pattern.subn(MARK, text)
@@ -62,6 +68,28 @@ class Redactor:
     def longest_secret(self) -> int:
         """How long a secret may be, so a stream can hold back text that might still complete one."""
         return max((len(v) for v in self._values), default=0)
+
+    def safe_cut(self, text: str, cut: int) -> int:
+        """The largest place at or before `cut` where `text` can be split with no secret in two pieces.
+
+        A stream is redacted piece by piece, so a cut must not fall inside a secret the text holds whole,
+        nor inside the start of one the next piece may finish (a known value's first characters at the end).
+        """
+        spans = [m.span() for m in _KEY_SHAPES.finditer(text)]
+        if self._pattern is not None:
+            spans += [m.span() for m in self._pattern.finditer(text)]
+        for value in self._values:
+            for length in range(min(len(value) - 1, len(text)), 0, -1):
+                if text.endswith(value[:length]):
+                    spans.append((len(text) - length, len(text) + 1))
+                    break
+        moved = True
+        while moved:
+            moved = False
+            for start, end in spans:
+                if start < cut < end:
+                    cut, moved = start, True
+        return cut
 
 
 def _walk(value: Any, clean: Callable[[str], str]) -> Any:

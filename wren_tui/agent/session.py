@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import os
 import signal
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, assert_never
@@ -27,7 +27,7 @@ from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone, WorkspaceUnclear
-from .loop import Agent, Limits, Printer, cancel_cause, not_run_label
+from .loop import MAX_REPLY, Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .redact import Redactor
@@ -58,10 +58,24 @@ class Settings:
     printer: Printer = field(default_factory=Printer)
     # fdatasync after every event unless a benchmark asks otherwise.
     fsync: FsyncPolicy = "event"
+    # Characters of one model reply; None: WREN_MAX_REPLY, or MAX_REPLY.
+    max_reply: int | None = None
 
     def __post_init__(self) -> None:
         if self.model is not None and self.model not in MODELS:
             raise UsageError(unknown_model(self.model))
+        if self.max_reply is None:
+            self.max_reply = max_reply_from(os.environ)
+
+
+def max_reply_from(env: Mapping[str, str]) -> int:
+    """WREN_MAX_REPLY (characters of one reply, a positive whole number), or MAX_REPLY when it is unset."""
+    raw = env.get("WREN_MAX_REPLY", "").strip()
+    if not raw:
+        return MAX_REPLY
+    if not raw.isdigit() or int(raw) == 0:
+        raise UsageError(f"WREN_MAX_REPLY={raw[:40]!r} is not a positive whole number of characters")
+    return int(raw)
 
 
 def choose_gateway(settings: Settings) -> Gateway:
@@ -86,7 +100,7 @@ def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMes
         Toolbox(settings.workspace, protected=(settings.folder,), command_timeout=settings.command_timeout),
         ApprovalGate.for_terminal(settings.yes),
         redactor=Redactor(),
-        limits=Limits(max_steps=settings.max_steps),
+        limits=Limits(max_steps=settings.max_steps, max_reply=settings.max_reply or MAX_REPLY),
         printer=settings.printer,
         on_append=reporter,
         messages=messages,

@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import __version__
 from .exits import SUMMARY, Exit, report
@@ -42,13 +42,23 @@ Handler = Callable[[argparse.Namespace], Exit]
 Register = Callable[[Any, argparse.ArgumentParser], None]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose error line shows what a terminal would obey (an argument's ESC, CR, newline)."""
+
+    def error(self, message: str) -> NoReturn:
+        from ..journal.visible import visible
+
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {visible(message)}\n")
+
+
 def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The `wren` parser, and each command's own parser by name (only `only`'s, when it is given).
 
     A command's module is imported to register it: running one command loads that module alone, so
     `wren run` does not pay for the viewer's, search's or the other agents' code.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="wren",
         description="A coding agent that survives being killed, and a viewer that only watches it. "
         "Every step is appended to a journal (JSON Lines) before anything else changes.",

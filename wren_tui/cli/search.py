@@ -8,9 +8,11 @@ hits; a journal that cannot be opened is named on stderr and the others are stil
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from ..journal.verdict import Stop
 from ..journal.visible import visible
 from ..search.agents import AGENTS, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
-from ..search.query import BadPattern, Query
+from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import ROLES
 from .console import err
 from .exits import Exit
@@ -77,7 +79,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="only what this role said (repeat for several): user, assistant, tool (calls and results), "
         "thinking, error",
     )
-    p.add_argument("--regex", action="store_true", help="PATTERN is a Python regular expression")
+    p.add_argument(
+        "--regex",
+        action="store_true",
+        help="PATTERN is a Python regular expression (look-around and backreferences too). Python's engine "
+        "backtracks, so a pattern like (a+)+$ can take exponential time: each match gets "
+        f"{REGEX_SECONDS:g} s of one text (WREN_REGEX_SECONDS), then the search stops with exit 2",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -103,7 +111,33 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     sources = sessions_of(args.agent, folder, named)
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
-    for each in search(sources, query, filters):
+    seconds = _regex_seconds() if query.regex else REGEX_SECONDS
+    try:
+        with regex_budget(seconds) if query.regex else contextlib.nullcontext():
+            found = _show(search(sources, query, filters), show)
+    except PatternTooSlow:
+        raise UsageError(
+            f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s on one text, most likely "
+            "catastrophic backtracking (as in (a+)+$): simplify it, or leave out --regex"
+        ) from None
+    return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
+
+
+def _regex_seconds() -> float:
+    """How long one regex match may take (WREN_REGEX_SECONDS, else REGEX_SECONDS)."""
+    raw = os.environ.get("WREN_REGEX_SECONDS", "").strip()
+    try:
+        seconds = float(raw) if raw else REGEX_SECONDS
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1e6:
+        raise UsageError(f"WREN_REGEX_SECONDS={raw[:40]!r} is not a number of seconds more than 0")
+    return seconds
+
+
+def _show(results: Iterator[Hit | Searched], show: _Json | _Text) -> int:
+    found = 0
+    for each in results:
         if isinstance(each, Hit):
             found += 1
             show.hit(each)
@@ -115,7 +149,7 @@ def cmd_search(args: argparse.Namespace) -> Exit:
         if each.stop is not None:
             show.stopped(each, each.stop)
         sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
-    return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
+    return found
 
 
 def since_of(text: str | None, now: datetime | None = None) -> datetime | None:

@@ -82,8 +82,16 @@ def is_remote(text: str) -> bool:
 
 def parse_ref(text: str) -> RemoteRef:
     """Split a reference into the server URL and the HOST and SESSION after it, checking each."""
-    parts = urlsplit(text)
-    if parts.scheme.lower() not in SCHEMES or not parts.hostname:
+    try:
+        parts = urlsplit(text)
+        hostname = parts.hostname  # an unclosed [ or a bracketed name that is no IPv6 address raises
+    except ValueError as exc:
+        masked = re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", text[:200])  # as shown() hides a password
+        raise FleetError(
+            f"{masked!r} is not a fleet reference ({exc}): expected nats://SERVER[:PORT][/HOST[/SESSION]], "
+            "an IPv6 address in brackets ([::1])"
+        ) from None
+    if parts.scheme.lower() not in SCHEMES or not hostname:
         raise FleetError(f"{text!r} is not a fleet reference: expected nats://SERVER[:PORT][/HOST[/SESSION]]")
     if parts.query or parts.fragment:
         raise FleetError(f"{text!r}: a fleet reference has no ?query or #fragment")

@@ -8,12 +8,14 @@ use this one definition.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
 # Bidi embeddings, overrides, isolates and marks: they reorder what a person reads.
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _TAB = "    "
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @lru_cache(maxsize=512)
@@ -34,6 +36,13 @@ def _is_hidden(char: str) -> bool:
     # Format characters (Cf: zero-width joiners and the like) can hide or reorder text too; a lone
     # surrogate (Cs) cannot be encoded for a terminal at all.
     return code > 0x9F and unicodedata.category(char) in ("Cf", "Cs")
+
+
+def valid_text(text: str) -> str:
+    """`text` as UTF-8 can hold it: surrogate pairs joined (a JSON `\\ud83d\\ude00` cut in two), a lone one U+FFFD."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def visible(text: str) -> str:

@@ -14,10 +14,17 @@ the Kelvin sign; the raw pass lets those lines through too), one with a capital 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import re
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from .rawpass import holds
@@ -39,6 +46,54 @@ _ATOMIC = _parser.ATOMIC_GROUP
 
 class BadPattern(ValueError):
     """The pattern cannot be searched for; the message is one sentence a person reads."""
+
+
+# Python's regex engine backtracks: `(a+)+$` takes time exponential in the length of a run of a's.
+# A search keeps Python's syntax (look-around, backreferences) and gives each match this many seconds
+# of one text; a pattern that takes longer is too complex (see `regex_budget`).
+REGEX_SECONDS = 5.0
+_TICK = 0.2
+
+
+class PatternTooSlow(BadPattern):
+    """A regex took longer than its budget on one text: catastrophic backtracking, most likely."""
+
+
+# When the running find() began (None: no regex is matching), read by the SIGALRM handler.
+_matching: list[float | None] = [None]
+_limit: list[float] = [REGEX_SECONDS]
+
+
+@contextlib.contextmanager
+def regex_budget(seconds: float = REGEX_SECONDS) -> Iterator[None]:
+    """While inside, a regex match that runs longer than `seconds` raises PatternTooSlow.
+
+    Python's `re` checks for signals as it matches, so a SIGALRM every _TICK interrupts it; the handler
+    raises only when the match under way is over budget. Only the main thread receives signals: elsewhere
+    (and with a SIGALRM handler already set by someone else) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGALRM) not in (
+        signal.SIG_DFL,
+        None,
+    ):
+        yield
+        return
+
+    def tick(signum: int, frame: FrameType | None) -> None:
+        began = _matching[0]
+        if began is not None and time.monotonic() - began > _limit[0]:
+            _matching[0] = None
+            raise PatternTooSlow(f"more than {_limit[0]:g} s on one text")
+
+    previous = signal.signal(signal.SIGALRM, tick)
+    _limit[0] = seconds
+    signal.setitimer(signal.ITIMER_REAL, _TICK, _TICK)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _matching[0] = None
 
 
 @dataclass(frozen=True)
@@ -64,20 +119,42 @@ class Query:
         flags = re.IGNORECASE if fold else 0
         source = pattern if regex else re.escape(pattern)
         try:
-            compiled = re.compile(source, flags)
+            with warnings.catch_warnings():
+                # re's FutureWarnings ("possible nested set") would reach stderr as lines of code, not a sentence.
+                warnings.simplefilter("ignore")
+                compiled = re.compile(source, flags)
+                runs = _regex_runs(source, flags) if regex else [pattern]
         except re.error as exc:
             raise BadPattern(
-                f"{pattern!r} is not a valid regular expression ({exc}): correct it, or leave out --regex "
+                f"{_shown(pattern)} is not a valid regular expression ({exc}): correct it, or leave out --regex "
                 "to search for the text as typed"
             ) from None
-        runs = _regex_runs(source, flags) if regex else [pattern]
+        except (OverflowError, RecursionError, MemoryError) as exc:
+            why = "a repeat count too large" if isinstance(exc, OverflowError) else "groups nested too deep"
+            if isinstance(exc, MemoryError):
+                why = "too large to compile"
+            raise BadPattern(
+                f"{_shown(pattern)} is too complex a regular expression ({why}): simplify it, or leave out --regex "
+                "to search for the text as typed"
+            ) from None
         fold = bool(compiled.flags & re.IGNORECASE)  # (?i) inside a regex turns it on
         fragment = _best(runs, fold)
         return cls(pattern, regex, fold, compiled, fragment)
 
     def find(self, text: str) -> tuple[int, int] | None:
-        """Where the first match in `text` starts and ends, or None."""
-        match = self.compiled.search(text)
+        """Where the first match in `text` starts and ends, or None.
+
+        Raises:
+            PatternTooSlow: inside `regex_budget`, a regex took longer than its budget on this text.
+        """
+        if not self.regex:
+            match = self.compiled.search(text)
+        else:
+            _matching[0] = time.monotonic()
+            try:
+                match = self.compiled.search(text)
+            finally:
+                _matching[0] = None
         return None if match is None else match.span()
 
     @functools.cached_property
@@ -100,6 +177,11 @@ class Query:
         """What the raw pass decides for one line's bytes (a reader of another format asks it line by line)."""
         needle, fold, escapes, extras = self.prefilter
         return needle is None or holds(line, needle, fold, escapes, extras)
+
+
+def _shown(pattern: str) -> str:
+    """The pattern as a sentence can quote it: its start, when it is long."""
+    return repr(pattern) if len(pattern) <= 80 else f"{pattern[:60]!r}... ({len(pattern):,} characters)"
 
 
 def _escape(char: str) -> bytes:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ...journal.events import ChatMessage, Reasoning, ToolCall
+from ...journal.visible import valid_text
 from ..errors import AgentError
 from ..tools import Tool
 
@@ -161,13 +162,13 @@ class Reply:
 
     @property
     def content(self) -> str:
-        return "".join(self.text)
+        return valid_text("".join(self.text))
 
     @property
     def reasoning(self) -> list[Reasoning] | None:
         """The pieces of reasoning in block order; None when the model sent none."""
         pieces = [
-            Reasoning(text="".join(t.text), kind=t.kind, signature=t.signature, data=t.data)
+            Reasoning(text=valid_text("".join(t.text)), kind=t.kind, signature=t.signature, data=t.data)
             for _, t in sorted(self.thoughts.items())
         ]
         pieces = [p for p in pieces if p.text or p.signature or p.data]
@@ -176,6 +177,6 @@ class Reply:
     def tool_calls(self, id_prefix: str) -> list[ToolCall]:
         """The calls in index order; a call the model sent without an id gets one from `id_prefix`."""
         return [
-            ToolCall(id=d.id or f"{id_prefix}-{i}", name=d.name, args="".join(d.args) or "{}")
+            ToolCall(id=d.id or f"{id_prefix}-{i}", name=d.name, args=valid_text("".join(d.args)) or "{}")
             for i, d in sorted(self.calls.items())
         ]
