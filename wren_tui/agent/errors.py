@@ -31,6 +31,13 @@ class WorkspaceGone(AgentError):
     """The folder a session last worked in no longer exists, and no other was named. Nothing was written."""
 
 
+class SnapshotStopped(AgentError):
+    """The workspace could not be snapshotted, so the call it was for did not run; the run stops (recorded).
+
+    The message is the one sentence of why (a full disk, a workspace that cannot be read).
+    """
+
+
 class SessionFinished(Exception):
     """Nothing to continue: the session is finished (or holds no conversation) and no message was given.
 

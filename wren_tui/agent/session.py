@@ -26,11 +26,12 @@ from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone
+from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, UsageError, WorkspaceGone
 from .loop import Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .redact import Redactor
+from .snapshotting import Snapshotter
 from .tools import COMMAND_TIMEOUT, Toolbox
 
 SYSTEM_PROMPT = (
@@ -58,6 +59,8 @@ class Settings:
     printer: Printer = field(default_factory=Printer)
     # fdatasync after every event unless a benchmark asks otherwise.
     fsync: FsyncPolicy = "event"
+    # Snapshot the workspace before each call with side effects and at each turn's end (--no-snapshots: off).
+    snapshots: bool = True
 
     def __post_init__(self) -> None:
         if self.model is not None and self.model not in MODELS:
@@ -90,6 +93,9 @@ def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMes
         printer=settings.printer,
         on_append=reporter,
         messages=messages,
+        snapshots=Snapshotter(
+            settings.folder, settings.workspace, session_id_of(writer.path), enabled=settings.snapshots
+        ),
     )
 
 
@@ -163,6 +169,9 @@ async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> Ended:
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
         _end(agent, "error")
         raise
+    except SnapshotStopped:
+        _end(agent, "error")  # the loop recorded why, and the call as not run
+        raise
     _end(agent, "limit" if reason == "limit" else "done")
     return Ended()
 
@@ -180,6 +189,8 @@ def run_start(agent: Agent, workspace: Path, *, resumed: bool) -> None:
     agent.append(
         RunStart(pid=os.getpid(), cwd=str(workspace), model=agent.gateway.model, version=__version__, resumed=resumed)
     )
+    if agent.snapshots is not None:
+        agent.snapshots.announce(agent.append)
 
 
 # --- wren run -----------------------------------------------------------------------------------
@@ -250,7 +261,7 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
             ended = await drive(agent, turn)
         except JournalChanged:
             raise
-        except (GatewayError, JournalUnusable):
+        except (GatewayError, JournalUnusable, SnapshotStopped):
             # What was recorded up to the failure can be continued; the command says what failed.
             settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
             raise
