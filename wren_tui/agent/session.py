@@ -16,7 +16,7 @@ from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
+from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, RunEnd, RunStart
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
@@ -282,17 +282,24 @@ class ResumePlan:
 
 
 class _LastWorkspace:
-    """The cwd of the last run_start fed to it, found at C speed (runs of events are mostly not run_start)."""
+    """The cwd of the last run_start fed to it (or a later fork event's workspace), found at C speed.
+
+    Runs of events are mostly neither.
+    """
 
     def __init__(self) -> None:
         self.cwd: str | None = None
 
     def feed(self, events: list[Event]) -> None:
         kinds = list(map(type, events))
-        if RunStart in kinds:
-            last = events[len(kinds) - 1 - kinds[::-1].index(RunStart)]
-            assert isinstance(last, RunStart)
-            self.cwd = last.cwd
+        if RunStart in kinds or Fork in kinds:
+            for event in reversed(events):
+                if isinstance(event, RunStart):
+                    self.cwd = event.cwd
+                    return
+                if isinstance(event, Fork) and event.workspace:
+                    self.cwd = event.workspace  # a fork with its files works where they were written
+                    return
 
 
 def session_to_resume(folder: Path, ref: str | None, workspace: Path) -> Path:

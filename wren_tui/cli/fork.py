@@ -6,11 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import read_events
-from ..journal.store import resolve, session_id_of, write_problem
+from ..journal.snapshots import FilesAt, SnapshotError, Store, files_at, store_of
+from ..journal.store import SUFFIX, new_session_id, resolve, session_id_of, write_problem
 from ..journal.visible import visible
 from . import agents
 from .console import out, print_json
@@ -35,6 +37,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="?",
         help="the seq of a clean point: the new session ends with that event, then the fork event",
     )
+    p.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="also write the files as they were at SEQ into DIR (new or empty), from the session's snapshots; "
+        "the fork then works in DIR when resumed",
+    )
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(handler=cmd_fork)
 
@@ -42,12 +50,45 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_fork(args: argparse.Namespace) -> Exit:
     path = resolve(folder_of(args), args.session)
     if (foreign := agents.foreign_format(path)) is not None:
+        if args.workspace:
+            raise UsageError(
+                f"{path}: another agent's session carries no snapshots of its files, so a fork of it restores the "
+                "conversation only; fork it without --workspace"
+            )
         # Into Wren's journals folder, never beside the other agent's file.
         return agents.fork_foreign(path, foreign, args.seq, folder_of(args), args.json)
     if args.seq is None:
+        if args.workspace:
+            raise UsageError("--workspace needs SEQ: the point whose files to write")
         return _list(path, args.json)
+    target = _target(args.workspace) if args.workspace else None
+    new_id = new_session_id()
+    while (path.parent / f"{new_id}{SUFFIX}").exists():
+        new_id = new_session_id()
+    # Only a fork with its files reads the journal twice: the snapshot at the point, then the copy.
+    files, restored = FilesAt(None), 0
+    if target is not None:
+        events = read_events(path).events
+        if args.seq in {p.seq for p in fork_points(events)}:  # anything else is fork's to refuse, listing the points
+            files = files_at(events, args.seq)
+            if files.id is None:
+                raise UsageError(
+                    f"{path}: the files at seq {args.seq} cannot be restored: {files.why}. Fork without "
+                    "--workspace to restore the conversation only"
+                )
+            try:
+                restored = Store(store_of(path.parent)).materialise(files.id, target, new_id)
+            except SnapshotError as exc:
+                raise UsageError(f"{exc}; nothing was forked") from None
     try:
-        forked = fork(path, args.seq, folder=path.parent)
+        forked = fork(
+            path,
+            args.seq,
+            folder=path.parent,
+            new_id=new_id,
+            workspace=str(target) if target is not None else None,
+            snapshot=files.id,
+        )
     except NotAForkPoint as exc:
         if exc.past_stop and exc.stop is not None:
             # No point lies past where the journal stops: say where and why, then the points before it.
@@ -59,11 +100,37 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
             "the journal to a folder you can write and fork it there"
         ) from None
     if args.json:
-        print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
+        print_json(
+            {
+                "id": forked.id,
+                "path": str(forked.path),
+                "from": forked.parent,
+                "atSeq": forked.at_seq,
+                "workspace": str(target) if target is not None else None,
+                "snapshot": files.id,
+                "filesRestored": restored if target is not None else None,
+            }
+        )
     else:
         out(f"forked {forked.parent} at seq {forked.at_seq} -> {forked.id}")
+        if target is not None:
+            out(f"files as they were at seq {forked.at_seq} written to {target} ({restored} files): it works there")
+        else:
+            again = wren_command("fork", forked.parent, str(forked.at_seq), folder=path.parent, tail="--workspace DIR")
+            out(
+                "the files were not restored: the workspace is as the latest run left it "
+                f"(`{again}` writes them as they were at that point, from the session's snapshots)"
+            )
         out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
     return Exit.OK
+
+
+def _target(given: str) -> Path:
+    """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written."""
+    target = Path(given).expanduser().absolute()
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise UsageError(f"--workspace {target}: not a new or empty folder; a fork writes its files into a fresh one")
+    return target
 
 
 def _list(path: Path, as_json: bool) -> Exit:

@@ -114,6 +114,8 @@ class Fork(_Event, frozen=True, tag="fork"):
     atSeq: int
     # The folder the fork's files were written to (`wren fork --workspace`): where resume works.
     workspace: str | None = None
+    # The snapshot of the files as they were at atSeq, when the parent has one.
+    snapshot: str | None = None
 
 
 class Snapshot(_Event, frozen=True, tag="snapshot"):

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .events import Event, Fork, RunStart, Snapshot, ToolStart
+
 STORE = ".snapshots"
 # A file over this size is listed as not covered rather than stored (see docs/snapshots.md).
 MAX_FILE_SIZE = 50 * 1024 * 1024
@@ -86,6 +88,52 @@ class Taken:
     changed: int
     not_covered: list[str] = field(default_factory=list)
     not_covered_count: int = 0
+
+
+@dataclass(frozen=True)
+class FilesAt:
+    """The snapshot of the files at a point (`id`), or why there is none (`why`, a sentence's end)."""
+
+    id: str | None
+    why: str = ""
+
+
+def files_at(events: Sequence[Event], seq: int) -> FilesAt:
+    """The snapshot that holds the workspace's files as they were at event `seq` (a clean point).
+
+    That is the first snapshot after it, as long as no call with side effects started and no new
+    run began in between (a snapshot comes before its call's tool_start); failing that, the last
+    one before it under the same condition; a fork event carries its parent's for its own point.
+    """
+    at = next((i for i, e in enumerate(events) if e.seq == seq), None)
+    if at is None:
+        return FilesAt(None, f"there is no event {seq}")
+    for event in events[at + 1 :]:
+        if isinstance(event, Snapshot):
+            if event.id:
+                return FilesAt(event.id)
+            if event.off:
+                break
+        elif isinstance(event, Fork) and event.snapshot:
+            return FilesAt(event.snapshot)
+        elif isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.readOnly):
+            break
+    for event in reversed(events[: at + 1]):
+        if isinstance(event, Snapshot):
+            if event.id:
+                return FilesAt(event.id)
+            return FilesAt(None, event.off or "snapshots were off")
+        if isinstance(event, Fork) and event.snapshot:
+            return FilesAt(event.snapshot)
+        if isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.readOnly):
+            break
+    offs = [e for e in events if isinstance(e, Snapshot) and e.off]
+    if offs:
+        said = next((e for e in reversed(offs) if e.seq < seq), offs[0]).off
+        return FilesAt(None, said or "snapshots were off")
+    if not any(isinstance(e, Snapshot) for e in events):
+        return FilesAt(None, "the session has no snapshots (it was written without them)")
+    return FilesAt(None, f"no snapshot was recorded at seq {seq} (the run stopped before it took one)")
 
 
 def store_of(folder: Path) -> Path:
@@ -353,7 +401,7 @@ class Store:
         index = self.index_for(session_id, target)
         index.unlink(missing_ok=True)
         self.git("read-tree", tree, work_tree=target, index=index)
-        self.git("checkout-index", "-a", "-f", work_tree=target, index=index)
+        self.git("checkout-index", "-a", "-f", "-u", work_tree=target, index=index)
         return _index_entries(index)
 
     # --- pruning ------------------------------------------------------------------------------
