@@ -38,6 +38,8 @@ INTERMIXED = [
     ),
     (["export", "--format", "html", "-o", "x.html", SID], ["export", SID, "-o", "x.html", "--format", "html"]),
     (["diff", "--json", "--dir", "j", SID, SID], ["diff", SID, "--dir", "j", SID, "--json"]),
+    (["diff-files", "--dir", "j", SID, "3", "9"], ["diff-files", SID, "3", "--dir", "j", "9"]),
+    (["snapshots", "--now", "--dir", "j", "prune"], ["snapshots", "prune", "--dir", "j", "--now"]),
 ]
 
 

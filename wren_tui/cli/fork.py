@@ -9,14 +9,24 @@ from typing import Any
 from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
+from ..journal.events import Event
 from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import read_events
-from ..journal.snapshots import FilesAt, SnapshotError, Store, files_at, store_of
+from ..journal.snapshots import (
+    FilesAt,
+    PointChange,
+    SnapshotError,
+    Store,
+    files_at,
+    last_snapshot,
+    point_changes,
+    store_of,
+)
 from ..journal.store import SUFFIX, new_session_id, resolve, session_id_of, write_problem
 from ..journal.visible import visible
 from . import agents
-from .console import out, print_json
-from .exits import Exit, Unreadable
+from .console import err, out, print_json
+from .exits import CommandFailed, Exit, Unreadable
 from .log import stop_line
 from .options import folder_of
 
@@ -72,14 +82,14 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
         if args.seq in {p.seq for p in fork_points(events)}:  # anything else is fork's to refuse, listing the points
             files = files_at(events, args.seq)
             if files.id is None:
-                raise UsageError(
+                raise CommandFailed(
                     f"{path}: the files at seq {args.seq} cannot be restored: {files.why}. Fork without "
                     "--workspace to restore the conversation only"
                 )
             try:
                 restored = Store(store_of(path.parent)).materialise(files.id, target, new_id)
             except SnapshotError as exc:
-                raise UsageError(f"{exc}; nothing was forked") from None
+                raise CommandFailed(f"{exc}; nothing was forked") from None
     try:
         forked = fork(
             path,
@@ -134,18 +144,23 @@ def _target(given: str) -> Path:
 
 
 def _list(path: Path, as_json: bool) -> Exit:
-    """The clean points; a corrupt journal's are those before the damage, and the command says so (exit 4)."""
+    """The clean points; a corrupt journal's are those before the damage, and the command says so (exit 4).
+
+    Each with how many files differ from it to the session's last snapshot, and the calls after it
+    that changed files (edit tools or shell commands), when the session has snapshots.
+    """
     sid = session_id_of(path)
     result = read_events(path)
     points = fork_points(result.events)
+    changes = _changes(path, result.events, points)
     if as_json:
-        print_json([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points])
+        print_json([_point_json(p, changes.get(p.seq)) for p in points])
     elif not points:
         out(f"{sid} has no clean fork point yet")
     else:
         again = wren_command("fork", sid, folder=path.parent, tail="SEQ")
-        out(f"Clean fork points of {sid} (fork with `{again}`):")
-        _show(points)
+        out(f"Clean fork points of {sid} (fork with `{again}`, and its files with --workspace DIR):")
+        _show(points, changes)
     if result.stop is not None and not result.stop.torn:
         # Lines after the damage are lost to reading: they may have held points.
         raise Unreadable(path, result.stop)
@@ -154,9 +169,45 @@ def _list(path: Path, as_json: bool) -> Exit:
     return Exit.OK
 
 
-def _show(points: list[ForkPoint]) -> None:
-    for line in fork_listing(points):
-        out(f"  {visible(line)}")
+def _changes(path: Path, events: list[Event], points: list[ForkPoint]) -> dict[int, PointChange]:
+    store = Store(store_of(path.parent))
+    if not points or last_snapshot(events) is None or not store.exists():
+        return {}
+    try:
+        return {c.seq: c for c in point_changes(events, [p.seq for p in points], store)}
+    except SnapshotError as exc:
+        err(f"{exc}; the fork points are listed without what changed since each")
+        return {}
+
+
+def _point_json(point: ForkPoint, change: PointChange | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"seq": point.seq, "role": point.role, "preview": point.preview}
+    row["filesChanged"] = change.files_changed if change else None
+    row["changedBy"] = (
+        [{"seq": c.seq, "id": c.id, "tool": c.tool, "kind": c.kind, "files": c.files} for c in change.calls]
+        if change
+        else []
+    )
+    return row
+
+
+def _since(change: PointChange | None) -> str:
+    if change is None or change.files_changed is None:
+        return ""
+    if not change.files_changed:
+        return "  · files as now"
+    kinds = [c.kind for c in change.calls]
+    by = ", ".join(f"{kinds.count(k)} {_KIND_WORDS[k]}" for k in ("edit", "shell", "other") if k in kinds)
+    files = "file" if change.files_changed == 1 else "files"
+    return f"  · {change.files_changed} {files} changed since" + (f" (by {by})" if by else "")
+
+
+_KIND_WORDS = {"edit": "edit", "shell": "shell command", "other": "other call"}
+
+
+def _show(points: list[ForkPoint], changes: dict[int, PointChange] | None = None) -> None:
+    for point, line in zip(points, fork_listing(points), strict=True):
+        out(f"  {visible(line)}{_since((changes or {}).get(point.seq))}")
 
 
 def _before(exc: NotAForkPoint, path: Path) -> str:

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..journal.errors import JournalError
+from ..journal.snapshots import Store, store_of
 from ..journal.store import SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
 from . import agents, fleet
 from .console import err, out, print_json
 from .exits import Exit
 from .options import folder_of
+from .snapshots import human
 
 _PROJECT_WIDTH = 28
 
@@ -102,4 +104,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
                 f"{place:<{_PROJECT_WIDTH}}  {origin}"
             )
         )
+    store = Store(store_of(folder))
+    if store.exists():
+        out(f"snapshots: {human(store.size())} in {store.path}")
     return Exit.OK

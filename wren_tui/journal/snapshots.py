@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -134,6 +135,67 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
     if not any(isinstance(e, Snapshot) for e in events):
         return FilesAt(None, "the session has no snapshots (it was written without them)")
     return FilesAt(None, f"no snapshot was recorded at seq {seq} (the run stopped before it took one)")
+
+
+_EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+_SHELL_TOOLS = frozenset({"run_command"})
+
+
+@dataclass(frozen=True)
+class CallChange:
+    """A call with side effects and how many files differ between the snapshots before and after it."""
+
+    seq: int
+    id: str
+    tool: str
+    kind: str  # edit, shell or other
+    files: int
+
+
+@dataclass(frozen=True)
+class PointChange:
+    """What changed in the files from a clean point to the session's last snapshot."""
+
+    seq: int
+    files_changed: int | None  # None: no snapshot at the point (why says why)
+    calls: list[CallChange]
+    why: str = ""
+
+
+def last_snapshot(events: Sequence[Event]) -> str | None:
+    for event in reversed(events):
+        if isinstance(event, Snapshot) and event.id:
+            return event.id
+    return None
+
+
+def call_changes(events: Sequence[Event], store: Store) -> list[CallChange]:
+    """Each call with side effects that ran, with the files that differ between its snapshot and the next."""
+    names = {e.id: e.name for e in events if isinstance(e, ToolStart)}
+    snaps = [e for e in events if isinstance(e, Snapshot) and e.id]
+    found: list[CallChange] = []
+    for here, after in itertools.pairwise(snaps):
+        if here.before is None or here.before not in names:
+            continue
+        tool = names[here.before]
+        kind = "edit" if tool in _EDIT_TOOLS else "shell" if tool in _SHELL_TOOLS else "other"
+        found.append(CallChange(here.seq, here.before, tool, kind, len(store.changed_between(here.id, after.id))))
+    return found
+
+
+def point_changes(events: Sequence[Event], seqs: Iterable[int], store: Store) -> list[PointChange]:
+    """Each clean point: how many files differ from it to the last snapshot, and the calls after it that changed any."""
+    last = last_snapshot(events)
+    calls = call_changes(events, store) if last else []
+    result: list[PointChange] = []
+    for seq in seqs:
+        at = files_at(events, seq)
+        if at.id is None or last is None:
+            result.append(PointChange(seq, None, [], at.why or "the session has no snapshots"))
+            continue
+        after = [c for c in calls if c.seq > seq and c.files]
+        result.append(PointChange(seq, len(store.changed_between(at.id, last)), after))
+    return result
 
 
 def store_of(folder: Path) -> Path:
