@@ -157,3 +157,14 @@ def test_a_snapshot_that_cannot_be_taken_stops_the_call_before_it_runs(workspace
 
 def _files(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and ".git" not in p.parts]
+
+
+def test_journals_inside_the_workspace_are_never_part_of_its_snapshots(workspace: Path) -> None:
+    proc = run_wren(["run", "--yes", "--dir", "journals", FIX], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    journal = only_journal(workspace / "journals")
+    snaps = [e for e in events_of(journal) if isinstance(e, Snapshot)]
+    store = Store(journal.parent / STORE)
+    for snap in snaps:
+        assert not any(name.startswith(b"journals") for name in store.files_of(snap.id))
+    assert snaps[-1].notCovered == ["journals/ (Wren's journals: not covered)"]

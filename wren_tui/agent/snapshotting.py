@@ -22,6 +22,8 @@ class Snapshotter:
 
     def __init__(self, folder: Path, workspace: Path, session_id: str, *, enabled: bool = True) -> None:
         self.store = Store(store_of(folder))
+        # The journals (and the store) are never part of a snapshot, even when they lie in the workspace.
+        self.leave_out = (folder,)
         self.workspace = workspace
         self.session_id = session_id
         self.off: str | None = None if enabled else NO_SNAPSHOTS
@@ -43,12 +45,12 @@ class Snapshotter:
         """
         if self.off is not None:
             return None
-        taken = self.store.take(self.workspace, self.session_id)
+        taken = self.store.take(self.workspace, self.session_id, leave_out=self.leave_out)
         uncovered = list(taken.not_covered)
         count = taken.not_covered_count
         if before is None:
             # At the end of a turn also what the rules leave out and what is no file (FIFOs, sockets, devices).
-            extra = self.store.not_covered(self.workspace)
+            extra = self.store.not_covered(self.workspace, self.leave_out)
             uncovered = (uncovered + extra)[:50]
             count += len(extra)
         return Snapshot(

@@ -102,9 +102,10 @@ class FilesAt:
 def files_at(events: Sequence[Event], seq: int) -> FilesAt:
     """The snapshot that holds the workspace's files as they were at event `seq` (a clean point).
 
-    That is the first snapshot after it, as long as no call with side effects started and no new
-    run began in between (a snapshot comes before its call's tool_start); failing that, the last
-    one before it under the same condition; a fork event carries its parent's for its own point.
+    That is the first snapshot after it, as long as no call with side effects started in between
+    (a snapshot comes before its call's tool_start): the files the conversation went on with, in
+    this run or, after an interruption, in the run that resumed it. Failing that, the last one
+    before it, with no such call and no new run between; a fork event carries its parent's.
     """
     at = next((i for i, e in enumerate(events) if e.seq == seq), None)
     if at is None:
@@ -117,7 +118,7 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
                 break
         elif isinstance(event, Fork) and event.snapshot:
             return FilesAt(event.snapshot)
-        elif isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.readOnly):
+        elif isinstance(event, ToolStart) and not event.readOnly:
             break
     for event in reversed(events[: at + 1]):
         if isinstance(event, Snapshot):
@@ -260,7 +261,7 @@ class Store:
         config: dict[str, str] | None = None,
     ) -> bytes:
         """Run git on the store; its output, or SnapshotError with git's own last line."""
-        options = [f"-c{key}={value}" for key, value in (config or {}).items()]
+        options = [word for key, value in (config or {}).items() for word in ("-c", f"{key}={value}")]
         try:
             done = subprocess.run(
                 [self._git, *options, *args],
@@ -319,8 +320,13 @@ class Store:
         key = hashlib.sha1(os.fsencode(str(workspace))).hexdigest()[:12]
         return self.path / "indexes" / f"{session_id}-{key}"
 
-    def take(self, workspace: Path, session_id: str, *, max_file_size: int = MAX_FILE_SIZE) -> Taken:
+    def take(
+        self, workspace: Path, session_id: str, *, max_file_size: int = MAX_FILE_SIZE, leave_out: Sequence[Path] = ()
+    ) -> Taken:
         """Snapshot `workspace` into the store; every object it needs is on disk when this returns.
+
+        `leave_out`: folders never snapshotted (Wren's journals folder, and the store in it, when
+        they lie inside the workspace).
 
         Raises:
             SnapshotError: the workspace or the store could not be read or written (one sentence).
@@ -330,7 +336,10 @@ class Store:
         self.ensure()
         index = self.index_for(session_id, workspace)
         before = _dir_times(self.path / "objects")
-        listed = self.git("ls-files", "-z", "-m", "-d", "-o", "--exclude-standard", work_tree=workspace, index=index)
+        listed = self.git(
+            "ls-files", "-z", "-m", "-d", "-o", "--exclude-standard", "--", ".", *_excluded(workspace, leave_out),
+            work_tree=workspace, index=index,
+        )  # fmt: skip
         changed: list[bytes] = []
         dropped: list[bytes] = []
         uncovered: list[str] = []
@@ -378,15 +387,18 @@ class Store:
         self._sync_new(before)
         return Taken(tree, _index_entries(index), len(changed), uncovered[:LISTED], len(uncovered))
 
-    def not_covered(self, workspace: Path) -> list[str]:
+    def not_covered(self, workspace: Path, leave_out: Sequence[Path] = ()) -> list[str]:
         """Everything under the workspace a snapshot does not hold: ignored paths, FIFOs, sockets, devices."""
         ignored = self.git(
-            "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", work_tree=workspace,
-            index=self.path / "indexes" / ".none",
+            "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", "--", ".",
+            *_excluded(workspace, leave_out), work_tree=workspace, index=self.path / "indexes" / ".none",
         )  # fmt: skip
         names = [n for n in ignored.split(b"\0") if n]
         found = [f"{_shown(n)} (ignored by .gitignore: not covered)" for n in names]
+        inside = [_inside(workspace, p) for p in leave_out]
+        found += [f"{p}/ (Wren's journals: not covered)" for p in inside if p]
         skip = {os.path.join(os.fsencode(workspace), n.rstrip(b"/")) for n in names}
+        skip |= {os.path.join(os.fsencode(workspace), os.fsencode(p)) for p in inside if p}
         found += [f"{_shown(n)} ({kind}: not covered)" for n, kind in _specials(os.fsencode(workspace), skip)]
         return found
 
@@ -495,6 +507,20 @@ class Store:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def _inside(workspace: Path, folder: Path) -> str | None:
+    """`folder` relative to the workspace when it lies inside it (never the workspace itself)."""
+    try:
+        rel = folder.resolve().relative_to(workspace.resolve())
+    except (ValueError, OSError):
+        return None
+    return rel.as_posix() if rel.parts else None
+
+
+def _excluded(workspace: Path, leave_out: Sequence[Path]) -> list[str]:
+    """Pathspecs that keep git out of the folders left out (literal: no wildcard in a name is expanded)."""
+    return [f":(top,literal,exclude){rel}" for p in leave_out if (rel := _inside(workspace, p))]
 
 
 def _last(lines: Sequence[str]) -> str:
