@@ -131,8 +131,9 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
             break
     offs = [e for e in events if isinstance(e, Snapshot) and e.off]
     if offs:
-        said = next((e for e in reversed(offs) if e.seq < seq), offs[0]).off
-        return FilesAt(None, said or "snapshots were off")
+        said = next((e for e in reversed(offs) if e.seq < seq), offs[0]).off or "snapshots were off"
+        # The sentence goes on to what that means for a fork: the caller says that in its own words.
+        return FilesAt(None, re.split(r"[:;] a fork of", said)[0])
     if not any(isinstance(e, Snapshot) for e in events):
         return FilesAt(None, "the session has no snapshots (it was written without them)")
     return FilesAt(None, f"no snapshot was recorded at seq {seq} (the run stopped before it took one)")
