@@ -27,6 +27,7 @@ class Snapshotter:
         self.workspace = workspace
         self.session_id = session_id
         self.off: str | None = None if enabled else NO_SNAPSHOTS
+        self._checked = False
         if self.off is None:
             problem = git_problem()
             if problem is not None:
@@ -40,11 +41,20 @@ class Snapshotter:
     def take(self, before: str | None) -> Snapshot | None:
         """A snapshot of the workspace, as the event that names it; None when snapshots are off.
 
+        The first finds out whether git can keep them (`off` then, journaled by the event returned).
+
         Raises:
             SnapshotError: it could not be taken (one sentence naming the path).
         """
         if self.off is not None:
             return None
+        if not self._checked:
+            self.store.ensure()
+            problem = self.store.git_too_old()
+            self._checked = True
+            if problem is not None:
+                self.off = problem + "; a fork of this run restores the conversation only"
+                return Snapshot(off=self.off)
         taken = self.store.take(self.workspace, self.session_id, leave_out=self.leave_out)
         uncovered = list(taken.not_covered)
         count = taken.not_covered_count

@@ -61,7 +61,6 @@ _CONFIG = {
     "core.untrackedCache": "false",
     "core.fsmonitor": "false",
     "core.quotePath": "false",
-    "index.threads": "1",
     "checkout.workers": "0",
     "gc.auto": "0",
     "diff.external": "",
@@ -206,10 +205,14 @@ def store_of(folder: Path) -> Path:
 
 
 def git_problem() -> str | None:
-    """Why snapshots cannot be taken here (one sentence), or None when git is there and new enough."""
-    git = shutil.which("git")
-    if git is None:
+    """Why snapshots cannot be taken here (one sentence), or None when a git program is on PATH."""
+    if shutil.which("git") is None:
         return "snapshots are off: the git program was not found on PATH (Wren keeps workspace snapshots with git)"
+    return None
+
+
+def _old_git(git: str) -> str | None:
+    """Why this git cannot keep snapshots durable (one sentence), or None when it is new enough."""
     try:
         out = subprocess.run(
             [git, "--version"], capture_output=True, text=True, timeout=30, env=_clean_env(), check=True
@@ -300,6 +303,27 @@ class Store:
         except OSError as exc:
             raise SnapshotError(f"{self.path}: the snapshot store cannot be made ({_why(exc)})") from None
 
+    def git_too_old(self) -> str | None:
+        """Why the git on PATH cannot keep snapshots (one sentence), or None; checked once per git binary.
+
+        The answer for a binary (its path, size and mtime) is kept in the store, so a run does not
+        pay for `git --version` again.
+        """
+        try:
+            st = os.stat(self._git)
+        except OSError:
+            return _old_git(self._git)
+        key = f"{self._git}\0{st.st_size}\0{st.st_mtime_ns}\n".encode()
+        mark = self.path / "git-checked"
+        with contextlib.suppress(OSError):
+            if mark.read_bytes() == key:
+                return None
+        problem = _old_git(self._git)
+        if problem is None:
+            with contextlib.suppress(OSError):
+                _write_atomic(mark, key)
+        return problem
+
     def has_tree(self, oid: str) -> bool:
         try:
             return self.git("cat-file", "-t", oid).strip() == b"tree"
@@ -336,57 +360,40 @@ class Store:
             raise SnapshotError(f"{workspace}: the workspace is not a folder, so it cannot be snapshotted")
         self.ensure()
         index = self.index_for(session_id, workspace)
+        first = not index.exists()
         before = _dir_times(self.path / "objects")
-        listed = self.git(
-            "ls-files", "-z", "-m", "-d", "-o", "--exclude-standard", "--", ".", *_excluded(workspace, leave_out),
-            work_tree=workspace, index=index,
-        )  # fmt: skip
-        changed: list[bytes] = []
-        dropped: list[bytes] = []
+        left_out = _excluded(workspace, leave_out)
+        # The new paths first (git walks only what it does not track): what git must be kept away from.
+        new = self.git(
+            "ls-files", "-z", "-o", "--exclude-standard", "--", ".", *left_out, work_tree=workspace, index=index
+        )
         uncovered: list[str] = []
-        seen: set[bytes] = set()
+        kept_out: list[bytes] = []
         root = os.fsencode(workspace)
-        for name in listed.split(b"\0"):
-            if not name or name in seen:
-                continue
-            seen.add(name)
+        names = [n for n in new.split(b"\0") if n]
+        for name in names:
             if name.endswith(b"/"):
                 uncovered.append(f"{_shown(name)} (a git repository of its own: not covered)")
+                kept_out.append(name.rstrip(b"/"))
                 continue
             try:
                 st = os.lstat(os.path.join(root, name))
-            except FileNotFoundError:
-                changed.append(name)  # deleted: update-index --remove drops it
-                continue
-            except OSError as exc:
-                uncovered.append(f"{_shown(name)} (cannot be read: {_why(exc)})")
-                dropped.append(name)
-                continue
+            except OSError:
+                continue  # gone already: git does not add it either
             if stat.S_ISREG(st.st_mode) and st.st_size > max_file_size:
                 uncovered.append(f"{_shown(name)} (over {max_file_size:,} bytes: not covered)")
-                dropped.append(name)
-            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
-                changed.append(name)
-            else:
-                uncovered.append(f"{_shown(name)} ({_kind(st.st_mode)}: not covered)")
-                dropped.append(name)
-        if changed:
-            # Many new objects go into one pack, fsynced once, rather than a loose file (and an fsync) each.
-            bulk = {"core.bigFileThreshold": "1"} if len(changed) >= BULK else None
-            self.git(
-                "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
-                work_tree=workspace, index=index, input=b"\0".join(changed) + b"\0", config=bulk,
-            )  # fmt: skip
-        if dropped:
-            self.git(
-                "update-index", "--force-remove", "-z", "--stdin",
-                work_tree=workspace, index=index, input=b"\0".join(dropped) + b"\0",
-            )  # fmt: skip
+                kept_out.append(name)
+        # Then one `git add -A`: it hashes only what the index's stat cache says changed, adds the new,
+        # drops the deleted. Many new objects go into one pack, fsynced once, not a loose file (and an fsync) each.
+        bulk = {"core.bigFileThreshold": "1"} if first or len(names) >= BULK else None
+        spec = [*left_out, *(":(top,literal,exclude)" + os.fsdecode(n) for n in kept_out)]
+        said = self.git("add", "-A", "-v", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
+        changed = sum(1 for line in said.split(b"\n") if line.startswith((b"add '", b"remove '")))
         tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
         if not _OID.fullmatch(tree):
             raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
         self._sync_new(before)
-        return Taken(tree, _index_entries(index), len(changed), uncovered[:LISTED], len(uncovered))
+        return Taken(tree, _index_entries(index), changed, uncovered[:LISTED], len(uncovered))
 
     def not_covered(self, workspace: Path, leave_out: Sequence[Path] = ()) -> list[str]:
         """Everything under the workspace a snapshot does not hold: ignored paths, FIFOs, sockets, devices."""
