@@ -106,5 +106,5 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         )
     store = Store(store_of(folder))
     if store.exists():
-        out(f"snapshots: {human(store.size())} in {store.path}")
+        out(visible(f"snapshots: {human(store.size())} in {store.path}"))
     return Exit.OK
