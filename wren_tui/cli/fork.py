@@ -137,7 +137,7 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
 
 def _target(given: str) -> Path:
     """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written."""
-    target = Path(given).expanduser().absolute()
+    target = Path(given).expanduser().resolve()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"--workspace {target}: not a new or empty folder; a fork writes its files into a fresh one")
     return target
