@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.agent.conftest import events_of, journals_of, only_journal
@@ -97,3 +99,30 @@ def test_prune_drops_what_only_deleted_sessions_name_and_keeps_every_named_snaps
     for tree in kept_snaps:
         store.check_whole(tree)
     assert not any(store.has_tree(t) for t in gone_snaps - kept_snaps)
+
+
+def test_prune_while_a_run_is_snapshotting_keeps_everything_that_run_names(tmp_path: Path) -> None:
+    from wren_tui.agent.workspace import prepare_workspace
+
+    journals = tmp_path / "journals"
+    ws = prepare_workspace(tmp_path / "ws")
+    for i in range(300):
+        (ws / f"data{i}.txt").write_text(f"{i}\n" * 100)
+    task = "run the tests, find the failing case and fix it"
+    args = [sys.executable, "-m", "wren_tui", "run", "--yes", "--pace-factor", "0.2", "--dir", str(journals), task]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    child = subprocess.Popen(args, cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pruned = 0
+    try:
+        while child.poll() is None or pruned == 0:
+            if (journals / STORE).exists():
+                wren(["snapshots", "prune", "--dir", str(journals)], tmp_path)
+                pruned += 1
+    finally:
+        child.wait(120)
+    assert child.returncode == 0 and pruned >= 1
+    store = Store(journals / STORE)
+    snaps = [e for e in events_of(only_journal(journals)) if isinstance(e, Snapshot)]
+    assert len(snaps) >= 4
+    for snap in snaps:
+        store.check_whole(snap.id)
