@@ -161,7 +161,9 @@ def test_a_full_disk_under_the_store_stops_the_call_before_it_runs_with_one_sent
         assert proc.returncode == 1
         lines = proc.stderr.splitlines()
         assert len(lines) == 1, proc.stderr
-        assert lines[0].startswith("wren: stopped: the workspace could not be snapshotted (git add failed: ")
+        assert lines[0].startswith(
+            f"wren: stopped: the workspace could not be snapshotted into {journals / STORE} (git add failed: "
+        )
         assert "out of diskspace" in lines[0].lower() or "no space left" in lines[0].lower()
         assert not (workspace / "made-by-the-call").exists()
         read = read_events(only_journal(journals))

@@ -145,7 +145,9 @@ def test_a_snapshot_that_cannot_be_taken_stops_the_call_before_it_runs(workspace
     proc = run_wren(["run", "--yes", "--dir", str(journals), "run `touch made-by-the-call`"], cwd=workspace, env=None)
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("wren: stopped: the workspace could not be snapshotted (")
+    assert len(lines) == 1 and lines[0].startswith(
+        f"wren: stopped: the workspace could not be snapshotted into {journals / STORE} ("
+    )
     assert not (workspace / "made-by-the-call").exists()
     events = events_of(only_journal(journals))
     assert not any(isinstance(e, ToolStart) for e in events)

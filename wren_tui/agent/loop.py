@@ -227,7 +227,10 @@ class Agent:
             if before is not None:
                 self.printer.line(f"  -> {preview_call(before)} [not run: the workspace could not be snapshotted]")
                 self._finish(before, ToolResult(False, outcomes.snapshot_failed(why)), 0, None)
-            raise SnapshotStopped(f"stopped: the workspace could not be snapshotted ({why}); nothing ran") from None
+            store = self.snapshots.store.path
+            raise SnapshotStopped(
+                f"stopped: the workspace could not be snapshotted into {store} ({why}); nothing ran"
+            ) from None
         if event is not None:
             self.append(event)
 
