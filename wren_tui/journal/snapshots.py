@@ -243,6 +243,8 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._git = shutil.which("git") or "git"
+        # Each index's last tree, written by this process: only this process writes a session's index.
+        self._trees: dict[Path, str] = {}
 
     # --- running git --------------------------------------------------------------------------
 
@@ -389,10 +391,13 @@ class Store:
         spec = [*left_out, *(":(top,literal,exclude)" + os.fsdecode(n) for n in kept_out)]
         said = self.git("add", "-A", "-v", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
         changed = sum(1 for line in said.split(b"\n") if line.startswith((b"add '", b"remove '")))
-        tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
-        if not _OID.fullmatch(tree):
-            raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
-        self._sync_new(before)
+        tree = self._trees.get(index) if changed == 0 else None
+        if tree is None:  # nothing added or removed since this process's last tree of this index: the same tree
+            tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
+            if not _OID.fullmatch(tree):
+                raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
+            self._sync_new(before)
+            self._trees[index] = tree
         return Taken(tree, _index_entries(index), changed, uncovered[:LISTED], len(uncovered))
 
     def not_covered(self, workspace: Path, leave_out: Sequence[Path] = ()) -> list[str]:
