@@ -42,6 +42,8 @@ INTERMIXED = [
         ["otel", "--follow", "--endpoint", "http://127.0.0.1:4318", SID],
         ["otel", SID, "--endpoint", "http://127.0.0.1:4318", "--follow"],
     ),
+    (["diff-files", "--dir", "j", SID, "3", "9"], ["diff-files", SID, "3", "--dir", "j", "9"]),
+    (["snapshots", "--now", "--dir", "j", "prune"], ["snapshots", "prune", "--dir", "j", "--now"]),
 ]
 
 

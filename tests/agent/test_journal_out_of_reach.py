@@ -101,8 +101,8 @@ def test_ls_shows_each_session_s_project_and_filters_by_project(tmp_path: Path) 
         assert proc.returncode == 0, proc.stderr
     listing = run_wren(["ls", "--dir", str(folder)], cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr
-    head, *rows = listing.stdout.splitlines()
-    assert "PROJECT" in head and len(rows) == 2
+    head, *rows, space = listing.stdout.splitlines()
+    assert "PROJECT" in head and len(rows) == 2 and space.startswith("snapshots: ")  # the runs' snapshot store
     assert rows[0].split()[6].endswith("/code/beta") and rows[1].split()[6].endswith("/code/alpha")
     alpha = run_wren(["ls", "--dir", str(folder), "--project", "code/alpha", "--json"], cwd=tmp_path)
     assert [(s["id"], s["project"]) for s in json.loads(alpha.stdout)] == [

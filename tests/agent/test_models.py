@@ -60,9 +60,10 @@ async def test_a_model_registered_with_one_line_runs_through_the_real_loop_into_
     assert str(workspace) in made[0].system and "not run:" in made[0].system
     events = [e for e in events_of(only_journal(journals_of(workspace))) if not isinstance(e, Delta)]
     assert [type(e).__name__ for e in events] == [
-        "RunStart", "Message", "Message", "Usage", "ToolStart", "ToolEnd", "Message", "Message", "Usage", "RunEnd",
+        "RunStart", "Message", "Message", "Usage", "ToolStart", "ToolEnd", "Message", "Message", "Usage", "Snapshot",
+        "RunEnd",
     ]  # fmt: skip
-    start, user, call, usage, tool_start, tool_end, result, answer, _, end = events
+    start, user, call, usage, tool_start, tool_end, result, answer, _, _, end = events
     assert isinstance(start, RunStart) and start.model == "listed"
     assert isinstance(user, Message) and user.message.content == "what does the readme say?"
     assert isinstance(call, Message) and call.message.content == "Let me read the readme."

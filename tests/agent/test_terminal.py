@@ -193,7 +193,8 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
         [sys.executable, "-m", "wren_tui", "fork", str(journal)], cwd=workspace, capture_output=True, timeout=60
     )
     assert points.returncode == 0
-    assert "  2  user: look ␛]0;TASK-TITLE␇ now\n" in assert_inert(points.stdout, "wren fork")
+    # Each point ends with what changed in the files since it: the command changed nothing.
+    assert "  2  user: look ␛]0;TASK-TITLE␇ now  · files as now\n" in assert_inert(points.stdout, "wren fork")
 
     said = next(m.message.content for m in messages_of(events) if m.message.content.startswith("Model text"))
     assert said == f"Model text follows.\n{hostile_lines()}"

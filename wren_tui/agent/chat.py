@@ -26,7 +26,7 @@ from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of, write_problem
 from ..journal.writer import JournalWriter
 from . import outcomes
-from .errors import Ended, ResumeRefused, UsageError
+from .errors import Ended, ResumeRefused, SnapshotStopped, UsageError
 from .loop import Agent, cancel_cause
 from .models.base import GatewayError
 from .session import (
@@ -238,6 +238,9 @@ async def _turn(agent: Agent, text: str, report: Report) -> Ended:
     except GatewayError as exc:
         # Recorded, said, and the chat goes on: the next message may find the model back.
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
+        report(exc)
+    except SnapshotStopped as exc:
+        # Recorded (the call as not run), said, and the chat goes on: space may be freed before the next message.
         report(exc)
     return Ended()
 

@@ -36,6 +36,13 @@ class WorkspaceUnclear(AgentError):
     was named: resume will not guess. Nothing was written."""
 
 
+class SnapshotStopped(AgentError):
+    """The workspace could not be snapshotted, so the call it was for did not run; the run stops (recorded).
+
+    The message is the one sentence of why (a full disk, a workspace that cannot be read).
+    """
+
+
 class SessionFinished(Exception):
     """Nothing to continue: the session is finished (or holds no conversation) and no message was given.
 

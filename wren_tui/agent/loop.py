@@ -18,12 +18,15 @@ from dataclasses import dataclass
 from typing import Literal, TextIO, TypeVar
 
 from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
+from ..journal.snapshots import SnapshotError
 from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
+from .errors import SnapshotStopped
 from .models.base import Gateway, GatewayError, ReasoningPart, Reply, RetryPart, StreamPart, TextPart, ToolCallPart
 from .redact import Redactor
+from .snapshotting import Snapshotter
 from .tools import TOOLS, Toolbox, ToolResult
 
 E = TypeVar("E", bound=KnownEvent)
@@ -195,6 +198,7 @@ class Agent:
         printer: Printer | None = None,
         on_append: Callable[[int], None] | None = None,
         messages: list[ChatMessage] | None = None,
+        snapshots: Snapshotter | None = None,
     ) -> None:
         self.writer = writer
         self.gateway = gateway
@@ -205,6 +209,7 @@ class Agent:
         self.printer = printer or Printer()
         self.on_append = on_append
         self.messages: list[ChatMessage] = list(messages or [])
+        self.snapshots = snapshots
         # Loop detection looks at this process's calls only: a resumed history is not held against it.
         self._own_from = len(self.messages)
 
@@ -244,10 +249,35 @@ class Agent:
                     )
                 )
             if not said.toolCalls:
+                self.snapshot(None)
                 return "done"
             await self.run_calls(said.toolCalls, originals=calls)
+        self.snapshot(None)
         self.printer.line(f"[stopped: {self.limits.max_steps} model steps in one turn is the limit]")
         return "limit"
+
+    def snapshot(self, before: ToolCall | None) -> None:
+        """Snapshot the workspace and journal it (before `before` starts, or at a turn's end), when snapshots are on.
+
+        Raises:
+            SnapshotStopped: it could not be taken; the call (if any) is recorded as not run first.
+        """
+        if self.snapshots is None:
+            return
+        try:
+            event = self.snapshots.take(before.id if before else None)
+        except SnapshotError as exc:
+            why = str(exc)
+            self.append(Error(message=f"snapshot failed: {why}"))
+            if before is not None:
+                self.printer.line(f"  -> {preview_call(before)} [not run: the workspace could not be snapshotted]")
+                self._finish(before, ToolResult(False, outcomes.snapshot_failed(why)), 0, None)
+            store = self.snapshots.store.path
+            raise SnapshotStopped(
+                f"stopped: the workspace could not be snapshotted into {store} ({why}); nothing ran"
+            ) from None
+        if event is not None:
+            self.append(event)
 
     async def _reply(self) -> Reply:
         reply = Reply()
@@ -316,6 +346,12 @@ class Agent:
                 continue
             try:
                 await self.run_call(call, original)
+            except SnapshotStopped as exc:
+                answered = {m.toolCallId for m in self.messages if m.role == "tool"}
+                for rest in calls[index:]:
+                    if rest.id not in answered:
+                        self._finish(rest, ToolResult(False, outcomes.snapshot_failed(str(exc))), 0, None)
+                raise
             except asyncio.CancelledError as exc:
                 # The current call too, when the cancel came before it started (at the approval prompt).
                 answered = {m.toolCallId for m in self.messages if m.role == "tool"}
@@ -334,6 +370,8 @@ class Agent:
             self._not_run(call, "loop")
             return
         verdict = await self.gate.decide(call, tool)
+        if not tool.read_only and verdict.approval != "denied":
+            self.snapshot(call)
         self.append(ToolStart(id=call.id, name=call.name, readOnly=tool.read_only, approval=verdict.approval))
         self.printer.line(
             f"  -> {preview_call(call)}{note}{f' [{verdict.label}]' if verdict.approval == 'denied' else ''}"

@@ -120,3 +120,8 @@ SIGNAL_CAUSES: dict[str, str] = {
     "SIGTERM": "SIGTERM (Wren was told to stop)",
     "SIGHUP": "SIGHUP (the terminal was closed)",
 }
+
+
+def snapshot_failed(why: str) -> str:
+    """A call that did not run because the workspace could not be snapshotted before it."""
+    return f"{NOT_RUN} the workspace could not be snapshotted before it ({why}), so it was not run"

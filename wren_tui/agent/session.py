@@ -16,7 +16,7 @@ from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, Event, Recovery, RunEnd, RunStart
+from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, RunEnd, RunStart
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
@@ -26,11 +26,12 @@ from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
-from .errors import Ended, ResumeRefused, SessionFinished, UsageError, WorkspaceGone, WorkspaceUnclear
+from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, UsageError, WorkspaceGone, WorkspaceUnclear
 from .loop import MAX_REPLY, Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .redact import Redactor
+from .snapshotting import Snapshotter
 from .tools import COMMAND_TIMEOUT, Toolbox
 
 SYSTEM_PROMPT = (
@@ -60,6 +61,8 @@ class Settings:
     fsync: FsyncPolicy = "event"
     # Characters of one model reply; None: WREN_MAX_REPLY, or MAX_REPLY.
     max_reply: int | None = None
+    # Snapshot the workspace before each call with side effects and at each turn's end (--no-snapshots: off).
+    snapshots: bool = True
 
     def __post_init__(self) -> None:
         if self.model is not None and self.model not in MODELS:
@@ -104,6 +107,9 @@ def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMes
         printer=settings.printer,
         on_append=reporter,
         messages=messages,
+        snapshots=Snapshotter(
+            settings.folder, settings.workspace, session_id_of(writer.path), enabled=settings.snapshots
+        ),
     )
 
 
@@ -177,6 +183,9 @@ async def drive(agent: Agent, turn: Callable[[], Awaitable[str]]) -> Ended:
         agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
         _end(agent, "error")
         raise
+    except SnapshotStopped:
+        _end(agent, "error")  # the loop recorded why, and the call as not run
+        raise
     _end(agent, "limit" if reason == "limit" else "done")
     return Ended()
 
@@ -194,6 +203,8 @@ def run_start(agent: Agent, workspace: Path, *, resumed: bool) -> None:
     agent.append(
         RunStart(pid=os.getpid(), cwd=str(workspace), model=agent.gateway.model, version=__version__, resumed=resumed)
     )
+    if agent.snapshots is not None:
+        agent.snapshots.announce(agent.append)
 
 
 # --- wren run -----------------------------------------------------------------------------------
@@ -264,7 +275,7 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
             ended = await drive(agent, turn)
         except JournalChanged:
             raise
-        except (GatewayError, JournalUnusable):
+        except (GatewayError, JournalUnusable, SnapshotStopped):
             # What was recorded up to the failure can be continued; the command says what failed.
             settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
             raise
@@ -285,17 +296,24 @@ class ResumePlan:
 
 
 class _LastWorkspace:
-    """The cwd of the last run_start fed to it, found at C speed (runs of events are mostly not run_start)."""
+    """The cwd of the last run_start fed to it (or a later fork event's workspace), found at C speed.
+
+    Runs of events are mostly neither.
+    """
 
     def __init__(self) -> None:
         self.cwd: str | None = None
 
     def feed(self, events: list[Event]) -> None:
         kinds = list(map(type, events))
-        if RunStart in kinds:
-            last = events[len(kinds) - 1 - kinds[::-1].index(RunStart)]
-            assert isinstance(last, RunStart)
-            self.cwd = last.cwd
+        if RunStart in kinds or Fork in kinds:
+            for event in reversed(events):
+                if isinstance(event, RunStart):
+                    self.cwd = event.cwd
+                    return
+                if isinstance(event, Fork) and event.workspace:
+                    self.cwd = event.workspace  # a fork with its files works where they were written
+                    return
 
 
 def session_to_resume(folder: Path, ref: str | None, workspace: Path) -> Path:

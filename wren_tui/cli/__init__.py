@@ -34,6 +34,8 @@ COMMANDS: tuple[str, ...] = (
     "export",
     "otel",
     "diff",
+    "diff-files",
+    "snapshots",
     "demo",
     "mirror",
 )
@@ -68,7 +70,7 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_options()
     for name in COMMANDS if only is None else (only,):
-        register: Register = importlib.import_module(f"{__name__}.{name}").register
+        register: Register = importlib.import_module(f"{__name__}.{name.replace('-', '_')}").register
         register(sub, common)
     return parser, dict(sub.choices)
 

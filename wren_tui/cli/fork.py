@@ -6,15 +6,27 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
+from ..journal.events import Event
 from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import read_events
-from ..journal.store import session_id_of, write_problem
+from ..journal.snapshots import (
+    FilesAt,
+    PointChange,
+    SnapshotError,
+    Store,
+    files_at,
+    last_snapshot,
+    point_changes,
+    store_of,
+)
+from ..journal.store import SUFFIX, new_session_id, session_id_of, write_problem
 from ..journal.visible import visible
 from . import agents
-from .console import out, print_json
-from .exits import Exit, Unreadable
+from .console import err, out, print_json
+from .exits import CommandFailed, Exit, Unreadable
 from .log import stop_line
 from .options import folder_of
 
@@ -35,6 +47,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="?",
         help="the seq of a clean point: the new session ends with that event, then the fork event",
     )
+    p.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="also write the files as they were at SEQ into DIR (new or empty), from the session's snapshots; "
+        "the fork then works in DIR when resumed",
+    )
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(handler=cmd_fork)
 
@@ -42,12 +60,45 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_fork(args: argparse.Namespace) -> Exit:
     path = agents.resolve(folder_of(args), args.session)
     if (foreign := agents.foreign_format(path)) is not None:
+        if args.workspace:
+            raise UsageError(
+                f"{path}: another agent's session carries no snapshots of its files, so a fork of it restores the "
+                "conversation only; fork it without --workspace"
+            )
         # Into Wren's journals folder, never beside the other agent's file.
         return agents.fork_foreign(path, foreign, args.seq, folder_of(args), args.json)
     if args.seq is None:
+        if args.workspace:
+            raise UsageError("--workspace needs SEQ: the point whose files to write")
         return _list(path, args.json)
+    target = _target(args.workspace) if args.workspace else None
+    new_id = new_session_id()
+    while (path.parent / f"{new_id}{SUFFIX}").exists():
+        new_id = new_session_id()
+    # Only a fork with its files reads the journal twice: the snapshot at the point, then the copy.
+    files, restored = FilesAt(None), 0
+    if target is not None:
+        events = read_events(path).events
+        if args.seq in {p.seq for p in fork_points(events)}:  # anything else is fork's to refuse, listing the points
+            files = files_at(events, args.seq)
+            if files.id is None:
+                raise CommandFailed(
+                    f"{path}: the files at seq {args.seq} cannot be restored: {files.why}. Fork without "
+                    "--workspace to restore the conversation only"
+                )
+            try:
+                restored = Store(store_of(path.parent)).materialise(files.id, target, new_id)
+            except SnapshotError as exc:
+                raise CommandFailed(f"{exc}; nothing was forked") from None
     try:
-        forked = fork(path, args.seq, folder=path.parent)
+        forked = fork(
+            path,
+            args.seq,
+            folder=path.parent,
+            new_id=new_id,
+            workspace=str(target) if target is not None else None,
+            snapshot=files.id,
+        )
     except NotAForkPoint as exc:
         if exc.past_stop and exc.stop is not None:
             # No point lies past where the journal stops: say where and why, then the points before it.
@@ -59,26 +110,57 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
             "the journal to a folder you can write and fork it there"
         ) from None
     if args.json:
-        print_json({"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq})
+        print_json(
+            {
+                "id": forked.id,
+                "path": str(forked.path),
+                "from": forked.parent,
+                "atSeq": forked.at_seq,
+                "workspace": str(target) if target is not None else None,
+                "snapshot": files.id,
+                "filesRestored": restored if target is not None else None,
+            }
+        )
     else:
         out(f"forked {forked.parent} at seq {forked.at_seq} -> {forked.id}")
+        if target is not None:
+            out(f"files as they were at seq {forked.at_seq} written to {target} ({restored} files): it works there")
+        else:
+            again = wren_command("fork", forked.parent, str(forked.at_seq), folder=path.parent, tail="--workspace DIR")
+            out(
+                "the files were not restored: the workspace is as the latest run left it "
+                f"(`{again}` writes them as they were at that point, from the session's snapshots)"
+            )
         out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
     return Exit.OK
 
 
+def _target(given: str) -> Path:
+    """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written."""
+    target = Path(given).expanduser().resolve()
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise UsageError(f"--workspace {target}: not a new or empty folder; a fork writes its files into a fresh one")
+    return target
+
+
 def _list(path: Path, as_json: bool) -> Exit:
-    """The clean points; a corrupt journal's are those before the damage, and the command says so (exit 4)."""
+    """The clean points; a corrupt journal's are those before the damage, and the command says so (exit 4).
+
+    Each with how many files differ from it to the session's last snapshot, and the calls after it
+    that changed files (edit tools or shell commands), when the session has snapshots.
+    """
     sid = session_id_of(path)
     result = read_events(path)
     points = fork_points(result.events)
+    changes = _changes(path, result.events, points)
     if as_json:
-        print_json([{"seq": p.seq, "role": p.role, "preview": p.preview} for p in points])
+        print_json([_point_json(p, changes.get(p.seq)) for p in points])
     elif not points:
         out(f"{sid} has no clean fork point yet")
     else:
         again = wren_command("fork", sid, folder=path.parent, tail="SEQ")
-        out(f"Clean fork points of {sid} (fork with `{again}`):")
-        _show(points)
+        out(f"Clean fork points of {sid} (fork with `{again}`, and its files with --workspace DIR):")
+        _show(points, changes)
     if result.stop is not None and not result.stop.torn:
         # Lines after the damage are lost to reading: they may have held points.
         raise Unreadable(path, result.stop)
@@ -87,9 +169,45 @@ def _list(path: Path, as_json: bool) -> Exit:
     return Exit.OK
 
 
-def _show(points: list[ForkPoint]) -> None:
-    for line in fork_listing(points):
-        out(f"  {visible(line)}")
+def _changes(path: Path, events: list[Event], points: list[ForkPoint]) -> dict[int, PointChange]:
+    store = Store(store_of(path.parent))
+    if not points or last_snapshot(events) is None or not store.exists():
+        return {}
+    try:
+        return {c.seq: c for c in point_changes(events, [p.seq for p in points], store)}
+    except SnapshotError as exc:
+        err(f"{exc}; the fork points are listed without what changed since each")
+        return {}
+
+
+def _point_json(point: ForkPoint, change: PointChange | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"seq": point.seq, "role": point.role, "preview": point.preview}
+    row["filesChanged"] = change.files_changed if change else None
+    row["changedBy"] = (
+        [{"seq": c.seq, "id": c.id, "tool": c.tool, "kind": c.kind, "files": c.files} for c in change.calls]
+        if change
+        else []
+    )
+    return row
+
+
+def _since(change: PointChange | None) -> str:
+    if change is None or change.files_changed is None:
+        return ""
+    if not change.files_changed:
+        return "  · files as now"
+    kinds = [c.kind for c in change.calls]
+    by = ", ".join(f"{kinds.count(k)} {_KIND_WORDS[k]}" for k in ("edit", "shell", "other") if k in kinds)
+    files = "file" if change.files_changed == 1 else "files"
+    return f"  · {change.files_changed} {files} changed since" + (f" (by {by})" if by else "")
+
+
+_KIND_WORDS = {"edit": "edit", "shell": "shell command", "other": "other call"}
+
+
+def _show(points: list[ForkPoint], changes: dict[int, PointChange] | None = None) -> None:
+    for point, line in zip(points, fork_listing(points), strict=True):
+        out(f"  {visible(line)}{_since((changes or {}).get(point.seq))}")
 
 
 def _before(exc: NotAForkPoint, path: Path) -> str:

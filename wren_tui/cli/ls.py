@@ -11,12 +11,14 @@ from typing import Any
 
 from ..formats import UNKNOWN, WREN, Format, kind_of, what_wren_opens
 from ..journal.errors import JournalError, NotASession
+from ..journal.snapshots import Store, store_of
 from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
 from . import agents, fleet
 from .console import err, out, print_json
 from .exits import Exit
 from .options import folder_of
+from .snapshots import human
 
 _PROJECT_WIDTH = 28
 
@@ -124,4 +126,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
                 f"{place:<{_PROJECT_WIDTH}}  {origin}"
             )
         )
+    store = Store(store_of(folder))
+    if store.exists():
+        out(visible(f"snapshots: {human(store.size())} in {store.path}"))
     return Exit.OK

@@ -62,6 +62,12 @@ def agent_options(p: argparse.ArgumentParser) -> None:
         help="seconds a run_command may take (default: 120)",
     )
     p.add_argument("--seq-fd", type=int, metavar="FD", help="write each seq to this file descriptor once it is durable")
+    p.add_argument(
+        "--no-snapshots",
+        action="store_true",
+        help="do not snapshot the workspace before calls with side effects (the journal says so; a fork then "
+        "restores the conversation only)",
+    )
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
@@ -91,6 +97,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         max_steps=args.max_steps,
         command_timeout=args.command_timeout,
         seq_fd=args.seq_fd,
+        snapshots=not args.no_snapshots,
     )
 
 

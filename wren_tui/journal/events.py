@@ -112,13 +112,35 @@ class Recovery(_Event, frozen=True, tag="recovery"):
 class Fork(_Event, frozen=True, tag="fork"):
     from_: str = msgspec.field(name="from")
     atSeq: int
+    # The folder the fork's files were written to (`wren fork --workspace`): where resume works.
+    workspace: str | None = None
+    # The snapshot of the files as they were at atSeq, when the parent has one.
+    snapshot: str | None = None
+
+
+class Snapshot(_Event, frozen=True, tag="snapshot"):
+    """The workspace's files as a snapshot in Wren's store, taken before a call with side effects or at a turn's end.
+
+    Written only once every object the snapshot needs is durable. `off` says snapshots are off for
+    this run, and why (--no-snapshots, no git); such an event names no snapshot.
+    """
+
+    id: str = ""
+    files: int = 0
+    changed: int = 0
+    # The id of the call it precedes; None: taken at the end of a turn.
+    before: str | None = None
+    # Paths the snapshot does not hold and why (at most 50); the count is whole.
+    notCovered: list[str] | None = None
+    notCoveredCount: int = 0
+    off: str | None = None
 
 
 class RunEnd(_Event, frozen=True, tag="run_end"):
     reason: Literal["done", "cancelled", "error", "limit"]
 
 
-KnownEvent = RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd
+KnownEvent = RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot
 
 # The "type" tag of each member of KnownEvent: a line of one of these types must decode as it.
 KNOWN_TYPES: frozenset[str] = frozenset(str(cls.__struct_config__.tag) for cls in get_args(KnownEvent))
@@ -185,7 +207,10 @@ def describe(event: Event) -> str:
         case RunEnd():
             return event.reason
         case Fork():
-            return f"forked from {event.from_} at seq {event.atSeq}"
+            files = f" · files in {event.workspace}" if event.workspace else ""
+            return f"forked from {event.from_} at seq {event.atSeq}{files}"
+        case Snapshot():
+            return _snapshot(event)
         case Recovery():
             return f"[{event.id}] {event.decision}"
         case Delta():
@@ -195,6 +220,14 @@ def describe(event: Event) -> str:
             return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
         case _:
             assert_never(event)
+
+
+def _snapshot(event: Snapshot) -> str:
+    if event.off:
+        return event.off
+    when = f"before [{event.before}]" if event.before else "end of turn"
+    uncovered = f", {event.notCoveredCount} not covered" if event.notCoveredCount else ""
+    return f"{event.id[:12]} · {event.files} files, {event.changed} changed{uncovered} · {when}"
 
 
 def _ended(event: ToolEnd) -> str:

@@ -92,7 +92,16 @@ def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
     ]
 
 
-def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None, ops: FileOps | None = None) -> Forked:
+def fork(
+    parent: str | os.PathLike[str],
+    seq: int,
+    *,
+    folder: Path | None = None,
+    ops: FileOps | None = None,
+    new_id: str | None = None,
+    workspace: str | None = None,
+    snapshot: str | None = None,
+) -> Forked:
     """Copy the parent's bytes through the line of `seq` into a new journal and record the fork.
 
     The copy goes to a temporary name, is fsynced, then renamed and the folder fsynced, so a crash
@@ -105,6 +114,9 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
         seq: A clean point of it (`fork_points`): the new journal ends with that event, then a
             `fork` event.
         folder: Where the new journal goes (the parent's folder by default).
+        new_id: The new session's id (a new one by default).
+        workspace: The folder the fork's files were written to, recorded in its fork event.
+        snapshot: The snapshot of the files at `seq`, recorded in its fork event.
 
     Returns:
         The new session's id and path, the parent's id and the seq.
@@ -120,9 +132,10 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
     parent_id = session_id_of(parent)
     src = open_for_reading(parent)
     try:
-        new_id = new_session_id()
-        while (folder / f"{new_id}{SUFFIX}").exists():
+        if new_id is None:
             new_id = new_session_id()
+            while (folder / f"{new_id}{SUFFIX}").exists():
+                new_id = new_session_id()
         final = folder / f"{new_id}{SUFFIX}"
         tmp = folder / f".{new_id}{SUFFIX}.tmp"
         out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -136,7 +149,8 @@ def fork(parent: str | os.PathLike[str], seq: int, *, folder: Path | None = None
                 read = read_events(parent)
                 raise NotAForkPoint(parent, seq, fork_points(read.events), read.stop, read.last_seq)
             _copy_range(src, out, copied, prefix_len, ops)
-            _write_all(ops, out, encode_line(Fork(from_=parent_id, atSeq=seq), seq + 1, now_ts()))
+            marker = Fork(from_=parent_id, atSeq=seq, workspace=workspace, snapshot=snapshot)
+            _write_all(ops, out, encode_line(marker, seq + 1, now_ts()))
             ops.fsync(out)
         except BaseException:
             ops.close(out)

@@ -319,7 +319,8 @@ def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, loc
         fork_at=fork.atSeq if fork else None,
         reason=None if stop is None else str(stop),
         exact=exact,
-        project=start.cwd if start else None,
+        project=(fork.workspace if fork and fork.workspace and (start is None or fork.seq > start.seq) else None)
+        or (start.cwd if start else None),
         stop=stop,
     )
 

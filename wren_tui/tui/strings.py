@@ -56,6 +56,19 @@ TOOL_COLUMNS = ("tool", "arguments", "elapsed", "size", "state")
 FORK_TITLE = "Fork points of {session}"
 FORK_HELP = "Enter: fork at the highlighted point · Esc: back"
 PICK_HELP = "Enter: pick this point (printed as ID SEQ on exit) · Esc: back"
+FORK_FILES_HELP = "Enter: fork the conversation · f: fork it with its files, into a new folder · Esc: back"
+READING_SNAPSHOTS = "Reading the snapshots…"
+CHANGED_SINCE = "{n} changed"
+NO_DIFF = "No files to show for seq {seq}: {why}"
+FILES_AS_NOW = "The files at seq {seq} are as in the last snapshot."
+DIFF_CUT = "… {n} more lines (wren diff-files shows them all)"
+NO_FILES_AT = "No snapshot holds the files at seq {seq}: a fork there restores the conversation only."
+CONFIRM_FORK_FILES = (
+    "Fork {session} at seq {seq} with its files?\n\n{point}\n\n"
+    "The files as they were then are written to {target} (a new folder), and the fork works there. "
+    "This session and its workspace are left exactly as they are."
+)
+FORKED_FILES = "Forked {parent} at seq {seq} → {new}; its files are in {target}\n\nContinue it there with:\n  {command}"
 NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a reply with no tool call open."
 CONFIRM_FORK = (
     "Fork {session} at seq {seq}?\n\n{point}\n\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from ...journal.errors import JournalError
 from ...journal.events import Message, event_type
 from ...journal.forking import ForkPoint, preview
 from ...journal.index import Chunk
+from ...journal.store import project_of
 from ...journal.timing import duration
 from ...journal.verdict import Stop
 from .. import strings
@@ -41,9 +43,10 @@ from ..widgets.key_footer import KeyFooter
 from ..widgets.status_line import Status, StatusLine
 from ..widgets.tool_timings import ToolTimings
 from ..widgets.waterfall import TokenSparkline, Waterfall
+from ..wren_child import run_wren
 from .dialogs import RAW_BYTES, Confirm, Notice, RawLines
 from .export import ExportDialog
-from .fork_picker import ForkPicker
+from .fork_picker import ForkPicker, WithFiles
 from .lineage import LineageScreen
 from .side_by_side import SideBySide
 
@@ -741,7 +744,8 @@ class SessionScreen(Screen[None]):
             event = self.timeline.event(position)
             if isinstance(event, Message):
                 points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content)))
-        self.app.push_screen(ForkPicker(self.session, points, pick=self.pick), self._point_chosen)
+        journal = self.source.path if isinstance(self.source, LocalJournal) else None
+        self.app.push_screen(ForkPicker(self.session, points, pick=self.pick, journal=journal), self._point_chosen)
 
     @work(thread=True, exclusive=True, group="points")
     def _foreign_points(self, generation: int, own: SessionSource) -> None:
@@ -772,6 +776,13 @@ class SessionScreen(Screen[None]):
                 agent=self.foreign.agent, seq=point.seq, point=str(point), folder=self.foreign.fork_folder
             )
             self.app.push_screen(Confirm(question), partial(self._foreign_confirmed, point))
+            return
+        if isinstance(point, WithFiles) and isinstance(self.source, LocalJournal):
+            target = _fork_folder_for(self.source.path, point.seq)
+            question = strings.CONFIRM_FORK_FILES.format(
+                session=self.session, seq=point.seq, point=str(point), target=shorten(str(target), 80)
+            )
+            self.app.push_screen(Confirm(question), partial(self._files_confirmed, self.source.path, point, target))
             return
         folder = shorten(str(self.source.fork_folder), 80)
         question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point), folder=folder)
@@ -806,6 +817,27 @@ class SessionScreen(Screen[None]):
         note: str | None = getattr(forked, "workspace_note", None)
         if note is not None:
             text += "\n\n" + strings.FORK_NO_WORKSPACE.format(why=note)
+        self._to_ui(self._notice, text)
+
+    def _files_confirmed(self, journal: Path, point: ForkPoint, target: Path, yes: bool | None) -> None:
+        if yes:
+            self._fork_with_files(journal, point, target)
+
+    @work(thread=True, exclusive=True, group="fork")
+    def _fork_with_files(self, journal: Path, point: ForkPoint, target: Path) -> None:
+        """`wren fork JOURNAL SEQ --workspace TARGET` as a person types it, in a child: the viewer writes nothing."""
+        done = run_wren(["fork", str(journal), str(point.seq), "--workspace", str(target), "--json"])
+        if not done.ok:
+            self._to_ui(self._notice, strings.FORK_FAILED.format(reason=done.said))
+            return
+        try:
+            forked = json.loads(done.stdout)
+            new, path = str(forked["id"]), Path(str(forked["path"]))
+        except (ValueError, KeyError, TypeError):
+            self._to_ui(self._notice, strings.FORK_FAILED.format(reason=done.stdout.strip() or done.said))
+            return
+        command = wren_command("resume", new, folder=path.parent)
+        text = strings.FORKED_FILES.format(parent=self.session, seq=point.seq, new=new, target=target, command=command)
         self._to_ui(self._notice, text)
 
     def _notice(self, text: str) -> None:
@@ -894,3 +926,15 @@ class SessionScreen(Screen[None]):
             self.notify(strings.NO_EXPORT, timeout=3)
             return
         self.app.push_screen(ExportDialog(path))
+
+
+def _fork_folder_for(journal: Path, seq: int) -> Path:
+    """Where a fork with files goes: beside the session's workspace, named after it and the point, never a used name."""
+    project = project_of(journal)
+    base = Path(project) if project else journal.parent.parent / journal.stem
+    target = base.with_name(f"{base.name}-fork-{seq}")
+    number = 2
+    while target.exists():
+        target = base.with_name(f"{base.name}-fork-{seq}-{number}")
+        number += 1
+    return target

@@ -1,0 +1,65 @@
+"""`wren diff-files`: the workspace's files between two points of a session, as a unified diff from its snapshots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..journal.reader import read_events
+from ..journal.snapshots import SnapshotError, Store, files_at, last_snapshot, store_of
+from ..journal.store import resolve, session_id_of
+from ..journal.visible import visible
+from . import agents
+from .console import out
+from .exits import CommandFailed, Exit
+from .options import folder_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "diff-files",
+        parents=[common],
+        help="a unified diff of the workspace's files between two points of a session (from its snapshots)",
+        description="Print a unified diff of the workspace between the files at SEQ and at SEQ2 (default: the "
+        "session's last snapshot), read from the session's snapshots; nothing in the workspace is read. "
+        "Piped, the diff is the bytes git gives (for patch or git apply); on a terminal, control characters "
+        "are shown escaped.",
+    )
+    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    p.add_argument("seq", metavar="SEQ", type=int, help="a point of the session (a clean fork point, usually)")
+    p.add_argument("seq2", metavar="SEQ2", type=int, nargs="?", help="the later point (default: the last snapshot)")
+    p.set_defaults(handler=cmd_diff_files)
+
+
+def cmd_diff_files(args: argparse.Namespace) -> Exit:
+    path = resolve(folder_of(args), args.session)
+    if agents.foreign_format(path) is not None:
+        raise CommandFailed(f"{path}: another agent's session carries no snapshots of its files, so it has no diff")
+    events = read_events(path).events
+    sid = session_id_of(path)
+    start = files_at(events, args.seq)
+    if start.id is None:
+        raise CommandFailed(f"{sid}: no snapshot holds the files at seq {args.seq}: {start.why}")
+    if args.seq2 is None:
+        end_id, end_label = last_snapshot(events), "the last snapshot"
+    else:
+        end = files_at(events, args.seq2)
+        if end.id is None:
+            raise CommandFailed(f"{sid}: no snapshot holds the files at seq {args.seq2}: {end.why}")
+        end_id, end_label = end.id, f"seq {args.seq2}"
+    assert end_id is not None  # the session has a snapshot: the one at SEQ
+    try:
+        diff = Store(store_of(path.parent)).diff(start.id, end_id)
+    except SnapshotError as exc:
+        raise CommandFailed(str(exc)) from None
+    if sys.stdout.isatty():
+        if not diff:
+            out(f"no file differs between seq {args.seq} and {end_label}")
+        for line in diff.decode("utf-8", "replace").splitlines():
+            out(visible(line))
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(diff)
+        sys.stdout.buffer.flush()
+    return Exit.OK

@@ -1,0 +1,626 @@
+"""Workspace snapshots: the files of a workspace as content-addressed trees in Wren's own store.
+
+The store is a bare git repository, `.snapshots` inside the journals folder (0700), driven through
+the `git` program's plumbing with GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE pointing at it and no
+other GIT_* variable of the caller's environment let in. The workspace's own `.git` (its refs,
+index, stash, hooks, config) is never opened: git skips every path component named `.git`, and
+the store reads neither the workspace's `info/exclude` nor the person's git config. A snapshot's
+id is the tree's object id; a per-session index in the store is the stat cache that makes a
+snapshot of a large, mostly unchanged workspace hash only what changed.
+
+Durable before named: git writes each object with fsync (core.fsync), and the folders of
+`objects/` that gained an entry are fsynced before `take` returns, so the journal event that names
+a snapshot is written only after everything it names is on disk.
+
+What is not covered is listed, never skipped silently: files the workspace's .gitignore rules
+ignore, files over `max_file_size`, FIFOs, sockets and devices, and folders that are git
+repositories of their own (a nested `.git`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .events import Event, Fork, RunStart, Snapshot, ToolStart
+
+STORE = ".snapshots"
+# A file over this size is listed as not covered rather than stored (see docs/snapshots.md).
+MAX_FILE_SIZE = 50 * 1024 * 1024
+# At most this many not-covered paths go into a snapshot event; the count is always whole.
+LISTED = 50
+# From this many changed files on, a snapshot writes its objects as one pack (one fsync, not one per file).
+BULK = 64
+MIN_GIT = (2, 36)  # core.fsync
+_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# Every invocation gets exactly this configuration: nothing from the system's or the person's.
+_CONFIG = {
+    "core.fsync": "loose-object,reference,pack",
+    "core.fsyncMethod": "fsync",
+    "core.looseCompression": "1",
+    "core.compression": "1",
+    "core.autocrlf": "false",
+    "core.safecrlf": "false",
+    "core.symlinks": "true",
+    "core.fileMode": "true",
+    "core.ignoreCase": "false",
+    "core.precomposeUnicode": "false",
+    "core.excludesFile": os.devnull,
+    "core.hooksPath": os.devnull,
+    "core.untrackedCache": "false",
+    "core.fsmonitor": "false",
+    "core.quotePath": "false",
+    "checkout.workers": "0",
+    "gc.auto": "0",
+    "diff.external": "",
+    "diff.noprefix": "false",
+    "safe.directory": "*",
+}
+# The store's own attributes win over a workspace's .gitattributes: bytes in, the same bytes out.
+_ATTRIBUTES = b"* -text -ident -filter -working-tree-encoding -crlf\n"
+
+
+class SnapshotError(Exception):
+    """A snapshot could not be taken or read; the message is one sentence."""
+
+
+class SnapshotsOff(SnapshotError):
+    """Snapshots cannot be taken on this machine (no git, or one too old)."""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """One snapshot: the tree's id, how many files it holds, how many changed since the last one."""
+
+    id: str
+    files: int
+    changed: int
+    not_covered: list[str] = field(default_factory=list)
+    not_covered_count: int = 0
+
+
+@dataclass(frozen=True)
+class FilesAt:
+    """The snapshot of the files at a point (`id`), or why there is none (`why`, a sentence's end)."""
+
+    id: str | None
+    why: str = ""
+
+
+def files_at(events: Sequence[Event], seq: int) -> FilesAt:
+    """The snapshot that holds the workspace's files as they were at event `seq` (a clean point).
+
+    That is the first snapshot after it, as long as no call with side effects started in between
+    (a snapshot comes before its call's tool_start): the files the conversation went on with, in
+    this run or, after an interruption, in the run that resumed it. Failing that, the last one
+    before it, with no such call and no new run between; a fork event carries its parent's.
+    """
+    at = next((i for i, e in enumerate(events) if e.seq == seq), None)
+    if at is None:
+        return FilesAt(None, f"there is no event {seq}")
+    for event in events[at + 1 :]:
+        if isinstance(event, Snapshot):
+            if event.id:
+                return FilesAt(event.id)
+            if event.off:
+                break
+        elif isinstance(event, Fork) and event.snapshot:
+            return FilesAt(event.snapshot)
+        elif isinstance(event, ToolStart) and not event.readOnly:
+            break
+    for event in reversed(events[: at + 1]):
+        if isinstance(event, Snapshot):
+            if event.id:
+                return FilesAt(event.id)
+            return FilesAt(None, event.off or "snapshots were off")
+        if isinstance(event, Fork) and event.snapshot:
+            return FilesAt(event.snapshot)
+        if isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.readOnly):
+            break
+    offs = [e for e in events if isinstance(e, Snapshot) and e.off]
+    if offs:
+        said = next((e for e in reversed(offs) if e.seq < seq), offs[0]).off or "snapshots were off"
+        # The sentence goes on to what that means for a fork: the caller says that in its own words.
+        return FilesAt(None, re.split(r"[:;] a fork of", said)[0])
+    if not any(isinstance(e, Snapshot) for e in events):
+        return FilesAt(None, "the session has no snapshots (it was written without them)")
+    return FilesAt(None, f"no snapshot was recorded at seq {seq} (the run stopped before it took one)")
+
+
+_EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+_SHELL_TOOLS = frozenset({"run_command"})
+
+
+@dataclass(frozen=True)
+class CallChange:
+    """A call with side effects and how many files differ between the snapshots before and after it."""
+
+    seq: int
+    id: str
+    tool: str
+    kind: str  # edit, shell or other
+    files: int
+
+
+@dataclass(frozen=True)
+class PointChange:
+    """What changed in the files from a clean point to the session's last snapshot."""
+
+    seq: int
+    files_changed: int | None  # None: no snapshot at the point (why says why)
+    calls: list[CallChange]
+    why: str = ""
+
+
+def last_snapshot(events: Sequence[Event]) -> str | None:
+    for event in reversed(events):
+        if isinstance(event, Snapshot) and event.id:
+            return event.id
+    return None
+
+
+def call_changes(events: Sequence[Event], store: Store) -> list[CallChange]:
+    """Each call with side effects that ran, with the files that differ between its snapshot and the next."""
+    names = {e.id: e.name for e in events if isinstance(e, ToolStart)}
+    snaps = [e for e in events if isinstance(e, Snapshot) and e.id]
+    found: list[CallChange] = []
+    for here, after in itertools.pairwise(snaps):
+        if here.before is None or here.before not in names:
+            continue
+        tool = names[here.before]
+        kind = "edit" if tool in _EDIT_TOOLS else "shell" if tool in _SHELL_TOOLS else "other"
+        found.append(CallChange(here.seq, here.before, tool, kind, len(store.changed_between(here.id, after.id))))
+    return found
+
+
+def point_changes(events: Sequence[Event], seqs: Iterable[int], store: Store) -> list[PointChange]:
+    """Each clean point: how many files differ from it to the last snapshot, and the calls after it that changed any."""
+    last = last_snapshot(events)
+    calls = call_changes(events, store) if last else []
+    result: list[PointChange] = []
+    for seq in seqs:
+        at = files_at(events, seq)
+        if at.id is None or last is None:
+            result.append(PointChange(seq, None, [], at.why or "the session has no snapshots"))
+            continue
+        after = [c for c in calls if c.seq > seq and c.files]
+        result.append(PointChange(seq, len(store.changed_between(at.id, last)), after))
+    return result
+
+
+def store_of(folder: Path) -> Path:
+    """The snapshot store of a journals folder."""
+    return folder / STORE
+
+
+def git_problem() -> str | None:
+    """Why snapshots cannot be taken here (one sentence), or None when a git program is on PATH."""
+    if shutil.which("git") is None:
+        return "snapshots are off: the git program was not found on PATH (Wren keeps workspace snapshots with git)"
+    return None
+
+
+def _old_git(git: str) -> str | None:
+    """Why this git cannot keep snapshots durable (one sentence), or None when it is new enough."""
+    try:
+        out = subprocess.run(
+            [git, "--version"], capture_output=True, text=True, timeout=30, env=_clean_env(), check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return f"snapshots are off: {git} --version failed"
+    found = re.search(r"(\d+)\.(\d+)", out)
+    if found is None or (int(found[1]), int(found[2])) < MIN_GIT:
+        need = ".".join(map(str, MIN_GIT))
+        return f"snapshots are off: {out.strip() or 'git'} is older than {need}, which snapshots need (core.fsync)"
+    return None
+
+
+def _clean_env() -> dict[str, str]:
+    """The caller's environment without any GIT_* variable (a GIT_DIR from the person's shell must not leak in)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(LC_ALL="C", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0")
+    env["GIT_CONFIG_COUNT"] = str(len(_CONFIG))
+    for index, (key, value) in enumerate(_CONFIG.items()):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+class Store:
+    """A snapshot store (made on first use, 0700) and the git commands that read and write it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._git = shutil.which("git") or "git"
+        # Each index's last tree, written by this process: only this process writes a session's index.
+        self._trees: dict[Path, str] = {}
+
+    # --- running git --------------------------------------------------------------------------
+
+    def env(self, work_tree: Path | None = None, index: Path | None = None) -> dict[str, str]:
+        env = _clean_env()
+        env["GIT_DIR"] = str(self.path)
+        if work_tree is not None:
+            env["GIT_WORK_TREE"] = str(work_tree)
+        if index is not None:
+            env["GIT_INDEX_FILE"] = str(index)
+        return env
+
+    def git(
+        self,
+        *args: str,
+        work_tree: Path | None = None,
+        index: Path | None = None,
+        input: bytes | None = None,
+        cwd: Path | None = None,
+        config: dict[str, str] | None = None,
+    ) -> bytes:
+        """Run git on the store; its output, or SnapshotError with git's own last line."""
+        options = [word for key, value in (config or {}).items() for word in ("-c", f"{key}={value}")]
+        try:
+            done = subprocess.run(
+                [self._git, *options, *args],
+                input=input,
+                capture_output=True,
+                env=self.env(work_tree, index),
+                cwd=cwd or work_tree or self.path,
+                check=False,
+            )
+        except OSError as exc:
+            raise SnapshotError(f"git could not be started ({exc.strerror or exc})") from None
+        if done.returncode != 0:
+            lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+            raise SnapshotError(f"git {args[0]} failed: {_last(lines) or f'exit {done.returncode}'}")
+        return done.stdout
+
+    def exists(self) -> bool:
+        return (self.path / "objects").is_dir()
+
+    def ensure(self) -> None:
+        """Make the store if it is not there yet (0700); safe when two runs make it at once."""
+        if self.exists() and (self.path / "info" / "attributes").is_file():
+            return
+        try:
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.path, 0o700)
+        except OSError as exc:
+            raise SnapshotError(f"{self.path}: the snapshot store cannot be made ({_why(exc)})") from None
+        self.git("init", "--bare", "--quiet", "--template=", str(self.path), cwd=self.path)
+        info = self.path / "info"
+        try:
+            info.mkdir(exist_ok=True)
+            _write_atomic(info / "attributes", _ATTRIBUTES)
+            (self.path / "indexes").mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise SnapshotError(f"{self.path}: the snapshot store cannot be made ({_why(exc)})") from None
+
+    def git_too_old(self) -> str | None:
+        """Why the git on PATH cannot keep snapshots (one sentence), or None; checked once per git binary.
+
+        The answer for a binary (its path, size and mtime) is kept in the store, so a run does not
+        pay for `git --version` again.
+        """
+        try:
+            st = os.stat(self._git)
+        except OSError:
+            return _old_git(self._git)
+        key = f"{self._git}\0{st.st_size}\0{st.st_mtime_ns}\n".encode()
+        mark = self.path / "git-checked"
+        with contextlib.suppress(OSError):
+            if mark.read_bytes() == key:
+                return None
+        problem = _old_git(self._git)
+        if problem is None:
+            with contextlib.suppress(OSError):
+                _write_atomic(mark, key)
+        return problem
+
+    def has_tree(self, oid: str) -> bool:
+        try:
+            return self.git("cat-file", "-t", oid).strip() == b"tree"
+        except SnapshotError:
+            return False
+
+    def size(self) -> int:
+        """Bytes the store takes on disk (blocks, not lengths)."""
+        total = 0
+        for root, _dirs, files in os.walk(self.path):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(root, name)).st_blocks * 512
+        return total
+
+    # --- taking -------------------------------------------------------------------------------
+
+    def index_for(self, session_id: str, workspace: Path) -> Path:
+        key = hashlib.sha1(os.fsencode(str(workspace))).hexdigest()[:12]
+        return self.path / "indexes" / f"{session_id}-{key}"
+
+    def take(
+        self, workspace: Path, session_id: str, *, max_file_size: int = MAX_FILE_SIZE, leave_out: Sequence[Path] = ()
+    ) -> Taken:
+        """Snapshot `workspace` into the store; every object it needs is on disk when this returns.
+
+        `leave_out`: folders never snapshotted (Wren's journals folder, and the store in it, when
+        they lie inside the workspace).
+
+        Raises:
+            SnapshotError: the workspace or the store could not be read or written (one sentence).
+        """
+        if not workspace.is_dir():
+            raise SnapshotError(f"{workspace}: the workspace is not a folder, so it cannot be snapshotted")
+        self.ensure()
+        index = self.index_for(session_id, workspace)
+        first = not index.exists()
+        before = _dir_times(self.path / "objects")
+        left_out = _excluded(workspace, leave_out)
+        # The new paths first (git walks only what it does not track): what git must be kept away from.
+        new = self.git(
+            "ls-files", "-z", "-o", "--exclude-standard", "--", ".", *left_out, work_tree=workspace, index=index
+        )
+        uncovered: list[str] = []
+        kept_out: list[bytes] = []
+        root = os.fsencode(workspace)
+        names = [n for n in new.split(b"\0") if n]
+        for name in names:
+            if name.endswith(b"/"):
+                uncovered.append(f"{_shown(name)} (a git repository of its own: not covered)")
+                kept_out.append(name.rstrip(b"/"))
+                continue
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue  # gone already: git does not add it either
+            if stat.S_ISREG(st.st_mode) and st.st_size > max_file_size:
+                uncovered.append(f"{_shown(name)} (over {max_file_size:,} bytes: not covered)")
+                kept_out.append(name)
+        # Then one `git add -A`: it hashes only what the index's stat cache says changed, adds the new,
+        # drops the deleted. Many new objects go into one pack, fsynced once, not a loose file (and an fsync) each.
+        bulk = {"core.bigFileThreshold": "1"} if first or len(names) >= BULK else None
+        spec = [*left_out, *(":(top,literal,exclude)" + os.fsdecode(n) for n in kept_out)]
+        said = self.git("add", "-A", "-v", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
+        changed = sum(1 for line in said.split(b"\n") if line.startswith((b"add '", b"remove '")))
+        tree = self._trees.get(index) if changed == 0 else None
+        if tree is None:  # nothing added or removed since this process's last tree of this index: the same tree
+            tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
+            if not _OID.fullmatch(tree):
+                raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
+            self._sync_new(before)
+            self._trees[index] = tree
+        return Taken(tree, _index_entries(index), changed, uncovered[:LISTED], len(uncovered))
+
+    def not_covered(self, workspace: Path, leave_out: Sequence[Path] = ()) -> list[str]:
+        """Everything under the workspace a snapshot does not hold: ignored paths, FIFOs, sockets, devices."""
+        ignored = self.git(
+            "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", "--", ".",
+            *_excluded(workspace, leave_out), work_tree=workspace, index=self.path / "indexes" / ".none",
+        )  # fmt: skip
+        names = [n for n in ignored.split(b"\0") if n]
+        found = [f"{_shown(n)} (ignored by .gitignore: not covered)" for n in names]
+        inside = [_inside(workspace, p) for p in leave_out]
+        found += [f"{p}/ (Wren's journals: not covered)" for p in inside if p]
+        skip = {os.path.join(os.fsencode(workspace), n.rstrip(b"/")) for n in names}
+        skip |= {os.path.join(os.fsencode(workspace), os.fsencode(p)) for p in inside if p}
+        found += [f"{_shown(n)} ({kind}: not covered)" for n, kind in _specials(os.fsencode(workspace), skip)]
+        return found
+
+    def _sync_new(self, before: dict[str, int]) -> None:
+        """fsync the object folders that gained an entry (git fsyncs the objects, not the folders that name them)."""
+        objects = self.path / "objects"
+        after = _dir_times(objects)
+        try:
+            for name, stamp in after.items():
+                if before.get(name) != stamp:
+                    _fsync_dir(objects / name)
+            if set(after) - set(before):
+                _fsync_dir(objects)
+        except OSError as exc:
+            raise SnapshotError(f"{objects}: its new objects could not be made durable ({_why(exc)})") from None
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def files_of(self, tree: str) -> dict[bytes, tuple[str, str]]:
+        """Every path of a snapshot -> (mode, object id)."""
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", tree)
+        files: dict[bytes, tuple[str, str]] = {}
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, name = entry.partition(b"\t")
+            mode, _, oid = meta.decode().split()
+            files[name] = (mode, oid)
+        return files
+
+    def changed_between(self, a: str, b: str) -> list[bytes]:
+        """The paths that differ between two snapshots."""
+        if a == b:
+            return []
+        out = self.git("diff-tree", "-r", "-z", "--name-only", "--no-renames", a, b)
+        return [n for n in out.split(b"\0") if n]
+
+    def diff(self, a: str, b: str) -> bytes:
+        """A unified diff of the workspace from snapshot a to snapshot b."""
+        if a == b:
+            return b""
+        return self.git("diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--binary", a, b)
+
+    def check_whole(self, tree: str) -> None:
+        """Read every object of a snapshot back, every byte; SnapshotError if one is missing or damaged."""
+        blobs = [oid for mode, oid in self.files_of(tree).values() if mode != "160000"]
+        if not blobs:
+            return
+        asked = "\n".join(blobs).encode() + b"\n"
+        if b" missing" in self.git("cat-file", "--batch-check", input=asked):
+            raise SnapshotError(f"snapshot {tree} names an object the store does not hold")
+        self.git("cat-file", "--batch", input=asked)  # every byte decompressed: a damaged object fails
+
+    # --- restoring ----------------------------------------------------------------------------
+
+    def materialise(self, tree: str, target: Path, session_id: str) -> int:
+        """Write the files of a snapshot into `target` (a new or empty folder): bytes, exec bits, links.
+
+        The index it leaves is the new session's stat cache, so its first snapshot there is fast.
+        Returns the number of files written.
+
+        Raises:
+            SnapshotError: the snapshot is not in the store, or `target` cannot be used or written.
+        """
+        if not self.has_tree(tree):
+            raise SnapshotError(f"snapshot {tree} is not in the store {self.path}")
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            if any(os.scandir(target)):
+                raise SnapshotError(f"{target}: not empty; a fork with its files needs a new or empty folder")
+        except OSError as exc:
+            raise SnapshotError(f"{target}: cannot be used for the fork's files ({_why(exc)})") from None
+        target = target.resolve()
+        index = self.index_for(session_id, target)
+        index.unlink(missing_ok=True)
+        self.git("read-tree", tree, work_tree=target, index=index)
+        self.git("checkout-index", "-a", "-f", "-u", work_tree=target, index=index)
+        return _index_entries(index)
+
+    # --- pruning ------------------------------------------------------------------------------
+
+    def prune(self, keep: Iterable[str], live_sessions: Iterable[str], grace: str = "2.hours.ago") -> tuple[int, int]:
+        """Drop what only deleted sessions refer to; (bytes before, bytes after).
+
+        Every snapshot a journal still names is kept (a ref per tree, under refs/wren/keep), and so
+        is every object written within `grace` (a run snapshotting right now has written objects its
+        journal does not name yet). Index files of sessions that are gone are removed.
+        """
+        before = self.size()
+        live = set(live_sessions)
+        indexes = self.path / "indexes"
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(indexes):
+                sid = entry.name.rsplit("-", 1)[0]
+                if not entry.name.startswith(".") and sid not in live:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+        wanted = sorted(set(keep))
+        existing = self.git("for-each-ref", "--format=%(refname)", "refs/wren/keep/").decode().split()
+        commands = [f"delete {ref}" for ref in existing if ref.rsplit("/", 1)[-1] not in wanted]
+        commands += [f"update refs/wren/keep/{oid} {oid}" for oid in wanted if self.has_tree(oid)]
+        if commands:
+            self.git("update-ref", "--stdin", input=("\n".join(commands) + "\n").encode())
+        self.git("gc", "--quiet", f"--prune={grace}")
+        return before, self.size()
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _inside(workspace: Path, folder: Path) -> str | None:
+    """`folder` relative to the workspace when it lies inside it (never the workspace itself)."""
+    try:
+        rel = folder.resolve().relative_to(workspace.resolve())
+    except (ValueError, OSError):
+        return None
+    return rel.as_posix() if rel.parts else None
+
+
+def _excluded(workspace: Path, leave_out: Sequence[Path]) -> list[str]:
+    """Pathspecs that keep git out of the folders left out (literal: no wildcard in a name is expanded)."""
+    return [f":(top,literal,exclude){rel}" for p in leave_out if (rel := _inside(workspace, p))]
+
+
+def _last(lines: Sequence[str]) -> str:
+    for line in reversed(lines):
+        text = line.strip()
+        if text.startswith(("fatal:", "error:")):
+            return text.split(":", 1)[1].strip()
+    return lines[-1].strip() if lines else ""
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+def _shown(name: bytes) -> str:
+    """A path as a person can read it: invalid UTF-8 as \\x escapes, control characters escaped."""
+    text = name.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def _specials(root: bytes, skip: set[bytes]) -> Iterator[tuple[bytes, str]]:
+    """FIFOs, sockets and devices under root (never following a link), outside `.git` folders and `skip`."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            path = entry.path
+            if entry.name == b".git" or path in skip:
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                    yield os.path.relpath(path, root), _kind(entry.stat(follow_symlinks=False).st_mode)
+            except OSError:
+                continue
+
+
+def _dir_times(objects: Path) -> dict[str, int]:
+    """Each loose-object folder's mtime (ns): one that changed gained an entry."""
+    times: dict[str, int] = {}
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(objects):
+            if len(entry.name) == 2 or entry.name == "pack":
+                with contextlib.suppress(OSError):
+                    times[entry.name] = entry.stat(follow_symlinks=False).st_mtime_ns
+    return times
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _index_entries(index: Path) -> int:
+    """The number of entries in a git index (its header's third word)."""
+    try:
+        with open(index, "rb") as f:
+            head = f.read(12)
+    except FileNotFoundError:
+        return 0
+    return int.from_bytes(head[8:12], "big") if len(head) == 12 and head[:4] == b"DIRC" else 0
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
