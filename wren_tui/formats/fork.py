@@ -15,9 +15,8 @@ from pathlib import Path
 
 from .. import __version__
 from ..journal.events import Fork, Message, RunStart
-from ..journal.forking import Forked, NotAForkPoint
+from ..journal.forking import Forked, NotAForkPoint, fresh_journal, put_in_place
 from ..journal.reader import open_for_reading
-from ..journal.store import SUFFIX, new_session_id
 from ..journal.writer import FileOps, JournalWriter
 from .base import Format
 from .conversation import context as context_at
@@ -40,11 +39,7 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
         context = context_at(fd, fmt, out, lineno)
     finally:
         os.close(fd)
-    new_id = new_session_id()
-    while (folder / f"{new_id}{SUFFIX}").exists():
-        new_id = new_session_id()
-    final = folder / f"{new_id}{SUFFIX}"
-    tmp = folder / f".{new_id}{SUFFIX}.tmp"
+    new_id, final, tmp = fresh_journal(folder)
     writer = JournalWriter.create(tmp, fsync="none", ops=ops)
     try:
         model = f"{fmt.name}:{context.model}" if context.model else fmt.name
@@ -59,6 +54,5 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
             tmp.unlink()
         raise
     writer.close()
-    ops.rename(tmp, final)
-    ops.fsync_dir(folder)
+    put_in_place(tmp, final, ops)
     return Forked(new_id, final, str(source), lineno)
