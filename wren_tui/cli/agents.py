@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from ..agent.errors import UsageError
 from ..formats import AGENTS, FORMATS, Format, detect
 from ..formats.base import Translated
 from ..formats.conversation import fork_points, outline
@@ -50,6 +51,21 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
 def foreign_format(path: Path) -> Format | None:
     """The format of another agent's session file (by its content), or None for a Wren journal."""
     return detect(path)
+
+
+def only_wren(path: Path, folder: Path, command: str, what: str) -> None:
+    """Refuse another agent's session file for a command that reads Wren journals only (export, diff), before it writes.
+
+    Raises:
+        UsageError: one sentence naming the file's agent, what the command takes, and the way there (a fork
+            into `folder`, the journals folder).
+    """
+    fmt = foreign_format(path)
+    if fmt is not None:
+        raise UsageError(
+            f"{path}: is a {fmt.label} session, not a Wren journal, and wren {command} {what} Wren journals only; "
+            f"fork it into one first (`{wren_command('fork', str(path), folder=folder)}` lists its points)"
+        )
 
 
 def _names(agent: str) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 from ..export import FORMATS, export_session
 from ..journal.store import resolve
 from ..journal.visible import visible_text
+from . import agents
 from .console import out
 from .exits import Exit, Unreadable
 from .options import folder_of
@@ -39,6 +40,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_export(args: argparse.Namespace) -> Exit:
     path = resolve(folder_of(args), args.session)
+    agents.only_wren(path, folder_of(args), "export", "writes out")
     done = export_session(path, args.format, args.output)  # ExportRefused: one sentence, exit 1 (exits.py)
     out(visible_text(f"wrote {done.path}"))
     if done.stop is not None:
