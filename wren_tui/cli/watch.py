@@ -27,7 +27,7 @@ from ..journal.store import journal_paths, latest, resolve
 from . import agents, fleet
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
-from .options import folder_of
+from .options import folder_of, named_folder_of
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -127,6 +127,8 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         if args.serve:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
         return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
+    if args.target is None:
+        named_folder_of(args)  # a folder named with --dir or WREN_DIR that is not there: refused, as ls does
     folder, session = target_of(args)
     if args.serve:
         if args.pick:
