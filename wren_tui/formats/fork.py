@@ -14,13 +14,40 @@ import os
 from pathlib import Path
 
 from .. import __version__
+from ..journal.errors import JournalError
 from ..journal.events import Fork, Message, RunStart
 from ..journal.forking import Forked, NotAForkPoint, fresh_journal, put_in_place
 from ..journal.reader import open_for_reading
 from ..journal.writer import FileOps, JournalWriter
+from . import AGENTS
 from .base import Format
 from .conversation import context as context_at
 from .conversation import fork_points, outline
+from .listing import roots
+
+
+def refuse_beside_other_agents(source: Path, folder: Path) -> None:
+    """A fork never goes beside another agent's files: not in the session's own folder, nor in any agent's folder.
+
+    `folder` is where the fork would be written (--dir, WREN_DIR or the default journals folder);
+    links are resolved, so a link to one of those folders is refused too.
+
+    Raises:
+        JournalError: one sentence naming the folder and whose it is.
+    """
+    where = Path(os.path.realpath(folder))
+    whose = None
+    if where == Path(os.path.realpath(source.parent)):
+        whose = f"the folder of {source.name}"
+    for fmt, root in roots(AGENTS):
+        agent_root = Path(os.path.realpath(root))
+        if whose is None and (where == agent_root or agent_root in where.parents):
+            whose = f"in {fmt.label}'s sessions folder ({root})"
+    if whose is not None:
+        raise JournalError(
+            f"{folder}: is {whose}; a fork into Wren goes to a Wren journals folder, never beside another agent's "
+            "files: name one with --dir (or WREN_DIR), or leave both out"
+        )
 
 
 def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: FileOps | None = None) -> Forked:
@@ -30,6 +57,7 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
     """
     ops = ops or FileOps()
     source = Path(os.path.abspath(path))
+    refuse_beside_other_agents(source, folder)
     fd = open_for_reading(source)
     try:
         out = outline(fd, fmt)
