@@ -104,15 +104,18 @@ def _row(s: AgentSession) -> dict[str, Any]:
 def ls_agents(args: argparse.Namespace) -> Exit:
     """`wren ls --agent NAME|all [--dir DIR] [--json]`: the agents' sessions, newest first."""
     places = _places(args)
+    skipped: list[str] = []
     if args.agent == ALL and getattr(args, "dir", None):
         # One folder for all three: each file is the agent's whose lines it holds.
-        files = session_files(FORMATS["pi"], places[0][1])  # every .jsonl below it
+        files = session_files(FORMATS["pi"], places[0][1], skipped)  # every .jsonl below it
         found = [(fmt, path) for path in files if (fmt := detect(path)) is not None]
         sessions = sorted(
             (describe_agent_session(path, fmt) for fmt, path in found), key=lambda s: s.started or "", reverse=True
         )
     else:
-        sessions = list_agent_sessions(places)
+        sessions = list_agent_sessions(places, skipped)
+    for sentence in dict.fromkeys(skipped):  # a folder two agents share is said once
+        err(f"{sentence}; they are not listed")
     for s in sessions:
         if s.state == "unreadable":
             err(f"{s.reason}; it is listed as unreadable")

@@ -88,7 +88,10 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
-    sources = sessions_of(args.agent, folder, named)
+    skipped: list[str] = []
+    sources = sessions_of(args.agent, folder, named, skipped)
+    for sentence in dict.fromkeys(skipped):
+        err(f"{sentence}; they were not searched")
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
     for each in search(sources, query, filters):

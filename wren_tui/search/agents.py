@@ -32,6 +32,8 @@ class Places:
 
     journals: Path
     named: Path | None = None
+    # A sentence for each folder that could not be listed (its sessions are not searched): said by the command.
+    skipped: list[str] = field(default_factory=list)
     _split: tuple[list[Path], list[tuple[Format, Path]]] | None = field(default=None, repr=False)
 
     def in_named(self) -> tuple[list[Path], list[tuple[Format, Path]]]:
@@ -48,7 +50,7 @@ class Places:
                 else:
                     foreign.append((fmt, path))
             for folder in _subfolders(self.named):  # other agents keep theirs in nested folders
-                for path in session_files(FORMATS["pi"], folder):  # pi's rule: every .jsonl
+                for path in session_files(FORMATS["pi"], folder, self.skipped):  # pi's rule: every .jsonl
                     if (fmt := detect(path)) is not None:
                         foreign.append((fmt, path))
             self._split = (wren, foreign)
@@ -74,7 +76,7 @@ def _foreign(fmt: Format) -> Lister:
         if places.named is not None:
             paths = [path for found, path in places.in_named()[1] if found is fmt]
         else:
-            paths = [path for found, root in roots([fmt.name]) for path in session_files(found, root)]
+            paths = [path for found, root in roots([fmt.name]) for path in session_files(found, root, places.skipped)]
         return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
     return sessions
@@ -83,13 +85,16 @@ def _foreign(fmt: Format) -> Lister:
 AGENTS: dict[str, Lister] = {"wren": _wren, **{name: _foreign(fmt) for name, fmt in FORMATS.items()}}
 
 
-def sessions_of(agent: str, journals: Path, named: Path | None = None) -> list[SearchSource]:
+def sessions_of(
+    agent: str, journals: Path, named: Path | None = None, skipped: list[str] | None = None
+) -> list[SearchSource]:
     """The sessions of `agent` ("all": every agent's, newest first by when each file last changed).
 
     Wren's are read from `journals`, the others' from their own folders; `named` (the folder --dir
-    names) is every agent's folder instead.
+    names) is every agent's folder instead. `skipped` receives a sentence for each folder that
+    could not be listed.
     """
-    places = Places(journals, named)
+    places = Places(journals, named, [] if skipped is None else skipped)
     if agent != "all":
         return AGENTS[agent](places)
     found = [source for lister in AGENTS.values() for source in lister(places)]
