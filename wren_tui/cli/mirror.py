@@ -61,7 +61,7 @@ def cmd_mirror(args: argparse.Namespace) -> Exit:
         raise UsageError(f"--url names a server only, not a host or a session: {shown(ref.server)}")
     if args.replicas < 1:
         raise UsageError("--replicas must be 1 or more")
-    host = check_host(args.host) if args.host else host_token()
+    host = check_host(args.host) if args.host is not None else host_token()  # --host '' is refused, not replaced
     mirror = fleet_module("mirror")
     options = mirror.MirrorOptions(
         folder=named_folder_of(args), server=ref.server, host=host, replicas=args.replicas, poll=args.poll
