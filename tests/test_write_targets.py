@@ -1,4 +1,4 @@
-"""What Wren writes at a path a person named never replaces anything but a regular file, and is as private as its source.
+"""What Wren writes at a path a person named replaces nothing but a regular file, and is as private as its source.
 
 An export (`wren export -o`, the viewer's `x`), a fork and the agent's write_file each write under a
 temporary name and rename it into place; a rename replaces whatever has the name, so a FIFO, a device
@@ -144,7 +144,7 @@ def test_a_fork_never_takes_a_name_anything_holds_and_never_replaces_what_came_t
     # Something put at the chosen name while the fork was written: left as it is, the fork removed.
     tmp.write_bytes(journal.read_bytes())
     os.mkfifo(final)
-    with pytest.raises(NotReplaceable, match="is a FIFO .* a fork never replaces anything"):
+    with pytest.raises(NotReplaceable, match=r"is a FIFO .* a fork never replaces anything"):
         put_in_place(tmp, final, FileOps())
     assert stat.S_ISFIFO(os.lstat(final).st_mode) and not tmp.exists()
     # And a whole fork still goes where nothing is.
@@ -171,8 +171,8 @@ def test_the_one_check_answers_for_each_kind_of_file(tmp_path: Path) -> None:
     # Relative to an open folder, as the agent's write_file asks.
     folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        with pytest.raises(NotReplaceable, match="^pipe: is a FIFO"):
-            os.mkfifo("pipe", dir_fd=folder)
+        os.mkfifo("pipe", dir_fd=folder)
+        with pytest.raises(NotReplaceable, match=r"^pipe: is a FIFO"):
             replaceable("pipe", dir_fd=folder, advice="x")
     finally:
         os.close(folder)
