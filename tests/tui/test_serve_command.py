@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.conftest import run_wren
 from tests.tui.journals import SESSION, finished_story, write_journal
-from wren_tui.cli.watch import is_loopback, viewer_command
+from wren_tui.cli.serve import is_loopback, viewer_command
 
 
 def test_a_port_in_use_is_one_sentence_and_exit_1_before_anything_is_promised(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ under its basetemp) so a person can look at what the browser showed.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.chromium import CANDIDATES, chromium, chromium_binary
+from tests.tui.chromium import CANDIDATES, Page, chromium, chromium_binary
 from tests.tui.journals import SESSION, story, write_journal
 
 BINARY = chromium_binary()
@@ -60,6 +62,21 @@ def _wait_for_line(proc: subprocess.Popen[bytes], marker: str, timeout: float = 
     return seen.decode()
 
 
+async def _page_says(page: Page, text: str, timeout: float = 30) -> None:
+    """Wait until the page's own text (not the terminal's) holds `text`."""
+    deadline = time.monotonic() + timeout
+    while text not in (await page.evaluate("document.body ? document.body.innerText : ''") or ""):
+        assert time.monotonic() < deadline, f"the page never said {text!r}"
+        await asyncio.sleep(0.05)
+
+
+def served_address(said: str, port: int) -> str:
+    """The address `wren watch --serve` printed, with the token it made at this start."""
+    found = re.search(rf"serving the viewer at (http://127\.0\.0\.1:{port}/\?token=[A-Za-z0-9_-]+) ", said)
+    assert found, said
+    return found.group(1)
+
+
 def _append_from_another_process(journal: Path, env: dict[str, str]) -> None:
     code = (
         "import sys\n"
@@ -87,10 +104,15 @@ async def test_the_viewer_served_to_a_browser_shows_the_session_and_what_is_appe
         start_new_session=True,
     )
     try:
-        said = _wait_for_line(server, "serving the viewer at")
-        assert f"http://127.0.0.1:{port}" in said and f"ssh -L {port}:127.0.0.1:{port}" in said
+        said = _wait_for_line(server, "viewers at once")
+        address = served_address(said, port)
+        assert f"ssh -L {port}:127.0.0.1:{port}" in said
         async with chromium(BINARY, tmp_path / "profile") as page:
+            # Without its token the server answers nothing but the sentence saying what to open.
             await page.send("Page.navigate", url=f"http://127.0.0.1:{port}/")
+            await _page_says(page, "answers no one without it")
+            # With the address as printed: the viewer, and then the page's own requests carry a cookie.
+            await page.send("Page.navigate", url=address)
             # The session's last messages, as the viewer shows them on opening (following the end).
             await page.wait_for_text("An empty list has no mean; I'll return 0.0 for it.")
             await page.screenshot(tmp_path / "served.png")
@@ -132,9 +154,9 @@ async def test_watch_serve_only_opens_each_browser_s_viewer_with_the_filter_on(t
         start_new_session=True,
     )
     try:
-        _wait_for_line(server, "serving the viewer at")
+        said = _wait_for_line(server, "viewers at once")
         async with chromium(BINARY, tmp_path / "profile") as page:
-            await page.send("Page.navigate", url=f"http://127.0.0.1:{port}/")
+            await page.send("Page.navigate", url=served_address(said, port))
             # The page's viewer opens with the filter on: the gateway's error shows, the replies around it do not.
             await page.wait_for_text("only errors")
             await page.wait_for_text("model gateway timed out after 30 s")

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from .workspace import Place, Workspace, WorkspaceError, kind_of
+from ..journal.targets import NotReplaceable, replaceable
+from .workspace import Place, Workspace, WorkspaceError
 
 OUTPUT_CAP = 16_000
 COMMAND_TIMEOUT = 120.0
@@ -459,14 +460,11 @@ def _replace_file(folder: int, place: Place, data: bytes) -> bool:
     """
     name = place.parts[-1]
     try:
-        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
-    except FileNotFoundError:
-        old = None
-    if old is not None and not stat.S_ISREG(old.st_mode):
-        raise ToolFailure(
-            f"{place.rel}: is {kind_of(old.st_mode)}, not a regular file; write_file and edit_file replace regular "
-            "files only"
+        old = replaceable(
+            name, dir_fd=folder, shown=place.rel, advice="write_file and edit_file replace regular files only"
         )
+    except NotReplaceable as exc:
+        raise ToolFailure(str(exc)) from None
     fd, tmp = _new_temp(folder, name)
     try:
         try:

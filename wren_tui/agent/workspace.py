@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..journal.targets import kind_of
 from .errors import AgentError
 
 TEMPLATE = Path(__file__).resolve().parent / "demo_workspace"
@@ -163,21 +164,6 @@ def _not_a_folder(parent: int, parts: tuple[str, ...], exc: OSError) -> Exceptio
     if exc.errno == errno.ENOTDIR:
         return WorkspaceError(f"{where}: is not a folder; list_dir lists folders, read_file reads files")
     return exc
-
-
-def kind_of(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "a special file"
 
 
 def python_command() -> str:

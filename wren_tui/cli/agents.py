@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..agent.errors import UsageError
 from ..formats import AGENTS, FORMATS, UNKNOWN, Format, detect, identify, kind_of
 from ..formats.base import Translated
 from ..formats.conversation import fork_points, outline
@@ -90,6 +91,26 @@ def foreign_format(path: Path) -> Format | None:
     return identify(path)
 
 
+# What `wren export` writes of another agent's session, said when it refuses another format.
+ATIF_TOO = " (another agent's session goes out as an ATIF trajectory: --format atif)"
+
+
+def only_wren(path: Path, folder: Path, command: str, what: str, besides: str = "") -> None:
+    """Refuse another agent's session file for a command that reads Wren journals only (export, diff), before it writes.
+
+    Raises:
+        UsageError: one sentence naming the file's agent, what the command takes, and the way there (a fork
+            into `folder`, the journals folder).
+    """
+    fmt = foreign_format(path)
+    if fmt is not None:
+        raise UsageError(
+            f"{path}: is a {fmt.label} session, not a Wren journal, and wren {command} {what} Wren journals only"
+            f"{besides}; "
+            f"fork it into one first (`{wren_command('fork', str(path), folder=folder)}` lists its points)"
+        )
+
+
 def _names(agent: str) -> list[str]:
     return list(AGENTS) if agent == ALL else [agent]
 
@@ -126,9 +147,10 @@ def _row(s: AgentSession) -> dict[str, Any]:
 def ls_agents(args: argparse.Namespace) -> Exit:
     """`wren ls --agent NAME|all [--dir DIR] [--json]`: the agents' sessions, newest first."""
     places = _places(args)
+    skipped: list[str] = []
     if args.agent == ALL and getattr(args, "dir", None):
         # One folder for all three: each file is the agent's whose lines it holds.
-        files = session_files(FORMATS["pi"], places[0][1])  # every .jsonl below it
+        files = session_files(FORMATS["pi"], places[0][1], skipped)  # every .jsonl below it
         found = [(kind, path) for path in files if (kind := kind_of(path)) != "wren"]
         rows = [
             describe_agent_session(path, kind) if isinstance(kind, Format) else unknown_session(path)
@@ -139,7 +161,9 @@ def ls_agents(args: argparse.Namespace) -> Exit:
             rows += [r for p in session_files(fmt, places[0][1]) if detect(p) is fmt for r in describe_exported(p, fmt)]
         sessions = sorted(rows, key=lambda s: s.started or "", reverse=True)
     else:
-        sessions = list_agent_sessions(places)
+        sessions = list_agent_sessions(places, skipped)
+    for sentence in dict.fromkeys(skipped):  # a folder two agents share is said once
+        err(f"{sentence}; they are not listed")
     for s in sessions:
         if s.state in ("unreadable", UNKNOWN):
             err(f"{s.reason}; it is listed as {s.state}")

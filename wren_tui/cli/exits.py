@@ -89,6 +89,12 @@ class ForeignUnreadable(Unreadable):
                 f"{self.where}: {stop}; its writer may still be writing that line (another agent's file is only "
                 "read, never changed): read it again once the line ends.",
             )
+        else:
+            fork = shlex.join(["wren", "fork", self.where])
+            self.args = (
+                f"{self.where}: {stop}. Nothing after it is read (another agent's file is only read, never changed); "
+                f"fork it into Wren from a point before that line (`{fork}` lists them).",
+            )
 
 
 class CommandFailed(Exception):

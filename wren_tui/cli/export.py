@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..export import FORMATS, Exported, ExportRefused, export_session
+from ..export import FORMATS, Exported, export_session
 from ..formats import Format
 from ..journal.store import resolve
 from ..journal.visible import visible_text
@@ -44,12 +44,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_export(args: argparse.Namespace) -> Exit:
     path = resolve(folder_of(args), args.session)
     foreign = agents.foreign_format(path)
+    if foreign is not None and args.format != "atif":
+        # Nothing is written: one sentence naming the agent, what it can be exported as, and the fork.
+        agents.only_wren(path, folder_of(args), "export", "writes out", besides=agents.ATIF_TOO)
     if foreign is None:
         done = export_session(path, args.format, args.output)  # ExportRefused: one sentence, exit 1 (exits.py)
-    elif args.format == "atif":
-        done = _foreign_atif(path, foreign, args.output)
     else:
-        raise ExportRefused(f"{path}: a {foreign.label} session exports as an ATIF trajectory only (--format atif)")
+        done = _foreign_atif(path, foreign, args.output)
     out(visible_text(f"wrote {done.path}"))
     if done.stop is not None:
         # What could be read is exported, and says where it stops; the journal did not end there.

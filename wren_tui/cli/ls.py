@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from ..formats import UNKNOWN, WREN, Format, kind_of, what_wren_opens
-from ..journal.errors import JournalError, NotASession
+from ..journal.errors import NotASession
 from ..journal.snapshots import Store, store_of
 from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
 from . import agents, fleet
 from .console import err, out, print_json
 from .exits import Exit
-from .options import folder_of
+from .options import named_folder_of
 from .snapshots import human
 
 _PROJECT_WIDTH = 28
@@ -88,12 +87,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         return fleet.ls_remote(args.server, args.json)
     if getattr(args, "agent", None) is not None:
         return agents.ls_agents(args)
-    folder = folder_of(args)
-    if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
-        # A folder the person named is a typo until it exists; the default folder is simply not made yet.
-        raise JournalError(
-            f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
-        )
+    folder = named_folder_of(args)
     sessions = [_not_a_journal(s) for s in list_sessions(folder)]
     for s in sessions:
         if s.state in ("unreadable", "unknown"):

@@ -15,7 +15,7 @@ from typing import Any
 from ..agent.errors import UsageError
 from .exits import Exit
 from .fleet import fleet_module
-from .options import folder_of
+from .options import named_folder_of
 
 URL_ENV = "WREN_NATS_URL"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -61,10 +61,10 @@ def cmd_mirror(args: argparse.Namespace) -> Exit:
         raise UsageError(f"--url names a server only, not a host or a session: {shown(ref.server)}")
     if args.replicas < 1:
         raise UsageError("--replicas must be 1 or more")
-    host = check_host(args.host) if args.host else host_token()
+    host = check_host(args.host) if args.host is not None else host_token()  # --host '' is refused, not replaced
     mirror = fleet_module("mirror")
     options = mirror.MirrorOptions(
-        folder=folder_of(args), server=ref.server, host=host, replicas=args.replicas, poll=args.poll
+        folder=named_folder_of(args), server=ref.server, host=host, replicas=args.replicas, poll=args.poll
     )
     return asyncio.run(_mirror_until_signal(mirror.Mirror(options, _report), once=args.once))
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..agent.errors import UsageError
 from ..agent.models import MODELS
+from ..journal.errors import JournalError
 from ..journal.store import journals_dir
 
 if TYPE_CHECKING:
@@ -29,6 +30,19 @@ def common_options() -> argparse.ArgumentParser:
 def folder_of(args: argparse.Namespace) -> Path:
     """The journals folder: --dir, else WREN_DIR, else the per-user default."""
     return journals_dir(getattr(args, "dir", None))
+
+
+def named_folder_of(args: argparse.Namespace) -> Path:
+    """The journals folder, refused when the person named it (--dir or WREN_DIR) and nothing is there.
+
+    A folder the person named is a typo until it exists; the default folder is simply not made yet.
+    """
+    folder = folder_of(args)
+    if not os.path.lexists(folder) and (getattr(args, "dir", None) or os.environ.get("WREN_DIR")):
+        raise JournalError(
+            f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
+        )
+    return folder
 
 
 def agent_options(p: argparse.ArgumentParser) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 import msgspec
 
 from ..agent.errors import UsageError
-from ..journal.errors import JournalError
 from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import visible
@@ -30,7 +29,7 @@ from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, reg
 from ..search.sources import ROLES
 from .console import err
 from .exits import Exit
-from .options import folder_of
+from .options import named_folder_of
 
 _json = msgspec.json.Encoder()
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
@@ -101,14 +100,12 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     except BadPattern as exc:
         raise UsageError(str(exc)) from None
     filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
-    folder = folder_of(args)
-    if not os.path.lexists(folder) and (args.dir or os.environ.get("WREN_DIR")):
-        # A folder the person named is a typo until it exists; the default folder is simply not made yet.
-        raise JournalError(
-            f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
-        )
+    folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
-    sources = sessions_of(args.agent, folder, named)
+    skipped: list[str] = []
+    sources = sessions_of(args.agent, folder, named, skipped)
+    for sentence in dict.fromkeys(skipped):
+        err(f"{sentence}; they were not searched")
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS

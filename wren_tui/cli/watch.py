@@ -7,19 +7,17 @@ pick, `ID SEQ` is printed, then the same sentence and status as every other comm
 journal (exit 4), from the stop the viewer found; a torn tail is a crash's normal end (exit 0).
 
 With --serve each browser that opens the page gets its own viewer process (`wren watch`, with the
-same folder or session), its screen sent over a websocket. The server binds to loopback unless told
-otherwise: reach it from another machine through an SSH tunnel (`ssh -L 8000:127.0.0.1:8000 HOST`).
-In a browser the viewer offers no fork (the only write it has in a terminal) and hands exports to
-the browser as downloads.
+same folder or session), its screen sent over a websocket (serve.py: the token in the address, the
+Host and Origin checks, the limits). The server binds to loopback unless told otherwise: reach it
+from another machine through an SSH tunnel (`ssh -L 8000:127.0.0.1:8000 HOST`). In a browser the
+viewer offers no fork (the only write it has in a terminal) and hands exports to the browser as
+downloads.
 """
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +27,11 @@ from ..journal.store import journal_paths, latest
 from . import agents, fleet
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
-from .options import folder_of
+from .options import folder_of, named_folder_of
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+MAX_VIEWERS = 4  # serve.MAX_VIEWERS (serve.py loads aiohttp's names only when it serves)
 
 # The viewer's filters (tui/filters.py:ONLY, which loads Textual: not imported for every command).
 ONLY_CHOICES = ("thinking", "tools", "writes", "errors")
@@ -80,6 +79,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"with --serve: the port to listen on (default: {DEFAULT_PORT})"
     )
+    p.add_argument(
+        "--max-viewers",
+        type=int,
+        default=MAX_VIEWERS,
+        metavar="N",
+        help=f"with --serve: browser pages open at once, each a viewer process (default: {MAX_VIEWERS}); more are "
+        "refused with a sentence",
+    )
     agents.add_agent_option(p, "browse the sessions")
     p.set_defaults(handler=cmd_watch)
 
@@ -120,6 +127,8 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         if args.serve:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
         return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
+    if args.target is None:
+        named_folder_of(args)  # a folder named with --dir or WREN_DIR that is not there: refused, as ls does
     folder, session = target_of(args)
     if session is not None:
         agents.foreign_format(session)  # a file that is no session Wren reads is refused here, not opened
@@ -131,7 +140,19 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
     if args.serve:
         if args.pick:
             raise UsageError("--pick prints to this terminal; it cannot be used with --serve")
-        return serve(folder, session, host=args.host, port=args.port, poll=args.poll, only=args.only)
+        if args.max_viewers < 1:
+            raise UsageError(f"--max-viewers {args.max_viewers}: must be 1 or more")
+        from .serve import serve
+
+        return serve(
+            folder,
+            session,
+            host=args.host,
+            port=args.port,
+            poll=args.poll,
+            only=args.only,
+            max_viewers=args.max_viewers,
+        )
     from ..tui.app import WrenApp
 
     # Another agent's session forks into the journals folder (--dir, WREN_DIR or the default), never beside it.
@@ -153,78 +174,4 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
     out(f"{picked.session} {picked.seq}")
     if picked.stop is not None and not picked.stop.torn and session is not None:
         raise Unreadable(session, picked.stop)
-    return Exit.OK
-
-
-# --- --serve: the viewer in a browser ------------------------------------------------------------
-
-
-def viewer_command(folder: Path, session: Path | None, poll: bool, only: str | None = None) -> str:
-    """The shell command each browser's viewer runs: this wren, on the same folder or session, with the same filter."""
-    words = [sys.executable, "-m", "wren_tui", "watch", "--dir", str(folder.resolve())]
-    if session is not None:
-        words.append(str(session.resolve()))
-    if poll:
-        words.append("--poll")
-    if only is not None:
-        words.extend(("--only", only))
-    return shlex.join(words)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def serve(folder: Path, session: Path | None, *, host: str, port: int, poll: bool, only: str | None = None) -> Exit:
-    """Serve the viewer until interrupted (Ctrl+C or SIGTERM: exit 0)."""
-    import asyncio
-    import signal
-
-    from aiohttp import web
-    from textual_serve.server import Server
-
-    def announce(_aiohttp_says: str) -> None:
-        """Said once the server listens (not before: a port in use is then an error, not a promise)."""
-        where = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
-        out(f"serving the viewer at {where} (Ctrl+C stops it)")
-        if is_loopback(host):
-            out(f"from another machine: ssh -L {port}:127.0.0.1:{port} THIS-HOST, then open http://127.0.0.1:{port}")
-        else:
-            out(f"anyone who can reach {host}:{port} can read these sessions")
-        sys.stdout.flush()
-
-    class ViewerServer(Server):
-        """textual-serve's server, saying what Wren needs said, and answering at the address it was reached by."""
-
-        async def on_startup(self, app: Any) -> None:
-            pass  # textual-serve's banner: `announce` says what a person needs, once listening
-
-        def serve(self, debug: bool = False) -> None:
-            # As textual-serve's own, with Wren's sentence printed when the server is listening.
-            self.debug = debug
-            self.initialize_logging()
-            loop = asyncio.new_event_loop()
-            loop.add_signal_handler(signal.SIGINT, self.request_exit)
-            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
-            web.run_app(
-                self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop, print=announce
-            )
-
-        async def handle_index(self, request: Any) -> Any:
-            # The page's websocket goes back where the browser came from: a tunnel's port, a host name.
-            self.public_url = f"{request.scheme}://{request.host}"
-            return await super().handle_index(request)
-
-    server = ViewerServer(viewer_command(folder, session, poll, only), host=host, port=port, title="wren watch")
-    try:
-        server.serve()
-    except OSError as exc:
-        raise CommandFailed(
-            f"cannot serve on {host}:{port} ({(exc.strerror or str(exc)).lower()}); choose another --port"
-        ) from None
     return Exit.OK

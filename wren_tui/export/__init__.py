@@ -8,14 +8,16 @@ This package imports only the journal; the command line (`wren export`) and the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
 from ..journal.store import SUFFIX, session_id_of
+from ..journal.targets import replaceable
 from ..journal.verdict import Stop
-from .atomic import AtomicOutput, ExportRefused, scratch_folder
+from .atomic import REPLACES_ONLY, AtomicOutput, ExportRefused, scratch_folder
 from .reading import ExportCancelled, read_session, stop_sentence
 
 Format = Literal["md", "html", "json", "atif"]
@@ -56,7 +58,8 @@ _SUFFIXES = {"atif": "atif.json"}
 def target(journal: Path, fmt: Format, out: Path | None) -> Path:
     """Where the export goes: `out`, a file named for the session inside `out` if it is a folder, or here.
 
-    Never the journal itself, and never a name ending in .jsonl, which would be taken for a journal.
+    Never the journal itself, never a name ending in .jsonl, which would be taken for a journal, and
+    never anything but a regular file (`journal.targets`: the rename would replace a FIFO or a device).
     """
     path = Path(default_name(journal, fmt)) if out is None else out
     if path.is_dir():
@@ -67,8 +70,7 @@ def target(journal: Path, fmt: Format, out: Path | None) -> Path:
         )
     if path.exists() and path.resolve() == journal.resolve():
         raise ExportRefused(f"{path}: that is the journal itself; an export never writes over it")
-    if path.is_symlink():
-        raise ExportRefused(f"{path}: is a symbolic link; name the file itself")
+    replaceable(path, advice=REPLACES_ONLY)  # a folder, link, FIFO, device or socket: refused
     return path
 
 
@@ -81,7 +83,7 @@ def export_session(
     from .asjson import write_json
 
     path = target(journal, fmt, out)
-    output = AtomicOutput(path)
+    output = AtomicOutput(path, _mode_of(journal))
     try:
         if fmt == "json":
             return Exported(path, write_json(journal, output))
@@ -98,6 +100,14 @@ def export_session(
     finally:
         output.close()
     return Exported(path, reading.verdict.stop)
+
+
+def _mode_of(journal: Path) -> int:
+    """The export's permissions: the journal's read and write bits (an export of a 0600 journal is 0600)."""
+    try:
+        return os.stat(journal).st_mode & 0o666
+    except OSError:
+        return 0o600  # read_session says why it cannot be read; the narrowest mode meanwhile
 
 
 def export_bytes(

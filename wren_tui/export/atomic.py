@@ -7,6 +7,7 @@ so the conversation is kept in an unnamed temporary file as it is read, and copi
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -14,7 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from ..journal.targets import replaceable
+
 _FLUSH = 1 << 20
+# What an export's refusal of a FIFO, a device, a socket, a folder or a link at its name ends with.
+REPLACES_ONLY = "an export replaces only a regular file: name another file, or a folder to write it in"
 
 
 class ExportRefused(Exception):
@@ -22,11 +27,15 @@ class ExportRefused(Exception):
 
 
 class AtomicOutput:
-    """A body written as it comes, then `finish(head, foot)` puts head + body + foot at `path` at once."""
+    """A body written as it comes, then `finish(head, foot)` puts head + body + foot at `path` at once.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    The file gets `mode` (the journal's: an export is as private as what it was made from).
+    """
+
+    def __init__(self, path: Path, mode: int = 0o600) -> None:
+        self.path, self.mode = path, mode
+        # A random name created with O_EXCL: nothing prepared at a guessable name (a FIFO) is ever opened.
+        self._tmp = path.parent / f".{path.name[:120]}.{secrets.token_hex(6)}.tmp"
         try:
             self._body: BinaryIO = tempfile.TemporaryFile(dir=path.parent)  # noqa: SIM115 (closed by finish or close)
         except FileNotFoundError:
@@ -53,15 +62,20 @@ class AtomicOutput:
         self._pending = 0
 
     def finish(self, head: str, foot: str = "") -> None:
-        """Write head, the body and foot to a temporary file, make it durable, then give it its name."""
+        """Write head, the body and foot to a temporary file, make it durable, then give it its name.
+
+        The name is checked again (`journal.targets`) just before the rename: a FIFO or a device put
+        there while the journal was read is refused, not replaced.
+        """
         self._flush()
         try:
-            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             self.close()
             raise ExportRefused(f"{self.path.parent}: cannot write there ({_why(exc)})") from None
         try:
             with os.fdopen(fd, "wb", closefd=True) as out:
+                os.fchmod(out.fileno(), self.mode)  # exactly, whatever the umask
                 out.write(head.encode("utf-8", "surrogateescape"))
                 out.flush()
                 self._body.flush()
@@ -69,6 +83,7 @@ class AtomicOutput:
                 out.write(foot.encode("utf-8", "surrogateescape"))
                 out.flush()
                 os.fsync(out.fileno())
+            replaceable(self.path, advice=REPLACES_ONLY)
             os.rename(self._tmp, self.path)
         except BaseException:
             self._tmp.unlink(missing_ok=True)

@@ -96,9 +96,9 @@ def parse_ref(text: str) -> RemoteRef:
     if parts.query or parts.fragment:
         raise FleetError(f"{text!r}: a fleet reference has no ?query or #fragment")
     try:
-        parts.port  # noqa: B018 (a port that is not a number raises here)
+        parts.port  # noqa: B018 (a port that is not a number, or out of range, raises here)
     except ValueError:
-        raise FleetError(f"{text!r}: the port is not a number") from None
+        raise FleetError(f"{text!r}: the port must be a number from 1 to 65535") from None
     words = [w for w in parts.path.split("/") if w]
     if len(words) > 2:
         raise FleetError(f"{text!r}: expected at most /HOST/SESSION after the server")

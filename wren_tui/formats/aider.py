@@ -217,4 +217,5 @@ FORMAT = Format(
     export=export,
     unrecorded=UNRECORDED,
     hidden_folders=False,
+    own_folder=False,
 )

@@ -292,6 +292,9 @@ class Format:
     exporter: Callable[[Path], Callable[[], bytes]] | None = None
     # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
     hidden_folders: bool = True
+    # Whether its default folder is the agent's own (False: aider writes beside each project, and its
+    # "folder" is wherever Wren is run), so that a Wren fork is never written inside it.
+    own_folder: bool = True
     # What the agent never records, said where its sessions are shown ("aider records no tool calls").
     unrecorded: str | None = None
     # Whether a call is written before its result; False (Gemini CLI: a call only with its result) means

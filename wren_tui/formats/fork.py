@@ -18,19 +18,45 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
+from ..journal.errors import JournalError
 from ..journal.events import Fork, Message, RunStart
-from ..journal.forking import Forked, NotAForkPoint
-from ..journal.store import SUFFIX, new_session_id
+from ..journal.forking import Forked, NotAForkPoint, fresh_journal, put_in_place
 from ..journal.writer import FileOps, JournalWriter
+from . import FORMATS
 from .base import Format
 from .conversation import context as context_at
 from .conversation import fork_points, outline
 from .exported import open_lines
+from .listing import roots
 
 # What a person reads after "the fork records no workspace".
 NO_WORKSPACE = (
     "`wren resume` will work in the folder it is typed in (it says so first), or in the one --workspace DIR names"
 )
+
+
+def refuse_beside_other_agents(source: Path, folder: Path) -> None:
+    """A fork never goes beside another agent's files: not in the session's own folder, nor in any agent's folder.
+
+    `folder` is where the fork would be written (--dir, WREN_DIR or the default journals folder);
+    links are resolved, so a link to one of those folders is refused too.
+
+    Raises:
+        JournalError: one sentence naming the folder and whose it is.
+    """
+    where = Path(os.path.realpath(folder))
+    whose = None
+    if where == Path(os.path.realpath(source.parent)):
+        whose = f"the folder of {source.name}"
+    for fmt, root in roots([name for name, f in FORMATS.items() if f.own_folder]):
+        agent_root = Path(os.path.realpath(root))
+        if whose is None and (where == agent_root or agent_root in where.parents):
+            whose = f"in {fmt.label}'s sessions folder ({root})"
+    if whose is not None:
+        raise JournalError(
+            f"{folder}: is {whose}; a fork into Wren goes to a Wren journals folder, never beside another agent's "
+            "files: name one with --dir (or WREN_DIR), or leave both out"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,6 +92,7 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
     """
     ops = ops or FileOps()
     source = Path(os.path.abspath(path))
+    refuse_beside_other_agents(source, folder)
     fd = open_lines(source, fmt)
     try:
         out = outline(fd, fmt)
@@ -75,11 +102,7 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
         context = context_at(fd, fmt, out, lineno)
     finally:
         os.close(fd)
-    new_id = new_session_id()
-    while (folder / f"{new_id}{SUFFIX}").exists():
-        new_id = new_session_id()
-    final = folder / f"{new_id}{SUFFIX}"
-    tmp = folder / f".{new_id}{SUFFIX}.tmp"
+    new_id, final, tmp = fresh_journal(folder)
     writer = JournalWriter.create(tmp, fsync="none", ops=ops)
     try:
         model = f"{fmt.name}:{context.model}" if context.model else fmt.name
@@ -95,6 +118,5 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
             tmp.unlink()
         raise
     writer.close()
-    ops.rename(tmp, final)
-    ops.fsync_dir(folder)
+    put_in_place(tmp, final, ops)
     return ForeignForked(new_id, final, str(source), lineno, note)

@@ -70,14 +70,23 @@ def roots(
     return [(FORMATS[name], folder if folder is not None else FORMATS[name].root(env, home)) for name in agents]
 
 
-def session_files(fmt: Format, root: Path) -> Iterator[Path]:
-    """The session files under `root`, in nested folders too (no link is followed)."""
+def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
+    """The session files under `root`, in nested folders too (no link is followed).
+
+    Args:
+        skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
+            (no permission...), for the command to say rather than leave its sessions out silently.
+    """
     pending = [root]
     while pending:
         folder = pending.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except FileNotFoundError:
+            continue  # an agent's folder not made yet holds no sessions
+        except OSError as exc:
+            if skipped is not None:
+                skipped.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be read")
             continue
         for entry in entries:
             try:
@@ -92,9 +101,9 @@ def session_files(fmt: Format, root: Path) -> Iterator[Path]:
                 continue
 
 
-def list_agent_sessions(places: Iterable[tuple[Format, Path]]) -> list[AgentSession]:
-    """Every session in the agents' folders, newest first."""
-    found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root)]
+def list_agent_sessions(places: Iterable[tuple[Format, Path]], skipped: list[str] | None = None) -> list[AgentSession]:
+    """Every session in the agents' folders, newest first; `skipped`: as for `session_files`."""
+    found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root, skipped)]
     exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt)]
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
     keys: dict[Path, FileKey] = {}

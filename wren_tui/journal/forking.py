@@ -14,6 +14,7 @@ from .errors import JournalError
 from .events import Event, Fork
 from .reader import _Lines, open_for_reading, read_events, scan_events
 from .store import SESSION_ID, SUFFIX, new_session_id, session_id_of
+from .targets import replaceable
 from .verdict import Stop
 from .writer import FileOps, _ensure_dir, _write_all, encode_line, now_ts
 
@@ -92,6 +93,38 @@ def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
     ]
 
 
+def fresh_journal(folder: Path) -> tuple[str, Path, Path]:
+    """A new session id whose journal name nothing holds in `folder` (not even a link), with the two paths.
+
+    Returns:
+        The id, the journal's path, and the temporary name it is written under first.
+    """
+    while True:
+        new_id = new_session_id()
+        final = folder / f"{new_id}{SUFFIX}"
+        if not os.path.lexists(final):
+            return new_id, final, folder / f".{new_id}{SUFFIX}.tmp"
+
+
+def put_in_place(tmp: Path, final: Path, ops: FileOps) -> None:
+    """Give a written, fsynced new journal its name, then fsync the folder; a fork never replaces anything.
+
+    What is at the name is looked at first (`targets.replaceable`): anything that came to be there
+    since the name was chosen is left as it is, and the new journal removed.
+
+    Raises:
+        NotReplaceable, JournalError: something is at `final` now.
+    """
+    try:
+        if replaceable(final, advice="a fork never replaces anything; nothing was written") is not None:
+            raise JournalError(f"{final}: a file of that name appeared while the fork was written; nothing was written")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    ops.rename(tmp, final)
+    ops.fsync_dir(final.parent)
+
+
 def fork(
     parent: str | os.PathLike[str],
     seq: int,
@@ -133,11 +166,10 @@ def fork(
     src = open_for_reading(parent)
     try:
         if new_id is None:
-            new_id = new_session_id()
-            while (folder / f"{new_id}{SUFFIX}").exists():
-                new_id = new_session_id()
-        final = folder / f"{new_id}{SUFFIX}"
-        tmp = folder / f".{new_id}{SUFFIX}.tmp"
+            new_id, final, tmp = fresh_journal(folder)
+        else:
+            final = folder / f"{new_id}{SUFFIX}"
+            tmp = folder / f".{new_id}{SUFFIX}.tmp"
         out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         copier = _Copier(src, out, ops)
         try:
@@ -159,8 +191,7 @@ def fork(
         ops.close(out)
     finally:
         os.close(src)
-    ops.rename(tmp, final)
-    ops.fsync_dir(folder)
+    put_in_place(tmp, final, ops)
     return Forked(new_id, final, parent_id, seq)
 
 
@@ -193,11 +224,7 @@ def fork_from_lines(
         raise JournalError(f"{parent!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
     ops = ops or FileOps()
     _ensure_dir(folder, ops)
-    new_id = new_session_id()
-    while (folder / f"{new_id}{SUFFIX}").exists():
-        new_id = new_session_id()
-    final = folder / f"{new_id}{SUFFIX}"
-    tmp = folder / f".{new_id}{SUFFIX}.tmp"
+    new_id, final, tmp = fresh_journal(folder)
     out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         found = _write_prefix(lines, seq, out, ops, parent)
@@ -210,8 +237,7 @@ def fork_from_lines(
         tmp.unlink(missing_ok=True)
         raise
     ops.close(out)
-    ops.rename(tmp, final)
-    ops.fsync_dir(folder)
+    put_in_place(tmp, final, ops)
     return Forked(new_id, final, parent, seq)
 
 

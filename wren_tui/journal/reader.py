@@ -22,6 +22,7 @@ from . import _fastpath
 from ._framing import CRC_MISMATCH, crc_problem
 from .errors import JournalError
 from .events import KNOWN_TYPES, Event, KnownEvent, UnknownEvent
+from .targets import kind_of
 from .verdict import ReadResult, ReadVerdict, Stop
 
 _decoder = msgspec.json.Decoder(KnownEvent)
@@ -161,9 +162,10 @@ def open_for_reading(path: Path) -> int:
         if os.path.islink(path):
             raise JournalError(f"{path}: is a symbolic link; journals are opened only directly") from None
         raise JournalError(f"{path}: {exc.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
-        raise JournalError(f"{path}: not a regular file")
+        raise JournalError(f"{path}: is {kind_of(mode)}, not a regular file")
     return fd
 
 

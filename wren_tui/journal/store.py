@@ -127,10 +127,22 @@ def _journal_file(path: Path) -> Path:
     return path
 
 
-def journal_paths(folder: Path) -> list[Path]:
-    """The journals in a folder, newest first (names sort by time)."""
+def journal_paths(folder: Path, misnamed: list[Path] | None = None) -> list[Path]:
+    """The journals in a folder, newest first (names sort by time).
+
+    Args:
+        misnamed: Given, it receives what has a session's name but is no regular file (a link, a
+            FIFO, a folder), for a listing to show as unreadable rather than leave out.
+    """
     try:
-        names = [e.name for e in os.scandir(folder) if e.name.endswith(SUFFIX) and e.is_file(follow_symlinks=False)]
+        names = []
+        for entry in os.scandir(folder):
+            if not entry.name.endswith(SUFFIX):
+                continue
+            if entry.is_file(follow_symlinks=False):
+                names.append(entry.name)
+            elif misnamed is not None and SESSION_ID.match(entry.name[: -len(SUFFIX)]):
+                misnamed.append(folder / entry.name)
     except FileNotFoundError:
         return []
     except NotADirectoryError:
@@ -351,13 +363,15 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     Raises:
         JournalError: `folder` is not a folder or cannot be listed.
     """
-    paths = journal_paths(folder)
+    misnamed: list[Path] = []
+    paths = journal_paths(folder, misnamed)
     try:
         locks = read_locks()  # once for the folder, not once per journal
     except OSError:
         locks = ""
     rows = []
-    for path in paths:
+    # A link or a FIFO named like a session is listed as unreadable, with why, never silently left out.
+    for path in sorted([*paths, *misnamed], key=lambda p: p.name, reverse=True):
         try:
             rows.append(describe_session(path, locks))
         except SessionNotFound:

@@ -34,8 +34,9 @@ def _is_hidden(char: str) -> bool:
     if code < 0x20 or 0x7F <= code <= 0x9F or char in _BIDI:
         return True
     # Format characters (Cf: zero-width joiners and the like) can hide or reorder text too; a lone
-    # surrogate (Cs) cannot be encoded for a terminal at all.
-    return code > 0x9F and unicodedata.category(char) in ("Cf", "Cs")
+    # surrogate (Cs) cannot be encoded for a terminal at all; the line and paragraph separators (Zl,
+    # Zp: U+2028, U+2029) break a line where some terminals and editors do not show one.
+    return code > 0x9F and unicodedata.category(char) in ("Cf", "Cs", "Zl", "Zp")
 
 
 def valid_text(text: str) -> str:
@@ -47,7 +48,7 @@ def valid_text(text: str) -> str:
 
 def visible(text: str) -> str:
     """One line of text with every control, bidi and format character shown as a placeholder."""
-    # Every character made visible below is one Python counts as not printable (Cc, Cf, Cs).
+    # Every character made visible below is one Python counts as not printable (Cc, Cf, Cs, Zl, Zp).
     if text.isprintable():
         return text
     return "".join(_placeholder(c) if _is_hidden(c) else c for c in text.replace("\t", _TAB))

@@ -7,6 +7,7 @@ line it checks that the journal is still the file it holds, at its path, with on
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import time
@@ -398,8 +399,13 @@ def _set_torn_aside(path: Path, good: int, ops: FileOps) -> Path:
         try:
             _write_all(ops, out, torn)
             ops.fsync(out)
-        finally:
+        except BaseException:
+            # A full disk: no empty or partial .torn is left to take the name the tail gets once there is room.
             ops.close(out)
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+            raise
+        ops.close(out)
         ops.fsync_dir(path.parent)
         return aside
     raise JournalError(f"{path}: too many .torn files beside it; move them away first")

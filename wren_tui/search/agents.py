@@ -33,6 +33,8 @@ class Places:
 
     journals: Path
     named: Path | None = None
+    # A sentence for each folder that could not be listed (its sessions are not searched): said by the command.
+    skipped: list[str] = field(default_factory=list)
     _split: tuple[list[Path], list[tuple[Format, Path]]] | None = field(default=None, repr=False)
 
     def in_named(self) -> tuple[list[Path], list[tuple[Format, Path]]]:
@@ -50,7 +52,7 @@ class Places:
                     foreign.append((kind, path))
                 # else: a file no session Wren knows: never guessed at, not searched
             for folder in _subfolders(self.named):  # other agents keep theirs in nested folders
-                for path in session_files(FORMATS["pi"], folder):  # pi's rule: every .jsonl
+                for path in session_files(FORMATS["pi"], folder, self.skipped):  # pi's rule: every .jsonl
                     if (fmt := detect(path)) is not None:
                         foreign.append((fmt, path))
             for fmt in FORMATS.values():  # files that are not JSON lines (a database, Markdown), by content
@@ -80,7 +82,11 @@ def _foreign(fmt: Format) -> Lister:
         if places.named is not None:
             paths = [path for found, path in places.in_named()[1] if found is fmt]
         else:
-            paths = [path for found, root in roots([fmt.name]) for path in _sessions(found, session_files(found, root))]
+            paths = [
+                path
+                for found, root in roots([fmt.name])
+                for path in _sessions(found, session_files(found, root, places.skipped))
+            ]
         return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
     return sessions
@@ -89,13 +95,16 @@ def _foreign(fmt: Format) -> Lister:
 AGENTS: dict[str, Lister] = {"wren": _wren, **{name: _foreign(fmt) for name, fmt in FORMATS.items()}}
 
 
-def sessions_of(agent: str, journals: Path, named: Path | None = None) -> list[SearchSource]:
+def sessions_of(
+    agent: str, journals: Path, named: Path | None = None, skipped: list[str] | None = None
+) -> list[SearchSource]:
     """The sessions of `agent` ("all": every agent's, newest first by when each file last changed).
 
     Wren's are read from `journals`, the others' from their own folders; `named` (the folder --dir
-    names) is every agent's folder instead.
+    names) is every agent's folder instead. `skipped` receives a sentence for each folder that
+    could not be listed.
     """
-    places = Places(journals, named)
+    places = Places(journals, named, [] if skipped is None else skipped)
     if agent != "all":
         return AGENTS[agent](places)
     found = [source for lister in AGENTS.values() for source in lister(places)]
