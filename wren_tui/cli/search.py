@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sqlite3
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,8 +25,10 @@ from ..journal.verdict import Stop
 from ..journal.visible import visible
 from ..search.agents import AGENTS, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
+from ..search.index import Snapshot, connect_read, index_path
+from ..search.indexer import IndexUnavailable, connect_write, refresh
 from ..search.query import BadPattern, Query
-from ..search.sources import ROLES
+from ..search.sources import ROLES, SearchSource
 from .console import err
 from .exits import Exit
 from .options import folder_of
@@ -73,6 +76,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--regex", action="store_true", help="PATTERN is a Python regular expression")
     p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="read every session file instead of the index kept in the journals folder's .index (a cache: "
+        "brought up to date with the files before each search, deleted at no loss; see docs/search-index.md)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help='one JSON object a line: each match ({"type": "hit", ...}), and each session whose reading '
@@ -95,9 +104,10 @@ def cmd_search(args: argparse.Namespace) -> Exit:
         )
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
     sources = sessions_of(args.agent, folder, named)
+    index = None if args.no_index else indexed(folder, sources, query)
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
-    for each in search(sources, query, filters):
+    for each in search(sources, query, filters, index=index):
         if isinstance(each, Hit):
             found += 1
             show.hit(each)
@@ -110,6 +120,33 @@ def cmd_search(args: argparse.Namespace) -> Exit:
             show.stopped(each, each.stop)
         sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
     return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
+
+
+def indexed(folder: Path, sources: list[SearchSource], query: Query) -> Snapshot | None:
+    """The index of `folder` brought up to date with `sources` and read for `query`; None: read the files.
+
+    A folder that does not exist yet gets no index; one where the index cannot be written is searched
+    from an index already there (as far as it is up to date), else read.
+    """
+    if not folder.is_dir():
+        return None
+    path = index_path(folder)
+    db: sqlite3.Connection | None
+    try:
+        db = connect_write(path)
+    except IndexUnavailable:
+        db = connect_read(path)
+        if db is None:
+            return None
+    else:
+        try:
+            refresh(db, sources)
+        except sqlite3.Error as exc:
+            err(f"warning: the search index {path} could not be brought up to date ({exc}); the files were read")
+            db.close()
+            return None
+    snapshot = Snapshot(db, query)
+    return snapshot if snapshot.load() else None
 
 
 def since_of(text: str | None, now: datetime | None = None) -> datetime | None:

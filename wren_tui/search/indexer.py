@@ -1,0 +1,248 @@
+"""Search's index, written: each session file read once, then only what was added to it.
+
+`refresh` brings the index up to date with the sessions given: a file it read as it is now is left
+alone; a file that grew (`index.grown`) is read from where the last reading ended, with the reader's
+memory kept there; any other (new, replaced, truncated, rewritten) is forgotten and read whole. Each
+file is one SQLite transaction: its items, its full-text rows, and where its reading ended are
+committed together or not at all, so a kill at any moment leaves the index as it was before that
+file (and that file is read again next time). Items are written as they are read, a few hundred at a
+time: memory does not grow with the size or number of sessions.
+
+The viewer never loads this module; `wren search` and `wren ls` do. Everything here writes only the
+index's own folder.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..journal.errors import JournalError
+from . import index
+from .index import FILE_COLUMNS, Known, fts_text, item_blob, item_of, known_of, stop_blob
+from .query import Query
+from .sources import Item, Resumable, SearchSource
+
+# Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
+EVERYTHING = Query.of("(?s).", regex=True)
+_BATCH = 256  # items written at a time
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE, agent TEXT NOT NULL,
+    dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+    off INTEGER NOT NULL, head INTEGER NOT NULL, tail INTEGER NOT NULL,
+    state BLOB, stop BLOB, warnings BLOB, provisional INTEGER
+);
+CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS items_file ON items(file, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, name, content='', tokenize='trigram', detail='none');
+"""
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be written here (a read-only folder, a full disk): search reads the files instead."""
+
+
+def connect_write(path: Path) -> sqlite3.Connection:
+    """The index at `path`, made if it is not there (and made again if it is of another version, or damaged).
+
+    Raises:
+        IndexUnavailable: it cannot be made or opened for writing.
+    """
+    try:
+        return _connect(path)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
+            raise IndexUnavailable(f"{path}: {exc}") from None
+    try:  # not a database, or a damaged one: a cache, so made again
+        path.unlink()
+        return _connect(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
+        db.isolation_level = None
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = _version(db)
+            if version != index.VERSION:
+                if version is not None:  # another version's: dropped, rebuilt from the files
+                    for table in ("fts", "items", "files", "meta"):
+                        db.execute(f"DROP TABLE IF EXISTS {table}")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (index.VERSION,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    except OSError as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+    except sqlite3.OperationalError as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+    return db
+
+
+def _version(db: sqlite3.Connection) -> object:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    except sqlite3.OperationalError:
+        return None  # no meta table: a new index
+    return None if row is None else row[0]
+
+
+def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget_missing: bool = True) -> int:
+    """Bring the index up to date with `sources`; how many files were read. Files it knows that are gone are forgotten.
+
+    A file that cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
+    """
+    read = 0
+    seen: set[str] = set()
+    known = {row[0]: known_of(row[1:]) for row in db.execute(f"SELECT path, {FILE_COLUMNS} FROM files")}
+    for source in sources:
+        key = str(source.path)
+        seen.add(key)
+        try:
+            st = os.stat(source.path, follow_symlinks=False)
+        except OSError:
+            continue
+        was = known.get(key)
+        if was is not None and index.fresh(was, st):
+            continue
+        read += update(db, source)
+    if forget_missing:
+        for key, was in known.items():
+            if key not in seen and not os.path.lexists(key):
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    _forget(db, was)
+                    db.execute("DELETE FROM files WHERE id = ?", (was.id,))
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+    return read
+
+
+def update(db: sqlite3.Connection, source: SearchSource) -> int:
+    """Read what the index lacks of one file, in one transaction; 1 if it was read, 0 if left as it was."""
+    if not isinstance(source, Resumable):
+        return 0
+    key = str(source.path)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        row = db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
+        was = None if row is None else known_of(row)
+        try:
+            fd = os.open(source.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            db.execute("ROLLBACK")
+            return 0
+        try:
+            st = os.fstat(fd)
+            if was is not None and index.fresh(was, st):  # another process read it meanwhile
+                db.execute("ROLLBACK")
+                return 0
+            same = was is not None and was.agent == source.agent and index.grown(was, source.path, st)
+            saved = was.saved if same and was is not None else None
+            ident = was.id if was is not None else _next(db, "files")
+            if was is not None:
+                _forget(db, was, provisional_only=saved is not None)
+            first = _next(db, "items")
+            items = source.resume(EVERYTHING, saved) if saved is not None else source.items(EVERYTHING)
+            last = _write(db, ident, first, items)
+            done = source.saved
+            if done is None:  # a reader that cannot say where it ended: kept as read whole, read again whole
+                offset, state, provisional = 0, None, None
+            else:
+                offset, state = done.offset, done.state
+                provisional = last - done.provisional if done.provisional else None
+            head, tail = index.checksums(fd, offset)
+        finally:
+            os.close(fd)
+        warnings = marshal.dumps(list(source.warnings))
+        db.execute(
+            "INSERT OR REPLACE INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, state, stop, "
+            "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                ident,
+                source.agent,
+                st.st_dev,
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+                offset,
+                head,
+                tail,
+                state,
+                stop_blob(source.stop),
+                warnings,
+                provisional,
+            ),
+        )
+        db.execute("COMMIT")
+    except JournalError:
+        db.execute("ROLLBACK")
+        return 0
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return 1
+
+
+def _next(db: sqlite3.Connection, table: str) -> int:
+    row = db.execute(f"SELECT max(id) FROM {table}").fetchone()
+    return int(row[0] or 0) + 1
+
+
+def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[Item]) -> int:
+    """Write `items` from id `first` on, a batch at a time; the id after the last."""
+    ident = first
+    rows: list[tuple[int, int, bytes]] = []
+    texts: list[tuple[int, str, str | None]] = []
+    for item in items:
+        rows.append((ident, file, item_blob(item)))
+        texts.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+        ident += 1
+        if len(rows) >= _BATCH:
+            _flush(db, rows, texts)
+    _flush(db, rows, texts)
+    return ident
+
+
+def _flush(
+    db: sqlite3.Connection, rows: list[tuple[int, int, bytes]], texts: list[tuple[int, str, str | None]]
+) -> None:
+    if rows:
+        db.executemany("INSERT INTO items(id, file, data) VALUES (?, ?, ?)", rows)
+        db.executemany("INSERT INTO fts(rowid, text, name) VALUES (?, ?, ?)", texts)
+        rows.clear()
+        texts.clear()
+
+
+def _forget(db: sqlite3.Connection, was: Known, *, provisional_only: bool = False) -> None:
+    """Take a file's items out of the index (only the provisional ones: those its grown part is read again for)."""
+    if provisional_only and was.provisional is None:
+        return
+    lowest = was.provisional if provisional_only and was.provisional is not None else 0
+    rows = db.execute("SELECT id, data FROM items WHERE file = ? AND id >= ? ORDER BY id", (was.id, lowest))
+    while batch := rows.fetchmany(_BATCH):
+        deleting = []
+        for ident, data in batch:
+            item = item_of(data)
+            deleting.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+        db.executemany("INSERT INTO fts(fts, rowid, text, name) VALUES ('delete', ?, ?, ?)", deleting)
+    db.execute("DELETE FROM items WHERE file = ? AND id >= ?", (was.id, lowest))
