@@ -126,27 +126,39 @@ def indexed(folder: Path, sources: list[SearchSource], query: Query) -> Snapshot
     """The index of `folder` brought up to date with `sources` and read for `query`; None: read the files.
 
     A folder that does not exist yet gets no index; one where the index cannot be written is searched
-    from an index already there (as far as it is up to date), else read.
+    from an index already there (as far as it is up to date, the rest read). Only the sessions the
+    index does not know as they are now are given to the indexer.
     """
     if not folder.is_dir():
         return None
     path = index_path(folder)
-    db: sqlite3.Connection | None
     try:
-        db = connect_write(path)
+        db: sqlite3.Connection | None = connect_write(path)
     except IndexUnavailable:
-        db = connect_read(path)
-        if db is None:
-            return None
+        db, writable = connect_read(path), False
     else:
+        writable = True
+    if db is None:
+        return None
+    snapshot = Snapshot(db, query)
+    if not snapshot.begin():
+        return None
+    stale = set(snapshot.stale(source.path for source in sources))
+    if (stale or snapshot.gone(source.path for source in sources)) and writable:
+        db.execute("COMMIT")  # the read transaction ends; the indexer writes; a new one begins
         try:
-            refresh(db, sources)
+            refresh(db, [source for source in sources if source.path in stale])
         except sqlite3.Error as exc:
             err(f"warning: the search index {path} could not be brought up to date ({exc}); the files were read")
             db.close()
             return None
-    snapshot = Snapshot(db, query)
-    return snapshot if snapshot.load() else None
+        snapshot = Snapshot(db, query)
+        if not snapshot.begin():
+            return None
+    if snapshot.load():
+        return snapshot
+    snapshot.close()
+    return None
 
 
 def since_of(text: str | None, now: datetime | None = None) -> datetime | None:

@@ -96,12 +96,12 @@ def search(
         hits = 0
         answer = index.answer(source.path, source.agent) if index is not None else None
         try:
-            if answer is None or answer.known is None:
+            if answer is None:
                 items: Iterable[Item] = source.items(query)
             elif answer.whole:
                 items = answer.items
-            elif isinstance(source, Resumable) and answer.known.saved is not None:
-                items = _chained(answer.items, source.resume(query, answer.known.saved))
+            elif isinstance(source, Resumable) and answer.saved is not None:
+                items = _chained(answer.items, source.resume(query, answer.saved))
             else:
                 items, answer = source.items(query), None
             for item in items:
@@ -120,7 +120,7 @@ def search(
             why = (exc.strerror or str(exc)).lower()
             yield Searched(source.agent, source.session, source.path, hits, unreadable=f"{source.path}: {why}")
             continue
-        if answer is not None and answer.whole and answer.known is not None:
+        if answer is not None and answer.whole:
             known = answer.known
             yield Searched(source.agent, source.session, source.path, hits, known.stop, known.warnings)
         else:

@@ -24,6 +24,7 @@ import marshal
 import os
 import sqlite3
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -32,7 +33,7 @@ from ..journal.verdict import Stop
 from .query import Query
 from .sources import Item, Saved
 
-VERSION = 1  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 2  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
@@ -43,6 +44,7 @@ BUSY_MS = 10_000  # how long to wait for a writer that holds the index
 # (SQLite folds ASCII case and its own Unicode cases; these it does not). NUL as a space.
 _ODD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s", "\x00": " "})
 SHORTEST = 3  # the trigram tokenizer finds nothing shorter
+MOST_TRIGRAMS = 12  # of a long needle, the index is asked for this many of its pieces
 
 
 def index_path(folder: Path) -> Path:
@@ -88,8 +90,14 @@ def _indexable(char: str, fold: bool) -> bool:
 
 
 def phrase(needle: str) -> str:
-    """An FTS5 query for the rows whose text holds `needle` (a string in double quotes)."""
-    return '"' + needle.replace('"', '""') + '"'
+    """An FTS5 query for the rows that hold every three characters in a row of `needle` (all of them, or a
+    spread of MOST_TRIGRAMS): the table keeps no positions (detail=none), so it finds rows that hold the
+    pieces anywhere, and search confirms the needle on each row's text."""
+    grams = list(dict.fromkeys(needle[at : at + SHORTEST] for at in range(len(needle) - SHORTEST + 1)))
+    if len(grams) > MOST_TRIGRAMS:
+        step = len(grams) / MOST_TRIGRAMS
+        grams = [grams[int(n * step)] for n in range(MOST_TRIGRAMS)]
+    return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
 def item_blob(item: Item) -> bytes:
@@ -123,21 +131,22 @@ class Known:
     offset: int
     head: int  # the checksum of its first bytes (up to CHECKED of them, before `offset`)
     tail: int  # the checksum of the CHECKED bytes before `offset`
-    state: bytes | None  # the reader's memory at `offset` (None: read again whole)
+    resumable: bool  # the reader's memory at `offset` is kept (in the table states), else it is read again whole
     stop: Stop | None
     warnings: tuple[str, ...]
     provisional: int | None  # the first item that depends on bytes past `offset`
 
-    @property
-    def saved(self) -> Saved | None:
-        return None if self.state is None else Saved(self.offset, self.state)
+    def saved(self, db: sqlite3.Connection) -> Saved | None:
+        """Where and how a reading of the file's grown part goes on (read in the transaction `self` was read in)."""
+        row = db.execute("SELECT state FROM states WHERE file = ?", (self.id,)).fetchone()
+        return None if row is None else Saved(self.offset, row[0])
 
 
-FILE_COLUMNS = "id, agent, dev, ino, size, mtime, off, head, tail, state, stop, warnings, provisional"
+FILE_COLUMNS = "id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, warnings, provisional"
 
 
 def known_of(row: tuple[object, ...]) -> Known:
-    ident, agent, dev, ino, size, mtime, offset, head, tail, state, stop, warnings, provisional = row
+    ident, agent, dev, ino, size, mtime, offset, head, tail, resumable, stop, warnings, provisional = row
     return Known(
         int(ident),  # type: ignore[call-overload]
         str(agent),
@@ -148,16 +157,16 @@ def known_of(row: tuple[object, ...]) -> Known:
         int(offset),  # type: ignore[call-overload]
         int(head),  # type: ignore[call-overload]
         int(tail),  # type: ignore[call-overload]
-        state if isinstance(state, bytes) else None,
+        bool(resumable),
         stop_of(stop if isinstance(stop, bytes) else None),
-        tuple(marshal.loads(warnings)) if isinstance(warnings, bytes) else (),
+        tuple(marshal.loads(warnings)) if isinstance(warnings, bytes) else (),  # NULL: none
         None if provisional is None else int(provisional),  # type: ignore[call-overload]
     )
 
 
 def fresh(known: Known, st: os.stat_result) -> bool:
     """The file is as the index read it."""
-    return (known.dev, known.ino, known.size, known.mtime) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return (known.dev, known.ino, known.size, known.mtime) == _identity(st)
 
 
 def checksums(fd: int, offset: int) -> tuple[int, int]:
@@ -169,7 +178,7 @@ def checksums(fd: int, offset: int) -> tuple[int, int]:
 
 def grown(known: Known, path: Path, st: os.stat_result) -> bool:
     """The file is the one the index read, with bytes added after them and none of those it read changed."""
-    if known.state is None or (known.dev, known.ino) != (st.st_dev, st.st_ino) or st.st_size < known.offset:
+    if not known.resumable or (known.dev, known.ino) != (st.st_dev, st.st_ino) or st.st_size < known.offset:
         return False
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -205,56 +214,121 @@ def connect_read(path: Path) -> sqlite3.Connection | None:
 
 @dataclass
 class Answer:
-    """What the index says for one file: its candidate items (None: read it whole) and how far it answers."""
+    """What the index says for one file: its candidate items and how far it answers."""
 
-    known: Known | None
+    known: Known
     items: list[Item]
     whole: bool  # fresh: the items are all there is, the stop and warnings the index's
+    saved: Saved | None = None  # grown: where the reading of the rest goes on from
 
 
 class Snapshot:
-    """One read of the index, for one query: each file's candidates, taken in one transaction."""
+    """One read of the index, for one query: each file's candidates, in one read transaction held to `close`.
+
+    The index is in WAL mode: the transaction sees the index as it was when it began, while another
+    process goes on writing it. `begin` reads what the index knows of each file (and `stale` says
+    which files it does not know as they are now, for the indexer); `load` reads the query's
+    candidates; `answer` says, file by file, what search takes from them.
+    """
 
     def __init__(self, db: sqlite3.Connection, query: Query) -> None:
         self.db = db
         self.needle = needle_of(query)
-        self.files: dict[str, Known] = {}
+        self.rows: dict[str, tuple[object, ...]] = {}  # path: the files row (FILE_COLUMNS)
+        self.stats: dict[str, os.stat_result | None] = {}  # path: how it was when looked at
         self.candidates: dict[int, list[tuple[int, bytes]]] = {}
 
-    def load(self) -> bool:
-        """Read what the query needs; False when the index cannot narrow it (no needle) or cannot be read."""
-        if self.needle is None:
-            return False
+    def begin(self) -> bool:
+        """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
         try:
             self.db.execute("BEGIN")
-            try:
-                for row in self.db.execute(f"SELECT path, {FILE_COLUMNS} FROM files"):
-                    self.files[row[0]] = known_of(row[1:])
-                matching = "SELECT rowid FROM fts WHERE fts MATCH ?"
-                rows = self.db.execute(
-                    f"SELECT file, id, data FROM items WHERE id IN ({matching}) ORDER BY id", (phrase(self.needle),)
-                )
-                for file, ident, data in rows:
-                    self.candidates.setdefault(file, []).append((ident, data))
-            finally:
-                self.db.execute("COMMIT")
+            self.rows = {row[0]: row[1:] for row in self.db.execute(f"SELECT path, {FILE_COLUMNS} FROM files")}
         except sqlite3.Error:
+            self.close()
             return False
         return True
 
+    def stale(self, paths: Iterable[Path]) -> list[Path]:
+        """Those of `paths` the index does not know as they are now (new, grown, changed; not gone)."""
+        found = []
+        for path in paths:
+            key = str(path)
+            st = self._stat(key)
+            row = self.rows.get(key)
+            if st is not None and (row is None or (row[2], row[3], row[4], row[5]) != _identity(st)):
+                found.append(path)
+        return found
+
+    def gone(self, paths: Iterable[Path]) -> bool:
+        """Whether the index knows a file that is not among `paths` (those listed) and no longer there."""
+        listed = {str(path) for path in paths}
+        return any(key not in listed and not os.path.lexists(key) for key in self.rows)
+
+    def _stat(self, key: str) -> os.stat_result | None:
+        if key in self.stats:
+            return self.stats[key]
+        try:
+            st: os.stat_result | None = os.stat(key, follow_symlinks=False)
+        except OSError:
+            st = None
+        self.stats[key] = st
+        return st
+
+    def load(self) -> bool:
+        """Read the query's candidates; False when the index cannot narrow it (no needle) or cannot be read."""
+        if self.needle is None or (not self.db.in_transaction and not self.begin()):
+            return False
+        try:
+            matching = "SELECT rowid FROM fts WHERE fts MATCH ?"
+            rows = self.db.execute(
+                f"SELECT file, id, data FROM items WHERE id IN ({matching}) ORDER BY id", (phrase(self.needle),)
+            )
+            for file, ident, data in rows:
+                self.candidates.setdefault(file, []).append((ident, data))
+        except sqlite3.Error:
+            self.close()
+            return False
+        return True
+
+    def close(self) -> None:
+        """End the read transaction and close the index."""
+        try:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
+        except sqlite3.Error:
+            pass
+        self.db.close()
+
     def answer(self, path: Path, agent: str) -> Answer | None:
         """The index's answer for the file at `path`, read as `agent`'s: None when it must be read whole."""
-        known = self.files.get(str(path))
-        if known is None or known.agent != agent:
+        key = str(path)
+        row = self.rows.get(key)
+        if row is None or row[1] != agent:
             return None
-        try:
-            st = os.stat(path, follow_symlinks=False)
-        except OSError:
+        st = self._stat(key)
+        if st is None:
             return None
-        found = self.candidates.get(known.id, ())
+        found = self.candidates.get(row[0], ())  # type: ignore[call-overload]
+        if not found and row[10] is None and row[11] is None and row[2:6] == _identity(st):
+            return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
+        known = known_of(row)
         if fresh(known, st):
             return Answer(known, [item_of(data) for _id, data in found], True)
         if grown(known, path, st):
+            try:
+                saved = known.saved(self.db)
+            except sqlite3.Error:
+                return None
+            if saved is None:
+                return None
             last = known.provisional
-            return Answer(known, [item_of(data) for ident, data in found if last is None or ident < last], False)
+            items = [item_of(data) for ident, data in found if last is None or ident < last]
+            return Answer(known, items, False, saved)
         return None
+
+
+_NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), [], True)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns

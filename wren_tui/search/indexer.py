@@ -17,12 +17,13 @@ from __future__ import annotations
 import marshal
 import os
 import sqlite3
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..journal.errors import JournalError
 from . import index
-from .index import FILE_COLUMNS, Known, fts_text, item_blob, item_of, known_of, stop_blob
+from .index import FILE_COLUMNS, fts_text, item_blob, item_of, known_of, stop_blob
 from .query import Query
 from .sources import Item, Resumable, SearchSource
 
@@ -36,8 +37,9 @@ CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE, agent TEXT NOT NULL,
     dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
     off INTEGER NOT NULL, head INTEGER NOT NULL, tail INTEGER NOT NULL,
-    state BLOB, stop BLOB, warnings BLOB, provisional INTEGER
+    resumable INTEGER NOT NULL, stop BLOB, warnings BLOB, provisional INTEGER
 );
+CREATE TABLE IF NOT EXISTS states(file INTEGER PRIMARY KEY, state BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_file ON items(file, id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, name, content='', tokenize='trigram', detail='none');
@@ -71,14 +73,14 @@ def _connect(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
         db.isolation_level = None
-        db.execute("PRAGMA journal_mode=DELETE")
-        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
+        db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is atomic, and waits for no disk
         db.execute("BEGIN IMMEDIATE")
         try:
             version = _version(db)
             if version != index.VERSION:
                 if version is not None:  # another version's: dropped, rebuilt from the files
-                    for table in ("fts", "items", "files", "meta"):
+                    for table in ("fts", "items", "states", "files", "meta"):
                         db.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -106,100 +108,161 @@ def _version(db: sqlite3.Connection) -> object:
 def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget_missing: bool = True) -> int:
     """Bring the index up to date with `sources`; how many files were read. Files it knows that are gone are forgotten.
 
-    A file that cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
+    (`wren search` asks a `Snapshot` which sessions are stale first, and gives only those.)
+
+    Files are written a few at a time in one transaction (each file whole or not at all), committed
+    every half second or so: a kill loses at most that, never makes the index wrong. A file that
+    cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
     """
     read = 0
     seen: set[str] = set()
-    known = {row[0]: known_of(row[1:]) for row in db.execute(f"SELECT path, {FILE_COLUMNS} FROM files")}
-    for source in sources:
-        key = str(source.path)
-        seen.add(key)
-        try:
-            st = os.stat(source.path, follow_symlinks=False)
-        except OSError:
-            continue
-        was = known.get(key)
-        if was is not None and index.fresh(was, st):
-            continue
-        read += update(db, source)
-    if forget_missing:
-        for key, was in known.items():
-            if key not in seen and not os.path.lexists(key):
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    _forget(db, was)
-                    db.execute("DELETE FROM files WHERE id = ?", (was.id,))
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
+    known = {row[0]: row[1:] for row in db.execute("SELECT path, id, dev, ino, size, mtime FROM files")}
+    batch = _Batch(db)
+    try:
+        for source in sources:
+            key = str(source.path)
+            seen.add(key)
+            try:
+                st = os.stat(source.path, follow_symlinks=False)
+            except OSError:
+                continue
+            was = known.get(key)
+            if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+                continue
+            batch.open()
+            read += _savepoint(db, source)
+            batch.maybe_commit()
+        if forget_missing:
+            for key, was in known.items():
+                if key not in seen and not os.path.lexists(key):
+                    batch.open()
+                    _forget(db, int(was[0]))
+                    db.execute("DELETE FROM files WHERE id = ?", (was[0],))
+                    db.execute("DELETE FROM states WHERE file = ?", (was[0],))
+        batch.commit()
+    except BaseException:
+        batch.rollback()
+        raise
     return read
 
 
+class _Batch:
+    """One write transaction over several files, committed when it has run long enough."""
+
+    SECONDS = 0.5
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.began: float | None = None
+
+    def open(self) -> None:
+        if self.began is None:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.began = time.monotonic()
+
+    def maybe_commit(self) -> None:
+        if self.began is not None and time.monotonic() - self.began >= self.SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        if self.began is not None:
+            self.db.execute("COMMIT")
+            self.began = None
+
+    def rollback(self) -> None:
+        if self.began is not None:
+            self.began = None
+            self.db.execute("ROLLBACK")
+
+
 def update(db: sqlite3.Connection, source: SearchSource) -> int:
-    """Read what the index lacks of one file, in one transaction; 1 if it was read, 0 if left as it was."""
+    """Read what the index lacks of one file, in a transaction of its own; 1 if it was read, 0 if left as it was."""
+    batch = _Batch(db)
+    batch.open()
+    try:
+        read = _savepoint(db, source)
+        batch.commit()
+    except BaseException:
+        batch.rollback()
+        raise
+    return read
+
+
+def _savepoint(db: sqlite3.Connection, source: SearchSource) -> int:
+    """`_read` of one file, undone whole if it fails."""
+    db.execute("SAVEPOINT file")
+    try:
+        read = _read(db, source)
+    except JournalError:
+        read = 0
+        db.execute("ROLLBACK TO file")
+    except BaseException:
+        db.execute("ROLLBACK TO file")
+        db.execute("RELEASE file")
+        raise
+    db.execute("RELEASE file")
+    return read
+
+
+def _read(db: sqlite3.Connection, source: SearchSource) -> int:
+    """Read what the index lacks of one file (inside a transaction); 1 if it was read, 0 if left as it was."""
     if not isinstance(source, Resumable):
         return 0
     key = str(source.path)
-    db.execute("BEGIN IMMEDIATE")
+    row = db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
+    was = None if row is None else known_of(row)
     try:
-        row = db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
-        was = None if row is None else known_of(row)
-        try:
-            fd = os.open(source.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            db.execute("ROLLBACK")
-            return 0
-        try:
-            st = os.fstat(fd)
-            if was is not None and index.fresh(was, st):  # another process read it meanwhile
-                db.execute("ROLLBACK")
-                return 0
-            same = was is not None and was.agent == source.agent and index.grown(was, source.path, st)
-            saved = was.saved if same and was is not None else None
-            ident = was.id if was is not None else _next(db, "files")
-            if was is not None:
-                _forget(db, was, provisional_only=saved is not None)
-            first = _next(db, "items")
-            items = source.resume(EVERYTHING, saved) if saved is not None else source.items(EVERYTHING)
-            last = _write(db, ident, first, items)
-            done = source.saved
-            if done is None:  # a reader that cannot say where it ended: kept as read whole, read again whole
-                offset, state, provisional = 0, None, None
-            else:
-                offset, state = done.offset, done.state
-                provisional = last - done.provisional if done.provisional else None
-            head, tail = index.checksums(fd, offset)
-        finally:
-            os.close(fd)
-        warnings = marshal.dumps(list(source.warnings))
-        db.execute(
-            "INSERT OR REPLACE INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, state, stop, "
-            "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                ident,
-                source.agent,
-                st.st_dev,
-                st.st_ino,
-                st.st_size,
-                st.st_mtime_ns,
-                offset,
-                head,
-                tail,
-                state,
-                stop_blob(source.stop),
-                warnings,
-                provisional,
-            ),
-        )
-        db.execute("COMMIT")
-    except JournalError:
-        db.execute("ROLLBACK")
+        fd = os.open(source.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return 0
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+    try:
+        st = os.fstat(fd)
+        if was is not None and index.fresh(was, st):  # another process read it meanwhile
+            return 0
+        same = was is not None and was.agent == source.agent and index.grown(was, source.path, st)
+        saved = was.saved(db) if same and was is not None else None
+        ident = was.id if was is not None else _next(db, "files")
+        if was is not None and saved is None:
+            _forget(db, was.id)  # read again whole
+        elif was is not None and was.provisional is not None:
+            _forget(db, was.id, was.provisional)  # the items the grown part is read again for
+        first = _next(db, "items")
+        items = source.resume(EVERYTHING, saved) if saved is not None else source.items(EVERYTHING)
+        last = _write(db, ident, first, items)
+        done = source.saved
+        if done is None:  # a reader that cannot say where it ended: kept as read whole, read again whole
+            offset, state, provisional = 0, None, None
+        else:
+            offset, state = done.offset, done.state
+            provisional = last - done.provisional if done.provisional else None
+        head, tail = index.checksums(fd, offset)
+    finally:
+        os.close(fd)
+    warnings = marshal.dumps(list(source.warnings)) if source.warnings else None
+    db.execute(
+        "INSERT OR REPLACE INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
+        "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            ident,
+            source.agent,
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            offset,
+            head,
+            tail,
+            state is not None,
+            stop_blob(source.stop),
+            warnings,
+            provisional,
+        ),
+    )
+    if state is None:
+        db.execute("DELETE FROM states WHERE file = ?", (ident,))
+    else:
+        db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
     return 1
 
 
@@ -233,16 +296,13 @@ def _flush(
         texts.clear()
 
 
-def _forget(db: sqlite3.Connection, was: Known, *, provisional_only: bool = False) -> None:
-    """Take a file's items out of the index (only the provisional ones: those its grown part is read again for)."""
-    if provisional_only and was.provisional is None:
-        return
-    lowest = was.provisional if provisional_only and was.provisional is not None else 0
-    rows = db.execute("SELECT id, data FROM items WHERE file = ? AND id >= ? ORDER BY id", (was.id, lowest))
+def _forget(db: sqlite3.Connection, file: int, lowest: int = 0) -> None:
+    """Take a file's items out of the index (those from id `lowest` on)."""
+    rows = db.execute("SELECT id, data FROM items WHERE file = ? AND id >= ? ORDER BY id", (file, lowest))
     while batch := rows.fetchmany(_BATCH):
         deleting = []
         for ident, data in batch:
             item = item_of(data)
             deleting.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
         db.executemany("INSERT INTO fts(fts, rowid, text, name) VALUES ('delete', ?, ?, ?)", deleting)
-    db.execute("DELETE FROM items WHERE file = ? AND id >= ?", (was.id, lowest))
+    db.execute("DELETE FROM items WHERE file = ? AND id >= ?", (file, lowest))
