@@ -10,10 +10,12 @@ that is not a JSON object at either end has the file read whole, to say where re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -89,24 +91,60 @@ def session_files(fmt: Format, root: Path) -> Iterator[Path]:
                 continue
 
 
-def list_agent_sessions(places: Iterable[tuple[Format, Path]]) -> list[AgentSession]:
-    """Every session in the agents' folders, newest first."""
+class Summaries(Protocol):
+    """What a listing learned of each file before, kept by whoever lists (`wren ls`: beside search's index).
+
+    A row is kept as the file was when it was stat'ed (`st`) and as if no process were writing it; the
+    listing says "live" itself, from the file's time and the processes that hold it.
+    """
+
+    def get(self, path: Path, st: os.stat_result) -> AgentSession | None:
+        """The row kept for `path` if the file's device, inode, size and modification time are `st`'s."""
+        ...
+
+    def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None: ...
+
+
+def list_agent_sessions(places: Iterable[tuple[Format, Path]], known: Summaries | None = None) -> list[AgentSession]:
+    """Every session in the agents' folders, newest first; with `known`, a file unchanged since is not read."""
     found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root)]
-    keys: dict[Path, FileKey] = {}
+    stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:
         try:
-            st = os.stat(path)
+            stats[path] = os.stat(path)
         except OSError:
             continue
-        keys[path] = (st.st_dev, st.st_ino)
-    held = held_for_writing(keys.values())
-    rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
+    held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
+    if known is None:
+        rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
+    else:
+        rows = [_remembered(path, fmt, stats.get(path), held, known) for fmt, path in found]
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
 
-def describe_agent_session(path: Path, fmt: Format, *, held: set[FileKey] | None = None) -> AgentSession:
-    """One session's listing row, from its head and its tail. `held`: files a process holds open for writing."""
+def _remembered(
+    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries
+) -> AgentSession:
+    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of now."""
+    if st is None:
+        return describe_agent_session(path, fmt, held=held)
+    row = known.get(path, st)
+    if row is None:
+        row = describe_agent_session(path, fmt, held=set(), live=False)
+        if row.state == "unreadable":
+            return row
+        known.put(path, st, row)
+    if changed_recently(st.st_mtime) or (st.st_dev, st.st_ino) in held:
+        return dataclasses.replace(row, state="live")
+    return row
+
+
+def describe_agent_session(
+    path: Path, fmt: Format, *, held: set[FileKey] | None = None, live: bool | None = None
+) -> AgentSession:
+    """One session's listing row, from its head and its tail. `held`: files a process holds open for writing;
+    `live`: whether it is live, when the caller says so."""
     session_id = fmt.session_id(path)
     try:
         fd = open_for_reading(path)
@@ -115,7 +153,8 @@ def describe_agent_session(path: Path, fmt: Format, *, held: set[FileKey] | None
     try:
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
-        live = changed_recently(st.st_mtime) or key in (held if held is not None else held_for_writing([key]))
+        if live is None:
+            live = changed_recently(st.st_mtime) or key in (held if held is not None else held_for_writing([key]))
         return _summary(fd, fmt, session_id, path, st.st_size, live)
     except OSError as exc:
         return _unreadable(fmt, session_id, path, f"{path}: {exc.strerror or exc}")

@@ -33,7 +33,7 @@ from ..journal.verdict import Stop
 from .query import Query
 from .sources import Item, Saved
 
-VERSION = 2  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 3  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.

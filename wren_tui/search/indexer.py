@@ -40,6 +40,10 @@ CREATE TABLE IF NOT EXISTS files(
     resumable INTEGER NOT NULL, stop BLOB, warnings BLOB, provisional INTEGER
 );
 CREATE TABLE IF NOT EXISTS states(file INTEGER PRIMARY KEY, state BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS listings(
+    path TEXT PRIMARY KEY, dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+    row BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_file ON items(file, id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, name, content='', tokenize='trigram', detail='none');
@@ -80,7 +84,7 @@ def _connect(path: Path) -> sqlite3.Connection:
             version = _version(db)
             if version != index.VERSION:
                 if version is not None:  # another version's: dropped, rebuilt from the files
-                    for table in ("fts", "items", "states", "files", "meta"):
+                    for table in ("fts", "items", "states", "files", "listings", "meta"):
                         db.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
