@@ -118,12 +118,12 @@ def list_agent_sessions(places: Iterable[tuple[Format, Path]], known: Summaries 
     if known is None:
         rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
     else:
-        rows = [_remembered(path, fmt, stats.get(path), held, known) for fmt, path in found]
+        rows = [remembered(path, fmt, stats.get(path), held, known) for fmt, path in found]
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
 
-def _remembered(
+def remembered(
     path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries
 ) -> AgentSession:
     """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of now."""

@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from ..formats import detect
+from ..journal.store import journals_dir
 from . import strings
 from .commands import key_commands
 from .filters import Only
@@ -89,7 +90,10 @@ class WrenApp(ViewerApp):
         if self.session is not None:
             self.push_screen(self.session_screen(self.session))
         elif self.agents is not None:
-            self.push_screen(AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode))
+            store = journals_dir(self.journals)
+            self.push_screen(
+                AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode, store=store)
+            )
         else:
             self.push_screen(
                 BrowserScreen(
