@@ -143,11 +143,12 @@ def indexed(folder: Path, sources: list[SearchSource], query: Query) -> Snapshot
     snapshot = Snapshot(db, query)
     if not snapshot.begin():
         return None
-    stale = set(snapshot.stale(source.path for source in sources))
-    if (stale or snapshot.gone(source.path for source in sources)) and writable:
+    stale = set(snapshot.stale((source.path, getattr(source, "looked", None)) for source in sources))
+    gone = snapshot.gone(source.path for source in sources)
+    if (stale or gone) and writable:
         db.execute("COMMIT")  # the read transaction ends; the indexer writes; a new one begins
         try:
-            refresh(db, [source for source in sources if source.path in stale])
+            refresh(db, [source for source in sources if source.path in stale], forget=gone)
         except sqlite3.Error as exc:
             err(f"warning: the search index {path} could not be brought up to date ({exc}); the files were read")
             db.close()

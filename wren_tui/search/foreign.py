@@ -38,6 +38,8 @@ class ForeignSession:
         self._stop: Stop | None = None
         self._warnings: list[str] = []
         self._saved: Saved | None = None
+        # The file as it was when listed (sorted newest first): the index compares it with what it read.
+        self.looked: os.stat_result | None = None
 
     @property
     def agent(self) -> str:

@@ -248,21 +248,24 @@ class Snapshot:
             return False
         return True
 
-    def stale(self, paths: Iterable[Path]) -> list[Path]:
-        """Those of `paths` the index does not know as they are now (new, grown, changed; not gone)."""
+    def stale(self, paths: Iterable[tuple[Path, os.stat_result | None]]) -> list[Path]:
+        """Those of `paths` the index does not know as they are now (new, grown, changed; not gone); each
+        with how it was when listed, if it was stat'ed then (taken as how it is now)."""
         found = []
-        for path in paths:
+        for path, looked in paths:
             key = str(path)
+            if looked is not None:
+                self.stats[key] = looked
             st = self._stat(key)
             row = self.rows.get(key)
             if st is not None and (row is None or (row[2], row[3], row[4], row[5]) != _identity(st)):
                 found.append(path)
         return found
 
-    def gone(self, paths: Iterable[Path]) -> bool:
-        """Whether the index knows a file that is not among `paths` (those listed) and no longer there."""
+    def gone(self, paths: Iterable[Path]) -> list[str]:
+        """The files the index knows that are not among `paths` (those listed) and no longer there."""
         listed = {str(path) for path in paths}
-        return any(key not in listed and not os.path.lexists(key) for key in self.rows)
+        return [key for key in self.rows if key not in listed and not os.path.lexists(key)]
 
     def _stat(self, key: str) -> os.stat_result | None:
         if key in self.stats:

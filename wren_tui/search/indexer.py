@@ -30,6 +30,7 @@ from .sources import Item, Resumable, SearchSource
 # Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
 EVERYTHING = Query.of("(?s).", regex=True)
 _BATCH = 256  # items written at a time
+_FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
@@ -109,40 +110,47 @@ def _version(db: sqlite3.Connection) -> object:
     return None if row is None else row[0]
 
 
-def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget_missing: bool = True) -> int:
-    """Bring the index up to date with `sources`; how many files were read. Files it knows that are gone are forgotten.
+def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: Iterable[str] | None = None) -> int:
+    """Bring the index up to date with `sources`; how many files were read. Forget the files at `forget`
+    (None: every file the index knows that is not among `sources` and no longer there).
 
-    (`wren search` asks a `Snapshot` which sessions are stale first, and gives only those.)
-
-    Files are written a few at a time in one transaction (each file whole or not at all), committed
-    every half second or so: a kill loses at most that, never makes the index wrong. A file that
-    cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
+    `wren search` asks a `Snapshot` which sessions are stale (and which are gone) first, and gives only
+    those. Files are written a few at a time in one transaction (each file whole or not at all),
+    committed every half second or so: a kill loses at most that, never makes the index wrong. A
+    file that cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
     """
     read = 0
-    seen: set[str] = set()
-    known = {row[0]: row[1:] for row in db.execute("SELECT path, id, dev, ino, size, mtime FROM files")}
+    sources = list(sources)
+    if forget is None or len(sources) > _FEW:
+        known = {row[0]: row[1:] for row in db.execute("SELECT path, id, dev, ino, size, mtime FROM files")}
+    else:
+        known = {}
+        for source in sources:
+            row = db.execute("SELECT path, id, dev, ino, size, mtime FROM files WHERE path = ?", (str(source.path),))
+            known.update((found[0], found[1:]) for found in row)
+    if forget is None:
+        seen = {str(source.path) for source in sources}
+        forget = [key for key in known if key not in seen and not os.path.lexists(key)]
     batch = _Batch(db)
     try:
         for source in sources:
-            key = str(source.path)
-            seen.add(key)
             try:
                 st = os.stat(source.path, follow_symlinks=False)
             except OSError:
                 continue
-            was = known.get(key)
+            was = known.get(str(source.path))
             if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
                 continue
             batch.open()
             read += _savepoint(db, source)
             batch.maybe_commit()
-        if forget_missing:
-            for key, was in known.items():
-                if key not in seen and not os.path.lexists(key):
-                    batch.open()
-                    _forget(db, int(was[0]))
-                    db.execute("DELETE FROM files WHERE id = ?", (was[0],))
-                    db.execute("DELETE FROM states WHERE file = ?", (was[0],))
+        for key in forget:
+            row = db.execute("SELECT id FROM files WHERE path = ?", (key,)).fetchone()
+            if row is not None:
+                batch.open()
+                _forget(db, int(row[0]))
+                db.execute("DELETE FROM files WHERE id = ?", (row[0],))
+                db.execute("DELETE FROM states WHERE file = ?", (row[0],))
         batch.commit()
     except BaseException:
         batch.rollback()
