@@ -13,7 +13,8 @@ variable makes it smaller on a busy machine; the table says the size).
   every file stat'ed against the index, the grown one read from where it was left), target under 50 ms;
 - `wren ls --agent claude --json` of the 2,000 sessions unchanged since the last listing (rows from
   the store), target at most 0.36 s, and beside `wren ls --help`;
-- and that the three answers give the same sessions as rg.
+- and that the three answers give the same sessions as rg;
+- then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones).
 """
 
 from __future__ import annotations
@@ -31,11 +32,18 @@ from pathlib import Path
 
 from tests.bench import BenchRow, absolute, compare
 from tests.bench.agents import claude_session
+from tests.bench.gen import generate_bytes
 from tests.conftest import FIXTURES
 
 SESSIONS = 2000
 PROJECTS = 50
 PHRASE = "heliotrope ledger"
+# Wren's own journals: 1,000 of about 600 kB, copies of 25 generated ones (seeded apart, so a phrase of
+# the generator's prose is in some and not others).
+JOURNALS = 1000
+SEEDS = 25
+JOURNAL_BYTES = 600_000
+WREN_PHRASE = "zero because the guard"
 
 
 def _kb() -> int:
@@ -61,6 +69,42 @@ def corpus(root: Path) -> Path:
         os.utime(path, (then, then))
     model.unlink()
     return root / "claude"
+
+
+def journals_corpus(root: Path) -> Path:
+    """A journals folder of 1,000 Wren journals (about 600 MB)."""
+    folder = root / "wren"
+    folder.mkdir()
+    models = [generate_bytes(root / f"model-{seed}.jsonl", JOURNAL_BYTES, seed=seed) for seed in range(1, SEEDS + 1)]
+    for n in range(JOURNALS):
+        shutil.copyfile(models[n % SEEDS], folder / f"s-20250101-{n // 60 % 60 * 100 + n % 60:06d}-{n:04d}.jsonl")
+    for model in models:
+        model.unlink()
+    return folder
+
+
+def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
+    """The same figures over Wren's own journals (the raw pass in C reads them without the index)."""
+    folder = journals_corpus(root)
+    size_mb = sum(p.stat().st_size for p in folder.glob("*.jsonl")) / 1e6
+    what = f"{JOURNALS:,} Wren journals ({size_mb:.0f} MB)"
+    search = [wren, "search", WREN_PHRASE, "--agent", "wren", "--dir", str(folder), "--json"]
+    rg = ["rg", "-l", "-F", WREN_PHRASE, str(folder)]
+    _run(rg, env)
+    built, built_rss, first = _run(search, env)
+    warm, _, answered = _best(search, env)
+    helped, _, _ = _best([wren, "search", "--help"], env)
+    scanned, _, read = _best([*search, "--no-index"], env, times=3)
+    grep, _, listed = _best(rg, env)
+    found = {Path(line.decode()).stem for line in listed.splitlines()}
+    same = _sessions(first) == _sessions(answered) == _sessions(read) == found
+    agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
+    return [
+        compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
+        compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
+        absolute(f"building the index from nothing (the first wren search): {what}", built),
+        absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
+    ]
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
@@ -145,6 +189,8 @@ def run() -> list[BenchRow]:
         _run(ls, env)  # the store learns every session
         listed_warm, _, _ = _best(ls, env)
         ls_help, _, _ = _best([wren, "ls", "--help"], env)
+        shutil.rmtree(config)
+        wren_rows = _wren_rows(wren, root, env)
         return [
             compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
             compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
@@ -154,4 +200,5 @@ def run() -> list[BenchRow]:
             absolute(f"one line appended to one session: the index up to date again ({what})", update, at_most=0.05),
             absolute(f"wren ls --agent claude --json, sessions unchanged: {what}", listed_warm, at_most=0.36),
             compare("wren ls --agent claude --json, unchanged, vs wren ls --help (start-up)", listed_warm, ls_help),
+            *wren_rows,
         ]
