@@ -33,7 +33,7 @@ from ..journal.verdict import Stop
 from .query import Query
 from .sources import Item, Saved
 
-VERSION = 3  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 4  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
@@ -44,7 +44,6 @@ BUSY_MS = 10_000  # how long to wait for a writer that holds the index
 # (SQLite folds ASCII case and its own Unicode cases; these it does not). NUL as a space.
 _ODD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s", "\x00": " "})
 SHORTEST = 3  # the trigram tokenizer finds nothing shorter
-MOST_TRIGRAMS = 12  # of a long needle, the index is asked for this many of its pieces
 
 
 def index_path(folder: Path) -> Path:
@@ -90,14 +89,9 @@ def _indexable(char: str, fold: bool) -> bool:
 
 
 def phrase(needle: str) -> str:
-    """An FTS5 query for the rows that hold every three characters in a row of `needle` (all of them, or a
-    spread of MOST_TRIGRAMS): the table keeps no positions (detail=none), so it finds rows that hold the
-    pieces anywhere, and search confirms the needle on each row's text."""
-    grams = list(dict.fromkeys(needle[at : at + SHORTEST] for at in range(len(needle) - SHORTEST + 1)))
-    if len(grams) > MOST_TRIGRAMS:
-        step = len(grams) / MOST_TRIGRAMS
-        grams = [grams[int(n * step)] for n in range(MOST_TRIGRAMS)]
-    return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
+    """An FTS5 query for the rows whose text holds `needle` (a string in double quotes: with the trigram
+    tokenizer, its trigrams one after the other, which is the needle as a substring)."""
+    return '"' + needle.replace('"', '""') + '"'
 
 
 def item_blob(item: Item) -> bytes:
