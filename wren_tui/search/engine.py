@@ -127,7 +127,7 @@ def search(
             yield Searched(source.agent, source.session, source.path, hits, source.stop, tuple(source.warnings))
 
 
-def _chained(first: list[Item], then: Iterator[Item]) -> Iterator[Item]:
+def _chained(first: Iterable[Item], then: Iterator[Item]) -> Iterator[Item]:
     yield from first
     yield from then
 

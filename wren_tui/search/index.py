@@ -24,7 +24,8 @@ import marshal
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -211,7 +212,7 @@ class Answer:
     """What the index says for one file: its candidate items and how far it answers."""
 
     known: Known
-    items: list[Item]
+    items: Iterable[Item]
     whole: bool  # fresh: the items are all there is, the stop and warnings the index's
     saved: Saved | None = None  # grown: where the reading of the rest goes on from
 
@@ -230,7 +231,8 @@ class Snapshot:
         self.needle = needle_of(query)
         self.rows: dict[str, tuple[object, ...]] = {}  # path: the files row (FILE_COLUMNS)
         self.stats: dict[str, os.stat_result | None] = {}  # path: how it was when looked at
-        self.candidates: dict[int, list[tuple[int, bytes]]] = {}
+        # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
+        self.candidates: dict[int, array[int]] = {}
 
     def begin(self) -> bool:
         """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
@@ -278,10 +280,13 @@ class Snapshot:
         try:
             matching = "SELECT rowid FROM fts WHERE fts MATCH ?"
             rows = self.db.execute(
-                f"SELECT file, id, data FROM items WHERE id IN ({matching}) ORDER BY id", (phrase(self.needle),)
+                f"SELECT file, id FROM items WHERE id IN ({matching}) ORDER BY id", (phrase(self.needle),)
             )
-            for file, ident, data in rows:
-                self.candidates.setdefault(file, []).append((ident, data))
+            for file, ident in rows:
+                ids = self.candidates.get(file)
+                if ids is None:
+                    ids = self.candidates[file] = array("q")
+                ids.append(ident)
         except sqlite3.Error:
             self.close()
             return False
@@ -305,12 +310,12 @@ class Snapshot:
         st = self._stat(key)
         if st is None:
             return None
-        found = self.candidates.get(row[0], ())  # type: ignore[call-overload]
+        found = self.candidates.get(row[0], _NONE)  # type: ignore[call-overload]
         if not found and row[10] is None and row[11] is None and row[2:6] == _identity(st):
             return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
         known = known_of(row)
         if fresh(known, st):
-            return Answer(known, [item_of(data) for _id, data in found], True)
+            return Answer(known, self._items(found), True)
         if grown(known, path, st):
             try:
                 saved = known.saved(self.db)
@@ -319,12 +324,22 @@ class Snapshot:
             if saved is None:
                 return None
             last = known.provisional
-            items = [item_of(data) for ident, data in found if last is None or ident < last]
+            items = self._items(array("q", (ident for ident in found if last is None or ident < last)))
             return Answer(known, items, False, saved)
         return None
 
+    def _items(self, ids: array[int]) -> Iterator[Item]:
+        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction)."""
+        for at in range(0, len(ids), _FETCH):
+            batch = ids[at : at + _FETCH]
+            marks = ",".join("?" * len(batch))
+            for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
+                yield item_of(data)
 
-_NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), [], True)
+
+_FETCH = 256  # candidates read at a time
+_NONE: array[int] = array("q")
+_NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
