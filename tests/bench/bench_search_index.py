@@ -14,7 +14,8 @@ variable makes it smaller on a busy machine; the table says the size).
 - `wren ls --agent claude --json` of the 2,000 sessions unchanged since the last listing (rows from
   the store), target at most 0.36 s, and beside `wren ls --help`;
 - and that the three answers give the same sessions as rg;
-- then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones).
+- then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones), for a
+  phrase of the generator's prose that is in none of them.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from tests.conftest import FIXTURES
 SESSIONS = 2000
 PROJECTS = 50
 PHRASE = "heliotrope ledger"
-# Wren's own journals: 1,000 of about 600 kB, copies of 25 generated ones (seeded apart, so a phrase of
-# the generator's prose is in some and not others).
+# Wren's own journals: 1,000 of about 600 kB, copies of 25 generated ones, and a phrase of the
+# generator's prose in none of them (every file must be looked at).
 JOURNALS = 1000
 SEEDS = 25
 JOURNAL_BYTES = 600_000
