@@ -106,6 +106,8 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     # An export writes in one place: its atomic output (a temporary name, fsync, rename).
     exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
     assert {w.split(" line ")[0] for w in writers_in(modules, exporting)} == {"wren_tui.export.atomic"}
+    # Search's index: the viewer reads it (read-only), and never loads what writes it.
+    assert "wren_tui.search.index" in loaded and "wren_tui.search.indexer" not in loaded
     # The cut is what keeps it so: through fork the viewer reaches the writer.
     assert "wren_tui.journal.writer" not in loaded
     assert "wren_tui.journal.writer" in closure(modules, viewer)

@@ -6,7 +6,9 @@ file whose content is another agent's (`wren_tui/formats` reads them).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,9 @@ from ..journal.forking import fork_listing
 from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
+from ..search.index import index_path
+from ..search.indexer import IndexUnavailable, connect_write
+from ..search.listings import StoredSummaries
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
 
@@ -126,6 +131,28 @@ def _places(args: argparse.Namespace) -> list[tuple[Format, Path]]:
 # --- wren ls --agent -------------------------------------------------------------------------------
 
 
+def _listed(places: list[tuple[Format, Path]], journals: Path, skipped: list[str]) -> list[AgentSession]:
+    """The sessions of `places`, each unchanged file's row from the store beside search's index (see
+    docs/search-index.md); every file read when there is no store to keep (no journals folder yet)."""
+    if not journals.is_dir():
+        return list_agent_sessions(places, skipped)
+    try:
+        db = connect_write(index_path(journals))
+    except IndexUnavailable:
+        return list_agent_sessions(places, skipped)
+    try:
+        known = StoredSummaries(db)
+        sessions = list_agent_sessions(places, skipped, known)
+        # A cache: if it cannot be written, the listing is still right, and the next one reads these files again.
+        with contextlib.suppress(sqlite3.Error):
+            known.save([root for _fmt, root in places])
+        return sessions
+    except sqlite3.Error:
+        return list_agent_sessions(places, skipped)
+    finally:
+        db.close()
+
+
 def _row(s: AgentSession) -> dict[str, Any]:
     return {
         "agent": s.agent,
@@ -161,7 +188,7 @@ def ls_agents(args: argparse.Namespace) -> Exit:
             rows += [r for p in session_files(fmt, places[0][1]) if detect(p) is fmt for r in describe_exported(p, fmt)]
         sessions = sorted(rows, key=lambda s: s.started or "", reverse=True)
     else:
-        sessions = list_agent_sessions(places, skipped)
+        sessions = _listed(places, journals_dir(None), skipped)
     for sentence in dict.fromkeys(skipped):  # a folder two agents share is said once
         err(f"{sentence}; they are not listed")
     for s in sessions:

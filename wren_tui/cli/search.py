@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import re
+import sqlite3
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -25,8 +26,10 @@ from ..journal.verdict import Stop
 from ..journal.visible import visible
 from ..search.agents import AGENTS, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
+from ..search.index import Snapshot, connect_read, index_path
+from ..search.indexer import IndexUnavailable, connect_write, refresh
 from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, regex_budget
-from ..search.sources import ROLES
+from ..search.sources import ROLES, SearchSource
 from .console import err
 from .exits import Exit
 from .options import named_folder_of
@@ -86,6 +89,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         f"{REGEX_SECONDS:g} s of one text (WREN_REGEX_SECONDS), then the search stops with exit 2",
     )
     p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="read every session file instead of the index kept in the journals folder's .index (a cache: "
+        "brought up to date with the files before each search, deleted at no loss; see docs/search-index.md)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help='one JSON object a line: each match ({"type": "hit", ...}), and each session whose reading '
@@ -106,12 +115,13 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     sources = sessions_of(args.agent, folder, named, skipped)
     for sentence in dict.fromkeys(skipped):
         err(f"{sentence}; they were not searched")
+    index = None if args.no_index else indexed(folder, sources, query)
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
-            found = _show(search(sources, query, filters), show)
+            found = _show(search(sources, query, filters, index=index), show)
     except PatternTooSlow:
         raise UsageError(
             f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s on one text, most likely "
@@ -147,6 +157,46 @@ def _show(results: Iterator[Hit | Searched], show: _Json | _Text) -> int:
             show.stopped(each, each.stop)
         sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
     return found
+
+
+def indexed(folder: Path, sources: list[SearchSource], query: Query) -> Snapshot | None:
+    """The index of `folder` brought up to date with `sources` and read for `query`; None: read the files.
+
+    A folder that does not exist yet gets no index; one where the index cannot be written is searched
+    from an index already there (as far as it is up to date, the rest read). Only the sessions the
+    index does not know as they are now are given to the indexer.
+    """
+    if not folder.is_dir():
+        return None
+    path = index_path(folder)
+    try:
+        db: sqlite3.Connection | None = connect_write(path)
+    except IndexUnavailable:
+        db, writable = connect_read(path), False
+    else:
+        writable = True
+    if db is None:
+        return None
+    snapshot = Snapshot(db, query)
+    if not snapshot.begin():
+        return None
+    stale = set(snapshot.stale((source.path, getattr(source, "looked", None)) for source in sources))
+    gone = snapshot.gone(source.path for source in sources)
+    if (stale or gone) and writable:
+        db.execute("COMMIT")  # the read transaction ends; the indexer writes; a new one begins
+        try:
+            refresh(db, [source for source in sources if source.path in stale], forget=gone)
+        except sqlite3.Error as exc:
+            err(f"warning: the search index {path} could not be brought up to date ({exc}); the files were read")
+            db.close()
+            return None
+        snapshot = Snapshot(db, query)
+        if not snapshot.begin():
+            return None
+    if snapshot.load():
+        return snapshot
+    snapshot.close()
+    return None
 
 
 def since_of(text: str | None, now: datetime | None = None) -> datetime | None:

@@ -10,10 +10,12 @@ that is not a JSON object at either end has the file read whole, to say where re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -101,20 +103,40 @@ def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> 
                 continue
 
 
-def list_agent_sessions(places: Iterable[tuple[Format, Path]], skipped: list[str] | None = None) -> list[AgentSession]:
-    """Every session in the agents' folders, newest first; `skipped`: as for `session_files`."""
+class Summaries(Protocol):
+    """What a listing learned of each file before, kept by whoever lists (`wren ls`: beside search's index).
+
+    A row is kept as the file was when it was stat'ed (`st`) and as if no process were writing it; the
+    listing says "live" itself, from the file's time and the processes that hold it.
+    """
+
+    def get(self, path: Path, st: os.stat_result) -> AgentSession | None:
+        """The row kept for `path` if the file's device, inode, size and modification time are `st`'s."""
+        ...
+
+    def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None: ...
+
+
+def list_agent_sessions(
+    places: Iterable[tuple[Format, Path]], skipped: list[str] | None = None, known: Summaries | None = None
+) -> list[AgentSession]:
+    """Every session in the agents' folders, newest first; `skipped`: as for `session_files`; with `known`, a
+    file unchanged since is not read."""
     found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root, skipped)]
     exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt)]
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
-    keys: dict[Path, FileKey] = {}
+    stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:
         try:
-            st = os.stat(path)
+            stats[path] = os.stat(path)
         except OSError:
             continue
-        keys[path] = (st.st_dev, st.st_ino)
-    held = held_for_writing(keys.values())
-    rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found] + exported
+    held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
+    if known is None:
+        rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
+    else:
+        rows = [remembered(path, fmt, stats.get(path), held, known) for fmt, path in found]
+    rows += exported
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
@@ -154,8 +176,28 @@ def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
     return rows
 
 
-def describe_agent_session(path: Path, fmt: Format, *, held: set[FileKey] | None = None) -> AgentSession:
-    """One session's listing row, from its head and its tail. `held`: files a process holds open for writing."""
+def remembered(
+    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries
+) -> AgentSession:
+    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of now."""
+    if st is None:
+        return describe_agent_session(path, fmt, held=held)
+    row = known.get(path, st)
+    if row is None:
+        row = describe_agent_session(path, fmt, held=set(), live=False)
+        if row.state == "unreadable":
+            return row
+        known.put(path, st, row)
+    if changed_recently(st.st_mtime) or (st.st_dev, st.st_ino) in held:
+        return dataclasses.replace(row, state="live")
+    return row
+
+
+def describe_agent_session(
+    path: Path, fmt: Format, *, held: set[FileKey] | None = None, live: bool | None = None
+) -> AgentSession:
+    """One session's listing row, from its head and its tail. `held`: files a process holds open for writing;
+    `live`: whether it is live, when the caller says so."""
     if fmt.export is not None:
         rows = describe_exported(path, fmt)
         if len(rows) == 1:
@@ -169,7 +211,8 @@ def describe_agent_session(path: Path, fmt: Format, *, held: set[FileKey] | None
     try:
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
-        live = changed_recently(st.st_mtime) or key in (held if held is not None else held_for_writing([key]))
+        if live is None:
+            live = changed_recently(st.st_mtime) or key in (held if held is not None else held_for_writing([key]))
         return _summary(fd, fmt, session_id, path, st.st_size, live)
     except OSError as exc:
         return _unreadable(fmt, session_id, path, f"{path}: {exc.strerror or exc}")

@@ -146,6 +146,13 @@ def _head(path: Path) -> bytes:
 
 
 def _newest(source: SearchSource) -> float:
+    if isinstance(source, ForeignSession):
+        if source.looked is None:
+            try:
+                source.looked = os.stat(source.path, follow_symlinks=False)
+            except OSError:
+                return 0.0
+        return source.looked.st_mtime
     try:
         return os.stat(source.path).st_mtime
     except OSError:

@@ -17,8 +17,9 @@ from pathlib import Path
 from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
 from ..journal.verdict import Stop
+from .index import Snapshot
 from .query import Query
-from .sources import Item, Role, SearchSource
+from .sources import Item, Resumable, Role, SearchSource
 
 SNIPPET = 96  # characters of text shown around a match
 _BEFORE = 32  # of them, before the match when there is that much
@@ -79,11 +80,13 @@ def search(
     filters: Filters = Filters(),  # frozen, never changed
     *,
     cancelled: Callable[[], bool] = lambda: False,
+    index: Snapshot | None = None,
 ) -> Iterator[Found]:
     """Every hit of `query` in `sources`, in their order and each one's order, and a `Searched` after each.
 
     A session modified before `filters.since` is skipped unread (none of its events can be later).
-    `cancelled` is asked between items; once it says yes, nothing more is yielded.
+    `cancelled` is asked between items; once it says yes, nothing more is yielded. With `index` (loaded),
+    a session the index knows as it is now is answered from it, one that grew from it and its tail.
     """
     for source in sources:
         if cancelled():
@@ -91,8 +94,17 @@ def search(
         if filters.since is not None and _older(source.path, filters.since):
             continue
         hits = 0
+        answer = index.answer(source.path, source.agent) if index is not None else None
         try:
-            for item in source.items(query):
+            if answer is None:
+                items: Iterable[Item] = source.items(query)
+            elif answer.whole:
+                items = answer.items
+            elif isinstance(source, Resumable) and answer.saved is not None:
+                items = _chained(answer.items, source.resume(query, answer.saved))
+            else:
+                items, answer = source.items(query), None
+            for item in items:
                 if cancelled():
                     return
                 if not filters.keep(item):
@@ -108,7 +120,16 @@ def search(
             why = (exc.strerror or str(exc)).lower()
             yield Searched(source.agent, source.session, source.path, hits, unreadable=f"{source.path}: {why}")
             continue
-        yield Searched(source.agent, source.session, source.path, hits, source.stop, tuple(source.warnings))
+        if answer is not None and answer.whole:
+            known = answer.known
+            yield Searched(source.agent, source.session, source.path, hits, known.stop, known.warnings)
+        else:
+            yield Searched(source.agent, source.session, source.path, hits, source.stop, tuple(source.warnings))
+
+
+def _chained(first: Iterable[Item], then: Iterator[Item]) -> Iterator[Item]:
+    yield from first
+    yield from then
 
 
 def match(source: SearchSource, item: Item, query: Query) -> Hit | None:

@@ -12,6 +12,7 @@ that is not in the line's bytes as such (blocks joined, a placeholder for an ima
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ..formats.reader import Lines
 from ..journal.events import Event, UnknownEvent
 from ..journal.verdict import Stop
 from .query import Query
-from .sources import Item, items_of
+from .sources import Item, Saved, items_of
 
 _CUT_SHORT = "the last line was cut short (no newline at its end)"
 
@@ -36,6 +37,9 @@ class ForeignSession:
         self._session = fmt.session_id(path)
         self._stop: Stop | None = None
         self._warnings: list[str] = []
+        self._saved: Saved | None = None
+        # The file as it was when listed (sorted newest first): the index compares it with what it read.
+        self.looked: os.stat_result | None = None
 
     @property
     def agent(self) -> str:
@@ -57,26 +61,51 @@ class ForeignSession:
     def warnings(self) -> list[str]:
         return self._warnings
 
+    @property
+    def saved(self) -> Saved | None:
+        return self._saved
+
     def items(self, query: Query) -> Iterator[Item]:
+        return self._read(None)
+
+    def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
+        return self._read(saved)
+
+    def _read(self, saved: Saved | None) -> Iterator[Item]:
         fd = open_lines(self._path, self._format)
         try:
-            translator = self._format.translator()
-            lineno, good, project = 0, 0, None
-            for start, data in Lines(fd, 0):
+            if saved is None:
+                translator, lineno, good, project = self._format.translator(), 0, 0, None
+            else:
+                translator, lineno, good, project = pickle.loads(saved.state)
+            for start, data in Lines(fd, good):
                 try:
                     line = translator.translate(lineno + 1, data)
                 except BadLine as exc:
                     self._stop = Stop(lineno + 1, start, str(exc))
-                    return
+                    break
                 lineno, good = lineno + 1, start + len(data) + 1
                 project = line.cwd or project
                 for part, event in enumerate(line.events):
                     if part not in line.hidden:
                         yield from _items(event, start, part, project)
-            if os.fstat(fd).st_size > good:
-                self._stop = Stop(lineno + 1, good, _CUT_SHORT, torn=True)
+            else:
+                if os.fstat(fd).st_size > good:
+                    self._stop = Stop(lineno + 1, good, _CUT_SHORT, torn=True)
+            # A session exported into lines (OpenCode, aider) is exported anew from the file each time, so
+            # its offsets are no place in the file to go on from: it is read again whole when it changes.
+            exported = self._format.export is not None
+            self._saved = None if exported else _save(translator, lineno, good, project)
         finally:
             os.close(fd)
+
+
+def _save(translator: object, lineno: int, good: int, project: str | None) -> Saved | None:
+    """What a reading remembers at `good`, or None when a format's translator cannot be kept (read again whole)."""
+    try:
+        return Saved(good, pickle.dumps((translator, lineno, good, project), protocol=5))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
 
 
 def _items(event: Event, offset: int, part: int, project: str | None) -> Iterator[Item]:

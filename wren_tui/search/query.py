@@ -105,6 +105,7 @@ class Query:
     fold: bool
     compiled: re.Pattern[str]
     fragment: str | None  # what the raw bytes must hold, as text (None: any line can match)
+    runs: tuple[str, ...] = ()  # runs of literal text every match holds (the index looks for the longest)
 
     @classmethod
     def of(cls, pattern: str, *, regex: bool = False) -> Query:
@@ -139,7 +140,7 @@ class Query:
             ) from None
         fold = bool(compiled.flags & re.IGNORECASE)  # (?i) inside a regex turns it on
         fragment = _best(runs, fold)
-        return cls(pattern, regex, fold, compiled, fragment)
+        return cls(pattern, regex, fold, compiled, fragment, tuple(runs))
 
     def find(self, text: str) -> tuple[int, int] | None:
         """Where the first match in `text` starts and ends, or None.

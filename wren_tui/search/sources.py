@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from ..journal.events import Error, Event, Message
 from ..journal.verdict import Stop
@@ -39,6 +39,21 @@ class Item:
     part: int = 0  # its event's place among its line's events (0 for a Wren journal)
     name: str | None = None  # a tool call's tool, searched as well as its arguments
     project: str | None = None  # the folder the run it belongs to worked in
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """Where a reading that went to a file's end can go on from when the file grows, and how.
+
+    `offset`: every byte before it was read, and no item past it was given but the last `provisional`
+    ones; `state`: what the reader remembered there (pickled, only for `items(..., resume=...)`);
+    `provisional`: how many of the last items given depend on what is not written yet (a reply still
+    streaming when the file ended), so are read again, with the bytes after `offset`, when it grows.
+    """
+
+    offset: int
+    state: bytes
+    provisional: int = 0
 
 
 class SearchSource(Protocol):
@@ -71,6 +86,20 @@ class SearchSource(Protocol):
         Raises:
             JournalError: the session cannot be opened (missing, a link, no permission).
         """
+        ...
+
+
+@runtime_checkable
+class Resumable(SearchSource, Protocol):
+    """A source whose reading can go on from where an earlier one ended (what the index keeps)."""
+
+    @property
+    def saved(self) -> Saved | None:
+        """Once `items` is done: where to go on from (None: it could not be saved; read it again whole)."""
+        ...
+
+    def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
+        """The items past `saved.offset` (and the provisional ones again), as `items` would give them there."""
         ...
 
 

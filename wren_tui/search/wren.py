@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import re
 from array import array
 from collections.abc import Callable, Iterator
@@ -32,7 +33,7 @@ from ..journal.store import session_id_of
 from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
-from .sources import Item, items_of
+from .sources import Item, Saved, items_of
 
 CHUNK = 1 << 20
 _decoder = msgspec.json.Decoder(KnownEvent)
@@ -54,6 +55,7 @@ class WrenSession:
         self._session = session_id_of(path)
         self._stop: Stop | None = None
         self._warnings: list[str] = []
+        self._saved: Saved | None = None
 
     @property
     def session(self) -> str:
@@ -71,13 +73,26 @@ class WrenSession:
     def warnings(self) -> list[str]:
         return self._warnings
 
+    @property
+    def saved(self) -> Saved | None:
+        return self._saved
+
     def items(self, query: Query) -> Iterator[Item]:
+        return self._read(query, None)
+
+    def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
+        return self._read(query, saved)
+
+    def _read(self, query: Query, saved: Saved | None) -> Iterator[Item]:
         fd = open_for_reading(self._path)
         try:
             reading = _Pass(fd, query.prefilter)
+            if saved is not None:
+                reading.restore(saved)
             self._warnings = reading.warnings
             yield from reading.run()
             self._stop = reading.stop
+            self._saved = reading.saved
         finally:
             os.close(fd)
 
@@ -106,6 +121,13 @@ class _Pass:
         self.warnings: list[str] = []
         # Deltas at the end of what was read, whose reply may still follow: the (start, end) of their lines.
         self.streaming: tuple[int, int] | None = None
+        self.saved: Saved | None = None
+
+    def restore(self, saved: Saved) -> None:
+        """Go on from where an earlier reading of the same bytes ended (`saved`, from `run`)."""
+        state = pickle.loads(saved.state)
+        self.offset, self.lineno, self.prev_seq, self.project, self.streaming, warnings = state
+        self.warnings.extend(warnings)
 
     def run(self) -> Iterator[Item]:
         leftover = False
@@ -122,9 +144,15 @@ class _Pass:
                 chunk = _pread_exactly(self.fd, end - self.offset, self.offset)  # one line longer than a chunk
                 cut = len(chunk)
             yield from self._take(chunk, cut)
+        state = (self.offset, self.lineno, self.prev_seq, self.project, self.streaming, self.warnings)
+        provisional = 0
         if self.streaming is not None:
-            yield from self._partial(*self.streaming)  # the journal ends (or stops) while a reply streams
+            # the journal ends (or stops) while a reply streams: its partial text, until more is written
+            for item in self._partial(*self.streaming):
+                provisional += 1
+                yield item
             self.streaming = None
+        self.saved = Saved(state[0], pickle.dumps(state, protocol=5), provisional)
         if self.stop is not None:
             after = self.offset + len(self.bad_line) + 1
             # NUL bytes to the end of the file are a crash's zero-filled tail, not corruption (as the reader says)

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from ..formats import Format, detect
+from ..journal.store import journals_dir
 from . import strings
 from .clock import Clock, utc_now
 from .commands import key_commands
@@ -88,7 +89,10 @@ class WrenApp(ViewerApp):
         if self.session is not None:
             self.push_screen(self.session_screen(self.session))
         elif self.agents is not None:
-            self.push_screen(AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode))
+            store = journals_dir(self.journals)
+            self.push_screen(
+                AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode, store=store)
+            )
         else:
             self.push_screen(
                 BrowserScreen(

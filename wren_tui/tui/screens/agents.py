@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import os
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +30,11 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from ...formats import FORMATS, Format, detect
-from ...formats.listing import AgentSession, describe_agent_session, describe_exported, session_files
+from ...formats.listing import AgentSession, describe_agent_session, describe_exported, remembered, session_files
 from ...formats.live import FileKey, held_for_writing
 from ...journal.store import project_label
+from ...search.index import connect_read, index_path
+from ...search.listings import StoredSummaries
 from .. import strings
 from ..tailing import WatchMode
 from ..text import shorten
@@ -77,9 +80,18 @@ class AgentBrowser(Screen[None]):
     # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
 
-    def __init__(self, folders: Sequence[AgentFolder], *, open_session: OpenSession, watch_mode: WatchMode = "auto"):
+    def __init__(
+        self,
+        folders: Sequence[AgentFolder],
+        *,
+        open_session: OpenSession,
+        watch_mode: WatchMode = "auto",
+        store: Path | None = None,
+    ):
         super().__init__()
         self.folders = list(folders)
+        # The journals folder whose store (`wren ls --agent` keeps it) gives the rows of unchanged sessions.
+        self.store = store
         self.open_session = open_session
         self.watch_mode = watch_mode
         # Which agent wrote each file listed.
@@ -148,6 +160,7 @@ class AgentBrowser(Screen[None]):
             self._widths = {
                 c: max([len(c), *(cells[c].cell_len for cells in self._cells.values())]) for c in self.columns
             }
+        known = self._known() if not self._seen else None  # the first listing: unchanged rows from the store
         for path in paths:
             stamp = _stamp(path)
             if stamp is None:
@@ -157,15 +170,31 @@ class AgentBrowser(Screen[None]):
             fmt = self._formats[path]
             if fmt.export_all is not None:
                 self._show_all(path, describe_exported(path, fmt))
+            elif known is not None:
+                row = remembered(path, fmt, _stat(path), self._held_now(), known)
+                self._show(path, _cells(row))
             else:
                 self._show(path, _cells(describe_agent_session(path, fmt, held=self._held_now())))
             self._seen[path] = stamp
             changed = True
+        if known is not None:
+            known.db.close()
         self._held = None
         if changed and not self._fit_columns():
             self._sort()
         self.query_one("#empty").display = not self._seen
         table.display = bool(self._seen)
+
+    def _known(self) -> StoredSummaries | None:
+        """The rows `wren ls --agent` kept, opened read-only (the viewer never writes them); None: none kept."""
+        db = None if self.store is None else connect_read(index_path(self.store))
+        if db is None:
+            return None
+        try:
+            return StoredSummaries(db)
+        except sqlite3.Error:
+            db.close()
+            return None
 
     def _held_now(self) -> set[FileKey]:
         if self._held is None:
@@ -324,6 +353,13 @@ class _Cell:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.text
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _stamp(path: Path) -> tuple[int, ...] | None:

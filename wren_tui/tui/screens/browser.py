@@ -298,7 +298,7 @@ class BrowserScreen(Screen[None]):
             self.notify(str(exc), severity="error")
             return
         self.action_close_search()
-        self.app.push_screen(SearchResults(sources, query, open_at=self.open_at))
+        self.app.push_screen(SearchResults(sources, query, open_at=self.open_at, indexed=self.folder))
 
 
 def _cells(info: SessionInfo) -> dict[str, Text]:

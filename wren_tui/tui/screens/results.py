@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 
 from ...journal.visible import visible
 from ...search.engine import Found, Hit, Searched, search
+from ...search.index import Snapshot, connect_read, index_path
 from ...search.query import Query
 from ...search.sources import SearchSource
 from .. import strings
@@ -43,9 +44,12 @@ class SearchResults(Screen[None]):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, sources: list[SearchSource], query: Query, *, open_at: OpenAt) -> None:
+    def __init__(
+        self, sources: list[SearchSource], query: Query, *, open_at: OpenAt, indexed: Path | None = None
+    ) -> None:
         super().__init__()
         self.sources = sources
+        self.indexed = indexed  # the journals folder whose index (`wren search` keeps it) answers first
         self.search_query = query
         self.open_at = open_at
         self.hits: list[Hit] = []
@@ -78,14 +82,32 @@ class SearchResults(Screen[None]):
         worker = get_current_worker()
         batch: list[Found] = []
         sent = 0.0
-        for found in search(self.sources, self.search_query, cancelled=lambda: worker.is_cancelled):
-            batch.append(found)
-            now = time.monotonic()
-            if now - sent >= _BATCH_SECONDS:
-                self._hand_over(batch)
-                batch, sent = [], now
+        index = self._index()
+        try:
+            for found in search(self.sources, self.search_query, cancelled=lambda: worker.is_cancelled, index=index):
+                batch.append(found)
+                now = time.monotonic()
+                if now - sent >= _BATCH_SECONDS:
+                    self._hand_over(batch)
+                    batch, sent = [], now
+        finally:
+            if index is not None:
+                index.close()
         if not worker.is_cancelled:
             self._hand_over(batch, done=True)
+
+    def _index(self) -> Snapshot | None:
+        """The index, opened read-only (the viewer never writes it), for this query; None: read the files."""
+        if self.indexed is None:
+            return None
+        db = connect_read(index_path(self.indexed))
+        if db is None:
+            return None
+        snapshot = Snapshot(db, self.search_query)
+        if snapshot.load():
+            return snapshot
+        snapshot.close()
+        return None
 
     def _hand_over(self, batch: list[Found], *, done: bool = False) -> None:
         def take() -> None:

@@ -1,0 +1,205 @@
+"""Search's index over a folder shaped like ~/.claude/projects: the figures of issue 24, ratios in one run.
+
+The corpus: 2,000 Claude Code sessions in 50 projects (each the real recording's second turn
+repeated, `agents.claude_session`, about WREN_BENCH_INDEX_KB kB each, 350 by default: about 700 MB),
+a phrase in 3 of them (a user line added to each). Made in a temporary folder for the run (the
+variable makes it smaller on a busy machine; the table says the size).
+
+- a warm query: the whole `wren search PHRASE --agent claude` process against `wren search --help`
+  (Python's start-up and the CLI's imports), target at most 1.3x;
+- `--no-index` (every file read) against `rg -l`, target at most 2x;
+- building the index from nothing (the first `wren search`), and its peak RSS, target under 200 MB;
+- one line appended to one session: bringing the index up to date as `wren search` does (in-process:
+  every file stat'ed against the index, the grown one read from where it was left), target under 50 ms;
+- `wren ls --agent claude --json` of the 2,000 sessions unchanged since the last listing (rows from
+  the store), target at most 0.36 s, and beside `wren ls --help`;
+- and that the three answers give the same sessions as rg;
+- then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones), for a
+  phrase of the generator's prose that is in none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from tests.bench import BenchRow, absolute, compare
+from tests.bench.agents import claude_session
+from tests.bench.gen import generate_bytes
+from tests.conftest import FIXTURES
+
+SESSIONS = 2000
+PROJECTS = 50
+PHRASE = "heliotrope ledger"
+# Wren's own journals: 1,000 of about 600 kB, copies of 25 generated ones, and a phrase of the
+# generator's prose in none of them (every file must be looked at).
+JOURNALS = 1000
+SEEDS = 25
+JOURNAL_BYTES = 600_000
+WREN_PHRASE = "zero because the guard"
+
+
+def _kb() -> int:
+    return int(os.environ.get("WREN_BENCH_INDEX_KB", "350"))
+
+
+def corpus(root: Path) -> Path:
+    """CLAUDE_CONFIG_DIR for 2,000 sessions: one made, copied under fresh names, the phrase added to 3."""
+    model = claude_session(root / "model.jsonl", _kb() << 10)
+    projects = root / "claude" / "projects"
+    rng = random.Random(24)
+    lucky = set(rng.sample(range(SESSIONS), 3))
+    user = json.loads((FIXTURES / "agents" / "claude-code" / "multi-turn.jsonl").read_bytes().splitlines()[2])
+    for n in range(SESSIONS):
+        path = projects / f"-var-tmp-project-{n % PROJECTS}" / f"{uuid.UUID(int=rng.getrandbits(128))}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(model, path)
+        if n in lucky:
+            line = dict(user, uuid=str(uuid.uuid4()), parentUuid=None, message={"role": "user", "content": PHRASE})
+            with path.open("ab") as out:
+                out.write(json.dumps(line).encode() + b"\n")
+        then = 1_700_000_000 + n
+        os.utime(path, (then, then))
+    model.unlink()
+    return root / "claude"
+
+
+def journals_corpus(root: Path) -> Path:
+    """A journals folder of 1,000 Wren journals (about 600 MB)."""
+    folder = root / "wren"
+    folder.mkdir()
+    models = [generate_bytes(root / f"model-{seed}.jsonl", JOURNAL_BYTES, seed=seed) for seed in range(1, SEEDS + 1)]
+    for n in range(JOURNALS):
+        shutil.copyfile(models[n % SEEDS], folder / f"s-20250101-{n // 60 % 60 * 100 + n % 60:06d}-{n:04d}.jsonl")
+    for model in models:
+        model.unlink()
+    return folder
+
+
+def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
+    """The same figures over Wren's own journals (the raw pass in C reads them without the index)."""
+    folder = journals_corpus(root)
+    size_mb = sum(p.stat().st_size for p in folder.glob("*.jsonl")) / 1e6
+    what = f"{JOURNALS:,} Wren journals ({size_mb:.0f} MB)"
+    search = [wren, "search", WREN_PHRASE, "--agent", "wren", "--dir", str(folder), "--json"]
+    rg = ["rg", "-l", "-F", WREN_PHRASE, str(folder)]
+    _run(rg, env)
+    built, built_rss, first = _run(search, env)
+    warm, _, answered = _best(search, env)
+    helped, _, _ = _best([wren, "search", "--help"], env)
+    scanned, _, read = _best([*search, "--no-index"], env, times=3)
+    grep, _, listed = _best(rg, env)
+    found = {Path(line.decode()).stem for line in listed.splitlines()}
+    same = _sessions(first) == _sessions(answered) == _sessions(read) == found
+    agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
+    return [
+        compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
+        compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
+        absolute(f"building the index from nothing (the first wren search): {what}", built),
+        absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
+    ]
+
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Wall time, peak RSS (MB) and stdout of one process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, usage.ru_maxrss / 1024, out
+
+
+def _best(argv: list[str], env: dict[str, str], times: int = 5) -> tuple[float, float, bytes]:
+    return min((_run(argv, env) for _ in range(times)), key=lambda r: r[0])
+
+
+def _sessions(out: bytes) -> set[str]:
+    return {row["session"] for row in map(json.loads, out.splitlines()) if row["type"] == "hit"}
+
+
+def _appended_update(config: Path, journals: Path) -> float:
+    """Seconds to bring the index up to date after one line was appended to one session, as `wren search` does:
+    what the index knows of every file read, each file stat'ed, the one that grew read from where it was left
+    (listing the sessions is left out: a search lists them with or without an index)."""
+    code = f"""
+import os, time
+os.environ["CLAUDE_CONFIG_DIR"] = {str(config)!r}
+from pathlib import Path
+from wren_tui.search.agents import sessions_of
+from wren_tui.search.index import Snapshot, index_path
+from wren_tui.search.indexer import connect_write, refresh
+from wren_tui.search.query import Query
+folder = Path({str(journals)!r})
+db = connect_write(index_path(folder))
+sources = sessions_of("claude", folder)
+refresh(db, sources)
+target = sources[-1].path
+line = open(target, "rb").read().splitlines()[2]
+best = 1e9
+for round in range(5):
+    with open(target, "ab") as out:
+        out.write(line + b"\\n")
+    start = time.perf_counter()
+    snapshot = Snapshot(db, Query.of("anything"))
+    snapshot.begin()
+    stale = set(snapshot.stale((source.path, None) for source in sources))
+    db.execute("COMMIT")
+    read = refresh(db, [source for source in sources if source.path in stale], forget=[])
+    best = min(best, time.perf_counter() - start)
+    assert read == 1, read
+print(best)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(result.stdout.strip())
+
+
+def run() -> list[BenchRow]:
+    wren = str(Path(sys.executable).parent / "wren")
+    with tempfile.TemporaryDirectory(prefix="wren-bench-index-") as tmp:
+        root = Path(tmp)
+        config = corpus(root)
+        journals = root / "journals"
+        journals.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+        env.update(CLAUDE_CONFIG_DIR=str(config), WREN_DIR=str(journals))
+        size_mb = sum(p.stat().st_size for p in (config / "projects").rglob("*.jsonl")) / 1e6
+        what = f"{SESSIONS:,} Claude Code sessions ({size_mb:.0f} MB)"
+        search = [wren, "search", PHRASE, "--agent", "claude", "--json"]
+        rg = ["rg", "-l", "-F", PHRASE, str(config / "projects")]
+        _run(rg, env)  # the page cache warm for everyone
+        built, built_rss, first = _run(search, env)
+        warm, _, answered = _best(search, env)
+        helped, _, _ = _best([wren, "search", "--help"], env)
+        scanned, scan_rss, read = _best([*search, "--no-index"], env, times=3)
+        grep, _, listed = _best(rg, env)
+        found = {Path(line.decode()).stem for line in listed.splitlines()}
+        same = _sessions(first) == _sessions(answered) == _sessions(read) == found
+        agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
+        update = _appended_update(config, journals)
+        ls = [wren, "ls", "--agent", "claude", "--json"]
+        _run(ls, env)  # the store learns every session
+        listed_warm, _, _ = _best(ls, env)
+        ls_help, _, _ = _best([wren, "ls", "--help"], env)
+        shutil.rmtree(config)
+        wren_rows = _wren_rows(wren, root, env)
+        return [
+            compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
+            compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
+            absolute(f"building the index from nothing (the first wren search): {what}", built),
+            absolute("building the index: peak RSS", built_rss, unit="MB", at_most=200),
+            absolute("wren search --no-index: peak RSS", scan_rss, unit="MB"),
+            absolute(f"one line appended to one session: the index up to date again ({what})", update, at_most=0.05),
+            absolute(f"wren ls --agent claude --json, sessions unchanged: {what}", listed_warm, at_most=0.36),
+            compare("wren ls --agent claude --json, unchanged, vs wren ls --help (start-up)", listed_warm, ls_help),
+            *wren_rows,
+        ]

@@ -1,0 +1,346 @@
+"""Search's index, read: what `wren search` keeps beside the journals, so a search reads no session file.
+
+The index is a SQLite database (`<journals folder>/.index/search.sqlite`) with, for each session
+file it has read, every searchable item (`sources.Item`, kept whole) and an FTS5 table over their
+texts and tool names with the trigram tokenizer, which finds any substring of three characters or
+more (see docs/search-index.md). It is a cache: `indexer` writes it, this module only reads it (the
+viewer loads this one, never the indexer), and any file it does not know as it is now is read as
+search always read it.
+
+A file is answered from the index alone when its device, inode, size and modification time are the
+ones the index read it at (`fresh`). A file that grew (same inode, no smaller than what was read,
+and the bytes just before where the reading ended unchanged) is answered from the index up to there
+and read from there on, with the reader's memory the index kept (`tail`). Anything else (not in the
+index, replaced, truncated, rewritten) is read whole, as without an index.
+
+The index only narrows: it gives the items whose text (or tool name) holds the query's longest
+literal piece of three characters or more, and search confirms each on its text as it confirms any
+item, so its hits are the scan's hits. A pattern with no such piece reads the sessions.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from ..journal.verdict import Stop
+from .query import Query
+from .sources import Item, Saved
+
+VERSION = 4  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+FOLDER = ".index"
+NAME = "search.sqlite"
+# Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
+CHECKED = 4096
+BUSY_MS = 10_000  # how long to wait for a writer that holds the index
+
+# Characters Python's re.IGNORECASE matches with an ASCII letter: the index holds them as that letter
+# (SQLite folds ASCII case and its own Unicode cases; these it does not). NUL as a space.
+_ODD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s", "\x00": " "})
+SHORTEST = 3  # the trigram tokenizer finds nothing shorter
+
+
+def index_path(folder: Path) -> Path:
+    """Where the index of the journals folder `folder` is kept."""
+    return folder / FOLDER / NAME
+
+
+def fts_text(text: str) -> str:
+    """A text as the full-text table holds it: the odd cases as ASCII, a NUL as a space, a lone surrogate as ?."""
+    if text.isascii():
+        return text.replace("\x00", " ") if "\x00" in text else text
+    text = text.translate(_ODD)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode()
+    return text
+
+
+def needle_of(query: Query) -> str | None:
+    """The piece of text every match of `query` holds, as the full-text table holds it; None: no such piece."""
+    best = ""
+    for run in query.runs:
+        piece = ""
+        for char in run:
+            if _indexable(char, query.fold):
+                piece += char
+                continue
+            best = max(best, piece, key=len)
+            piece = ""
+        best = max(best, piece, key=len)
+    return fts_text(best) if len(best) >= SHORTEST else None
+
+
+def _indexable(char: str, fold: bool) -> bool:
+    """Whether the index finds every text that matches `char`: a surrogate is never there as itself; ignoring
+    case, a non-ASCII letter could match a character the index folds otherwise."""
+    if 0xD800 <= ord(char) < 0xE000:
+        return False
+    if not fold or char.isascii():
+        return True
+    return char.lower() == char == char.upper() and char.casefold() == char
+
+
+def phrase(needle: str) -> str:
+    """An FTS5 query for the rows whose text holds `needle` (a string in double quotes: with the trigram
+    tokenizer, its trigrams one after the other, which is the needle as a substring)."""
+    return '"' + needle.replace('"', '""') + '"'
+
+
+def item_blob(item: Item) -> bytes:
+    return marshal.dumps(
+        (item.seq, item.ts, item.role, item.kind, item.text, item.offset, item.part, item.name, item.project)
+    )
+
+
+def item_of(blob: bytes) -> Item:
+    return Item(*marshal.loads(blob))
+
+
+def stop_blob(stop: Stop | None) -> bytes | None:
+    return None if stop is None else marshal.dumps((stop.line, stop.offset, stop.why, stop.torn))
+
+
+def stop_of(blob: bytes | None) -> Stop | None:
+    return None if blob is None else Stop(*marshal.loads(blob))
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the index knows of one file: how it was when read, how far, and what the reading ended with."""
+
+    id: int
+    agent: str
+    dev: int
+    ino: int
+    size: int
+    mtime: int
+    offset: int
+    head: int  # the checksum of its first bytes (up to CHECKED of them, before `offset`)
+    tail: int  # the checksum of the CHECKED bytes before `offset`
+    resumable: bool  # the reader's memory at `offset` is kept (in the table states), else it is read again whole
+    stop: Stop | None
+    warnings: tuple[str, ...]
+    provisional: int | None  # the first item that depends on bytes past `offset`
+
+    def saved(self, db: sqlite3.Connection) -> Saved | None:
+        """Where and how a reading of the file's grown part goes on (read in the transaction `self` was read in)."""
+        row = db.execute("SELECT state FROM states WHERE file = ?", (self.id,)).fetchone()
+        return None if row is None else Saved(self.offset, row[0])
+
+
+FILE_COLUMNS = "id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, warnings, provisional"
+
+
+def known_of(row: tuple[object, ...]) -> Known:
+    ident, agent, dev, ino, size, mtime, offset, head, tail, resumable, stop, warnings, provisional = row
+    return Known(
+        int(ident),  # type: ignore[call-overload]
+        str(agent),
+        int(dev),  # type: ignore[call-overload]
+        int(ino),  # type: ignore[call-overload]
+        int(size),  # type: ignore[call-overload]
+        int(mtime),  # type: ignore[call-overload]
+        int(offset),  # type: ignore[call-overload]
+        int(head),  # type: ignore[call-overload]
+        int(tail),  # type: ignore[call-overload]
+        bool(resumable),
+        stop_of(stop if isinstance(stop, bytes) else None),
+        tuple(marshal.loads(warnings)) if isinstance(warnings, bytes) else (),  # NULL: none
+        None if provisional is None else int(provisional),  # type: ignore[call-overload]
+    )
+
+
+def fresh(known: Known, st: os.stat_result) -> bool:
+    """The file is as the index read it."""
+    return (known.dev, known.ino, known.size, known.mtime) == _identity(st)
+
+
+def checksums(fd: int, offset: int) -> tuple[int, int]:
+    """The checksums of the first bytes and of the bytes just before `offset`."""
+    head = zlib.crc32(os.pread(fd, min(CHECKED, offset), 0))
+    low = max(0, offset - CHECKED)
+    return head, zlib.crc32(os.pread(fd, offset - low, low))
+
+
+def grown(known: Known, path: Path, st: os.stat_result) -> bool:
+    """The file is the one the index read, with bytes added after them and none of those it read changed."""
+    if not known.resumable or (known.dev, known.ino) != (st.st_dev, st.st_ino) or st.st_size < known.offset:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return checksums(fd, known.offset) == (known.head, known.tail)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def connect_read(path: Path) -> sqlite3.Connection | None:
+    """The index at `path`, opened read-only; None when there is none (or it is not one this version reads)."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_MS / 1000)
+    except sqlite3.Error:
+        return None
+    db.isolation_level = None
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    except sqlite3.Error:
+        db.close()
+        return None
+    if row is None or row[0] != VERSION:
+        db.close()
+        return None
+    return db
+
+
+@dataclass
+class Answer:
+    """What the index says for one file: its candidate items and how far it answers."""
+
+    known: Known
+    items: Iterable[Item]
+    whole: bool  # fresh: the items are all there is, the stop and warnings the index's
+    saved: Saved | None = None  # grown: where the reading of the rest goes on from
+
+
+class Snapshot:
+    """One read of the index, for one query: each file's candidates, in one read transaction held to `close`.
+
+    The index is in WAL mode: the transaction sees the index as it was when it began, while another
+    process goes on writing it. `begin` reads what the index knows of each file (and `stale` says
+    which files it does not know as they are now, for the indexer); `load` reads the query's
+    candidates; `answer` says, file by file, what search takes from them.
+    """
+
+    def __init__(self, db: sqlite3.Connection, query: Query) -> None:
+        self.db = db
+        self.needle = needle_of(query)
+        self.rows: dict[str, tuple[object, ...]] = {}  # path: the files row (FILE_COLUMNS)
+        self.stats: dict[str, os.stat_result | None] = {}  # path: how it was when looked at
+        # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
+        self.candidates: dict[int, array[int]] = {}
+
+    def begin(self) -> bool:
+        """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
+        try:
+            self.db.execute("BEGIN")
+            self.rows = {row[0]: row[1:] for row in self.db.execute(f"SELECT path, {FILE_COLUMNS} FROM files")}
+        except sqlite3.Error:
+            self.close()
+            return False
+        return True
+
+    def stale(self, paths: Iterable[tuple[Path, os.stat_result | None]]) -> list[Path]:
+        """Those of `paths` the index does not know as they are now (new, grown, changed; not gone); each
+        with how it was when listed, if it was stat'ed then (taken as how it is now)."""
+        found = []
+        for path, looked in paths:
+            key = str(path)
+            if looked is not None:
+                self.stats[key] = looked
+            st = self._stat(key)
+            row = self.rows.get(key)
+            if st is not None and (row is None or (row[2], row[3], row[4], row[5]) != _identity(st)):
+                found.append(path)
+        return found
+
+    def gone(self, paths: Iterable[Path]) -> list[str]:
+        """The files the index knows that are not among `paths` (those listed) and no longer there."""
+        listed = {str(path) for path in paths}
+        return [key for key in self.rows if key not in listed and not os.path.lexists(key)]
+
+    def _stat(self, key: str) -> os.stat_result | None:
+        if key in self.stats:
+            return self.stats[key]
+        try:
+            st: os.stat_result | None = os.stat(key, follow_symlinks=False)
+        except OSError:
+            st = None
+        self.stats[key] = st
+        return st
+
+    def load(self) -> bool:
+        """Read the query's candidates; False when the index cannot narrow it (no needle) or cannot be read."""
+        if self.needle is None or (not self.db.in_transaction and not self.begin()):
+            return False
+        try:
+            matching = "SELECT rowid FROM fts WHERE fts MATCH ?"
+            rows = self.db.execute(
+                f"SELECT file, id FROM items WHERE id IN ({matching}) ORDER BY id", (phrase(self.needle),)
+            )
+            for file, ident in rows:
+                ids = self.candidates.get(file)
+                if ids is None:
+                    ids = self.candidates[file] = array("q")
+                ids.append(ident)
+        except sqlite3.Error:
+            self.close()
+            return False
+        return True
+
+    def close(self) -> None:
+        """End the read transaction and close the index."""
+        try:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
+        except sqlite3.Error:
+            pass
+        self.db.close()
+
+    def answer(self, path: Path, agent: str) -> Answer | None:
+        """The index's answer for the file at `path`, read as `agent`'s: None when it must be read whole."""
+        key = str(path)
+        row = self.rows.get(key)
+        if row is None or row[1] != agent:
+            return None
+        st = self._stat(key)
+        if st is None:
+            return None
+        found = self.candidates.get(row[0], _NONE)  # type: ignore[call-overload]
+        if not found and row[10] is None and row[11] is None and row[2:6] == _identity(st):
+            return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
+        known = known_of(row)
+        if fresh(known, st):
+            return Answer(known, self._items(found), True)
+        if grown(known, path, st):
+            try:
+                saved = known.saved(self.db)
+            except sqlite3.Error:
+                return None
+            if saved is None:
+                return None
+            last = known.provisional
+            items = self._items(array("q", (ident for ident in found if last is None or ident < last)))
+            return Answer(known, items, False, saved)
+        return None
+
+    def _items(self, ids: array[int]) -> Iterator[Item]:
+        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction)."""
+        for at in range(0, len(ids), _FETCH):
+            batch = ids[at : at + _FETCH]
+            marks = ",".join("?" * len(batch))
+            for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
+                yield item_of(data)
+
+
+_FETCH = 256  # candidates read at a time
+_NONE: array[int] = array("q")
+_NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns

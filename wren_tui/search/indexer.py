@@ -1,0 +1,320 @@
+"""Search's index, written: each session file read once, then only what was added to it.
+
+`refresh` brings the index up to date with the sessions given: a file it read as it is now is left
+alone; a file that grew (`index.grown`) is read from where the last reading ended, with the reader's
+memory kept there; any other (new, replaced, truncated, rewritten) is forgotten and read whole. Each
+file is one SQLite transaction: its items, its full-text rows, and where its reading ended are
+committed together or not at all, so a kill at any moment leaves the index as it was before that
+file (and that file is read again next time). Items are written as they are read, a few hundred at a
+time: memory does not grow with the size or number of sessions.
+
+The viewer never loads this module; `wren search` and `wren ls` do. Everything here writes only the
+index's own folder.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..journal.errors import JournalError
+from . import index
+from .index import FILE_COLUMNS, fts_text, item_blob, item_of, known_of, stop_blob
+from .query import Query
+from .sources import Item, Resumable, SearchSource
+
+# Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
+EVERYTHING = Query.of("(?s).", regex=True)
+_BATCH = 256  # items written at a time
+_FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE, agent TEXT NOT NULL,
+    dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+    off INTEGER NOT NULL, head INTEGER NOT NULL, tail INTEGER NOT NULL,
+    resumable INTEGER NOT NULL, stop BLOB, warnings BLOB, provisional INTEGER
+);
+CREATE TABLE IF NOT EXISTS states(file INTEGER PRIMARY KEY, state BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS listings(
+    path TEXT PRIMARY KEY, dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+    row BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS items_file ON items(file, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, name, content='', tokenize='trigram');
+"""
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be written here (a read-only folder, a full disk): search reads the files instead."""
+
+
+def connect_write(path: Path) -> sqlite3.Connection:
+    """The index at `path`, made if it is not there (and made again if it is of another version, or damaged).
+
+    Raises:
+        IndexUnavailable: it cannot be made or opened for writing.
+    """
+    try:
+        return _connect(path)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
+            raise IndexUnavailable(f"{path}: {exc}") from None
+    try:  # not a database, or a damaged one: a cache, so made again
+        path.unlink()
+        return _connect(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
+        db.isolation_level = None
+        db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
+        db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is atomic, and waits for no disk
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = _version(db)
+            if version != index.VERSION:
+                if version is not None:  # another version's: dropped, rebuilt from the files
+                    for table in ("fts", "items", "states", "files", "listings", "meta"):
+                        db.execute(f"DROP TABLE IF EXISTS {table}")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (index.VERSION,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    except OSError as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+    except sqlite3.OperationalError as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+    return db
+
+
+def _version(db: sqlite3.Connection) -> object:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    except sqlite3.OperationalError:
+        return None  # no meta table: a new index
+    return None if row is None else row[0]
+
+
+def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: Iterable[str] | None = None) -> int:
+    """Bring the index up to date with `sources`; how many files were read. Forget the files at `forget`
+    (None: every file the index knows that is not among `sources` and no longer there).
+
+    `wren search` asks a `Snapshot` which sessions are stale (and which are gone) first, and gives only
+    those. Files are written a few at a time in one transaction (each file whole or not at all),
+    committed every half second or so: a kill loses at most that, never makes the index wrong. A
+    file that cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
+    """
+    read = 0
+    sources = list(sources)
+    if forget is None or len(sources) > _FEW:
+        known = {row[0]: row[1:] for row in db.execute("SELECT path, id, dev, ino, size, mtime FROM files")}
+    else:
+        known = {}
+        for source in sources:
+            row = db.execute("SELECT path, id, dev, ino, size, mtime FROM files WHERE path = ?", (str(source.path),))
+            known.update((found[0], found[1:]) for found in row)
+    if forget is None:
+        seen = {str(source.path) for source in sources}
+        forget = [key for key in known if key not in seen and not os.path.lexists(key)]
+    batch = _Batch(db)
+    try:
+        for source in sources:
+            try:
+                st = os.stat(source.path, follow_symlinks=False)
+            except OSError:
+                continue
+            was = known.get(str(source.path))
+            if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+                continue
+            batch.open()
+            read += _savepoint(db, source)
+            batch.maybe_commit()
+        for key in forget:
+            row = db.execute("SELECT id FROM files WHERE path = ?", (key,)).fetchone()
+            if row is not None:
+                batch.open()
+                _forget(db, int(row[0]))
+                db.execute("DELETE FROM files WHERE id = ?", (row[0],))
+                db.execute("DELETE FROM states WHERE file = ?", (row[0],))
+        batch.commit()
+    except BaseException:
+        batch.rollback()
+        raise
+    return read
+
+
+class _Batch:
+    """One write transaction over several files, committed when it has run long enough."""
+
+    SECONDS = 0.5
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.began: float | None = None
+
+    def open(self) -> None:
+        if self.began is None:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.began = time.monotonic()
+
+    def maybe_commit(self) -> None:
+        if self.began is not None and time.monotonic() - self.began >= self.SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        if self.began is not None:
+            self.db.execute("COMMIT")
+            self.began = None
+
+    def rollback(self) -> None:
+        if self.began is not None:
+            self.began = None
+            self.db.execute("ROLLBACK")
+
+
+def update(db: sqlite3.Connection, source: SearchSource) -> int:
+    """Read what the index lacks of one file, in a transaction of its own; 1 if it was read, 0 if left as it was."""
+    batch = _Batch(db)
+    batch.open()
+    try:
+        read = _savepoint(db, source)
+        batch.commit()
+    except BaseException:
+        batch.rollback()
+        raise
+    return read
+
+
+def _savepoint(db: sqlite3.Connection, source: SearchSource) -> int:
+    """`_read` of one file, undone whole if it fails."""
+    db.execute("SAVEPOINT file")
+    try:
+        read = _read(db, source)
+    except JournalError:
+        read = 0
+        db.execute("ROLLBACK TO file")
+    except BaseException:
+        db.execute("ROLLBACK TO file")
+        db.execute("RELEASE file")
+        raise
+    db.execute("RELEASE file")
+    return read
+
+
+def _read(db: sqlite3.Connection, source: SearchSource) -> int:
+    """Read what the index lacks of one file (inside a transaction); 1 if it was read, 0 if left as it was."""
+    if not isinstance(source, Resumable):
+        return 0
+    key = str(source.path)
+    row = db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
+    was = None if row is None else known_of(row)
+    try:
+        fd = os.open(source.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        st = os.fstat(fd)
+        if was is not None and index.fresh(was, st):  # another process read it meanwhile
+            return 0
+        same = was is not None and was.agent == source.agent and index.grown(was, source.path, st)
+        saved = was.saved(db) if same and was is not None else None
+        ident = was.id if was is not None else _next(db, "files")
+        if was is not None and saved is None:
+            _forget(db, was.id)  # read again whole
+        elif was is not None and was.provisional is not None:
+            _forget(db, was.id, was.provisional)  # the items the grown part is read again for
+        first = _next(db, "items")
+        items = source.resume(EVERYTHING, saved) if saved is not None else source.items(EVERYTHING)
+        last = _write(db, ident, first, items)
+        done = source.saved
+        if done is None:  # a reader that cannot say where it ended: kept as read whole, read again whole
+            offset, state, provisional = 0, None, None
+        else:
+            offset, state = done.offset, done.state
+            provisional = last - done.provisional if done.provisional else None
+        head, tail = index.checksums(fd, offset)
+    finally:
+        os.close(fd)
+    warnings = marshal.dumps(list(source.warnings)) if source.warnings else None
+    db.execute(
+        "INSERT OR REPLACE INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
+        "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            ident,
+            source.agent,
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            offset,
+            head,
+            tail,
+            state is not None,
+            stop_blob(source.stop),
+            warnings,
+            provisional,
+        ),
+    )
+    if state is None:
+        db.execute("DELETE FROM states WHERE file = ?", (ident,))
+    else:
+        db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
+    return 1
+
+
+def _next(db: sqlite3.Connection, table: str) -> int:
+    row = db.execute(f"SELECT max(id) FROM {table}").fetchone()
+    return int(row[0] or 0) + 1
+
+
+def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[Item]) -> int:
+    """Write `items` from id `first` on, a batch at a time; the id after the last."""
+    ident = first
+    rows: list[tuple[int, int, bytes]] = []
+    texts: list[tuple[int, str, str | None]] = []
+    for item in items:
+        rows.append((ident, file, item_blob(item)))
+        texts.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+        ident += 1
+        if len(rows) >= _BATCH:
+            _flush(db, rows, texts)
+    _flush(db, rows, texts)
+    return ident
+
+
+def _flush(
+    db: sqlite3.Connection, rows: list[tuple[int, int, bytes]], texts: list[tuple[int, str, str | None]]
+) -> None:
+    if rows:
+        db.executemany("INSERT INTO items(id, file, data) VALUES (?, ?, ?)", rows)
+        db.executemany("INSERT INTO fts(rowid, text, name) VALUES (?, ?, ?)", texts)
+        rows.clear()
+        texts.clear()
+
+
+def _forget(db: sqlite3.Connection, file: int, lowest: int = 0) -> None:
+    """Take a file's items out of the index (those from id `lowest` on)."""
+    rows = db.execute("SELECT id, data FROM items WHERE file = ? AND id >= ? ORDER BY id", (file, lowest))
+    while batch := rows.fetchmany(_BATCH):
+        deleting = []
+        for ident, data in batch:
+            item = item_of(data)
+            deleting.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+        db.executemany("INSERT INTO fts(fts, rowid, text, name) VALUES ('delete', ?, ?, ?)", deleting)
+    db.execute("DELETE FROM items WHERE file = ? AND id >= ?", (file, lowest))

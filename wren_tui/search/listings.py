@@ -1,0 +1,72 @@
+"""Other agents' session listings kept beside search's index: `wren ls --agent` reads an unchanged file no more.
+
+Each row `formats.listing` made of a file (its start, end, lines, tokens, project, how it ended) is
+kept in the index's database with the file's device, inode, size and modification time, and used
+again while those are the same; any other file is read as the listing reads it, and its row kept.
+Rows of files no longer listed are dropped when the listing is written back. A cache like the
+index: deleting it loses nothing, and a listing that cannot open it reads every file.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+from dataclasses import astuple
+from pathlib import Path
+
+from ..formats.listing import AgentSession
+
+_Key = tuple[int, int, int, int]
+
+
+def _key(st: os.stat_result) -> _Key:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class StoredSummaries:
+    """`formats.listing.Summaries` in the index's database (table `listings`), read at once, written at `save`."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.rows: dict[str, tuple[_Key, bytes]] = {}
+        for path, dev, ino, size, mtime, row in db.execute("SELECT path, dev, ino, size, mtime, row FROM listings"):
+            self.rows[path] = ((dev, ino, size, mtime), row)
+        self.new: dict[str, tuple[_Key, bytes]] = {}
+        self.asked: set[str] = set()
+
+    def get(self, path: Path, st: os.stat_result) -> AgentSession | None:
+        key = str(path)
+        self.asked.add(key)
+        kept = self.rows.get(key)
+        if kept is None or kept[0] != _key(st):
+            return None
+        fields = list(marshal.loads(kept[1]))
+        fields[2] = path
+        return AgentSession(*fields)
+
+    def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None:
+        fields = list(astuple(row))
+        fields[2] = str(path)
+        self.new[str(path)] = (_key(st), marshal.dumps(tuple(fields)))
+
+    def save(self, places: list[Path]) -> None:
+        """Write the rows read this time; drop those of files under `places` not listed. Raises sqlite3.Error."""
+        gone = [
+            path
+            for path in self.rows
+            if path not in self.asked and any(path.startswith(f"{root}{os.sep}") for root in map(str, places))
+        ]
+        if not self.new and not gone:
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO listings(path, dev, ino, size, mtime, row) VALUES (?, ?, ?, ?, ?, ?)",
+                [(path, *key, row) for path, (key, row) in self.new.items()],
+            )
+            self.db.executemany("DELETE FROM listings WHERE path = ?", [(path,) for path in gone])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
