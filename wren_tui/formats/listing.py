@@ -266,10 +266,16 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
         return _read_whole(fd, fmt, session_id, path, live)
     torn = not (tail or head).endswith(b"\n")
     read_all = whole or tail_start <= head_end
+    counted_all = False
     if read_all:
         lines = len(head_lines) + len(tail_lines)
     elif counted is not None:
         lines = counted.count(b"\n")
+    elif len(head_lines) + len(tail_lines) < _FEW_LINES:
+        # Lines too big for their ends to say how many there are (a few huge records): counted, newline by
+        # newline; such a file is rare, and its few lines make the count a read of its bytes and no more.
+        lines = _newlines(fd, size)
+        counted_all = True
     else:
         # Estimated from the lines of both ends, as many per byte as there.
         lines = round((len(head_lines) + len(tail_lines)) * size / max(head_end + len(tail), 1))
@@ -283,9 +289,25 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
         last_ts=last_ts or start,
         tokens=tokens,
         project=cwd,
-        exact=read_all or size <= COUNTED_UNDER,
+        exact=read_all or counted_all or size <= COUNTED_UNDER,
         tokens_exact=read_all or total is not None,
     )
+
+
+# Fewer lines than this in a big file's two ends, and its line count is counted rather than estimated.
+_FEW_LINES = 64
+
+
+def _newlines(fd: int, size: int) -> int:
+    """The newlines in the first `size` bytes of `fd`, read a megabyte at a time."""
+    count = offset = 0
+    while offset < size:
+        block = os.pread(fd, min(1 << 20, size - offset), offset)
+        if not block:
+            break
+        count += block.count(b"\n")
+        offset += len(block)
+    return count
 
 
 def _check(lines: bytes) -> None:
