@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -248,16 +248,70 @@ def not_json(exc: msgspec.DecodeError) -> BadLine:
 
 
 @dataclass(frozen=True)
+class Tail:
+    """The last whole lines of a session's export, made without exporting what comes before them.
+
+    A big session's viewer shows these before its first frame and exports the whole session
+    afterwards (`tui/sources/exported.py`). `lines` are byte for byte how the whole export ends.
+    """
+
+    lines: bytes
+    before: int  # how many lines of the whole export come before them
+
+
+class Follower(Protocol):
+    """One session's export, made again as the session changes (`Format.follower`)."""
+
+    def __call__(self) -> bytes:
+        """The whole export as the session is now."""
+        ...
+
+    def tail(self, least: int) -> Tail | None:
+        """Its last lines, at least `least` bytes of the session's own, starting where the export's state starts
+        afresh; None when the session is not much bigger than that (export it whole) or cannot be cut."""
+        ...
+
+
+@dataclass
+class _Exports:
+    """A format's `export` (and `export_tail`) of one path, as a `Follower`; the last export is kept while the
+    file is unchanged (the viewer asks again whenever the folder wakes it)."""
+
+    path: Path
+    export: Callable[[Path], bytes]
+    export_tail: Callable[[Path, int], Tail | None] | None
+    _key: tuple[int, int, int, int] | None = None
+    _last: bytes = b""
+
+    def __call__(self) -> bytes:
+        key = _file_key(self.path)
+        if key is None or key != self._key:
+            self._last = self.export(self.path)
+            self._key = key if key == _file_key(self.path) else None  # changed while read: read it next time too
+        return self._last
+
+    def tail(self, least: int) -> Tail | None:
+        return None if self.export_tail is None else self.export_tail(self.path, least)
+
+
+def _file_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
 class Format:
     """One agent's session files: how to translate them, recognise them and find them."""
 
-    def follower(self, path: Path) -> Callable[[], bytes]:
+    def follower(self, path: Path) -> Follower:
         """The export of the session at `path`, to call again as it changes (an exported format's)."""
         if self.exporter is not None:
             return self.exporter(path)
-        export = self.export
-        assert export is not None, "a session read as it is, not exported"
-        return lambda: export(path)
+        assert self.export is not None, "a session read as it is, not exported"
+        return _Exports(path, self.export, self.export_tail)
 
     name: str  # as --agent takes it: claude, codex, pi
     label: str  # as a person knows the agent: Claude Code
@@ -289,7 +343,9 @@ class Format:
     export_all: Callable[[Path], dict[Path, bytes]] | None = None
     # For following: the export of one session, to call again as it changes (OpenCode keeps its
     # copy of the database while that is unchanged). None: `export` each time.
-    exporter: Callable[[Path], Callable[[], bytes]] | None = None
+    exporter: Callable[[Path], Follower] | None = None
+    # The last lines of `export` alone, for a big session's first frame (`Follower.tail`).
+    export_tail: Callable[[Path, int], Tail | None] | None = None
     # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
     hidden_folders: bool = True
     # What the agent never records, said where its sessions are shown ("aider records no tool calls").

@@ -80,6 +80,8 @@ class Snapshot:
         self.db = db
         self._dir: Path | None = None
         self._db_key: Key = None
+        # What the database and its WAL were when the last copy was taken (None: no copy yet).
+        self.taken: tuple[Key, Key] | None = None
 
     def _folder(self) -> Path:
         if self._dir is None:
@@ -127,7 +129,7 @@ class Snapshot:
             except OSError as exc:
                 raise JournalError(f"{self.db}: {exc.strerror or exc}") from None
             if self.keys() == (db_before, wal_before):
-                self._db_key = db_before
+                self._db_key, self.taken = db_before, (db_before, wal_before)
                 return copy
             self._db_key = None
             time.sleep(_PAUSE_S)  # written while copied: the agent is committing, take it again

@@ -31,7 +31,7 @@ from ..clock import Clock
 from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
-from ..sources import ForeignSource, LineReader, SessionSource, Whereabouts
+from ..sources import ForeignSource, LineReader, SessionSource, TailFirst, Whereabouts
 from ..sources.local import LocalJournal
 from ..sources.replay import ReplaySource
 from ..text import shorten
@@ -301,6 +301,10 @@ class SessionScreen(Screen[None]):
         with closing(own):
             if generation != self._generation:
                 return  # opened again before this started: that opening indexes its own file
+            if isinstance(own, TailFirst) and own.partial:
+                own.read_whole()  # opened on its last lines alone: the whole session, to index from line 1
+                if worker.is_cancelled:
+                    return
             until = max(own.size(), 1)
             timeline = Timeline(own)
             reader = own.lines(0, worker=True)
@@ -321,6 +325,8 @@ class SessionScreen(Screen[None]):
         """Put the whole index in place of the tail's, on the same event, and read what came since."""
         if generation != self._generation or not self._open:
             return
+        if isinstance(self.source, TailFirst):
+            self.source.adopt_whole()  # the lines this index was read from, in place of the tail's
         timeline.source = self.source
         self._indexing = None
         self._install(timeline, self.source.lines_after(built), continues=True)
