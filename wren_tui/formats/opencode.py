@@ -47,7 +47,7 @@ from .base import (
     usage,
     user,
 )
-from .snapshot import SQLITE_HEADER, Key, Snapshot, snapshot
+from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
 
 NAME = "opencode"
 LABEL = "OpenCode"
@@ -83,7 +83,7 @@ def session_id(path: Path) -> str:
     if session is not None:
         return session
     try:
-        with snapshot(db) as snap:
+        with kept(db) as snap:
             ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn) else [])
     except JournalError:
         return db.name
@@ -156,9 +156,15 @@ class Follower:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.snap = Snapshot(split(path)[0])
+        self._snap: Snapshot | None = None
         self._keys: tuple[Key, Key] | None = None
         self._last = b""
+
+    @property
+    def snap(self) -> Snapshot:
+        if self._snap is None:  # at the first export: the copy recognising and naming the session took, if still right
+            self._snap = borrowed(split(self.path)[0])
+        return self._snap
 
     def __call__(self) -> bytes:
         keys = self.snap.keys()
@@ -613,7 +619,7 @@ def claims_file(path: Path, head: bytes) -> bool:
     if not head.startswith(SQLITE_HEADER):
         return False
     try:
-        with snapshot(path) as snap:
+        with kept(path) as snap:
             return snap.query(is_opencode)
     except JournalError:
         return False

@@ -17,12 +17,15 @@ is copied again. Reading sets no time on the agent's files either where the kern
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -86,6 +89,7 @@ class Snapshot:
     def _folder(self) -> Path:
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="wren-sqlite-"))
+            _live.add(self)  # removed at exit if still held then
         return self._dir
 
     def close(self) -> None:
@@ -156,3 +160,52 @@ def snapshot(db: Path) -> Iterator[Snapshot]:
         yield snap
     finally:
         snap.close()
+
+
+# The last copy taken, kept for the next reader of the same database: recognising a database, naming its
+# session and opening it in the viewer read one copy, not one each (copying is what opening a big one costs).
+_kept: Snapshot | None = None
+_keeping = threading.Lock()
+
+
+def borrowed(db: Path) -> Snapshot:
+    """A snapshot of `db`, the one last `given_back` when it is of the same database (its copy is kept while
+    the database is unchanged); the caller owns it until it gives it back, or closes it."""
+    global _kept
+    with _keeping:
+        snap, _kept = _kept, None
+    if snap is not None and snap.db == db:
+        return snap
+    if snap is not None:
+        snap.close()
+    return Snapshot(db)
+
+
+def give_back(snap: Snapshot) -> None:
+    global _kept
+    with _keeping:
+        earlier, _kept = _kept, snap
+    if earlier is not None and earlier is not snap:
+        earlier.close()
+
+
+_live: weakref.WeakSet[Snapshot] = weakref.WeakSet()
+
+
+@atexit.register
+def _forget() -> None:
+    """Every copy still held as the process ends (a viewer's follower, the one kept) is removed."""
+    for snap in list(_live):
+        snap.close()
+
+
+@contextlib.contextmanager
+def kept(db: Path) -> Iterator[Snapshot]:
+    """`snapshot`, through the copy kept for the next reader (`borrowed`, then `give_back`)."""
+    snap = borrowed(db)
+    try:
+        yield snap
+    except BaseException:
+        snap.close()
+        raise
+    give_back(snap)

@@ -248,7 +248,9 @@ class SessionScreen(Screen[None]):
         reader = source.lines(start)
         for chunk in reader.chunks(stop=stop):
             timeline.fold(chunk)
-        self._indexing = 0.0 if size > TAIL_WINDOW else None
+        # A source opened on its last lines alone (a big exported session) is indexed whole too.
+        tail_only = isinstance(source, TailFirst) and source.partial
+        self._indexing = 0.0 if size > TAIL_WINDOW or tail_only else None
         self._install(timeline, reader)
         if self._indexing is not None:
             # After the first frame: the worker holds the GIL for long stretches while it decodes.

@@ -43,10 +43,9 @@ _HERE = Whereabouts("here")
 _REPLACED = Whereabouts("replaced")
 _DELETED = Whereabouts("deleted")
 _TS = re.compile(rb'"ts":"([^"]+)"')
-# A session whose own bytes are more than this opens tail first: its export's last lines, at least
-# this much (more than the screen's TAIL_WINDOW, so the screen reads them as a big session's end and
-# indexes the rest in the background).
-TAIL_FIRST = (1 << 20) + (64 << 10)
+# A session opens tail first when its format finds a place to cut it at least this far from its
+# end (its own bytes): about a screenful and more, all the first frame lays out.
+TAIL_FIRST = 64 << 10
 
 
 class _Whole:
