@@ -65,11 +65,16 @@ def _open_quietly(path: Path) -> int:
 
 
 def _copy(source: Path, target: Path) -> None:
+    """The file's bytes into `target`: in the kernel where it can (`copy_file_range`), else by reads and writes."""
     fd = _open_quietly(source)
     try:
         with open(target, "wb") as out:
             offset = 0
+            with contextlib.suppress(OSError):  # not between these filesystems here: read and write
+                while copied := os.copy_file_range(fd, out.fileno(), _COPY_CHUNK * 64, offset, offset):
+                    offset += copied
             while chunk := os.pread(fd, _COPY_CHUNK, offset):
+                out.seek(offset)
                 out.write(chunk)
                 offset += len(chunk)
     finally:
