@@ -51,10 +51,10 @@ def held_whole(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     go = threading.Event()
     read_whole = exported.ExportedFile.read_whole
 
-    def held(self: exported.ExportedFile, index: Any = None) -> None:
+    def held(self: exported.ExportedFile, index: Any = None, progress: Any = None) -> None:
         if index is not None:  # the background index's (fork points read the whole on their own handle)
             assert go.wait(30), "the test never let the whole export go"
-        read_whole(self, index)
+        read_whole(self, index, progress)
 
     monkeypatch.setattr(exported.ExportedFile, "read_whole", held)
     yield go

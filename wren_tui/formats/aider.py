@@ -36,7 +36,7 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
-from .base import BadLine, Format, Tail, Translated, Translator, assistant, not_json, note, usage, user
+from .base import BadLine, Format, Progress, Tail, Translated, Translator, assistant, not_json, note, usage, user
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:
@@ -101,11 +101,14 @@ _BLOCK = re.compile(
 )
 
 
-def blocks(text: str, cwd: str = "", ts: str = "") -> Iterator[_Line]:
+def blocks(text: str, cwd: str = "", ts: str = "", progress: Progress | None = None) -> Iterator[_Line]:
     """The history's blocks in order: a run's start, aider's notes, a prompt, a reply, a reply's tokens.
 
-    `ts`: the time of the run the text starts in (a tail's; a whole history starts with its header)."""
-    for found in _BLOCK.finditer(text):
+    `ts`: the time of the run the text starts in (a tail's; a whole history starts with its header).
+    `progress` is told how far through the text they are, every few thousand blocks."""
+    for number, found in enumerate(_BLOCK.finditer(text), 1):
+        if progress is not None and number % 4096 == 0:
+            progress(found.end() / len(text))
         if found.end() == found.start():
             break  # the end of the text
         kind = found.lastgroup
@@ -141,7 +144,7 @@ def _notes(block: str, ts: str) -> Iterator[_Line]:
         yield _Line(type="note", ts=ts, text="\n".join(said))
 
 
-def export(path: Path) -> bytes:
+def export(path: Path, progress: Progress | None = None) -> bytes:
     """The history as lines, one per block (the file is only read)."""
     fd = open_for_reading(path)
     try:
@@ -152,7 +155,34 @@ def export(path: Path) -> bytes:
     if not data.startswith(HEADER) and not data.lstrip(b"\n").startswith(HEADER):
         raise JournalError(f"{path}: not an aider chat history (its first line is not `# aider chat started at`)")
     text = data.decode("utf-8", "replace")
-    return b"".join(_encode.encode(block) + b"\n" for block in blocks(text, _project(path)))
+    return b"".join(_encode.encode(block) + b"\n" for block in blocks(text, _project(path), progress=progress))
+
+
+class Follower:
+    """The history's export again and again, kept while the file is unchanged (inode, size, times)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: tuple[int, int, int, int] | None = None
+        self._last = b""
+
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        key = _key(self.path)
+        if key is None or key != self._key:
+            self._last = export(self.path, progress)
+            self._key = key if key == _key(self.path) else None  # changed while read: read it next time too
+        return self._last
+
+    def tail(self, least: int) -> Tail | None:
+        return export_tail(self.path, least)
+
+
+def _key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 _PROMPT = re.compile(rb"####(?:[ \t][^\n]*)?(?:\n|\Z)")
@@ -299,7 +329,7 @@ FORMAT = Format(
     suffix=".md",
     claims_file=claims_file,
     export=export,
-    export_tail=export_tail,
+    exporter=Follower,
     unrecorded=UNRECORDED,
     hidden_folders=False,
 )

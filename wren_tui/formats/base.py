@@ -259,11 +259,14 @@ class Tail:
     before: int  # how many lines of the whole export come before them
 
 
+Progress = Callable[[float], object]
+
+
 class Follower(Protocol):
     """One session's export, made again as the session changes (`Format.follower`)."""
 
-    def __call__(self) -> bytes:
-        """The whole export as the session is now."""
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        """The whole export as the session is now; `progress` is told how much of it is made (0 to 1) now and then."""
         ...
 
     def tail(self, least: int) -> Tail | None:
@@ -274,32 +277,16 @@ class Follower(Protocol):
 
 @dataclass
 class _Exports:
-    """A format's `export` (and `export_tail`) of one path, as a `Follower`; the last export is kept while the
-    file is unchanged (the viewer asks again whenever the folder wakes it)."""
+    """A format's `export` of one path, made again each time, as a `Follower` (no tail alone)."""
 
     path: Path
     export: Callable[[Path], bytes]
-    export_tail: Callable[[Path, int], Tail | None] | None
-    _key: tuple[int, int, int, int] | None = None
-    _last: bytes = b""
 
-    def __call__(self) -> bytes:
-        key = _file_key(self.path)
-        if key is None or key != self._key:
-            self._last = self.export(self.path)
-            self._key = key if key == _file_key(self.path) else None  # changed while read: read it next time too
-        return self._last
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        return self.export(self.path)
 
     def tail(self, least: int) -> Tail | None:
-        return None if self.export_tail is None else self.export_tail(self.path, least)
-
-
-def _file_key(path: Path) -> tuple[int, int, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @dataclass(frozen=True)
@@ -311,7 +298,7 @@ class Format:
         if self.exporter is not None:
             return self.exporter(path)
         assert self.export is not None, "a session read as it is, not exported"
-        return _Exports(path, self.export, self.export_tail)
+        return _Exports(path, self.export)
 
     name: str  # as --agent takes it: claude, codex, pi
     label: str  # as a person knows the agent: Claude Code
@@ -341,11 +328,10 @@ class Format:
     export: Callable[[Path], bytes] | None = None
     # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many).
     export_all: Callable[[Path], dict[Path, bytes]] | None = None
-    # For following: the export of one session, to call again as it changes (OpenCode keeps its
-    # copy of the database while that is unchanged). None: `export` each time.
+    # For following: the export of one session, to call again as it changes (the last export is kept
+    # while the files are unchanged; OpenCode keeps its copy of the database), and its tail alone
+    # for a big session's first frame. None: `export` each time.
     exporter: Callable[[Path], Follower] | None = None
-    # The last lines of `export` alone, for a big session's first frame (`Follower.tail`).
-    export_tail: Callable[[Path, int], Tail | None] | None = None
     # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
     hidden_folders: bool = True
     # What the agent never records, said where its sessions are shown ("aider records no tool calls").

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -35,6 +35,7 @@ from .base import (
     COMPACTION,
     BadLine,
     Format,
+    Progress,
     Tail,
     Translated,
     Translator,
@@ -54,6 +55,7 @@ LABEL = "OpenCode"
 ENV = "XDG_DATA_HOME"
 DB_NAME = "opencode.db"
 SEP = "#"
+T = TypeVar("T")
 
 # The tables a database must have to be OpenCode's (positive evidence, not its name).
 _TABLES = frozenset({"session", "message", "part", "event", "event_sequence"})
@@ -136,13 +138,17 @@ def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
     return session
 
 
-def export(path: Path, snap: Snapshot | None = None) -> bytes:
+def export(path: Path, snap: Snapshot | None = None, progress: Progress | None = None) -> bytes:
     """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
     db, session = split(path)
 
     def read(conn: sqlite3.Connection) -> bytes:
         chosen = _one(conn, db, session)
-        return b"".join(Exporter().lines(_rows(conn, chosen)))
+        rows = _rows(conn, chosen)
+        if progress is not None:
+            total = conn.execute("select count(*) from event where aggregate_id = ?", (chosen,)).fetchone()[0]
+            rows = _told(rows, int(total), progress)
+        return b"".join(Exporter().lines(rows))
 
     if snap is not None:
         return snap.query(read)
@@ -166,10 +172,10 @@ class Follower:
             self._snap = borrowed(split(self.path)[0])
         return self._snap
 
-    def __call__(self) -> bytes:
+    def __call__(self, progress: Progress | None = None) -> bytes:
         keys = self.snap.keys()
         if keys != self._keys:
-            self._last = export(self.path, self.snap)
+            self._last = export(self.path, self.snap, progress)
             self._keys = self.snap.taken  # the files as they were copied for that export
         return self._last
 
@@ -243,6 +249,14 @@ def export_tail(path: Path, least: int, snap: Snapshot | None = None) -> Tail | 
         return snap.query(read)
     with snapshot(db) as snap_:
         return snap_.query(read)
+
+
+def _told(rows: Iterator[T], total: int, progress: Progress) -> Iterator[T]:
+    """`rows`, telling `progress` how far through `total` they are every few thousand."""
+    for done, row in enumerate(rows, 1):
+        if done % 4096 == 0:
+            progress(done / max(total, 1))
+        yield row
 
 
 def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | None]:

@@ -86,6 +86,9 @@ TAIL_WINDOW = 1 << 20
 READ_ON_UI = 1 << 20
 # How long another agent's big session waits before its whole index is built: its first frames come first.
 FOREIGN_INDEX_AFTER_S = 0.2
+# Of a session opened tail first, how much of the index's progress is making its whole export (about
+# as long as reading it after).
+_WHOLE_SHARE = 0.4
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
@@ -303,8 +306,11 @@ class SessionScreen(Screen[None]):
         with closing(own):
             if generation != self._generation:
                 return  # opened again before this started: that opening indexes its own file
-            if isinstance(own, TailFirst) and own.partial:
-                own.read_whole()  # opened on its last lines alone: the whole session, to index from line 1
+            # Opened on its last lines alone: the whole session first (its share of the progress), read from line 1.
+            whole = _WHOLE_SHARE if isinstance(own, TailFirst) and own.partial else 0.0
+            if whole:
+                assert isinstance(own, TailFirst)
+                own.read_whole(lambda done: self._to_ui(self._index_progress, generation, done * whole))
                 if worker.is_cancelled:
                     return
             until = max(own.size(), 1)
@@ -315,7 +321,7 @@ class SessionScreen(Screen[None]):
                 if worker.is_cancelled:
                     return
                 if count % _PROGRESS_EVERY == 0:
-                    self._to_ui(self._index_progress, generation, reader.offset / until)
+                    self._to_ui(self._index_progress, generation, whole + (1 - whole) * reader.offset / until)
         self._to_ui(self._index_built, generation, timeline, reader)
 
     def _index_progress(self, generation: int, done: float) -> None:

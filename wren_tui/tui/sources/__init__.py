@@ -272,8 +272,9 @@ class TailFirst(Protocol):
         """Holding the session's last lines alone."""
         ...
 
-    def read_whole(self) -> None:
-        """Hold the whole session in place of the tail (on the background index's share, off the UI)."""
+    def read_whole(self, progress: Callable[[float], object] | None = None) -> None:
+        """Hold the whole session in place of the tail (on the background index's share, off the UI); `progress`
+        is told how much of it is read (0 to 1) now and then."""
         ...
 
     def adopt_whole(self) -> None:

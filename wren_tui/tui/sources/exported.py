@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ...formats import Format
+from ...formats.base import Progress
 from ...formats.exported import memory_file
 from ...formats.opencode import split
 from ...formats.reader import LineIndex, count_lines
@@ -127,13 +128,13 @@ class ExportedFile:
         """How many lines of the whole export come before byte `start` of what is held."""
         return (self._before or 0) + count_lines(self.fd(), start)
 
-    def read_whole(self, index: LineIndex | None = None) -> None:
+    def read_whole(self, index: LineIndex | None = None, progress: Progress | None = None) -> None:
         """Export the whole session and hold it in place of the tail (a worker's handle: it takes a while).
 
         With `index` (the background index's), it is also left for the handle that opened the session
         to adopt, with that index, once the index is built."""
         with self._exporting:
-            data = self._export()
+            data = self._export(progress)
         fd = memory_file(data, f"wren-{self._format.name}")
         if index is not None:
             self._whole.put(os.dup(fd), data, index)

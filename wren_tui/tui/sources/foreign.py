@@ -144,11 +144,11 @@ class ForeignFile:
     def partial(self) -> bool:
         return isinstance(self._file, ExportedFile) and self._file.partial
 
-    def read_whole(self) -> None:
+    def read_whole(self, progress: Callable[[float], object] | None = None) -> None:
         """On the background index's handle: the whole export in place of its tail, read from line 1 on."""
         if isinstance(self._file, ExportedFile) and self._file.partial:
             self._index, self._reading, self._recent = LineIndex(), None, {}
-            self._file.read_whole(self._index)
+            self._file.read_whole(self._index, progress)
 
     def adopt_whole(self) -> None:
         """On the screen's handle, as it installs the whole index: hold the export that index read, and its lines."""
