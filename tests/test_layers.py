@@ -63,7 +63,14 @@ EXPORT = "wren_tui.export"
 PRIVATE = {
     "wren_tui.formats.exported line": {"os.write"},
     "wren_tui.tui.sources.exported line": {"os.pwrite"},
-    "wren_tui.formats.snapshot line": {"open in mode 'wb'", "tempfile.mkdtemp", "shutil.rmtree", ".unlink()"},
+    # copy_file_range writes into the copy it opened ('wb'), from a descriptor of the agent's file opened read-only.
+    "wren_tui.formats.snapshot line": {
+        "open in mode 'wb'",
+        "os.copy_file_range",
+        "tempfile.mkdtemp",
+        "shutil.rmtree",
+        ".unlink()",
+    },
 }
 
 

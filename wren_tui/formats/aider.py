@@ -11,6 +11,11 @@ The file is exported as lines (`export`), one per block of it, in order; a reply
 line that is not its own follows it (a reply at the end of the file is shown as it stands, and
 read again if it grows). aider only appends, so the lines of a live history only grow.
 
+A big history's last blocks are exported alone first (`export_tail`), from the last run's header
+or prompt before its last megabyte on: a block never reaches back past either, and only the run's
+time comes from before. Their line numbers come from counting the lines the blocks before would
+export, from the Markdown lines' first bytes alone (`count_blocks`, in C when it was built).
+
 There is no folder of aider's histories: each is in its own project. `wren watch --agent aider`
 and `wren ls --agent aider` search the folder --dir names (else the current folder) and the
 folders in it for files whose first line is aider's.
@@ -19,9 +24,10 @@ folders in it for files whose first line is aider's.
 from __future__ import annotations
 
 import functools
+import mmap
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +36,13 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
-from .base import BadLine, Format, Translated, Translator, assistant, not_json, note, usage, user
+from .base import BadLine, Format, Progress, Tail, Translated, Translator, assistant, not_json, note, usage, user
+
+_count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
+try:
+    from ._aider import count_blocks as _count_in_c
+except ImportError:  # built only where the install had a C compiler: counted in Python, the same
+    _count_in_c = None
 
 NAME = "aider"
 LABEL = "aider"
@@ -40,7 +52,8 @@ DEFAULT_NAME = ".aider.chat.history.md"
 UNRECORDED = "aider records no tool calls (it edits files from the text of its replies)"
 MAPPED = ("run", "user", "assistant", "tokens", "note")
 
-_TOKENS = re.compile(r"^Tokens: ([\d.,]+[kKmM]?) sent, ([\d.,]+[kKmM]?) received")
+# After a note's `>` (as _aider.c reads it too).
+_TOKENS = re.compile(r"[ \t]*Tokens: ([0-9.,]+[kKmM]?) sent, ([0-9.,]+[kKmM]?) received")
 
 
 class _Line(msgspec.Struct, omit_defaults=True):
@@ -88,10 +101,14 @@ _BLOCK = re.compile(
 )
 
 
-def blocks(text: str, cwd: str = "") -> Iterator[_Line]:
-    """The history's blocks in order: a run's start, aider's notes, a prompt, a reply, a reply's tokens."""
-    ts = ""
-    for found in _BLOCK.finditer(text):
+def blocks(text: str, cwd: str = "", ts: str = "", progress: Progress | None = None) -> Iterator[_Line]:
+    """The history's blocks in order: a run's start, aider's notes, a prompt, a reply, a reply's tokens.
+
+    `ts`: the time of the run the text starts in (a tail's; a whole history starts with its header).
+    `progress` is told how far through the text they are, every few thousand blocks."""
+    for number, found in enumerate(_BLOCK.finditer(text), 1):
+        if progress is not None and number % 4096 == 0:
+            progress(found.end() / len(text))
         if found.end() == found.start():
             break  # the end of the text
         kind = found.lastgroup
@@ -106,7 +123,7 @@ def blocks(text: str, cwd: str = "") -> Iterator[_Line]:
             yield from _notes(found["note"], ts)
         elif kind == "reply":
             reply = "\n".join(line.rstrip("\r") for line in found["reply"].split("\n")).strip("\n")
-            if reply.strip():
+            if reply.strip(" \t\r\n"):  # only the end of the file's, unfinished (as _aider.c counts)
                 yield _Line(type="assistant", ts=ts, text=reply)
 
 
@@ -115,7 +132,7 @@ def _notes(block: str, ts: str) -> Iterator[_Line]:
     said: list[str] = []
     for line in block.rstrip("\n").split("\n"):
         note = line[1:].strip()
-        tokens = _TOKENS.match(note)
+        tokens = _TOKENS.match(line, 1)
         if tokens is None:
             said.append(note)
             continue
@@ -127,7 +144,7 @@ def _notes(block: str, ts: str) -> Iterator[_Line]:
         yield _Line(type="note", ts=ts, text="\n".join(said))
 
 
-def export(path: Path) -> bytes:
+def export(path: Path, progress: Progress | None = None) -> bytes:
     """The history as lines, one per block (the file is only read)."""
     fd = open_for_reading(path)
     try:
@@ -138,9 +155,106 @@ def export(path: Path) -> bytes:
     if not data.startswith(HEADER) and not data.lstrip(b"\n").startswith(HEADER):
         raise JournalError(f"{path}: not an aider chat history (its first line is not `# aider chat started at`)")
     text = data.decode("utf-8", "replace")
-    # aider writes its history in the repository's root by default: that is the project.
-    cwd = str(Path(os.path.abspath(path)).parent) if path.name == DEFAULT_NAME else ""
-    return b"".join(_encode.encode(block) + b"\n" for block in blocks(text, cwd))
+    return b"".join(_encode.encode(block) + b"\n" for block in blocks(text, _project(path), progress=progress))
+
+
+class Follower:
+    """The history's export again and again, kept while the file is unchanged (inode, size, times)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: tuple[int, int, int, int] | None = None
+        self._last = b""
+
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        key = _key(self.path)
+        if key is None or key != self._key:
+            self._last = export(self.path, progress)
+            self._key = key if key == _key(self.path) else None  # changed while read: read it next time too
+        return self._last
+
+    def tail(self, least: int) -> Tail | None:
+        return export_tail(self.path, least)
+
+
+def _key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+_PROMPT = re.compile(rb"####(?:[ \t][^\n]*)?(?:\n|\Z)")
+_NOTE_KIND = re.compile(rb">" + _TOKENS.pattern.encode())
+
+
+def count_blocks(data: bytes | mmap.mmap, end: int) -> int:
+    """How many lines `export` gives for the history's first `end` bytes (ending where a block starts)."""
+    if _count_in_c is not None:
+        with memoryview(data) as view:
+            return _count_in_c(view[:end])
+    count, previous, in_reply, at = 0, "", False, 0
+    while at < end:
+        newline = data.find(b"\n", at, end)
+        stop = end if newline < 0 else newline
+        line = data[at:stop]
+        if line.startswith(HEADER) or _NOTE_KIND.match(line):
+            kind, count, in_reply = "count", count + 1, False
+        elif line.startswith(b">") or _PROMPT.fullmatch(line):
+            kind = "note" if line.startswith(b">") else "prompt"
+            count, in_reply = count + (previous != kind), False
+        elif line.strip(b" \t\r"):
+            kind, count, in_reply = "reply", count + (not in_reply), True
+        else:
+            kind = "blank"
+        previous, at = kind, stop + 1
+    return count
+
+
+# Where a block starts: a run's header, or a prompt's line (the first of its run: checked by the caller).
+_STARTS = re.compile(rb"\n(?:# aider chat started at |####(?:[ \t]|\n))")
+
+
+def export_tail(path: Path, least: int) -> Tail | None:
+    """The history's last blocks as `export` gives them, from the last block start before its last `least` bytes.
+
+    None when the history is not much bigger (export it whole), or holds no block start that far back.
+    """
+    fd = open_for_reading(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size <= 2 * least:
+            return None
+        with mmap.mmap(fd, size, prot=mmap.PROT_READ) as data:
+            if not claims_file(path, data[:4096]):
+                return None  # not aider's: the whole export says so
+            at = size - least
+            while True:
+                found = _STARTS.search(data, at)
+                if found is None:
+                    return None
+                start = found.start() + 1
+                before = data[data.rfind(b"\n", 0, found.start()) + 1 : found.start()]
+                if not (_PROMPT.fullmatch(before) and data[start : start + 4] == b"####"):
+                    break  # a header, or a prompt's first line
+                at = found.end() - 1
+            header = data.rfind(b"\n" + HEADER, 0, start)
+            header = header + 1 if header >= 0 else 0
+            ts = ""
+            if header < start:
+                stamp = data[header + len(HEADER) : data.find(b"\n", header, start)]
+                ts = _time(stamp.decode("utf-8", "replace").rstrip("\r"))
+            text = data[start:].decode("utf-8", "replace")
+            lines = b"".join(_encode.encode(block) + b"\n" for block in blocks(text, _project(path), ts))
+            return Tail(lines, count_blocks(data, start))
+    finally:
+        os.close(fd)
+
+
+def _project(path: Path) -> str:
+    """aider writes its history in the repository's root by default: that is the project."""
+    return str(Path(os.path.abspath(path)).parent) if path.name == DEFAULT_NAME else ""
 
 
 class AiderTranslator(Translator):
@@ -215,6 +329,7 @@ FORMAT = Format(
     suffix=".md",
     claims_file=claims_file,
     export=export,
+    exporter=Follower,
     unrecorded=UNRECORDED,
     hidden_folders=False,
     own_folder=False,

@@ -248,16 +248,57 @@ def not_json(exc: msgspec.DecodeError) -> BadLine:
 
 
 @dataclass(frozen=True)
+class Tail:
+    """The last whole lines of a session's export, made without exporting what comes before them.
+
+    A big session's viewer shows these before its first frame and exports the whole session
+    afterwards (`tui/sources/exported.py`). `lines` are byte for byte how the whole export ends.
+    """
+
+    lines: bytes
+    before: int  # how many lines of the whole export come before them
+
+
+Progress = Callable[[float], object]
+
+
+class Follower(Protocol):
+    """One session's export, made again as the session changes (`Format.follower`)."""
+
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        """The whole export as the session is now; `progress` is told how much of it is made (0 to 1) now and then."""
+        ...
+
+    def tail(self, least: int) -> Tail | None:
+        """Its last lines, at least `least` bytes of the session's own, starting where the export's state starts
+        afresh; None when the session is not much bigger than that (export it whole) or cannot be cut."""
+        ...
+
+
+@dataclass
+class _Exports:
+    """A format's `export` of one path, made again each time, as a `Follower` (no tail alone)."""
+
+    path: Path
+    export: Callable[[Path], bytes]
+
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        return self.export(self.path)
+
+    def tail(self, least: int) -> Tail | None:
+        return None
+
+
+@dataclass(frozen=True)
 class Format:
     """One agent's session files: how to translate them, recognise them and find them."""
 
-    def follower(self, path: Path) -> Callable[[], bytes]:
+    def follower(self, path: Path) -> Follower:
         """The export of the session at `path`, to call again as it changes (an exported format's)."""
         if self.exporter is not None:
             return self.exporter(path)
-        export = self.export
-        assert export is not None, "a session read as it is, not exported"
-        return lambda: export(path)
+        assert self.export is not None, "a session read as it is, not exported"
+        return _Exports(path, self.export)
 
     name: str  # as --agent takes it: claude, codex, pi
     label: str  # as a person knows the agent: Claude Code
@@ -287,9 +328,10 @@ class Format:
     export: Callable[[Path], bytes] | None = None
     # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many).
     export_all: Callable[[Path], dict[Path, bytes]] | None = None
-    # For following: the export of one session, to call again as it changes (OpenCode keeps its
-    # copy of the database while that is unchanged). None: `export` each time.
-    exporter: Callable[[Path], Callable[[], bytes]] | None = None
+    # For following: the export of one session, to call again as it changes (the last export is kept
+    # while the files are unchanged; OpenCode keeps its copy of the database), and its tail alone
+    # for a big session's first frame. None: `export` each time.
+    exporter: Callable[[Path], Follower] | None = None
     # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
     hidden_folders: bool = True
     # Whether its default folder is the agent's own (False: aider writes beside each project, and its

@@ -21,11 +21,11 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -35,6 +35,8 @@ from .base import (
     COMPACTION,
     BadLine,
     Format,
+    Progress,
+    Tail,
     Translated,
     Translator,
     answer,
@@ -46,13 +48,14 @@ from .base import (
     usage,
     user,
 )
-from .snapshot import SQLITE_HEADER, Snapshot, snapshot
+from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
 
 NAME = "opencode"
 LABEL = "OpenCode"
 ENV = "XDG_DATA_HOME"
 DB_NAME = "opencode.db"
 SEP = "#"
+T = TypeVar("T")
 
 # The tables a database must have to be OpenCode's (positive evidence, not its name).
 _TABLES = frozenset({"session", "message", "part", "event", "event_sequence"})
@@ -82,7 +85,7 @@ def session_id(path: Path) -> str:
     if session is not None:
         return session
     try:
-        with snapshot(db) as snap:
+        with kept(db) as snap:
             ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn) else [])
     except JournalError:
         return db.name
@@ -135,13 +138,17 @@ def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
     return session
 
 
-def export(path: Path, snap: Snapshot | None = None) -> bytes:
+def export(path: Path, snap: Snapshot | None = None, progress: Progress | None = None) -> bytes:
     """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
     db, session = split(path)
 
     def read(conn: sqlite3.Connection) -> bytes:
         chosen = _one(conn, db, session)
-        return b"".join(Exporter().lines(_rows(conn, chosen)))
+        rows = _rows(conn, chosen)
+        if progress is not None:
+            total = conn.execute("select count(*) from event where aggregate_id = ?", (chosen,)).fetchone()[0]
+            rows = _told(rows, int(total), progress)
+        return b"".join(Exporter().lines(rows))
 
     if snap is not None:
         return snap.query(read)
@@ -149,10 +156,121 @@ def export(path: Path, snap: Snapshot | None = None) -> bytes:
         return snap_.query(read)
 
 
-def exporter(path: Path) -> Callable[[], bytes]:
-    """The session's export again and again from one snapshot, whose copy of the database is kept while unchanged."""
-    snap = Snapshot(split(path)[0])
-    return lambda: export(path, snap)
+class Follower:
+    """The session's export again and again from one snapshot, whose copy of the database is kept while unchanged;
+    the last export is kept while neither the database nor its WAL changed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._snap: Snapshot | None = None
+        self._keys: tuple[Key, Key] | None = None
+        self._last = b""
+
+    @property
+    def snap(self) -> Snapshot:
+        if self._snap is None:  # at the first export: the copy recognising and naming the session took, if still right
+            self._snap = borrowed(split(self.path)[0])
+        return self._snap
+
+    def __call__(self, progress: Progress | None = None) -> bytes:
+        keys = self.snap.keys()
+        if keys != self._keys:
+            self._last = export(self.path, self.snap, progress)
+            self._keys = self.snap.taken  # the files as they were copied for that export
+        return self._last
+
+    def tail(self, least: int) -> Tail | None:
+        return export_tail(self.path, least, self.snap)
+
+
+def exporter(path: Path) -> Follower:
+    return Follower(path)
+
+
+def export_tail(path: Path, least: int, snap: Snapshot | None = None) -> Tail | None:
+    """The session's last rows as `export` gives them, about `least` bytes of rows or more, read newest first.
+
+    The rows are cut where a user's message starts a turn (its first row: OpenCode records the
+    message again at each step of its turn, and the previous prompt's last row comes before it). The
+    exporter's memory of earlier rows (roles, models, what was already added) then holds nothing the
+    rows after need, which is checked: every message a part among them belongs to is recorded among
+    them. None when the whole session is not much bigger, or no such place is found (export it whole).
+    """
+    db, session = split(path)
+
+    def read(conn: sqlite3.Connection) -> Tail | None:
+        chosen = _one(conn, db, session)
+        newest_first = conn.execute(
+            "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? order by seq desc",
+            (chosen,),
+        )
+        size, prompt, latest = 0, None, 0
+        for row in newest_first:
+            size += len(row[3])
+            message, role = _message_of(row)
+            if size >= least and role == "user":
+                prompt, latest = message, row[1]
+                break
+        newest_first.close()
+        if prompt is None:
+            return None  # the first row reached: the session is small, or has no prompt that far back
+        # Back through the messages' own rows alone (an index holds them by type) to the prompt's first.
+        first = latest
+        records = conn.execute(
+            "select aggregate_id, seq, type, cast(data as blob) from event"
+            " where aggregate_id = ? and type = 'message.updated.1' and seq < ? order by seq desc",
+            (chosen, latest),
+        )
+        for row in records:
+            message, role = _message_of(row)
+            if message == prompt:
+                first = row[1]
+            elif role == "user":
+                break  # the prompt before: the one cut at started after its last row
+        records.close()
+        rows = conn.execute(
+            "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? and seq >= ?"
+            " order by seq",
+            (chosen, first),
+        ).fetchall()
+        made, used = set[str](), set[str]()
+        for row in rows:
+            message, role = _message_of(row)
+            if message is not None:
+                (used if role is None else made).add(message)
+        if not used <= made:
+            return None  # a part of a message recorded before the cut: only the whole export knows it
+        before = conn.execute(
+            "select count(*) from event where aggregate_id = ? and seq < ?", (chosen, first)
+        ).fetchone()[0]
+        return Tail(b"".join(Exporter().lines(iter(rows))), int(before))
+
+    if snap is not None:
+        return snap.query(read)
+    with snapshot(db) as snap_:
+        return snap_.query(read)
+
+
+def _told(rows: Iterator[T], total: int, progress: Progress) -> Iterator[T]:
+    """`rows`, telling `progress` how far through `total` they are every few thousand."""
+    for done, row in enumerate(rows, 1):
+        if done % 4096 == 0:
+            progress(done / max(total, 1))
+        yield row
+
+
+def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | None]:
+    """The message a row is of, and its role when the row records the message itself (`message.updated`)."""
+    kind = row[2]
+    if not kind.startswith(("message.updated", "message.part.updated")):
+        return None, None
+    try:
+        data = _xdata.decode(row[3])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None, None
+    if kind.startswith("message.updated"):
+        return (data.info.id, data.info.role) if data.info is not None else (None, None)
+    return (data.part.messageID or None) if data.part is not None else None, None
 
 
 def export_all(db: Path) -> dict[Path, bytes]:
@@ -515,7 +633,7 @@ def claims_file(path: Path, head: bytes) -> bool:
     if not head.startswith(SQLITE_HEADER):
         return False
     try:
-        with snapshot(path) as snap:
+        with kept(path) as snap:
             return snap.query(is_opencode)
     except JournalError:
         return False

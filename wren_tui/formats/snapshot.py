@@ -17,12 +17,15 @@ is copied again. Reading sets no time on the agent's files either where the kern
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -62,11 +65,16 @@ def _open_quietly(path: Path) -> int:
 
 
 def _copy(source: Path, target: Path) -> None:
+    """The file's bytes into `target`: in the kernel where it can (`copy_file_range`), else by reads and writes."""
     fd = _open_quietly(source)
     try:
         with open(target, "wb") as out:
             offset = 0
+            with contextlib.suppress(OSError):  # not between these filesystems here: read and write
+                while copied := os.copy_file_range(fd, out.fileno(), _COPY_CHUNK * 64, offset, offset):
+                    offset += copied
             while chunk := os.pread(fd, _COPY_CHUNK, offset):
+                out.seek(offset)
                 out.write(chunk)
                 offset += len(chunk)
     finally:
@@ -80,10 +88,13 @@ class Snapshot:
         self.db = db
         self._dir: Path | None = None
         self._db_key: Key = None
+        # What the database and its WAL were when the last copy was taken (None: no copy yet).
+        self.taken: tuple[Key, Key] | None = None
 
     def _folder(self) -> Path:
         if self._dir is None:
             self._dir = Path(tempfile.mkdtemp(prefix="wren-sqlite-"))
+            _live.add(self)  # removed at exit if still held then
         return self._dir
 
     def close(self) -> None:
@@ -127,7 +138,7 @@ class Snapshot:
             except OSError as exc:
                 raise JournalError(f"{self.db}: {exc.strerror or exc}") from None
             if self.keys() == (db_before, wal_before):
-                self._db_key = db_before
+                self._db_key, self.taken = db_before, (db_before, wal_before)
                 return copy
             self._db_key = None
             time.sleep(_PAUSE_S)  # written while copied: the agent is committing, take it again
@@ -154,3 +165,52 @@ def snapshot(db: Path) -> Iterator[Snapshot]:
         yield snap
     finally:
         snap.close()
+
+
+# The last copy taken, kept for the next reader of the same database: recognising a database, naming its
+# session and opening it in the viewer read one copy, not one each (copying is what opening a big one costs).
+_kept: Snapshot | None = None
+_keeping = threading.Lock()
+
+
+def borrowed(db: Path) -> Snapshot:
+    """A snapshot of `db`, the one last `given_back` when it is of the same database (its copy is kept while
+    the database is unchanged); the caller owns it until it gives it back, or closes it."""
+    global _kept
+    with _keeping:
+        snap, _kept = _kept, None
+    if snap is not None and snap.db == db:
+        return snap
+    if snap is not None:
+        snap.close()
+    return Snapshot(db)
+
+
+def give_back(snap: Snapshot) -> None:
+    global _kept
+    with _keeping:
+        earlier, _kept = _kept, snap
+    if earlier is not None and earlier is not snap:
+        earlier.close()
+
+
+_live: weakref.WeakSet[Snapshot] = weakref.WeakSet()
+
+
+@atexit.register
+def _forget() -> None:
+    """Every copy still held as the process ends (a viewer's follower, the one kept) is removed."""
+    for snap in list(_live):
+        snap.close()
+
+
+@contextlib.contextmanager
+def kept(db: Path) -> Iterator[Snapshot]:
+    """`snapshot`, through the copy kept for the next reader (`borrowed`, then `give_back`)."""
+    snap = borrowed(db)
+    try:
+        yield snap
+    except BaseException:
+        snap.close()
+        raise
+    give_back(snap)

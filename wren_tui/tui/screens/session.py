@@ -33,7 +33,7 @@ from ..clock import Clock
 from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..search import find_all
-from ..sources import ForeignSource, LineReader, SessionSource, Whereabouts
+from ..sources import ForeignSource, LineReader, SessionSource, TailFirst, Whereabouts
 from ..sources.local import LocalJournal
 from ..sources.replay import ReplaySource
 from ..text import shorten
@@ -89,6 +89,9 @@ TAIL_WINDOW = 1 << 20
 READ_ON_UI = 1 << 20
 # How long another agent's big session waits before its whole index is built: its first frames come first.
 FOREIGN_INDEX_AFTER_S = 0.2
+# Of a session opened tail first, how much of the index's progress is making its whole export (about
+# as long as reading it after).
+_WHOLE_SHARE = 0.4
 # Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
@@ -251,7 +254,9 @@ class SessionScreen(Screen[None]):
         reader = source.lines(start)
         for chunk in reader.chunks(stop=stop):
             timeline.fold(chunk)
-        self._indexing = 0.0 if size > TAIL_WINDOW else None
+        # A source opened on its last lines alone (a big exported session) is indexed whole too.
+        tail_only = isinstance(source, TailFirst) and source.partial
+        self._indexing = 0.0 if size > TAIL_WINDOW or tail_only else None
         self._install(timeline, reader)
         if self._indexing is not None:
             # After the first frame: the worker holds the GIL for long stretches while it decodes.
@@ -304,6 +309,13 @@ class SessionScreen(Screen[None]):
         with closing(own):
             if generation != self._generation:
                 return  # opened again before this started: that opening indexes its own file
+            # Opened on its last lines alone: the whole session first (its share of the progress), read from line 1.
+            whole = _WHOLE_SHARE if isinstance(own, TailFirst) and own.partial else 0.0
+            if whole:
+                assert isinstance(own, TailFirst)
+                own.read_whole(lambda done: self._to_ui(self._index_progress, generation, done * whole))
+                if worker.is_cancelled:
+                    return
             until = max(own.size(), 1)
             timeline = Timeline(own)
             reader = own.lines(0, worker=True)
@@ -312,7 +324,7 @@ class SessionScreen(Screen[None]):
                 if worker.is_cancelled:
                     return
                 if count % _PROGRESS_EVERY == 0:
-                    self._to_ui(self._index_progress, generation, reader.offset / until)
+                    self._to_ui(self._index_progress, generation, whole + (1 - whole) * reader.offset / until)
         self._to_ui(self._index_built, generation, timeline, reader)
 
     def _index_progress(self, generation: int, done: float) -> None:
@@ -324,6 +336,8 @@ class SessionScreen(Screen[None]):
         """Put the whole index in place of the tail's, on the same event, and read what came since."""
         if generation != self._generation or not self._open:
             return
+        if isinstance(self.source, TailFirst):
+            self.source.adopt_whole()  # the lines this index was read from, in place of the tail's
         timeline.source = self.source
         self._indexing = None
         self._install(timeline, self.source.lines_after(built), continues=True)

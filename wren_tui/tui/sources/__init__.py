@@ -255,3 +255,28 @@ class ForeignSource(SessionSource, Protocol):
         conversation up to line `seq` (a clean point); the file is only read. It reads the whole file (call it
         on a share, from a worker). JournalError (NotAForkPoint: not a clean point) or OSError (the folder)."""
         ...
+
+
+@runtime_checkable
+class TailFirst(Protocol):
+    """A source that may open on its session's last lines alone (a session exported into lines: exporting a big
+    one whole takes seconds), as the screen reads a big journal's end before its first frame.
+
+    Those lines are numbered as in the whole session. The background index's handle (a `share`)
+    reads the whole session (`read_whole`) before it reads from line 1; the screen's handle adopts it
+    (`adopt_whole`) as it installs that index. Until then, the screen's handle holds the tail alone.
+    """
+
+    @property
+    def partial(self) -> bool:
+        """Holding the session's last lines alone."""
+        ...
+
+    def read_whole(self, progress: Callable[[float], object] | None = None) -> None:
+        """Hold the whole session in place of the tail (on the background index's share, off the UI); `progress`
+        is told how much of it is read (0 to 1) now and then."""
+        ...
+
+    def adopt_whole(self) -> None:
+        """Hold the whole session the background index read (on the screen's handle, as it installs the index)."""
+        ...

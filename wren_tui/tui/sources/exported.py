@@ -8,6 +8,12 @@ copy, for a database); lines added after the ones held are appended, so the scre
 it follows a growing file; an export that no longer starts with what is held (a reply aider wrote
 on, a row OpenCode removed) makes `look` say "replaced", and the screen reads it again. The
 agent's files are never written, locked, renamed or touched.
+
+A big session opens tail first, as a big journal does: its format exports its last lines alone
+(`Follower.tail`: OpenCode's last rows by SQL, aider's last blocks from the file's end), numbered
+as in the whole export, and the screen shows them; the background index then exports the whole
+session (`read_whole`, on its own handle) and the screen adopts it with the index it built
+(`adopt_whole`). Until then the handle holds the tail alone (`partial`), and is not refreshed.
 """
 
 from __future__ import annotations
@@ -16,14 +22,17 @@ import asyncio
 import contextlib
 import os
 import re
+import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ...formats import Format
+from ...formats.base import Progress
 from ...formats.exported import memory_file
 from ...formats.opencode import split
+from ...formats.reader import LineIndex, count_lines
 from ...formats.snapshot import companions
 from ...journal.errors import JournalError
 from ...journal.index import tail_span
@@ -35,6 +44,35 @@ _HERE = Whereabouts("here")
 _REPLACED = Whereabouts("replaced")
 _DELETED = Whereabouts("deleted")
 _TS = re.compile(rb'"ts":"([^"]+)"')
+# A session opens tail first when its format finds a place to cut it at least this far from its
+# end (its own bytes): about a screenful and more, all the first frame lays out.
+TAIL_FIRST = 64 << 10
+
+
+class _Whole:
+    """The whole export, made by the background index for the handle that opened tail first, until adopted."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        self.data = b""
+        self.index: LineIndex | None = None
+        self._closer: weakref.finalize[[int], _Whole] | None = None
+
+    def put(self, fd: int, data: bytes, index: LineIndex) -> None:
+        earlier = self.take()  # one nobody adopted
+        if earlier is not None:
+            os.close(earlier[0])
+        self.fd, self.data, self.index = fd, data, index
+        self._closer = weakref.finalize(self, os.close, fd)
+
+    def take(self) -> tuple[int, bytes, LineIndex] | None:
+        """The export and its index, now the taker's to close; None if none was made."""
+        if self.fd is None or self.index is None or self._closer is None:
+            return None
+        self._closer.detach()
+        out = (self.fd, self.data, self.index)
+        self.fd, self.data, self.index, self._closer = None, b"", None, None
+        return out
 
 
 class ExportedFile:
@@ -47,11 +85,16 @@ class ExportedFile:
         self._source, self._part = split(self._path)
         self.watch_mode = watch_mode
         self._export = fmt.follower(self._path)
+        # Its handles share the export (a database's private copy): one export at a time.
+        self._exporting = threading.Lock()
         self._fd: int | None = None
         self._closer: weakref.finalize[[int], ExportedFile] | None = None
         self._data = b""
         self._replaced = False
         self._grew_at = 0.0
+        # Opened tail first: how many lines of the whole export come before those held; None: the whole is held.
+        self._before: int | None = None
+        self._whole = _Whole()
 
     @property
     def path(self) -> Path:
@@ -65,12 +108,51 @@ class ExportedFile:
         self.close()
         if not self._source.exists():
             return False  # it may still arrive: the watcher sees it
-        data = self._export()
+        with self._exporting:
+            tail = self._export.tail(TAIL_FIRST)
+        if tail is not None:
+            self._hold(memory_file(tail.lines, f"wren-{self._format.name}-tail"), tail.lines)
+            self._before, self._whole = tail.before, _Whole()
+            return True
+        with self._exporting:
+            data = self._export()
         self._hold(memory_file(data, f"wren-{self._format.name}"), data)
         return True
 
+    @property
+    def partial(self) -> bool:
+        """Opened tail first, and the whole export not read yet."""
+        return self._before is not None
+
+    def lines_before(self, start: int) -> int:
+        """How many lines of the whole export come before byte `start` of what is held."""
+        return (self._before or 0) + count_lines(self.fd(), start)
+
+    def read_whole(self, index: LineIndex | None = None, progress: Progress | None = None) -> None:
+        """Export the whole session and hold it in place of the tail (a worker's handle: it takes a while).
+
+        With `index` (the background index's), it is also left for the handle that opened the session
+        to adopt, with that index, once the index is built."""
+        with self._exporting:
+            data = self._export(progress)
+        fd = memory_file(data, f"wren-{self._format.name}")
+        if index is not None:
+            self._whole.put(os.dup(fd), data, index)
+        self.close()
+        self._hold(fd, data)
+
+    def adopt_whole(self) -> LineIndex | None:
+        """Hold the whole export the background index read (`read_whole`), in place of the tail; its index."""
+        whole = self._whole.take()
+        if whole is None:
+            return None
+        fd, data, index = whole
+        self.close()
+        self._hold(fd, data)
+        return index
+
     def _hold(self, fd: int, data: bytes) -> None:
-        self._fd, self._data, self._replaced = fd, data, False
+        self._fd, self._data, self._replaced, self._before = fd, data, False, None
         self._closer = weakref.finalize(self, os.close, fd)
 
     def close(self) -> None:
@@ -83,6 +165,7 @@ class ExportedFile:
         twin.__dict__.update(self.__dict__)
         twin._closer = None
         twin._hold(os.dup(self.fd()), self._data)
+        twin._before = self._before  # the same lines: the tail alone, or the whole
         return twin
 
     def size(self) -> int:
@@ -115,9 +198,10 @@ class ExportedFile:
 
     def refresh(self) -> bool:
         """Export again; True when something changed (lines appended, or the session replaced)."""
-        if self._fd is None or self._replaced:
-            return False
-        new = self._export()
+        if self._fd is None or self._replaced or self._before is not None:
+            return False  # the tail alone: the whole export, once adopted, is refreshed at the next wake
+        with self._exporting:
+            new = self._export()
         old = self._data
         if new == old:
             return False

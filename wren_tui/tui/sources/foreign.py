@@ -152,9 +152,30 @@ class ForeignFile:
         else:
             first = count_lines(fd, start)
             branch = Branch() if node_of is not None else None  # the tail alone: what it holds
+        if isinstance(self._file, ExportedFile) and self._file.partial:
+            first = self._file.lines_before(start)  # the export's tail alone is held: numbered as in the whole
         reading = Reading(self.format.translator(), branch, self._index.run(first + 1), format=self.format)
         self._reading = reading
         return ForeignLines(fd, reading, start, first, self._remember)
+
+    # --- a big exported session, opened tail first (`TailFirst`) -----------------------------
+
+    @property
+    def partial(self) -> bool:
+        return isinstance(self._file, ExportedFile) and self._file.partial
+
+    def read_whole(self, progress: Callable[[float], object] | None = None) -> None:
+        """On the background index's handle: the whole export in place of its tail, read from line 1 on."""
+        if isinstance(self._file, ExportedFile) and self._file.partial:
+            self._index, self._reading, self._recent = LineIndex(), None, {}
+            self._file.read_whole(self._index, progress)
+
+    def adopt_whole(self) -> None:
+        """On the screen's handle, as it installs the whole index: hold the export that index read, and its lines."""
+        if isinstance(self._file, ExportedFile):
+            index = self._file.adopt_whole()
+            if index is not None:
+                self._index, self._recent = index, {}
 
     def lines_after(self, done: LineReader, *, worker: bool = False, retry: bool = False) -> ForeignLines:
         assert isinstance(done, ForeignLines), "a foreign session reads on only from its own readers"
@@ -234,6 +255,8 @@ class ForeignFile:
         return " · ".join(n for n in (note, self.format.unrecorded) if n) or None
 
     def fork_points(self) -> list[ForkPoint]:  # of what was read (an exported session: the lines held)
+        if isinstance(self._file, ExportedFile) and self._file.partial:
+            self._file.read_whole()  # a share's own: the screen's handle keeps its tail until the index is built
         return fork_points(outline(self._file.fd(), self.format)).points
 
     def fork(self, seq: int) -> Forked:

@@ -1,0 +1,3 @@
+# The line count of an aider history's start in C (see _aider.c); present when the install could compile it.
+
+def count_blocks(buf: bytes | bytearray | memoryview, /) -> int: ...
