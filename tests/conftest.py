@@ -24,6 +24,8 @@ def state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     # A user's shell (and CI) does not set it: wren's output is buffered there, and must work so.
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    # Nor this: Python writes __pycache__ folders there, into the workspaces the tests' agents work in.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     yield state
 
 

@@ -45,10 +45,11 @@ def test_watch_only_writes_filters_a_live_run_as_it_appends(tmp_path: Path) -> N
             screen = term.wait_for("edited stats/core.py", timeout=30)
             assert "→ read_file(" not in screen
             assert run.wait(timeout=60) == 0, run.stderr.read() if run.stderr else b""
-            # 30 items besides the streamed deltas (each followed by its reply, so none is an item):
-            # the 12 of the three write calls (ask, start, end, result) show, the other 18 are hidden.
+            # 34 items besides the streamed deltas (each followed by its reply, so none is an item):
+            # the 12 of the three write calls (ask, start, end, result) show, the other 22 are hidden,
+            # the workspace snapshots among them (one before each write call, one at the turn's end).
             screen = term.wait_for(" ended ")
-            assert "only writes: 18 hidden" in term.wait_for("only writes: 18 hidden")
+            assert "only writes: 22 hidden" in term.wait_for("only writes: 22 hidden")
             assert "Fixed:" not in screen
             term.keys("0")
             term.wait_for("Fixed: `test_mean_of_empty_list_is_zero` passes now")

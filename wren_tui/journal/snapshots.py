@@ -41,6 +41,8 @@ LISTED = 50
 # From this many changed files on, a snapshot writes its objects as one pack (one fsync, not one per file).
 BULK = 64
 MIN_GIT = (2, 36)  # core.fsync
+# git's parallel checkout: a worker a core (0), from 100 files on (its own default threshold).
+_PARALLEL = {"checkout.workers": "0", "checkout.thresholdForParallelism": "100"}
 _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -488,7 +490,9 @@ class Store:
         index = self.index_for(session_id, target)
         index.unlink(missing_ok=True)
         self.git("read-tree", tree, work_tree=target, index=index)
-        self.git("checkout-index", "-a", "-f", "-u", work_tree=target, index=index)
+        # Files written by as many workers as there are cores (git's parallel checkout): inflating and writing
+        # them is the cost of a fork with files, and the files are independent of one another.
+        self.git("checkout-index", "-a", "-f", "-u", work_tree=target, index=index, config=_PARALLEL)
         return _index_entries(index)
 
     # --- pruning ------------------------------------------------------------------------------
