@@ -20,10 +20,11 @@ State = dict[str, tuple[str, bytes]]
 
 
 def state_of(folder: Path) -> State:
-    """Every file and link under folder (outside .git): ("x"/"f" and its bytes, or "l" and its target)."""
+    """Every file and link under folder (outside .git, and the __pycache__ folders the demo's .gitignore leaves
+    out of snapshots): ("x"/"f" and its bytes, or "l" and its target)."""
     found: State = {}
     for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != ".git"]
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
         for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
             path = os.path.join(root, name)
             rel = os.path.relpath(path, folder)
