@@ -25,6 +25,7 @@ import msgspec
 from ..journal.events import ChatMessage, Error, Event, Message, ToolCall, ToolEnd, UnknownEvent, Usage
 
 S = TypeVar("S", bound=msgspec.Struct)
+_T = TypeVar("_T")
 
 Verdict = Literal["mapped", "skipped", "unknown", "malformed"]
 """What became of a line: translated into events; a known kind left out on purpose (the clients'
@@ -240,6 +241,17 @@ def refused(seq: int, data: bytes, exc: msgspec.ValidationError, known: frozense
     if kind in known:
         return malformed(seq, ts, kind, exc)
     return Translated([], kind, "unknown")
+
+
+def decode_line(decoder: msgspec.json.Decoder[_T], seq: int, data: bytes, known: frozenset[str]) -> _T | Translated:
+    """The line as `decoder` types it; what `refused` makes of one it cannot type (check with isinstance
+    Translated); BadLine for one that is not JSON. Every format's translator starts here."""
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        return refused(seq, data, exc, known)
+    except msgspec.DecodeError as exc:
+        raise not_json(exc) from None
 
 
 def not_json(exc: msgspec.DecodeError) -> BadLine:

@@ -26,6 +26,7 @@ from .base import (
     Translator,
     answer,
     assistant,
+    decode_line,
     elapsed,
     error,
     malformed,
@@ -33,7 +34,6 @@ from .base import (
     not_json,
     note,
     raw_text,
-    refused,
     tagged,
     text_of,
     thinking,
@@ -137,12 +137,9 @@ class ClaudeTranslator(Translator):
         self._usage_at: dict[int, tuple[int, int]] = {}
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _decoder.decode(data)
-        except msgspec.ValidationError as exc:
-            return refused(lineno, data, exc, _CLAIMED)
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_line(_decoder, lineno, data, _CLAIMED)
+        if isinstance(line, Translated):
+            return line  # a kind this reader does not type, counted, or a known one that does not fit
         node = None
         if line.uuid is not None:
             node = Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)

@@ -24,13 +24,12 @@ from .base import (
     Translator,
     answer,
     assistant,
+    decode_line,
     elapsed,
     error,
     malformed,
     ms_of,
-    not_json,
     note,
-    refused,
     text_of,
     thinking,
     union,
@@ -220,12 +219,9 @@ class CodexTranslator(Translator):
         self._counted: dict[int, tuple[int, int] | None] = {}
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _lines.decode(data)
-        except msgspec.ValidationError as exc:
-            return refused(lineno, data, exc, _ENVELOPES)
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_line(_lines, lineno, data, _ENVELOPES)
+        if isinstance(line, Translated):
+            return line  # a kind this reader does not type, counted, or a known one that does not fit
         kind = line.type
         try:
             if kind == "response_item":

@@ -23,13 +23,12 @@ from .base import (
     Translator,
     answer,
     assistant,
+    decode_line,
     elapsed,
     error,
     malformed,
     ms_of,
-    not_json,
     note,
-    refused,
     text_of,
     thinking,
     union,
@@ -128,12 +127,9 @@ class CopilotTranslator(Translator):
         self._asked: dict[str, int | None] = {}
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _decoder.decode(data)
-        except msgspec.ValidationError as exc:
-            return refused(lineno, data, exc, _KNOWN)
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_line(_decoder, lineno, data, _KNOWN)
+        if isinstance(line, Translated):
+            return line  # a kind this reader does not type, counted, or a known one that does not fit
         kind = str(line.__struct_config__.tag)
         seq, ts, d = lineno, line.timestamp, line.data
         try:

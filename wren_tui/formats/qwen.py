@@ -26,13 +26,13 @@ from .base import (
     Translator,
     answer,
     assistant,
+    decode_line,
     elapsed,
     error,
     malformed,
     ms_of,
     not_json,
     note,
-    refused,
     thinking,
     union,
     usage,
@@ -124,12 +124,9 @@ class QwenTranslator(Translator):
         self._asked: dict[str, int | None] = {}
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            entry = _decoder.decode(data)
-        except msgspec.ValidationError as exc:
-            return refused(lineno, data, exc, _KNOWN)
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        entry = decode_line(_decoder, lineno, data, _KNOWN)
+        if isinstance(entry, Translated):
+            return entry  # a kind this reader does not type, counted, or a known one that does not fit
         kind = str(entry.__struct_config__.tag)
         seq, ts = lineno, entry.timestamp
         node = Node(entry.uuid, entry.parentUuid) if entry.uuid is not None else None
