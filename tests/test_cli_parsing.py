@@ -162,7 +162,7 @@ def test_parsing_one_command_loads_that_command_alone() -> None:
     code = (
         "import sys; from wren_tui.cli import parse_args; args = parse_args(['run', 'fix the tests']); "
         "print(args.command, sorted(m for m in sys.modules if m.startswith("
-        "('textual', 'wren_tui.tui', 'wren_tui.search', 'wren_tui.formats', 'wren_tui.cli.watch', 'nats'))))"
+        "('textual', 'wren_tui.tui', 'wren_tui.search', 'wren_tui.foreign', 'wren_tui.cli.watch', 'nats'))))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.split(" ", 1) == ["run", "[]\n"]

@@ -1,10 +1,10 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export, search, fleet and formats (other agents' session
-files) import journal, and search imports formats too (it reads other agents' sessions); tui (the
-viewer) imports journal, formats, export, search, and fleet (a session mirrored to a fleet's server);
+journal imports nothing of ours; agent, export, search, fleet and foreign (other agents' session
+files) import journal, and search imports foreign too (it reads other agents' sessions); tui (the
+viewer) imports journal, foreign, export, search, and fleet (a session mirrored to a fleet's server);
 cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside
-`journal.forking` and `formats.fork` (a new journal beside the one shown, or from another agent's
+`journal.forking` and `foreign.fork` (a new journal beside the one shown, or from another agent's
 session) and `export` (a file that is never a journal, written only by `export.atomic`), nothing
 the viewer loads opens a file for writing, and neither does the child process it starts to decode a
 huge line. The checker (tests/importgraph.py) is shown to catch each kind of violation on a small
@@ -31,7 +31,7 @@ LAYERS: dict[str, str] = {
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
-    "wren_tui.formats": "formats",
+    "wren_tui.foreign": "foreign",
     "wren_tui.search": "search",
     # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
     "wren_tui.export": "export",
@@ -43,28 +43,28 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "formats", "search", "export", "fleet"),  # over a fleet: through fleet.remote
+    "tui": ("base", "journal", "foreign", "search", "export", "fleet"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
-    "formats": ("base", "journal"),
-    "search": ("base", "journal", "formats"),
+    "foreign": ("base", "journal"),
+    "search": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "formats", "search", "export"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export"),
     "main": ("base", "cli"),
 }
 # The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's
 # session) and an export (a file that is never a journal: export.target refuses a .jsonl name and
 # the journal itself).
 FORK = "wren_tui.journal.forking"
-FOREIGN_FORK = "wren_tui.formats.fork"
+FOREIGN_FORK = "wren_tui.foreign.fork"
 EXPORT = "wren_tui.export"
 # A session kept in a database or in Markdown is read through private places of Wren's own, never
 # the agent's files: its export in an anonymous in-memory file (memfd: os.write, os.pwrite), and a
-# database's copy in a temporary folder Wren makes and removes (`formats.snapshot`).
+# database's copy in a temporary folder Wren makes and removes (`foreign.snapshot`).
 PRIVATE = {
-    "wren_tui.formats.exported line": {"os.write"},
+    "wren_tui.foreign.exported line": {"os.write"},
     "wren_tui.tui.sources.exported line": {"os.pwrite"},
     # copy_file_range writes into the copy it opened ('wb'), from a descriptor of the agent's file opened read-only.
-    "wren_tui.formats.snapshot line": {
+    "wren_tui.foreign.snapshot line": {
         "open in mode 'wb'",
         "os.copy_file_range",
         "tempfile.mkdtemp",

@@ -38,13 +38,13 @@ _LISTED = r"""
 import sys, time, asyncio
 from pathlib import Path
 from textual.widgets import DataTable
-from wren_tui.formats import FORMATS
+from wren_tui.foreign import FORMATS
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
+from wren_tui.tui.screens.foreign import ForeignFolder
 
 async def main() -> None:
     count = int(sys.argv[1])
-    folders = [AgentFolder(FORMATS[name], Path(root)) for name, root in zip(sys.argv[2::2], sys.argv[3::2])]
+    folders = [ForeignFolder(FORMATS[name], Path(root)) for name, root in zip(sys.argv[2::2], sys.argv[3::2])]
     app = WrenApp(folder=folders[0].root, agents=folders)
     print(f"app {time.monotonic()}", flush=True)
     async with app.run_test(size=(160, 40)) as pilot:

@@ -194,7 +194,7 @@ def test_follow_sends_each_span_as_it_closes_and_a_run_that_dies_as_errors(phoen
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
 def test_another_agents_session_is_sent_the_same_way(phoenix: Phoenix, agent: str, tmp_path: Path) -> None:
     from tests.conftest import FIXTURES
-    from wren_tui.formats import detect
+    from wren_tui.foreign import detect
 
     path = tmp_path / f"{agent}-tool-error.jsonl"
     shutil.copyfile(FIXTURES / "agents" / agent / "tool-error.jsonl", path)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AN_HOUR, copy_session, lines_of
-from wren_tui.formats.live import held_for_writing
+from tests.foreign.sessions import AN_HOUR, copy_session, lines_of
+from wren_tui.foreign.live import held_for_writing
 from wren_tui.search.index import index_path
 
 HOMES = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "pi": "PI_CODING_AGENT_DIR"}

@@ -16,14 +16,14 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from tests.conftest import FIXTURES
-from tests.formats.sessions import copy_session
+from tests.foreign.sessions import copy_session
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.family import FORK_START, family, other_path, write_fork
 from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
-from wren_tui.formats import FORMATS
+from wren_tui.foreign import FORMATS
 from wren_tui.journal.events import Fork, KnownEvent
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
+from wren_tui.tui.screens.foreign import ForeignFolder
 
 OLDER = "s-20250228-173000-k3v9"
 
@@ -158,7 +158,7 @@ def _agent_session(agent: str, name: str) -> Callable[[Path], WrenApp]:
 
 def agents_browser(root: Path) -> WrenApp:
     folders = _agents(root)
-    browse = [AgentFolder(FORMATS[agent], folder) for agent, folder in folders.items()]
+    browse = [ForeignFolder(FORMATS[agent], folder) for agent, folder in folders.items()]
     return WrenApp(folder=folders["claude"], agents=browse, clock=lambda: AGENT_CLOCK)
 
 

@@ -12,17 +12,17 @@ import pytest
 from textual.widgets import DataTable
 
 from tests.conftest import run_wren
-from tests.formats.sessions import copy_session, fixture
+from tests.foreign.sessions import copy_session, fixture
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
-from wren_tui.formats import FORMATS, live
+from wren_tui.foreign import FORMATS, live
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
+from wren_tui.tui.screens.foreign import ForeignFolder
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.sources.foreign import ForeignFile
 
 
 def _app(folders: dict[str, Path]) -> WrenApp:
-    browse = [AgentFolder(FORMATS[agent], root) for agent, root in folders.items()]
+    browse = [ForeignFolder(FORMATS[agent], root) for agent, root in folders.items()]
     first = next(iter(folders.values()))
     return WrenApp(folder=first, agents=browse, clock=FixedClock(datetime(2026, 11, 30, 10, tzinfo=UTC)))
 
@@ -120,7 +120,9 @@ async def test_one_folder_of_every_agents_sessions_is_browsed_each_by_its_conten
     for agent in ("claude", "codex", "pi"):
         copy_session(agent, "tool-error", tmp_path / "mixed", stem=f"from-{agent}")
     (tmp_path / "mixed" / "notes.jsonl").write_bytes(b'{"a": 1}\n')  # no agent's
-    app = WrenApp(folder=tmp_path, agents=[AgentFolder(None, tmp_path / "mixed")], clock=FixedClock(datetime.now(UTC)))
+    app = WrenApp(
+        folder=tmp_path, agents=[ForeignFolder(None, tmp_path / "mixed")], clock=FixedClock(datetime.now(UTC))
+    )
     async with app.run_test(size=(160, 20)) as pilot:
         await wait_for(pilot, lambda: len(_rows(app)) == 3, "the three sessions")
         assert sorted((row[0], row[1]) for row in _rows(app)) == [

@@ -15,11 +15,11 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from tests.conftest import run_wren
-from tests.formats.sessions import copy_session
+from tests.foreign.sessions import copy_session
 from tests.tui.conftest import FixedClock, wait_for
-from wren_tui.formats import FORMATS
+from wren_tui.foreign import FORMATS
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
+from wren_tui.tui.screens.foreign import ForeignFolder
 
 
 def _states(app: WrenApp) -> dict[str, str]:
@@ -51,7 +51,7 @@ async def test_the_agents_browser_takes_unchanged_sessions_rows_from_the_store(t
     new = copy_session("claude", "tool-error", projects, nested=True, stem="cccc-new")
     app = WrenApp(
         folder=projects,
-        agents=[AgentFolder(FORMATS["claude"], projects)],
+        agents=[ForeignFolder(FORMATS["claude"], projects)],
         journals=journals,
         clock=FixedClock(datetime(2026, 11, 30, 10, tzinfo=UTC)),
     )

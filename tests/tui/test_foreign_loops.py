@@ -11,10 +11,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.formats.sessions import AN_HOUR, age, lines_of
+from tests.foreign.sessions import AN_HOUR, age, lines_of
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
-from wren_tui.formats import FORMATS
-from wren_tui.formats.reader import Branch
+from wren_tui.foreign import FORMATS
+from wren_tui.foreign.reader import Branch
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.widgets.status_line import StatusLine
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.formats.sessions import AGENTS, age, copy_session
+from tests.foreign.sessions import AGENTS, age, copy_session
 
 _CHILD = textwrap.dedent(
     """
@@ -67,9 +67,9 @@ _CHILD = textwrap.dedent(
 
     sys.addaudithook(hook)
 
-    from wren_tui.formats import FORMATS
+    from wren_tui.foreign import FORMATS
     from wren_tui.tui.app import WrenApp
-    from wren_tui.tui.screens.agents import AgentFolder
+    from wren_tui.tui.screens.foreign import ForeignFolder
 
     from textual.widgets import DataTable
     from wren_tui.tui.screens.dialogs import Confirm, Notice
@@ -83,7 +83,7 @@ _CHILD = textwrap.dedent(
             await pilot.pause(0.02)
     async def main():
         clock = lambda: datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
-        browse = [AgentFolder(FORMATS[agent], folder)]
+        browse = [ForeignFolder(FORMATS[agent], folder)]
         for kwargs in ({"agents": browse}, {"session": session}):
             app = WrenApp(folder=folder, clock=clock, journals=journals, **kwargs)
             async with app.run_test(size=(140, 40)) as pilot:

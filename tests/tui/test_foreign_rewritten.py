@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.formats.sessions import copy_session, fixture
+from tests.foreign.sessions import copy_session, fixture
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.formats.sessions import AN_HOUR, EXTERNAL, age, copy_session, lines_of
+from tests.foreign.sessions import AN_HOUR, EXTERNAL, age, copy_session, lines_of
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from wren_tui.journal.events import Fork, Message
 from wren_tui.journal.reader import read_events

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.formats.sessions import AN_HOUR, age, copy_session, lines_of
+from tests.foreign.sessions import AN_HOUR, age, copy_session, lines_of
 from tests.tmux import Terminal, python_argv
 from tests.tmux import terminal as own_terminal
 
@@ -51,7 +51,7 @@ def test_watch_follows_a_real_session_as_its_lines_are_appended(agent: str, tmp_
 
 
 def test_watch_on_an_opencode_database_of_several_sessions_browses_them(tmp_path: Path, terminal: Terminal) -> None:
-    from tests.formats.test_opencode import OPENCODE, database, edit, fingerprint
+    from tests.foreign.test_opencode import OPENCODE, database, edit, fingerprint
 
     db = database(tmp_path / "opencode", "simple")
     tables = ("session", "message", "part", "event", "event_sequence")

@@ -14,14 +14,14 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from tests.formats.sessions import AGENTS, AN_HOUR, FOLDER, age, copy_session, fixture, lines_of
+from tests.foreign.sessions import AGENTS, AN_HOUR, FOLDER, age, copy_session, fixture, lines_of
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
-from wren_tui.formats import FORMATS, Translated
-from wren_tui.formats.reader import scan
+from wren_tui.foreign import FORMATS, Translated
+from wren_tui.foreign.reader import scan
 from wren_tui.journal.events import ToolEnd
 from wren_tui.journal.timing import duration
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
+from wren_tui.tui.screens.foreign import ForeignFolder
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -190,7 +190,7 @@ async def test_the_browser_lists_the_three_agents_folders_and_a_new_session_as_i
     folders = {agent: tmp_path / agent for agent in NEW}
     for agent, root in folders.items():
         copy_session(agent, "tool-error", root, nested=True, stem="0001")
-    browse = [AgentFolder(FORMATS[agent], root) for agent, root in folders.items()]
+    browse = [ForeignFolder(FORMATS[agent], root) for agent, root in folders.items()]
     app = WrenApp(folder=folders["gemini"], agents=browse, clock=FixedClock(CLOCK))
     async with app.run_test(size=(180, 20)) as pilot:
         await wait_for(pilot, lambda: len(_rows(app)) == 3, "three sessions")
@@ -218,7 +218,7 @@ async def test_a_session_qwen_code_has_created_but_not_written_opens_as_qwen_cod
     path = root / "-home-user-project-ws" / "chats" / "0001.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")  # Qwen Code creates the file, then writes its first entry
-    app = WrenApp(folder=root, agents=[AgentFolder(FORMATS["qwen"], root)], clock=FixedClock(CLOCK))
+    app = WrenApp(folder=root, agents=[ForeignFolder(FORMATS["qwen"], root)], clock=FixedClock(CLOCK))
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_for(pilot, lambda: len(_rows(app)) == 1, "the empty session")
         await pilot.press("enter")

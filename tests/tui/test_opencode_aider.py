@@ -10,15 +10,15 @@ import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.formats.sessions import AGENTS, AN_HOUR, age
-from tests.formats.test_opencode import database, fingerprint
+from tests.foreign.sessions import AGENTS, AN_HOUR, age
+from tests.foreign.test_opencode import database, fingerprint
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
-from wren_tui.formats import FORMATS
+from wren_tui.foreign import FORMATS
 from wren_tui.journal.events import Fork, Message
 from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
 from wren_tui.tui.screens.dialogs import Notice
+from wren_tui.tui.screens.foreign import ForeignFolder
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -64,7 +64,7 @@ async def test_an_opencode_session_shows_its_prompt_call_failure_timing_and_answ
 
 
 async def test_an_opencode_session_killed_during_its_call_shows_no_result_recorded_never_done(tmp_path: Path) -> None:
-    from tests.formats.test_opencode import edit
+    from tests.foreign.test_opencode import edit
 
     db = database(tmp_path / "opencode", "tool-error")
     edit(db, "delete from event where seq > 12")
@@ -99,7 +99,7 @@ _WRITER = textwrap.dedent(
 
 
 async def test_an_opencode_session_is_followed_live_as_another_process_commits_its_rows(tmp_path: Path) -> None:
-    from tests.formats.test_opencode import OPENCODE, edit
+    from tests.foreign.test_opencode import OPENCODE, edit
 
     db = database(tmp_path / "opencode", "multi-turn")
     # The first turn is there; the rest of the recorded session is committed while the viewer follows it.
@@ -133,7 +133,7 @@ async def test_an_opencode_session_is_followed_live_as_another_process_commits_i
 
 
 async def test_the_browser_lists_each_session_of_a_database_and_opens_one(tmp_path: Path) -> None:
-    from tests.formats.test_opencode import OPENCODE, edit
+    from tests.foreign.test_opencode import OPENCODE, edit
 
     folder = tmp_path / "opencode"
     db = database(folder, "simple")
@@ -141,7 +141,7 @@ async def test_the_browser_lists_each_session_of_a_database_and_opens_one(tmp_pa
     other = OPENCODE / "multi-turn.opencode.db"
     edit(db, f"attach '{other}' as other", *(f"insert into {t} select * from other.{t}" for t in tables))
     before = fingerprint(db)
-    app = WrenApp(folder=folder, agents=[AgentFolder(FORMATS["opencode"], folder)], clock=FixedClock(CLOCK))
+    app = WrenApp(folder=folder, agents=[ForeignFolder(FORMATS["opencode"], folder)], clock=FixedClock(CLOCK))
     async with app.run_test(size=(160, 20)) as pilot:
         await wait_for_text(pilot, "ses_dce0f289affee")
         await wait_for_text(pilot, "ses_dce0f6347ffem")
@@ -219,7 +219,7 @@ async def test_the_browser_finds_aider_histories_in_the_folders_named(tmp_path: 
     aider_history(tmp_path / "two", "multi-turn")
     (tmp_path / "three").mkdir()
     (tmp_path / "three" / "README.md").write_text("# not aider\n")
-    app = WrenApp(folder=tmp_path, agents=[AgentFolder(FORMATS["aider"], tmp_path)], clock=FixedClock(CLOCK))
+    app = WrenApp(folder=tmp_path, agents=[ForeignFolder(FORMATS["aider"], tmp_path)], clock=FixedClock(CLOCK))
     async with app.run_test(size=(160, 20)) as pilot:
         await wait_for_text(pilot, "two")
         await wait_for(pilot, lambda: "one" in screen_text(app), "both histories")

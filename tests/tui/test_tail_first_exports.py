@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.bench.bench_opencode_aider import big_history, big_session
-from tests.formats.sessions import AN_HOUR, age
-from tests.formats.test_opencode import edit, fingerprint
+from tests.foreign.sessions import AN_HOUR, age
+from tests.foreign.test_opencode import edit, fingerprint
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_opencode_aider import CLOCK, _app, _status
 from wren_tui.journal.events import Event

@@ -45,7 +45,7 @@ NO_ANSWER = "no answer"
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Decision:
     approval: Approval
     # Why a call was denied: the whole tool result the model reads.
     reason: str = ""
@@ -68,13 +68,13 @@ class ApprovalGate:
             return cls("ask", ask_terminal)
         return cls("deny")
 
-    async def decide(self, call: ToolCall, tool: Tool | None) -> Verdict:
+    async def decide(self, call: ToolCall, tool: Tool | None) -> Decision:
         if tool is None or tool.read_only:
-            return Verdict("auto")
+            return Decision("auto")
         if self.mode == "yes" or call.name in self.always:
-            return Verdict("approved")
+            return Decision("approved")
         if self.mode == "deny" or self.ask is None:
-            return Verdict(
+            return Decision(
                 "denied",
                 outcomes.denied(
                     "there is no terminal to ask for approval and --yes was not given, so side effects are denied"
@@ -83,7 +83,7 @@ class ApprovalGate:
         answer = await self.ask(approval_prompt(call))
         if answer is None:
             # End of input (Ctrl+D, or the terminal went away) is not a person answering no.
-            return Verdict(
+            return Decision(
                 "denied",
                 f"{outcomes.NOT_RUN} no answer: the terminal closed its input at the approval prompt "
                 "(end of input, such as Ctrl+D), so the call was not run",
@@ -92,10 +92,10 @@ class ApprovalGate:
         choice = answer.strip().lower()
         if choice in ("a", "always"):
             self.always.add(call.name)
-            return Verdict("approved")
+            return Decision("approved")
         if choice in ("y", "yes"):
-            return Verdict("approved")
-        return Verdict("denied", outcomes.denied("the user answered no at the approval prompt"))
+            return Decision("approved")
+        return Decision("denied", outcomes.denied("the user answered no at the approval prompt"))
 
 
 def approval_prompt(call: ToolCall, screen: tuple[int, int] | None = None) -> str:

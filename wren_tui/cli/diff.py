@@ -10,7 +10,7 @@ from typing import Any
 from ..journal.compare import Comparison, Row, compare, comparison_rows
 from ..journal.store import resolve
 from ..journal.visible import visible
-from . import agents
+from . import foreign
 from .console import print_json
 from .exits import Exit, Unreadable, stop_said
 from .options import folder_of
@@ -36,7 +36,7 @@ def cmd_diff(args: argparse.Namespace) -> Exit:
     folder = folder_of(args)
     left, right = resolve(folder, args.left), resolve(folder, args.right)
     for path in (left, right):
-        agents.only_wren(path, folder, "diff", "compares")
+        foreign.only_wren(path, folder, "diff", "compares")
     cmp = compare(left, right)
     if args.json:
         print_json(cmp)

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from ..export import FORMATS, Exported, export_session
-from ..formats import Format
+from ..foreign import Format
 from ..journal.store import resolve
 from ..journal.visible import visible_text
-from . import agents
+from . import foreign
 from .console import out
 from .exits import Exit, Unreadable
 from .options import folder_of
@@ -43,14 +43,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_export(args: argparse.Namespace) -> Exit:
     path = resolve(folder_of(args), args.session)
-    foreign = agents.foreign_format(path)
-    if foreign is not None and args.format != "atif":
+    fmt = foreign.foreign_format(path)
+    if fmt is not None and args.format != "atif":
         # Nothing is written: one sentence naming the agent, what it can be exported as, and the fork.
-        agents.only_wren(path, folder_of(args), "export", "writes out", besides=agents.ATIF_TOO)
-    if foreign is None:
-        done = export_session(path, args.format, args.output)  # ExportRefused: one sentence, exit 1 (exits.py)
-    else:
-        done = _foreign_atif(path, foreign, args.output)
+        foreign.only_wren(path, folder_of(args), "export", "writes out", besides=foreign.ATIF_TOO)
+    # ExportRefused: one sentence, exit 1 (exits.py)
+    done = export_session(path, args.format, args.output) if fmt is None else _foreign_atif(path, fmt, args.output)
     out(visible_text(f"wrote {done.path}"))
     if done.stop is not None:
         # What could be read is exported, and says where it stops; the journal did not end there.
@@ -65,9 +63,9 @@ def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
     from ..export import target
     from ..export.atif import AtifWriter
     from ..export.atomic import AtomicOutput
-    from ..formats.base import Translated
-    from ..formats.live import changed_recently, held_for_writing
-    from ..formats.reader import Branch, scan
+    from ..foreign.base import Translated
+    from ..foreign.live import changed_recently, held_for_writing
+    from ..foreign.reader import Branch, scan
     from ..journal.reader import open_for_reading
 
     where = target(path, "atif", output)

@@ -24,7 +24,7 @@ from ..journal.snapshots import (
 )
 from ..journal.store import SUFFIX, new_session_id, session_id_of, write_problem
 from ..journal.visible import visible
-from . import agents
+from . import foreign
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, Unreadable
 from .log import stop_line
@@ -58,15 +58,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_fork(args: argparse.Namespace) -> Exit:
-    path = agents.resolve(folder_of(args), args.session)
-    if (foreign := agents.foreign_format(path)) is not None:
+    path = foreign.resolve(folder_of(args), args.session)
+    if (fmt := foreign.foreign_format(path)) is not None:
         if args.workspace:
             raise UsageError(
                 f"{path}: another agent's session carries no snapshots of its files, so a fork of it restores the "
                 "conversation only; fork it without --workspace"
             )
         # Into Wren's journals folder, never beside the other agent's file.
-        return agents.fork_foreign(path, foreign, args.seq, folder_of(args), args.json)
+        return foreign.fork_foreign(path, fmt, args.seq, folder_of(args), args.json)
     if args.seq is None:
         if args.workspace:
             raise UsageError("--workspace needs SEQ: the point whose files to write")

@@ -15,7 +15,7 @@ from ..journal.reader import EventSink, scan_events
 from ..journal.store import session_id_of
 from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible
-from . import agents, fleet
+from . import fleet, foreign
 from .console import err, out
 from .exits import Exit, Unreadable
 from .options import folder_of
@@ -58,9 +58,9 @@ def stop_line(verdict: ReadVerdict) -> str:
 def cmd_log(args: argparse.Namespace) -> Exit:
     local = not fleet.is_remote(args.session)
     if local:
-        path = agents.resolve(folder_of(args), args.session)
-        if (foreign := agents.foreign_format(path)) is not None:
-            return agents.log_foreign(path, foreign, args.json)
+        path = foreign.resolve(folder_of(args), args.session)
+        if (fmt := foreign.foreign_format(path)) is not None:
+            return foreign.log_foreign(path, fmt, args.json)
         scan: Scan = partial(scan_events, path)
         session_id, where = session_id_of(path), str(path)
     else:

@@ -8,12 +8,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..formats import UNKNOWN, WREN, Format, kind_of, what_wren_opens
+from ..foreign import UNKNOWN, WREN, Format, kind_of, what_wren_opens
 from ..journal.errors import NotASession
 from ..journal.snapshots import Store, store_of
 from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
-from . import agents, fleet
+from . import fleet, foreign
 from .console import err, out, print_json
 from .exits import Exit
 from .options import named_folder_of
@@ -43,7 +43,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--project", metavar="PATH", help="only the sessions whose last run worked in PATH or a folder inside it"
     )
-    agents.add_agent_option(p, "list the sessions")
+    foreign.add_agent_option(p, "list the sessions")
     p.set_defaults(handler=cmd_ls)
 
 
@@ -86,7 +86,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
         return fleet.ls_remote(args.server, args.json)
     if getattr(args, "agent", None) is not None:
-        return agents.ls_agents(args)
+        return foreign.ls_agents(args)
     folder = named_folder_of(args)
     sessions = [_not_a_journal(s) for s in list_sessions(folder)]
     for s in sessions:

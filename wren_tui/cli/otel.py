@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ..export.otel import SEMCONV, OtelMissing, OtlpSender, SendFailed, Spans
-from ..formats import Format
+from ..foreign import Format
 from ..journal.errors import JournalError
 from ..journal.locks import lock_holder
 from ..journal.reader import Tail, scan_events
 from ..journal.store import journal_paths, resolve, session_id_of
 from ..journal.verdict import Stop
-from . import agents, fleet
+from . import fleet, foreign
 from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of
@@ -112,9 +112,9 @@ def cmd_otel(args: argparse.Namespace) -> Exit:
 def _once(paths: list[Path], sender: OtlpSender, content: bool) -> Exit:
     stopped: tuple[Path, Stop] | None = None
     for path in paths:
-        foreign = agents.foreign_format(path)
-        if foreign is not None:
-            spans, stop = _foreign(path, foreign, sender, content)
+        fmt = foreign.foreign_format(path)
+        if fmt is not None:
+            spans, stop = _foreign(path, fmt, sender, content)
         else:
             spans = Spans(session_id_of(path), sender.add, content=content)
             verdict = scan_events(path, lambda events, _lines, spans=spans: spans.take(events))  # type: ignore[misc]
@@ -216,9 +216,9 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
     """Another agent's session (the branch the viewer shows), sent the same way; where reading stopped."""
     import os
 
-    from ..formats.base import Translated
-    from ..formats.live import changed_recently, held_for_writing
-    from ..formats.reader import Branch, scan
+    from ..foreign.base import Translated
+    from ..foreign.live import changed_recently, held_for_writing
+    from ..foreign.reader import Branch, scan
     from ..journal.reader import open_for_reading
 
     spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
@@ -241,7 +241,7 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
 
 def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, content: bool) -> Exit:
     for path in paths:
-        if (fmt := agents.foreign_format(path)) is not None:
+        if (fmt := foreign.foreign_format(path)) is not None:
             raise CommandFailed(f"{path}: --follow follows Wren journals; send this {fmt.label} session without it")
     followed = {path: _Followed(path, sender, content) for path in paths}
     out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")

@@ -42,7 +42,7 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def _others() -> str:
-    from ..formats import FORMATS
+    from ..foreign import FORMATS
 
     return ", ".join(f"{f.name}: {f.label}, ${f.env}" for f in FORMATS.values())
 

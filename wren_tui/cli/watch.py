@@ -24,7 +24,7 @@ from typing import Any
 from ..agent.errors import UsageError
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths, latest
-from . import agents, fleet
+from . import fleet, foreign
 from .console import out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of, named_folder_of
@@ -87,7 +87,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help=f"with --serve: browser pages open at once, each a viewer process (default: {MAX_VIEWERS}); more are "
         "refused with a sentence",
     )
-    agents.add_agent_option(p, "browse the sessions")
+    foreign.add_agent_option(p, "browse the sessions")
     p.set_defaults(handler=cmd_watch)
 
 
@@ -101,7 +101,7 @@ def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
     elif target is None and os.path.lexists(folder) and not folder.is_dir():
         raise JournalError(f"{folder} is not a folder; give --dir the journals folder (or set WREN_DIR)")
     if target is not None:
-        session = agents.resolve(folder, target)
+        session = foreign.resolve(folder, target)
         return session.parent, session
     return folder, latest(folder) if args.pick else None
 
@@ -122,7 +122,7 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
                 f"--agent browses the agent's own folder in this terminal; it takes no {given} "
                 "(watch one session with `wren watch PATH`)"
             )
-        return agents.watch_agents(args)
+        return foreign.watch_agents(args)
     if args.target is not None and fleet.is_remote(args.target):
         if args.serve:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
@@ -131,10 +131,10 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         named_folder_of(args)  # a folder named with --dir or WREN_DIR that is not there: refused, as ls does
     folder, session = target_of(args)
     if session is not None:
-        agents.foreign_format(session)  # a file that is no session Wren reads is refused here, not opened
+        foreign.foreign_format(session)  # a file that is no session Wren reads is refused here, not opened
     if session is not None and not args.serve and not args.pick:
         # A database of several sessions (OpenCode's) is browsed: each of its sessions is a row.
-        browsed = agents.watch_database(session, args, folder_of(args))
+        browsed = foreign.watch_database(session, args, folder_of(args))
         if browsed is not None:
             return browsed
     if args.serve:

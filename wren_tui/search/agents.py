@@ -2,11 +2,11 @@
 
 One line per agent in `AGENTS`: its name, and the function that lists its sessions, newest first,
 as search sources. Wren's are the journals of its journals folder; another agent's (Claude Code,
-Codex, pi: `wren_tui.formats`) are its session files in its own folder (its variable, else its
+Codex, pi: `wren_tui.foreign`) are its session files in its own folder (its variable, else its
 default). A folder named with --dir is every agent's: each file is the agent's whose lines it holds
 (as `wren ls --agent all --dir` reads a folder): a file with a Wren session's name, or whose first
 line starts as Wren's do, is a journal (a damaged journal is still searched up to its damage); a file
-that is neither is not searched (`formats.kind_of`: never guessed at). `wren search --agent` offers every line here.
+that is neither is not searched (`foreign.kind_of`: never guessed at). `wren search --agent` offers every line here.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..formats import FORMATS, WREN, Format, detect, kind_of
-from ..formats.listing import roots, session_files
+from ..foreign import FORMATS, WREN, Format, detect, kind_of
+from ..foreign.listing import roots, session_files
 from ..journal.errors import JournalError
 from ..journal.store import SESSION_ID, journal_paths
 from .foreign import ForeignSession

@@ -1,6 +1,6 @@
 """Another agent's session file (Claude Code, Codex, pi) as search reads it: its lines translated as `wren log` does.
 
-Every line is translated in order by its format (`wren_tui.formats`), as `wren log` reads the file:
+Every line is translated in order by its format (`wren_tui.foreign`), as `wren log` reads the file:
 every branch of a tree of entries, the translator's memory kept line by line, and reading stopped
 at a line that is not a JSON object (a torn tail: a last line without its newline). Seq is the
 line's number; an item's part is its event's place among the line's events, so the viewer opens the
@@ -16,10 +16,10 @@ import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..formats import Format
-from ..formats.base import THINKING, BadLine
-from ..formats.exported import open_lines
-from ..formats.reader import Lines
+from ..foreign import Format
+from ..foreign.base import THINKING, BadLine
+from ..foreign.exported import open_lines
+from ..foreign.reader import Lines
 from ..journal.events import Event, UnknownEvent
 from ..journal.verdict import Stop
 from .query import Query

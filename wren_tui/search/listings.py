@@ -1,6 +1,6 @@
 """Other agents' session listings kept beside search's index: `wren ls --agent` reads an unchanged file no more.
 
-Each row `formats.listing` made of a file (its start, end, lines, tokens, project, how it ended) is
+Each row `foreign.listing` made of a file (its start, end, lines, tokens, project, how it ended) is
 kept in the index's database with the file's device, inode, size and modification time, and used
 again while those are the same; any other file is read as the listing reads it, and its row kept.
 Rows of files no longer listed are dropped when the listing is written back. A cache like the
@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import astuple
 from pathlib import Path
 
-from ..formats.listing import AgentSession
+from ..foreign.listing import AgentSession
 
 _Key = tuple[int, int, int, int]
 
@@ -25,7 +25,7 @@ def _key(st: os.stat_result) -> _Key:
 
 
 class StoredSummaries:
-    """`formats.listing.Summaries` in the index's database (table `listings`), read at once, written at `save`."""
+    """`foreign.listing.Summaries` in the index's database (table `listings`), read at once, written at `save`."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db

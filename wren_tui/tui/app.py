@@ -10,14 +10,14 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from ..formats import Format, detect
+from ..foreign import Format, detect
 from ..journal.store import journals_dir
 from . import strings
 from .clock import Clock, utc_now
 from .commands import key_commands
 from .filters import Only
-from .screens.agents import AgentBrowser, AgentFolder
 from .screens.browser import BrowserScreen
+from .screens.foreign import ForeignBrowser, ForeignFolder
 from .screens.session import Picked, ReplayWanted, SessionScreen
 from .sources import SessionSource
 from .sources.foreign import ForeignFile
@@ -70,7 +70,7 @@ class WrenApp(ViewerApp):
         clock: Clock = utc_now,
         watch_mode: WatchMode = "auto",
         only: Only | None = None,
-        agents: Sequence[AgentFolder] | None = None,
+        agents: Sequence[ForeignFolder] | None = None,
         journals: Path | None = None,
     ) -> None:
         super().__init__()
@@ -91,7 +91,7 @@ class WrenApp(ViewerApp):
         elif self.agents is not None:
             store = journals_dir(self.journals)
             self.push_screen(
-                AgentBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode, store=store)
+                ForeignBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode, store=store)
             )
         else:
             self.push_screen(

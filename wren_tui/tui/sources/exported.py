@@ -1,6 +1,6 @@
 """A session its agent does not keep as JSON lines (OpenCode's database, aider's Markdown), read as if it did.
 
-Its format exports it into lines (`wren_tui.formats.exported`), held in an anonymous in-memory
+Its format exports it into lines (`wren_tui.foreign.exported`), held in an anonymous in-memory
 file that the viewer reads exactly as it reads a session file: `os.pread` on one descriptor. The
 agent's files are watched through their folder (inotify, or polling their stat where it cannot):
 when the file, or a database's `-wal`, changes, the session is exported again (from a new private
@@ -28,12 +28,12 @@ import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ...formats import Format
-from ...formats.base import Progress
-from ...formats.exported import memory_file
-from ...formats.opencode import split
-from ...formats.reader import LineIndex, count_lines
-from ...formats.snapshot import companions
+from ...foreign import Format
+from ...foreign.base import Progress
+from ...foreign.exported import memory_file
+from ...foreign.opencode import split
+from ...foreign.reader import LineIndex, count_lines
+from ...foreign.snapshot import companions
 from ...journal.errors import JournalError
 from ...journal.index import tail_span
 from ...journal.store import parse_ts

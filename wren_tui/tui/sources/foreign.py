@@ -2,7 +2,7 @@
 
 The file is opened, read, watched and followed exactly as a Wren journal is (`LocalJournal`: one
 read-only descriptor, `os.pread`, its folder watched), and never written, locked or touched. Each
-line is translated by its format (`wren_tui.formats`); seq is the line's number. A line is decoded
+line is translated by its format (`wren_tui.foreign`); seq is the line's number. A line is decoded
 again by its span and its place among the line's events, through the memory of the reading that
 read it last (when a call was asked, what a reply's earlier lines already counted).
 
@@ -19,11 +19,11 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ...formats import Format
-from ...formats.base import BadLine
-from ...formats.conversation import fork_points, outline
-from ...formats.live import changed_recently, held_for_writing
-from ...formats.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, units
+from ...foreign import Format
+from ...foreign.base import BadLine
+from ...foreign.conversation import fork_points, outline
+from ...foreign.live import changed_recently, held_for_writing
+from ...foreign.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, units
 from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, ForkPoint
@@ -260,6 +260,6 @@ class ForeignFile:
         return fork_points(outline(self._file.fd(), self.format)).points
 
     def fork(self, seq: int) -> Forked:
-        from ...formats.fork import fork_into_wren  # the viewer's second way to write, loaded when used
+        from ...foreign.fork import fork_into_wren  # the viewer's second way to write, loaded when used
 
         return fork_into_wren(Path(os.path.abspath(self.origin)), self.format, seq, self._journals)

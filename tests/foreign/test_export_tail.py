@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.bench.bench_opencode_aider import big_history, big_session
-from tests.formats.test_opencode import database, edit, fingerprint
-from wren_tui.formats import aider, opencode
-from wren_tui.formats.base import Tail
+from tests.foreign.test_opencode import database, edit, fingerprint
+from wren_tui.foreign import aider, opencode
+from wren_tui.foreign.base import Tail
 
 HISTORIES = Path(__file__).parents[1] / "fixtures" / "agents" / "aider"
 
@@ -146,4 +146,4 @@ def test_the_count_of_a_historys_lines_is_the_blocks_it_exports(lines: list[byte
 
 def test_the_count_in_c_is_built_here() -> None:
     """The install compiles it (a C compiler is there); without it the tail's numbers are counted in Python."""
-    assert aider._count_in_c is not None, "wren_tui/formats/_aider.c was not built: pip install -e ."
+    assert aider._count_in_c is not None, "wren_tui/foreign/_aider.c was not built: pip install -e ."

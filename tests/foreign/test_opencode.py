@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AGENTS
-from wren_tui.formats import FORMATS, detect
+from tests.foreign.sessions import AGENTS
+from wren_tui.foreign import FORMATS, detect
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 

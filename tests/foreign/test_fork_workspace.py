@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AN_HOUR, age, fixture
+from tests.foreign.sessions import AN_HOUR, age, fixture
 from tests.tui.conftest import wait_for, wait_for_text
 from wren_tui.journal.events import ChatMessage, Message, RunStart
 from wren_tui.journal.reader import read_events

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.formats.sessions import EXTERNAL, fixture
-from wren_tui.formats import FORMATS, detect
-from wren_tui.formats.base import Translated
-from wren_tui.formats.reader import Verdict, scan
+from tests.foreign.sessions import EXTERNAL, fixture
+from wren_tui.foreign import FORMATS, detect
+from wren_tui.foreign.base import Translated
+from wren_tui.foreign.reader import Verdict, scan
 from wren_tui.journal.events import Error, Event, Message, ToolEnd, UnknownEvent, Usage
 from wren_tui.journal.verdict import Stop
 

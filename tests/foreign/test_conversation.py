@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.formats.sessions import EXTERNAL, fixture
-from wren_tui.formats import detect
-from wren_tui.formats.conversation import Context, context, fork_points, outline
+from tests.foreign.sessions import EXTERNAL, fixture
+from wren_tui.foreign import detect
+from wren_tui.foreign.conversation import Context, context, fork_points, outline
 from wren_tui.journal.forking import ForkPoint
 
 

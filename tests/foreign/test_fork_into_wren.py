@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AN_HOUR, copy_session, fixture
+from tests.foreign.sessions import AN_HOUR, copy_session, fixture
 from tests.reliability.simfs import RecordingOps, crash_state
-from wren_tui.formats import FORMATS
-from wren_tui.formats.fork import fork_into_wren
+from wren_tui.foreign import FORMATS
+from wren_tui.foreign.fork import fork_into_wren
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 

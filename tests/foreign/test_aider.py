@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AGENTS, AN_HOUR, age
-from wren_tui.formats import FORMATS, detect
+from tests.foreign.sessions import AGENTS, AN_HOUR, age
+from wren_tui.foreign import FORMATS, detect
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 

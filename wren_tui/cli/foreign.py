@@ -1,6 +1,6 @@
 """Other agents' sessions in the commands: `--agent` for `wren ls` and `wren watch`, and `wren log`,
 `wren fork` on their files. ls.py, watch.py, log.py and fork.py call in here when given `--agent`, or a
-file whose content is another agent's (`wren_tui/formats` reads them).
+file whose content is another agent's (`wren_tui/foreign` reads them).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..agent.errors import UsageError
-from ..formats import AGENTS, FORMATS, UNKNOWN, Format, detect, identify, kind_of
-from ..formats.base import Translated
-from ..formats.conversation import fork_points, outline
-from ..formats.exported import open_lines
-from ..formats.listing import (
+from ..foreign import AGENTS, FORMATS, UNKNOWN, Format, detect, identify, kind_of
+from ..foreign.base import Translated
+from ..foreign.conversation import fork_points, outline
+from ..foreign.exported import open_lines
+from ..foreign.listing import (
     AgentSession,
     describe_agent_session,
     describe_exported,
@@ -29,8 +29,8 @@ from ..formats.listing import (
     session_files,
     unknown_session,
 )
-from ..formats.opencode import split as opencode_split
-from ..formats.reader import Verdict, scan
+from ..foreign.opencode import split as opencode_split
+from ..foreign.reader import Verdict, scan
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event, Message, describe, event_type, to_builtins
@@ -312,7 +312,7 @@ def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json
     """List the clean points of every branch, or fork at line SEQ into a new Wren journal in `folder`."""
     if seq is None:
         return _list(path, fmt, folder, as_json)
-    from ..formats.fork import NO_WORKSPACE, fork_into_wren  # the one command here that writes
+    from ..foreign.fork import NO_WORKSPACE, fork_into_wren  # the one command here that writes
 
     try:
         forked = fork_into_wren(path, fmt, seq, folder)
@@ -370,13 +370,13 @@ def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
 def watch_agents(args: argparse.Namespace) -> Exit:
     """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
     from ..tui.app import WrenApp
-    from ..tui.screens.agents import AgentFolder
+    from ..tui.screens.foreign import ForeignFolder
 
     places = _places(args)
     if args.agent == ALL and getattr(args, "dir", None):
-        folders = [AgentFolder(None, places[0][1])]  # one folder for all three: each file by its content
+        folders = [ForeignFolder(None, places[0][1])]  # one folder for all three: each file by its content
     else:
-        folders = [AgentFolder(fmt, root) for fmt, root in places]
+        folders = [ForeignFolder(fmt, root) for fmt, root in places]
     watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
     app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
     app.run()
@@ -394,9 +394,11 @@ def watch_database(path: Path, args: argparse.Namespace, journals: Path) -> Exit
     except JournalError:
         return None  # the session screen says why it cannot be read
     from ..tui.app import WrenApp
-    from ..tui.screens.agents import AgentFolder
+    from ..tui.screens.foreign import ForeignFolder
 
     watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
-    app = WrenApp(folder=path.parent, agents=[AgentFolder(fmt, path.parent)], journals=journals, watch_mode=watch_mode)
+    app = WrenApp(
+        folder=path.parent, agents=[ForeignFolder(fmt, path.parent)], journals=journals, watch_mode=watch_mode
+    )
     app.run()
     return Exit.ERROR if app.return_code else Exit.OK

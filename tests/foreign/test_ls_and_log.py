@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AN_HOUR, copy_session, fixture
-from wren_tui.formats.live import held_for_writing
+from tests.foreign.sessions import AN_HOUR, copy_session, fixture
+from wren_tui.foreign.live import held_for_writing
 
 AGENT_HOMES = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "pi": "PI_CODING_AGENT_DIR"}
 SESSIONS = {"claude": "projects", "codex": "sessions", "pi": "sessions"}

@@ -16,12 +16,12 @@ import pytest
 from textual.widgets import DataTable
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AN_HOUR, age, copy_session, lines_of
+from tests.foreign.sessions import AN_HOUR, age, copy_session, lines_of
 from tests.tui.conftest import wait_for
-from wren_tui.formats import FORMATS
-from wren_tui.formats.listing import COUNTED_UNDER, WINDOW
+from wren_tui.foreign import FORMATS
+from wren_tui.foreign.listing import COUNTED_UNDER, WINDOW
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.agents import AgentFolder
+from wren_tui.tui.screens.foreign import ForeignFolder
 
 HOMES = {
     "claude": ("CLAUDE_CONFIG_DIR", "projects"),
@@ -114,7 +114,7 @@ async def test_the_agents_browser_lists_a_damaged_claude_file_beside_the_others(
     damaged = copy_session("claude", "killed", root, nested=True, stem="0001-killed")
     copy_session("claude", "simple", root, nested=True, stem="0002-simple")
     spoil(damaged, 5)
-    app = WrenApp(folder=root, agents=[AgentFolder(FORMATS["claude"], root)])
+    app = WrenApp(folder=root, agents=[ForeignFolder(FORMATS["claude"], root)])
     async with app.run_test(size=(160, 20)) as pilot:
 
         def states() -> list[str]:

@@ -2,7 +2,7 @@
 
 The same screen as the journal browser, over Claude Code's, Codex's or pi's own session folders
 (nested: one folder per project or per day), each file summarised from its head and its tail
-(`formats.listing`). New sessions appear as the agent creates them: the folders are watched
+(`foreign.listing`). New sessions appear as the agent creates them: the folders are watched
 recursively (or polled where they cannot be), and a session stops being live a few seconds after
 its last write. Enter opens one in the session screen, which detects its format by its content.
 """
@@ -29,9 +29,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from ...formats import FORMATS, Format, detect
-from ...formats.listing import AgentSession, describe_agent_session, describe_exported, remembered, session_files
-from ...formats.live import FileKey, held_for_writing
+from ...foreign import FORMATS, Format, detect
+from ...foreign.listing import AgentSession, describe_agent_session, describe_exported, remembered, session_files
+from ...foreign.live import FileKey, held_for_writing
 from ...journal.store import project_label
 from ...search.index import connect_read, index_path
 from ...search.listings import StoredSummaries
@@ -57,7 +57,7 @@ _NOT_JSONL = [fmt for fmt in FORMATS.values() if fmt.export is not None]
 
 
 @dataclass(frozen=True)
-class AgentFolder:
+class ForeignFolder:
     """One agent's sessions folder, as browsed; with no format, a folder of any agent's sessions, each
     file's agent recognised by its content."""
 
@@ -69,7 +69,7 @@ class AgentFolder:
         return self.format.label if self.format is not None else strings.ANY_AGENT
 
 
-class AgentBrowser(Screen[None]):
+class ForeignBrowser(Screen[None]):
     """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
 
     CSS_PATH = "browser.tcss"
@@ -82,7 +82,7 @@ class AgentBrowser(Screen[None]):
 
     def __init__(
         self,
-        folders: Sequence[AgentFolder],
+        folders: Sequence[ForeignFolder],
         *,
         open_session: OpenSession,
         watch_mode: WatchMode = "auto",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_wren
-from tests.formats.sessions import age, lines_of
+from tests.foreign.sessions import age, lines_of
 
 
 def _claude_folder(tmp_path: Path, body: list[bytes]) -> Path:

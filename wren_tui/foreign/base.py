@@ -335,7 +335,7 @@ class Format:
     # Positive evidence from the file itself (its first bytes, and what they lead to), for a format
     # whose files are not JSON lines (OpenCode's database, aider's Markdown).
     claims_file: Callable[[Path, bytes], bool] | None = None
-    # A session that is not JSON lines, as lines its translator reads (`formats.exported`): built
+    # A session that is not JSON lines, as lines its translator reads (`foreign.exported`): built
     # from the file, which is only read. None: the file is read as it is.
     export: Callable[[Path], bytes] | None = None
     # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many).

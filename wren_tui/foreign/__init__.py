@@ -1,5 +1,5 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, OpenCode, aider), read
-as Wren events: the formats layer.
+as Wren events: the foreign layer.
 
 Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`): how to
 translate its lines into Wren's events (`journal.events`), how to recognise its files by their content,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_wren
-from tests.formats.sessions import AN_HOUR, copy_session, fixture, lines_of
-from wren_tui.formats import what_wren_opens
+from tests.foreign.sessions import AN_HOUR, copy_session, fixture, lines_of
+from wren_tui.foreign import what_wren_opens
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 
