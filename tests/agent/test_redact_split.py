@@ -147,8 +147,19 @@ async def test_a_secret_split_across_two_pieces_of_a_stream_reaches_no_delta(
 ) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    journal, _ = await _run(workspace, monkeypatch, pieces)
+    journal, shown = await _run(workspace, monkeypatch, pieces)
     _check(journal, secrets)
+    _check_shown(journal, shown, secrets)
+
+
+def _check_shown(journal: Path, shown: str, secrets: list[str]) -> None:
+    """The terminal shows the reply as the journal keeps it: whole, redacted, with no piece of a secret."""
+    reply = next(
+        e.message.content for e in events_of(journal) if isinstance(e, Message) and e.message.role == "assistant"
+    )
+    for secret in secrets:
+        assert not leaked(shown, secret), f"the terminal showed a piece of a secret: {shown!r}"
+    assert reply in shown, (reply, shown)
 
 
 @settings(max_examples=scaled(12, 300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -173,7 +184,8 @@ def test_however_a_stream_with_a_secret_is_cut_no_delta_holds_a_piece_of_it(
     with monkeypatch.context() as patch:
         patch.setenv("DEPLOY_TOKEN", ENV_SECRET)
         patch.setenv("PASS_PHRASE_SECRET", SPACED_SECRET)
-        journal, _ = asyncio.run(_run(workspace, patch, pieces))
+        journal, shown = asyncio.run(_run(workspace, patch, pieces))
+    _check_shown(journal, shown, [which])
     events = events_of(journal)
     for text_ in (e.text for e in events if isinstance(e, Delta)):
         assert not leaked(text_, which), text_

@@ -113,10 +113,14 @@ class Printer:
 
 
 class _DeltaBatcher:
-    """Streamed text as delta events, at most one per DELTA_INTERVAL (or DELTA_MAX_CHARS)."""
+    """Streamed text as delta events, at most one per DELTA_INTERVAL (or DELTA_MAX_CHARS).
 
-    def __init__(self, emit: Callable[[str], None], redactor: Redactor) -> None:
+    With `interval=0` it is the terminal's feed: every safe piece at once, each redacted by `emit`.
+    """
+
+    def __init__(self, emit: Callable[[str], None], redactor: Redactor, interval: float = DELTA_INTERVAL) -> None:
         self._emit = emit
+        self._interval = interval
         self._pending = ""
         self._last = time.monotonic()
         # Each delta is redacted alone, so a secret split across two would escape: keep a possibly
@@ -126,7 +130,7 @@ class _DeltaBatcher:
 
     def add(self, text: str) -> None:
         self._pending += text
-        if time.monotonic() - self._last >= DELTA_INTERVAL or len(self._pending) >= DELTA_MAX_CHARS:
+        if time.monotonic() - self._last >= self._interval or len(self._pending) >= DELTA_MAX_CHARS:
             cut = max(self._pending.rfind(" "), self._pending.rfind("\n")) + 1
             if cut == 0 and len(self._pending) > self._hold_back:
                 cut = len(self._pending) - self._hold_back
@@ -146,6 +150,23 @@ class _DeltaBatcher:
     def discard(self) -> None:
         """The rest is not sent as a delta: the whole message follows (or the attempt is retried)."""
         self._pending = ""
+
+
+@dataclass
+class _Shown:
+    """What the terminal shows of a streaming reply: its text and its reasoning, each held back as a delta is."""
+
+    text: _DeltaBatcher
+    reasoning: _DeltaBatcher
+
+    def flush(self) -> None:
+        self.reasoning.flush()
+        self.text.flush()
+
+    def discard(self) -> None:
+        """An attempt given up: a held-back piece may be the start of a secret the rest never came to finish."""
+        self.reasoning.discard()
+        self.text.discard()
 
 
 def _size(part: StreamPart) -> int:
@@ -283,6 +304,11 @@ class Agent:
         reply = Reply()
         batcher = _DeltaBatcher(self._delta, self.redactor)
         thinking = _DeltaBatcher(self._reasoning_delta, self.redactor)
+        # The terminal is fed as the deltas are, so a secret split across two parts is not shown in pieces.
+        shown = _Shown(
+            _DeltaBatcher(lambda text: self.printer.text(self.redactor.clean(text)), self.redactor, interval=0),
+            _DeltaBatcher(lambda text: self.printer.reasoning(self.redactor.clean(text)), self.redactor, interval=0),
+        )
         pairs, size = _Pairs(), 0
         async for raw in self.gateway.stream(self.messages, list(TOOLS.values())):
             part = pairs.mend(raw)
@@ -290,6 +316,7 @@ class Agent:
             if size > self.limits.max_reply:
                 batcher.discard()
                 thinking.discard()
+                shown.discard()
                 raise GatewayError(
                     f"the model's reply passed {self.limits.max_reply:,} characters, the limit for one reply "
                     "(WREN_MAX_REPLY); the turn is stopped, and what streamed before is in its deltas"
@@ -304,31 +331,38 @@ class Agent:
                 reply = Reply()
                 batcher.discard()
                 thinking.discard()
+                shown.discard()
                 pairs, size = _Pairs(), 0
                 continue
-            self._take(part, reply, batcher, thinking)
+            self._take(part, reply, batcher, thinking, shown)
         for part in pairs.rest():
-            self._take(part, reply, batcher, thinking)
+            self._take(part, reply, batcher, thinking, shown)
         batcher.discard()
         thinking.discard()
+        # The reply is whole: what the terminal held back is shown (redacted as one piece).
+        shown.flush()
         if reply.content or reply.thoughts:
             self.printer.line("")
         return reply
 
-    def _take(self, part: StreamPart, reply: Reply, batcher: _DeltaBatcher, thinking: _DeltaBatcher) -> None:
+    def _take(
+        self, part: StreamPart, reply: Reply, batcher: _DeltaBatcher, thinking: _DeltaBatcher, shown: _Shown
+    ) -> None:
         """One part of the reply: kept, streamed as a delta, shown."""
         reply.add(part)
         if isinstance(part, ReasoningPart):
             if part.text:
                 thinking.add(part.text)
-                self.printer.reasoning(self.redactor.clean(part.text))
+                shown.reasoning.add(part.text)
             elif part.data:
+                shown.reasoning.flush()
                 self.printer.line(REASONING_SEALED)
         else:
             thinking.flush()
+            shown.reasoning.flush()
         if isinstance(part, TextPart):
             batcher.add(part.text)
-            self.printer.text(self.redactor.clean(part.text))
+            shown.text.add(part.text)
 
     def _delta(self, text: str) -> None:
         self.append(Delta(text=text))
