@@ -106,7 +106,10 @@ def _args(command: str) -> st.SearchStrategy[list[str]]:
     token = st.one_of(
         st.sampled_from(_options(command)),
         st.sampled_from(HOSTILE),
-        st.text(st.characters(exclude_characters="\x00"), max_size=12),
+        # What a process's argv can hold: text (a lone surrogate cannot be passed to exec), or any bytes
+        # but NUL, which Python hands the program as surrogate escapes.
+        st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12),
+        st.binary(max_size=12).filter(lambda raw: b"\x00" not in raw).map(os.fsdecode),
     )
     return st.lists(token, max_size=5).filter(lambda args: not NEVER.intersection(args))
 
