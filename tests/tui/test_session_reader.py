@@ -53,9 +53,10 @@ class QueueRunner:
             if left <= 0:
                 raise AssertionError(f"timed out waiting for {what}")
             try:
-                self.calls.get(timeout=min(left, 0.1))()
+                call = self.calls.get(timeout=min(left, 0.1))
             except queue.Empty:
-                pass
+                continue
+            call()
 
 
 class Listener:
