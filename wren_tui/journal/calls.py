@@ -8,7 +8,8 @@ message that asks for nothing, with no call open. Resume settles each open call 
 never guesses: a call with side effects that started and whose answer never came is refused.
 
 Fork (`fork.fork_points`, the fork itself), replay (`replay.Replayer`), the listing's "outcome
-unknown" (`store`), the viewer's timeline and the agent's resume all ask this module.
+unknown" (`store`), the viewer's timeline (its tool rows' states, in `WORDS`) and the agent's resume
+all ask this module.
 """
 
 from __future__ import annotations

@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 ItemKind = Literal["user", "assistant", "tool", "partial", "note", "error"]
 RowState = CallState | Ended | Literal["waiting", "running"]
 """A tool row's state: what journal/calls.py decides of a call, and, while its writer runs, waiting or running."""
+# Each row state in the words the tool list and the waterfall show: journal/calls.py's, and two more.
 ROW_WORDS: dict[RowState, str] = {"waiting": "waiting", "running": "running"}
 ROW_WORDS.update((state, word) for state, word in WORDS.items())
-"""Each row state in the words the tool list and the waterfall show."""
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
