@@ -25,7 +25,7 @@ from wren_tui.journal.replay import Replayer, replay
 from wren_tui.journal.store import describe_session
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui.sources.local import LocalJournal
-from wren_tui.tui.timeline import Timeline
+from wren_tui.tui.timeline import RowState, Timeline
 
 RUN = ToolCall(id="c1", name="run_command", args='{"command": "make"}')
 READ = ToolCall(id="c2", name="read_file", args='{"path": "a.py"}')
@@ -149,7 +149,7 @@ def _write(path: Path, events: list[KnownEvent]) -> list[Event]:
     return read_events(path).events
 
 
-def _timeline(path: Path) -> tuple[list[int], dict[str, str]]:
+def _timeline(path: Path) -> tuple[list[int], dict[str, RowState]]:
     """The viewer's clean points, and the state its tool list shows of each call left open once the writer is gone."""
     source = LocalJournal(path)
     assert source.open()
