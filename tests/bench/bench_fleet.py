@@ -218,7 +218,7 @@ async def main() -> None:
         while not isinstance(app.screen, SessionScreen) or not len(app.screen.timeline):
             await pilot.pause(0.02)
         screen = app.screen
-        while screen._indexing is not None or screen.writer_alive is None:
+        while screen.reader.indexing is not None or screen.writer_alive is None:
             await pilot.pause(0.02)
         stamp_frames(screen, seen)
         print("ready", flush=True)

@@ -85,7 +85,7 @@ async def main() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         screen = app.screen
         assert isinstance(screen, SessionScreen)
-        while screen._indexing is not None or not len(screen.timeline):
+        while screen.reader.indexing is not None or not len(screen.timeline):
             await pilot.pause(0.05)
         view = screen.query_one(ConversationView)
         await pilot.press("home")

@@ -71,10 +71,10 @@ def delays(seen: dict[int, float], appended: dict[int, float]) -> list[float]:
 
 def stamp_frames(screen: SessionScreen, seen: dict[int, float]) -> None:
     """From now on, put in `seen` each event's seq and the moment of the first frame that shows it."""
-    original = screen._apply
+    original = screen.grew
 
-    def apply_and_time(first: int, added: int, stop: object) -> None:
-        original(first, added, stop)  # type: ignore[arg-type]
+    def grew_and_time(first: int, added: int) -> None:
+        original(first, added)
         timeline = screen.timeline
         seqs = [timeline.event(i).seq for i in range(first, len(timeline))]
 
@@ -85,7 +85,7 @@ def stamp_frames(screen: SessionScreen, seen: dict[int, float]) -> None:
 
         screen.conversation.call_later(screen.call_after_refresh, stamp)
 
-    screen._apply = apply_and_time  # type: ignore[method-assign]
+    screen.grew = grew_and_time  # type: ignore[method-assign]
 
 
 Writer = Callable[[Path, int, float], "subprocess.Popen[str]"]
@@ -107,7 +107,7 @@ async def screen_latency(
     async with app.run_test(size=size) as pilot:
         screen = app.screen
         assert isinstance(screen, SessionScreen)
-        while screen._indexing is not None or not len(screen.timeline):
+        while screen.reader.indexing is not None or not len(screen.timeline):
             await pilot.pause(0.05)
         stamp_frames(screen, seen)
         writer = (writer_of or start_writer)(path, count, rate)

@@ -143,7 +143,7 @@ async def test_a_long_session_shows_its_last_lines_first_then_reads_its_whole_hi
         assert isinstance(source, RemoteSource)
         held = source._held
         assert held is not None and held.base > 0 and held.first_seq == count - source.tail_lines + 1
-        await wait_for(pilot, lambda: screen._indexing is None, "the history read and indexed", 60)
+        await wait_for(pilot, lambda: screen.reader.indexing is None, "the history read and indexed", 60)
         timeline = screen.timeline
         assert timeline.events == count
         assert [timeline.event(i).seq for i in (0, 1, len(timeline) - 1)] == [1, 2, count]
@@ -282,7 +282,7 @@ async def test_a_fork_of_a_session_read_from_its_end_holds_its_whole_history(
     async with watching(f"{nats_server.url}/ci/{path.stem}", here, tail_first=0) as (app, pilot):
         await wait_for_text(pilot, "message 2200 ", timeout=30)
         screen = session_screen(app)
-        await wait_for(pilot, lambda: screen._indexing is None, "the history read and indexed", 60)
+        await wait_for(pilot, lambda: screen.reader.indexing is None, "the history read and indexed", 60)
         await pilot.press("p")
         await wait_for_text(pilot, "Fork points of")
         await pilot.press("enter", "y")

@@ -25,7 +25,7 @@ from wren_tui.journal.replay import Replayer, replay
 from wren_tui.journal.store import describe_session
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui.sources.local import LocalJournal
-from wren_tui.tui.timeline import Timeline
+from wren_tui.tui.timeline import RowState, Timeline
 
 RUN = ToolCall(id="c1", name="run_command", args='{"command": "make"}')
 READ = ToolCall(id="c2", name="read_file", args='{"path": "a.py"}')
@@ -149,14 +149,18 @@ def _write(path: Path, events: list[KnownEvent]) -> list[Event]:
     return read_events(path).events
 
 
-def _timeline_points(path: Path) -> list[int]:
+def _timeline(path: Path) -> tuple[list[int], dict[str, RowState]]:
+    """The viewer's clean points, and the state its tool list shows of each call left open once the writer is gone."""
     source = LocalJournal(path)
     assert source.open()
     try:
         timeline = Timeline(source)
         for chunk in source.lines().chunks():
             timeline.fold(chunk)
-        return [timeline.event(p).seq for p in timeline.fork_items]
+        rows = [timeline.call(number) for number in range(timeline.calls)]
+        asked = [row for row in rows if row.asked_item is not None]
+        shown = {row.id: row.state(writer_alive=False) for row in asked if not row.answered}
+        return [timeline.event(p).seq for p in timeline.fork_items], shown
     finally:
         source.close()
 
@@ -177,7 +181,10 @@ def test_every_user_of_the_call_rule_agrees_with_the_table(tmp_path: Path, row: 
     assert {c.call.id for c in replayed.uncertain_calls} == {i for i, (_, a) in row.open.items() if a == "refuse"}
 
     assert [p.seq for p in fork_points(events)] == row.clean
-    assert _timeline_points(path) == row.clean
+    # The viewer shows the same points, and each open call in the state resume reads.
+    points, shown = _timeline(path)
+    assert points == row.clean
+    assert shown == {call: state for call, (state, _) in row.open.items()}
 
     # The fork streams the journal with its own tracker: it accepts exactly the clean points.
     for seq in range(1, len(events) + 1):

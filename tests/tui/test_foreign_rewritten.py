@@ -28,7 +28,7 @@ def _seen(app: WrenApp) -> tuple[int, str | None]:
     """What the screen shows of the session: its events, and where it stopped reading (if it did)."""
     screen = app.screen
     assert isinstance(screen, SessionScreen)
-    return screen.timeline.events, None if screen._stopped is None else str(screen._stopped)
+    return screen.timeline.events, None if screen.reader.stopped is None else str(screen.reader.stopped)
 
 
 async def _fresh(data: bytes, folder: Path) -> tuple[int, str | None]:

@@ -16,7 +16,8 @@ from wren_tui.journal.events import Fork, Message
 from wren_tui.journal.reader import read_events
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.dialogs import Notice
-from wren_tui.tui.screens.session import Picked, SessionScreen
+from wren_tui.tui.screens.fork_flow import Picked
+from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -134,7 +135,9 @@ async def test_lines_appended_show_as_they_come_and_a_partial_line_waits_for_its
             assert isinstance(screen, SessionScreen)
             # Read up to the cut line's start, and no further: the partial line waits for its newline.
             whole = len(b"".join(lines[:prompt]))
-            await wait_for(pilot, lambda: screen._reader is not None and screen._reader.offset == whole, "read")
+            await wait_for(
+                pilot, lambda: screen.reader.lines is not None and screen.reader.lines.offset == whole, "read"
+            )
             assert "How many lines does hello.py have?" not in screen_text(app)
             assert "stopped at" not in _status(app)
             agent.write(lines[prompt][100:] + b"".join(lines[prompt + 1 :]))
@@ -260,7 +263,9 @@ async def test_a_big_session_shows_its_tail_first_then_the_whole_of_it(tmp_path:
     async with app.run_test(size=(140, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, SessionScreen)
-        await wait_for(pilot, lambda: screen._indexing is None and len(screen.timeline) > 0, "the whole index", 60)
+        await wait_for(
+            pilot, lambda: screen.reader.indexing is None and len(screen.timeline) > 0, "the whole index", 60
+        )
         await pilot.press("home")
         await wait_for_text(pilot, "What does notes.txt say?")
         lines = path.read_bytes().splitlines()

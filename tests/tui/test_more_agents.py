@@ -127,11 +127,13 @@ async def test_a_gemini_session_stopped_during_its_tool_shows_its_last_record_an
 
 
 async def _read_to(pilot: Pilot[object], screen: SessionScreen, size: int) -> None:
-    await wait_for(pilot, lambda: screen._reader is not None and screen._reader.offset == size, f"read to {size}")
+    await wait_for(
+        pilot, lambda: screen.reader.lines is not None and screen.reader.lines.offset == size, f"read to {size}"
+    )
 
 
 def _looked(screen: SessionScreen) -> int:
-    reader = screen._reader
+    reader = screen.reader.lines
     return int(getattr(reader, "scanned", 0)) if reader is not None else 0
 
 
@@ -170,8 +172,8 @@ async def test_a_recorded_sessions_growth_replayed_into_a_file_is_followed_as_it
                     client.flush()
                     whole = len(b"".join(lines[:written])) + new[:-40].rfind(b"\n") + 1
                     await wait_for(pilot, lambda at=whole: _looked(screen) > at, "the partial line looked at")
-                    assert screen._reader is not None and screen._reader.offset == whole
-                    assert screen._reader.stop is None and "stopped at" not in _status(app)
+                    assert screen.reader.lines is not None and screen.reader.lines.offset == whole
+                    assert screen.reader.lines.stop is None and "stopped at" not in _status(app)
                     new = new[-40:]
                 client.write(new)
             written = count
@@ -241,7 +243,9 @@ async def test_a_big_session_shows_its_last_lines_first_then_the_whole_of_it(age
         assert isinstance(screen, SessionScreen)
         await wait_for_text(pilot, "hello.py has 3 lines.")
         first = len(screen.timeline)
-        await wait_for(pilot, lambda: screen._indexing is None and len(screen.timeline) > first, "the whole index", 60)
+        await wait_for(
+            pilot, lambda: screen.reader.indexing is None and len(screen.timeline) > first, "the whole index", 60
+        )
         await pilot.press("home")
         await wait_for_text(pilot, "What does notes.txt say?")
         lines = path.read_bytes().splitlines()

@@ -21,9 +21,9 @@ from tests.tui.conftest import FixedClock, wait_for, wait_for_text
 from tests.tui.journals import SESSION, assistant, encode, finished_story, story, user, write_journal
 from wren_tui.journal.events import Delta
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.tui import session_reader
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, is_pane
-from wren_tui.tui.screens import session as session_screen
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.sources.local import LocalJournal
 
@@ -58,7 +58,7 @@ class EventCount(Widget):
 
 
 # A subclass in another folder names the stylesheets of the classes it extends.
-VIEWER = Path(session_screen.__file__).parents[1]
+VIEWER = Path(session_reader.__file__).parent
 
 
 class CountingScreen(SessionScreen):
@@ -110,7 +110,7 @@ async def test_a_pane_added_by_one_line_follows_a_live_journal(tmp_path: Path) -
 async def test_the_pane_hears_when_the_whole_index_takes_the_place_of_the_tail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 2_000)
+    monkeypatch.setattr(session_reader, "TAIL_WINDOW", 2_000)
     events = [user(f"message number {n} " + "x" * 200) for n in range(60)]
     path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
     app = _app(path)

@@ -18,10 +18,9 @@ from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.forking import fork_points
 from wren_tui.journal.index import Chunk, LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
-from wren_tui.tui import tailing
+from wren_tui.tui import session_reader, tailing
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
-from wren_tui.tui.screens import session as session_screen
 from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.timeline import Timeline
 from wren_tui.tui.widgets.conversation import ConversationView
@@ -139,7 +138,7 @@ def test_the_compact_timeline_finds_the_kernels_fork_points_and_tool_calls(big: 
 async def test_a_journal_past_the_tail_window_shows_its_tail_first_then_all_of_it(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 50_000)
+    monkeypatch.setattr(session_reader, "TAIL_WINDOW", 50_000)
     events = read_events(big).events
     app = WrenApp(folder=big.parent, session=big, clock=FixedClock(datetime.now(UTC)), watch_mode="poll")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -161,7 +160,7 @@ async def test_a_journal_past_the_tail_window_shows_its_tail_first_then_all_of_i
 async def test_a_bad_line_before_the_tail_window_ends_the_session_there(
     big: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 50_000)
+    monkeypatch.setattr(session_reader, "TAIL_WINDOW", 50_000)
     data = bytearray(big.read_bytes())
     at = data.index(b'"content":"', 1000) + 12
     data[at] = ord("#") if data[at] != ord("#") else ord("%")
@@ -179,13 +178,13 @@ async def test_a_bad_line_with_much_after_it_is_read_once_not_again_and_again(
     big: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # More than READ_ON_UI bytes after the bad line: each look at it is a worker's read.
-    monkeypatch.setattr(session_screen, "TAIL_WINDOW", 50_000)
+    monkeypatch.setattr(session_reader, "TAIL_WINDOW", 50_000)
     data = bytearray(big.read_bytes())
     at = data.index(b'"content":"', 1000) + 12
     data[at] = ord("#") if data[at] != ord("#") else ord("%")
     path = tmp_path / f"{SESSION}.jsonl"
     path.write_bytes(bytes(data))
-    assert len(data) - at > session_screen.READ_ON_UI
+    assert len(data) - at > session_reader.READ_ON_UI
     reads = 0
     chunks = LineScanner.chunks
 

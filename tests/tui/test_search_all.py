@@ -14,7 +14,8 @@ from wren_tui.journal.events import RunStart, ToolCall
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.browser import BrowserScreen
 from wren_tui.tui.screens.results import SearchResults
-from wren_tui.tui.screens.session import TAIL_WINDOW, SessionScreen
+from wren_tui.tui.screens.session import SessionScreen
+from wren_tui.tui.session_reader import TAIL_WINDOW
 from wren_tui.tui.widgets.conversation import ConversationView
 
 OLD, NEW = "s-20250301-093000-aaaa", "s-20250302-100000-bbbb"

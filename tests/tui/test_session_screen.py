@@ -6,6 +6,7 @@ import asyncio
 import os
 import shlex
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ from wren_tui.tui import tailing
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.browser import BrowserScreen
 from wren_tui.tui.screens.dialogs import Notice
-from wren_tui.tui.screens.session import Picked, SessionScreen
+from wren_tui.tui.screens.fork_flow import Picked
+from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -459,8 +461,10 @@ async def test_a_workers_result_or_a_change_that_lands_after_the_screen_closed_i
         assert isinstance(screen, SessionScreen)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not screen.is_running, "the session screen to close")
-        await asyncio.to_thread(screen._to_ui, screen._index_progress, screen._generation, 0.5)
-        await screen._changed()  # and the folder watcher's last word
+        reader = screen.reader
+        progress = partial(reader.index_progress, reader.generation, 0.5)
+        await asyncio.to_thread(reader.runner.to_ui, progress)
+        await reader.changed()  # and the folder watcher's last word
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen) and app.is_running
 

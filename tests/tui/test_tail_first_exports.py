@@ -88,7 +88,7 @@ async def _whole_read(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list
             screen = app.screen
             assert isinstance(screen, SessionScreen) and isinstance(screen.source, ForeignFile)
             assert not screen.source.partial
-            await wait_for(pilot, lambda: screen._indexing is None, "the whole index", timeout=120)
+            await wait_for(pilot, lambda: screen.reader.indexing is None, "the whole index", timeout=120)
             points = screen.source.share().fork_points()
             return _items(screen), _status(app), points, _hits(screen, "lines")
 
@@ -108,7 +108,7 @@ async def test_a_big_session_paints_its_tail_first_and_ends_as_a_whole_read(
         assert isinstance(screen, SessionScreen) and isinstance(screen.source, ForeignFile)
         await pilot.pause()
         # The first frame: the tail alone, numbered as in the whole session, while the rest is indexed.
-        assert screen.source.partial and screen._indexing is not None
+        assert screen.source.partial and screen.reader.indexing is not None
         early = _items(screen)
         assert 0 < len(early) < len(whole) // 10
         assert early == whole[-len(early) :]
@@ -118,7 +118,7 @@ async def test_a_big_session_paints_its_tail_first_and_ends_as_a_whole_read(
         assert screen.source.share().fork_points() == whole_points
 
         held_whole.set()
-        await wait_for(pilot, lambda: screen._indexing is None, "the whole index in place", timeout=120)
+        await wait_for(pilot, lambda: screen.reader.indexing is None, "the whole index in place", timeout=120)
         assert not screen.source.partial
         assert _items(screen) == whole
         assert _status(app) == whole_status

@@ -8,7 +8,8 @@ message that asks for nothing, with no call open. Resume settles each open call 
 never guesses: a call with side effects that started and whose answer never came is refused.
 
 Fork (`fork.fork_points`, the fork itself), replay (`replay.Replayer`), the listing's "outcome
-unknown" (`store`), the viewer's timeline and the agent's resume all ask this module.
+unknown" (`store`), the viewer's timeline (its tool rows' states, in `WORDS`) and the agent's resume
+all ask this module.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Literal, TypeGuard
 
 from .events import ChatMessage, Event, Message, ToolCall, ToolEnd, ToolStart
 
-CallState = Literal["never_started", "not_run", "read_only_started", "outcome_unknown", "output_lost"]
+CallState = Literal[
+    "never_started", "not_run", "read_only_started", "outcome_unknown", "output_lost", "no_result_recorded"
+]
 """Where an open call got to.
 
 never_started: no tool_start, or one that was denied: nothing ran.
@@ -30,7 +33,25 @@ read_only_started: a read-only tool started and its answer never came.
 outcome_unknown: a tool with side effects started and nothing recorded how it ended.
 output_lost: a tool with side effects started and ended (its tool_end says how), but its output,
     the tool message, never reached the journal: the model never saw what it did.
+no_result_recorded: another agent's call (that agent journals no call's start) with no result: whether
+    it ran, and what it did, nobody can say. Only asked for with `starts_recorded=False` (the viewer).
 """
+
+Ended = Literal["ok", "failed", "stopped"]
+"""How a call that was answered ended, by its tool_end (a tool message with no tool_end: ok)."""
+
+WORDS: dict[CallState | Ended, str] = {
+    "never_started": "never started",
+    "not_run": "not run",
+    "read_only_started": "interrupted",
+    "outcome_unknown": "outcome unknown",
+    "output_lost": "output lost",
+    "no_result_recorded": "no result recorded",
+    "ok": "ok",
+    "failed": "failed",
+    "stopped": "stopped",
+}
+"""Each state in the words a person reads (the viewer's tool list, its waterfall)."""
 
 ResumeAction = Literal["run", "run_again", "say_not_run", "refuse"]
 """What resume does with an open call: run it (it never started), run it again (read-only, cut
@@ -44,6 +65,7 @@ _ON_RESUME: dict[CallState, ResumeAction] = {
     # an edit got) is lost, and the model never saw it: both are as uncertain as a call cut off.
     "outcome_unknown": "refuse",
     "output_lost": "refuse",
+    "no_result_recorded": "refuse",
 }
 
 _TRACKED = frozenset({Message, ToolStart, ToolEnd})
@@ -153,16 +175,37 @@ class CallTracker:
 
     def _classify(self, call: ToolCall) -> OpenCall:
         start, end = self._started.get(call.id), self._ended.get(call.id)
-        if start is None and end is not None:
-            return OpenCall(call, "not_run", None, end)
-        # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
-        if start is None or start.approval == "denied":
-            return OpenCall(call, "never_started")
-        if start.readOnly:
-            return OpenCall(call, "read_only_started", start)
-        if end is None:
-            return OpenCall(call, "outcome_unknown", start)
-        return OpenCall(call, "output_lost", start, end)
+        state = open_state(start, end)
+        if state == "never_started":
+            return OpenCall(call, state)
+        # The tool_end is kept where resume reads it: a call recorded as not run, or one whose output was lost.
+        return OpenCall(call, state, start, end if state in ("not_run", "output_lost") else None)
+
+
+def open_state(start: ToolStart | None, end: ToolEnd | None, *, starts_recorded: bool = True) -> CallState:
+    """The state of a call with no tool message, from its tool_start and tool_end (None where there is none).
+
+    `starts_recorded=False`: another agent's call, whose start that agent never journals.
+    """
+    if start is None and not starts_recorded:
+        return "no_result_recorded"
+    if start is None and end is not None:
+        return "not_run"
+    # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
+    if start is None or start.approval == "denied":
+        return "never_started"
+    if start.readOnly:
+        return "read_only_started"
+    return "outcome_unknown" if end is None else "output_lost"
+
+
+def ended_as(end: ToolEnd | None) -> Ended:
+    """How an answered call ended: stopped (by a person, a limit), failed, or ok (also with no tool_end)."""
+    if end is None:
+        return "ok"
+    if end.stoppedBy is not None:
+        return "stopped"
+    return "failed" if end.ok is False else "ok"
 
 
 def open_calls(events: Iterable[Event]) -> list[OpenCall]:

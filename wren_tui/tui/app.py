@@ -18,10 +18,13 @@ from .commands import key_commands
 from .filters import Only
 from .screens.browser import BrowserScreen
 from .screens.foreign import ForeignBrowser, ForeignFolder
-from .screens.session import Picked, ReplayWanted, SessionScreen
+from .screens.fork_flow import Picked
+from .screens.launchers import ReplayWanted
+from .screens.session import SessionScreen
 from .sources import SessionSource
 from .sources.foreign import ForeignFile
 from .sources.local import LocalJournal
+from .sources.replay import ReplaySource
 from .tailing import WatchMode
 
 
@@ -39,7 +42,8 @@ class ViewerApp(App[Picked | None]):
     def on_replay_wanted(self, message: ReplayWanted) -> None:
         from .screens.replay import Moments, ReplayScreen  # only a replay needs it
 
-        self.push_screen(ReplayScreen(message.source, Moments(message.timeline)))
+        source = ReplaySource(message.source, end=message.end)
+        self.push_screen(ReplayScreen(source, Moments(message.timeline)))
 
     def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from textual.cache import LRUCache
 
-from ..journal.calls import CallTracker
+from ..journal.calls import WORDS, CallState, CallTracker, Ended, ended_as, open_state
 from ..journal.events import (
     Delta,
     Error,
@@ -44,18 +44,11 @@ if TYPE_CHECKING:
     from .sources import SessionSource
 
 ItemKind = Literal["user", "assistant", "tool", "partial", "note", "error"]
-CallState = Literal[
-    "waiting",
-    "running",
-    "ok",
-    "failed",
-    "stopped",
-    "output lost",
-    "outcome unknown",
-    "interrupted",
-    "never started",
-    "no result recorded",
-]
+RowState = CallState | Ended | Literal["waiting", "running"]
+"""A tool row's state: what journal/calls.py decides of a call, and, while its writer runs, waiting or running."""
+# Each row state in the words the tool list and the waterfall show: journal/calls.py's, and two more.
+ROW_WORDS: dict[RowState, str] = {"waiting": "waiting", "running": "running"}
+ROW_WORDS.update((state, word) for state, word in WORDS.items())
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
@@ -220,25 +213,23 @@ class ToolRow:
     foreign: bool = False
     asked_ts: str | None = None
 
-    def state(self, writer_alive: bool) -> CallState:
-        if self.foreign and self.end is None and not self.answered:
-            return "running" if writer_alive else "no result recorded"
-        if self.end is not None:
-            # Ended, but the writer is gone before the tool message: what the call printed is lost,
-            # and resume treats it as of unknown outcome. (Reference-format lines carry the result inline.)
-            if not self.answered and not writer_alive and self.start is not None and self.end.result is None:
-                return "output lost"
-            if self.end.stoppedBy is not None:
-                return "stopped"
-            return "failed" if self.end.ok is False else "ok"
-        if self.answered:
-            return "ok"
-        if self.start is None or self.start.approval == "denied":
-            return "waiting" if writer_alive and self.start is None else "never started"
+    def state(self, writer_alive: bool) -> RowState:
+        """Its state as journal/calls.py decides it; while its writer runs, an open call is waiting or running."""
+        end = self.end
+        # Answered: its tool message came (reference-format lines carry the result inline, in the tool_end).
+        # A call nobody was seen asking for is open to nobody (journal/calls.py): its tool_end says how it went.
+        if self.answered or (end is not None and (end.result is not None or self.asked_item is None)):
+            return ended_as(end)
         if writer_alive:
-            return "running"
-        # The writer is gone mid-call: a side effect may or may not have happened.
-        return "interrupted" if self.start.readOnly else "outcome unknown"
+            if end is not None:
+                return ended_as(end)  # its tool message is on its way
+            if self.foreign:
+                return "running"  # another agent journals no start: a call asked for runs until its result
+            if self.start is None:
+                return "waiting"
+            if self.start.approval != "denied":
+                return "running"
+        return open_state(self.start, end, starts_recorded=not self.foreign)
 
 
 class Timeline:

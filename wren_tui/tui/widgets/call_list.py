@@ -23,18 +23,19 @@ from .. import strings
 from ..clock import Clock
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged
 from ..text import width_of
-from ..timeline import CallState, Timeline, ToolRow
+from ..timeline import RowState, Timeline, ToolRow
 
 # How each state a call can be in is drawn: the suffix of the component class of its row.
-STATE_CLASS: dict[CallState, str] = {
+STATE_CLASS: dict[RowState, str] = {
     "ok": "ok",
     "failed": "bad",
     "stopped": "bad",
-    "output lost": "unknown",
-    "outcome unknown": "unknown",
-    "interrupted": "unknown",
-    "never started": "muted",
-    "no result recorded": "unknown",
+    "not_run": "bad",
+    "output_lost": "unknown",
+    "outcome_unknown": "unknown",
+    "read_only_started": "unknown",
+    "never_started": "muted",
+    "no_result_recorded": "unknown",
     "waiting": "running",
     "running": "running",
 }
@@ -102,7 +103,7 @@ class CallList(ScrollView, can_focus=True):
         """The rich style of this widget's component class `PREFIX--name`."""
         return self.get_component_rich_style(f"{self.PREFIX}--{name}")
 
-    def state_style(self, state: CallState, index: int) -> Style:
+    def state_style(self, state: RowState, index: int) -> Style:
         """The style of a row in `state`, with the cursor's when the row at `index` is under it."""
         style = self.style_of(STATE_CLASS[state])
         return style + self.style_of("cursor") if index == self.cursor else style

@@ -14,7 +14,7 @@ from textual.strip import Strip
 from ...journal.store import parse_ts
 from .. import strings
 from ..text import shorten
-from ..timeline import CallState, ToolRow
+from ..timeline import ROW_WORDS, RowState, ToolRow
 from .call_list import CallList
 
 
@@ -68,7 +68,7 @@ class ToolTimings(CallList):
         text = self._cells(self._values(row, state), self.scrollable_content_region.width)
         return self.styled_line(text, self.state_style(state, index))
 
-    def _values(self, row: ToolRow, state: CallState) -> tuple[str, str, str, str, str]:
+    def _values(self, row: ToolRow, state: RowState) -> tuple[str, str, str, str, str]:
         end = row.end
         elapsed = ""
         if end is not None and end.elapsedMs is not None:
@@ -77,7 +77,7 @@ class ToolTimings(CallList):
             seconds = (self.clock() - started).total_seconds()
             elapsed = f"{max(seconds, 0):.0f} s…"
         size = f"{end.chars}" if end is not None and end.chars is not None else ""
-        notes: list[str] = [state]
+        notes: list[str] = [ROW_WORDS[state]]
         if end is not None and end.stoppedBy:
             notes = [f"stopped: {end.stoppedBy}"]
         if end is not None and end.truncated:

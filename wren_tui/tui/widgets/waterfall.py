@@ -19,7 +19,7 @@ from .. import strings
 from ..clock import Clock
 from ..messages import Tick, TimelineGrew, TimelineReplaced
 from ..text import shorten
-from ..timeline import CallState, Timeline, ToolRow
+from ..timeline import ROW_WORDS, RowState, Timeline, ToolRow
 from .call_list import CallList
 
 _NAME = 12  # the tool's name, left of the axis
@@ -140,12 +140,12 @@ class Waterfall(CallList):
         ]
         return Strip(segments).crop_extend(0, width, self.rich_style)
 
-    def _bar(self, row: ToolRow, state: CallState, span: tuple[int, int], track: int) -> tuple[str, str]:
+    def _bar(self, row: ToolRow, state: RowState, span: tuple[int, int], track: int) -> tuple[str, str]:
         """The row's bar in a track `track` cells wide, and what is said beside it (elapsed, or the state)."""
         first, last = span
         start = ts_ms(row.start.ts) if row.start is not None else None
         if start is None:
-            return " " * track, state  # asked for, never started: no place on the axis
+            return " " * track, ROW_WORDS[state]  # asked for, never started: no place on the axis
         scale = track / (last - first)
         end = row.end
         if end is not None and end.elapsedMs is not None:
@@ -154,7 +154,7 @@ class Waterfall(CallList):
             elapsed = max(int(self.clock().timestamp() * 1000) - start, 0)
             label = f"{duration(elapsed)}…"
         else:
-            elapsed, label = 0, state
+            elapsed, label = 0, ROW_WORDS[state]
         return bar((start - first) * scale, elapsed * scale, track), label
 
 
