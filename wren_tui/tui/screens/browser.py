@@ -16,8 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from ...journal.errors import JournalError
 from ...journal.lineage import TreeRow, fork_tree
@@ -28,24 +27,23 @@ from ...search.query import BadPattern, Query
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
-from ..widgets.key_footer import KeyFooter
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
 from .results import OpenAt, SearchResults
+from .session_list import SessionList
 
 OpenSession = Callable[[Path], None]
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
 _DROP_FIRST = ("tokens", "started", "duration", "project", "events")
 
 
-class BrowserScreen(Screen[None]):
-    CSS_PATH = "browser.tcss"
+class BrowserScreen(SessionList):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=True),
         Binding("r", "refresh", "Refresh"),
         Binding("/", "search_all", "Search all"),
         Binding("escape", "close_search", "Close search", show=False),
         Binding("space", "fold", strings.FOLD_FORKS),
     ]
+    KEEP = ("quit", "toggle_help", "open", "search_all", "refresh", "fold")
 
     def __init__(
         self,
@@ -55,9 +53,12 @@ class BrowserScreen(Screen[None]):
         watch_mode: WatchMode = "auto",
         open_at: OpenAt | None = None,
     ) -> None:
-        super().__init__()
+        named = shorten(str(folder), 200)
+        table = SessionTable(
+            strings.BROWSER_COLUMNS, drop_first=_DROP_FIRST, empty=strings.NO_JOURNALS.format(folder=named)
+        )
+        super().__init__(strings.BROWSER_TITLE.format(folder=named), table)
         self.open_at = open_at
-        self.shown_folder = folder
         # Absolute, because the watcher reports absolute paths.
         self.folder = Path(os.path.abspath(folder))
         self.open_session = open_session
@@ -71,16 +72,9 @@ class BrowserScreen(Screen[None]):
         self._infos: dict[str, SessionInfo | None] = {}
         self._tree: dict[str, TreeRow] = {}
         self._folded: set[str] = set()
-        folder_named = shorten(str(self.shown_folder), 200)
-        self.table = SessionTable(
-            strings.BROWSER_COLUMNS, drop_first=_DROP_FIRST, empty=strings.NO_JOURNALS.format(folder=folder_named)
-        )
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
-        yield self.table
+    def compose_below(self) -> ComposeResult:
         yield Input(placeholder=strings.SEARCH_ALL_PLACEHOLDER, id="search-all")
-        yield KeyFooter(keep=("quit", "toggle_help", "open", "search_all", "refresh", "fold"))
 
     def on_mount(self) -> None:
         self.rescan()
@@ -183,9 +177,6 @@ class BrowserScreen(Screen[None]):
             return
         self._folded.symmetric_difference_update({info.id})
         self._arrange()
-
-    def action_open(self) -> None:
-        self.table.open_cursor()
 
     def on_session_table_opened(self, event: SessionTable.Opened) -> None:
         self.open_session(Path(event.key))

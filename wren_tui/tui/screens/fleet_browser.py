@@ -11,22 +11,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import Static
 
 from ...fleet import FleetError
 from ...fleet.remote import Fleet, RemoteSession
 from ...fleet.rows import SessionRow
 from .. import strings
 from ..text import shorten, visible
-from ..widgets.key_footer import KeyFooter
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
+from .session_list import SessionList
 
 OpenRemote = Callable[[str, str], None]
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
@@ -45,12 +40,8 @@ def state_of(session: RemoteSession, now: datetime | None = None) -> str:
     return row.state
 
 
-class FleetBrowserScreen(Screen[None]):
-    CSS_PATH = "browser.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "Open", show=True)]
-
+class FleetBrowserScreen(SessionList):
     def __init__(self, fleet: Fleet, *, shown: str, host: str | None = None, open_session: OpenRemote) -> None:
-        super().__init__()
         self.fleet = fleet
         self.shown = shown  # the server as a person reads it (no password)
         self.host = host  # only this host's sessions
@@ -59,15 +50,11 @@ class FleetBrowserScreen(Screen[None]):
         self.beats: dict[str, str] = {}
         self.problem: str | None = None
         # Session ids begin with their UTC start time, so by id is newest first.
-        self.table = SessionTable(
+        table = SessionTable(
             strings.FLEET_COLUMNS, drop_first=_DROP_FIRST, newest_first=("id", "host"), empty=self._empty_text()
         )
-
-    def compose(self) -> ComposeResult:
-        where = self.shown if self.host is None else f"{self.shown}/{self.host}"
-        yield Static(Text(strings.FLEET_TITLE.format(server=shorten(where, 200))), id="title")
-        yield self.table
-        yield KeyFooter(keep=("quit", "toggle_help", "open"))
+        where = shown if host is None else f"{shown}/{host}"
+        super().__init__(strings.FLEET_TITLE.format(server=shorten(where, 200)), table)
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -123,9 +110,6 @@ class FleetBrowserScreen(Screen[None]):
         self.table.settle()
 
     # --- opening --------------------------------------------------------------------------
-
-    def action_open(self) -> None:
-        self.table.open_cursor()
 
     def on_session_table_opened(self, event: SessionTable.Opened) -> None:
         row = self.rows.get(event.key)

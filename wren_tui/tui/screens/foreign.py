@@ -20,12 +20,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import watchfiles
-from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import Static
 
 from ...foreign import FORMATS, Format, detect
 from ...foreign.listing import AgentSession, describe_agent_session, describe_exported, remembered, session_files
@@ -36,9 +32,9 @@ from ...search.listings import StoredSummaries
 from .. import strings
 from ..tailing import WatchMode
 from ..text import shorten
-from ..widgets.key_footer import KeyFooter
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
 from .browser import OpenSession
+from .session_list import SessionList
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +64,11 @@ class ForeignFolder:
         return self.format.label if self.format is not None else strings.ANY_AGENT
 
 
-class ForeignBrowser(Screen[None]):
+class ForeignBrowser(SessionList):
     """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
 
-    CSS_PATH = "browser.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=True),
-        Binding("r", "refresh", "Refresh"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh")]
+    KEEP = ("quit", "toggle_help", "open", "refresh")
     # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
 
@@ -87,7 +80,6 @@ class ForeignBrowser(Screen[None]):
         watch_mode: WatchMode = "auto",
         store: Path | None = None,
     ):
-        super().__init__()
         self.folders = list(folders)
         # The journals folder whose store (`wren ls --agent` keeps it) gives the rows of unchanged sessions.
         self.store = store
@@ -103,19 +95,15 @@ class ForeignBrowser(Screen[None]):
         self._held: set[FileKey] | None = None
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
-        self.names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
+        names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
         # Start times are ISO-8601 UTC, so they sort as text, newest first.
-        self.table = SessionTable(
+        table = SessionTable(
             self.columns,
             drop_first=self.DROP_FIRST,
             newest_first=("started",),
-            empty=strings.NO_AGENT_SESSIONS.format(agents=self.names),
+            empty=strings.NO_AGENT_SESSIONS.format(agents=names),
         )
-
-    def compose(self) -> ComposeResult:
-        yield Static(Text(strings.AGENT_TITLE.format(agents=self.names)), id="title")
-        yield self.table
-        yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh"))
+        super().__init__(strings.AGENT_TITLE.format(agents=names), table)
 
     def on_mount(self) -> None:
         self.rescan()
@@ -218,9 +206,6 @@ class ForeignBrowser(Screen[None]):
         else:
             self._live.discard(path)
         self.table.put(str(path), cells)
-
-    def action_open(self) -> None:
-        self.table.open_cursor()
 
     def on_session_table_opened(self, event: SessionTable.Opened) -> None:
         self.open_session(Path(event.key))

@@ -134,8 +134,8 @@ class SessionTable(Widget):
         # Each column's width: its widest cell or its name; columns whose widest cell went are worked out again.
         self._widths = {column: len(column) for column in self.columns}
         self._stale: set[str] = set()
-        # Rows put or dropped since the table last settled.
-        self._dirty: set[str] = set()
+        # Rows put (in the order they were: new ones go in so, ties keep it) or dropped since the table last settled.
+        self._dirty: dict[str, None] = {}
         self._gone: set[str] = set()
         self._shown = self.columns
         # With no `newest_first`: the order the screen gave, and the order the rows are in.
@@ -179,7 +179,7 @@ class SessionTable(Widget):
                 self._widths[column] = width
             elif old is not None and width < old[column].cell_len == self._widths[column]:
                 self._stale.add(column)
-        self._dirty.add(key)
+        self._dirty[key] = None
         self._gone.discard(key)
 
     def drop(self, key: str) -> None:
@@ -189,7 +189,7 @@ class SessionTable(Widget):
             return
         self._remember_cursor()
         self._stale.update(c for c in self.columns if old[c].cell_len == self._widths[c])
-        self._dirty.discard(key)
+        self._dirty.pop(key, None)
         self._gone.add(key)
 
     def get(self, key: str) -> Row | None:
