@@ -53,23 +53,27 @@ async def test_rows_come_newest_first_change_in_place_and_the_cursor_stays_on_it
         assert [row[0] for row in _shown(table)] == ["b", "a"]
         assert table.cursor_key == "b"  # the first listing: the cursor on the newest
         assert "Nothing here yet." not in screen_text(app)
-        await pilot.press("down")
-        assert table.cursor_key == "a"
-        # A newer session appears above, and the one below ends: the cursor stays on "a".
+        # On the top row, the cursor follows the newest session.
         table.put("c", _row("c", "2026-01-03 10:00"))
+        table.settle()
+        assert [row[0] for row in _shown(table)] == ["c", "b", "a"] and table.cursor_key == "c"
+        await pilot.press("down", "down")
+        assert table.cursor_key == "a"
+        # Elsewhere it stays on its session: a newer one appears above, and one above ends.
+        table.put("d", _row("d", "2026-01-04 10:00"))
         table.put("b", _row("b", "2026-01-02 10:00", state="interrupted"))
         table.settle()
-        assert [row[0] for row in _shown(table)] == ["c", "b", "a"]
-        assert _shown(table)[1][-1] == "interrupted"
+        assert [row[0] for row in _shown(table)] == ["d", "c", "b", "a"]
+        assert _shown(table)[2][-1] == "interrupted"
         assert table.cursor_key == "a"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.opened == ["a"], "a opened")
         # The session under the cursor goes: the cursor stays where it was, on the last row.
         table.drop("a")
         table.settle()
-        assert [row[0] for row in _shown(table)] == ["c", "b"] and table.cursor_key == "b"
-        table.drop("b")
-        table.drop("c")
+        assert [row[0] for row in _shown(table)] == ["d", "c", "b"] and table.cursor_key == "b"
+        for key in ("b", "c", "d"):
+            table.drop(key)
         table.settle()
         await wait_for(pilot, lambda: "Nothing here yet." in screen_text(app), "the empty text again")
         table.open_cursor()

@@ -4,7 +4,8 @@ A row per session, keyed by the screen's name for it (a path, `host/session`), i
 newest first by the text of some columns (`newest_first`), or the order the screen gives (the
 journal browser's fork tree). The screen tells it what each row says (`put`, `drop`) as sessions
 appear, grow and end, then `settle`s: the rows change in place where they can, the columns that fit
-the width are shown (lesser ones given up first, `drop_first`), and the cursor stays on its session.
+the width are shown (lesser ones given up first, `drop_first`), and the cursor stays on its session
+(on the top row, it follows the newest).
 Each column is as wide as its widest cell or its name, told to the table rather than measured by it.
 Enter or a click on a row posts `Opened` with its key; with no row, the empty text is shown instead.
 """
@@ -312,14 +313,15 @@ class SessionTable(Widget):
             self.rows.sort(*self.newest_first, key=_text_of, reverse=True)
 
     def _keep_cursor(self, before: str | None, index: int, *, moved: bool) -> None:
-        """The cursor on the session it was on; that session gone, on the row where it was."""
+        """The cursor on the top row, following the newest session, if it was there (or there was no row);
+        elsewhere, on the session it was on; that session gone, on the row where it was."""
         rows = self.rows
         if not rows.row_count:
             return
-        if before is not None and RowKey(before) in rows.rows:
+        if before is None or index == 0:
+            index = 0
+        elif RowKey(before) in rows.rows:
             index = rows.get_row_index(before)
-        elif before is None:
-            index = 0  # the first rows listed: the cursor on the top one
         index = min(index, rows.row_count - 1)
         if moved or index != rows.cursor_row:
             rows.move_cursor(row=index)
