@@ -79,15 +79,6 @@ class Cell:
 Row = Mapping[str, CellLike]
 
 
-class _Rows(DataTable[CellLike]):
-    """The DataTable under the session table, which says each column's width itself."""
-
-    def set_width(self, column: str, width: int) -> None:
-        self.columns[ColumnKey(column)].width = width
-        self._require_update_dimensions = True  # laid out again when idle, as after a row is added
-        self.refresh()
-
-
 class SessionTable(Widget):
     """The sessions as rows under a header, or a sentence when there is none."""
 
@@ -145,7 +136,7 @@ class SessionTable(Widget):
         # The session under the cursor before this round of changes (None: no row), looked up at its first change.
         self._before: str | None = None
         self._changing = False
-        self._rows = _Rows(cursor_type="row", zebra_stripes=True)
+        self._rows: DataTable[CellLike] = DataTable(cursor_type="row", zebra_stripes=True)
         self._rows.display = False
         self._said = Static(Text(empty), classes="empty")
 
@@ -154,7 +145,7 @@ class SessionTable(Widget):
         yield self._said
 
     @property
-    def rows(self) -> _Rows:
+    def rows(self) -> DataTable[CellLike]:
         """The DataTable the rows are in."""
         return self._rows
 
@@ -292,9 +283,11 @@ class SessionTable(Widget):
     def _update(self) -> None:
         """Only the rows put or dropped since the last time, changed in place (new ones sorted into place)."""
         rows = self.rows
-        for column in self._shown:  # told before the rows change, which has the table laid out again
+        resized = False  # a width told to a column shows once the table is laid out again, as a row changes
+        for column in self._shown:
             if rows.columns[ColumnKey(column)].width != self._widths[column]:
-                rows.set_width(column, self._widths[column])
+                rows.columns[ColumnKey(column)].width = self._widths[column]
+                resized = True
         for key in self._gone:
             if RowKey(key) in rows.rows:
                 rows.remove_row(key)
@@ -304,7 +297,7 @@ class SessionTable(Widget):
                 rows.add_row(*(cells[column] for column in self._shown), key=key)
                 continue
             for column in self._shown:
-                rows.update_cell(key, column, cells[column])
+                rows.update_cell(key, column, cells[column], update_width=resized)
         if self._dirty or self._gone:
             self._sort()
 
