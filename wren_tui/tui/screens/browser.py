@@ -16,8 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input
 
 from ...journal.errors import JournalError
 from ...journal.lineage import TreeRow, fork_tree
@@ -28,38 +27,23 @@ from ...search.query import BadPattern, Query
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
-from ..widgets.key_footer import KeyFooter
+from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
 from .results import OpenAt, SearchResults
+from .session_list import SessionList
 
 OpenSession = Callable[[Path], None]
-_STATE_STYLE = {
-    "live": "bold green",
-    "done": "",
-    "cancelled": "magenta",
-    "limit": "cyan",
-    "error": "red",
-    "interrupted": "yellow",
-    "outcome unknown": "bold reverse yellow",
-    "torn tail": "dark_orange",
-    "corrupt": "bold red",
-    "unreadable": "bold reverse red",
-    "empty": "dim",
-}
-_UNKNOWN_STATE = "italic"  # a state this version has no colour for is still shown
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
 _DROP_FIRST = ("tokens", "started", "duration", "project", "events")
-_CELL_PADDING = 2  # DataTable's cell_padding, on both sides
 
 
-class BrowserScreen(Screen[None]):
-    CSS_PATH = "browser.tcss"
+class BrowserScreen(SessionList):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=True),
         Binding("r", "refresh", "Refresh"),
         Binding("/", "search_all", "Search all"),
         Binding("escape", "close_search", "Close search", show=False),
         Binding("space", "fold", strings.FOLD_FORKS),
     ]
+    KEEP = ("quit", "toggle_help", "open", "search_all", "refresh", "fold")
 
     def __init__(
         self,
@@ -69,9 +53,12 @@ class BrowserScreen(Screen[None]):
         watch_mode: WatchMode = "auto",
         open_at: OpenAt | None = None,
     ) -> None:
-        super().__init__()
+        named = shorten(str(folder), 200)
+        table = SessionTable(
+            strings.BROWSER_COLUMNS, drop_first=_DROP_FIRST, empty=strings.NO_JOURNALS.format(folder=named)
+        )
+        super().__init__(strings.BROWSER_TITLE.format(folder=named), table)
         self.open_at = open_at
-        self.shown_folder = folder
         # Absolute, because the watcher reports absolute paths.
         self.folder = Path(os.path.abspath(folder))
         self.open_session = open_session
@@ -79,29 +66,17 @@ class BrowserScreen(Screen[None]):
         # (size, mtime_ns) of each listed journal, so an unchanged file is not read again.
         self._seen: dict[Path, tuple[int, int]] = {}
         self._live: set[Path] = set()
-        # Every column's cells per row, so the columns shown can change with the width.
+        # Every row's cells, shown or folded away (the table holds the rows shown, placed in the tree).
         self._cells: dict[str, dict[str, Text]] = {}
-        self._shown: tuple[str, ...] = strings.BROWSER_COLUMNS
-        # Each row's listing (None: unreadable), the tree they make, the rows shown in order, folded sessions.
+        # Each row's listing (None: unreadable), the tree they make, folded sessions.
         self._infos: dict[str, SessionInfo | None] = {}
         self._tree: dict[str, TreeRow] = {}
-        self._order: list[str] = []
         self._folded: set[str] = set()
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text(strings.BROWSER_TITLE.format(folder=shorten(str(self.shown_folder), 200))), id="title")
-        yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
-        yield Static(Text(strings.NO_JOURNALS.format(folder=shorten(str(self.shown_folder), 200))), id="empty")
+    def compose_below(self) -> ComposeResult:
         yield Input(placeholder=strings.SEARCH_ALL_PLACEHOLDER, id="search-all")
-        yield KeyFooter(keep=("quit", "toggle_help", "open", "search_all", "refresh", "fold"))
-
-    @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one(DataTable)
 
     def on_mount(self) -> None:
-        for label in self._shown:
-            self.table.add_column(label, key=label)
         self.rescan()
         self.table.focus()
         self._watch_folder()
@@ -121,14 +96,14 @@ class BrowserScreen(Screen[None]):
         except JournalError as exc:
             self.notify(str(exc), severity="error")
             return
-        changed: set[str] = set()
+        changed = False
         current = set(paths)
         for gone in set(self._seen) - current:
             del self._seen[gone]
             del self._cells[str(gone)]
             del self._infos[str(gone)]
             self._live.discard(gone)
-            changed.add(str(gone))
+            changed = True
         for path in paths:
             try:
                 st = os.stat(path)
@@ -151,16 +126,14 @@ class BrowserScreen(Screen[None]):
                 self._live.discard(path)
             self._cells[str(path)], self._infos[str(path)] = cells, info
             self._seen[path] = stamp
-            changed.add(str(path))
+            changed = True
         if changed:
-            self._arrange(changed)
-        self.query_one("#empty").display = not self._seen
-        self.table.display = bool(self._seen)
+            self._arrange()
 
     # --- the fork tree ----------------------------------------------------------------------
 
-    def _arrange(self, changed: set[str]) -> None:
-        """Place every row in the fork tree; rows whose place is unchanged are only redrawn."""
+    def _arrange(self) -> None:
+        """Place every row in the fork tree; the table changes only the rows that say something new."""
         rows = [info for info in self._infos.values() if info is not None]
         keys = {info.id: str(info.path) for info in rows}
         self._tree = {row.id: row for row in fork_tree(rows)}
@@ -173,14 +146,11 @@ class BrowserScreen(Screen[None]):
             order.append(keys[row.id])
         # Unreadable journals have no id to place by: they follow, newest first.
         order.extend(sorted((k for k, info in self._infos.items() if info is None), reverse=True))
-        refit = self._fit_columns(rebuild=False)  # a new or wider row may change the columns that fit
-        if order != self._order or refit:
-            self._order = order
-            self._rebuild()
-            return
-        for key in changed & set(order):
-            for column in self._shown:
-                self.table.update_cell(key, column, self._decorated(key)[column], update_width=True)
+        for key in order:
+            cells = self._decorated(key)
+            if self.table.get(key) != cells:
+                self.table.put(key, cells)
+        self.table.settle(order)
 
     def _decorated(self, key: str) -> dict[str, Text]:
         """A row's cells with its place in the tree shown: indented under its parent, folded or not."""
@@ -199,74 +169,17 @@ class BrowserScreen(Screen[None]):
             origin.append(strings.TREE_MISSING, style="italic yellow")
         return {**cells, "id": ident, "forked from": origin}
 
-    def _rebuild(self) -> None:
-        """The table's rows again, in tree order, the cursor kept on its session."""
-        table = self.table
-        current = None
-        if table.row_count:
-            current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        table.clear(columns=False)
-        for key in self._order:
-            cells = self._decorated(key)
-            table.add_row(*(cells[column] for column in self._shown), key=key)
-        if current in self._order:
-            table.move_cursor(row=self._order.index(current))
-
     def action_fold(self) -> None:
         """Fold (or unfold) the forks under the highlighted session."""
-        table = self.table
-        if not table.row_count:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        key = self.table.cursor_key
         info = self._infos.get(key) if key is not None else None
         if info is None or not self._tree.get(info.id, TreeRow(info.id, 0, False, 0)).children:
             return
         self._folded.symmetric_difference_update({info.id})
-        self._arrange({str(key)})
+        self._arrange()
 
-    def on_resize(self) -> None:
-        self._fit_columns()
-
-    def _fit_columns(self, *, rebuild: bool = True) -> bool:
-        """Show the columns that fit the width, giving up lesser ones first; True if they changed.
-
-        The table is made again with them, unless `rebuild` is False (the caller rebuilds it).
-        """
-        width = self.size.width - _CELL_PADDING  # room for a scrollbar
-        if width <= 0:
-            return False
-        decorated = [self._decorated(key) for key in self._cells]
-        natural = {
-            column: max([len(column), *(cells[column].cell_len for cells in decorated)]) + _CELL_PADDING
-            for column in strings.BROWSER_COLUMNS
-        }
-        shown = list(strings.BROWSER_COLUMNS)
-        for column in _DROP_FIRST:
-            if sum(natural[c] for c in shown) <= width:
-                break
-            shown.remove(column)
-        if tuple(shown) == self._shown:
-            return False
-        self._shown = tuple(shown)
-        table = self.table
-        table.clear(columns=True)
-        for column in self._shown:
-            table.add_column(column, key=column)
-        if rebuild:
-            self._rebuild()
-        return True
-
-    def action_open(self) -> None:
-        table = self.table
-        if not table.row_count:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        if key.value is not None:
-            self.open_session(Path(key.value))
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.open_session(Path(event.row_key.value))
+    def on_session_table_opened(self, event: SessionTable.Opened) -> None:
+        self.open_session(Path(event.key))
 
     def action_refresh(self) -> None:
         self.rescan()
@@ -312,7 +225,7 @@ def _cells(info: SessionInfo) -> dict[str, Text]:
         Text(str(info.events), justify="right"),
         Text(duration, justify="right"),
         Text(str(info.tokens), justify="right"),
-        Text(shorten(state, 20), style=_STATE_STYLE.get(state, _UNKNOWN_STATE)),
+        Text(shorten(state, 20), style=STATE_STYLE.get(state, UNKNOWN_STATE)),
         Text(shorten(origin, 40)),
         Text(shorten(project_label(info.project, 32), 32)),
     )
@@ -323,7 +236,7 @@ def _unreadable(path: Path) -> dict[str, Text]:
     """The row of a journal that cannot be read at all (no permission, gone between listing and reading)."""
     cells = {column: Text("-", justify="right") for column in strings.BROWSER_COLUMNS}
     cells["id"] = Text(shorten(session_id_of(path), 40))
-    cells["state"] = Text("unreadable", style=_STATE_STYLE["unreadable"])
+    cells["state"] = Text("unreadable", style=STATE_STYLE["unreadable"])
     cells["forked from"] = Text("")
     cells["project"] = Text("")
     return cells

@@ -11,27 +11,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import DataTable, Static
 
 from ...fleet import FleetError
 from ...fleet.remote import Fleet, RemoteSession
 from ...fleet.rows import SessionRow
 from .. import strings
 from ..text import shorten, visible
-from ..widgets.key_footer import KeyFooter
-from .browser import _STATE_STYLE, _UNKNOWN_STATE
+from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
+from .session_list import SessionList
 
 OpenRemote = Callable[[str, str], None]
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
 _DROP_FIRST = ("tokens", "started", "forked from", "last event", "events")
-_CELL_PADDING = 2
 # After the list could not be read (no server, no mirror yet), it is asked again this long after.
 _RETRY_S = 2.0
 
@@ -46,37 +40,23 @@ def state_of(session: RemoteSession, now: datetime | None = None) -> str:
     return row.state
 
 
-class FleetBrowserScreen(Screen[None]):
-    CSS_PATH = "browser.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "Open", show=True)]
-
+class FleetBrowserScreen(SessionList):
     def __init__(self, fleet: Fleet, *, shown: str, host: str | None = None, open_session: OpenRemote) -> None:
-        super().__init__()
         self.fleet = fleet
         self.shown = shown  # the server as a person reads it (no password)
         self.host = host  # only this host's sessions
         self.open_session = open_session
         self.rows: dict[str, SessionRow] = {}  # by "host/session"
         self.beats: dict[str, str] = {}
-        self._cells: dict[str, dict[str, Text]] = {}
-        self._shown: tuple[str, ...] = strings.FLEET_COLUMNS
         self.problem: str | None = None
-
-    def compose(self) -> ComposeResult:
-        where = self.shown if self.host is None else f"{self.shown}/{self.host}"
-        yield Static(Text(strings.FLEET_TITLE.format(server=shorten(where, 200))), id="title")
-        yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
-        yield Static(Text(self._empty_text()), id="empty")
-        yield KeyFooter(keep=("quit", "toggle_help", "open"))
-
-    @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one(DataTable)
+        # Session ids begin with their UTC start time, so by id is newest first.
+        table = SessionTable(
+            strings.FLEET_COLUMNS, drop_first=_DROP_FIRST, newest_first=("id", "host"), empty=self._empty_text()
+        )
+        where = shown if host is None else f"{shown}/{host}"
+        super().__init__(strings.FLEET_TITLE.format(server=shorten(where, 200)), table)
 
     def on_mount(self) -> None:
-        for label in self._shown:
-            self.table.add_column(label, key=label)
-        self.table.display = False
         self.table.focus()
         self.set_interval(1.0, self._recheck_silence)
         self._watch_list()
@@ -106,94 +86,33 @@ class FleetBrowserScreen(Screen[None]):
 
     def _show_rows(self, rows: list[SessionRow], *, hosts: set[str]) -> None:
         """Show the rows given, and again the live rows of the hosts heard from (their silence may have ended)."""
-        changed = False
         now = datetime.now(UTC)
         for row in rows:
             key = f"{row.host}/{row.session}"
-            new = key not in self.rows
             self.rows[key] = row
-            self._show(key, _cells(RemoteSession(row, self.beats.get(row.host)), now), new=new)
-            changed = True
-        if hosts:
-            changed |= self._recheck_silence(hosts)
-        if changed and not self._fit_columns():
-            self._sort()
+            self.table.put(key, _cells(RemoteSession(row, self.beats.get(row.host)), now))
+        self._recheck_silence(hosts)
         self._show_empty()
 
     def _show_empty(self) -> None:
-        self.query_one("#empty", Static).update(Text(self._empty_text()))
-        self.query_one("#empty").display = not self.rows
-        self.table.display = bool(self.rows)
+        self.table.say_empty(self._empty_text())
 
-    def _recheck_silence(self, hosts: set[str] | None = None) -> bool:
-        """Show again the state of live sessions whose mirror fell silent or was heard from again."""
+    def _recheck_silence(self, hosts: set[str] | None = None) -> None:
+        """Show again the state of live sessions whose mirror fell silent or was heard from again (of `hosts`
+        only, if given), and every row changed since the table last settled."""
         now = datetime.now(UTC)
-        changed = False
         for key, row in self.rows.items():
             if row.state != "live" or (hosts is not None and row.host not in hosts):
                 continue
-            state = state_of(RemoteSession(row, self.beats.get(row.host)), now)
-            if self._cells[key]["state"].plain != state:
-                self._show(key, _cells(RemoteSession(row, self.beats.get(row.host)), now), new=False)
-                changed = True
-        return changed
-
-    def _show(self, key: str, cells: dict[str, Text], *, new: bool) -> None:
-        self._cells[key] = cells
-        if new:
-            self.table.add_row(*(cells[column] for column in self._shown), key=key)
-            return
-        for column in self._shown:
-            self.table.update_cell(key, column, cells[column], update_width=True)
-
-    def _sort(self) -> None:
-        # Session ids begin with their UTC start time, so by id is newest first.
-        self.table.sort("id", "host", key=lambda cells: tuple(cell.plain for cell in cells), reverse=True)
-
-    def on_resize(self) -> None:
-        self._fit_columns()
-
-    def _fit_columns(self) -> bool:
-        """Show the columns that fit the width, giving up lesser ones first; True if the table was rebuilt."""
-        width = self.size.width - _CELL_PADDING
-        if width <= 0:
-            return False
-        natural = {
-            column: max([len(column), *(cells[column].cell_len for cells in self._cells.values())]) + _CELL_PADDING
-            for column in strings.FLEET_COLUMNS
-        }
-        shown = list(strings.FLEET_COLUMNS)
-        for column in _DROP_FIRST:
-            if sum(natural[c] for c in shown) <= width:
-                break
-            shown.remove(column)
-        if tuple(shown) == self._shown:
-            return False
-        self._shown = tuple(shown)
-        table = self.table
-        row = table.cursor_row
-        table.clear(columns=True)
-        for column in self._shown:
-            table.add_column(column, key=column)
-        for key, cells in self._cells.items():
-            table.add_row(*(cells[column] for column in self._shown), key=key)
-        self._sort()
-        table.move_cursor(row=row)
-        return True
+            cells = _cells(RemoteSession(row, self.beats.get(row.host)), now)
+            if self.table.get(key) != cells:
+                self.table.put(key, cells)
+        self.table.settle()
 
     # --- opening --------------------------------------------------------------------------
 
-    def action_open(self) -> None:
-        table = self.table
-        if not table.row_count:
-            return
-        self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self._open(event.row_key.value)
-
-    def _open(self, key: str | None) -> None:
-        row = self.rows.get(key or "")
+    def on_session_table_opened(self, event: SessionTable.Opened) -> None:
+        row = self.rows.get(event.key)
         if row is not None:
             self.open_session(row.host, row.session)
 
@@ -201,7 +120,7 @@ class FleetBrowserScreen(Screen[None]):
 def _cells(session: RemoteSession, now: datetime) -> dict[str, Text]:
     row = session.row
     state = state_of(session, now)
-    style = _STATE_STYLE.get(row.state, _UNKNOWN_STATE)
+    style = STATE_STYLE.get(row.state, UNKNOWN_STATE)
     if state != row.state:
         style = "bold reverse yellow"  # what the row says may be old, or is no longer mirrored
     origin = f"{row.forkedFrom}@{row.forkAt}" if row.forkedFrom else ""

@@ -20,14 +20,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import watchfiles
-from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
-from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import DataTable, Static
-from textual.widgets.data_table import ColumnKey
 
 from ...foreign import FORMATS, Format, detect
 from ...foreign.listing import AgentSession, describe_agent_session, describe_exported, remembered, session_files
@@ -38,8 +32,9 @@ from ...search.listings import StoredSummaries
 from .. import strings
 from ..tailing import WatchMode
 from ..text import shorten
-from ..widgets.key_footer import KeyFooter
-from .browser import _CELL_PADDING, _STATE_STYLE, _UNKNOWN_STATE, OpenSession
+from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
+from .browser import OpenSession
+from .session_list import SessionList
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +45,7 @@ _DEBOUNCE_MS = 50
 # Session ids are uuids: their first characters tell them apart.
 _ID_WIDTH = 18
 # The states' colours: a Wren journal's, and the one state only another agent's session has.
-_STYLE = {**_STATE_STYLE, "stopped mid-call": "bold reverse yellow", "last: reply": ""}
+_STYLE = {**STATE_STYLE, "stopped mid-call": "bold reverse yellow", "last: reply": ""}
 # A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
 _EVERY_FILE = FORMATS["pi"]
 _NOT_JSONL = [fmt for fmt in FORMATS.values() if fmt.export is not None]
@@ -69,14 +64,11 @@ class ForeignFolder:
         return self.format.label if self.format is not None else strings.ANY_AGENT
 
 
-class ForeignBrowser(Screen[None]):
+class ForeignBrowser(SessionList):
     """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
 
-    CSS_PATH = "browser.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=True),
-        Binding("r", "refresh", "Refresh"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh")]
+    KEEP = ("quit", "toggle_help", "open", "refresh")
     # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
 
@@ -88,7 +80,6 @@ class ForeignBrowser(Screen[None]):
         watch_mode: WatchMode = "auto",
         store: Path | None = None,
     ):
-        super().__init__()
         self.folders = list(folders)
         # The journals folder whose store (`wren ls --agent` keeps it) gives the rows of unchanged sessions.
         self.store = store
@@ -101,28 +92,20 @@ class ForeignBrowser(Screen[None]):
         self._live: set[Path] = set()
         # The rows of a file that holds several sessions (OpenCode's database), by their keys.
         self._rows: dict[Path, set[str]] = {}
-        # Every column's cells per row, so the columns shown can change with the width.
-        self._cells: dict[str, dict[str, _Cell]] = {}
         self._held: set[FileKey] | None = None
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
-        self._shown: tuple[str, ...] = self.columns
-        # Each column's width: its longest cell or its name (the table is told it, never measures).
-        self._widths = {column: len(column) for column in self.columns}
-
-    def compose(self) -> ComposeResult:
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
-        yield Static(Text(strings.AGENT_TITLE.format(agents=names)), id="title")
-        yield DataTable(id="journals", cursor_type="row", zebra_stripes=True)
-        yield Static(Text(strings.NO_AGENT_SESSIONS.format(agents=names)), id="empty")
-        yield KeyFooter(keep=("quit", "toggle_help", "open", "refresh"))
-
-    @property
-    def table(self) -> DataTable[_Cell]:
-        return self.query_one(DataTable)
+        # Start times are ISO-8601 UTC, so they sort as text, newest first.
+        table = SessionTable(
+            self.columns,
+            drop_first=self.DROP_FIRST,
+            newest_first=("started",),
+            empty=strings.NO_AGENT_SESSIONS.format(agents=names),
+        )
+        super().__init__(strings.AGENT_TITLE.format(agents=names), table)
 
     def on_mount(self) -> None:
-        self._add_columns()
         self.rescan()
         self.table.focus()
         self._watch_folder()
@@ -146,20 +129,14 @@ class ForeignBrowser(Screen[None]):
         """Add new sessions, update changed ones and live ones (live ends with time), drop deleted ones."""
         self._held = None  # one look at every process's open files for the whole pass, not one per session
         paths = self._paths()
-        table = self.table
         changed = False
         for gone in set(self._seen) - set(paths):
             for key in self._rows.pop(gone, {str(gone)}):
-                table.remove_row(key)
-                del self._cells[key]
+                self.table.drop(key)
             del self._seen[gone]
             self._formats.pop(gone, None)
             self._live.discard(gone)
             changed = True
-        if changed:
-            self._widths = {
-                c: max([len(c), *(cells[c].cell_len for cells in self._cells.values())]) for c in self.columns
-            }
         known = self._known() if not self._seen else None  # the first listing: unchanged rows from the store
         for path in paths:
             stamp = _stamp(path)
@@ -180,10 +157,8 @@ class ForeignBrowser(Screen[None]):
         if known is not None:
             known.db.close()
         self._held = None
-        if changed and not self._fit_columns():
-            self._sort()
-        self.query_one("#empty").display = not self._seen
-        table.display = bool(self._seen)
+        if changed:
+            self.table.settle()
 
     def _known(self) -> StoredSummaries | None:
         """The rows `wren ls --agent` kept, opened read-only (the viewer never writes them); None: none kept."""
@@ -212,8 +187,7 @@ class ForeignBrowser(Screen[None]):
         """The rows of every session a file holds (OpenCode's database): one row each, keyed `DB#ID`."""
         keys = {str(row.path) for row in rows}
         for key in self._rows.get(path, set()) - keys:
-            self.table.remove_row(key)
-            del self._cells[key]
+            self.table.drop(key)
         self._rows[path] = keys
         live = False
         for row in rows:
@@ -226,73 +200,15 @@ class ForeignBrowser(Screen[None]):
         else:
             self._live.discard(path)
 
-    def _show(self, path: Path, cells: dict[str, _Cell]) -> None:
+    def _show(self, path: Path, cells: dict[str, Cell]) -> None:
         if cells["state"].plain == "live":
             self._live.add(path)
         else:
             self._live.discard(path)
-        key = str(path)
-        new = key not in self._cells
-        self._cells[key] = cells
-        for column in self.columns:
-            width = cells[column].cell_len
-            if width > self._widths[column]:
-                self._widths[column] = width
-                if column in self._shown:  # told before the row goes in, which has the table laid out again
-                    self.table.columns[ColumnKey(column)].width = width
-        if new:
-            self.table.add_row(*(cells[column] for column in self._shown), key=key)
-            return
-        for column in self._shown:
-            self.table.update_cell(key, column, cells[column], update_width=True)
+        self.table.put(str(path), cells)
 
-    def _sort(self) -> None:
-        # Start times are ISO-8601 UTC, so they sort as text, newest first.
-        self.table.sort("started", key=lambda cell: cell.plain, reverse=True)
-
-    def on_resize(self) -> None:
-        self._fit_columns()
-
-    def _fit_columns(self) -> bool:
-        """Show the columns that fit the width, giving up lesser ones first; True if the table was rebuilt."""
-        width = self.size.width - _CELL_PADDING  # room for a scrollbar
-        if width <= 0:
-            return False
-        natural = {column: self._widths[column] + _CELL_PADDING for column in self.columns}
-        shown = list(self.columns)
-        for column in self.DROP_FIRST:
-            if sum(natural[c] for c in shown) <= width:
-                break
-            if column in shown:
-                shown.remove(column)
-        if tuple(shown) == self._shown:
-            return False
-        self._shown = tuple(shown)
-        table = self.table
-        row = table.cursor_row
-        table.clear(columns=True)
-        self._add_columns()
-        for key, cells in self._cells.items():
-            table.add_row(*(cells[column] for column in self._shown), key=key)
-        self._sort()
-        table.move_cursor(row=row)
-        return True
-
-    def _add_columns(self) -> None:
-        for column in self._shown:
-            self.table.add_column(column, key=column, width=self._widths[column])
-
-    def action_open(self) -> None:
-        table = self.table
-        if not table.row_count:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        if key.value is not None:
-            self.open_session(Path(key.value))
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.open_session(Path(event.row_key.value))
+    def on_session_table_opened(self, event: SessionTable.Opened) -> None:
+        self.open_session(Path(event.key))
 
     def action_refresh(self) -> None:
         self.rescan()
@@ -330,31 +246,6 @@ class ForeignBrowser(Screen[None]):
             await asyncio.sleep(WAKE_MS / 1000)
 
 
-class _Cell:
-    """A cell of one line, drawn as its Text. It has no `__rich_measure__`: the table would measure each
-    of thousands of cells through the console's size (a system call or three each); the screen gives
-    every column its width instead, from the cells' lengths."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str, *, justify: JustifyMethod | None = None, style: str = "") -> None:
-        self.text = Text(text, justify=justify, style=style, end="")
-
-    @property
-    def plain(self) -> str:
-        return self.text.plain
-
-    @property
-    def cell_len(self) -> int:
-        return self.text.cell_len
-
-    def __str__(self) -> str:
-        return self.text.plain
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.text
-
-
 def _stat(path: Path) -> os.stat_result | None:
     try:
         return os.stat(path)
@@ -380,20 +271,20 @@ def _project(project: str | None) -> str:
     return shorten(project_label(project, 40), 40)  # many sessions share a project
 
 
-def _cells(info: AgentSession) -> dict[str, _Cell]:
+def _cells(info: AgentSession) -> dict[str, Cell]:
     duration = f"{info.duration_s:.1f}s" if info.duration_s is not None else "-"
     started = info.started.replace("T", " ")[:19] if info.started else "-"
     lines = str(info.lines) if info.exact else f"~{info.lines}"
     tokens = str(info.tokens) if info.tokens_exact else f"~{info.tokens}"
     state = info.state
     values = {
-        "agent": _Cell(info.agent),
-        "id": _Cell(shorten(info.id, _ID_WIDTH)),
-        "started": _Cell(shorten(started, 19)),
-        "lines": _Cell(lines, justify="right"),
-        "duration": _Cell(duration, justify="right"),
-        "tokens": _Cell(tokens, justify="right"),
-        "state": _Cell(shorten(state, 20), style=_STYLE.get(state, _UNKNOWN_STATE)),
-        "project": _Cell(_project(info.project)),
+        "agent": Cell(info.agent),
+        "id": Cell(shorten(info.id, _ID_WIDTH)),
+        "started": Cell(shorten(started, 19)),
+        "lines": Cell(lines, justify="right"),
+        "duration": Cell(duration, justify="right"),
+        "tokens": Cell(tokens, justify="right"),
+        "state": Cell(shorten(state, 20), style=_STYLE.get(state, UNKNOWN_STATE)),
+        "project": Cell(_project(info.project)),
     }
     return {column: values[column] for column in strings.AGENT_COLUMNS}
