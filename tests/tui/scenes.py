@@ -185,7 +185,8 @@ def aider_session(root: Path) -> WrenApp:
 SCENES = [
     Scene("session", (100, 32), (), session),
     Scene("session-80x24", (80, 24), (), session),
-    Scene("fork-picker", (100, 32), ("p",), session),
+    # The diff pane is read by a `wren diff-files` child: pictured once it has answered, not while it reads.
+    Scene("fork-picker", (100, 32), ("p",), session, _shows("no snapshot holds the")),
     Scene("outcome-unknown", (100, 32), ("home", "t", "t", "t"), outcome_unknown),
     Scene("browser", (120, 16), (), browser),
     Scene("browser-80x24", (80, 24), (), browser),
