@@ -333,4 +333,6 @@ FORMAT = Format(
     unrecorded=UNRECORDED,
     hidden_folders=False,
     own_folder=False,
+    where="aider keeps no folder of its own: its chat histories are found by their first line in the folder --dir "
+    "names, else the current folder, and the folders below it",
 )

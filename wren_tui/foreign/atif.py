@@ -438,4 +438,5 @@ FORMAT = Format(
     mapped=MAPPED,
     skipped=SKIPPED,
     frames=frames,
+    write_tools=None,  # a trajectory of any agent's session
 )

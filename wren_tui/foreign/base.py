@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import os
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -259,6 +260,23 @@ def not_json(exc: msgspec.DecodeError) -> BadLine:
     return BadLine("its bytes are not valid UTF-8" if "UTF-8" in str(exc) else "it is not JSON")
 
 
+# Between a file that holds several sessions and one of them, in a path: `DB#ID` (OpenCode's database).
+MEMBER = "#"
+
+
+def split_member(path: Path) -> tuple[Path, str | None]:
+    """The file and the session a path names: `FILE#ID`, or the file alone (its only session)."""
+    if MEMBER in path.name and not os.path.lexists(path):
+        base, _sep, session = path.name.rpartition(MEMBER)
+        return path.with_name(base), session or None
+    return path, None
+
+
+def member_path(file: Path, session: str) -> Path:
+    """The path that names one session of a file that holds several: `FILE#ID`."""
+    return file.with_name(f"{file.name}{MEMBER}{session}")
+
+
 @dataclass(frozen=True)
 class Tail:
     """The last whole lines of a session's export, made without exporting what comes before them.
@@ -357,6 +375,12 @@ class Format:
     # For a format that is one document rather than a line per object (ATIF): the units it is read in,
     # as `reader.units` gives them, (fd, start, stop) -> (start, bytes) with `looked`. None: by newlines.
     frames: Callable[[int, int, int | None], Frames] | None = None
+    # The tools whose calls change the workspace (its shell, its file writes and edits): the viewer's writes
+    # filter counts their calls. None: a document of any agent's session (ATIF), so every format's.
+    write_tools: frozenset[str] | None = frozenset()
+    # Where its sessions are found when that is not one file a session in the agent's own folder, as
+    # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
+    where: str | None = None
 
 
 class Frames(Protocol):

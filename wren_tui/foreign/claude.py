@@ -328,4 +328,5 @@ FORMAT = Format(
     mapped=MAPPED,
     skipped=SKIPPED,
     totals=totals,
+    write_tools=frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit")),
 )

@@ -466,4 +466,5 @@ FORMAT = Format(
     mapped=MAPPED,
     skipped=SKIPPED,
     totals=totals,
+    write_tools=frozenset(("exec_command", "local_shell", "apply_patch", "write_stdin")),
 )

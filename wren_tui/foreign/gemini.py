@@ -340,4 +340,5 @@ FORMAT = Format(
     mapped=MAPPED,
     skipped=SKIPPED,
     open_calls_recorded=False,
+    write_tools=frozenset(("run_shell_command", "write_file", "replace", "edit")),
 )

@@ -33,6 +33,7 @@ from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
 from .base import (
     COMPACTION,
+    MEMBER,
     BadLine,
     Format,
     Progress,
@@ -42,8 +43,10 @@ from .base import (
     answer,
     assistant,
     error,
+    member_path,
     not_json,
     note,
+    split_member,
     thinking,
     usage,
     user,
@@ -54,7 +57,6 @@ NAME = "opencode"
 LABEL = "OpenCode"
 ENV = "XDG_DATA_HOME"
 DB_NAME = "opencode.db"
-SEP = "#"
 T = TypeVar("T")
 
 # The tables a database must have to be OpenCode's (positive evidence, not its name).
@@ -67,21 +69,9 @@ _KNOWN = frozenset({*MAPPED, *SKIPPED})
 # --- naming a session ---------------------------------------------------------------------------
 
 
-def split(path: Path) -> tuple[Path, str | None]:
-    """The database and the session a path names: `DB#ID`, or the database alone (its only session)."""
-    if SEP in path.name and not os.path.lexists(path):
-        base, _sep, session = path.name.rpartition(SEP)
-        return path.with_name(base), session or None
-    return path, None
-
-
-def session_path(db: Path, session: str) -> Path:
-    return db.with_name(f"{db.name}{SEP}{session}")
-
-
 def session_id(path: Path) -> str:
     """The id after `#`; for the database alone, its only session's (its name when it has not exactly one)."""
-    db, session = split(path)
+    db, session = split_member(path)
     if session is not None:
         return session
     try:
@@ -130,7 +120,7 @@ def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
         if not ids:
             raise JournalError(f"{db}: an OpenCode database that holds no session yet")
         raise JournalError(
-            f"{db}: an OpenCode database of {len(ids)} sessions; name one as {db}{SEP}ID "
+            f"{db}: an OpenCode database of {len(ids)} sessions; name one as {db}{MEMBER}ID "
             f"(`wren ls --agent opencode --dir {db.parent}` lists them)"
         )
     if session not in ids:
@@ -140,7 +130,7 @@ def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
 
 def export(path: Path, snap: Snapshot | None = None, progress: Progress | None = None) -> bytes:
     """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
-    db, session = split(path)
+    db, session = split_member(path)
 
     def read(conn: sqlite3.Connection) -> bytes:
         chosen = _one(conn, db, session)
@@ -169,7 +159,7 @@ class Follower:
     @property
     def snap(self) -> Snapshot:
         if self._snap is None:  # at the first export: the copy recognising and naming the session took, if still right
-            self._snap = borrowed(split(self.path)[0])
+            self._snap = borrowed(split_member(self.path)[0])
         return self._snap
 
     def __call__(self, progress: Progress | None = None) -> bytes:
@@ -196,7 +186,7 @@ def export_tail(path: Path, least: int, snap: Snapshot | None = None) -> Tail | 
     rows after need, which is checked: every message a part among them belongs to is recorded among
     them. None when the whole session is not much bigger, or no such place is found (export it whole).
     """
-    db, session = split(path)
+    db, session = split_member(path)
 
     def read(conn: sqlite3.Connection) -> Tail | None:
         chosen = _one(conn, db, session)
@@ -286,7 +276,7 @@ def export_all(db: Path) -> dict[Path, bytes]:
             if exporter is None:
                 exporter = exporters[row[0]] = Exporter()
             out.setdefault(row[0], []).extend(exporter.pieces(row))
-        return {session_path(db, id_): b"".join(lines) for id_, lines in out.items()}
+        return {member_path(db, id_): b"".join(lines) for id_, lines in out.items()}
 
     with snapshot(db) as snap:
         return snap.query(read)
@@ -677,4 +667,6 @@ FORMAT = Format(
     export_all=export_all,
     exporter=exporter,
     tokens_of=tokens_of,
+    write_tools=frozenset(("bash", "write", "edit", "patch", "multiedit")),
+    where="OpenCode keeps every session in one database (one of them is named DB#ID)",
 )

@@ -306,4 +306,5 @@ FORMAT = Format(
     mapped=MAPPED,
     skipped=SKIPPED,
     tokens_of=tokens_of,
+    write_tools=frozenset(("bash", "write", "edit")),
 )

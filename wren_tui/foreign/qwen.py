@@ -283,4 +283,5 @@ FORMAT = Format(
     mapped=MAPPED,
     skipped=SKIPPED,
     tokens_of=tokens_of,
+    write_tools=frozenset(("run_shell_command", "write_file", "replace", "edit")),
 )
