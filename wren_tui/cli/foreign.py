@@ -36,6 +36,7 @@ from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
 
 if TYPE_CHECKING:
+    from ..tui.app import WrenApp
     from ..tui.tailing import WatchMode
 
 ALL = "all"
@@ -349,6 +350,13 @@ def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
 
 def watch_agents(args: argparse.Namespace) -> Exit:
     """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
+    app = agents_browser(args)
+    app.run()
+    return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
+
+
+def agents_browser(args: argparse.Namespace) -> WrenApp:
+    """The viewer `wren watch --agent NAME|all [--dir DIR]` runs: the browser over the agents' folders."""
     from ..tui.app import WrenApp
     from ..tui.screens.foreign import ForeignFolder
 
@@ -358,9 +366,7 @@ def watch_agents(args: argparse.Namespace) -> Exit:
     else:
         folders = [ForeignFolder(fmt, root) for fmt, root in places]
     watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
-    app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
-    app.run()
-    return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
+    return WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
 
 
 def watch_database(path: Path, args: argparse.Namespace, journals: Path) -> Exit | None:
