@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from wren_tui.foreign.base import BadLine, Format, Translated, Translator, answer, assistant, note, not_json, user
+from wren_tui.foreign.base import BadLine, Format, Translated, Translator, answer, assistant, not_json, note, user
 from wren_tui.journal.events import ToolCall
 
 NAME = "toy"
