@@ -30,13 +30,24 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
-from .base import BadLine, Format, Progress, Tail, Translated, Translator, assistant, not_json, note, usage, user
+from .base import (
+    Format,
+    Progress,
+    Tail,
+    Translated,
+    Translator,
+    assistant,
+    decode_export,
+    never_a_line,
+    note,
+    usage,
+    user,
+)
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:
@@ -47,6 +58,14 @@ except ImportError:  # built only where the install had a C compiler: counted in
 NAME = "aider"
 LABEL = "aider"
 ENV = "AIDER_CHAT_HISTORY_FILE"
+# aider records no tool calls.
+WRITE_TOOLS: frozenset[str] = frozenset()
+SKIPPED: tuple[str, ...] = ()
+SUFFIX = ".md"
+WHERE = (
+    "aider keeps no folder of its own: its chat histories are found by their first line in the folder --dir "
+    "names, else the current folder, and the folders below it"
+)
 HEADER = b"# aider chat started at "
 DEFAULT_NAME = ".aider.chat.history.md"
 UNRECORDED = "aider records no tool calls (it edits files from the text of its replies)"
@@ -259,12 +278,7 @@ def _project(path: Path) -> str:
 
 class AiderTranslator(Translator):
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _decode.decode(data)
-        except msgspec.ValidationError:
-            raise BadLine("it is not a line of an exported aider history") from None
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_export(_decode, data, "an exported aider history")
         seq, ts = lineno, line.ts
         if line.type == "run":
             shown = note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)
@@ -310,29 +324,7 @@ def is_session_file(path: Path) -> bool:
         os.close(fd)
 
 
-def _claims(_line: dict[str, Any]) -> bool:
-    return False  # never a line of a JSONL file
+claims = never_a_line
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=AiderTranslator,
-    claims=_claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=(),
-    suffix=".md",
-    claims_file=claims_file,
-    export=export,
-    exporter=Follower,
-    unrecorded=UNRECORDED,
-    hidden_folders=False,
-    own_folder=False,
-    where="aider keeps no folder of its own: its chat histories are found by their first line in the folder --dir "
-    "names, else the current folder, and the folders below it",
-)
+FORMAT = Format.of(__name__, AiderTranslator, exporter=Follower, hidden_folders=False, own_folder=False)

@@ -46,6 +46,9 @@ from .base import BadLine, Format, Translated, Translator, not_json, note, text_
 
 NAME = "atif"
 LABEL = "ATIF trajectory"
+ENV = ""  # a document opened by its path: no folder of its own
+# A trajectory of any agent's session: every format's tools that change the workspace.
+WRITE_TOOLS = None
 MAPPED = ("head", "user", "agent", "system", "tail")
 SKIPPED = ()
 
@@ -425,18 +428,8 @@ def session_id(path: Path) -> str:
     return name
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env="",
-    translator=AtifTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=lambda path: path.suffix == ".json",
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    frames=frames,
-    write_tools=None,  # a trajectory of any agent's session
-)
+def is_session_file(path: Path) -> bool:
+    return path.suffix == ".json"
+
+
+FORMAT = Format.of(__name__, AtifTranslator)

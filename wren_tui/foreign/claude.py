@@ -19,19 +19,17 @@ from ..journal.events import Event, ToolCall
 from .base import (
     COMPACTION_BOUNDARY,
     NO_RAW,
-    BadLine,
     Format,
     Node,
     Translated,
-    Translator,
+    TypedTranslator,
     answer,
     assistant,
-    decode_line,
     elapsed,
     error,
-    malformed,
+    field_reader,
     ms_of,
-    not_json,
+    node_reader,
     note,
     raw_text,
     tagged,
@@ -45,6 +43,8 @@ from .base import (
 NAME = "claude"
 LABEL = "Claude Code"
 ENV = "CLAUDE_CONFIG_DIR"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
 
 # Lines the client writes for itself: its context attachments, request records, queue, costs.
 SKIPPED = (
@@ -126,36 +126,36 @@ _Skipped = tagged(_Line, SKIPPED)
 _decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union((_User, _Assistant, _System, *_Skipped)))
 
 
-class ClaudeTranslator(Translator):
+class ClaudeTranslator(TypedTranslator[_Line]):
     """Remembers when each tool call was asked, and how much of each reply's usage was counted."""
 
+    decoder = _decoder
+    known = _CLAIMED
+
     def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
+        super().__init__()
         # A reply's usage is repeated on each of its lines (growing, in older clients): each line
         # counts what it adds to the line before it, and a line that adds nothing is hidden.
         self._last_usage: dict[str, tuple[int, int]] = {}
         self._usage_at: dict[int, tuple[int, int]] = {}
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        line = decode_line(_decoder, lineno, data, _CLAIMED)
-        if isinstance(line, Translated):
-            return line  # a kind this reader does not type, counted, or a known one that does not fit
-        node = None
-        if line.uuid is not None:
-            node = Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
-        try:
-            if isinstance(line, _User):
-                out = self._user(lineno, line)
-            elif isinstance(line, _Assistant):
-                out = self._assistant(lineno, line, learn)
-            elif isinstance(line, _System):
-                out = _system(lineno, line)
-            else:
-                out = Translated([], str(type(line).__struct_config__.tag), "skipped")
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(lineno, line.timestamp, str(type(line).__struct_config__.tag), exc)
-        out.node, out.cwd = node, line.cwd
-        return out
+    def time_of(self, line: _Line) -> str:
+        return line.timestamp
+
+    def node(self, kind: str, line: _Line) -> Node | None:
+        return None if line.uuid is None else Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+
+    def cwd(self, line: _Line) -> str | None:
+        return line.cwd
+
+    def typed(self, seq: int, kind: str, line: _Line, learn: bool) -> Translated:
+        if isinstance(line, _User):
+            return self._user(seq, line)
+        if isinstance(line, _Assistant):
+            return self._assistant(seq, line, learn)
+        if isinstance(line, _System):
+            return _system(seq, line)
+        return Translated([], kind, "skipped")
 
     def _user(self, seq: int, line: _User) -> Translated:
         ts, content = line.timestamp, line.message.content
@@ -243,23 +243,13 @@ class _NodeLine(msgspec.Struct):
     isSidechain: bool = False
 
 
-_nodes = msgspec.json.Decoder(_NodeLine)
+def _node(line: _NodeLine) -> Node | None:
+    return None if line.uuid is None else Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
 
 
-def node_of(data: bytes) -> Node | None:
-    """A line's place in the chain, without reading the rest of it; None for a bookkeeping line; BadLine
-    for a line that is not a JSON object."""
-    try:
-        line = _nodes.decode(data)
-    except msgspec.ValidationError:
-        if data.lstrip()[:1] != b"{":
-            raise BadLine("it is JSON but not an object") from None
-        return None  # an object whose fields do not fit: the full reading shows why
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    if line.uuid is None:
-        return None
-    return Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+# A line's place in the chain, without reading the rest of it; None for a bookkeeping line; BadLine for a line
+# that is not a JSON object.
+node_of = node_reader(_NodeLine, _node)
 
 
 # --- where the sessions are -------------------------------------------------------------------
@@ -297,36 +287,18 @@ class _Cost(msgspec.Struct):
     modelUsage: dict[str, dict[str, Any]] | None = None
 
 
-_costs = msgspec.json.Decoder(_Cost)
 _COUNTED = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
 
 
-def totals(data: bytes) -> int | None:
-    """The session's tokens so far, from a `cost-state` line (the last line of a run that ended)."""
-    if b'"cost-state"' not in data:
-        return None
-    try:
-        cost = _costs.decode(data)
-    except msgspec.DecodeError:
-        return None
+def _total(cost: _Cost) -> int | None:
     if cost.type != "cost-state" or cost.modelUsage is None:
         return None
     counts = (used.get(key) for used in cost.modelUsage.values() for key in _COUNTED)
     return sum(n for n in counts if isinstance(n, int))
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=ClaudeTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=node_of,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    totals=totals,
-    write_tools=frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit")),
-)
+# The session's tokens so far, from a `cost-state` line (the last line of a run that ended).
+totals = field_reader(_Cost, b'"cost-state"', _total, None)
+
+
+FORMAT = Format.of(__name__, ClaudeTranslator)

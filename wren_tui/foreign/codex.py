@@ -40,6 +40,8 @@ from .base import (
 NAME = "codex"
 LABEL = "Codex"
 ENV = "CODEX_HOME"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("exec_command", "local_shell", "apply_patch", "write_stdin"))
 
 MAPPED = (
     "session_meta",
@@ -453,18 +455,4 @@ def totals(data: bytes) -> int | None:
     return None if found is None else sum(found)
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=CodexTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=lambda path: True,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    totals=totals,
-    write_tools=frozenset(("exec_command", "local_shell", "apply_patch", "write_stdin")),
-)
+FORMAT = Format.of(__name__, CodexTranslator)

@@ -20,13 +20,12 @@ from ..journal.events import Event, ToolCall
 from .base import (
     Format,
     Translated,
-    Translator,
+    TypedTranslator,
     answer,
     assistant,
-    decode_line,
     elapsed,
     error,
-    malformed,
+    field_reader,
     ms_of,
     note,
     text_of,
@@ -39,6 +38,8 @@ from .base import (
 NAME = "copilot"
 LABEL = "Copilot CLI"
 ENV = "COPILOT_HOME"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("bash", "create", "edit"))
 
 MAPPED = (
     "session.start",
@@ -120,23 +121,17 @@ _TYPES = {tag: _kind(tag) for tag in (*MAPPED, *SKIPPED)}
 _decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union(tuple(_TYPES.values())))
 
 
-class CopilotTranslator(Translator):
+class CopilotTranslator(TypedTranslator[_Line]):
     """Remembers when each call was asked and started, for the time its result took."""
 
-    def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
+    decoder = _decoder
+    known = _KNOWN
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        line = decode_line(_decoder, lineno, data, _KNOWN)
-        if isinstance(line, Translated):
-            return line  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(line.__struct_config__.tag)
-        seq, ts, d = lineno, line.timestamp, line.data
-        try:
-            out = self._line(seq, ts, kind, d, learn)
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(seq, ts, kind, exc)
-        return out
+    def time_of(self, line: _Line) -> str:
+        return line.timestamp
+
+    def typed(self, seq: int, kind: str, line: _Line, learn: bool) -> Translated:
+        return self._line(seq, line.timestamp, kind, line.data, learn)
 
     def _line(self, seq: int, ts: str, kind: str, d: _Data, learn: bool) -> Translated:
         if kind in SKIPPED:
@@ -227,35 +222,15 @@ class _UsageLine(msgspec.Struct):
     data: _UsageOnly | None = None
 
 
-_usages = msgspec.json.Decoder(_UsageLine)
-
-
-def tokens_of(data: bytes) -> int:
-    """The tokens a usage record counts, read alone."""
-    if b'"session.usage_record"' not in data:
-        return 0
-    try:
-        line = _usages.decode(data)
-    except msgspec.DecodeError:
-        return 0
+def _tokens(line: _UsageLine) -> int:
     used = line.data.usage if line.data is not None else None
     if line.type != "session.usage_record" or used is None:
         return 0
     return used.inputTokens + used.cacheReadTokens + used.cacheWriteTokens + used.outputTokens
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=CopilotTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    tokens_of=tokens_of,
-    write_tools=frozenset(("bash", "create", "edit")),
-)
+# The tokens a usage record counts, read alone.
+tokens_of = field_reader(_UsageLine, b'"session.usage_record"', _tokens, 0)
+
+
+FORMAT = Format.of(__name__, CopilotTranslator)

@@ -46,6 +46,8 @@ from .base import (
 NAME = "gemini"
 LABEL = "Gemini CLI"
 ENV = "GEMINI_CLI_HOME"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 
 MAPPED = ("header", "user", "gemini", "info", "warning", "error", "$set:messages")
 SKIPPED = ("$set:lastUpdated", "$set:sessionId", "$set:summary")
@@ -327,18 +329,4 @@ def claims(line: dict[str, Any]) -> bool:
     return isinstance(fields, dict) and len(line) == 1 and bool(set(fields) & {"messages", "lastUpdated"})
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=GeminiTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    open_calls_recorded=False,
-    write_tools=frozenset(("run_shell_command", "write_file", "replace", "edit")),
-)
+FORMAT = Format.of(__name__, GeminiTranslator, open_calls_recorded=False)

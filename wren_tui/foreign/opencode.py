@@ -34,7 +34,6 @@ from ..journal.events import Event, ToolCall
 from .base import (
     COMPACTION,
     MEMBER,
-    BadLine,
     Format,
     Progress,
     Tail,
@@ -42,9 +41,10 @@ from .base import (
     Translator,
     answer,
     assistant,
+    decode_export,
     error,
     member_path,
-    not_json,
+    never_a_line,
     note,
     split_member,
     thinking,
@@ -56,6 +56,10 @@ from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
 NAME = "opencode"
 LABEL = "OpenCode"
 ENV = "XDG_DATA_HOME"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("bash", "write", "edit", "patch", "multiedit"))
+SUFFIX = ".db"
+WHERE = "OpenCode keeps every session in one database (one of them is named DB#ID)"
 DB_NAME = "opencode.db"
 T = TypeVar("T")
 
@@ -526,12 +530,7 @@ class OpenCodeTranslator(Translator):
     """Each exported line says what it adds: the events come from its bytes alone."""
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _lines.decode(data)
-        except msgspec.ValidationError:
-            raise BadLine("it is not a line of an exported OpenCode session") from None
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_export(_lines, data, "an exported OpenCode session")
         seq, ts, kind = lineno, line.ts, line.type
         try:
             row = _data.decode(line.data)
@@ -649,24 +648,7 @@ def is_session_file(path: Path) -> bool:
         os.close(fd)
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=OpenCodeTranslator,
-    claims=lambda _line: False,  # never a line of a JSONL file
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    suffix=".db",
-    claims_file=claims_file,
-    export=export,
-    export_all=export_all,
-    exporter=exporter,
-    tokens_of=tokens_of,
-    write_tools=frozenset(("bash", "write", "edit", "patch", "multiedit")),
-    where="OpenCode keeps every session in one database (one of them is named DB#ID)",
-)
+claims = never_a_line
+
+
+FORMAT = Format.of(__name__, OpenCodeTranslator)

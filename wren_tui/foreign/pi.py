@@ -18,19 +18,17 @@ import msgspec
 from ..journal.events import Event, ToolCall
 from .base import (
     COMPACTION,
-    BadLine,
     Format,
     Node,
     Translated,
-    Translator,
+    TypedTranslator,
     answer,
     assistant,
-    decode_line,
     elapsed,
     error,
-    malformed,
+    field_reader,
     ms_of,
-    not_json,
+    node_reader,
     note,
     tagged,
     text_of,
@@ -43,6 +41,8 @@ from .base import (
 NAME = "pi"
 LABEL = "pi"
 ENV = "PI_CODING_AGENT_DIR"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("bash", "write", "edit"))
 
 MAPPED = (
     "session",
@@ -136,43 +136,38 @@ _kinds: tuple[type[_Entry], ...] = (
 _decoder: msgspec.json.Decoder[_Entry] = msgspec.json.Decoder(union(_kinds))
 
 
-class PiTranslator(Translator):
-    """Remembers when each tool call was asked, for the time its result took."""
+class PiTranslator(TypedTranslator[_Entry]):
+    decoder = _decoder
+    known = _KNOWN
 
-    def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
+    def time_of(self, line: _Entry) -> str:
+        return line.timestamp
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        entry = decode_line(_decoder, lineno, data, _KNOWN)
-        if isinstance(entry, Translated):
-            return entry  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(entry.__struct_config__.tag)
-        seq, ts = lineno, entry.timestamp
+    def node(self, kind: str, line: _Entry) -> Node | None:
         # The header is not an entry of the tree.
-        node = Node(entry.id, entry.parentId) if entry.id is not None and kind != "session" else None
-        try:
-            if isinstance(entry, _MessageEntry):
-                out = self._message(seq, ts, entry.message, learn)
-            elif isinstance(entry, _Session):
-                out = Translated([note(seq, ts, "session", id=entry.id, cwd=entry.cwd, version=entry.version)], kind)
-                out.cwd = entry.cwd
-            elif isinstance(entry, _ModelChange):
-                out = Translated([note(seq, ts, "model", provider=entry.provider, model=entry.modelId)], kind)
-                out.model = entry.modelId
-            elif isinstance(entry, _ThinkingLevel):
-                out = Translated([note(seq, ts, "thinking level", level=entry.thinkingLevel)], kind)
-            elif isinstance(entry, _Compaction):
-                compaction = note(seq, ts, COMPACTION, text=entry.summary, keep=entry.firstKeptEntryId)
-                out = Translated([compaction], kind)
-            elif isinstance(entry, _BranchSummary):
-                out = Translated([note(seq, ts, "branch summary", text=entry.summary)], kind)
-            elif isinstance(entry, _CustomMessage):
-                out = Translated([user(seq, ts, text_of(entry.content))], kind)
-            else:
-                out = Translated([], kind, "skipped")
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(seq, ts, kind, exc)
-        out.node = node
+        return Node(line.id, line.parentId) if line.id is not None and kind != "session" else None
+
+    def typed(self, seq: int, kind: str, entry: _Entry, learn: bool) -> Translated:
+        ts = entry.timestamp
+        if isinstance(entry, _MessageEntry):
+            out = self._message(seq, ts, entry.message, learn)
+        elif isinstance(entry, _Session):
+            out = Translated([note(seq, ts, "session", id=entry.id, cwd=entry.cwd, version=entry.version)], kind)
+            out.cwd = entry.cwd
+        elif isinstance(entry, _ModelChange):
+            out = Translated([note(seq, ts, "model", provider=entry.provider, model=entry.modelId)], kind)
+            out.model = entry.modelId
+        elif isinstance(entry, _ThinkingLevel):
+            out = Translated([note(seq, ts, "thinking level", level=entry.thinkingLevel)], kind)
+        elif isinstance(entry, _Compaction):
+            compaction = note(seq, ts, COMPACTION, text=entry.summary, keep=entry.firstKeptEntryId)
+            out = Translated([compaction], kind)
+        elif isinstance(entry, _BranchSummary):
+            out = Translated([note(seq, ts, "branch summary", text=entry.summary)], kind)
+        elif isinstance(entry, _CustomMessage):
+            out = Translated([user(seq, ts, text_of(entry.content))], kind)
+        else:
+            out = Translated([], kind, "skipped")
         return out
 
     def _message(self, seq: int, ts: str, msg: _Message, learn: bool) -> Translated:
@@ -251,21 +246,9 @@ class _NodeLine(msgspec.Struct):
     parentId: str | None = None
 
 
-_nodes = msgspec.json.Decoder(_NodeLine)
-
-
-def node_of(data: bytes) -> Node | None:
-    try:
-        line = _nodes.decode(data)
-    except msgspec.ValidationError:
-        if data.lstrip()[:1] != b"{":
-            raise BadLine("it is JSON but not an object") from None
-        return None  # an object whose fields do not fit: the full reading shows why
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    if line.id is None or line.type == "session":
-        return None
-    return Node(line.id, line.parentId)
+node_of = node_reader(
+    _NodeLine, lambda line: None if line.id is None or line.type == "session" else Node(line.id, line.parentId)
+)
 
 
 class _UsageOnly(msgspec.Struct):
@@ -276,35 +259,15 @@ class _UsageLine(msgspec.Struct):
     message: _UsageOnly | None = None
 
 
-_usages = msgspec.json.Decoder(_UsageLine)
-
-
-def tokens_of(data: bytes) -> int:
-    """The tokens an assistant message's line records (each message has its own usage), read alone."""
-    if b'"usage"' not in data:
+def _tokens(line: _UsageLine) -> int:
+    if line.message is None or line.message.usage is None:
         return 0
-    try:
-        used = _usages.decode(data).message
-    except msgspec.DecodeError:
-        return 0
-    if used is None or used.usage is None:
-        return 0
-    u = used.usage
+    u = line.message.usage
     return u.input + u.cacheRead + u.cacheWrite + u.output
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=PiTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=node_of,
-    is_session_file=lambda path: True,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    tokens_of=tokens_of,
-    write_tools=frozenset(("bash", "write", "edit")),
-)
+# The tokens an assistant message's line records (each message has its own usage), read alone.
+tokens_of = field_reader(_UsageLine, b'"usage"', _tokens, 0)
+
+
+FORMAT = Format.of(__name__, PiTranslator)

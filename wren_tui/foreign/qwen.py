@@ -19,19 +19,17 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from .base import (
-    BadLine,
     Format,
     Node,
     Translated,
-    Translator,
+    TypedTranslator,
     answer,
     assistant,
-    decode_line,
     elapsed,
     error,
-    malformed,
+    field_reader,
     ms_of,
-    not_json,
+    node_reader,
     note,
     thinking,
     union,
@@ -42,6 +40,8 @@ from .base import (
 NAME = "qwen"
 LABEL = "Qwen Code"
 ENV = "QWEN_HOME"
+# Its tools that change the workspace (the writes filter shows their calls).
+WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 # Moves only where conversations (and logs) go, not the rest of ~/.qwen.
 RUNTIME_ENV = "QWEN_RUNTIME_DIR"
 
@@ -117,35 +117,31 @@ def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
     return msgspec.json.encode(body).decode(), False
 
 
-class QwenTranslator(Translator):
-    """Remembers when each tool call was asked, for the time its result took."""
+class QwenTranslator(TypedTranslator[_Entry]):
+    decoder = _decoder
+    known = _KNOWN
 
-    def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
+    def time_of(self, line: _Entry) -> str:
+        return line.timestamp
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        entry = decode_line(_decoder, lineno, data, _KNOWN)
-        if isinstance(entry, Translated):
-            return entry  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(entry.__struct_config__.tag)
-        seq, ts = lineno, entry.timestamp
-        node = Node(entry.uuid, entry.parentUuid) if entry.uuid is not None else None
-        try:
-            if isinstance(entry, _User):
-                text = "\n".join(p.text for p in entry.message.parts if p.text is not None and not p.thought)
-                out = Translated([user(seq, ts, text)], kind)
-            elif isinstance(entry, _Assistant):
-                out = self._assistant(seq, ts, entry, learn)
-            elif isinstance(entry, _ToolResult):
-                out = Translated(self._result(seq, ts, entry), kind)
-            elif isinstance(entry, _System):
-                out = _system(seq, ts, entry)
-            else:  # pragma: no cover - the union has no other member
-                out = Translated([], kind, "unknown")
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(seq, ts, kind, exc)
-        out.node, out.cwd = node, entry.cwd
-        return out
+    def node(self, kind: str, line: _Entry) -> Node | None:
+        return Node(line.uuid, line.parentUuid) if line.uuid is not None else None
+
+    def cwd(self, line: _Entry) -> str | None:
+        return line.cwd
+
+    def typed(self, seq: int, kind: str, entry: _Entry, learn: bool) -> Translated:
+        ts = entry.timestamp
+        if isinstance(entry, _User):
+            text = "\n".join(p.text for p in entry.message.parts if p.text is not None and not p.thought)
+            return Translated([user(seq, ts, text)], kind)
+        if isinstance(entry, _Assistant):
+            return self._assistant(seq, ts, entry, learn)
+        if isinstance(entry, _ToolResult):
+            return Translated(self._result(seq, ts, entry), kind)
+        if isinstance(entry, _System):
+            return _system(seq, ts, entry)
+        return Translated([], kind, "unknown")  # pragma: no cover - the union has no other member
 
     def _assistant(self, seq: int, ts: str, entry: _Assistant, learn: bool) -> Translated:
         events: list[Event] = []
@@ -209,19 +205,7 @@ class _NodeLine(msgspec.Struct):
     parentUuid: str | None = None
 
 
-_nodes = msgspec.json.Decoder(_NodeLine)
-
-
-def node_of(data: bytes) -> Node | None:
-    try:
-        line = _nodes.decode(data)
-    except msgspec.ValidationError:
-        if data.lstrip()[:1] != b"{":
-            raise BadLine("it is JSON but not an object") from None
-        return None
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    return None if line.uuid is None else Node(line.uuid, line.parentUuid)
+node_of = node_reader(_NodeLine, lambda line: None if line.uuid is None else Node(line.uuid, line.parentUuid))
 
 
 # --- where the sessions are -------------------------------------------------------------------
@@ -254,34 +238,13 @@ class _UsageLine(msgspec.Struct):
     usageMetadata: _UsageMeta | None = None
 
 
-_usages = msgspec.json.Decoder(_UsageLine)
+def _tokens(line: _UsageLine) -> int:
+    used = line.usageMetadata
+    return 0 if used is None else used.promptTokenCount + used.candidatesTokenCount + used.thoughtsTokenCount
 
 
-def tokens_of(data: bytes) -> int:
-    """The tokens an assistant entry records, read alone."""
-    if b'"usageMetadata"' not in data:
-        return 0
-    try:
-        used = _usages.decode(data).usageMetadata
-    except msgspec.DecodeError:
-        return 0
-    if used is None:
-        return 0
-    return used.promptTokenCount + used.candidatesTokenCount + used.thoughtsTokenCount
+# The tokens an assistant entry records, read alone.
+tokens_of = field_reader(_UsageLine, b'"usageMetadata"', _tokens, 0)
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=QwenTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=node_of,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    tokens_of=tokens_of,
-    write_tools=frozenset(("run_shell_command", "write_file", "replace", "edit")),
-)
+FORMAT = Format.of(__name__, QwenTranslator)
