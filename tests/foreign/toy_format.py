@@ -14,11 +14,14 @@ from typing import Any
 
 import msgspec
 
-from wren_tui.foreign.base import BadLine, Format, Translated, Translator, answer, assistant, not_json, note, user
+from wren_tui.foreign import make
+from wren_tui.foreign.base import BadLine, Format, Translated, Translator, not_json
 from wren_tui.journal.events import ToolCall
 
 NAME = "toy"
+LABEL = "Toy Agent"
 ENV = "TOY_AGENT_DIR"
+WRITE_TOOLS = frozenset({"scribble"})  # `peek` only reads
 MAPPED = ("start", "say", "call", "done")
 SKIPPED = ("tick",)  # the toy agent's clock ticks: bookkeeping
 
@@ -72,15 +75,19 @@ class ToyTranslator(Translator):
             raise not_json(exc) from None
         kind = str(line.__struct_config__.tag)
         if isinstance(line, _Start):
-            return Translated([note(lineno, line.at, "session", cwd=line.dir)], kind, cwd=line.dir)
+            return Translated([make.note(lineno, line.at, "session", cwd=line.dir)], kind, cwd=line.dir)
         if isinstance(line, _Say):
-            said = user(lineno, line.at, line.text) if line.who == "person" else assistant(lineno, line.at, line.text)
+            said = (
+                make.user(lineno, line.at, line.text)
+                if line.who == "person"
+                else make.assistant(lineno, line.at, line.text)
+            )
             return Translated([said], kind)
         if isinstance(line, _Call):
             call = ToolCall(line.id, line.tool, msgspec.json.encode(line.args).decode())
-            return Translated([assistant(lineno, line.at, "", [call])], kind)
+            return Translated([make.assistant(lineno, line.at, "", [call])], kind)
         if isinstance(line, _Done):
-            return Translated(answer(lineno, line.at, line.id, line.out, ok=line.ok, took=None), kind)
+            return Translated(make.answer(lineno, line.at, line.id, line.out, ok=line.ok, took=None), kind)
         return Translated([], kind, "skipped")
 
 
@@ -94,20 +101,11 @@ def root(env: Mapping[str, str], home: Path) -> Path:
     return Path(base).expanduser() if base else home / ".toy" / "sessions"
 
 
-FORMAT = Format(
-    name=NAME,
-    label="Toy Agent",
-    env=ENV,
-    translator=ToyTranslator,
-    claims=claims,
-    root=root,
-    session_id=lambda path: path.stem,
-    node_of=None,
-    is_session_file=lambda path: True,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=frozenset({"scribble"}),
-)
+def session_id(path: Path) -> str:
+    return path.stem
+
+
+FORMAT = Format.of(__name__, ToyTranslator)
 
 
 def session(started: str = "2026-12-01T09:00:00Z") -> bytes:

@@ -128,6 +128,8 @@ def kind_of(path: Path) -> Kind:
     except OSError:
         return WREN
     try:
+        if os.pread(fd, len(_WREN_LINE), 0) == _WREN_LINE:
+            return WREN  # a Wren line's start: no more of the file is read (a folder of journals is looked at fast)
         head = os.pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).
         while b"\n" not in head and len(head) < _HEAD_MAX and len(head) % _HEAD == 0 and head:

@@ -35,19 +35,8 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
-from .base import (
-    Format,
-    Progress,
-    Tail,
-    Translated,
-    Translator,
-    assistant,
-    decode_export,
-    never_a_line,
-    note,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Progress, Tail, Translated, Translator, decode_export, head_of, never_a_line
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:
@@ -58,8 +47,6 @@ except ImportError:  # built only where the install had a C compiler: counted in
 NAME = "aider"
 LABEL = "aider"
 ENV = "AIDER_CHAT_HISTORY_FILE"
-# aider records no tool calls.
-WRITE_TOOLS: frozenset[str] = frozenset()
 SKIPPED: tuple[str, ...] = ()
 SUFFIX = ".md"
 WHERE = (
@@ -281,16 +268,16 @@ class AiderTranslator(Translator):
         line = decode_export(_decode, data, "an exported aider history")
         seq, ts = lineno, line.ts
         if line.type == "run":
-            shown = note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)
+            shown = make.note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)
             return Translated([shown], line.type, cwd=line.cwd or None)
         if line.type == "user":
-            return Translated([user(seq, ts, line.text)], line.type)
+            return Translated([make.user(seq, ts, line.text)], line.type)
         if line.type == "assistant":
-            return Translated([assistant(seq, ts, line.text)], line.type)
+            return Translated([make.assistant(seq, ts, line.text)], line.type)
         if line.type == "tokens":
-            return Translated([usage(seq, ts, line.sent, line.received, None)], line.type)
+            return Translated([make.usage(seq, ts, line.sent, line.received, None)], line.type)
         if line.type == "note":
-            return Translated([note(seq, ts, "aider", text=line.text)], line.type)
+            return Translated([make.note(seq, ts, "aider", text=line.text)], line.type)
         return Translated([], line.type, "unknown")
 
 
@@ -312,19 +299,14 @@ def session_id(path: Path) -> str:
 
 def is_session_file(path: Path) -> bool:
     """A Markdown file whose first line is aider's."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return claims_file(path, os.pread(fd, 256, 0))
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return claims_file(path, head_of(path, 256))
 
 
 claims = never_a_line
+
+
+# aider records no tool calls.
+WRITE_TOOLS: frozenset[str] = frozenset()
 
 
 FORMAT = Format.of(__name__, AiderTranslator, exporter=Follower, hidden_folders=False, own_folder=False)

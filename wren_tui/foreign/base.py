@@ -19,13 +19,13 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
-from ..journal.events import ChatMessage, Error, Event, Message, ToolCall, ToolEnd, UnknownEvent, Usage
+from ..journal.events import Event
+from .make import MALFORMED, note
 
 S = TypeVar("S", bound=msgspec.Struct)
 L = TypeVar("L", bound=msgspec.Struct)
@@ -35,14 +35,6 @@ Verdict = Literal["mapped", "skipped", "unknown", "malformed"]
 """What became of a line: translated into events; a known kind left out on purpose (the clients'
 bookkeeping); a kind this version does not know (a newer client); a known kind whose fields do not
 fit (shown as a note saying why)."""
-
-# The kinds of note a foreign line may give, beside Wren's own events.
-THINKING = "thinking"
-MALFORMED = "not understood"
-# A compaction whose note holds the summary the agent went on from (Codex, pi; `keep`: pi's first entry kept).
-COMPACTION = "compaction"
-# A compaction whose summary follows as the next user message (Claude Code).
-COMPACTION_BOUNDARY = "compaction boundary"
 
 
 class BadLine(Exception):
@@ -125,12 +117,17 @@ class Translator(ABC):
 
 class TypedTranslator(Translator, Generic[L]):
     """A translator of lines its `decoder` types as one tagged Struct per kind (`decode_line`), each then given
-    to `typed`; a known kind whose fields do not fit what `typed` reads is a malformed line. It remembers when
+    to `typed` (`class PiTranslator(TypedTranslator[_Entry], decoder=..., known=...)`); a known kind whose
+    fields do not fit what `typed` reads is a malformed line. It remembers when
     each call was asked (`_asked`), for the time its result took.
     """
 
     decoder: ClassVar[msgspec.json.Decoder[Any]]
     known: ClassVar[frozenset[str]]  # the kinds it knows: a line of another kind is counted as unknown
+
+    def __init_subclass__(cls, decoder: msgspec.json.Decoder[Any], known: frozenset[str], **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.decoder, cls.known = decoder, known
 
     def __init__(self) -> None:
         self._asked: dict[str, int | None] = {}
@@ -154,8 +151,10 @@ class TypedTranslator(Translator, Generic[L]):
     def typed(self, seq: int, kind: str, line: L, learn: bool) -> Translated:
         """The events of a line of kind `kind`; `learn`: as `translate`'s."""
 
-    @abstractmethod
-    def time_of(self, line: L) -> str: ...
+    def time_of(self, line: L) -> str:
+        """When the line was written, as it says (its `timestamp`)."""
+        ts = getattr(line, "timestamp", "")
+        return ts if isinstance(ts, str) else ""
 
     def node(self, kind: str, line: L) -> Node | None:
         """The line's place in the file's tree (None: the format's lines are one sequence)."""
@@ -166,25 +165,7 @@ class TypedTranslator(Translator, Generic[L]):
         return None
 
 
-# --- helpers the formats share ---------------------------------------------------------------
-
-
-def ms_of(ts: str | None) -> int | None:
-    """An ISO-8601 time as milliseconds since the epoch; None for anything else."""
-    if not ts:
-        return None
-    try:
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
-
-
-def elapsed(asked: int | None, answered: str | None) -> int | None:
-    """Milliseconds from a call's asking to its answer's line; None when either is unknown."""
-    end = ms_of(answered)
-    if asked is None or end is None:
-        return None
-    return max(end - asked, 0)
+# --- helpers the formats share (the events they make: `make`) ----------------------------------------
 
 
 def union(kinds: tuple[type, ...]) -> Any:
@@ -195,70 +176,6 @@ def union(kinds: tuple[type, ...]) -> Any:
 def tagged(base: type[S], kinds: tuple[str, ...]) -> tuple[type[S], ...]:
     """A Struct class per kind, with `base`'s fields and no more: lines decoded only to be counted."""
     return tuple(cast(type[S], msgspec.defstruct(f"_{i}", [], bases=(base,), tag=kind)) for i, kind in enumerate(kinds))
-
-
-# A raw field that was absent (msgspec keeps no Optional Raw).
-NO_RAW = msgspec.Raw(b"")
-
-
-def raw_text(raw: msgspec.Raw) -> str:
-    """A field kept as raw JSON, as its JSON text (the arguments a model wrote, exactly)."""
-    return bytes(raw).decode("utf-8", "replace")
-
-
-def text_of(content: Any, *, image: str = "[image]") -> str:
-    """The text of a content value: a string, or a list of blocks whose text parts are joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict):
-                text = block.get("text")
-                if isinstance(text, str):
-                    parts.append(text)
-                elif block.get("type") in ("image", "input_image", "image_url"):
-                    parts.append(image)
-        return "\n".join(parts)
-    return msgspec.json.encode(content).decode()
-
-
-def user(seq: int, ts: str, text: str) -> Message:
-    return Message(seq=seq, ts=ts, message=ChatMessage(role="user", content=text))
-
-
-def assistant(seq: int, ts: str, text: str, calls: list[ToolCall] | None = None) -> Message:
-    return Message(seq=seq, ts=ts, message=ChatMessage(role="assistant", content=text, toolCalls=calls or None))
-
-
-def answer(seq: int, ts: str, call_id: str, text: str, *, ok: bool | None, took: int | None) -> list[Event]:
-    """A call's end and its result, as Wren journals them: a tool_end, then the tool message."""
-    return [
-        ToolEnd(seq=seq, ts=ts, id=call_id, ok=ok, elapsedMs=took, chars=len(text)),
-        Message(seq=seq, ts=ts, message=ChatMessage(role="tool", content=text, toolCallId=call_id)),
-    ]
-
-
-def note(seq: int, ts: str, what: str, **fields: Any) -> UnknownEvent:
-    """A line Wren has no event for, shown as a note with the fields that say what it was."""
-    return UnknownEvent(seq=seq, ts=ts, type=what, fields={k: v for k, v in fields.items() if v not in (None, "")})
-
-
-def thinking(seq: int, ts: str, text: str) -> UnknownEvent:
-    """A reasoning or thinking block: a note of its own, folded like a long text."""
-    return UnknownEvent(seq=seq, ts=ts, type=THINKING, fields={"text": text})
-
-
-def usage(seq: int, ts: str, tokens_in: int, tokens_out: int, model: str | None) -> Usage:
-    return Usage(seq=seq, ts=ts, inputTokens=tokens_in, outputTokens=tokens_out, model=model or "")
-
-
-def error(seq: int, ts: str, text: str) -> Error:
-    return Error(seq=seq, ts=ts, message=text)
 
 
 def malformed(seq: int, ts: str, kind: str, why: Exception) -> Translated:
@@ -348,6 +265,21 @@ def field_reader(fields: type[S], marker: bytes, read: Callable[[S], _T], absent
         return read(line)
 
     return reader
+
+
+def head_of(path: Path, size: int) -> bytes:
+    """The first `size` bytes of the file at `path`; b"" when it cannot be opened or read (no link is followed,
+    and a FIFO is never waited on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, size, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def not_json(exc: msgspec.DecodeError) -> BadLine:

@@ -16,35 +16,12 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, ToolCall
-from .base import (
-    COMPACTION_BOUNDARY,
-    NO_RAW,
-    Format,
-    Node,
-    Translated,
-    TypedTranslator,
-    answer,
-    assistant,
-    elapsed,
-    error,
-    field_reader,
-    ms_of,
-    node_reader,
-    note,
-    raw_text,
-    tagged,
-    text_of,
-    thinking,
-    union,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, tagged, union
 
 NAME = "claude"
 LABEL = "Claude Code"
 ENV = "CLAUDE_CONFIG_DIR"
-# Its tools that change the workspace (the writes filter shows their calls).
-WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
 
 # Lines the client writes for itself: its context attachments, request records, queue, costs.
 SKIPPED = (
@@ -83,7 +60,7 @@ class _Block(msgspec.Struct):
     thinking: str | None = None
     id: str = ""
     name: str = ""
-    input: msgspec.Raw = NO_RAW
+    input: msgspec.Raw = make.NO_RAW
     tool_use_id: str = ""
     content: Any = None
     is_error: bool | None = None
@@ -97,23 +74,23 @@ class _Message(msgspec.Struct):
     usage: _Usage | None = None
 
 
-class _Line(msgspec.Struct, tag_field="type", kw_only=True):
+class _Line(msgspec.Struct, tag_field="type", kw_only=True, rename="camel"):
     uuid: str | None = None
-    parentUuid: str | None = None
-    logicalParentUuid: str | None = None
-    isSidechain: bool = False
+    parent_uuid: str | None = None
+    logical_parent_uuid: str | None = None
+    is_sidechain: bool = False
     timestamp: str = ""
     cwd: str | None = None
 
 
 class _User(_Line, tag="user"):
     message: _Message
-    isMeta: bool = False
+    is_meta: bool = False
 
 
 class _Assistant(_Line, tag="assistant"):
     message: _Message
-    isApiErrorMessage: bool = False
+    is_api_error_message: bool = False
 
 
 class _System(_Line, tag="system"):
@@ -126,11 +103,8 @@ _Skipped = tagged(_Line, SKIPPED)
 _decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union((_User, _Assistant, _System, *_Skipped)))
 
 
-class ClaudeTranslator(TypedTranslator[_Line]):
+class ClaudeTranslator(TypedTranslator[_Line], decoder=_decoder, known=_CLAIMED):
     """Remembers when each tool call was asked, and how much of each reply's usage was counted."""
-
-    decoder = _decoder
-    known = _CLAIMED
 
     def __init__(self) -> None:
         super().__init__()
@@ -139,11 +113,12 @@ class ClaudeTranslator(TypedTranslator[_Line]):
         self._last_usage: dict[str, tuple[int, int]] = {}
         self._usage_at: dict[int, tuple[int, int]] = {}
 
-    def time_of(self, line: _Line) -> str:
-        return line.timestamp
-
     def node(self, kind: str, line: _Line) -> Node | None:
-        return None if line.uuid is None else Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+        return (
+            None
+            if line.uuid is None
+            else Node(line.uuid, line.parent_uuid, line.logical_parent_uuid, line.is_sidechain)
+        )
 
     def cwd(self, line: _Line) -> str | None:
         return line.cwd
@@ -167,8 +142,8 @@ class ClaudeTranslator(TypedTranslator[_Line]):
             for block in content:
                 if block.type == "tool_result":
                     ok = block.is_error is not True
-                    took = elapsed(self._asked.get(block.tool_use_id), ts)
-                    events += answer(seq, ts, block.tool_use_id, text_of(block.content), ok=ok, took=took)
+                    took = make.elapsed(self._asked.get(block.tool_use_id), ts)
+                    events += make.answer(seq, ts, block.tool_use_id, make.text_of(block.content), ok=ok, took=took)
                 elif block.type == "text" and block.text is not None:
                     texts.append(block.text)
                 elif block.type == "image":
@@ -176,7 +151,7 @@ class ClaudeTranslator(TypedTranslator[_Line]):
         if texts:
             text = "\n".join(texts)
             # Text the client added for the model (a caveat, a command's output): context, not a person's words.
-            events.append(note(seq, ts, "context", text=text) if line.isMeta else user(seq, ts, text))
+            events.append(make.note(seq, ts, "context", text=text) if line.is_meta else make.user(seq, ts, text))
         return Translated(events, "user")
 
     def _assistant(self, seq: int, line: _Assistant, learn: bool) -> Translated:
@@ -189,24 +164,24 @@ class ClaudeTranslator(TypedTranslator[_Line]):
             if block.type == "text" and block.text is not None:
                 texts.append(block.text)
             elif block.type == "tool_use":
-                calls.append(ToolCall(block.id, block.name, raw_text(block.input) or "{}"))
+                calls.append(ToolCall(block.id, block.name, make.raw_text(block.input) or "{}"))
                 if learn:
-                    self._asked.setdefault(block.id, ms_of(ts))
+                    self._asked.setdefault(block.id, make.ms_of(ts))
             elif block.type == "thinking":
-                events.append(thinking(seq, ts, block.thinking or ""))
+                events.append(make.thinking(seq, ts, block.thinking or ""))
             elif block.type == "redacted_thinking":
-                events.append(thinking(seq, ts, "[redacted by the model's provider]"))
+                events.append(make.thinking(seq, ts, "[redacted by the model's provider]"))
         text = "\n".join(texts)
-        if line.isApiErrorMessage:
-            events.append(error(seq, ts, text))
+        if line.is_api_error_message:
+            events.append(make.error(seq, ts, text))
         elif texts or calls:
-            events.append(assistant(seq, ts, text, calls))
+            events.append(make.assistant(seq, ts, text, calls))
         hidden: frozenset[int] = frozenset()
         if msg.usage is not None:
             tokens_in, tokens_out = self._usage(seq, msg.id, msg.usage, learn)
             if not tokens_in and not tokens_out:
                 hidden = frozenset({len(events)})
-            events.append(usage(seq, ts, tokens_in, tokens_out, msg.model))
+            events.append(make.usage(seq, ts, tokens_in, tokens_out, msg.model))
         return Translated(events, "assistant", hidden=hidden, model=msg.model)
 
     def _usage(self, seq: int, message_id: str | None, used: _Usage, learn: bool) -> tuple[int, int]:
@@ -224,27 +199,27 @@ class ClaudeTranslator(TypedTranslator[_Line]):
 
 
 def _system(seq: int, line: _System) -> Translated:
-    text = text_of(line.content)
+    text = make.text_of(line.content)
     if line.subtype == "compact_boundary":
-        boundary = note(seq, line.timestamp, COMPACTION_BOUNDARY, text=text or "earlier messages summarised")
+        boundary = make.note(seq, line.timestamp, make.COMPACTION_BOUNDARY, text=text or "earlier messages summarised")
         return Translated([boundary], "system")
     if line.level == "error" or line.subtype == "api_error":
-        return Translated([error(seq, line.timestamp, text or line.subtype)], "system")
-    return Translated([note(seq, line.timestamp, "system", subtype=line.subtype, text=text)], "system")
+        return Translated([make.error(seq, line.timestamp, text or line.subtype)], "system")
+    return Translated([make.note(seq, line.timestamp, "system", subtype=line.subtype, text=text)], "system")
 
 
 # --- the tree, cheaply ------------------------------------------------------------------------
 
 
-class _NodeLine(msgspec.Struct):
+class _NodeLine(msgspec.Struct, rename="camel"):
     uuid: str | None = None
-    parentUuid: str | None = None
-    logicalParentUuid: str | None = None
-    isSidechain: bool = False
+    parent_uuid: str | None = None
+    logical_parent_uuid: str | None = None
+    is_sidechain: bool = False
 
 
 def _node(line: _NodeLine) -> Node | None:
-    return None if line.uuid is None else Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+    return None if line.uuid is None else Node(line.uuid, line.parent_uuid, line.logical_parent_uuid, line.is_sidechain)
 
 
 # A line's place in the chain, without reading the rest of it; None for a bookkeeping line; BadLine for a line
@@ -282,23 +257,27 @@ def claims(line: dict[str, Any]) -> bool:
     return "provenance" not in line and "systemPayload" not in line
 
 
-class _Cost(msgspec.Struct):
+class _Cost(msgspec.Struct, rename="camel"):
     type: str = ""
-    modelUsage: dict[str, dict[str, Any]] | None = None
+    model_usage: dict[str, dict[str, Any]] | None = None
 
 
 _COUNTED = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
 
 
 def _total(cost: _Cost) -> int | None:
-    if cost.type != "cost-state" or cost.modelUsage is None:
+    if cost.type != "cost-state" or cost.model_usage is None:
         return None
-    counts = (used.get(key) for used in cost.modelUsage.values() for key in _COUNTED)
+    counts = (used.get(key) for used in cost.model_usage.values() for key in _COUNTED)
     return sum(n for n in counts if isinstance(n, int))
 
 
 # The session's tokens so far, from a `cost-state` line (the last line of a run that ended).
 totals = field_reader(_Cost, b'"cost-state"', _total, None)
+
+
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
 
 
 FORMAT = Format.of(__name__, ClaudeTranslator)

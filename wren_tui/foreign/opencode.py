@@ -19,7 +19,6 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 from __future__ import annotations
 
 import functools
-import os
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,33 +30,25 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
+from . import make
 from .base import (
-    COMPACTION,
     MEMBER,
     Format,
     Progress,
     Tail,
     Translated,
     Translator,
-    answer,
-    assistant,
     decode_export,
-    error,
+    head_of,
     member_path,
     never_a_line,
-    note,
     split_member,
-    thinking,
-    usage,
-    user,
 )
 from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
 
 NAME = "opencode"
 LABEL = "OpenCode"
 ENV = "XDG_DATA_HOME"
-# Its tools that change the workspace (the writes filter shows their calls).
-WRITE_TOOLS = frozenset(("bash", "write", "edit", "patch", "multiedit"))
 SUFFIX = ".db"
 WHERE = "OpenCode keeps every session in one database (one of them is named DB#ID)"
 DB_NAME = "opencode.db"
@@ -536,16 +527,16 @@ class OpenCodeTranslator(Translator):
             row = _data.decode(line.data)
         except msgspec.DecodeError:
             why = "its data is not an object"
-            return Translated([note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
+            return Translated([make.note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
         if kind.startswith("session.created"):
             info = row.info or _Info()
-            shown = note(seq, ts, "session", id=info.id, cwd=info.directory, version=info.version)
+            shown = make.note(seq, ts, "session", id=info.id, cwd=info.directory, version=info.version)
             return Translated([shown], kind, cwd=info.directory)
         if kind not in _KNOWN:
             return Translated([], kind, "unknown")
         events: list[Event] = []
         if row.info is not None and "error" in line.adds:
-            events.append(error(seq, ts, _error_text(row.info.error)))
+            events.append(make.error(seq, ts, _error_text(row.info.error)))
         part = row.part
         if part is not None:
             events += self._part(seq, ts, line, part)
@@ -556,24 +547,24 @@ class OpenCodeTranslator(Translator):
         for add in line.adds:
             if add == "text":
                 text = part.text or ""
-                events.append(user(seq, ts, text) if line.role == "user" else assistant(seq, ts, text))
+                events.append(make.user(seq, ts, text) if line.role == "user" else make.assistant(seq, ts, text))
             elif add == "reasoning":
-                events.append(thinking(seq, ts, part.text or ""))
+                events.append(make.thinking(seq, ts, part.text or ""))
             elif add == "call" and part.state is not None:
                 args = msgspec.json.encode(part.state.input if part.state.input is not None else {}).decode()
-                events.append(assistant(seq, ts, "", [ToolCall(part.callID, part.tool, args)]))
+                events.append(make.assistant(seq, ts, "", [ToolCall(part.callID, part.tool, args)]))
             elif add == "result" and part.state is not None:
                 state = part.state
                 out = _text(state.output) if state.status == "completed" else _text(state.error)
                 took = None
                 if state.time is not None and state.time.start is not None and state.time.end is not None:
                     took = max(state.time.end - state.time.start, 0)
-                events += answer(seq, ts, part.callID, out, ok=not _failed(state), took=took)
+                events += make.answer(seq, ts, part.callID, out, ok=not _failed(state), took=took)
             elif add == "usage":
                 tokens_in, tokens_out = _tokens(part.tokens)
-                events.append(usage(seq, ts, tokens_in, tokens_out, line.model))
+                events.append(make.usage(seq, ts, tokens_in, tokens_out, line.model))
             elif add == "compaction":
-                events.append(note(seq, ts, COMPACTION, text=""))
+                events.append(make.note(seq, ts, make.COMPACTION, text=""))
         return events
 
 
@@ -636,19 +627,14 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 def is_session_file(path: Path) -> bool:
     """A SQLite database file (not its -wal or -shm); whether it is OpenCode's, its tables say when it is read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return path.name.endswith(".db") and os.pread(fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return path.name.endswith(".db") and head_of(path, len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
 claims = never_a_line
+
+
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("bash", "write", "edit", "patch", "multiedit"))
 
 
 FORMAT = Format.of(__name__, OpenCodeTranslator)
