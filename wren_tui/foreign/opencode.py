@@ -255,7 +255,7 @@ def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | Non
         return None, None
     if kind.startswith("message.updated"):
         return (data.info.id, data.info.role) if data.info is not None else (None, None)
-    return (data.part.messageID or None) if data.part is not None else None, None
+    return (data.part.message_id or None) if data.part is not None else None, None
 
 
 def export_all(db: Path) -> dict[Path, bytes]:
@@ -298,13 +298,13 @@ class _State(msgspec.Struct):
 
 class _Part(msgspec.Struct):
     id: str = ""
-    messageID: str = ""
+    message_id: str = msgspec.field(default="", name="messageID")
     type: str = ""
     text: str | None = None
     synthetic: bool = False
     ignored: bool = False
     time: _Time | None = None
-    callID: str = ""
+    call_id: str = msgspec.field(default="", name="callID")
     tool: str = ""
     state: _State | None = None
     tokens: Any = None
@@ -316,7 +316,7 @@ class _Info(msgspec.Struct):
     role: str = ""
     time: _Time | None = None
     error: Any = None
-    modelID: str | None = None
+    model_id: str | None = msgspec.field(default=None, name="modelID")
     directory: str | None = None
     version: str | None = None
     title: str | None = None
@@ -341,12 +341,12 @@ class _XState(msgspec.Struct):
 
 class _XPart(msgspec.Struct):
     id: str = ""
-    messageID: str = ""
+    message_id: str = msgspec.field(default="", name="messageID")
     type: str = ""
     text: msgspec.Raw = msgspec.Raw(b"")
     ignored: bool = False
     time: _Time | None = None
-    callID: str = ""
+    call_id: str = msgspec.field(default="", name="callID")
     state: _XState | None = None
 
 
@@ -355,7 +355,7 @@ class _XInfo(msgspec.Struct):
     role: str = ""
     time: _Time | None = None
     error: msgspec.Raw = msgspec.Raw(b"")
-    modelID: str | None = None
+    model_id: str | None = msgspec.field(default=None, name="modelID")
 
 
 class _XData(msgspec.Struct):
@@ -430,14 +430,14 @@ class Exporter:
         if info is not None and kind.startswith("message.updated"):
             if info.role:
                 self.roles[info.id] = info.role
-            if info.modelID:
-                self.models[info.id] = info.modelID
+            if info.model_id:
+                self.models[info.id] = info.model_id
             if bytes(info.error) not in _EMPTY_TEXT and info.id not in self.failed:
                 self.failed.add(info.id)
                 adds.append("error")
         elif part is not None and kind.startswith("message.part.updated"):
-            role = self.roles.get(part.messageID, "")
-            model = self.models.get(part.messageID, "")
+            role = self.roles.get(part.message_id, "")
+            model = self.models.get(part.message_id, "")
             adds = self._part(part, role)
         # As `_Line` encodes, written out: this runs once per row of a session that may hold a hundred thousand.
         head = b'{"type":%s,"n":%d,"ts":"%s"' % (_encode.encode(kind), seq, ts.encode())
@@ -467,11 +467,11 @@ class Exporter:
         if part.type == "tool" and part.state is not None:
             adds: list[str] = []
             status = part.state.status
-            if status in ("running", "completed", "error") and part.callID not in self.asked:
-                self.asked.add(part.callID)
+            if status in ("running", "completed", "error") and part.call_id not in self.asked:
+                self.asked.add(part.call_id)
                 adds.append("call")
-            if status in ("completed", "error") and part.callID not in self.answered:
-                self.answered.add(part.callID)
+            if status in ("completed", "error") and part.call_id not in self.answered:
+                self.answered.add(part.call_id)
                 adds.append("result")
             return adds
         if part.type == "step-finish" and part.id not in self.said:
@@ -552,14 +552,14 @@ class OpenCodeTranslator(Translator):
                 events.append(make.thinking(seq, ts, part.text or ""))
             elif add == "call" and part.state is not None:
                 args = msgspec.json.encode(part.state.input if part.state.input is not None else {}).decode()
-                events.append(make.assistant(seq, ts, "", [ToolCall(part.callID, part.tool, args)]))
+                events.append(make.assistant(seq, ts, "", [ToolCall(part.call_id, part.tool, args)]))
             elif add == "result" and part.state is not None:
                 state = part.state
                 out = _text(state.output) if state.status == "completed" else _text(state.error)
                 took = None
                 if state.time is not None and state.time.start is not None and state.time.end is not None:
                     took = max(state.time.end - state.time.start, 0)
-                events += make.answer(seq, ts, part.callID, out, ok=not _failed(state), took=took)
+                events += make.answer(seq, ts, part.call_id, out, ok=not _failed(state), took=took)
             elif add == "usage":
                 tokens_in, tokens_out = _tokens(part.tokens)
                 events.append(make.usage(seq, ts, tokens_in, tokens_out, line.model))
