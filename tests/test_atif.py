@@ -325,7 +325,7 @@ async def test_the_viewer_opens_a_trajectory_as_another_agents_session_and_never
 def test_another_agents_thinking_is_the_reasoning_of_the_reply_it_led_to(tmp_path: Path) -> None:
     from wren_tui.export.atif import AtifWriter
     from wren_tui.export.atomic import AtomicOutput
-    from wren_tui.foreign.base import thinking
+    from wren_tui.foreign.make import thinking
 
     out = AtomicOutput(tmp_path / "t.json")
     writer = AtifWriter(out)

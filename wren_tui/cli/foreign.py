@@ -16,20 +16,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..agent.errors import UsageError
-from ..foreign import AGENTS, FORMATS, UNKNOWN, Format, detect, identify, kind_of
-from ..foreign.base import Translated
+from ..foreign import FORMATS, UNKNOWN, Format, detect, identify, kind_of
+from ..foreign.base import Translated, split_member
 from ..foreign.conversation import fork_points, outline
 from ..foreign.exported import open_lines
-from ..foreign.listing import (
-    AgentSession,
-    describe_agent_session,
-    describe_exported,
-    list_agent_sessions,
-    roots,
-    session_files,
-    unknown_session,
-)
-from ..foreign.opencode import split as opencode_split
+from ..foreign.listing import AgentSession, list_agent_sessions, list_every_session, roots
 from ..foreign.reader import Verdict, scan
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
@@ -45,6 +36,7 @@ from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
 
 if TYPE_CHECKING:
+    from ..tui.app import WrenApp
     from ..tui.tailing import WatchMode
 
 ALL = "all"
@@ -53,29 +45,28 @@ _PROJECT_WIDTH = 28
 
 
 def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
-    """`--agent claude|codex|pi|all`, for `wren ls` and `wren watch`."""
-    formats = [FORMATS[name] for name in AGENTS]
+    """`--agent NAME|all` (a name of `FORMATS`), for `wren ls` and `wren watch`."""
+    formats = list(FORMATS.values())
     names = ", ".join(f"{f.name}: {f.label}" for f in formats)
     env = ", ".join(f"${f.env}" for f in formats)
     defaults = ", ".join(str(f.root({}, Path("~"))) for f in formats)
+    where = "".join(f"; {f.where}" for f in formats if f.where)
     parser.add_argument(
         "--agent",
-        choices=(*AGENTS, ALL),
+        choices=(*FORMATS, ALL),
         help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
-        f"its variable names ({env}), else its default ({defaults}). OpenCode keeps every session in one "
-        "database (one of them is named DB#ID); aider keeps no folder of its own: its chat histories are found "
-        "by their first line in the folder --dir names, else the current folder, and the folders below it",
+        f"its variable names ({env}), else its default ({defaults}){where}",
     )
 
 
 def resolve(folder: Path, ref: str) -> Path:
     """The session a person means (`journal.store.resolve`), or another agent's file that is not JSON lines
-    (OpenCode's database, or `DB#ID` for one of its sessions; aider's chat history), by its content."""
+    (a database, or `DB#ID` for one of its sessions; a Markdown chat history), by its content."""
     try:
         return resolve_journal(folder, ref)
     except SessionNotFound:
         path = Path(ref).expanduser()
-        base = opencode_split(path)[0]
+        base = split_member(path)[0]
         if "\x00" not in ref and base.is_file() and not base.is_symlink():
             fmt = detect(path)
             if fmt is not None and fmt.export is not None:
@@ -117,7 +108,7 @@ def only_wren(path: Path, folder: Path, command: str, what: str, besides: str = 
 
 
 def _names(agent: str) -> list[str]:
-    return list(AGENTS) if agent == ALL else [agent]
+    return list(FORMATS) if agent == ALL else [agent]
 
 
 def _places(args: argparse.Namespace) -> list[tuple[Format, Path]]:
@@ -176,17 +167,7 @@ def ls_agents(args: argparse.Namespace) -> Exit:
     places = _places(args)
     skipped: list[str] = []
     if args.agent == ALL and getattr(args, "dir", None):
-        # One folder for all three: each file is the agent's whose lines it holds.
-        files = session_files(FORMATS["pi"], places[0][1], skipped)  # every .jsonl below it
-        found = [(kind, path) for path in files if (kind := kind_of(path)) != "wren"]
-        rows = [
-            describe_agent_session(path, kind) if isinstance(kind, Format) else unknown_session(path)
-            for kind, path in found
-        ]
-        # And the files of the formats that are not JSON lines (a database, Markdown), each by its content.
-        for fmt in (f for f in FORMATS.values() if f.export is not None):
-            rows += [r for p in session_files(fmt, places[0][1]) if detect(p) is fmt for r in describe_exported(p, fmt)]
-        sessions = sorted(rows, key=lambda s: s.started or "", reverse=True)
+        sessions = list_every_session(places[0][1], skipped)  # one folder for all: each file by its content
     else:
         sessions = _listed(places, journals_dir(None), skipped)
     for sentence in dict.fromkeys(skipped):  # a folder two agents share is said once
@@ -369,24 +350,30 @@ def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
 
 def watch_agents(args: argparse.Namespace) -> Exit:
     """`wren watch --agent NAME|all`: the browser over the agents' folders; forks go to the Wren journals folder."""
+    app = agents_browser(args)
+    app.run()
+    return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
+
+
+def agents_browser(args: argparse.Namespace) -> WrenApp:
+    """The viewer `wren watch --agent NAME|all [--dir DIR]` runs: the browser over the agents' folders."""
     from ..tui.app import WrenApp
     from ..tui.screens.foreign import ForeignFolder
 
     places = _places(args)
     if args.agent == ALL and getattr(args, "dir", None):
-        folders = [ForeignFolder(None, places[0][1])]  # one folder for all three: each file by its content
+        folders = [ForeignFolder(None, places[0][1])]  # one folder for all: each file by its content
     else:
         folders = [ForeignFolder(fmt, root) for fmt, root in places]
     watch_mode: WatchMode = "poll" if getattr(args, "poll", False) else "auto"
-    app = WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
-    app.run()
-    return Exit.ERROR if app.return_code else Exit.OK  # an error: the viewer crashed (Textual printed why)
+    return WrenApp(folder=folders[0].root, agents=folders, journals=journals_dir(None), watch_mode=watch_mode)
 
 
 def watch_database(path: Path, args: argparse.Namespace, journals: Path) -> Exit | None:
-    """`wren watch DB` on a database of several sessions (OpenCode's): the browser over its folder; None otherwise."""
+    """`wren watch DB` on a file of several sessions (OpenCode's database): the browser over its folder; None
+    otherwise."""
     fmt = detect(path)
-    if fmt is None or fmt.export_all is None or opencode_split(path)[1] is not None:
+    if fmt is None or fmt.export_all is None or split_member(path)[1] is not None:
         return None
     try:
         if len(fmt.export_all(path)) <= 1:

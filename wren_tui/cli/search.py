@@ -24,7 +24,7 @@ from ..agent.errors import UsageError
 from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import visible
-from ..search.agents import AGENTS, sessions_of
+from ..search.agents import agents, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.index import Snapshot, connect_read, index_path
 from ..search.indexer import IndexUnavailable, connect_write, refresh
@@ -62,7 +62,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--agent",
-        choices=(*AGENTS, "all"),
+        choices=(*agents(), "all"),
         default="all",
         help="whose sessions to search (default: all): wren's from its journals folder, the other agents' "
         f"({_others()}) from their own folders (their variables, else their defaults); with --dir, every agent's "

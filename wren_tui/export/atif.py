@@ -50,7 +50,7 @@ from .atomic import AtomicOutput
 from .reading import CallRow, stop_sentence
 
 SCHEMA_VERSION = "ATIF-v1.8"
-# The note another agent's reading gives for a thinking block (foreign.base.THINKING).
+# The note another agent's reading gives for a thinking block (foreign.make.THINKING).
 THINKING = "thinking"
 
 _json = msgspec.json.Encoder()

@@ -1,15 +1,19 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, OpenCode, aider), read
 as Wren events: the foreign layer.
 
-Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`): how to
-translate its lines into Wren's events (`journal.events`), how to recognise its files by their content,
-and where the agent keeps them. A new format is one module and one line in `FORMATS`. Nothing here
-writes, except `fork` (a new Wren journal from a point of a session), loaded only when asked for.
-This layer imports only `wren_tui.journal`.
+Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
+contract the commands, search and the viewer ask: how to translate its lines into Wren's events
+(`journal.events`), how to recognise its files by their content, where the agent keeps them and which
+of its files are sessions, its line kinds, whether it records a call before its result, and its tools
+that change the workspace. Nothing outside this package names an agent: a new format is one module and
+one line in `FORMATS` (read when asked, never copied at import). Nothing here writes, except `fork` (a
+new Wren journal from a point of a session), loaded only when asked for. This layer imports only
+`wren_tui.journal`.
 
 A file is never guessed at: it is a format's only when one of its first lines is of that format's
 kinds (`Format.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
-or its name is a Wren session's, and otherwise refused (`NotASession`) or listed as unknown.
+or its name is a Wren session's, and otherwise refused (`NotASession`) or listed as unknown: `kind_of`
+is the one place that says which.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import msgspec
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from . import aider, atif, claude, codex, copilot, gemini, opencode, pi, qwen
-from .base import BadLine, Format, Skipped, Translated, Translator
+from .base import BadLine, Format, Skipped, Translated, Translator, split_member
 
 FORMATS: dict[str, Format] = {
     f.name: f
@@ -39,7 +43,6 @@ FORMATS: dict[str, Format] = {
         aider.FORMAT,
     )
 }
-AGENTS: tuple[str, ...] = tuple(FORMATS)
 # Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.
 DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT}
 
@@ -47,6 +50,17 @@ DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT}
 WREN: Literal["wren"] = "wren"
 UNKNOWN: Literal["unknown"] = "unknown"
 Kind = Format | Literal["wren", "unknown"]
+
+
+def write_tools(agent: str) -> frozenset[str]:
+    """The tools of `agent` (a format's name) whose calls change the workspace; for a document of any agent's
+    session (ATIF), every format's; none for a name no format has."""
+    fmt = FORMATS.get(agent) or DOCUMENTS.get(agent)
+    if fmt is None:
+        return frozenset()
+    if fmt.write_tools is not None:
+        return fmt.write_tools
+    return frozenset().union(*(f.write_tools or () for f in FORMATS.values()))
 
 
 def what_wren_opens() -> str:
@@ -60,6 +74,8 @@ def what_wren_opens() -> str:
 _HEAD = 1 << 16
 _HEAD_MAX = 1 << 22
 _HEAD_LINES = 8
+# How every line of a Wren journal starts (`journal._framing`).
+_WREN_LINE = b'{"seq":'
 _any = msgspec.json.Decoder()
 
 
@@ -72,6 +88,8 @@ def detect_head(head: bytes, name: str = "") -> Kind:
     An ATIF trajectory is one document, recognised by its start (an object whose schema_version is an
     ATIF tag).
     """
+    if head.startswith(_WREN_LINE):
+        return WREN  # a Wren journal, maybe damaged past its first line
     if atif.claims_head(head):
         return atif.FORMAT
     lines = head.split(b"\n")
@@ -101,7 +119,7 @@ def kind_of(path: Path) -> Kind:
 
     A file that cannot be opened is Wren's to report (the journal reader says why).
     """
-    base, session = opencode.split(path)
+    base, session = split_member(path)
     if session is not None:  # DB#ID: a session of a file that holds several (OpenCode's)
         kind = kind_of(base)
         return kind if isinstance(kind, Format) and kind.export_all is not None else UNKNOWN
@@ -110,6 +128,8 @@ def kind_of(path: Path) -> Kind:
     except OSError:
         return WREN
     try:
+        if os.pread(fd, len(_WREN_LINE), 0) == _WREN_LINE:
+            return WREN  # a Wren line's start: no more of the file is read (a folder of journals is looked at fast)
         head = os.pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).
         while b"\n" not in head and len(head) < _HEAD_MAX and len(head) % _HEAD == 0 and head:
@@ -142,7 +162,6 @@ def identify(path: Path) -> Format | None:
 
 
 __all__ = [
-    "AGENTS",
     "DOCUMENTS",
     "FORMATS",
     "UNKNOWN",
@@ -159,4 +178,5 @@ __all__ = [
     "identify",
     "kind_of",
     "what_wren_opens",
+    "write_tools",
 ]

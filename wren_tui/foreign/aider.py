@@ -30,13 +30,13 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
-from .base import BadLine, Format, Progress, Tail, Translated, Translator, assistant, not_json, note, usage, user
+from . import make
+from .base import Format, Progress, Tail, Translated, Translator, decode_export, head_of, never_a_line
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:
@@ -47,6 +47,12 @@ except ImportError:  # built only where the install had a C compiler: counted in
 NAME = "aider"
 LABEL = "aider"
 ENV = "AIDER_CHAT_HISTORY_FILE"
+SKIPPED: tuple[str, ...] = ()
+SUFFIX = ".md"
+WHERE = (
+    "aider keeps no folder of its own: its chat histories are found by their first line in the folder --dir "
+    "names, else the current folder, and the folders below it"
+)
 HEADER = b"# aider chat started at "
 DEFAULT_NAME = ".aider.chat.history.md"
 UNRECORDED = "aider records no tool calls (it edits files from the text of its replies)"
@@ -259,24 +265,19 @@ def _project(path: Path) -> str:
 
 class AiderTranslator(Translator):
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _decode.decode(data)
-        except msgspec.ValidationError:
-            raise BadLine("it is not a line of an exported aider history") from None
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_export(_decode, data, "an exported aider history")
         seq, ts = lineno, line.ts
         if line.type == "run":
-            shown = note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)
+            shown = make.note(seq, ts, "aider run", started=line.text, tools=UNRECORDED)
             return Translated([shown], line.type, cwd=line.cwd or None)
         if line.type == "user":
-            return Translated([user(seq, ts, line.text)], line.type)
+            return Translated([make.user(seq, ts, line.text)], line.type)
         if line.type == "assistant":
-            return Translated([assistant(seq, ts, line.text)], line.type)
+            return Translated([make.assistant(seq, ts, line.text)], line.type)
         if line.type == "tokens":
-            return Translated([usage(seq, ts, line.sent, line.received, None)], line.type)
+            return Translated([make.usage(seq, ts, line.sent, line.received, None)], line.type)
         if line.type == "note":
-            return Translated([note(seq, ts, "aider", text=line.text)], line.type)
+            return Translated([make.note(seq, ts, "aider", text=line.text)], line.type)
         return Translated([], line.type, "unknown")
 
 
@@ -298,39 +299,14 @@ def session_id(path: Path) -> str:
 
 def is_session_file(path: Path) -> bool:
     """A Markdown file whose first line is aider's."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return claims_file(path, os.pread(fd, 256, 0))
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return claims_file(path, head_of(path, 256))
 
 
-def _claims(_line: dict[str, Any]) -> bool:
-    return False  # never a line of a JSONL file
+claims = never_a_line
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=AiderTranslator,
-    claims=_claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=(),
-    suffix=".md",
-    claims_file=claims_file,
-    export=export,
-    exporter=Follower,
-    unrecorded=UNRECORDED,
-    hidden_folders=False,
-    own_folder=False,
-)
+# aider records no tool calls.
+WRITE_TOOLS: frozenset[str] = frozenset()
+
+
+FORMAT = Format.of(__name__, AiderTranslator, exporter=Follower, hidden_folders=False, own_folder=False)

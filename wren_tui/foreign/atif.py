@@ -42,10 +42,12 @@ from ..journal.events import (
     ToolStart,
     Usage,
 )
-from .base import BadLine, Format, Translated, Translator, not_json, note, text_of
+from . import make
+from .base import BadLine, Format, Translated, Translator, not_json
 
 NAME = "atif"
 LABEL = "ATIF trajectory"
+ENV = ""  # a document opened by its path: no folder of its own
 MAPPED = ("head", "user", "agent", "system", "tail")
 SKIPPED = ()
 
@@ -208,7 +210,7 @@ def _object(data: bytes, before: bytes = b"", after: bytes = b"") -> dict[str, A
 
 
 def _text(value: Any) -> str:
-    return text_of(value) if value is not None else ""
+    return make.text_of(value) if value is not None else ""
 
 
 def _int(value: Any) -> int:
@@ -256,7 +258,7 @@ class AtifTranslator(Translator):
             "session": head.get("session_id"),
             "notes": head.get("notes"),
         }
-        return Translated([note(seq, "", "trajectory", **fields)], "head", model=model, cwd=cwd)
+        return Translated([make.note(seq, "", "trajectory", **fields)], "head", model=model, cwd=cwd)
 
     def _tail(self, seq: int, data: bytes) -> Translated:
         body = data.rstrip(_WHITESPACE)
@@ -274,7 +276,7 @@ class AtifTranslator(Translator):
             "steps": metrics.get("total_steps"),
             "cost_usd": metrics.get("total_cost_usd"),
         }
-        return Translated([note(seq, "", "final metrics", **fields)], "tail")
+        return Translated([make.note(seq, "", "final metrics", **fields)], "tail")
 
     def _step(self, seq: int, step: dict[str, Any]) -> Translated:
         ts = step.get("timestamp") if isinstance(step.get("timestamp"), str) else ""
@@ -292,7 +294,7 @@ class AtifTranslator(Translator):
             return Translated([self._system(seq, ts, text, step, extra)], "system")
         kind = source if isinstance(source, str) else "(no source)"
         return Translated(
-            [note(seq, ts, "not understood", kind=kind, why="a step whose source is not user, agent or system")],
+            [make.note(seq, ts, "not understood", kind=kind, why="a step whose source is not user, agent or system")],
             kind,
             "malformed",
         )
@@ -309,7 +311,7 @@ class AtifTranslator(Translator):
                 return known
         results = (step.get("observation") or {}).get("results") if isinstance(step.get("observation"), dict) else None
         said = [_text(r.get("content")) for r in results or () if isinstance(r, dict)]
-        return note(seq, ts, "system", text=text, observation="\n".join(said) or None)
+        return make.note(seq, ts, "system", text=text, observation="\n".join(said) or None)
 
     def _agent(self, seq: int, ts: str, text: str, step: dict[str, Any], extra: dict[str, Any]) -> Translated:
         thought = step.get("reasoning_content") if isinstance(step.get("reasoning_content"), str) else None
@@ -375,7 +377,7 @@ class AtifTranslator(Translator):
         call_id = result.get("source_call_id")
         content = _text(result.get("content"))
         if not isinstance(call_id, str):
-            return [note(seq, ts, "observation", text=content)]
+            return [make.note(seq, ts, "observation", text=content)]
         extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
         assert isinstance(extra, dict)
         events: list[Event] = []
@@ -425,17 +427,12 @@ def session_id(path: Path) -> str:
     return name
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env="",
-    translator=AtifTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=lambda path: path.suffix == ".json",
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    frames=frames,
-)
+def is_session_file(path: Path) -> bool:
+    return path.suffix == ".json"
+
+
+# A trajectory of any agent's session: every format's tools that change the workspace.
+WRITE_TOOLS = None
+
+
+FORMAT = Format.of(__name__, AtifTranslator)

@@ -10,35 +10,31 @@ never change which events there are. Seq is the line's number in the file, from 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
+import os
+import sys
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
-from ..journal.events import ChatMessage, Error, Event, Message, ToolCall, ToolEnd, UnknownEvent, Usage
+from ..journal.events import Event
+from .make import MALFORMED, note
 
 S = TypeVar("S", bound=msgspec.Struct)
+L = TypeVar("L", bound=msgspec.Struct)
 _T = TypeVar("_T")
 
 Verdict = Literal["mapped", "skipped", "unknown", "malformed"]
 """What became of a line: translated into events; a known kind left out on purpose (the clients'
 bookkeeping); a kind this version does not know (a newer client); a known kind whose fields do not
 fit (shown as a note saying why)."""
-
-# The kinds of note a foreign line may give, beside Wren's own events.
-THINKING = "thinking"
-MALFORMED = "not understood"
-# A compaction whose note holds the summary the agent went on from (Codex, pi; `keep`: pi's first entry kept).
-COMPACTION = "compaction"
-# A compaction whose summary follows as the next user message (Claude Code).
-COMPACTION_BOUNDARY = "compaction boundary"
 
 
 class BadLine(Exception):
@@ -119,25 +115,57 @@ class Translator(ABC):
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated: ...
 
 
-# --- helpers the formats share ---------------------------------------------------------------
+class TypedTranslator(Translator, Generic[L]):
+    """A translator of lines its `decoder` types as one tagged Struct per kind (`decode_line`), each then given
+    to `typed` (`class PiTranslator(TypedTranslator[_Entry], decoder=..., known=...)`); a known kind whose
+    fields do not fit what `typed` reads is a malformed line. It remembers when
+    each call was asked (`_asked`), for the time its result took.
+    """
 
+    decoder: ClassVar[msgspec.json.Decoder[Any]]
+    known: ClassVar[frozenset[str]]  # the kinds it knows: a line of another kind is counted as unknown
 
-def ms_of(ts: str | None) -> int | None:
-    """An ISO-8601 time as milliseconds since the epoch; None for anything else."""
-    if not ts:
+    def __init_subclass__(cls, decoder: msgspec.json.Decoder[Any], known: frozenset[str], **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.decoder, cls.known = decoder, known
+
+    def __init__(self) -> None:
+        self._asked: dict[str, int | None] = {}
+
+    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
+        line: L | Translated = decode_line(self.decoder, lineno, data, self.known)
+        if isinstance(line, Translated):
+            return line  # a kind this reader does not type, counted, or a known one that does not fit
+        kind = str(line.__struct_config__.tag)
+        try:
+            out = self.typed(lineno, kind, line, learn)
+        except (msgspec.ValidationError, TypeError, ValueError) as exc:
+            out = malformed(lineno, self.time_of(line), kind, exc)
+        out.node = self.node(kind, line)
+        cwd = self.cwd(line)
+        if cwd is not None:
+            out.cwd = cwd
+        return out
+
+    @abstractmethod
+    def typed(self, seq: int, kind: str, line: L, learn: bool) -> Translated:
+        """The events of a line of kind `kind`; `learn`: as `translate`'s."""
+
+    def time_of(self, line: L) -> str:
+        """When the line was written, as it says (its `timestamp`)."""
+        ts = getattr(line, "timestamp", "")
+        return ts if isinstance(ts, str) else ""
+
+    def node(self, kind: str, line: L) -> Node | None:
+        """The line's place in the file's tree (None: the format's lines are one sequence)."""
         return None
-    try:
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
+
+    def cwd(self, line: L) -> str | None:
+        """The workspace every line of the format names, if it does."""
         return None
 
 
-def elapsed(asked: int | None, answered: str | None) -> int | None:
-    """Milliseconds from a call's asking to its answer's line; None when either is unknown."""
-    end = ms_of(answered)
-    if asked is None or end is None:
-        return None
-    return max(end - asked, 0)
+# --- helpers the formats share (the events they make: `make`) ----------------------------------------
 
 
 def union(kinds: tuple[type, ...]) -> Any:
@@ -148,70 +176,6 @@ def union(kinds: tuple[type, ...]) -> Any:
 def tagged(base: type[S], kinds: tuple[str, ...]) -> tuple[type[S], ...]:
     """A Struct class per kind, with `base`'s fields and no more: lines decoded only to be counted."""
     return tuple(cast(type[S], msgspec.defstruct(f"_{i}", [], bases=(base,), tag=kind)) for i, kind in enumerate(kinds))
-
-
-# A raw field that was absent (msgspec keeps no Optional Raw).
-NO_RAW = msgspec.Raw(b"")
-
-
-def raw_text(raw: msgspec.Raw) -> str:
-    """A field kept as raw JSON, as its JSON text (the arguments a model wrote, exactly)."""
-    return bytes(raw).decode("utf-8", "replace")
-
-
-def text_of(content: Any, *, image: str = "[image]") -> str:
-    """The text of a content value: a string, or a list of blocks whose text parts are joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict):
-                text = block.get("text")
-                if isinstance(text, str):
-                    parts.append(text)
-                elif block.get("type") in ("image", "input_image", "image_url"):
-                    parts.append(image)
-        return "\n".join(parts)
-    return msgspec.json.encode(content).decode()
-
-
-def user(seq: int, ts: str, text: str) -> Message:
-    return Message(seq=seq, ts=ts, message=ChatMessage(role="user", content=text))
-
-
-def assistant(seq: int, ts: str, text: str, calls: list[ToolCall] | None = None) -> Message:
-    return Message(seq=seq, ts=ts, message=ChatMessage(role="assistant", content=text, toolCalls=calls or None))
-
-
-def answer(seq: int, ts: str, call_id: str, text: str, *, ok: bool | None, took: int | None) -> list[Event]:
-    """A call's end and its result, as Wren journals them: a tool_end, then the tool message."""
-    return [
-        ToolEnd(seq=seq, ts=ts, id=call_id, ok=ok, elapsedMs=took, chars=len(text)),
-        Message(seq=seq, ts=ts, message=ChatMessage(role="tool", content=text, toolCallId=call_id)),
-    ]
-
-
-def note(seq: int, ts: str, what: str, **fields: Any) -> UnknownEvent:
-    """A line Wren has no event for, shown as a note with the fields that say what it was."""
-    return UnknownEvent(seq=seq, ts=ts, type=what, fields={k: v for k, v in fields.items() if v not in (None, "")})
-
-
-def thinking(seq: int, ts: str, text: str) -> UnknownEvent:
-    """A reasoning or thinking block: a note of its own, folded like a long text."""
-    return UnknownEvent(seq=seq, ts=ts, type=THINKING, fields={"text": text})
-
-
-def usage(seq: int, ts: str, tokens_in: int, tokens_out: int, model: str | None) -> Usage:
-    return Usage(seq=seq, ts=ts, inputTokens=tokens_in, outputTokens=tokens_out, model=model or "")
-
-
-def error(seq: int, ts: str, text: str) -> Error:
-    return Error(seq=seq, ts=ts, message=text)
 
 
 def malformed(seq: int, ts: str, kind: str, why: Exception) -> Translated:
@@ -254,9 +218,90 @@ def decode_line(decoder: msgspec.json.Decoder[_T], seq: int, data: bytes, known:
         raise not_json(exc) from None
 
 
+def decode_export(decoder: msgspec.json.Decoder[_T], data: bytes, what: str) -> _T:
+    """A line of a session's export (`Format.export`) as `decoder` types it; BadLine for one that is not (`what`:
+    the lines of whose export: "an exported aider history")."""
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError:
+        raise BadLine(f"it is not a line of {what}") from None
+    except msgspec.DecodeError as exc:
+        raise not_json(exc) from None
+
+
+def node_reader(fields: type[S], place: Callable[[S], Node | None]) -> Callable[[bytes], Node | None]:
+    """A format's `node_of`: a line's place in the tree, from `fields` (a Struct of the tree's fields alone) read
+    without the rest of the line; None for a line out of the tree or whose fields do not fit (its full reading
+    says why); BadLine for a line that is not a JSON object."""
+    decoder = msgspec.json.Decoder(fields)
+
+    def node_of(data: bytes) -> Node | None:
+        try:
+            line = decoder.decode(data)
+        except msgspec.ValidationError:
+            if data.lstrip()[:1] != b"{":
+                raise BadLine("it is JSON but not an object") from None
+            return None  # an object whose fields do not fit: the full reading shows why
+        except msgspec.DecodeError as exc:
+            raise not_json(exc) from None
+        return place(line)
+
+    return node_of
+
+
+def field_reader(fields: type[S], marker: bytes, read: Callable[[S], _T], absent: _T) -> Callable[[bytes], _T]:
+    """What one line records (a format's `tokens_of`, `totals`), from `fields` (a Struct of those fields alone)
+    read without translating the line; `absent` for a line without `marker` in its bytes or whose fields do not
+    decode."""
+    decoder = msgspec.json.Decoder(fields)
+
+    def reader(data: bytes) -> _T:
+        if marker not in data:
+            return absent
+        try:
+            line = decoder.decode(data)
+        except msgspec.DecodeError:
+            return absent
+        return read(line)
+
+    return reader
+
+
+def head_of(path: Path, size: int) -> bytes:
+    """The first `size` bytes of the file at `path`; b"" when it cannot be opened or read (no link is followed,
+    and a FIFO is never waited on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, size, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def not_json(exc: msgspec.DecodeError) -> BadLine:
     """Why a line that msgspec could not parse at all stops the reading."""
     return BadLine("its bytes are not valid UTF-8" if "UTF-8" in str(exc) else "it is not JSON")
+
+
+# Between a file that holds several sessions and one of them, in a path: `DB#ID` (OpenCode's database).
+MEMBER = "#"
+
+
+def split_member(path: Path) -> tuple[Path, str | None]:
+    """The file and the session a path names: `FILE#ID`, or the file alone (its only session)."""
+    if MEMBER in path.name and not os.path.lexists(path):
+        base, _sep, session = path.name.rpartition(MEMBER)
+        return path.with_name(base), session or None
+    return path, None
+
+
+def member_path(file: Path, session: str) -> Path:
+    """The path that names one session of a file that holds several: `FILE#ID`."""
+    return file.with_name(f"{file.name}{MEMBER}{session}")
 
 
 @dataclass(frozen=True)
@@ -301,31 +346,42 @@ class _Exports:
         return None
 
 
+def _every_file(_path: Path) -> bool:
+    return True
+
+
+def never_a_line(_line: dict[str, Any]) -> bool:
+    """`claims` of a format whose files are not JSON lines: no line of a JSONL file is its."""
+    return False
+
+
 @dataclass(frozen=True)
 class Format:
-    """One agent's session files: how to translate them, recognise them and find them."""
+    """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
+    translate them, and what the agent's calls are. The commands, search and the viewer ask this, never a name.
 
-    def follower(self, path: Path) -> Follower:
-        """The export of the session at `path`, to call again as it changes (an exported format's)."""
-        if self.exporter is not None:
-            return self.exporter(path)
-        assert self.export is not None, "a session read as it is, not exported"
-        return _Exports(path, self.export)
+    A format module declares one with `Format.of`, from its own names for the fields.
+    """
 
     name: str  # as --agent takes it: claude, codex, pi
     label: str  # as a person knows the agent: Claude Code
-    env: str  # the variable naming the agent's own folder, when set
+    env: str  # the variable naming the agent's own folder, when set ("": none)
     translator: Callable[[], Translator]
     # Whether one decoded line (of the first few) is this agent's.
     claims: Callable[[dict[str, Any]], bool]
     # The folder of sessions: from the environment and the home folder.
     root: Callable[[Mapping[str, str], Path], Path]
     session_id: Callable[[Path], str]
-    # A line's place in the file's tree, read cheaply; None for a format whose lines are one sequence.
-    node_of: Callable[[bytes], Node | None] | None
-    is_session_file: Callable[[Path], bool]
+    # Its line kinds: those translated, and those left out on purpose (the client's bookkeeping).
     mapped: tuple[str, ...]
     skipped: tuple[str, ...]
+    # The tools whose calls change the workspace (its shell, its file writes and edits): the viewer's writes
+    # filter counts their calls. None: a document of any agent's session (ATIF), so every format's.
+    write_tools: frozenset[str] | None
+    # A line's place in the file's tree, read cheaply; None for a format whose lines are one sequence.
+    node_of: Callable[[bytes], Node | None] | None = None
+    # Which files of its folder with its suffix are sessions (not the client's other files).
+    is_session_file: Callable[[Path], bool] = _every_file
     # The session's tokens so far, from a line that carries the running total (None: no such line here).
     totals: Callable[[bytes], int | None] = lambda _line: None
     # The tokens one line records, read without translating it (None: the line is translated to know).
@@ -357,6 +413,37 @@ class Format:
     # For a format that is one document rather than a line per object (ATIF): the units it is read in,
     # as `reader.units` gives them, (fd, start, stop) -> (start, bytes) with `looked`. None: by newlines.
     frames: Callable[[int, int, int | None], Frames] | None = None
+    # Where its sessions are found when that is not one file a session in the agent's own folder, as
+    # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
+    where: str | None = None
+
+    @classmethod
+    def of(cls, module: str, translator: Callable[[], Translator], **fields: Any) -> Format:
+        """The format the module named `module` declares, each field by the module's own name for it: a constant
+        in capitals (NAME, LABEL, ENV, MAPPED, SKIPPED and WRITE_TOOLS, which every format has; SUFFIX,
+        UNRECORDED, WHERE, ...), a function by the field's name (claims, root and session_id, which every format
+        has; node_of, is_session_file, tokens_of, totals, claims_file, export, ...); `fields`: any other.
+
+        Raises:
+            KeyError: the module lacks a name every format has (a forgotten WRITE_TOOLS is no silent default).
+        """
+        names = vars(sys.modules[module])
+        declared: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name.upper() in names:
+                declared[f.name] = names[f.name.upper()]
+            elif callable(names.get(f.name)):
+                declared[f.name] = names[f.name]
+            elif f.default is dataclasses.MISSING and f.name not in fields and f.name != "translator":
+                raise KeyError(f"{module} declares no {f.name.upper()} (or {f.name}), which every format has")
+        return cls(**{**declared, "translator": translator, **fields})
+
+    def follower(self, path: Path) -> Follower:
+        """The export of the session at `path`, to call again as it changes (an exported format's)."""
+        if self.exporter is not None:
+            return self.exporter(path)
+        assert self.export is not None, "a session read as it is, not exported"
+        return _Exports(path, self.export)
 
 
 class Frames(Protocol):

@@ -16,31 +16,8 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, ToolCall
-from .base import (
-    COMPACTION_BOUNDARY,
-    NO_RAW,
-    BadLine,
-    Format,
-    Node,
-    Translated,
-    Translator,
-    answer,
-    assistant,
-    decode_line,
-    elapsed,
-    error,
-    malformed,
-    ms_of,
-    not_json,
-    note,
-    raw_text,
-    tagged,
-    text_of,
-    thinking,
-    union,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, tagged, union
 
 NAME = "claude"
 LABEL = "Claude Code"
@@ -83,7 +60,7 @@ class _Block(msgspec.Struct):
     thinking: str | None = None
     id: str = ""
     name: str = ""
-    input: msgspec.Raw = NO_RAW
+    input: msgspec.Raw = make.NO_RAW
     tool_use_id: str = ""
     content: Any = None
     is_error: bool | None = None
@@ -97,23 +74,23 @@ class _Message(msgspec.Struct):
     usage: _Usage | None = None
 
 
-class _Line(msgspec.Struct, tag_field="type", kw_only=True):
+class _Line(msgspec.Struct, tag_field="type", kw_only=True, rename="camel"):
     uuid: str | None = None
-    parentUuid: str | None = None
-    logicalParentUuid: str | None = None
-    isSidechain: bool = False
+    parent_uuid: str | None = None
+    logical_parent_uuid: str | None = None
+    is_sidechain: bool = False
     timestamp: str = ""
     cwd: str | None = None
 
 
 class _User(_Line, tag="user"):
     message: _Message
-    isMeta: bool = False
+    is_meta: bool = False
 
 
 class _Assistant(_Line, tag="assistant"):
     message: _Message
-    isApiErrorMessage: bool = False
+    is_api_error_message: bool = False
 
 
 class _System(_Line, tag="system"):
@@ -126,36 +103,34 @@ _Skipped = tagged(_Line, SKIPPED)
 _decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union((_User, _Assistant, _System, *_Skipped)))
 
 
-class ClaudeTranslator(Translator):
+class ClaudeTranslator(TypedTranslator[_Line], decoder=_decoder, known=_CLAIMED):
     """Remembers when each tool call was asked, and how much of each reply's usage was counted."""
 
     def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
+        super().__init__()
         # A reply's usage is repeated on each of its lines (growing, in older clients): each line
         # counts what it adds to the line before it, and a line that adds nothing is hidden.
         self._last_usage: dict[str, tuple[int, int]] = {}
         self._usage_at: dict[int, tuple[int, int]] = {}
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        line = decode_line(_decoder, lineno, data, _CLAIMED)
-        if isinstance(line, Translated):
-            return line  # a kind this reader does not type, counted, or a known one that does not fit
-        node = None
-        if line.uuid is not None:
-            node = Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
-        try:
-            if isinstance(line, _User):
-                out = self._user(lineno, line)
-            elif isinstance(line, _Assistant):
-                out = self._assistant(lineno, line, learn)
-            elif isinstance(line, _System):
-                out = _system(lineno, line)
-            else:
-                out = Translated([], str(type(line).__struct_config__.tag), "skipped")
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(lineno, line.timestamp, str(type(line).__struct_config__.tag), exc)
-        out.node, out.cwd = node, line.cwd
-        return out
+    def node(self, kind: str, line: _Line) -> Node | None:
+        return (
+            None
+            if line.uuid is None
+            else Node(line.uuid, line.parent_uuid, line.logical_parent_uuid, line.is_sidechain)
+        )
+
+    def cwd(self, line: _Line) -> str | None:
+        return line.cwd
+
+    def typed(self, seq: int, kind: str, line: _Line, learn: bool) -> Translated:
+        if isinstance(line, _User):
+            return self._user(seq, line)
+        if isinstance(line, _Assistant):
+            return self._assistant(seq, line, learn)
+        if isinstance(line, _System):
+            return _system(seq, line)
+        return Translated([], kind, "skipped")
 
     def _user(self, seq: int, line: _User) -> Translated:
         ts, content = line.timestamp, line.message.content
@@ -167,8 +142,8 @@ class ClaudeTranslator(Translator):
             for block in content:
                 if block.type == "tool_result":
                     ok = block.is_error is not True
-                    took = elapsed(self._asked.get(block.tool_use_id), ts)
-                    events += answer(seq, ts, block.tool_use_id, text_of(block.content), ok=ok, took=took)
+                    took = make.elapsed(self._asked.get(block.tool_use_id), ts)
+                    events += make.answer(seq, ts, block.tool_use_id, make.text_of(block.content), ok=ok, took=took)
                 elif block.type == "text" and block.text is not None:
                     texts.append(block.text)
                 elif block.type == "image":
@@ -176,7 +151,7 @@ class ClaudeTranslator(Translator):
         if texts:
             text = "\n".join(texts)
             # Text the client added for the model (a caveat, a command's output): context, not a person's words.
-            events.append(note(seq, ts, "context", text=text) if line.isMeta else user(seq, ts, text))
+            events.append(make.note(seq, ts, "context", text=text) if line.is_meta else make.user(seq, ts, text))
         return Translated(events, "user")
 
     def _assistant(self, seq: int, line: _Assistant, learn: bool) -> Translated:
@@ -189,24 +164,24 @@ class ClaudeTranslator(Translator):
             if block.type == "text" and block.text is not None:
                 texts.append(block.text)
             elif block.type == "tool_use":
-                calls.append(ToolCall(block.id, block.name, raw_text(block.input) or "{}"))
+                calls.append(ToolCall(block.id, block.name, make.raw_text(block.input) or "{}"))
                 if learn:
-                    self._asked.setdefault(block.id, ms_of(ts))
+                    self._asked.setdefault(block.id, make.ms_of(ts))
             elif block.type == "thinking":
-                events.append(thinking(seq, ts, block.thinking or ""))
+                events.append(make.thinking(seq, ts, block.thinking or ""))
             elif block.type == "redacted_thinking":
-                events.append(thinking(seq, ts, "[redacted by the model's provider]"))
+                events.append(make.thinking(seq, ts, "[redacted by the model's provider]"))
         text = "\n".join(texts)
-        if line.isApiErrorMessage:
-            events.append(error(seq, ts, text))
+        if line.is_api_error_message:
+            events.append(make.error(seq, ts, text))
         elif texts or calls:
-            events.append(assistant(seq, ts, text, calls))
+            events.append(make.assistant(seq, ts, text, calls))
         hidden: frozenset[int] = frozenset()
         if msg.usage is not None:
             tokens_in, tokens_out = self._usage(seq, msg.id, msg.usage, learn)
             if not tokens_in and not tokens_out:
                 hidden = frozenset({len(events)})
-            events.append(usage(seq, ts, tokens_in, tokens_out, msg.model))
+            events.append(make.usage(seq, ts, tokens_in, tokens_out, msg.model))
         return Translated(events, "assistant", hidden=hidden, model=msg.model)
 
     def _usage(self, seq: int, message_id: str | None, used: _Usage, learn: bool) -> tuple[int, int]:
@@ -224,42 +199,32 @@ class ClaudeTranslator(Translator):
 
 
 def _system(seq: int, line: _System) -> Translated:
-    text = text_of(line.content)
+    text = make.text_of(line.content)
     if line.subtype == "compact_boundary":
-        boundary = note(seq, line.timestamp, COMPACTION_BOUNDARY, text=text or "earlier messages summarised")
+        boundary = make.note(seq, line.timestamp, make.COMPACTION_BOUNDARY, text=text or "earlier messages summarised")
         return Translated([boundary], "system")
     if line.level == "error" or line.subtype == "api_error":
-        return Translated([error(seq, line.timestamp, text or line.subtype)], "system")
-    return Translated([note(seq, line.timestamp, "system", subtype=line.subtype, text=text)], "system")
+        return Translated([make.error(seq, line.timestamp, text or line.subtype)], "system")
+    return Translated([make.note(seq, line.timestamp, "system", subtype=line.subtype, text=text)], "system")
 
 
 # --- the tree, cheaply ------------------------------------------------------------------------
 
 
-class _NodeLine(msgspec.Struct):
+class _NodeLine(msgspec.Struct, rename="camel"):
     uuid: str | None = None
-    parentUuid: str | None = None
-    logicalParentUuid: str | None = None
-    isSidechain: bool = False
+    parent_uuid: str | None = None
+    logical_parent_uuid: str | None = None
+    is_sidechain: bool = False
 
 
-_nodes = msgspec.json.Decoder(_NodeLine)
+def _node(line: _NodeLine) -> Node | None:
+    return None if line.uuid is None else Node(line.uuid, line.parent_uuid, line.logical_parent_uuid, line.is_sidechain)
 
 
-def node_of(data: bytes) -> Node | None:
-    """A line's place in the chain, without reading the rest of it; None for a bookkeeping line; BadLine
-    for a line that is not a JSON object."""
-    try:
-        line = _nodes.decode(data)
-    except msgspec.ValidationError:
-        if data.lstrip()[:1] != b"{":
-            raise BadLine("it is JSON but not an object") from None
-        return None  # an object whose fields do not fit: the full reading shows why
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    if line.uuid is None:
-        return None
-    return Node(line.uuid, line.parentUuid, line.logicalParentUuid, line.isSidechain)
+# A line's place in the chain, without reading the rest of it; None for a bookkeeping line; BadLine for a line
+# that is not a JSON object.
+node_of = node_reader(_NodeLine, _node)
 
 
 # --- where the sessions are -------------------------------------------------------------------
@@ -292,40 +257,27 @@ def claims(line: dict[str, Any]) -> bool:
     return "provenance" not in line and "systemPayload" not in line
 
 
-class _Cost(msgspec.Struct):
+class _Cost(msgspec.Struct, rename="camel"):
     type: str = ""
-    modelUsage: dict[str, dict[str, Any]] | None = None
+    model_usage: dict[str, dict[str, Any]] | None = None
 
 
-_costs = msgspec.json.Decoder(_Cost)
 _COUNTED = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
 
 
-def totals(data: bytes) -> int | None:
-    """The session's tokens so far, from a `cost-state` line (the last line of a run that ended)."""
-    if b'"cost-state"' not in data:
+def _total(cost: _Cost) -> int | None:
+    if cost.type != "cost-state" or cost.model_usage is None:
         return None
-    try:
-        cost = _costs.decode(data)
-    except msgspec.DecodeError:
-        return None
-    if cost.type != "cost-state" or cost.modelUsage is None:
-        return None
-    counts = (used.get(key) for used in cost.modelUsage.values() for key in _COUNTED)
+    counts = (used.get(key) for used in cost.model_usage.values() for key in _COUNTED)
     return sum(n for n in counts if isinstance(n, int))
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=ClaudeTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=node_of,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    totals=totals,
-)
+# The session's tokens so far, from a `cost-state` line (the last line of a run that ended).
+totals = field_reader(_Cost, b'"cost-state"', _total, None)
+
+
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
+
+
+FORMAT = Format.of(__name__, ClaudeTranslator)

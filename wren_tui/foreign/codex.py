@@ -17,25 +17,8 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, ToolCall
-from .base import (
-    COMPACTION,
-    Format,
-    Translated,
-    Translator,
-    answer,
-    assistant,
-    decode_line,
-    elapsed,
-    error,
-    malformed,
-    ms_of,
-    note,
-    text_of,
-    thinking,
-    union,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Translated, Translator, decode_line, malformed, union
 
 NAME = "codex"
 LABEL = "Codex"
@@ -231,7 +214,7 @@ class CodexTranslator(Translator):
             if kind == "session_meta":
                 meta = _meta.decode(line.payload)
                 version = " ".join(v for v in (meta.originator, meta.cli_version) if v)
-                event = note(lineno, line.timestamp, "session", id=meta.id, cwd=meta.cwd, client=version)
+                event = make.note(lineno, line.timestamp, "session", id=meta.id, cwd=meta.cwd, client=version)
                 return Translated([event], kind, cwd=meta.cwd, model=meta.model_provider)
             if kind == "turn_context":
                 turn = _context.decode(line.payload)
@@ -244,11 +227,11 @@ class CodexTranslator(Translator):
                     self._records = True
                 used = record.usage or _TokenUsage()
                 return Translated(
-                    [usage(lineno, line.timestamp, used.input_tokens, used.output_tokens, self._model)], kind
+                    [make.usage(lineno, line.timestamp, used.input_tokens, used.output_tokens, self._model)], kind
                 )
             if kind == "compacted":
                 summary = _compacted.decode(line.payload).message
-                return Translated([note(lineno, line.timestamp, COMPACTION, text=summary)], kind)
+                return Translated([make.note(lineno, line.timestamp, make.COMPACTION, text=summary)], kind)
             if kind == "world_state":
                 return Translated([], kind, "skipped")
         except (msgspec.ValidationError, TypeError, ValueError) as exc:
@@ -266,13 +249,13 @@ class CodexTranslator(Translator):
         kind = f"response_item:{item.__struct_config__.tag}"
         events: list[Event]
         if isinstance(item, _Msg):
-            text = text_of(item.content)
+            text = make.text_of(item.content)
             if item.role == "assistant":
-                events = [assistant(seq, ts, text)]
+                events = [make.assistant(seq, ts, text)]
             elif item.role == "user" and not _harness_context(item, text):
-                events = [user(seq, ts, text)]
+                events = [make.user(seq, ts, text)]
             else:
-                events = [note(seq, ts, "context", role=item.role, text=text)]
+                events = [make.note(seq, ts, "context", role=item.role, text=text)]
             return Translated(events, kind)
         if isinstance(item, _Call | _CustomCall | _ShellCall):
             if isinstance(item, _Call):
@@ -282,16 +265,16 @@ class CodexTranslator(Translator):
             else:
                 call = ToolCall(item.call_id, "local_shell", msgspec.json.encode(item.action).decode())
             if learn:
-                self._asked.setdefault(item.call_id, ms_of(ts))
-            return Translated([assistant(seq, ts, "", [call])], kind)
+                self._asked.setdefault(item.call_id, make.ms_of(ts))
+            return Translated([make.assistant(seq, ts, "", [call])], kind)
         if isinstance(item, _Output | _CustomOutput):
             return Translated(self._output(seq, ts, item.call_id, item.output), kind)
         if isinstance(item, _Reasoning):
-            parts = [text_of(item.summary), text_of(item.content)]
+            parts = [make.text_of(item.summary), make.text_of(item.content)]
             text = "\n\n".join(p for p in parts if p) or "[reasoning kept encrypted by the provider]"
-            return Translated([thinking(seq, ts, text)], kind)
+            return Translated([make.thinking(seq, ts, text)], kind)
         if isinstance(item, _WebSearch):
-            return Translated([note(seq, ts, "web search", action=item.action)], kind)
+            return Translated([make.note(seq, ts, "web search", action=item.action)], kind)
         return Translated([], kind, "unknown")
 
     def _output(self, seq: int, ts: str, call_id: str, output: Any) -> list[Event]:
@@ -309,13 +292,13 @@ class CodexTranslator(Translator):
                 exit_code = code if isinstance(code, int) and exit_code is None else exit_code
                 if took is None and isinstance(seconds, int | float):
                     took = int(seconds * 1000)
-        text = text_of(output)
+        text = make.text_of(output)
         if exit_code is None and (found := _EXIT_CODE.search(text)) is not None:
             exit_code = int(found.group(1))
         ok = None if exit_code is None else exit_code == 0
         if took is None:
-            took = elapsed(self._asked.get(call_id), ts)
-        return answer(seq, ts, call_id, text, ok=ok, took=took)
+            took = make.elapsed(self._asked.get(call_id), ts)
+        return make.answer(seq, ts, call_id, text, ok=ok, took=took)
 
     # --- event messages: what only they hold ---------------------------------------------------
 
@@ -339,11 +322,11 @@ class CodexTranslator(Translator):
         if isinstance(event, _TokenCount):
             return self._token_count(seq, ts, event, learn)
         if isinstance(event, _ErrorEvent):
-            return Translated([error(seq, ts, event.message)], kind)
+            return Translated([make.error(seq, ts, event.message)], kind)
         if isinstance(event, _StreamError):
-            return Translated([error(seq, ts, f"stream error (retried): {event.message}")], kind)
+            return Translated([make.error(seq, ts, f"stream error (retried): {event.message}")], kind)
         if isinstance(event, _Aborted):
-            return Translated([error(seq, ts, f"turn aborted: {event.reason or 'no reason given'}")], kind)
+            return Translated([make.error(seq, ts, f"turn aborted: {event.reason or 'no reason given'}")], kind)
         return Translated([], kind, "unknown")
 
     def _token_count(self, seq: int, ts: str, event: _TokenCount, learn: bool) -> Translated:
@@ -361,7 +344,7 @@ class CodexTranslator(Translator):
                 self._counted[seq] = counted
                 self._total = total or self._total
         tokens_in, tokens_out = counted or (0, 0)
-        events: list[Event] = [usage(seq, ts, tokens_in, tokens_out, self._model)]
+        events: list[Event] = [make.usage(seq, ts, tokens_in, tokens_out, self._model)]
         return Translated(events, kind, hidden=frozenset() if counted else frozenset({0}))
 
     def _other(self, seq: int, line: _Line, envelope: str, exc: msgspec.ValidationError) -> Translated:
@@ -453,17 +436,8 @@ def totals(data: bytes) -> int | None:
     return None if found is None else sum(found)
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=CodexTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=lambda path: True,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    totals=totals,
-)
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("exec_command", "local_shell", "apply_patch", "write_stdin"))
+
+
+FORMAT = Format.of(__name__, CodexTranslator)

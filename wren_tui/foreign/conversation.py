@@ -19,7 +19,8 @@ from ..journal.calls import CallTracker
 from ..journal.events import ChatMessage, Message, Role, ToolCall, UnknownEvent
 from ..journal.forking import ForkPoint, preview
 from ..journal.verdict import Stop
-from .base import COMPACTION, COMPACTION_BOUNDARY, BadLine, Format, Node
+from .base import BadLine, Format, Node
+from .make import COMPACTION, COMPACTION_BOUNDARY
 from .reader import units
 
 # Notes that become a user message in the context (pi puts a summary of a branch left behind there).

@@ -17,24 +17,8 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, ToolCall
-from .base import (
-    Format,
-    Translated,
-    Translator,
-    answer,
-    assistant,
-    decode_line,
-    elapsed,
-    error,
-    malformed,
-    ms_of,
-    note,
-    text_of,
-    thinking,
-    union,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Translated, TypedTranslator, field_reader, union
 
 NAME = "copilot"
 LABEL = "Copilot CLI"
@@ -60,8 +44,8 @@ SKIPPED = (
 _KNOWN = frozenset({*MAPPED, *SKIPPED})
 
 
-class _Request(msgspec.Struct):
-    toolCallId: str = ""
+class _Request(msgspec.Struct, rename="camel"):
+    tool_call_id: str = ""
     name: str = ""
     arguments: Any = None
 
@@ -70,36 +54,36 @@ class _Result(msgspec.Struct):
     content: Any = None
 
 
-class _Shell(msgspec.Struct):
-    exitCode: int | None = None
+class _Shell(msgspec.Struct, rename="camel"):
+    exit_code: int | None = None
 
 
-class _UsageData(msgspec.Struct):
+class _UsageData(msgspec.Struct, rename="camel"):
     model: str | None = None
-    inputTokens: int = 0
-    outputTokens: int = 0
-    cacheReadTokens: int = 0
-    cacheWriteTokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
-class _Data(msgspec.Struct):
+class _Data(msgspec.Struct, rename="camel"):
     # session.start, session.resume
-    sessionId: str | None = None
-    selectedModel: str | None = None
+    session_id: str | None = None
+    selected_model: str | None = None
     context: dict[str, Any] | None = None
-    copilotVersion: str | None = None
+    copilot_version: str | None = None
     # user.message, assistant.message
     content: Any = None
     model: str | None = None
-    toolRequests: list[_Request] | None = None
-    reasoningText: str | None = None
+    tool_requests: list[_Request] | None = None
+    reasoning_text: str | None = None
     # tool.execution_*
-    toolCallId: str = ""
-    toolName: str = ""
+    tool_call_id: str = ""
+    tool_name: str = ""
     success: bool | None = None
     result: _Result | None = None
     error: Any = None
-    shellExecution: _Shell | None = None
+    shell_execution: _Shell | None = None
     # session.usage_record
     usage: _UsageData | None = None
     # session.error
@@ -120,23 +104,11 @@ _TYPES = {tag: _kind(tag) for tag in (*MAPPED, *SKIPPED)}
 _decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union(tuple(_TYPES.values())))
 
 
-class CopilotTranslator(Translator):
+class CopilotTranslator(TypedTranslator[_Line], decoder=_decoder, known=_KNOWN):
     """Remembers when each call was asked and started, for the time its result took."""
 
-    def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
-
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        line = decode_line(_decoder, lineno, data, _KNOWN)
-        if isinstance(line, Translated):
-            return line  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(line.__struct_config__.tag)
-        seq, ts, d = lineno, line.timestamp, line.data
-        try:
-            out = self._line(seq, ts, kind, d, learn)
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(seq, ts, kind, exc)
-        return out
+    def typed(self, seq: int, kind: str, line: _Line, learn: bool) -> Translated:
+        return self._line(seq, line.timestamp, kind, line.data, learn)
 
     def _line(self, seq: int, ts: str, kind: str, d: _Data, learn: bool) -> Translated:
         if kind in SKIPPED:
@@ -144,44 +116,46 @@ class CopilotTranslator(Translator):
         if kind in ("session.start", "session.resume"):
             cwd = d.context.get("cwd") if isinstance(d.context, dict) else None
             what = "session" if kind == "session.start" else "resumed"
-            events: list[Event] = [note(seq, ts, what, id=d.sessionId, cwd=cwd, model=d.selectedModel)]
-            out = Translated(events, kind, model=d.selectedModel)
+            events: list[Event] = [make.note(seq, ts, what, id=d.session_id, cwd=cwd, model=d.selected_model)]
+            out = Translated(events, kind, model=d.selected_model)
             out.cwd = cwd if isinstance(cwd, str) else None
             return out
         if kind == "user.message":
-            return Translated([user(seq, ts, text_of(d.content))], kind)
+            return Translated([make.user(seq, ts, make.text_of(d.content))], kind)
         if kind == "assistant.message":
             events = []
-            if d.reasoningText:
-                events.append(thinking(seq, ts, d.reasoningText))
+            if d.reasoning_text:
+                events.append(make.thinking(seq, ts, d.reasoning_text))
             calls = []
-            for request in d.toolRequests or ():
+            for request in d.tool_requests or ():
                 args = request.arguments
                 text = args if isinstance(args, str) else msgspec.json.encode(args if args is not None else {}).decode()
-                calls.append(ToolCall(request.toolCallId, request.name, text))
+                calls.append(ToolCall(request.tool_call_id, request.name, text))
                 if learn:
-                    self._asked.setdefault(request.toolCallId, ms_of(ts))
-            content = text_of(d.content)
+                    self._asked.setdefault(request.tool_call_id, make.ms_of(ts))
+            content = make.text_of(d.content)
             if content or calls:
-                events.append(assistant(seq, ts, content, calls))
+                events.append(make.assistant(seq, ts, content, calls))
             return Translated(events, kind, model=d.model)
         if kind == "tool.execution_start":
             if learn:
-                self._asked[d.toolCallId] = ms_of(ts)  # the call's start, on a line of its own
+                self._asked[d.tool_call_id] = make.ms_of(ts)  # the call's start, on a line of its own
             return Translated([], kind, "skipped")
         if kind == "tool.execution_complete":
             result = d.result.content if d.result is not None else d.error
-            text = text_of(result) if not isinstance(result, dict) else text_of(result.get("message") or result)
-            code = d.shellExecution.exitCode if d.shellExecution is not None else None
+            text = (
+                make.text_of(result) if not isinstance(result, dict) else make.text_of(result.get("message") or result)
+            )
+            code = d.shell_execution.exit_code if d.shell_execution is not None else None
             ok = None if d.success is None else bool(d.success) and code in (None, 0)
-            took = elapsed(self._asked.get(d.toolCallId), ts)
-            return Translated(answer(seq, ts, d.toolCallId, text, ok=ok, took=took), kind)
+            took = make.elapsed(self._asked.get(d.tool_call_id), ts)
+            return Translated(make.answer(seq, ts, d.tool_call_id, text, ok=ok, took=took), kind)
         if kind == "session.usage_record":
             used = d.usage or _UsageData()
-            tokens_in = used.inputTokens + used.cacheReadTokens + used.cacheWriteTokens
-            return Translated([usage(seq, ts, tokens_in, used.outputTokens, used.model)], kind, model=used.model)
+            tokens_in = used.input_tokens + used.cache_read_tokens + used.cache_write_tokens
+            return Translated([make.usage(seq, ts, tokens_in, used.output_tokens, used.model)], kind, model=used.model)
         if kind == "session.error":
-            return Translated([error(seq, ts, d.message or text_of(d.content) or "error")], kind)
+            return Translated([make.error(seq, ts, d.message or make.text_of(d.content) or "error")], kind)
         return Translated([], kind, "unknown")
 
 
@@ -227,34 +201,19 @@ class _UsageLine(msgspec.Struct):
     data: _UsageOnly | None = None
 
 
-_usages = msgspec.json.Decoder(_UsageLine)
-
-
-def tokens_of(data: bytes) -> int:
-    """The tokens a usage record counts, read alone."""
-    if b'"session.usage_record"' not in data:
-        return 0
-    try:
-        line = _usages.decode(data)
-    except msgspec.DecodeError:
-        return 0
+def _tokens(line: _UsageLine) -> int:
     used = line.data.usage if line.data is not None else None
     if line.type != "session.usage_record" or used is None:
         return 0
-    return used.inputTokens + used.cacheReadTokens + used.cacheWriteTokens + used.outputTokens
+    return used.input_tokens + used.cache_read_tokens + used.cache_write_tokens + used.output_tokens
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=CopilotTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    tokens_of=tokens_of,
-)
+# The tokens a usage record counts, read alone.
+tokens_of = field_reader(_UsageLine, b'"session.usage_record"', _tokens, 0)
+
+
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("bash", "create", "edit"))
+
+
+FORMAT = Format.of(__name__, CopilotTranslator)

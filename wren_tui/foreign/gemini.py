@@ -26,22 +26,8 @@ from typing import Any
 import msgspec
 
 from ..journal.events import ChatMessage, Event, Message, ToolCall, ToolEnd, UnknownEvent
-from .base import (
-    BadLine,
-    Format,
-    Translated,
-    Translator,
-    answer,
-    assistant,
-    elapsed,
-    error,
-    ms_of,
-    not_json,
-    note,
-    thinking,
-    usage,
-    user,
-)
+from . import make
+from .base import BadLine, Format, Translated, Translator, not_json
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -107,7 +93,7 @@ class GeminiTranslator(Translator):
             if self._headers > 1:
                 self._resumed.add(seq)  # the header written again by a resume
         what = "resumed" if seq in self._resumed else "session"
-        return Translated([note(seq, ts, what, id=value.get("sessionId"), kind=value.get("kind"))], "header")
+        return Translated([make.note(seq, ts, what, id=value.get("sessionId"), kind=value.get("kind"))], "header")
 
     def _set(self, seq: int, value: dict[str, Any], learn: bool) -> Translated:
         fields = value["$set"]
@@ -152,7 +138,7 @@ class GeminiTranslator(Translator):
                     if (not calls and not words) or (calls and all(c.id in self._asked for c in calls)):
                         hidden.add(at)
                     for call in calls:
-                        self._asked.setdefault(call.id, ms_of(event.ts))
+                        self._asked.setdefault(call.id, make.ms_of(event.ts))
                 elif isinstance(event, Message) and event.message.role == "tool":
                     call_id = event.message.toolCallId or ""
                     if call_id in self._answered:
@@ -208,16 +194,18 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
                 response = part.get("functionResponse")
                 if isinstance(response, dict):
                     text, failed = _response_text(response)
-                    events += answer(seq, ts, str(response.get("id") or ""), text, ok=not failed, took=None)
+                    events += make.answer(seq, ts, str(response.get("id") or ""), text, ok=not failed, took=None)
         if texts:
             text = "\n".join(texts)
-            events.insert(0, note(seq, ts, "context", text=text) if text.startswith(_CONTEXT) else user(seq, ts, text))
+            events.insert(
+                0, make.note(seq, ts, "context", text=text) if text.startswith(_CONTEXT) else make.user(seq, ts, text)
+            )
         return events
     if kind == "gemini":
         for thought in record.get("thoughts") or ():
             if isinstance(thought, dict):
                 said = "\n".join(str(thought[k]) for k in ("subject", "description") if thought.get(k))
-                events.append(thinking(seq, ts, said))
+                events.append(make.thinking(seq, ts, said))
         texts = []
         calls: list[ToolCall] = []
         results: list[Event] = []
@@ -229,11 +217,11 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
                 if isinstance(part.get("text"), str) and not part.get("thought"):
                     texts.append(part["text"])
                 elif isinstance(part.get("text"), str):
-                    events.append(thinking(seq, ts, part["text"]))
+                    events.append(make.thinking(seq, ts, part["text"]))
                 call = part.get("functionCall")
                 if isinstance(call, dict):
                     calls.append(_call(call))
-        asked = ms_of(ts)
+        asked = make.ms_of(ts)
         for call in record.get("toolCalls") or ():
             if not isinstance(call, dict):
                 continue
@@ -244,22 +232,24 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
             code = _EXIT_CODE.search(text)
             failed = failed or (code is not None and code.group(1) != "0")
             ok = None if status in ("", "cancelled") else status == "success" and not failed
-            took = elapsed(asked, call.get("timestamp") if isinstance(call.get("timestamp"), str) else None)
-            results += answer(seq, ts, str(call.get("id") or ""), text, ok=ok, took=took)
+            took = make.elapsed(asked, call.get("timestamp") if isinstance(call.get("timestamp"), str) else None)
+            results += make.answer(seq, ts, str(call.get("id") or ""), text, ok=ok, took=took)
         if texts or calls:
-            events.append(assistant(seq, ts, "\n".join(texts), calls))
+            events.append(make.assistant(seq, ts, "\n".join(texts), calls))
         tokens = record.get("tokens")
         if isinstance(tokens, dict):
             used_in = _int(tokens.get("input"))
             used_out = _int(tokens.get("output")) + _int(tokens.get("thoughts"))
             events.append(
-                usage(seq, ts, used_in, used_out, record.get("model") if isinstance(record.get("model"), str) else None)
+                make.usage(
+                    seq, ts, used_in, used_out, record.get("model") if isinstance(record.get("model"), str) else None
+                )
             )
         return events + results
     text = content if isinstance(content, str) else msgspec.json.encode(content).decode()
     if kind == "error":
-        return [error(seq, ts, text)]
-    return [note(seq, ts, str(kind), text=text)]
+        return [make.error(seq, ts, text)]
+    return [make.note(seq, ts, str(kind), text=text)]
 
 
 def _int(value: Any) -> int:
@@ -327,17 +317,8 @@ def claims(line: dict[str, Any]) -> bool:
     return isinstance(fields, dict) and len(line) == 1 and bool(set(fields) & {"messages", "lastUpdated"})
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=GeminiTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    open_calls_recorded=False,
-)
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
+
+
+FORMAT = Format.of(__name__, GeminiTranslator, open_calls_recorded=False)

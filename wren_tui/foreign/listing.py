@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -23,11 +23,10 @@ from ..journal.errors import JournalError, NotASession
 from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
-from . import FORMATS
-from .base import BadLine, Format, Translated
+from . import FORMATS, WREN, Kind, kind_of
+from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, changed_recently, held_for_writing
-from .opencode import split as opencode_split
 from .reader import scan
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
@@ -73,15 +72,84 @@ def roots(
 
 
 def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
-    """The session files under `root`, in nested folders too (no link is followed).
+    """The session files of `fmt` under `root`, in nested folders too (no link is followed).
 
     Args:
         skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
-    pending = [root]
+    for path, _hidden in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix)):
+        if fmt.is_session_file(path):
+            yield path
+
+
+# How a file of JSON lines is named: a Wren journal, or a session of most agents.
+JSONL = ".jsonl"
+
+
+def every_session(
+    folder: Path, skipped: list[str] | None = None, known: dict[Path, Format] | None = None
+) -> list[tuple[Kind, Path]]:
+    """Every file below `folder` that may be a session, whatever its agent, with what it is by its content
+    (`kind_of`): every .jsonl file (a format's, a Wren journal, or unknown: never guessed at), and every file a
+    format that is not JSON lines claims (a database, Markdown). The folder of `wren ls --agent all --dir`,
+    `wren search --dir` and `wren watch --agent all --dir`: one walk of it, no link followed.
+
+    A Wren journal is one directly in `folder` (Wren keeps its journals in one folder, not nested).
+    Args:
+        skipped: as for `session_files`.
+        known: the format of each file found before (kept by a caller that lists again): not read again.
+    """
+    others = [f for f in FORMATS.values() if f.suffix != JSONL]
+    suffixes = (JSONL, *(f.suffix for f in others))
+    found: list[tuple[Kind, Path]] = []
+    for path, hidden in _walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
+        kind: Kind | None = None if known is None else known.get(path)
+        if path.name.endswith(JSONL):
+            kind = kind or kind_of(path)
+            if kind == WREN and path.parent != folder:
+                continue
+        elif kind is None:
+            claimants = [
+                f
+                for f in others
+                if path.name.endswith(f.suffix) and (f.hidden_folders or not hidden) and f.is_session_file(path)
+            ]
+            kind = kind_of(path) if claimants else None
+            if kind not in claimants:
+                continue
+        if kind is None:
+            continue
+        if known is not None and isinstance(kind, Format):
+            known[path] = kind
+        found.append((kind, path))
+    return found
+
+
+def list_every_session(folder: Path, skipped: list[str] | None = None) -> list[AgentSession]:
+    """The rows of every other agent's session below `folder` (`every_session`), a file no session Wren reads
+    listed as unknown; newest first."""
+    rows: list[AgentSession] = []
+    for kind, path in every_session(folder, skipped):
+        if kind == WREN:
+            continue
+        if not isinstance(kind, Format):
+            rows.append(unknown_session(path))
+        elif kind.export is not None:
+            rows += describe_exported(path, kind)
+        else:
+            rows.append(describe_agent_session(path, kind))
+    return sorted(rows, key=lambda row: row.started or "", reverse=True)
+
+
+def _walk(
+    root: Path, skipped: list[str] | None, hidden_too: bool, wanted: Callable[[str], bool]
+) -> Iterator[tuple[Path, bool]]:
+    """The regular files below `root` whose names are `wanted` (no link followed), each with whether a hidden
+    folder holds it; hidden folders are gone into only if `hidden_too`."""
+    pending = [(root, False)]
     while pending:
-        folder = pending.pop()
+        folder, hidden = pending.pop()
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -93,12 +161,11 @@ def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> 
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if fmt.hidden_folders or not entry.name.startswith("."):
-                        pending.append(Path(entry.path))
-                elif entry.name.endswith(fmt.suffix) and entry.is_file(follow_symlinks=False):
-                    path = Path(entry.path)
-                    if fmt.is_session_file(path):
-                        yield path
+                    dot = entry.name.startswith(".")
+                    if hidden_too or not dot:
+                        pending.append((Path(entry.path), hidden or dot))
+                elif wanted(entry.name) and entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path), hidden
             except OSError:
                 continue
 
@@ -148,7 +215,7 @@ def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
     last few seconds (aider's), or the session's last record is that recent (a database's).
     """
     try:
-        if fmt.export_all is not None and opencode_split(path)[1] is None:
+        if fmt.export_all is not None and split_member(path)[1] is None:
             sessions = fmt.export_all(path)
         else:
             assert fmt.export is not None

@@ -19,7 +19,6 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 from __future__ import annotations
 
 import functools
-import os
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,30 +30,28 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
+from . import make
 from .base import (
-    COMPACTION,
-    BadLine,
+    MEMBER,
     Format,
     Progress,
     Tail,
     Translated,
     Translator,
-    answer,
-    assistant,
-    error,
-    not_json,
-    note,
-    thinking,
-    usage,
-    user,
+    decode_export,
+    head_of,
+    member_path,
+    never_a_line,
+    split_member,
 )
 from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
 
 NAME = "opencode"
 LABEL = "OpenCode"
 ENV = "XDG_DATA_HOME"
+SUFFIX = ".db"
+WHERE = "OpenCode keeps every session in one database (one of them is named DB#ID)"
 DB_NAME = "opencode.db"
-SEP = "#"
 T = TypeVar("T")
 
 # The tables a database must have to be OpenCode's (positive evidence, not its name).
@@ -67,21 +64,9 @@ _KNOWN = frozenset({*MAPPED, *SKIPPED})
 # --- naming a session ---------------------------------------------------------------------------
 
 
-def split(path: Path) -> tuple[Path, str | None]:
-    """The database and the session a path names: `DB#ID`, or the database alone (its only session)."""
-    if SEP in path.name and not os.path.lexists(path):
-        base, _sep, session = path.name.rpartition(SEP)
-        return path.with_name(base), session or None
-    return path, None
-
-
-def session_path(db: Path, session: str) -> Path:
-    return db.with_name(f"{db.name}{SEP}{session}")
-
-
 def session_id(path: Path) -> str:
     """The id after `#`; for the database alone, its only session's (its name when it has not exactly one)."""
-    db, session = split(path)
+    db, session = split_member(path)
     if session is not None:
         return session
     try:
@@ -130,7 +115,7 @@ def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
         if not ids:
             raise JournalError(f"{db}: an OpenCode database that holds no session yet")
         raise JournalError(
-            f"{db}: an OpenCode database of {len(ids)} sessions; name one as {db}{SEP}ID "
+            f"{db}: an OpenCode database of {len(ids)} sessions; name one as {db}{MEMBER}ID "
             f"(`wren ls --agent opencode --dir {db.parent}` lists them)"
         )
     if session not in ids:
@@ -140,7 +125,7 @@ def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
 
 def export(path: Path, snap: Snapshot | None = None, progress: Progress | None = None) -> bytes:
     """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
-    db, session = split(path)
+    db, session = split_member(path)
 
     def read(conn: sqlite3.Connection) -> bytes:
         chosen = _one(conn, db, session)
@@ -169,7 +154,7 @@ class Follower:
     @property
     def snap(self) -> Snapshot:
         if self._snap is None:  # at the first export: the copy recognising and naming the session took, if still right
-            self._snap = borrowed(split(self.path)[0])
+            self._snap = borrowed(split_member(self.path)[0])
         return self._snap
 
     def __call__(self, progress: Progress | None = None) -> bytes:
@@ -196,7 +181,7 @@ def export_tail(path: Path, least: int, snap: Snapshot | None = None) -> Tail | 
     rows after need, which is checked: every message a part among them belongs to is recorded among
     them. None when the whole session is not much bigger, or no such place is found (export it whole).
     """
-    db, session = split(path)
+    db, session = split_member(path)
 
     def read(conn: sqlite3.Connection) -> Tail | None:
         chosen = _one(conn, db, session)
@@ -270,7 +255,7 @@ def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | Non
         return None, None
     if kind.startswith("message.updated"):
         return (data.info.id, data.info.role) if data.info is not None else (None, None)
-    return (data.part.messageID or None) if data.part is not None else None, None
+    return (data.part.message_id or None) if data.part is not None else None, None
 
 
 def export_all(db: Path) -> dict[Path, bytes]:
@@ -286,7 +271,7 @@ def export_all(db: Path) -> dict[Path, bytes]:
             if exporter is None:
                 exporter = exporters[row[0]] = Exporter()
             out.setdefault(row[0], []).extend(exporter.pieces(row))
-        return {session_path(db, id_): b"".join(lines) for id_, lines in out.items()}
+        return {member_path(db, id_): b"".join(lines) for id_, lines in out.items()}
 
     with snapshot(db) as snap:
         return snap.query(read)
@@ -313,13 +298,13 @@ class _State(msgspec.Struct):
 
 class _Part(msgspec.Struct):
     id: str = ""
-    messageID: str = ""
+    message_id: str = msgspec.field(default="", name="messageID")
     type: str = ""
     text: str | None = None
     synthetic: bool = False
     ignored: bool = False
     time: _Time | None = None
-    callID: str = ""
+    call_id: str = msgspec.field(default="", name="callID")
     tool: str = ""
     state: _State | None = None
     tokens: Any = None
@@ -331,7 +316,7 @@ class _Info(msgspec.Struct):
     role: str = ""
     time: _Time | None = None
     error: Any = None
-    modelID: str | None = None
+    model_id: str | None = msgspec.field(default=None, name="modelID")
     directory: str | None = None
     version: str | None = None
     title: str | None = None
@@ -356,12 +341,12 @@ class _XState(msgspec.Struct):
 
 class _XPart(msgspec.Struct):
     id: str = ""
-    messageID: str = ""
+    message_id: str = msgspec.field(default="", name="messageID")
     type: str = ""
     text: msgspec.Raw = msgspec.Raw(b"")
     ignored: bool = False
     time: _Time | None = None
-    callID: str = ""
+    call_id: str = msgspec.field(default="", name="callID")
     state: _XState | None = None
 
 
@@ -370,7 +355,7 @@ class _XInfo(msgspec.Struct):
     role: str = ""
     time: _Time | None = None
     error: msgspec.Raw = msgspec.Raw(b"")
-    modelID: str | None = None
+    model_id: str | None = msgspec.field(default=None, name="modelID")
 
 
 class _XData(msgspec.Struct):
@@ -445,14 +430,14 @@ class Exporter:
         if info is not None and kind.startswith("message.updated"):
             if info.role:
                 self.roles[info.id] = info.role
-            if info.modelID:
-                self.models[info.id] = info.modelID
+            if info.model_id:
+                self.models[info.id] = info.model_id
             if bytes(info.error) not in _EMPTY_TEXT and info.id not in self.failed:
                 self.failed.add(info.id)
                 adds.append("error")
         elif part is not None and kind.startswith("message.part.updated"):
-            role = self.roles.get(part.messageID, "")
-            model = self.models.get(part.messageID, "")
+            role = self.roles.get(part.message_id, "")
+            model = self.models.get(part.message_id, "")
             adds = self._part(part, role)
         # As `_Line` encodes, written out: this runs once per row of a session that may hold a hundred thousand.
         head = b'{"type":%s,"n":%d,"ts":"%s"' % (_encode.encode(kind), seq, ts.encode())
@@ -482,11 +467,11 @@ class Exporter:
         if part.type == "tool" and part.state is not None:
             adds: list[str] = []
             status = part.state.status
-            if status in ("running", "completed", "error") and part.callID not in self.asked:
-                self.asked.add(part.callID)
+            if status in ("running", "completed", "error") and part.call_id not in self.asked:
+                self.asked.add(part.call_id)
                 adds.append("call")
-            if status in ("completed", "error") and part.callID not in self.answered:
-                self.answered.add(part.callID)
+            if status in ("completed", "error") and part.call_id not in self.answered:
+                self.answered.add(part.call_id)
                 adds.append("result")
             return adds
         if part.type == "step-finish" and part.id not in self.said:
@@ -536,27 +521,22 @@ class OpenCodeTranslator(Translator):
     """Each exported line says what it adds: the events come from its bytes alone."""
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        try:
-            line = _lines.decode(data)
-        except msgspec.ValidationError:
-            raise BadLine("it is not a line of an exported OpenCode session") from None
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line = decode_export(_lines, data, "an exported OpenCode session")
         seq, ts, kind = lineno, line.ts, line.type
         try:
             row = _data.decode(line.data)
         except msgspec.DecodeError:
             why = "its data is not an object"
-            return Translated([note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
+            return Translated([make.note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
         if kind.startswith("session.created"):
             info = row.info or _Info()
-            shown = note(seq, ts, "session", id=info.id, cwd=info.directory, version=info.version)
+            shown = make.note(seq, ts, "session", id=info.id, cwd=info.directory, version=info.version)
             return Translated([shown], kind, cwd=info.directory)
         if kind not in _KNOWN:
             return Translated([], kind, "unknown")
         events: list[Event] = []
         if row.info is not None and "error" in line.adds:
-            events.append(error(seq, ts, _error_text(row.info.error)))
+            events.append(make.error(seq, ts, _error_text(row.info.error)))
         part = row.part
         if part is not None:
             events += self._part(seq, ts, line, part)
@@ -567,24 +547,24 @@ class OpenCodeTranslator(Translator):
         for add in line.adds:
             if add == "text":
                 text = part.text or ""
-                events.append(user(seq, ts, text) if line.role == "user" else assistant(seq, ts, text))
+                events.append(make.user(seq, ts, text) if line.role == "user" else make.assistant(seq, ts, text))
             elif add == "reasoning":
-                events.append(thinking(seq, ts, part.text or ""))
+                events.append(make.thinking(seq, ts, part.text or ""))
             elif add == "call" and part.state is not None:
                 args = msgspec.json.encode(part.state.input if part.state.input is not None else {}).decode()
-                events.append(assistant(seq, ts, "", [ToolCall(part.callID, part.tool, args)]))
+                events.append(make.assistant(seq, ts, "", [ToolCall(part.call_id, part.tool, args)]))
             elif add == "result" and part.state is not None:
                 state = part.state
                 out = _text(state.output) if state.status == "completed" else _text(state.error)
                 took = None
                 if state.time is not None and state.time.start is not None and state.time.end is not None:
                     took = max(state.time.end - state.time.start, 0)
-                events += answer(seq, ts, part.callID, out, ok=not _failed(state), took=took)
+                events += make.answer(seq, ts, part.call_id, out, ok=not _failed(state), took=took)
             elif add == "usage":
                 tokens_in, tokens_out = _tokens(part.tokens)
-                events.append(usage(seq, ts, tokens_in, tokens_out, line.model))
+                events.append(make.usage(seq, ts, tokens_in, tokens_out, line.model))
             elif add == "compaction":
-                events.append(note(seq, ts, COMPACTION, text=""))
+                events.append(make.note(seq, ts, make.COMPACTION, text=""))
         return events
 
 
@@ -647,34 +627,14 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 def is_session_file(path: Path) -> bool:
     """A SQLite database file (not its -wal or -shm); whether it is OpenCode's, its tables say when it is read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return path.name.endswith(".db") and os.pread(fd, len(SQLITE_HEADER), 0) == SQLITE_HEADER
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return path.name.endswith(".db") and head_of(path, len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=OpenCodeTranslator,
-    claims=lambda _line: False,  # never a line of a JSONL file
-    root=root,
-    session_id=session_id,
-    node_of=None,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    suffix=".db",
-    claims_file=claims_file,
-    export=export,
-    export_all=export_all,
-    exporter=exporter,
-    tokens_of=tokens_of,
-)
+claims = never_a_line
+
+
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("bash", "write", "edit", "patch", "multiedit"))
+
+
+FORMAT = Format.of(__name__, OpenCodeTranslator)

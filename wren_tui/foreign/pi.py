@@ -16,29 +16,8 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, ToolCall
-from .base import (
-    COMPACTION,
-    BadLine,
-    Format,
-    Node,
-    Translated,
-    Translator,
-    answer,
-    assistant,
-    decode_line,
-    elapsed,
-    error,
-    malformed,
-    ms_of,
-    not_json,
-    note,
-    tagged,
-    text_of,
-    thinking,
-    union,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, tagged, union
 
 NAME = "pi"
 LABEL = "pi"
@@ -58,34 +37,34 @@ SKIPPED = ("custom", "label", "session_info")
 _KNOWN = frozenset({*MAPPED, *SKIPPED})
 
 
-class _Usage(msgspec.Struct):
+class _Usage(msgspec.Struct, rename="camel"):
     input: int = 0
     output: int = 0
-    cacheRead: int = 0
-    cacheWrite: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
 
 
-class _Message(msgspec.Struct):
+class _Message(msgspec.Struct, rename="camel"):
     role: str = ""
     content: Any = None
-    toolCallId: str = ""
-    isError: bool = False
+    tool_call_id: str = ""
+    is_error: bool = False
     usage: _Usage | None = None
-    stopReason: str | None = None
-    errorMessage: str | None = None
+    stop_reason: str | None = None
+    error_message: str | None = None
     model: str | None = None
     # bashExecution: a command the person ran (`!cmd`) and what it printed.
     command: str | None = None
     output: str | None = None
-    exitCode: int | None = None
-    excludeFromContext: bool = False
+    exit_code: int | None = None
+    exclude_from_context: bool = False
     # branchSummary, compactionSummary
     summary: str | None = None
 
 
-class _Entry(msgspec.Struct, tag_field="type", kw_only=True):
+class _Entry(msgspec.Struct, tag_field="type", kw_only=True, rename="camel"):
     id: str | None = None
-    parentId: str | None = None
+    parent_id: str | None = None
     timestamp: str = ""
 
 
@@ -100,17 +79,17 @@ class _MessageEntry(_Entry, tag="message"):
 
 class _ModelChange(_Entry, tag="model_change"):
     provider: str | None = None
-    modelId: str | None = None
+    model_id: str | None = None
 
 
 class _ThinkingLevel(_Entry, tag="thinking_level_change"):
-    thinkingLevel: str | None = None
+    thinking_level: str | None = None
 
 
 class _Compaction(_Entry, tag="compaction"):
     summary: str = ""
-    firstKeptEntryId: str | None = None
-    tokensBefore: int | None = None
+    first_kept_entry_id: str | None = None
+    tokens_before: int | None = None
 
 
 class _BranchSummary(_Entry, tag="branch_summary"):
@@ -119,7 +98,7 @@ class _BranchSummary(_Entry, tag="branch_summary"):
 
 class _CustomMessage(_Entry, tag="custom_message"):
     content: Any = None
-    customType: str | None = None
+    custom_type: str | None = None
 
 
 _Skipped = tagged(_Entry, SKIPPED)
@@ -136,50 +115,39 @@ _kinds: tuple[type[_Entry], ...] = (
 _decoder: msgspec.json.Decoder[_Entry] = msgspec.json.Decoder(union(_kinds))
 
 
-class PiTranslator(Translator):
-    """Remembers when each tool call was asked, for the time its result took."""
-
-    def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
-
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        entry = decode_line(_decoder, lineno, data, _KNOWN)
-        if isinstance(entry, Translated):
-            return entry  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(entry.__struct_config__.tag)
-        seq, ts = lineno, entry.timestamp
+class PiTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
+    def node(self, kind: str, line: _Entry) -> Node | None:
         # The header is not an entry of the tree.
-        node = Node(entry.id, entry.parentId) if entry.id is not None and kind != "session" else None
-        try:
-            if isinstance(entry, _MessageEntry):
-                out = self._message(seq, ts, entry.message, learn)
-            elif isinstance(entry, _Session):
-                out = Translated([note(seq, ts, "session", id=entry.id, cwd=entry.cwd, version=entry.version)], kind)
-                out.cwd = entry.cwd
-            elif isinstance(entry, _ModelChange):
-                out = Translated([note(seq, ts, "model", provider=entry.provider, model=entry.modelId)], kind)
-                out.model = entry.modelId
-            elif isinstance(entry, _ThinkingLevel):
-                out = Translated([note(seq, ts, "thinking level", level=entry.thinkingLevel)], kind)
-            elif isinstance(entry, _Compaction):
-                compaction = note(seq, ts, COMPACTION, text=entry.summary, keep=entry.firstKeptEntryId)
-                out = Translated([compaction], kind)
-            elif isinstance(entry, _BranchSummary):
-                out = Translated([note(seq, ts, "branch summary", text=entry.summary)], kind)
-            elif isinstance(entry, _CustomMessage):
-                out = Translated([user(seq, ts, text_of(entry.content))], kind)
-            else:
-                out = Translated([], kind, "skipped")
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(seq, ts, kind, exc)
-        out.node = node
+        return Node(line.id, line.parent_id) if line.id is not None and kind != "session" else None
+
+    def typed(self, seq: int, kind: str, entry: _Entry, learn: bool) -> Translated:
+        ts = entry.timestamp
+        if isinstance(entry, _MessageEntry):
+            out = self._message(seq, ts, entry.message, learn)
+        elif isinstance(entry, _Session):
+            out = Translated([make.note(seq, ts, "session", id=entry.id, cwd=entry.cwd, version=entry.version)], kind)
+            out.cwd = entry.cwd
+        elif isinstance(entry, _ModelChange):
+            out = Translated([make.note(seq, ts, "model", provider=entry.provider, model=entry.model_id)], kind)
+            out.model = entry.model_id
+        elif isinstance(entry, _ThinkingLevel):
+            out = Translated([make.note(seq, ts, "thinking level", level=entry.thinking_level)], kind)
+        elif isinstance(entry, _Compaction):
+            compaction = make.note(seq, ts, make.COMPACTION, text=entry.summary, keep=entry.first_kept_entry_id)
+            out = Translated([compaction], kind)
+        elif isinstance(entry, _BranchSummary):
+            out = Translated([make.note(seq, ts, "branch summary", text=entry.summary)], kind)
+        elif isinstance(entry, _CustomMessage):
+            out = Translated([make.user(seq, ts, make.text_of(entry.content))], kind)
+        else:
+            out = Translated([], kind, "skipped")
         return out
 
     def _message(self, seq: int, ts: str, msg: _Message, learn: bool) -> Translated:
         role = msg.role
         events: list[Event] = []
         if role == "user":
-            events.append(user(seq, ts, text_of(msg.content)))
+            events.append(make.user(seq, ts, make.text_of(msg.content)))
         elif role == "assistant":
             texts: list[str] = []
             calls: list[ToolCall] = []
@@ -193,34 +161,38 @@ class PiTranslator(Translator):
                 if kind == "text" and isinstance(block.get("text"), str):
                     texts.append(block["text"])
                 elif kind == "thinking":
-                    events.append(thinking(seq, ts, str(block.get("thinking") or "")))
+                    events.append(make.thinking(seq, ts, str(block.get("thinking") or "")))
                 elif kind == "toolCall":
                     call_id = str(block.get("id") or "")
                     arguments = msgspec.json.encode(block.get("arguments") or {}).decode()
                     calls.append(ToolCall(call_id, str(block.get("name") or ""), arguments))
                     if learn:
-                        self._asked.setdefault(call_id, ms_of(ts))
+                        self._asked.setdefault(call_id, make.ms_of(ts))
             if texts or calls:
-                events.append(assistant(seq, ts, "\n".join(texts), calls))
-            if msg.stopReason in ("error", "aborted"):
-                why = msg.errorMessage or ("the reply was aborted" if msg.stopReason == "aborted" else "error")
-                events.append(error(seq, ts, why))
+                events.append(make.assistant(seq, ts, "\n".join(texts), calls))
+            if msg.stop_reason in ("error", "aborted"):
+                why = msg.error_message or ("the reply was aborted" if msg.stop_reason == "aborted" else "error")
+                events.append(make.error(seq, ts, why))
             if msg.usage is not None:
                 used = msg.usage
-                events.append(usage(seq, ts, used.input + used.cacheRead + used.cacheWrite, used.output, msg.model))
+                events.append(
+                    make.usage(seq, ts, used.input + used.cache_read + used.cache_write, used.output, msg.model)
+                )
         elif role == "toolResult":
-            took = elapsed(self._asked.get(msg.toolCallId), ts)
-            events += answer(seq, ts, msg.toolCallId, text_of(msg.content), ok=not msg.isError, took=took)
+            took = make.elapsed(self._asked.get(msg.tool_call_id), ts)
+            events += make.answer(seq, ts, msg.tool_call_id, make.text_of(msg.content), ok=not msg.is_error, took=took)
         elif role == "bashExecution":
             # A command the person ran themselves; pi puts it in the model's context unless told not to.
             shown = f"$ {msg.command or ''}\n{msg.output or ''}"
-            if msg.exitCode not in (None, 0):
-                shown += f"\n(exit code {msg.exitCode})"
-            events.append(note(seq, ts, "context", text=shown) if msg.excludeFromContext else user(seq, ts, shown))
+            if msg.exit_code not in (None, 0):
+                shown += f"\n(exit code {msg.exit_code})"
+            events.append(
+                make.note(seq, ts, "context", text=shown) if msg.exclude_from_context else make.user(seq, ts, shown)
+            )
         elif role in ("branchSummary", "compactionSummary"):
-            events.append(note(seq, ts, "summary", text=msg.summary or text_of(msg.content)))
+            events.append(make.note(seq, ts, "summary", text=msg.summary or make.text_of(msg.content)))
         elif role == "custom":
-            events.append(user(seq, ts, text_of(msg.content)))
+            events.append(make.user(seq, ts, make.text_of(msg.content)))
         else:
             return Translated([], f"message:{role}", "unknown")
         return Translated(events, "message", model=msg.model)
@@ -245,27 +217,15 @@ def claims(line: dict[str, Any]) -> bool:
     return kind in _KNOWN and "parentId" in line and (kind != "message" or isinstance(message, dict))
 
 
-class _NodeLine(msgspec.Struct):
+class _NodeLine(msgspec.Struct, rename="camel"):
     type: str = ""
     id: str | None = None
-    parentId: str | None = None
+    parent_id: str | None = None
 
 
-_nodes = msgspec.json.Decoder(_NodeLine)
-
-
-def node_of(data: bytes) -> Node | None:
-    try:
-        line = _nodes.decode(data)
-    except msgspec.ValidationError:
-        if data.lstrip()[:1] != b"{":
-            raise BadLine("it is JSON but not an object") from None
-        return None  # an object whose fields do not fit: the full reading shows why
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    if line.id is None or line.type == "session":
-        return None
-    return Node(line.id, line.parentId)
+node_of = node_reader(
+    _NodeLine, lambda line: None if line.id is None or line.type == "session" else Node(line.id, line.parent_id)
+)
 
 
 class _UsageOnly(msgspec.Struct):
@@ -276,34 +236,19 @@ class _UsageLine(msgspec.Struct):
     message: _UsageOnly | None = None
 
 
-_usages = msgspec.json.Decoder(_UsageLine)
-
-
-def tokens_of(data: bytes) -> int:
-    """The tokens an assistant message's line records (each message has its own usage), read alone."""
-    if b'"usage"' not in data:
+def _tokens(line: _UsageLine) -> int:
+    if line.message is None or line.message.usage is None:
         return 0
-    try:
-        used = _usages.decode(data).message
-    except msgspec.DecodeError:
-        return 0
-    if used is None or used.usage is None:
-        return 0
-    u = used.usage
-    return u.input + u.cacheRead + u.cacheWrite + u.output
+    u = line.message.usage
+    return u.input + u.cache_read + u.cache_write + u.output
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=PiTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=node_of,
-    is_session_file=lambda path: True,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    tokens_of=tokens_of,
-)
+# The tokens an assistant message's line records (each message has its own usage), read alone.
+tokens_of = field_reader(_UsageLine, b'"usage"', _tokens, 0)
+
+
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("bash", "write", "edit"))
+
+
+FORMAT = Format.of(__name__, PiTranslator)

@@ -18,26 +18,8 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Event, ToolCall
-from .base import (
-    BadLine,
-    Format,
-    Node,
-    Translated,
-    Translator,
-    answer,
-    assistant,
-    decode_line,
-    elapsed,
-    error,
-    malformed,
-    ms_of,
-    not_json,
-    note,
-    thinking,
-    union,
-    usage,
-    user,
-)
+from . import make
+from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, union
 
 NAME = "qwen"
 LABEL = "Qwen Code"
@@ -50,11 +32,11 @@ SKIPPED = ("system:attribution_snapshot", "system:ui_telemetry")
 _KNOWN = frozenset(MAPPED)
 
 
-class _Part(msgspec.Struct):
+class _Part(msgspec.Struct, rename="camel"):
     text: str | None = None
     thought: bool = False
-    functionCall: dict[str, Any] | None = None
-    functionResponse: dict[str, Any] | None = None
+    function_call: dict[str, Any] | None = None
+    function_response: dict[str, Any] | None = None
 
 
 class _Message(msgspec.Struct):
@@ -62,21 +44,21 @@ class _Message(msgspec.Struct):
     parts: list[_Part] = []
 
 
-class _UsageMeta(msgspec.Struct):
-    promptTokenCount: int = 0
-    candidatesTokenCount: int = 0
-    thoughtsTokenCount: int = 0
+class _UsageMeta(msgspec.Struct, rename="camel"):
+    prompt_token_count: int = 0
+    candidates_token_count: int = 0
+    thoughts_token_count: int = 0
 
 
-class _CallResult(msgspec.Struct):
-    callId: str = ""
+class _CallResult(msgspec.Struct, rename="camel"):
+    call_id: str = ""
     status: str = ""
-    resultDisplay: Any = None
+    result_display: Any = None
 
 
-class _Entry(msgspec.Struct, tag_field="type", kw_only=True):
+class _Entry(msgspec.Struct, tag_field="type", kw_only=True, rename="camel"):
     uuid: str | None = None
-    parentUuid: str | None = None
+    parent_uuid: str | None = None
     timestamp: str = ""
     cwd: str | None = None
 
@@ -88,17 +70,17 @@ class _User(_Entry, tag="user"):
 class _Assistant(_Entry, tag="assistant"):
     message: _Message
     model: str | None = None
-    usageMetadata: _UsageMeta | None = None
+    usage_metadata: _UsageMeta | None = None
 
 
 class _ToolResult(_Entry, tag="tool_result"):
     message: _Message
-    toolCallResult: _CallResult | None = None
+    tool_call_result: _CallResult | None = None
 
 
 class _System(_Entry, tag="system"):
     subtype: str = ""
-    systemPayload: dict[str, Any] | None = None
+    system_payload: dict[str, Any] | None = None
 
 
 _decoder: msgspec.json.Decoder[_Entry] = msgspec.json.Decoder(union((_User, _Assistant, _ToolResult, _System)))
@@ -117,35 +99,25 @@ def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
     return msgspec.json.encode(body).decode(), False
 
 
-class QwenTranslator(Translator):
-    """Remembers when each tool call was asked, for the time its result took."""
+class QwenTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
+    def node(self, kind: str, line: _Entry) -> Node | None:
+        return Node(line.uuid, line.parent_uuid) if line.uuid is not None else None
 
-    def __init__(self) -> None:
-        self._asked: dict[str, int | None] = {}
+    def cwd(self, line: _Entry) -> str | None:
+        return line.cwd
 
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        entry = decode_line(_decoder, lineno, data, _KNOWN)
-        if isinstance(entry, Translated):
-            return entry  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(entry.__struct_config__.tag)
-        seq, ts = lineno, entry.timestamp
-        node = Node(entry.uuid, entry.parentUuid) if entry.uuid is not None else None
-        try:
-            if isinstance(entry, _User):
-                text = "\n".join(p.text for p in entry.message.parts if p.text is not None and not p.thought)
-                out = Translated([user(seq, ts, text)], kind)
-            elif isinstance(entry, _Assistant):
-                out = self._assistant(seq, ts, entry, learn)
-            elif isinstance(entry, _ToolResult):
-                out = Translated(self._result(seq, ts, entry), kind)
-            elif isinstance(entry, _System):
-                out = _system(seq, ts, entry)
-            else:  # pragma: no cover - the union has no other member
-                out = Translated([], kind, "unknown")
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(seq, ts, kind, exc)
-        out.node, out.cwd = node, entry.cwd
-        return out
+    def typed(self, seq: int, kind: str, entry: _Entry, learn: bool) -> Translated:
+        ts = entry.timestamp
+        if isinstance(entry, _User):
+            text = "\n".join(p.text for p in entry.message.parts if p.text is not None and not p.thought)
+            return Translated([make.user(seq, ts, text)], kind)
+        if isinstance(entry, _Assistant):
+            return self._assistant(seq, ts, entry, learn)
+        if isinstance(entry, _ToolResult):
+            return Translated(self._result(seq, ts, entry), kind)
+        if isinstance(entry, _System):
+            return _system(seq, ts, entry)
+        return Translated([], kind, "unknown")  # pragma: no cover - the union has no other member
 
     def _assistant(self, seq: int, ts: str, entry: _Assistant, learn: bool) -> Translated:
         events: list[Event] = []
@@ -153,75 +125,69 @@ class QwenTranslator(Translator):
         calls: list[ToolCall] = []
         for part in entry.message.parts:
             if part.thought and part.text is not None:
-                events.append(thinking(seq, ts, part.text))
+                events.append(make.thinking(seq, ts, part.text))
             elif part.text is not None:
                 texts.append(part.text)
-            elif part.functionCall is not None:
-                call = part.functionCall
+            elif part.function_call is not None:
+                call = part.function_call
                 call_id = str(call.get("id") or "")
                 calls.append(
                     ToolCall(call_id, str(call.get("name") or ""), msgspec.json.encode(call.get("args") or {}).decode())
                 )
                 if learn:
-                    self._asked.setdefault(call_id, ms_of(ts))
+                    self._asked.setdefault(call_id, make.ms_of(ts))
         if texts or calls:
-            events.append(assistant(seq, ts, "\n".join(texts), calls))
-        if entry.usageMetadata is not None:
-            used = entry.usageMetadata
+            events.append(make.assistant(seq, ts, "\n".join(texts), calls))
+        if entry.usage_metadata is not None:
+            used = entry.usage_metadata
             events.append(
-                usage(seq, ts, used.promptTokenCount, used.candidatesTokenCount + used.thoughtsTokenCount, entry.model)
+                make.usage(
+                    seq,
+                    ts,
+                    used.prompt_token_count,
+                    used.candidates_token_count + used.thoughts_token_count,
+                    entry.model,
+                )
             )
         return Translated(events, "assistant", model=entry.model)
 
     def _result(self, seq: int, ts: str, entry: _ToolResult) -> list[Event]:
         events: list[Event] = []
-        status = entry.toolCallResult.status if entry.toolCallResult is not None else ""
+        status = entry.tool_call_result.status if entry.tool_call_result is not None else ""
         for part in entry.message.parts:
-            if part.functionResponse is None:
+            if part.function_response is None:
                 continue
-            call_id = str(part.functionResponse.get("id") or "")
-            text, failed = _response_text(part.functionResponse)
+            call_id = str(part.function_response.get("id") or "")
+            text, failed = _response_text(part.function_response)
             ok = not failed and status not in ("error", "cancelled")
-            events += answer(seq, ts, call_id, text, ok=ok, took=elapsed(self._asked.get(call_id), ts))
+            events += make.answer(seq, ts, call_id, text, ok=ok, took=make.elapsed(self._asked.get(call_id), ts))
         return events
 
 
 def _system(seq: int, ts: str, entry: _System) -> Translated:
     kind = f"system:{entry.subtype}"
-    payload = entry.systemPayload or {}
+    payload = entry.system_payload or {}
     if entry.subtype == "ui_telemetry":
         ui = payload.get("uiEvent")
         name = ui.get("event.name") if isinstance(ui, dict) else None
         if isinstance(name, str) and name.endswith("api_error"):
             why = ui.get("error") if isinstance(ui, dict) else None
-            return Translated([error(seq, ts, str(why or "the model's request failed"))], kind)
+            return Translated([make.error(seq, ts, str(why or "the model's request failed"))], kind)
         return Translated([], kind, "skipped")
     if kind in SKIPPED:
         return Translated([], kind, "skipped")
-    return Translated([note(seq, ts, "system", subtype=entry.subtype)], kind)
+    return Translated([make.note(seq, ts, "system", subtype=entry.subtype)], kind)
 
 
 # --- the tree, cheaply ------------------------------------------------------------------------
 
 
-class _NodeLine(msgspec.Struct):
+class _NodeLine(msgspec.Struct, rename="camel"):
     uuid: str | None = None
-    parentUuid: str | None = None
+    parent_uuid: str | None = None
 
 
-_nodes = msgspec.json.Decoder(_NodeLine)
-
-
-def node_of(data: bytes) -> Node | None:
-    try:
-        line = _nodes.decode(data)
-    except msgspec.ValidationError:
-        if data.lstrip()[:1] != b"{":
-            raise BadLine("it is JSON but not an object") from None
-        return None
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    return None if line.uuid is None else Node(line.uuid, line.parentUuid)
+node_of = node_reader(_NodeLine, lambda line: None if line.uuid is None else Node(line.uuid, line.parent_uuid))
 
 
 # --- where the sessions are -------------------------------------------------------------------
@@ -250,37 +216,21 @@ def claims(line: dict[str, Any]) -> bool:
     return (isinstance(message, dict) and "parts" in message) or "systemPayload" in line
 
 
-class _UsageLine(msgspec.Struct):
-    usageMetadata: _UsageMeta | None = None
+class _UsageLine(msgspec.Struct, rename="camel"):
+    usage_metadata: _UsageMeta | None = None
 
 
-_usages = msgspec.json.Decoder(_UsageLine)
+def _tokens(line: _UsageLine) -> int:
+    used = line.usage_metadata
+    return 0 if used is None else used.prompt_token_count + used.candidates_token_count + used.thoughts_token_count
 
 
-def tokens_of(data: bytes) -> int:
-    """The tokens an assistant entry records, read alone."""
-    if b'"usageMetadata"' not in data:
-        return 0
-    try:
-        used = _usages.decode(data).usageMetadata
-    except msgspec.DecodeError:
-        return 0
-    if used is None:
-        return 0
-    return used.promptTokenCount + used.candidatesTokenCount + used.thoughtsTokenCount
+# The tokens an assistant entry records, read alone.
+tokens_of = field_reader(_UsageLine, b'"usageMetadata"', _tokens, 0)
 
 
-FORMAT = Format(
-    name=NAME,
-    label=LABEL,
-    env=ENV,
-    translator=QwenTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    node_of=node_of,
-    is_session_file=is_session_file,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    tokens_of=tokens_of,
-)
+# Its tools that change the workspace: the calls the writes filter keeps.
+WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
+
+
+FORMAT = Format.of(__name__, QwenTranslator)

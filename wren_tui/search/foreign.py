@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..foreign import Format
-from ..foreign.base import THINKING, BadLine
+from ..foreign.base import BadLine
 from ..foreign.exported import open_lines
+from ..foreign.make import THINKING
 from ..foreign.reader import Lines
 from ..journal.events import Event, UnknownEvent
 from ..journal.verdict import Stop

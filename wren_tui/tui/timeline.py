@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from textual.cache import LRUCache
 
+from ..foreign import write_tools
 from ..journal.calls import WORDS, CallState, CallTracker, Ended, ended_as, open_state
 from ..journal.events import (
     Delta,
@@ -52,18 +53,9 @@ ROW_WORDS.update((state, word) for state, word in WORDS.items())
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
-# The tools that change the workspace (the rest only read it); a Wren call's tool_start also says so
-# (readOnly). Other agents record no start: their shell and file-changing tools are named here.
-WRITE_TOOLS = frozenset(
-    {
-        *("write_file", "edit_file", "run_command"),  # Wren
-        *("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"),  # Claude Code
-        *("exec_command", "local_shell", "apply_patch", "write_stdin"),  # Codex
-        *("bash", "write", "edit"),  # pi
-        *("run_shell_command", "write_file", "replace", "edit"),  # Gemini CLI, Qwen Code
-        *("bash", "create", "edit"),  # Copilot CLI
-    }
-)
+# Wren's tools that change the workspace (the rest only read it); a Wren call's tool_start also says so
+# (readOnly). Other agents record no start: each format names its own (`Format.write_tools`).
+WRITE_TOOLS = frozenset({"write_file", "edit_file", "run_command"})
 _EVENT_CACHE = 4096
 # A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
 BIG_LINE = 1 << 20
@@ -271,6 +263,7 @@ class Timeline:
         self.late_writes: list[tuple[int, int]] = []
         self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._foreign = False  # another agent's session: a call's asking is where it shows in the tool list
+        self._writes = WRITE_TOOLS  # the tools whose calls change the workspace: Wren's, and the agent's
         self._calls = CallTracker(states=False)  # which calls are open, so which points are clean
         self.tokens = 0
         # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
@@ -291,7 +284,9 @@ class Timeline:
     def fold(self, chunk: Chunk, clips: Mapping[int, Clip] | None = None) -> int:
         """Add a chunk's events (`clips`: those of its big lines, if already made); returns the first new item."""
         first = len(self.kinds)
-        self._foreign = self.source is not None and self.source.agent is not None
+        agent = None if self.source is None else self.source.agent
+        self._foreign = agent is not None
+        self._writes = WRITE_TOOLS if agent is None else WRITE_TOOLS | write_tools(agent)
         self.spent.ends_timed = self._foreign
         made = clips_of(chunk) if clips is None else clips
         spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
@@ -335,7 +330,7 @@ class Timeline:
                 breaks += len(msg.toolCalls or ())
                 for slot, call in enumerate(msg.toolCalls or ()):
                     asked = self._asked(call.id, position, slot)
-                    self.call_writes[asked] = call.name in WRITE_TOOLS
+                    self.call_writes[asked] = call.name in self._writes
                 if self._foreign and msg.toolCalls:
                     self.tool_items.append(position)
             elif kind == "tool" and msg.toolCallId is not None:

@@ -1,10 +1,11 @@
 """The browser of other agents' sessions (`wren watch --agent`): their folders, newest first, live.
 
-The same screen as the journal browser, over Claude Code's, Codex's or pi's own session folders
-(nested: one folder per project or per day), each file summarised from its head and its tail
-(`foreign.listing`). New sessions appear as the agent creates them: the folders are watched
-recursively (or polled where they cannot be), and a session stops being live a few seconds after
-its last write. Enter opens one in the session screen, which detects its format by its content.
+The same screen as the journal browser, over the agents' own session folders (`foreign.FORMATS`;
+nested: one folder per project or per day), or one folder of any agent's sessions, each file
+summarised from its head and its tail (`foreign.listing`). New sessions appear as the agent creates
+them: the folders are watched recursively (or polled where they cannot be), and a session stops
+being live a few seconds after its last write. Enter opens one in the session screen, which
+detects its format by its content.
 """
 
 from __future__ import annotations
@@ -23,8 +24,15 @@ import watchfiles
 from textual import work
 from textual.binding import Binding, BindingType
 
-from ...foreign import FORMATS, Format, detect
-from ...foreign.listing import AgentSession, describe_agent_session, describe_exported, remembered, session_files
+from ...foreign import Format
+from ...foreign.listing import (
+    AgentSession,
+    describe_agent_session,
+    describe_exported,
+    every_session,
+    remembered,
+    session_files,
+)
 from ...foreign.live import FileKey, held_for_writing
 from ...journal.store import project_label
 from ...search.index import connect_read, index_path
@@ -46,9 +54,6 @@ _DEBOUNCE_MS = 50
 _ID_WIDTH = 18
 # The states' colours: a Wren journal's, and the one state only another agent's session has.
 _STYLE = {**STATE_STYLE, "stopped mid-call": "bold reverse yellow", "last: reply": ""}
-# A format that takes every .jsonl file for a session (pi's): each is then recognised by its content.
-_EVERY_FILE = FORMATS["pi"]
-_NOT_JSONL = [fmt for fmt in FORMATS.values() if fmt.export is not None]
 
 
 @dataclass(frozen=True)
@@ -115,13 +120,12 @@ class ForeignBrowser(SessionList):
     def _paths(self) -> list[Path]:
         paths: list[Path] = []
         for folder in self.folders:
-            # Any agent's: every .jsonl, and the files of the formats that are not JSON lines (by content).
-            kinds = [folder.format] if folder.format is not None else [_EVERY_FILE, *_NOT_JSONL]
-            for path in (path for kind in kinds for path in session_files(kind, folder.root)):
-                fmt = folder.format or self._formats.get(path) or detect(path)
-                if fmt is None:
-                    continue  # not a session of any agent (yet: an empty file is looked at again)
-                self._formats[path] = fmt
+            if folder.format is None:  # any agent's: each file by its content (an empty one looked at again)
+                found = every_session(folder.root, known=self._formats)
+                paths += [path for kind, path in found if isinstance(kind, Format)]
+                continue
+            for path in session_files(folder.format, folder.root):
+                self._formats[path] = folder.format
                 paths.append(path)
         return paths
 

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from ...foreign import Format
 from ...foreign.base import Progress
+from ...foreign.base import split_member as split
 from ...foreign.exported import memory_file
-from ...foreign.opencode import split
 from ...foreign.reader import LineIndex, count_lines
 from ...foreign.snapshot import companions
 from ...journal.errors import JournalError
