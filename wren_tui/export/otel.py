@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from .. import __version__
+from ..journal.calls import WORDS, open_state
 from ..journal.events import Delta, Error, Event, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart, Usage
 from ..journal.timing import ts_ms
 
@@ -313,10 +314,7 @@ class Spans:
                 attrs["error.type"] = "tool_failed"
             end_ns = _ns(end.ts, run.last_ns)
         else:
-            read_only = start is not None and start.readOnly
-            outcome = "interrupted" if read_only else "outcome unknown"
-            if start is None or start.approval == "denied":
-                outcome = "never started"
+            outcome = WORDS[open_state(start, None)]
             error = {
                 "interrupted": "interrupted: the run ended while this read-only call was running",
                 "outcome unknown": "outcome unknown: the run ended while this call was running",

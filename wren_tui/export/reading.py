@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..journal.calls import WORDS, ended_as, open_state
 from ..journal.events import Delta, Error, Event, Fork, Message, RunEnd, RunStart, ToolEnd, ToolStart, Usage
 from ..journal.locks import lock_holder
 from ..journal.reader import scan_events
@@ -49,18 +50,14 @@ class CallRow:
     answered: bool = False
 
     def state(self, writer_alive: bool) -> str:
+        """Its state in the words of journal/calls.py; an export also says how a call with a tool_end ended."""
         end = self.end
-        if end is not None:
-            if end.stoppedBy is not None:
-                return f"stopped: {end.stoppedBy}"
-            return "failed" if end.ok is False else "ok"
-        if self.answered:
-            return "ok"
-        if self.start is None or self.start.approval == "denied":
-            return "never started"
-        if writer_alive:
+        if end is not None or self.answered:
+            ended = ended_as(end)
+            return f"stopped: {end.stoppedBy}" if ended == "stopped" and end is not None else WORDS[ended]
+        if writer_alive and self.start is not None and self.start.approval != "denied":
             return "running"
-        return "interrupted" if self.start.readOnly else "outcome unknown"
+        return WORDS[open_state(self.start, None)]
 
     @property
     def elapsed_ms(self) -> int | None:
