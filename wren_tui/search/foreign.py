@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import os
 import pickle
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import CodeType
+from types import CodeType, FunctionType
 
 import msgspec
 
@@ -257,22 +257,46 @@ def _huge(match: re.Match[bytes]) -> bool:
 
 @functools.cache
 def _made_words(module: str) -> tuple[str, ...]:
-    """Every word (run of letters, lowercase) of every string constant in the code of a translator's module and
-    of the helpers it builds texts with (`foreign.base`), docstrings aside."""
+    """Every word (run of letters, lowercase) of every string in the code and values of a translator's module
+    and of the helpers it builds texts with (`foreign.base`), docstrings aside; () when one is not loaded."""
     words: set[str] = set(_LITERALS)
     for name in (module, "wren_tui.foreign.base"):
-        loaded = importlib.import_module(name)
-        loader = getattr(loaded.__spec__, "loader", None)
-        code = loader.get_code(name) if loader is not None and hasattr(loader, "get_code") else None
-        if not isinstance(code, CodeType):
-            return ()  # no code to read: the format is not skimmed
-        docs = {loaded.__doc__}
-        for value in vars(loaded).values():
+        loaded = sys.modules.get(name)
+        if loaded is None:
+            return ()
+        docs: set[str | None] = {loaded.__doc__}
+        strings: list[str] = []
+        own = [value for key, value in vars(loaded).items() if not key.startswith("__")]  # not its path, builtins
+        for value in _defined(own, name):
             docs.add(getattr(value, "__doc__", None))
-            for member in vars(value).values() if isinstance(value, type) else ():
-                docs.add(getattr(member, "__doc__", None))
-        words.update(word.lower() for text in _strings(code) if text not in docs for word in _LETTERS.findall(text))
+            strings.extend(_strings(value.__code__ if isinstance(value, FunctionType) else value))
+        words.update(word.lower() for text in strings if text not in docs for word in _LETTERS.findall(text))
     return tuple(sorted(words))
+
+
+_NOT_MADE = frozenset({"__doc__", "__module__", "__qualname__", "__dict__", "__weakref__"})
+
+
+def _defined(values: list[object], module: str) -> Iterator[object]:
+    """The functions, classes and values of a module's namespace (and of its classes), its own only."""
+    seen: set[int] = set()
+    while values:
+        value = values.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, staticmethod | classmethod):
+            values.append(value.__func__)
+        elif isinstance(value, property):
+            values.extend(f for f in (value.fget, value.fset, value.fdel) if f is not None)
+        elif callable(value) and hasattr(value, "__wrapped__"):
+            values.append(value.__wrapped__)
+        if isinstance(value, type | FunctionType):
+            if getattr(value, "__module__", None) != module:
+                continue
+            if isinstance(value, type):
+                values.extend(v for key, v in vars(value).items() if key not in _NOT_MADE)
+        yield value
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -282,6 +306,10 @@ def _strings(value: object) -> Iterator[str]:
     elif isinstance(value, CodeType):
         for const in value.co_consts:
             yield from _strings(const)
-    elif isinstance(value, tuple | frozenset):
+    elif isinstance(value, tuple | frozenset | list | set):
         for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
             yield from _strings(item)
