@@ -100,8 +100,14 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     found = {Path(line.decode()).stem for line in listed.splitlines()}
     same = _sessions(first) == _sessions(answered) == _sessions(read) == found
     agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
+    phrase = _phrase_floor(folder, WREN_PHRASE)
     return [
         compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
+        compare(
+            "floor: --help plus the index's FTS5 phrase query alone (in one process), vs --help",
+            helped + phrase,
+            helped,
+        ),
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
@@ -125,6 +131,42 @@ def _best(argv: list[str], env: dict[str, str], times: int = 5) -> tuple[float, 
 
 def _sessions(out: bytes) -> set[str]:
     return {row["session"] for row in map(json.loads, out.splitlines()) if row["type"] == "hit"}
+
+
+def _json_floor(folder: Path) -> float:
+    """Seconds to read every session file and check its lines are JSON objects (msgspec, in C, nothing built):
+    what `--no-index` cannot leave out for another agent's file it does not translate (where reading stops)."""
+    code = f"""
+import time
+from pathlib import Path
+import msgspec
+class Any(msgspec.Struct): pass
+objects = msgspec.json.Decoder(Any).decode_lines
+start = time.perf_counter()
+for path in Path({str(folder)!r}).rglob("*.jsonl"):
+    with open(path, "rb") as f:
+        while data := f.read(4 << 20):
+            objects(data[: data.rfind(b"\\n") + 1])
+print(time.perf_counter() - start)
+"""
+    return min(_seconds(code) for _ in range(3))
+
+
+def _phrase_floor(folder: Path, needle: str) -> float:
+    """Seconds of the index's full-text query alone (SQLite's FTS5, the needle as a phrase), in one process."""
+    code = f"""
+import sqlite3, time
+start = time.perf_counter()
+db = sqlite3.connect("file:" + {str(folder / ".index" / "search.sqlite")!r} + "?mode=ro", uri=True)
+db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", ({'"' + needle + '"'!r},)).fetchall()
+print(time.perf_counter() - start)
+"""
+    return min(_seconds(code) for _ in range(5))
+
+
+def _seconds(code: str) -> float:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(result.stdout.strip())
 
 
 def _appended_update(config: Path, journals: Path) -> float:
@@ -186,6 +228,7 @@ def run() -> list[BenchRow]:
         same = _sessions(first) == _sessions(answered) == _sessions(read) == found
         agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
         update = _appended_update(config, journals)
+        floor = _json_floor(config / "projects")
         ls = [wren, "ls", "--agent", "claude", "--json"]
         _run(ls, env)  # the store learns every session
         listed_warm, _, _ = _best(ls, env)
@@ -195,6 +238,7 @@ def run() -> list[BenchRow]:
         return [
             compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
             compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
+            compare("floor: reading every file, checking its lines are JSON objects (msgspec), vs rg -l", floor, grep),
             absolute(f"building the index from nothing (the first wren search): {what}", built),
             absolute("building the index: peak RSS", built_rss, unit="MB", at_most=200),
             absolute("wren search --no-index: peak RSS", scan_rss, unit="MB"),

@@ -200,6 +200,8 @@ def refused(seq: int, data: bytes, exc: msgspec.ValidationError, known: frozense
         env = _envelope.decode(data)
     except msgspec.ValidationError:
         raise BadLine("it is JSON but not an object") from None
+    except msgspec.DecodeError as bad:  # a value, then more: the typed decoder refused the first before seeing them
+        raise not_json(bad) from None
     kind = env.type if isinstance(env.type, str) else "(no type)"
     ts = env.timestamp if isinstance(env.timestamp, str) else ""
     if kind in known:

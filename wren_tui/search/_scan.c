@@ -23,6 +23,13 @@
  *   kinds     one byte each: 1 delta, 2 a message whose role comes first and is assistant, 3 run_start, 0 other
  *   hits      the indexes (native 4-byte integers) of the candidates among them, in order
  *
+ * find(buf, needle, fold, escapes, extras) -> int
+ *   where in buf (from a line's start; any bytes, no line vouched for) the first of what makes a line a
+ *   candidate starts (the needle, an escape, an extra), or -1: another agent's file is looked at whole
+ * plain(buf) -> (lines, doubt)
+ *   the newlines in buf, and where the first doubt is that its lines do not read as their bytes say (see
+ *   "another agent's file, skimmed"), or -1
+ *
  * The CRC uses carry-less multiplication (PCLMULQDQ) to fold 16-byte blocks when the CPU has it,
  * else eight tables (slicing-by-8); both give zlib's CRC-32.
  *
@@ -704,6 +711,214 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nnNNN)", count, job.pos, ends, kinds, hits);
 }
 
+/* The offset of the first thing a raw pass looks for (the needle, an escape, an extra) in buf, or -1: the
+ * same tests as scan's candidates, over any bytes from a line's start, with no line vouched for. */
+static Py_ssize_t find_any(Pattern *pats, int npat, int escapes, const unsigned char *buf, Py_ssize_t size) {
+    Py_ssize_t best = -1;
+    int own[MAX_PATTERNS];
+    for (int k = 0; k < npat; k++) own[k] = 1;
+#ifdef WREN_X86
+    if (have_avx2) {
+        Finder finder;
+        finder_init(&finder, &pats[0], escapes);
+        own[0] = 0;
+        for (int k = 1; k < npat; k++) own[k] = !finder_takes(&finder, &pats[k]);
+        escapes = 0;
+        best = finder_find(&finder, buf, size, 0);
+    }
+#endif
+    for (int k = 0; k < npat; k++) {
+        if (!own[k]) continue;
+        Py_ssize_t at = pattern_find(&pats[k], buf, size, 0);
+        if (at >= 0 && (best < 0 || at < best)) best = at;
+    }
+    if (escapes) {
+        Py_ssize_t at = escape_find(buf, size, 0);
+        if (at >= 0 && (best < 0 || at < best)) best = at;
+    }
+    return best;
+}
+
+static PyObject *find_py(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *needle, *extras;
+    int fold, escapes;
+    if (!PyArg_ParseTuple(args, "y*SppO!", &view, &needle, &fold, &escapes, &PyTuple_Type, &extras)) return NULL;
+    Pattern pats[MAX_PATTERNS];
+    int npat = 0;
+    if (PyBytes_GET_SIZE(needle) == 0 || PyTuple_GET_SIZE(extras) >= MAX_PATTERNS) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "find: the needle must be non-empty bytes, with at most 15 extras");
+        return NULL;
+    }
+    pattern_init(&pats[npat++], (const unsigned char *)PyBytes_AS_STRING(needle), PyBytes_GET_SIZE(needle), fold);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(extras); i++) {
+        PyObject *extra = PyTuple_GET_ITEM(extras, i);
+        if (!PyBytes_Check(extra) || PyBytes_GET_SIZE(extra) == 0) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "find: extras must be non-empty bytes");
+            return NULL;
+        }
+        pattern_init(&pats[npat++], (const unsigned char *)PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra), 1);
+    }
+    Py_ssize_t at;
+    Py_BEGIN_ALLOW_THREADS
+    at = find_any(pats, npat, escapes, (const unsigned char *)view.buf, view.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(at);
+}
+
+/* --- another agent's file, skimmed ------------------------------------------------------------
+ * plain(buf) says whether a run of whole lines reads as its bytes say, so a file no line of which can match
+ * need not be translated: how many lines it has, and where the first doubt is (or -1). A doubt is
+ *   a number too large for a float (msgspec refuses it: past 1.8e308): one whose digits before its point and
+ *     exponent add up to 300 or more, or with 300 digits before a point. A number starts with a digit after
+ *     one of :[, or white space, or after a minus after one of those; strings are not told apart (a number in
+ *     one is a doubt too);
+ *   a \u escape of a control character that msgspec writes otherwise when a translator encodes a value again
+ *     (\u0008 \u0009 \u000a \u000c \u000d as \b \t \n \f \r; an uppercase hex digit in lowercase);
+ *   bytes that are not UTF-8 (Python's decoder's rules: no surrogates, no overlong forms);
+ *   a blank line (nothing but white space), where the reader stops and msgspec's decode_lines goes on. */
+
+static int delimits(unsigned char c) {
+    return c == ':' || c == '[' || c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int is_digit(unsigned char c) {
+    return c >= '0' && c <= '9';
+}
+
+/* Whether the digits ending just before `at` (an e, E or point after a digit) end a number too large. */
+static int huge_at(const unsigned char *buf, Py_ssize_t at, Py_ssize_t n) {
+    Py_ssize_t k = at;
+    while (k > 0 && is_digit(buf[k - 1])) k--;
+    Py_ssize_t run = at - k, whole = run, start = k;
+    if (buf[at] != '.' && k > 0 && buf[k - 1] == '.') { /* a fraction: count the digits before its point */
+        Py_ssize_t point = k - 1;
+        start = point;
+        while (start > 0 && is_digit(buf[start - 1])) start--;
+        whole = point - start;
+        if (whole == 0) return 0;
+    }
+    unsigned char before = start > 0 ? buf[start - 1] : '\n';
+    int number = delimits(before) || (before == '-' && (start < 2 || delimits(buf[start - 2])));
+    if (!number) return 0;
+    if (buf[at] == '.') return run >= 300;
+    Py_ssize_t j = at + 1, exponent = 0;
+    if (j < n && buf[j] == '+') j++;
+    for (; j < n && is_digit(buf[j]); j++)
+        if (exponent < 100000) exponent = exponent * 10 + (buf[j] - '0');
+    return whole + exponent >= 300;
+}
+
+/* Whether the backslash at `at`, before a u, starts an escape of a control character msgspec writes otherwise. */
+static int control_at(const unsigned char *buf, Py_ssize_t at, Py_ssize_t n) {
+    if (n - at < 6 || buf[at + 2] != '0' || buf[at + 3] != '0') return 0;
+    unsigned char high = buf[at + 4], low = buf[at + 5];
+    if (high == '0' && (low == '8' || low == '9' || low == 'a' || low == 'A' || low == 'c' || low == 'C' ||
+                        low == 'd' || low == 'D'))
+        return 1;
+    return (high == '0' || high == '1') && low >= 'A' && low <= 'F';
+}
+
+/* The length of the UTF-8 sequence at p, or 0 when it is not one. */
+static int utf8_len(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return end - p >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+        return end - p >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+        return end - p >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80 ? 4 : 0;
+    }
+    return 0;
+}
+
+/* One byte at k looked at (and the pair k, k+1): 1 when it is a doubt. `valid` is how far UTF-8 was checked. */
+static int plain_byte(const unsigned char *buf, Py_ssize_t k, Py_ssize_t n, Py_ssize_t *valid, Py_ssize_t *lines) {
+    unsigned char c = buf[k];
+    if (c == '\n') {
+        (*lines)++;
+        Py_ssize_t back = k;
+        while (back > 0 && (buf[back - 1] == ' ' || buf[back - 1] == '\t' || buf[back - 1] == '\r')) back--;
+        if (back == 0 || buf[back - 1] == '\n') return 1; /* a blank line: the reader stops there */
+    }
+    if (c >= 0x80 && k >= *valid) {
+        int len = utf8_len(buf + k, buf + n);
+        if (len == 0) return 1;
+        *valid = k + len;
+    }
+    if (k + 1 < n) {
+        unsigned char d = buf[k + 1];
+        if (is_digit(c) && (d == 'e' || d == 'E' || d == '.') && huge_at(buf, k + 1, n)) return 1;
+        if (c == '\\' && d == 'u' && control_at(buf, k, n)) return 1;
+    }
+    return 0;
+}
+
+static Py_ssize_t plain_plain(const unsigned char *buf, Py_ssize_t n, Py_ssize_t from, Py_ssize_t valid,
+                              Py_ssize_t *lines) {
+    for (Py_ssize_t k = from; k < n; k++)
+        if (plain_byte(buf, k, n, &valid, lines)) return k;
+    return -1;
+}
+
+#ifdef WREN_X86
+__attribute__((target("avx2,popcnt"))) static Py_ssize_t plain_avx2(const unsigned char *buf, Py_ssize_t n,
+                                                                    Py_ssize_t *lines) {
+    const __m256i nl = _mm256_set1_epi8('\n'), slash = _mm256_set1_epi8('\\'), u = _mm256_set1_epi8('u');
+    const __m256i e = _mm256_set1_epi8('e'), big_e = _mm256_set1_epi8('E'), point = _mm256_set1_epi8('.');
+    const __m256i below0 = _mm256_set1_epi8('0' - 1), above9 = _mm256_set1_epi8('9' + 1);
+    Py_ssize_t k = 0, valid = 0, count = 0;
+    for (; n - k >= 33; k += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(buf + k));
+        __m256i w = _mm256_loadu_si256((const __m256i *)(buf + k + 1));
+        __m256i digit = _mm256_and_si256(_mm256_cmpgt_epi8(v, below0), _mm256_cmpgt_epi8(above9, v));
+        __m256i ends = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(w, e), _mm256_cmpeq_epi8(w, big_e)),
+                                       _mm256_cmpeq_epi8(w, point));
+        __m256i pairs = _mm256_or_si256(_mm256_and_si256(digit, ends),
+                                        _mm256_and_si256(_mm256_cmpeq_epi8(v, slash), _mm256_cmpeq_epi8(w, u)));
+        unsigned newlines = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl));
+        unsigned m = (unsigned)_mm256_movemask_epi8(pairs) | (unsigned)_mm256_movemask_epi8(v) | newlines;
+        Py_ssize_t ignored = 0;
+        while (m) {
+            Py_ssize_t at = k + __builtin_ctz(m);
+            if (plain_byte(buf, at, n, &valid, &ignored)) {
+                *lines = count;
+                return at;
+            }
+            m &= m - 1;
+        }
+        count += __builtin_popcount(newlines);
+    }
+    Py_ssize_t rest = plain_plain(buf, n, k, valid, &count);
+    *lines = count;
+    return rest;
+}
+#endif
+
+static PyObject *plain_py(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    Py_ssize_t at, lines = 0;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef WREN_X86
+    if (have_avx2)
+        at = plain_avx2((const unsigned char *)view.buf, view.len, &lines);
+    else
+#endif
+        at = plain_plain((const unsigned char *)view.buf, view.len, 0, 0, &lines);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nn)", lines, at);
+}
+
 static PyObject *crc32_py(PyObject *self, PyObject *args) {
     Py_buffer view;
     if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
@@ -726,6 +941,9 @@ static PyObject *folding(PyObject *self, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(buf, base, prev_seq, needle, fold, escapes, extras) -> (count, consumed, ends, kinds, hits)"},
+    {"find", find_py, METH_VARARGS,
+     "find(buf, needle, fold, escapes, extras) -> int: where the first candidate's match starts in buf, or -1"},
+    {"plain", plain_py, METH_VARARGS, "plain(buf) -> (lines, doubt): newlines, and the first doubt (see above) or -1"},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 scan checks lines with (zlib's), for tests."},
     {"folding", folding, METH_NOARGS, "folding() -> bool: whether the CRC folds blocks with PCLMULQDQ here."},
     {NULL, NULL, 0, NULL},

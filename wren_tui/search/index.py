@@ -229,8 +229,11 @@ class Snapshot:
     def __init__(self, db: sqlite3.Connection, query: Query) -> None:
         self.db = db
         self.needle = needle_of(query)
-        self.rows: dict[str, tuple[object, ...]] = {}  # path: the files row (FILE_COLUMNS)
+        # path: (file id, agent, (dev, ino, size, mtime), read to its end with no warning); the rest of its
+        # files row (FILE_COLUMNS) is read when it is needed (a file with candidates, grown, stopped or warned)
+        self.rows: dict[str, tuple[int, str, tuple[int, int, int, int], bool]] = {}
         self.stats: dict[str, os.stat_result | None] = {}  # path: how it was when looked at
+        self.fresh: set[str] = set()  # paths `stale` found as the index read them
         # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
         self.candidates: dict[int, array[int]] = {}
 
@@ -238,7 +241,13 @@ class Snapshot:
         """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
         try:
             self.db.execute("BEGIN")
-            self.rows = {row[0]: row[1:] for row in self.db.execute(f"SELECT path, {FILE_COLUMNS} FROM files")}
+            rows = self.db.execute(
+                "SELECT path, id, agent, dev, ino, size, mtime, stop IS NULL AND warnings IS NULL FROM files"
+            )
+            self.rows = {
+                path: (ident, agent, (dev, ino, size, mtime), bool(clean))
+                for path, ident, agent, dev, ino, size, mtime, clean in rows
+            }
         except sqlite3.Error:
             self.close()
             return False
@@ -253,8 +262,12 @@ class Snapshot:
             if looked is not None:
                 self.stats[key] = looked
             st = self._stat(key)
+            if st is None:
+                continue
             row = self.rows.get(key)
-            if st is not None and (row is None or (row[2], row[3], row[4], row[5]) != _identity(st)):
+            if row is not None and row[2] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+                self.fresh.add(key)
+            else:
                 found.append(path)
         return found
 
@@ -307,13 +320,19 @@ class Snapshot:
         row = self.rows.get(key)
         if row is None or row[1] != agent:
             return None
-        st = self._stat(key)
+        found = self.candidates.get(row[0], _NONE)
+        st = self._stat(key)  # as `stale` or the listing found it
         if st is None:
             return None
-        found = self.candidates.get(row[0], _NONE)  # type: ignore[call-overload]
-        if not found and row[10] is None and row[11] is None and row[2:6] == _identity(st):
+        if not found and row[3] and (key in self.fresh or row[2] == _identity(st)):
             return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
-        known = known_of(row)
+        try:
+            full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
+        except sqlite3.Error:
+            return None
+        if full is None:
+            return None
+        known = known_of(full)
         if fresh(known, st):
             return Answer(known, self._items(found), True)
         if grown(known, path, st):
