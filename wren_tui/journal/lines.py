@@ -54,7 +54,14 @@ class Lines:
     """
 
     def __init__(
-        self, fd: int, start: int = 0, stop: int | None = None, size: int = CHUNK, *, looked: int = 0, huge: int | None = None
+        self,
+        fd: int,
+        start: int = 0,
+        stop: int | None = None,
+        size: int = CHUNK,
+        *,
+        looked: int = 0,
+        huge: int | None = None,
     ) -> None:
         self.fd, self.start, self.stop, self.size, self.huge = fd, start, stop, size, huge
         self.looked = max(start, looked)
@@ -118,7 +125,7 @@ class Lines:
 
 
 def split(lines: bytes | memoryview, start: int) -> Iterator[tuple[int, bytes]]:
-    """Each line of a run of whole lines that begins at file offset `start`: (where it starts, its bytes without the newline)."""
+    """Each line of a run of whole lines beginning at file offset `start`: (where it starts, its bytes, no newline)."""
     at = start
     for line in bytes(lines).split(b"\n")[:-1]:
         yield at, line
@@ -141,9 +148,9 @@ class Scan:
         self.stop: Stop | None = None
         self.bad_line = b""
 
-    def fail(self, why: str, line: bytes = b"") -> None:
-        """The next line (`line`, after `offset`) cannot be read, for reason `why`: the reading stops there."""
-        self.stop = Stop(self.lineno + 1, self.offset, why)
+    def fail(self, why: str, line: bytes = b"", at: int | None = None) -> None:
+        """The next line (`line`, at `at`, default `offset`) cannot be read, for `why`: the reading stops there."""
+        self.stop = Stop(self.lineno + 1, self.offset if at is None else at, why)
         self.bad_line = line
 
     def ending(self, fd: int, partial: bool, *, nul_tail: bool = True) -> Stop | None:

@@ -17,15 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..foreign import Format
-from ..foreign.base import THINKING, BadLine
+from ..foreign.base import THINKING
 from ..foreign.exported import open_lines
-from ..foreign.reader import Lines
+from ..foreign.reader import Translation
 from ..journal.events import Event, UnknownEvent
 from ..journal.verdict import Stop
 from .query import Query
 from .sources import Item, Saved, items_of
-
-_CUT_SHORT = "the last line was cut short (no newline at its end)"
 
 
 class ForeignSession:
@@ -78,20 +76,15 @@ class ForeignSession:
                 translator, lineno, good, project = self._format.translator(), 0, 0, None
             else:
                 translator, lineno, good, project = pickle.loads(saved.state)
-            for start, data in Lines(fd, good):
-                try:
-                    line = translator.translate(lineno + 1, data)
-                except BadLine as exc:
-                    self._stop = Stop(lineno + 1, start, str(exc))
-                    break
-                lineno, good = lineno + 1, start + len(data) + 1
+            # Lines, whatever the format: a format read in its own units (a document) is searched by its lines.
+            reading = Translation(fd, None, translator, good, lineno)
+            for start, line, _data in reading:
                 project = line.cwd or project
                 for part, event in enumerate(line.events):
                     if part not in line.hidden:
                         yield from _items(event, start, part, project)
-            else:
-                if os.fstat(fd).st_size > good:
-                    self._stop = Stop(lineno + 1, good, _CUT_SHORT, torn=True)
+            self._stop = reading.ending()
+            lineno, good = reading.lineno, reading.offset
             # A session exported into lines (OpenCode, aider) is exported anew from the file each time, so
             # its offsets are no place in the file to go on from: it is read again whole when it changes.
             exported = self._format.export is not None
