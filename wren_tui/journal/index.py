@@ -38,7 +38,26 @@ class Chunk:
     parts: array[int] | None = None
 
 
-class LineScanner(_Lines):
+class CheckedLines(_Lines):
+    """Runs of whole lines from a point in a journal (`offset`, `lineno` lines and seq `prev_seq` before it) in,
+    chunks of checked events out: the viewer's index, the fleet's remote reader and the viewer's held
+    remote lines each feed it their bytes. A stop's line is counted from the journal's start."""
+
+    def chunk(self, whole: bytes | memoryview) -> Chunk:
+        """The events of a run of whole lines at `offset`, with each line's span, up to a line that cannot be read.
+
+        `warnings` holds this run's gaps in seq.
+        """
+        begin = self.offset
+        self.ends = ends = array("q")
+        self.warnings = []
+        events: list[Event] = []
+        self.take(whole, events)
+        starts = array("q", [begin]) + ends[:-1] if events else array("q")
+        return Chunk(events, starts, ends)
+
+
+class LineScanner(CheckedLines):
     """Whole lines from a byte offset on, in chunks, each checked as `read_events` checks it.
 
     `first_line` and `after_seq` say what came before `start` (its line count and last seq), so
@@ -79,18 +98,10 @@ class LineScanner(_Lines):
                     if self.stop is not None:
                         return
                     continue
-            yield self._take(lines.read(run))
+            yield self.chunk(lines.read(run))
             if self.stop is not None:
                 return
         self.scanned = lines.looked
-
-    def _take(self, whole: memoryview) -> Chunk:
-        begin = self.offset
-        self.ends = ends = array("q")
-        events: list[Event] = []
-        self.take(whole, events)
-        starts = array("q", [begin]) + ends[:-1] if events else array("q")
-        return Chunk(events, starts, ends)
 
     def _take_elsewhere(self, end: int, clip: int) -> Chunk | None:
         """One huge line, checked and decoded in a child process; None if no child could do it."""
