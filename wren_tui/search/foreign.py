@@ -21,47 +21,22 @@ from ..foreign.base import THINKING
 from ..foreign.exported import open_lines
 from ..foreign.reader import Translation
 from ..journal.events import Event, UnknownEvent
-from ..journal.verdict import Stop
 from .query import Query
-from .sources import Item, Saved, items_of
+from .sources import FileSession, Item, Saved, items_of
 
 
-class ForeignSession:
+class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
     def __init__(self, path: Path, fmt: Format) -> None:
-        self._path = path
+        super().__init__(path, fmt.session_id(path))
         self._format = fmt
-        self._session = fmt.session_id(path)
-        self._stop: Stop | None = None
-        self._warnings: list[str] = []
-        self._saved: Saved | None = None
         # The file as it was when listed (sorted newest first): the index compares it with what it read.
         self.looked: os.stat_result | None = None
 
     @property
     def agent(self) -> str:
         return self._format.name
-
-    @property
-    def session(self) -> str:
-        return self._session
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
-    def stop(self) -> Stop | None:
-        return self._stop
-
-    @property
-    def warnings(self) -> list[str]:
-        return self._warnings
-
-    @property
-    def saved(self) -> Saved | None:
-        return self._saved
 
     def items(self, query: Query) -> Iterator[Item]:
         return self._read(None)

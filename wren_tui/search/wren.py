@@ -30,10 +30,9 @@ from ..journal.events import Delta, Event, KnownEvent, Message, RunStart
 from ..journal.lines import Lines, Scan, pread_exactly
 from ..journal.reader import decode_line, open_for_reading
 from ..journal.store import session_id_of
-from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
-from .sources import Item, Saved, items_of
+from .sources import FileSession, Item, Saved, items_of
 
 _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
@@ -43,37 +42,13 @@ _DELTAS = re.compile(rb"\x01*")
 _RUN_END = re.compile(rb"\x01(?![\x01\x02])")
 
 
-class WrenSession:
+class WrenSession(FileSession):
     """A Wren journal file, searched read-only."""
 
     agent = "wren"
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._session = session_id_of(path)
-        self._stop: Stop | None = None
-        self._warnings: list[str] = []
-        self._saved: Saved | None = None
-
-    @property
-    def session(self) -> str:
-        return self._session
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
-    def stop(self) -> Stop | None:
-        return self._stop
-
-    @property
-    def warnings(self) -> list[str]:
-        return self._warnings
-
-    @property
-    def saved(self) -> Saved | None:
-        return self._saved
+        super().__init__(path, session_id_of(path))
 
     def items(self, query: Query) -> Iterator[Item]:
         return self._read(query, None)
