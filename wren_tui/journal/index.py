@@ -39,9 +39,13 @@ class Chunk:
 
 
 class CheckedLines(_Lines):
-    """Runs of whole lines from a point in a journal (`offset`, `lineno` lines and seq `prev_seq` before it) in,
-    chunks of checked events out: the viewer's index, the fleet's remote reader and the viewer's held
-    remote lines each feed it their bytes. A stop's line is counted from the journal's start."""
+    """Runs of whole lines in, chunks of checked events out, from any line of a journal on.
+
+    `offset`, `lineno` and `prev_seq` say where the first run starts and what came before it, so a
+    stop's line is counted from the journal's start and seq must go on increasing across the
+    boundary. The viewer's index reads a file into it; the fleet's remote reader and the viewer's
+    held remote lines feed it the bytes they were handed.
+    """
 
     def chunk(self, whole: bytes | memoryview) -> Chunk:
         """The events of a run of whole lines at `offset`, with each line's span, up to a line that cannot be read.
