@@ -11,23 +11,30 @@ import pytest
 
 from tests.foreign.sessions import EXTERNAL, fixture
 from wren_tui.foreign import FORMATS, detect
-from wren_tui.foreign.base import Translated
-from wren_tui.foreign.reader import Verdict, scan
+from wren_tui.foreign.base import Skipped, Translated
+from wren_tui.foreign.reader import scan
 from wren_tui.journal.events import Error, Event, Message, ToolEnd, UnknownEvent, Usage
-from wren_tui.journal.verdict import Stop
+from wren_tui.journal.verdict import ReadVerdict, Stop
 
 
-def read(path: Path) -> tuple[list[Event], Verdict]:
+def read(path: Path) -> tuple[list[Event], ReadVerdict]:
+    events, verdict, _skipped = read_counted(path)
+    return events, verdict
+
+
+def read_counted(path: Path) -> tuple[list[Event], ReadVerdict, Skipped]:
+    """The events shown, the verdict, and the lines left out by kind."""
     fmt = detect(path)
     assert fmt is not None, f"{path} is not recognised"
     events: list[Event] = []
+    skipped = Skipped()
 
     def take(_lineno: int, line: Translated, _data: bytes) -> None:
         events.extend(e for i, e in enumerate(line.events) if i not in line.hidden)
 
     fd = os.open(path, os.O_RDONLY)
     try:
-        return events, scan(fd, fmt, take)
+        return events, scan(fd, fmt, take, skipped=skipped), skipped
     finally:
         os.close(fd)
 
@@ -43,9 +50,9 @@ def tokens(events: list[Event]) -> int:
 @pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
 @pytest.mark.parametrize("name", ["simple", "tool-error", "multi-turn", "killed"])
 def test_every_line_kind_the_current_clients_write_is_translated_or_left_out_on_purpose(agent: str, name: str) -> None:
-    events, verdict = read(fixture(agent, name))
+    events, verdict, skipped = read_counted(fixture(agent, name))
     assert verdict.stop is None and verdict.lines == len(fixture(agent, name).read_bytes().splitlines())
-    assert verdict.skipped.unknown == {} and verdict.skipped.malformed == {}
+    assert skipped.unknown == {} and skipped.malformed == {}
     assert all(e.seq >= 1 and e.ts for e in events)  # seq: the line's number, ts: the line's own time
 
 
@@ -119,8 +126,8 @@ def test_thinking_and_reasoning_are_notes_of_their_own_and_encrypted_reasoning_i
 
 
 def test_a_line_kind_a_newer_client_writes_is_counted_and_the_reading_goes_on(tmp_path: Path) -> None:
-    events, verdict = read(EXTERNAL / "codex" / "claude-code-log_rollout_full_schema.jsonl")
-    assert verdict.stop is None and verdict.skipped.unknown == {"future_synthetic_record": 1}
+    events, verdict, skipped = read_counted(EXTERNAL / "codex" / "claude-code-log_rollout_full_schema.jsonl")
+    assert verdict.stop is None and skipped.unknown == {"future_synthetic_record": 1}
     for agent, line in (
         ("claude", b'{"type":"hologram","uuid":"x","sessionId":"s","depth":{"a":[1,2]}}\n'),
         ("pi", b'{"type":"teleport","id":"abcd1234","parentId":null,"timestamp":"2026-11-30T09:03:20.000Z"}\n'),
@@ -128,16 +135,16 @@ def test_a_line_kind_a_newer_client_writes_is_counted_and_the_reading_goes_on(tm
     ):
         path = tmp_path / f"{agent}.jsonl"
         path.write_bytes(fixture(agent, "simple").read_bytes() + line + fixture(agent, "simple").read_bytes())
-        events, verdict = read(path)
-        assert verdict.stop is None and sum(verdict.skipped.unknown.values()) == 1
+        events, verdict, skipped = read_counted(path)
+        assert verdict.stop is None and sum(skipped.unknown.values()) == 1
         assert len(messages(events)) == 2 * len(messages(read(fixture(agent, "simple"))[0]))
 
 
 def test_a_known_line_whose_fields_do_not_fit_is_a_note_that_says_why() -> None:
-    events, verdict = read(EXTERNAL / "claude-code" / "claude-code-log_edge_cases.jsonl")
+    events, _verdict, skipped = read_counted(EXTERNAL / "claude-code" / "claude-code-log_edge_cases.jsonl")
     notes = [e for e in events if isinstance(e, UnknownEvent) and e.type == "not understood"]
     assert notes and notes[0].seq == 11 and "$.message" in str(notes[0].fields["why"])
-    assert verdict.skipped.malformed == {"user": 1}
+    assert skipped.malformed == {"user": 1}
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "pi"])

@@ -63,7 +63,7 @@ def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
     from ..export import target
     from ..export.atif import AtifWriter
     from ..export.atomic import AtomicOutput
-    from ..foreign.base import Translated
+    from ..foreign.base import Skipped, Translated
     from ..foreign.live import changed_recently, held_for_writing
     from ..foreign.reader import Branch, scan
     from ..journal.reader import open_for_reading
@@ -83,13 +83,14 @@ def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
                     return
                 writer.take([e for i, e in enumerate(line.events) if i not in line.hidden])
 
-            verdict = scan(fd, fmt, take, st.st_size)
+            skipped = Skipped()
+            verdict = scan(fd, fmt, take, st.st_size, skipped)
             writer.finish(
                 session_id=fmt.session_id(path),
                 agent=fmt.label,
                 agent_version="unknown",
                 stop=verdict.stop,
-                source={"agent": fmt.name, "path": str(path), "skipped": verdict.skipped.as_json()},
+                source={"agent": fmt.name, "path": str(path), "skipped": skipped.as_json()},
             )
         finally:
             output_file.close()

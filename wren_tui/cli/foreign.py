@@ -9,7 +9,6 @@ import argparse
 import contextlib
 import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,14 +16,12 @@ import msgspec
 
 from ..agent.errors import UsageError
 from ..foreign import FORMATS, UNKNOWN, Format, detect, identify, kind_of
-from ..foreign.base import Translated, split_member
+from ..foreign.base import split_member
 from ..foreign.conversation import fork_points, outline
 from ..foreign.exported import open_lines
 from ..foreign.listing import AgentSession, list_agent_sessions, list_every_session, roots
-from ..foreign.reader import Verdict, scan
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
-from ..journal.events import Event, Message, describe, event_type, to_builtins
 from ..journal.forking import fork_listing
 from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
@@ -198,92 +195,6 @@ def ls_agents(args: argparse.Namespace) -> Exit:
         line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {lines:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
         out(visible(line))
     return Exit.OK
-
-
-# --- wren log PATH (another agent's file) -----------------------------------------------------------
-
-
-def _summary(event: Event) -> str:
-    if isinstance(event, Message):
-        msg = event.message
-        text = " ".join(msg.content.split())
-        if len(text) > 100:
-            text = text[:97] + "..."
-        calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
-        return f"{msg.role}: {text!r}{calls}"
-    return describe(event)
-
-
-def _shown(line: Translated) -> list[Event]:
-    return [e for i, e in enumerate(line.events) if i not in line.hidden]
-
-
-def log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
-    """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
-    fd = open_lines(path, fmt)
-    try:
-        verdict = _log_json(fd, fmt, path) if as_json else _log_text(fd, fmt)
-    finally:
-        os.close(fd)
-    if fmt.unrecorded and not as_json:
-        err(f"{path}: {fmt.unrecorded}")
-    left_out = verdict.skipped.sentence()
-    if left_out and not as_json:
-        err(f"{path}: {left_out}")
-    if verdict.stop is not None:
-        # What could be read is printed; the file did not end there.
-        raise ForeignUnreadable(path, verdict.stop)
-    return Exit.OK
-
-
-def _log_text(fd: int, fmt: Format) -> Verdict:
-    write = sys.stdout.write
-
-    def show(_lineno: int, line: Translated, _data: bytes) -> None:
-        for e in _shown(line):
-            write(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(_summary(e))}\n")
-
-    verdict = scan(fd, fmt, show)
-    stop = verdict.stop
-    if stop is not None:
-        where = f"stopped at line {stop.line} (byte {stop.offset}): {stop.why}"
-        if stop.torn:
-            out(f"{where} [torn tail] (its writer may still be writing it; another agent's file is never changed)")
-        else:
-            out(f"{where} [corrupt] (nothing after it is read; fork from an earlier point)")
-    return verdict
-
-
-def _log_json(fd: int, fmt: Format, path: Path) -> Verdict:
-    """One document, streamed: each event as Wren would journal it, its seq the line's number."""
-    write = sys.stdout.buffer.write
-    head = b'{"id":%s,"path":%s,"agent":%s,"events":[' % (
-        _json.encode(fmt.session_id(path)),
-        _json.encode(str(path)),
-        _json.encode(fmt.name),
-    )
-    write(head)
-    first = [True]
-
-    def emit(_lineno: int, line: Translated, _data: bytes) -> None:
-        for e in _shown(line):
-            write((b"" if first[0] else b",") + _json.encode(to_builtins(e)))
-            first[0] = False
-
-    verdict = scan(fd, fmt, emit)
-    stop = verdict.stop
-    tail = {
-        "stoppedAtLine": None if stop is None else stop.line,
-        "stoppedAtOffset": None if stop is None else stop.offset,
-        "reason": None if stop is None else str(stop),
-        "torn": verdict.torn,
-        "warnings": verdict.warnings,
-        "skipped": verdict.skipped.as_json(),
-        "unrecorded": fmt.unrecorded,
-    }
-    write(b"]," + _json.encode(tail)[1:] + b"\n")
-    sys.stdout.flush()
-    return verdict
 
 
 # --- wren fork PATH [SEQ] (another agent's file) ---------------------------------------------------

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from ..foreign.base import Format, Skipped, Translated
+from ..foreign.exported import open_lines
+from ..foreign.reader import scan as foreign_scan
 from ..journal.events import Event, describe, event_type, to_builtins
 from ..journal.reader import EventSink, scan_events
 from ..journal.store import session_id_of
@@ -17,7 +22,7 @@ from ..journal.verdict import ReadVerdict
 from ..journal.visible import visible
 from . import fleet, foreign
 from .console import err, out
-from .exits import Exit, Unreadable
+from .exits import Exit, ForeignUnreadable, Unreadable
 from .options import folder_of
 
 Scan = Callable[[EventSink], ReadVerdict]
@@ -45,14 +50,26 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_log)
 
 
-def stop_line(verdict: ReadVerdict) -> str:
+# What a stop means, (torn tail, corrupt): in a Wren journal, and in another agent's file (never changed).
+Meaning = tuple[str, str]
+JOURNAL: Meaning = (
+    "a crash's normal end; resuming the session sets these bytes aside",
+    "nothing after it is read; fork from an earlier point or move the file aside",
+)
+FOREIGN: Meaning = (
+    "its writer may still be writing it; another agent's file is never changed",
+    "nothing after it is read; fork from an earlier point",
+)
+
+
+def stop_line(verdict: ReadVerdict, meaning: Meaning = JOURNAL) -> str:
     """The listing's last line when reading stopped: where, why, and what it means (the verdict has a stop)."""
     stop = verdict.stop
     assert stop is not None
     where = f"stopped at line {stop.line} (byte {stop.offset}): {stop.why}"
     if stop.torn:
-        return f"{where} [torn tail] (a crash's normal end; resuming the session sets these bytes aside)"
-    return f"{where} [corrupt] (nothing after it is read; fork from an earlier point or move the file aside)"
+        return f"{where} [torn tail] ({meaning[0]})"
+    return f"{where} [corrupt] ({meaning[1]})"
 
 
 def cmd_log(args: argparse.Namespace) -> Exit:
@@ -60,7 +77,7 @@ def cmd_log(args: argparse.Namespace) -> Exit:
     if local:
         path = foreign.resolve(folder_of(args), args.session)
         if (fmt := foreign.foreign_format(path)) is not None:
-            return foreign.log_foreign(path, fmt, args.json)
+            return _log_foreign(path, fmt, args.json)
         scan: Scan = partial(scan_events, path)
         session_id, where = session_id_of(path), str(path)
     else:
@@ -72,7 +89,7 @@ def cmd_log(args: argparse.Namespace) -> Exit:
     return Exit.OK
 
 
-def _log_text(scan: Scan) -> ReadVerdict:
+def _log_text(scan: Scan, meaning: Meaning = JOURNAL) -> ReadVerdict:
     def show(events: list[Event], _lines: object) -> None:
         sys.stdout.write("".join(f"{e.seq:>6}  {e.ts}  {event_type(e):<10}  {visible(describe(e))}\n" for e in events))
 
@@ -80,21 +97,34 @@ def _log_text(scan: Scan) -> ReadVerdict:
     for warning in result.warnings:
         err(f"warning: {warning}")
     if not result.ok:
-        out(stop_line(result))
+        out(stop_line(result, meaning))
     return result
 
 
-def _log_json(scan: Scan, session_id: str, where: str) -> ReadVerdict:
-    """One document, streamed: each event is its line as written (with its crc member), never re-encoded."""
+def _log_json(
+    scan: Scan,
+    session_id: str,
+    where: str,
+    agent: str | None = None,
+    encode: Callable[[list[Event], bytes], bytes] | None = None,
+    more: Callable[[], dict[str, object]] = dict,
+) -> ReadVerdict:
+    """One document, streamed: each event is its line as written (with its crc member), never re-encoded.
+
+    Another agent's file says its `agent`, has its events encoded anew (`encode`: they have no Wren
+    line) and `more` members after the verdict's.
+    """
     write = sys.stdout.buffer.write
-    head = b'{"id":%s,"path":%s,"events":[' % (_json.encode(session_id), _json.encode(where))
+    named = b"" if agent is None else b'"agent":%s,' % _json.encode(agent)
+    head = b'{"id":%s,"path":%s,%b"events":[' % (_json.encode(session_id), _json.encode(where), named)
     started = False
 
     def emit(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal started
         # Nothing is written before the journal opens, so an unreadable one prints only its error.
         write(b"," if started else head)
-        write(_events_json(events, bytes(lines)))  # apart, so a megabyte of events is not copied once more
+        # Apart, so a megabyte of events is not copied once more.
+        write(_events_json(events, bytes(lines)) if encode is None else encode(events, bytes(lines)))
         started = True
 
     result = scan(emit)
@@ -105,10 +135,52 @@ def _log_json(scan: Scan, session_id: str, where: str) -> ReadVerdict:
         "reason": None if stop is None else str(stop),
         "torn": result.torn,
         "warnings": result.warnings,
+        **more(),
     }
     write((b"" if started else head) + b"]," + _json.encode(tail)[1:] + b"\n")
     sys.stdout.flush()
     return result
+
+
+# --- wren log PATH (another agent's file) -----------------------------------------------------------
+
+
+def _log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
+    """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
+    skipped = Skipped()
+
+    def scan(sink: EventSink) -> ReadVerdict:
+        def take(_lineno: int, line: Translated, data: bytes) -> None:
+            if shown := [e for i, e in enumerate(line.events) if i not in line.hidden]:
+                sink(shown, data)
+
+        return foreign_scan(fd, fmt, take, skipped=skipped)
+
+    def more() -> dict[str, object]:
+        return {"skipped": skipped.as_json(), "unrecorded": fmt.unrecorded}
+
+    fd = open_lines(path, fmt)
+    try:
+        if as_json:
+            result = _log_json(scan, fmt.session_id(path), str(path), fmt.name, _encoded, more)
+        else:
+            result = _log_text(scan, FOREIGN)
+    finally:
+        os.close(fd)
+    if fmt.unrecorded and not as_json:
+        err(f"{path}: {fmt.unrecorded}")
+    left_out = skipped.sentence()
+    if left_out and not as_json:
+        err(f"{path}: {left_out}")
+    if result.stop is not None:
+        # What could be read is printed; the file did not end there.
+        raise ForeignUnreadable(path, result.stop)
+    return Exit.OK
+
+
+def _encoded(events: list[Event], _lines: bytes) -> bytes:
+    """Another agent's events, each as Wren would journal it."""
+    return b",".join(_json.encode(to_builtins(e)) for e in events)
 
 
 def _events_json(events: list[Event], lines: bytes) -> bytes:

@@ -2,7 +2,7 @@
 
 A session is read with an ordered consumer from its first message: the history in chunks, then
 live. Each message is joined into its line (big lines travel in parts), and every line goes
-through `journal.reader.Tail.feed`, which checks it exactly as `read_events` checks a file (its
+through `journal.index.CheckedLines`, which checks it exactly as `read_events` checks a file (its
 CRC, its seq, that it is one whole line of format 1) and stops at the first line it cannot read.
 The lines laid end to end are the journal's bytes, so the byte offsets here are the journal's own.
 A read may also start at a line further on (`ReadFrom`, found with `find_line`) or stop before one
@@ -14,13 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from array import array
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import accumulate
-from pathlib import Path
 
 import msgspec
 import nats
@@ -32,8 +29,8 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
-from ..journal.index import Chunk
-from ..journal.reader import EventSink, Tail
+from ..journal.index import CheckedLines, Chunk
+from ..journal.reader import EventSink
 from ..journal.store import parse_ts
 from ..journal.verdict import ReadVerdict, Stop
 from . import FleetError, why
@@ -450,16 +447,20 @@ class _Lines:
     """Stream messages of one subject in, checked journal lines out: the state of one read."""
 
     def __init__(self, subject: str, *, live: bool, start: ReadFrom | None = None, before: int | None = None) -> None:
-        self._tail = Tail(Path(subject))  # fed bytes only: the path is never opened
+        # The journal's lines from where this read starts (its offset, lines and last seq before it).
+        self._lines = CheckedLines()
+        if start is not None:
+            self._lines = CheckedLines(offset=start.offset, lineno=start.lineno, prev_seq=start.prev_seq)
         self._joiner = Joiner()
-        self._base = start.offset if start is not None else 0  # the journal offset of this read's first line
-        self._lines_before = start.lineno if start is not None else 0
-        self._prev_seq = start.prev_seq if start is not None else 0
         self._before = before
-        self.offset = self._base
         self.live = live
         self.said_live = False
         self.ended = False  # a message at `before` arrived: every line before it is read
+
+    @property
+    def offset(self) -> int:
+        """Just past the last good line read, in the journal."""
+        return self._lines.offset
 
     def empty(self) -> RemoteChunk:
         return RemoteChunk([], live=self.live)
@@ -488,34 +489,21 @@ class _Lines:
             if stream_seq >= end:
                 self.live = True
         data = b"".join(whole)
-        fresh = self._tail.lineno == 0
-        batch = self._tail.feed(data)
-        stop: Stop | None = None
-        if fresh and batch.events and batch.events[0].seq <= self._prev_seq:
-            # The Tail knows no seq before this read's first line; the one before it is ours to compare with.
-            why = f"seq {batch.events[0].seq} does not increase on {self._prev_seq}"
-            stop = Stop(self._lines_before + 1, self.offset, why)
-            batch.events, whole, data = [], [], b""
-        good = whole[: len(batch.events)]
-        ends = array("q", accumulate(map(len, good), initial=self.offset))
-        starts, ends = ends[:-1], ends[1:]
+        lines, begin = self._lines, self._lines.offset
+        checked = lines.chunk(data) if lines.stop is None else Chunk([])
+        good = len(checked.events)
         chunk = RemoteChunk(
-            batch.events,
-            starts,
-            ends,
-            lines=b"".join(good) if len(good) < len(whole) else data,
-            stream_seq=line_ends[len(good) - 1] if good else 0,
+            checked.events,
+            checked.starts,
+            checked.ends,
+            lines=data[: lines.offset - begin],
+            stream_seq=line_ends[good - 1] if good else 0,
             live=self.live,
-            warnings=batch.warnings,
+            warnings=lines.warnings,
         )
-        if ends:
-            self.offset = ends[-1]
-        # The Tail counts lines from this read's first; a stop counts them from the journal's.
-        if stop is None and batch.stop is not None:
-            stop = Stop(self._lines_before + self._tail.lineno + 1, self.offset, batch.stop.why)
-        elif stop is None and damaged is not None:
-            stop = Stop(self._lines_before + self._tail.lineno + 1, self.offset, damaged)
-        chunk.stop = stop
+        if lines.stop is None and damaged is not None:
+            lines.fail(damaged)
+        chunk.stop = lines.stop
         return chunk
 
 

@@ -1,9 +1,9 @@
 """A local journal's lines that may be shipped: whole, valid by Wren's own reader, and durable.
 
 Durable: the bytes are read first, then this process's own read-only descriptor is fdatasynced,
-so every byte read is on disk before any of it leaves the machine. Valid: `Tail.feed` checks each
-line exactly as `read_events` does, and reading stops at the line the reader stops at; a torn
-tail (no newline yet) is never read at all.
+so every byte read is on disk before any of it leaves the machine. Valid: the lines come from the
+one scanner (`journal.lines`) and `journal.index.CheckedLines` checks each exactly as `read_events`
+does, so reading stops at the line the reader stops at; a torn tail (no newline yet) is never read.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..journal.events import Event
-from ..journal.reader import Tail, open_for_reading
+from ..journal.index import CheckedLines
+from ..journal.lines import Lines
+from ..journal.reader import open_for_reading
 from ..journal.verdict import Stop
 from . import FleetError
 
@@ -42,7 +44,7 @@ class DurableLines:
         self.path = path
         self.read_size = read_size
         self._inode: tuple[int, int] | None = None
-        self._tail = Tail(path)
+        self._lines = CheckedLines()  # each line checked exactly as `read_events` checks it
         self.offset = 0  # just past the last line handed out
         self.stop: Stop | None = None  # the line reading stopped at, and why; None while it goes on
         self._stopped_at: tuple[int, int] | None = None  # (size, mtime_ns) when it stopped
@@ -69,28 +71,20 @@ class DurableLines:
                 return []
             # A writer reopening the journal sets a torn line aside and appends in its place.
             raise SourceChanged(f"{self.path}: the journal changed after the line reading stopped at")
-        data = os.pread(fd, self.read_size, self.offset)
-        cut = data.rfind(b"\n") + 1
-        while not cut and len(data) and self.offset + len(data) < size:
-            # One line longer than a read: read on until its newline.
-            more = os.pread(fd, self.read_size, self.offset + len(data))
-            if not more:
-                break
-            data += more
-            cut = data.rfind(b"\n") + 1
-        if not cut:
+        scan = Lines(fd, self.offset, size=self.read_size)
+        run = next(iter(scan), None)  # the next run of whole lines; a torn tail (no newline yet) is never read
+        if run is None:
             return []
         os.fdatasync(fd)  # what was read is on disk before any of it is shipped
-        whole = data[:cut]
-        batch = self._tail.feed(whole)
-        lines: list[Line] = []
-        start = self.offset
-        for event in batch.events:
-            end = whole.index(b"\n", start - self.offset) + 1 + self.offset
-            lines.append(Line(event, whole[start - self.offset : end - self.offset], end))
-            start = end
-        self.offset = start
-        if batch.stop is not None:
-            self.stop = batch.stop
+        whole = scan.read(run)
+        checked = self._lines.chunk(whole)
+        base = self.offset
+        lines = [
+            Line(event, bytes(whole[start - base : end - base]), end)
+            for event, start, end in zip(checked.events, checked.starts, checked.ends, strict=True)
+        ]
+        self.offset = self._lines.offset
+        if self._lines.stop is not None:
+            self.stop = self._lines.stop
             self._stopped_at = (size, mtime)
         return lines

@@ -14,9 +14,11 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ..journal import lines as scanner
 from ..journal.events import Event
 from ..journal.index import CHUNK, Chunk
-from ..journal.verdict import Stop
+from ..journal.lines import Scan
+from ..journal.verdict import ReadVerdict, Stop
 from .base import BadLine, Format, Frames, Node, Skipped, Translated, Translator
 
 
@@ -35,49 +37,26 @@ def count_lines(fd: int, stop: int) -> int:
 class Lines:
     """(start, bytes without the newline) of each whole line from `start` up to `stop` (default: the end).
 
-    A partial last line is not given; `looked` is how far the bytes were read, so a long partial
-    line is not looked through twice. Every line's bytes are read once, however long it is.
+    The one scanner's lines (`journal.lines.Lines`), one by one. A partial last line is not given;
+    `looked` is how far the bytes were read, so a long partial line is not looked through twice.
+    Every line's bytes are read once, however long it is.
     """
 
     def __init__(self, fd: int, start: int, stop: int | None = None, size: int = CHUNK) -> None:
-        self.fd, self.start, self.stop, self.size = fd, start, stop, size
-        self.looked = start
+        self._lines = scanner.Lines(fd, start, stop, size)
+
+    @property
+    def looked(self) -> int:
+        return self._lines.looked
+
+    @looked.setter
+    def looked(self, value: int) -> None:
+        self._lines.looked = value
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        fd, stop, size = self.fd, self.stop, self.size
-        offset = self.start
-        while stop is None or offset < stop:
-            limit = size if stop is None else min(size, stop - offset)
-            data = os.pread(fd, limit, offset)
-            self.looked = max(self.looked, offset + len(data))
-            cut = data.rfind(b"\n") + 1
-            if not cut:
-                if len(data) < limit:
-                    return  # nothing whole yet: a partial last line waits for its writer
-                end = self._line_end(offset + len(data))
-                if end is None:
-                    return
-                data = os.pread(fd, end - offset, offset)
-                cut = len(data)
-            at = offset
-            for line in data[:cut].split(b"\n")[:-1]:
-                yield at, line
-                at += len(line) + 1
-            offset += cut
-
-    def _line_end(self, offset: int) -> int | None:
-        """Just past the first newline at or after `offset` (before `stop`); None if there is none yet."""
-        stop, size = self.stop, self.size
-        while stop is None or offset < stop:
-            data = os.pread(self.fd, size if stop is None else min(size, stop - offset), offset)
-            self.looked = max(self.looked, offset + len(data))
-            if not data:
-                return None
-            newline = data.find(b"\n")
-            if newline >= 0:
-                return offset + newline + 1
-            offset += len(data)
-        return None
+        lines = self._lines
+        for run in lines:
+            yield from scanner.split(lines.read(run), run.start)
 
 
 def units(fmt: Format | None, fd: int, start: int, stop: int | None = None, size: int = CHUNK) -> Frames:
@@ -85,6 +64,53 @@ def units(fmt: Format | None, fd: int, start: int, stop: int | None = None, size
     if fmt is not None and fmt.frames is not None:
         return fmt.frames(fd, start, stop)
     return Lines(fd, start, stop, size)
+
+
+class Translation(Scan):
+    """A foreign file's units from a point on (`offset`, `lineno` lines before it), each translated, in order.
+
+    The hook of other agents' files on the one scanner: its units are `units(fmt, ...)` (the scanner's
+    lines, or a document format's own), its check the format's translator. Iterating gives
+    (start, translated, bytes) of each unit up to the first the translator refuses (`stop` then
+    says where and why); `offset` and `lineno` follow the reading.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        fmt: Format | None,
+        translator: Translator,
+        offset: int = 0,
+        lineno: int = 0,
+        stop: int | None = None,
+        size: int = CHUNK,
+    ) -> None:
+        super().__init__(offset, lineno)
+        self.fd, self.end = fd, stop
+        self.translator = translator
+        self.units = units(fmt, fd, offset, stop, size)
+
+    def __iter__(self) -> Iterator[tuple[int, Translated, bytes]]:
+        translate = self.translator.translate
+        for start, data in self.units:
+            try:
+                line = translate(self.lineno + 1, data)
+            except BadLine as exc:
+                self.fail(str(exc), data, at=start)
+                return
+            self.lineno += 1
+            self.offset = start + len(data) + 1
+            yield start, line, data
+
+    def ending(self, fd: int | None = None, partial: bool | None = None, *, nul_tail: bool = False) -> Stop | None:
+        """The stop of a reading to its end: a unit the translator refused, or bytes after the last whole unit (torn).
+
+        NUL bytes are left to the format to judge (a foreign file is never called torn for them).
+        """
+        if partial is None:
+            size = os.fstat(self.fd).st_size if self.end is None else self.end
+            partial = size > self.offset
+        return super().ending(self.fd if fd is None else fd, partial, nul_tail=nul_tail)
 
 
 # --- which lines are on the branch shown ----------------------------------------------------------
@@ -263,24 +289,20 @@ class ForeignLines:
         """Chunks of the whole lines between `offset` and `stop` (or the end of the file); a partial last line waits."""
         if self.stop is not None:
             return
-        lines = units(self.reading.format, self.fd, self.offset, stop, size)
+        reading = Translation(
+            self.fd, self.reading.format, self.reading.translator, self.offset, self.lineno, stop, size
+        )
         batch = _Batch(self.offset)
-        translate = self.reading.translator.translate
-        for start, data in lines:
-            lineno = self.lineno + 1
-            try:
-                line = translate(lineno, data)
-            except BadLine as exc:
-                self.stop = Stop(lineno, start, str(exc))
-                break
-            end = start + len(data) + 1
-            self._take(line, lineno, start, end, batch)
-            self.lineno, self.offset = lineno, end
+        for start, line, data in reading:
+            end = reading.offset
+            self._take(line, reading.lineno, start, end, batch)
+            self.lineno, self.offset = reading.lineno, end
             self.reading.last = (end, data[-_LAST_BYTES:])
             if end - batch.begin >= size:
                 yield batch.chunk()
                 batch = _Batch(end)
-        self.scanned = max(self.scanned, self.offset if self.stop is not None else lines.looked)
+        self.stop = reading.stop
+        self.scanned = max(self.scanned, self.offset if self.stop is not None else reading.units.looked)
         if batch.events or self.stop is not None:
             yield batch.chunk()
 
@@ -318,43 +340,20 @@ class _Batch:
 # --- reading a whole file, for the command line -----------------------------------------------------
 
 
-@dataclass
-class Verdict:
-    """How far a foreign session was read, and where and why it stopped (as `journal.verdict.ReadVerdict`)."""
-
-    lines: int = 0
-    good_bytes: int = 0
-    stop: Stop | None = None
-    skipped: Skipped = field(default_factory=Skipped)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def torn(self) -> bool:
-        return self.stop is not None and self.stop.torn
-
-
 LineSink = Callable[[int, Translated, bytes], object]
 
 
-def scan(fd: int, fmt: Format, sink: LineSink, stop: int | None = None) -> Verdict:
-    """Every whole line from the start, translated, to `sink(lineno, translated, bytes)`; the verdict after."""
-    translator = fmt.translator()
-    verdict = Verdict()
-    lineno, good = 0, 0
-    lines = units(fmt, fd, 0, stop)
-    for start, data in lines:
-        try:
-            line = translator.translate(lineno + 1, data)
-        except BadLine as exc:
-            verdict.stop = Stop(lineno + 1, start, str(exc))
-            break
-        lineno += 1
-        verdict.skipped.count(line)
-        sink(lineno, line, data)
-        good = start + len(data) + 1
-    else:
-        size = os.fstat(fd).st_size if stop is None else stop
-        if size > good:
-            verdict.stop = Stop(lineno + 1, good, "the last line was cut short (no newline at its end)", torn=True)
-    verdict.lines, verdict.good_bytes = lineno, good
+def scan(fd: int, fmt: Format, sink: LineSink, stop: int | None = None, skipped: Skipped | None = None) -> ReadVerdict:
+    """Every whole line from the start, translated, to `sink(lineno, translated, bytes)`; the verdict after.
+
+    The verdict is a Wren journal's (`journal.verdict.ReadVerdict`; its last seq is the last line's
+    number); `skipped`, when given, counts the lines left out by kind.
+    """
+    reading = Translation(fd, fmt, fmt.translator(), stop=stop)
+    for _start, line, data in reading:
+        if skipped is not None:
+            skipped.count(line)
+        sink(reading.lineno, line, data)
+    verdict = ReadVerdict(lines=reading.lineno, last_seq=reading.lineno, good_bytes=reading.offset)
+    verdict.stop = reading.ending()
     return verdict

@@ -1,8 +1,9 @@
 """A journal read by byte offsets: validated chunks that say where each line is, and one line decoded on demand.
 
-Built on the reader (`Tail.feed` validates exactly as `read_events` does, `_parse_line`
-decodes one line), so a viewer can keep a million offsets in an array, decode only
-the lines it shows, and start reading anywhere a line starts (the tail first).
+Built on the reader: `LineScanner` takes its lines from the one scanner (`lines.Lines`) and checks
+them exactly as `read_events` does, `_parse_line` decodes one line. So a viewer can keep a million
+offsets in an array, decode only the lines it shows, and start reading anywhere a line starts (the
+tail first).
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ import os
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate
 from pathlib import Path
 
 from .errors import JournalError
 from .events import Event
 from .huge_line import ChildFailed, decode_elsewhere
-from .reader import Tail, _LineError, _parse_line
-from .verdict import Stop
+from .lines import Lines, split
+from .reader import _LineError, _Lines, _parse_line
 
 CHUNK = 1 << 20
 
@@ -38,7 +38,30 @@ class Chunk:
     parts: array[int] | None = None
 
 
-class LineScanner:
+class CheckedLines(_Lines):
+    """Runs of whole lines in, chunks of checked events out, from any line of a journal on.
+
+    `offset`, `lineno` and `prev_seq` say where the first run starts and what came before it, so a
+    stop's line is counted from the journal's start and seq must go on increasing across the
+    boundary. The viewer's index reads a file into it; the fleet's remote reader and the viewer's
+    held remote lines feed it the bytes they were handed.
+    """
+
+    def chunk(self, whole: bytes | memoryview) -> Chunk:
+        """The events of a run of whole lines at `offset`, with each line's span, up to a line that cannot be read.
+
+        `warnings` holds this run's gaps in seq.
+        """
+        begin = self.offset
+        self.ends = ends = array("q")
+        self.warnings = []
+        events: list[Event] = []
+        self.take(whole, events)
+        starts = array("q", [begin]) + ends[:-1] if events else array("q")
+        return Chunk(events, starts, ends)
+
+
+class LineScanner(CheckedLines):
     """Whole lines from a byte offset on, in chunks, each checked as `read_events` checks it.
 
     `first_line` and `after_seq` say what came before `start` (its line count and last seq), so
@@ -56,64 +79,33 @@ class LineScanner:
         after_seq: int = 0,
         elsewhere: tuple[int, int] | None = None,
     ) -> None:
+        super().__init__(offset=start, lineno=first_line, prev_seq=after_seq)
         self.path = path
         self.fd = fd
         # (size, clip): a line over `size` bytes is decoded in a child process, its strings cut to `clip`.
         self.elsewhere = elsewhere
-        self._tail = Tail(path)
-        self.offset = start  # just past the last good line
-        self.lineno = first_line  # good lines before `offset`
-        self.prev_seq = after_seq
-        self.stop: Stop | None = None  # its line counted from the file's start
         # No newline between `offset` and this: a long partial last line is not searched twice.
         self.scanned = start
 
     def chunks(self, stop: int | None = None, size: int = CHUNK) -> Iterator[Chunk]:
         """Chunks of the whole lines between `offset` and `stop` (or the end of the file)."""
-        while self.stop is None:
-            limit = size if stop is None else min(size, stop - self.offset)
-            if limit <= 0:
+        if self.stop is not None:
+            return
+        huge = None if self.elsewhere is None else self.elsewhere[0]
+        lines = Lines(self.fd, self.offset, stop, size, looked=self.scanned, huge=huge)
+        for run in lines:
+            self.scanned = lines.looked
+            if run.lines is None and self.elsewhere is not None:
+                far = self._take_elsewhere(run.end, self.elsewhere[1])
+                if far is not None:
+                    yield far
+                    if self.stop is not None:
+                        return
+                    continue
+            yield self.chunk(lines.read(run))
+            if self.stop is not None:
                 return
-            data = os.pread(self.fd, limit, self.offset)
-            cut = data.rfind(b"\n") + 1
-            if not cut and len(data) == limit:
-                # One line longer than a chunk: find its newline first, then read the line once.
-                end, self.scanned = _line_end(self.fd, max(self.offset + len(data), self.scanned), stop, size)
-                if end is not None and self.elsewhere is not None and end - self.offset > self.elsewhere[0]:
-                    far = self._take_elsewhere(end, self.elsewhere[1])
-                    if far is not None:
-                        yield far
-                        continue
-                if end is not None:
-                    data = os.pread(self.fd, end - self.offset, self.offset)
-                    cut = data.rfind(b"\n") + 1
-            if not cut:
-                return  # nothing whole yet: a partial last line waits for its writer
-            yield self._take(data[:cut] if cut < len(data) else data)
-
-    def _take(self, whole: bytes) -> Chunk:
-        before = self.lineno - self._tail.lineno
-        fresh = self._tail.lineno == 0
-        batch = self._tail.feed(whole)
-        events = batch.events
-        if fresh and events and events[0].seq <= self.prev_seq:
-            # The Tail starts at `start` knowing no seq; the line before it is ours to compare with.
-            self.stop = Stop(self.lineno + 1, self.offset, f"seq {events[0].seq} does not increase on {self.prev_seq}")
-            return Chunk([])
-        if len(events) == 1:
-            lengths = [whole.index(b"\n") + 1]  # one line, maybe a huge one: measured, not copied
-        else:
-            lengths = [len(line) + 1 for line in whole.split(b"\n", len(events))[: len(events)]]
-        starts = array("q", accumulate(lengths[:-1], initial=self.offset)) if events else array("q")
-        ends = array("q", accumulate(lengths, initial=self.offset))[1:]
-        self.offset = ends[-1] if events else self.offset
-        self.lineno = before + self._tail.lineno
-        if events:
-            self.prev_seq = events[-1].seq
-        if batch.stop is not None:
-            # The Tail counts from where it started; the stop is counted from the file's start.
-            self.stop = Stop(self.lineno + 1, self.offset, batch.stop.why)
-        return Chunk(events, starts, ends)
+        self.scanned = lines.looked
 
     def _take_elsewhere(self, end: int, clip: int) -> Chunk | None:
         """One huge line, checked and decoded in a child process; None if no child could do it."""
@@ -122,27 +114,12 @@ class LineScanner:
         except ChildFailed:
             return None
         except _LineError as exc:
-            self.stop = Stop(self.lineno + 1, self.offset, str(exc))
+            self.fail(str(exc))
             return Chunk([])
         start, self.offset = self.offset, end
         self.lineno += 1
         self.prev_seq = decoded.event.seq
-        self._tail = Tail(self.path)  # the next lines are read from here, as from a fresh start
         return Chunk([decoded.event], array("q", [start]), array("q", [end]), decoded.chars)
-
-
-def _line_end(fd: int, offset: int, stop: int | None, size: int) -> tuple[int | None, int]:
-    """Just past the first newline at or after `offset` (before `stop`), or None if there is none yet;
-    and how far that was looked for."""
-    while stop is None or offset < stop:
-        data = os.pread(fd, size if stop is None else min(size, stop - offset), offset)
-        if not data:
-            break
-        newline = data.find(b"\n")
-        if newline >= 0:
-            return offset + newline + 1, offset
-        offset += len(data)
-    return None, offset
 
 
 def _line_start(fd: int, offset: int, reach: int) -> int | None:
@@ -190,7 +167,7 @@ def decode_span(fd: int, start: int, end: int) -> list[Event]:
     data = os.pread(fd, end - start, start)
     if len(data) != end - start:
         raise JournalError(f"the journal is shorter than its index (lines at byte {start}); it was replaced")
-    return [_parse_line(line, 0) for line in data.split(b"\n")[:-1]]
+    return [_parse_line(line, 0) for _start, line in split(data, start)]
 
 
 def decode_at(fd: int, start: int, end: int) -> Event:

@@ -8,7 +8,6 @@ Whole runs of clean lines take a faster road (`_fastpath`) to the same verdicts.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 from array import array
@@ -22,6 +21,7 @@ from . import _fastpath
 from ._framing import CRC_MISMATCH, crc_problem
 from .errors import JournalError
 from .events import KNOWN_TYPES, Event, KnownEvent, UnknownEvent
+from .lines import Lines, Scan, split
 from .targets import kind_of
 from .verdict import ReadResult, ReadVerdict, Stop
 
@@ -169,17 +169,20 @@ def open_for_reading(path: Path) -> int:
     return fd
 
 
-class _Lines:
-    """Whole lines in, events out, up to the first line that cannot be read; read_events and Tail share it."""
+class _Lines(Scan):
+    """Whole lines in, events out, up to the first line that cannot be read; read_events and Tail share it.
 
-    def __init__(self, ends: array[int] | None = None) -> None:
+    The scanner's hook for a Wren journal (see `lines`): each run of lines is checked whole by the
+    fast path, or line by line as `_parse_line` reads each. `offset`, `lineno` and `prev_seq` may
+    start anywhere a line starts (the viewer's index, the fleet's reader read from the middle):
+    a stop's line number is then counted from the file's start, and seq must go on increasing.
+    """
+
+    def __init__(self, ends: array[int] | None = None, offset: int = 0, lineno: int = 0, prev_seq: int = 0) -> None:
+        super().__init__(offset, lineno)
         self.ends = ends
         self.warnings: list[str] = []
-        self.offset = 0  # just past the last good line
-        self.lineno = 0  # good lines so far
-        self.prev_seq = 0
-        self.stop: Stop | None = None
-        self.bad_line = b""
+        self.prev_seq = prev_seq
 
     def take(self, whole: bytes | memoryview, events: list[Event]) -> bool:
         """Read a run of whole lines (`whole` ends with a newline); False once a line cannot be read."""
@@ -198,16 +201,11 @@ class _Lines:
 
     def _take_each(self, whole: bytes | memoryview, events: list[Event]) -> None:
         """Line by line, as `_parse_line` reads each: the failure model, and the path every doubt takes."""
-        whole = bytes(whole)
-        pos = 0
-        while pos < len(whole):
-            nl = whole.index(b"\n", pos)
-            line = whole[pos:nl]
+        for _start, line in split(whole, self.offset):
             try:
                 event = _parse_line(line, self.prev_seq)
             except _LineError as exc:
-                self.stop = Stop(self.lineno + 1, self.offset, str(exc))
-                self.bad_line = line
+                self.fail(str(exc), line)
                 return
             self.lineno += 1
             if self.prev_seq and event.seq != self.prev_seq + 1:
@@ -217,50 +215,24 @@ class _Lines:
             self.offset += len(line) + 1
             if self.ends is not None:
                 self.ends.append(self.offset)
-            pos = nl + 1
 
     def read_file(self, fd: int, sink: EventSink) -> bool:
-        """Hand the file's whole good lines from `offset` on to `sink`; True when a partial line is left at its end.
-
-        A line longer than a chunk is not kept piece by piece: its end is found first, then the
-        line is read once, so memory holds a chunk and one line, never the file.
-        """
-        scan = self.offset
-        while self.stop is None:
-            chunk = os.pread(fd, _CHUNK, scan)
-            if not chunk:
-                break
-            nl = chunk.rfind(b"\n")
-            if nl < 0:
-                scan += len(chunk)
-                continue
-            end = scan + nl + 1
-            # A view, not a copy: the lines are decoded and checked where they were read.
-            whole: bytes | memoryview = memoryview(chunk)[: nl + 1]
-            if scan != self.offset:
-                whole = _pread_exactly(fd, end - self.offset, self.offset)
+        """Hand the file's whole good lines from `offset` on to `sink`; True when a partial line is left at its end."""
+        lines = Lines(fd, self.offset, size=_CHUNK)
+        for run in lines:
+            whole = lines.read(run)
             before, events = self.offset, list[Event]()
             self.take(whole, events)
             if events:
                 sink(events, whole[: self.offset - before])
-            scan = end
-        return self.stop is None and scan > self.offset
+            if self.stop is not None:
+                return False
+            del run, whole  # held while the next chunk is read, they would double the memory a reading takes
+        return lines.partial
 
 
 def _extend(events: list[Event]) -> EventSink:
     return lambda chunk, _lines: events.extend(chunk)
-
-
-def _pread_exactly(fd: int, length: int, offset: int) -> bytes:
-    parts = []
-    while length > 0:
-        part = os.pread(fd, length, offset)
-        if not part:
-            break
-        parts.append(part)
-        length -= len(part)
-        offset += len(part)
-    return b"".join(parts)
 
 
 def read_events(path: str | os.PathLike[str]) -> ReadResult:
@@ -316,13 +288,7 @@ def _scan_fd(fd: int, sink: EventSink, ends: array[int] | None = None) -> ReadVe
     lines.warnings = verdict.warnings
     partial = lines.read_file(fd, sink)
     verdict.lines, verdict.last_seq, verdict.good_bytes = lines.lineno, lines.prev_seq, lines.offset
-    if lines.stop is not None:
-        # NUL bytes to the end of the file are a crash's zero-filled tail, not corruption
-        after = lines.offset + len(lines.bad_line) + 1
-        torn = b"\x00" in lines.bad_line and _only_nul_after(fd, after)
-        verdict.stop = dataclasses.replace(lines.stop, torn=torn)
-    elif partial:
-        verdict.stop = Stop(lines.lineno + 1, lines.offset, "the last line was cut short (no newline at its end)", True)
+    verdict.stop = lines.ending(fd, partial)
     return verdict
 
 
@@ -363,16 +329,6 @@ def read_head_and_tail(path: str | os.PathLike[str], window: int = 1 << 16) -> H
         return HeadAndTail(head_events, tail_events, size)
     finally:
         os.close(fd)
-
-
-def _only_nul_after(fd: int, offset: int) -> bool:
-    while True:
-        chunk = os.pread(fd, _CHUNK, offset)
-        if not chunk:
-            return True
-        if chunk.strip(b"\x00\n"):
-            return False
-        offset += len(chunk)
 
 
 @dataclass

@@ -29,29 +29,23 @@ from types import CodeType, FunctionType
 import msgspec
 
 from ..foreign import Format
-from ..foreign.base import BadLine
 from ..foreign.exported import open_lines
 from ..foreign.make import THINKING
-from ..foreign.reader import Lines
+from ..foreign.reader import Translation
 from ..journal.events import Event, UnknownEvent
+from ..journal.lines import CUT_SHORT
 from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import holds, native
-from .sources import Item, Saved, items_of
-
-_CUT_SHORT = "the last line was cut short (no newline at its end)"
+from .sources import FileSession, Item, Saved, items_of
 
 
-class ForeignSession:
+class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
     def __init__(self, path: Path, fmt: Format) -> None:
-        self._path = path
+        super().__init__(path, fmt.session_id(path))
         self._format = fmt
-        self._session = fmt.session_id(path)
-        self._stop: Stop | None = None
-        self._warnings: list[str] = []
-        self._saved: Saved | None = None
         # The file as it was when listed (sorted newest first): the index compares it with what it read.
         self.looked: os.stat_result | None = None
 
@@ -59,29 +53,8 @@ class ForeignSession:
     def agent(self) -> str:
         return self._format.name
 
-    @property
-    def session(self) -> str:
-        return self._session
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
-    def stop(self) -> Stop | None:
-        return self._stop
-
-    @property
-    def warnings(self) -> list[str]:
-        return self._warnings
-
-    @property
-    def saved(self) -> Saved | None:
-        return self._saved
-
     def items(self, query: Query) -> Iterator[Item]:
-        skim = Skim.of(query, self._format)
-        return self._read(None, skim)
+        return self._read(None, Skim.of(query, self._format))
 
     def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
         return self._read(saved)
@@ -94,26 +67,21 @@ class ForeignSession:
                 if skimmed is not None:  # no line can match, and every line reads: nothing to translate
                     lines, good = skimmed
                     if os.fstat(fd).st_size > good:
-                        self._stop = Stop(lines + 1, good, _CUT_SHORT, torn=True)
+                        self._stop = Stop(lines + 1, good, CUT_SHORT, torn=True)
                     return
             if saved is None:
                 translator, lineno, good, project = self._format.translator(), 0, 0, None
             else:
                 translator, lineno, good, project = pickle.loads(saved.state)
-            for start, data in Lines(fd, good):
-                try:
-                    line = translator.translate(lineno + 1, data)
-                except BadLine as exc:
-                    self._stop = Stop(lineno + 1, start, str(exc))
-                    break
-                lineno, good = lineno + 1, start + len(data) + 1
+            # Lines, whatever the format: a format read in its own units (a document) is searched by its lines.
+            reading = Translation(fd, None, translator, good, lineno)
+            for start, line, _data in reading:
                 project = line.cwd or project
                 for part, event in enumerate(line.events):
                     if part not in line.hidden:
                         yield from _items(event, start, part, project)
-            else:
-                if os.fstat(fd).st_size > good:
-                    self._stop = Stop(lineno + 1, good, _CUT_SHORT, torn=True)
+            self._stop = reading.ending()
+            lineno, good = reading.lineno, reading.offset
             # A session exported into lines (OpenCode, aider) is exported anew from the file each time, so
             # its offsets are no place in the file to go on from: it is read again whole when it changes.
             exported = self._format.export is not None

@@ -103,6 +103,37 @@ class Resumable(SearchSource, Protocol):
         ...
 
 
+class FileSession:
+    """What every session file searched read-only says of itself and of its last reading (a `Resumable`'s state)."""
+
+    def __init__(self, path: Path, session: str) -> None:
+        self._path = path
+        self._session = session
+        self._stop: Stop | None = None
+        self._warnings: list[str] = []
+        self._saved: Saved | None = None
+
+    @property
+    def session(self) -> str:
+        return self._session
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def stop(self) -> Stop | None:
+        return self._stop
+
+    @property
+    def warnings(self) -> list[str]:
+        return self._warnings
+
+    @property
+    def saved(self) -> Saved | None:
+        return self._saved
+
+
 def items_of(event: Event, offset: int, part: int = 0, project: str | None = None) -> Iterator[Item]:
     """The searchable texts of one event: what people and tools said, not the journal's bookkeeping."""
     if isinstance(event, Message):

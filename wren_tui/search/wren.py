@@ -16,7 +16,6 @@ them (a retry, a crash, a cancel): that partial reply is searched as one text, a
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import pickle
 import re
@@ -28,54 +27,28 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Delta, Event, KnownEvent, Message, RunStart
+from ..journal.lines import Lines, Scan, pread_exactly
 from ..journal.reader import decode_line, open_for_reading
 from ..journal.store import session_id_of
-from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
-from .sources import Item, Saved, items_of
+from .sources import FileSession, Item, Saved, items_of
 
-CHUNK = 1 << 20
 _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
 _PARTIAL = re.compile(rb"\x01++(?!\x02)")
 _DELTAS = re.compile(rb"\x01*")
 # The last delta of a run no assistant message follows (or of a run at the end): there is a partial reply.
 _RUN_END = re.compile(rb"\x01(?![\x01\x02])")
-_CUT_SHORT = "the last line was cut short (no newline at its end)"
 
 
-class WrenSession:
+class WrenSession(FileSession):
     """A Wren journal file, searched read-only."""
 
     agent = "wren"
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._session = session_id_of(path)
-        self._stop: Stop | None = None
-        self._warnings: list[str] = []
-        self._saved: Saved | None = None
-
-    @property
-    def session(self) -> str:
-        return self._session
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
-    def stop(self) -> Stop | None:
-        return self._stop
-
-    @property
-    def warnings(self) -> list[str]:
-        return self._warnings
-
-    @property
-    def saved(self) -> Saved | None:
-        return self._saved
+        super().__init__(path, session_id_of(path))
 
     def items(self, query: Query) -> Iterator[Item]:
         return self._read(query, None)
@@ -106,18 +79,19 @@ def kind_of(event: Event) -> int:
     return RUN_START if isinstance(event, RunStart) else OTHER
 
 
-class _Pass:
-    """One reading of one journal: where it is, and what it carries from one run of lines to the next."""
+class _Pass(Scan):
+    """One reading of one journal: where it is, and what it carries from one run of lines to the next.
+
+    Its lines and its stop come from the one scanner (`journal.lines`); the raw pass and the reader's
+    checks are what it does with each run.
+    """
 
     def __init__(self, fd: int, prefilter: Prefilter) -> None:
+        super().__init__()
         self.fd = fd
         self.prefilter = prefilter
-        self.offset = 0  # just past the last good line
-        self.lineno = 0  # good lines so far
         self.prev_seq = 0
         self.project: str | None = None
-        self.stop: Stop | None = None
-        self.bad_line = b""
         self.warnings: list[str] = []
         # Deltas at the end of what was read, whose reply may still follow: the (start, end) of their lines.
         self.streaming: tuple[int, int] | None = None
@@ -130,20 +104,11 @@ class _Pass:
         self.warnings.extend(warnings)
 
     def run(self) -> Iterator[Item]:
-        leftover = False
-        while self.stop is None:
-            chunk = os.pread(self.fd, CHUNK, self.offset)
-            if not chunk:
+        lines = Lines(self.fd, self.offset)
+        for run in lines:
+            yield from self._take(lines.read(run))
+            if self.stop is not None:
                 break
-            cut = chunk.rfind(b"\n") + 1
-            if not cut:
-                end = _newline_after(self.fd, self.offset + len(chunk)) if len(chunk) == CHUNK else None
-                if end is None:
-                    leftover = True  # a last line without its newline
-                    break
-                chunk = _pread_exactly(self.fd, end - self.offset, self.offset)  # one line longer than a chunk
-                cut = len(chunk)
-            yield from self._take(chunk, cut)
         state = (self.offset, self.lineno, self.prev_seq, self.project, self.streaming, self.warnings)
         provisional = 0
         if self.streaming is not None:
@@ -153,24 +118,20 @@ class _Pass:
                 yield item
             self.streaming = None
         self.saved = Saved(state[0], pickle.dumps(state, protocol=5), provisional)
-        if self.stop is not None:
-            after = self.offset + len(self.bad_line) + 1
-            # NUL bytes to the end of the file are a crash's zero-filled tail, not corruption (as the reader says)
-            torn = b"\x00" in self.bad_line and _only_nul_after(self.fd, after)
-            self.stop = dataclasses.replace(self.stop, torn=torn)
-        elif leftover:
-            self.stop = Stop(self.lineno + 1, self.offset, _CUT_SHORT, True)
+        self.stop = self.ending(self.fd, lines.partial)
 
-    def _take(self, chunk: bytes, cut: int) -> Iterator[Item]:
-        """The whole lines of `chunk[:cut]`: runs the raw pass vouches for, and each line it does not."""
-        view = memoryview(chunk)
+    def _take(self, view: memoryview) -> Iterator[Item]:
+        """A run of whole lines: runs the raw pass vouches for, and each line it does not."""
+        cut = len(view)
         pos = 0
+        chunk = b""
         while pos < cut and self.stop is None:
             count, consumed, ends, kinds, hits = raw_scan(view[pos:cut], self.offset, self.prev_seq, *self.prefilter)
             if count:
                 yield from self._vouched(view[pos : pos + consumed], ends, kinds, hits)
                 pos += consumed
             if pos < cut and self.stop is None:
+                chunk = chunk or bytes(view)  # copied only once a line needs reading apart
                 newline = chunk.index(b"\n", pos)
                 yield from self._single(chunk[pos:newline])
                 pos = newline + 1
@@ -202,8 +163,8 @@ class _Pass:
             index = wanted[len(events)]
             if index in partials:
                 yield from self._partial(*partials[index])  # the deltas before the line reading stops at
-            self.stop, self.bad_line = Stop(lineno + index + 1, start(index), bad[0]), bad[1]
             self.offset, self.lineno, self.prev_seq = start(index), lineno + index, prev_seq + index
+            self.fail(*bad)
             if self.streaming is not None and self.streaming[0] >= self.offset:
                 self.streaming = None  # deltas after the stop were never read
 
@@ -214,7 +175,7 @@ class _Pass:
             if event.seq <= self.prev_seq:
                 raise JournalError(f"seq {event.seq} does not increase on {self.prev_seq}")
         except JournalError as exc:
-            self.stop, self.bad_line = Stop(self.lineno + 1, self.offset, str(exc)), line
+            self.fail(str(exc), line)
             return
         start = self.offset
         self.lineno += 1
@@ -261,7 +222,7 @@ class _Pass:
 
     def _partial(self, start: int, end: int) -> Iterator[Item]:
         """A reply streamed and thrown away: its deltas' text, joined, as one item at its first delta."""
-        data = _pread_exactly(self.fd, end - start, start)
+        data = pread_exactly(self.fd, end - start, start)
         deltas = [e for e in _decoder.decode_lines(data) if isinstance(e, Delta)]
         if deltas:
             text = "".join(d.text for d in deltas)
@@ -297,37 +258,3 @@ def _all(kinds: bytes, kind: int) -> Iterator[int]:
     while at >= 0:
         yield at
         at = kinds.find(mark, at + 1)
-
-
-def _newline_after(fd: int, offset: int) -> int | None:
-    """Just past the first newline at or after `offset`, or None if the file has none there."""
-    while True:
-        data = os.pread(fd, CHUNK, offset)
-        if not data:
-            return None
-        newline = data.find(b"\n")
-        if newline >= 0:
-            return offset + newline + 1
-        offset += len(data)
-
-
-def _pread_exactly(fd: int, length: int, offset: int) -> bytes:
-    parts = []
-    while length > 0:
-        part = os.pread(fd, length, offset)
-        if not part:
-            break
-        parts.append(part)
-        length -= len(part)
-        offset += len(part)
-    return b"".join(parts)
-
-
-def _only_nul_after(fd: int, offset: int) -> bool:
-    while True:
-        chunk = os.pread(fd, CHUNK, offset)
-        if not chunk:
-            return True
-        if chunk.strip(b"\x00\n"):
-            return False
-        offset += len(chunk)

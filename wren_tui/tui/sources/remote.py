@@ -16,12 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from array import array
 from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import accumulate
 from pathlib import Path
 
 from ...fleet import FleetError
@@ -29,8 +27,8 @@ from ...fleet.remote import SILENT_AFTER_S, Fleet, ReadFrom, RemoteChunk, Remote
 from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, fork_from_lines
-from ...journal.index import CHUNK, Chunk
-from ...journal.reader import Tail, decode_line
+from ...journal.index import CHUNK, CheckedLines, Chunk
+from ...journal.reader import decode_line
 from ...journal.store import parse_ts
 from ...journal.verdict import Stop
 from . import Arrival, LineReader, Whereabouts
@@ -197,7 +195,7 @@ class _Held:
             return [] if i is None else self._pieces[i:]
 
 
-class HeldLines:
+class HeldLines(CheckedLines):
     """A `LineReader` over held lines: each chunk checked and decoded from the bytes, as a file's would be."""
 
     def __init__(
@@ -209,14 +207,10 @@ class HeldLines:
         prev_seq: int = 0,
         ended: threading.Event | None = None,
     ) -> None:
+        super().__init__(offset=start, lineno=lineno, prev_seq=prev_seq)
         self.held = held
-        self.offset = self.scanned = start
-        self.lineno = lineno
-        self.prev_seq = prev_seq
-        self.stop: Stop | None = None
+        self.scanned = start
         self._ended = ended  # set: a worker waits for history no longer
-        self._tail = Tail(Path("held"))  # fed bytes only
-        self._fresh = True
 
     def chunks(self, stop: int | None = None) -> Iterator[Chunk]:
         held = self.held
@@ -231,26 +225,9 @@ class HeldLines:
                 if held.history_stop is not None and held.history_stop.offset <= self.offset < held.base:
                     self.stop = held.history_stop
                 return
-            yield self._take(data)
-
-    def _take(self, data: bytes) -> Chunk:
-        before = self.lineno - self._tail.lineno
-        batch = self._tail.feed(data)
-        events = batch.events
-        if self._fresh and events and events[0].seq <= self.prev_seq:
-            self.stop = Stop(self.lineno + 1, self.offset, f"seq {events[0].seq} does not increase on {self.prev_seq}")
-            return Chunk([])
-        self._fresh = False
-        lengths = [len(line) + 1 for line in data.split(b"\n", len(events))[: len(events)]]
-        starts = array("q", accumulate(lengths[:-1], initial=self.offset)) if events else array("q")
-        ends = array("q", accumulate(lengths, initial=self.offset))[1:]
-        if events:
-            self.offset = self.scanned = ends[-1]
-            self.prev_seq = events[-1].seq
-        self.lineno = before + self._tail.lineno
-        if batch.stop is not None:
-            self.stop = Stop(self.lineno + 1, self.offset, batch.stop.why)
-        return Chunk(events, starts, ends)
+            chunk = self.chunk(data)
+            self.scanned = self.offset
+            yield chunk
 
 
 @dataclass
