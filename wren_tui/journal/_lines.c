@@ -19,10 +19,14 @@
  *   ,"crc":"xxxxxxxx"} and a newline, the CRC taken over everything before ,"crc". body is the
  *   msgspec encoding of the event (a JSON object); writer.py builds the same bytes in Python.
  */
+#define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static uint32_t crc_table[8][256];
 
@@ -41,9 +45,8 @@ static void crc_init(void) {
     }
 }
 
-/* Slicing-by-8: eight bytes per step through eight tables; byte order handled by loading bytes. */
-static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
-    uint32_t c = 0xFFFFFFFFu;
+/* Slicing-by-8 on the raw register (no inversions): eight bytes per step through eight tables. */
+static uint32_t crc_update(uint32_t c, const unsigned char *p, Py_ssize_t n) {
     while (n >= 8) {
         uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
         uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
@@ -54,7 +57,81 @@ static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
         n -= 8;
     }
     while (n-- > 0) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_CLMUL 1
+static int use_clmul; /* set at import when the CPU has PCLMULQDQ */
+
+/* Carry-less folding (the method of Intel's "Fast CRC Computation for Generic Polynomials Using
+ * PCLMULQDQ"): 16-byte blocks are multiplied forward by x^k mod P and added into later blocks, so
+ * the CRC of the whole equals the CRC of the last block folded plus the bytes after it, which the
+ * tables finish. Bit-reflected: a block's first byte holds its highest powers. Each constant is
+ * x^e mod P, reflected into the top of 64 bits, e one less than the distance folded (the product
+ * of two reflected values comes out multiplied by x). tests/journal/test_native.py checks it
+ * against zlib at every length around the block sizes. */
+#define K_575 0x653d982200000000ULL /* 4 blocks on: the first half of a block (x^(512+64-1)) */
+#define K_511 0xcad38e8f00000000ULL /* 4 blocks on: the second half (x^(512-1)) */
+#define K_191 0x65673b4600000000ULL /* 1 block on (x^(128+64-1)) */
+#define K_127 0x9ba54c6f00000000ULL /* 1 block on (x^(128-1)) */
+
+__attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m128i k) {
+    return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/* The raw register after n >= 64 bytes, from register c. */
+__attribute__((target("pclmul,sse2"))) static uint32_t crc_fold(uint32_t c, const unsigned char *p, Py_ssize_t n) {
+    const __m128i *q = (const __m128i *)p;
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(q), _mm_cvtsi32_si128((int)c));
+    __m128i x1 = _mm_loadu_si128(q + 1), x2 = _mm_loadu_si128(q + 2), x3 = _mm_loadu_si128(q + 3);
+    p += 64, n -= 64;
+    const __m128i k4 = _mm_set_epi64x((long long)K_511, (long long)K_575);
+    while (n >= 64) {
+        q = (const __m128i *)p;
+        x0 = _mm_xor_si128(fold(x0, k4), _mm_loadu_si128(q));
+        x1 = _mm_xor_si128(fold(x1, k4), _mm_loadu_si128(q + 1));
+        x2 = _mm_xor_si128(fold(x2, k4), _mm_loadu_si128(q + 2));
+        x3 = _mm_xor_si128(fold(x3, k4), _mm_loadu_si128(q + 3));
+        p += 64, n -= 64;
+    }
+    const __m128i k1 = _mm_set_epi64x((long long)K_127, (long long)K_191);
+    __m128i x = _mm_xor_si128(fold(x0, k1), x1);
+    x = _mm_xor_si128(fold(x, k1), x2);
+    x = _mm_xor_si128(fold(x, k1), x3);
+    while (n >= 16) {
+        x = _mm_xor_si128(fold(x, k1), _mm_loadu_si128((const __m128i *)p));
+        p += 16, n -= 16;
+    }
+    unsigned char last[16];
+    _mm_storeu_si128((__m128i *)last, x);
+    return crc_update(crc_update(0, last, 16), p, n);
+}
+#endif
+
+static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+#ifdef HAVE_CLMUL
+    if (use_clmul && n >= 64) return crc_fold(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+#endif
+    return crc_update(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+}
+
+/* The first newline, NUL or CR in [p, end), or NULL: one pass where three memchr would make three. */
+static const unsigned char *find_stop(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), nul = _mm_setzero_si128();
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        int m = _mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)), _mm_cmpeq_epi8(v, nul)));
+        if (m) return p + __builtin_ctz((unsigned)m);
+        p += 16;
+    }
+#endif
+    for (; p < end; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\0') return p;
+    return NULL;
 }
 
 static const char CRC_MARK[] = ",\"crc\":\""; /* 8 bytes */
@@ -66,10 +143,9 @@ static int hex_value(unsigned char ch) {
     return -1; /* uppercase and anything else: Python reads that line */
 }
 
-/* 1 when the line (without its newline) is ours and clean, else 0. */
+/* 1 when the line (without its newline, and with no NUL or CR: find_stop saw to that) is ours, else 0. */
 static int line_ok(const unsigned char *line, Py_ssize_t len) {
     if (len < SUFFIX_LEN + 2) return 0;
-    if (memchr(line, '\0', (size_t)len) || memchr(line, '\r', (size_t)len)) return 0;
     const unsigned char *tail = line + len - SUFFIX_LEN;
     if (memcmp(tail, CRC_MARK, 8) != 0 || tail[16] != '"' || tail[17] != '}') return 0;
     uint32_t expected = 0;
@@ -98,8 +174,8 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
     Py_ssize_t count = 0, pos = 0;
     Py_BEGIN_ALLOW_THREADS
     while (pos < size) {
-        const unsigned char *nl = memchr(buf + pos, '\n', (size_t)(size - pos));
-        if (nl == NULL) break;
+        const unsigned char *nl = find_stop(buf + pos, buf + size);
+        if (nl == NULL || *nl != '\n') break; /* a partial last line, or a NUL or CR: Python decides */
         Py_ssize_t len = nl - (buf + pos);
         if (!line_ok(buf + pos, len)) break;
         pos += len + 1;
@@ -109,6 +185,137 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
     PyBuffer_Release(&view);
     if (count < lines && _PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
     return Py_BuildValue("(nNO)", count, ends, pos == size ? Py_True : Py_False);
+}
+
+/* scan_calls: the line check, plus what a fork needs to follow tool calls without decoding every line. */
+static const char SEQ_HEAD[] = "{\"seq\":", TS_HEAD[] = ",\"ts\":\"", TYPE_HEAD[] = ",\"type\":\"";
+static const char TOOL_HEAD[] = "message\",\"message\":{\"role\":\"tool\",\"content\":\"";
+static const char CALL_KEY[] = "\"toolCall", ANSWER_KEY[] = ",\"toolCallId\":\"";
+
+/* Where the line's type begins, when it starts {"seq":SEQ,"ts":"TS","type":" with the seq expected
+ * (written as the writer writes it) and a ts that is not empty and has no escape; else NULL. */
+static const unsigned char *head_ok(const unsigned char *line, const unsigned char *end, long long seq) {
+    const unsigned char *p = line;
+    if (end - p < 8 || memcmp(p, SEQ_HEAD, 7) != 0 || p[7] == '0') return NULL;
+    p += 7;
+    long long value = 0;
+    for (int digits = 0; p < end && *p >= '0' && *p <= '9'; p++)
+        if (++digits > 18) return NULL;
+        else value = value * 10 + (*p - '0');
+    if (value != seq) return NULL;
+    if (end - p < 8 || memcmp(p, TS_HEAD, 7) != 0 || p[7] == '"') return NULL;
+    p += 7;
+    while (p < end && *p != '"')
+        if (*p++ == '\\') return NULL;
+    if (end - p < 10 || memcmp(p + 1, TYPE_HEAD, 9) != 0) return NULL;
+    return p + 10;
+}
+
+/* The first "toolCall in [p, end), or NULL: bytes 0, 5 and 8 of it compared 16 places at a time. */
+static const unsigned char *find_key(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), c = _mm_set1_epi8('C'), l = _mm_set1_epi8('l');
+    while (end - p >= 16 + 9) {
+        int m = _mm_movemask_epi8(
+            _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), quote),
+                                        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 5)), c)),
+                          _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 8)), l)));
+        while (m) {
+            const unsigned char *at = p + __builtin_ctz((unsigned)m);
+            if (memcmp(at, CALL_KEY, 9) == 0) return at;
+            m &= m - 1;
+        }
+        p += 16;
+    }
+#endif
+    return memmem(p, (size_t)(end - p), CALL_KEY, 9);
+}
+
+/* For a tool message whose only "toolCall.. key is its last member, toolCallId, a plain id: its span. */
+static int answer_span(const unsigned char *type, const unsigned char *line, Py_ssize_t len, const unsigned char *key,
+                       Py_ssize_t *a, Py_ssize_t *b) {
+    const unsigned char *end = line + len - SUFFIX_LEN; /* just past the message's closing brace */
+    Py_ssize_t head = (Py_ssize_t)sizeof TOOL_HEAD - 1;
+    if (end - type < head || memcmp(type, TOOL_HEAD, (size_t)head) != 0) return 0;
+    if (end[-1] != '}' || end[-2] != '"') return 0;
+    const unsigned char *q = end - 3; /* the id's last byte */
+    while (q > key && *q != '"') {
+        if (*q == '\\') return 0;
+        q--;
+    }
+    /* q is the id's opening quote; the key found first must be the one just before it */
+    if (q - key != 13 || memcmp(key - 1, ANSWER_KEY, 15) != 0 || q + 1 >= end - 2) return 0;
+    *a = q + 1 - line, *b = end - 2 - line;
+    return 1;
+}
+
+static PyObject *scan_calls(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long prev_seq, stop_seq;
+    if (!PyArg_ParseTuple(args, "y*LL", &view, &prev_seq, &stop_seq)) return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t size = view.len, pos = 0, used = 0, room = 0;
+    long long seq = prev_seq;
+    int reached = 0, failed = 0;
+    int64_t *marks = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    while (pos < size && seq < stop_seq) {
+        const unsigned char *line = buf + pos, *nl = find_stop(line, buf + size);
+        if (nl == NULL || *nl != '\n') break;
+        Py_ssize_t len = nl - line;
+        if (!line_ok(line, len)) break;
+        const unsigned char *type = head_ok(line, nl, seq + 1);
+        if (type == NULL) break;
+        int64_t kind = -1, a = pos, b = pos + len;
+        const unsigned char *key = nl - type > 8 && memcmp(type, "message\"", 8) == 0 ? find_key(type, nl) : NULL;
+        if (seq + 1 == stop_seq) {
+            kind = 0, reached = 1;
+        } else if (key != NULL) {
+            Py_ssize_t x, y;
+            kind = answer_span(type, line, len, key, &x, &y) ? 1 : 0;
+            if (kind == 1) a = pos + x, b = pos + y;
+        }
+        if (kind >= 0) {
+            if (used + 3 > room) {
+                room = room ? room * 2 : 3 * 1024;
+                int64_t *grown = realloc(marks, (size_t)room * sizeof(int64_t));
+                if (grown == NULL) {
+                    failed = 1;
+                    break;
+                }
+                marks = grown;
+            }
+            marks[used++] = kind, marks[used++] = a, marks[used++] = b;
+        }
+        pos += len + 1;
+        seq++;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *out = NULL, *items = failed ? NULL : PyList_New(used / 3), *lines = NULL;
+    Py_ssize_t joined = 0;
+    for (Py_ssize_t i = 0; i < used; i += 3)
+        if (marks[i] == 0) joined += marks[i + 2] - marks[i + 1] + 1;
+    if (items != NULL) lines = PyBytes_FromStringAndSize(NULL, joined);
+    char *to = lines == NULL ? NULL : PyBytes_AS_STRING(lines);
+    for (Py_ssize_t i = 0; lines != NULL && i < used / 3; i++) {
+        int64_t *m = marks + 3 * i;
+        PyObject *item = Py_None;
+        if (m[0] == 1) {
+            item = PyUnicode_DecodeUTF8((const char *)buf + m[1], m[2] - m[1], NULL);
+        } else {
+            Py_INCREF(Py_None);
+            memcpy(to, buf + m[1], (size_t)(m[2] - m[1] + 1)); /* the line with its newline */
+            to += m[2] - m[1] + 1;
+        }
+        if (item == NULL) Py_CLEAR(lines);
+        else PyList_SET_ITEM(items, i, item);
+    }
+    free(marks);
+    if (failed) PyErr_NoMemory();
+    else if (lines != NULL) out = Py_BuildValue("(nLNNO)", pos, seq, items, lines, reached ? Py_True : Py_False);
+    else Py_XDECREF(items);
+    PyBuffer_Release(&view);
+    return out;
 }
 
 static PyObject *crc32_py(PyObject *self, PyObject *args) {
@@ -165,6 +372,9 @@ static PyMethodDef methods[] = {
      "and whether they are all of buf."},
     {"make_line", (PyCFunction)(void (*)(void))make_line, METH_FASTCALL,
      "make_line(seq, ts, body) -> bytes: a journal line, as writer.py builds it in Python."},
+    {"scan_calls", scan_calls, METH_VARARGS,
+     "scan_calls(buf, prev_seq, stop_seq) -> (end, seq, marks, lines, reached): the lines checked up to stop_seq's, "
+     "the ids tool messages answer and the other lines that touch tool calls."},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
 };
@@ -173,5 +383,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__lines(void) {
     crc_init();
+#ifdef HAVE_CLMUL
+    __builtin_cpu_init();
+    use_clmul = __builtin_cpu_supports("pclmul");
+#endif
     return PyModule_Create(&module);
 }

@@ -99,7 +99,14 @@ class CallTracker:
         if type(event) in self._tracked:
             self._follow((event,))
 
-    def _follow(self, events: Iterable[Event]) -> None:
+    def follow_answers(self, items: Iterable[Event | str]) -> None:
+        """Take events in order, some of them tool messages known only by the call they answer (a str: its id).
+
+        What a fork's scan hands over (`forking`): it reads no more of a plain tool message than that.
+        """
+        self._follow(items)
+
+    def _follow(self, events: Iterable[Event | str]) -> None:
         asked, started, ended, kept = self._asked, self._started, self._ended, self.messages
         for event in events:
             if type(event) is Message:
@@ -118,6 +125,10 @@ class CallTracker:
                 started[event.id] = event
             elif type(event) is ToolEnd and event.id in asked:
                 ended[event.id] = event
+            elif type(event) is str:  # a tool message answering that call, its other fields unread
+                asked.pop(event, None)
+                started.pop(event, None)
+                ended.pop(event, None)
 
     @property
     def any_open(self) -> bool:
