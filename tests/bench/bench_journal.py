@@ -109,7 +109,10 @@ def _big(folder: Path, megabytes: int) -> list[BenchRow]:
     rows.append(speedup("the same read_events, line check in Python (an install with no C compiler)", pure, loop))
     # The floor of any reader that decodes every event with msgspec: decoding bytes already in
     # memory, with no reading, no CRC, no seq check.
-    rows.append(speedup("msgspec decode_lines alone, the bytes in memory (the floor)", _decode_only(path), loop))
+    floor = _decode_only(path)
+    rows.append(speedup("msgspec decode_lines alone, the bytes in memory (the floor)", floor, loop))
+    # Issue 22: reading a journal costs little more than decoding it; this is floor / ours.
+    rows.append(speedup("read_events vs msgspec decode_lines (the floor)", ours, floor, at_least=0.8))
 
     last = fork_points(result.events)[-1].seq
     del result
@@ -137,7 +140,7 @@ def _big(folder: Path, megabytes: int) -> list[BenchRow]:
     plain = _timed_fresh(lambda: copy(False), clean)
     durable = _timed_fresh(lambda: copy(True), clean)
     rows.append(compare(f"fork at the last point (seq {last:,}) vs shutil.copyfile", ours, plain, at_most=1.5))
-    rows.append(compare("the same fork vs shutil.copyfile + fsync (a durable copy)", ours, durable))
+    rows.append(compare("the same fork vs shutil.copyfile + fsync (a durable copy)", ours, durable, at_most=2))
     return rows
 
 

@@ -386,7 +386,8 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
         rest = bytes(view[end:have])
         view[: len(rest)] = rest
         offset, have = offset + end, len(rest)
-        checked_to(offset)
+        if end:
+            checked_to(offset)
 
 
 class _Reached(Exception):
