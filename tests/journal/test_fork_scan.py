@@ -76,18 +76,19 @@ def test_the_scan_is_sure_of_every_seq_a_writer_wrote(tmp_path_factory: pytest.T
     assert not _both(path, last + 1)[0][0]  # past the end: the full reading says why
 
 
-def test_tool_messages_whose_id_cannot_be_read_from_the_end_are_decoded(tmp_path: Path) -> None:
-    def asked(*ids: str) -> Message:
-        calls = [ToolCall(id=i, name="read_file", args="{}") for i in ids]
-        return Message(message=ChatMessage(role="assistant", content="", toolCalls=calls))
+def test_messages_whose_ids_cannot_be_read_in_place_are_decoded_and_agree(tmp_path: Path) -> None:
+    def asked(*ids: str, args: str = "{}", **more: object) -> Message:
+        calls = [ToolCall(id=i, name="read_file", args=args) for i in ids]
+        return Message(message=ChatMessage(role="assistant", content="", toolCalls=calls, **more))  # type: ignore[arg-type]
 
     def answer(call_id: str, **more: object) -> Message:
         return Message(message=ChatMessage(role="tool", content='"toolCallId":"x"', toolCallId=call_id, **more))  # type: ignore[arg-type]
 
-    user = Message(message=ChatMessage(role="user", content="go"))
+    user = Message(message=ChatMessage(role="user", content='"toolCalls":[{"id":"z"}]'))
+    many = [f"m{i}" for i in range(20)]
     events = [
         user,
-        asked('a"b\\c', "é", "plain", "twice"),
+        asked('a"b\\c', "é", "plain", "twice", args='{"q": "\\"x\\" ]}"}'),  # escapes in ids and args
         answer('a"b\\c'),  # escapes in the id
         answer("é"),  # not ASCII
         answer("plain", reasoning=[Reasoning(text="why")]),  # toolCallId is not the last member
@@ -96,13 +97,22 @@ def test_tool_messages_whose_id_cannot_be_read_from_the_end_are_decoded(tmp_path
         user,  # seq 8: "new" was asked by a tool message
         answer("new"),
         user,  # seq 10: clean
+        asked(*many),  # more ids than the scan keeps in place
+        *[answer(i) for i in many[:-1]],
+        user,  # seq 31: m19 is open
+        asked("r", reasoning=[Reasoning(text="the list is not the last member")]),
+        Message(message=ChatMessage(role="assistant", content="", toolCalls=[])),
+        answer("m19"),
+        user,  # seq 35: "r" is open
+        answer("r"),
+        user,  # seq 37: clean
     ]
     path = tmp_path / PARENT
     path.write_bytes(encode(events))
     for seq in range(1, len(events) + 1):
         (sure, end), full, _ = _both(path, seq)
         assert sure and end == full, seq
-    assert [seq for seq in range(1, 11) if _both(path, seq)[1] is not None] == [1, 10]
+    assert [seq for seq in range(1, len(events) + 1) if _both(path, seq)[1] is not None] == [1, 10, 37]
 
 
 def test_a_fork_refuses_a_journal_damaged_before_the_point_and_leaves_it_as_it_was(tmp_path: Path) -> None:

@@ -249,12 +249,45 @@ static int answer_span(const unsigned char *type, const unsigned char *line, Py_
     return 1;
 }
 
+/* The end of the JSON string whose opening quote is at p (just past its closing quote), or NULL. */
+static const unsigned char *skip_string(const unsigned char *p, const unsigned char *end) {
+    for (p++; p < end; p++) {
+        if (*p == '"') return p + 1;
+        if (*p == '\\') p++;
+    }
+    return NULL;
+}
+
+/* For a message whose first "toolCall.. key is a toolCalls list that ends the message, each
+ * {"id":"ID","name":...,"args":...} with a plain id: the ids' spans, appended to spans as pairs.
+ * How many, or -1 when the line is not that shape (Python decodes it). */
+static Py_ssize_t ask_spans(const unsigned char *line, Py_ssize_t len, const unsigned char *key, int64_t *spans,
+                            Py_ssize_t room) {
+    static const char LIST[] = "\"toolCalls\":[", ID[] = "{\"id\":\"", NAME[] = ",\"name\":", ARGS[] = ",\"args\":";
+    const unsigned char *end = line + len - SUFFIX_LEN - 1, *p = key + 13; /* end: the message's closing brace */
+    if (end - key < 14 || memcmp(key, LIST, 13) != 0 || *end != '}' || end[-1] != ']') return -1;
+    Py_ssize_t n = 0;
+    while (p < end - 1) {
+        if (n > 0 && *p++ != ',') return -1;
+        if (end - p < 7 || memcmp(p, ID, 7) != 0) return -1;
+        const unsigned char *id = p + 6, *q = id + 1;
+        while (q < end && *q != '"' && *q != '\\') q++;
+        if (q >= end || *q != '"' || q == id + 1 || n >= room) return -1;
+        spans[2 * n] = id + 1 - line, spans[2 * n + 1] = q - line, n++;
+        p = q + 1;
+        if (end - p < 8 || memcmp(p, NAME, 8) != 0 || p[8] != '"' || !(p = skip_string(p + 8, end))) return -1;
+        if (end - p < 8 || memcmp(p, ARGS, 8) != 0 || p[8] != '"' || !(p = skip_string(p + 8, end))) return -1;
+        if (p >= end || *p++ != '}') return -1;
+    }
+    return p == end - 1 && n > 0 ? n : -1;
+}
+
 static PyObject *scan_calls(PyObject *self, PyObject *args) {
     Py_buffer view;
     long long prev_seq, stop_seq;
     if (!PyArg_ParseTuple(args, "y*LL", &view, &prev_seq, &stop_seq)) return NULL;
     const unsigned char *buf = (const unsigned char *)view.buf;
-    Py_ssize_t size = view.len, pos = 0, used = 0, room = 0;
+    Py_ssize_t size = view.len, pos = 0, used = 0, room = 0, items = 0;
     long long seq = prev_seq;
     int reached = 0, failed = 0;
     int64_t *marks = NULL;
@@ -266,18 +299,22 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
         if (!line_ok(line, len)) break;
         const unsigned char *type = head_ok(line, nl, seq + 1);
         if (type == NULL) break;
-        int64_t kind = -1, a = pos, b = pos + len;
+        /* A mark: kind 0 (decode the line), 1 (a tool message answering one call) or 2 (asking for calls). */
+        int64_t kind = -1, a = pos, b = pos + len, asks[2 * 16];
+        Py_ssize_t asked = 0;
         const unsigned char *key = nl - type > 8 && memcmp(type, "message\"", 8) == 0 ? find_key(type, nl) : NULL;
         if (seq + 1 == stop_seq) {
             kind = 0, reached = 1;
         } else if (key != NULL) {
             Py_ssize_t x, y;
-            kind = answer_span(type, line, len, key, &x, &y) ? 1 : 0;
-            if (kind == 1) a = pos + x, b = pos + y;
+            if (answer_span(type, line, len, key, &x, &y)) kind = 1, a = pos + x, b = pos + y;
+            else if ((asked = ask_spans(line, len, key, asks, 16)) > 0) kind = 2;
+            else kind = 0;
         }
         if (kind >= 0) {
-            if (used + 3 > room) {
-                room = room ? room * 2 : 3 * 1024;
+            Py_ssize_t need = kind == 2 ? 1 + 2 * asked : 3;
+            if (used + need > room) {
+                room = room ? room * 2 + need : 3 * 1024;
                 int64_t *grown = realloc(marks, (size_t)room * sizeof(int64_t));
                 if (grown == NULL) {
                     failed = 1;
@@ -285,35 +322,53 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
                 }
                 marks = grown;
             }
-            marks[used++] = kind, marks[used++] = a, marks[used++] = b;
+            if (kind == 2) {
+                marks[used++] = -asked; /* 2: a negative count, then that many spans */
+                for (Py_ssize_t i = 0; i < 2 * asked; i++) marks[used++] = pos + asks[i];
+            } else {
+                marks[used++] = kind, marks[used++] = a, marks[used++] = b;
+            }
+            items++;
         }
         pos += len + 1;
         seq++;
     }
     Py_END_ALLOW_THREADS
-    PyObject *out = NULL, *items = failed ? NULL : PyList_New(used / 3), *lines = NULL;
+    PyObject *out = NULL, *list = failed ? NULL : PyList_New(items), *lines = NULL;
     Py_ssize_t joined = 0;
-    for (Py_ssize_t i = 0; i < used; i += 3)
+    for (Py_ssize_t i = 0; i < used; i += marks[i] < 0 ? 1 - 2 * marks[i] : 3)
         if (marks[i] == 0) joined += marks[i + 2] - marks[i + 1] + 1;
-    if (items != NULL) lines = PyBytes_FromStringAndSize(NULL, joined);
+    if (list != NULL) lines = PyBytes_FromStringAndSize(NULL, joined);
     char *to = lines == NULL ? NULL : PyBytes_AS_STRING(lines);
-    for (Py_ssize_t i = 0; lines != NULL && i < used / 3; i++) {
-        int64_t *m = marks + 3 * i;
+    for (Py_ssize_t i = 0, k = 0; lines != NULL && i < used; k++) {
+        int64_t *m = marks + i;
         PyObject *item = Py_None;
-        if (m[0] == 1) {
-            item = PyUnicode_DecodeUTF8((const char *)buf + m[1], m[2] - m[1], NULL);
+        if (m[0] < 0) { /* the ids a message asks for, as a tuple */
+            Py_ssize_t count = (Py_ssize_t)-m[0];
+            item = PyTuple_New(count);
+            for (Py_ssize_t j = 0; item != NULL && j < count; j++) {
+                PyObject *id = PyUnicode_DecodeUTF8((const char *)buf + m[1 + 2 * j], m[2 + 2 * j] - m[1 + 2 * j], NULL);
+                if (id == NULL) Py_CLEAR(item);
+                else PyTuple_SET_ITEM(item, j, id);
+            }
+            i += 1 + 2 * count;
         } else {
-            Py_INCREF(Py_None);
-            memcpy(to, buf + m[1], (size_t)(m[2] - m[1] + 1)); /* the line with its newline */
-            to += m[2] - m[1] + 1;
+            if (m[0] == 1) {
+                item = PyUnicode_DecodeUTF8((const char *)buf + m[1], m[2] - m[1], NULL);
+            } else {
+                Py_INCREF(Py_None);
+                memcpy(to, buf + m[1], (size_t)(m[2] - m[1] + 1)); /* the line with its newline */
+                to += m[2] - m[1] + 1;
+            }
+            i += 3;
         }
         if (item == NULL) Py_CLEAR(lines);
-        else PyList_SET_ITEM(items, i, item);
+        else PyList_SET_ITEM(list, k, item);
     }
     free(marks);
     if (failed) PyErr_NoMemory();
-    else if (lines != NULL) out = Py_BuildValue("(nLNNO)", pos, seq, items, lines, reached ? Py_True : Py_False);
-    else Py_XDECREF(items);
+    else if (lines != NULL) out = Py_BuildValue("(nLNNO)", pos, seq, list, lines, reached ? Py_True : Py_False);
+    else Py_XDECREF(list);
     PyBuffer_Release(&view);
     return out;
 }
@@ -374,7 +429,7 @@ static PyMethodDef methods[] = {
      "make_line(seq, ts, body) -> bytes: a journal line, as writer.py builds it in Python."},
     {"scan_calls", scan_calls, METH_VARARGS,
      "scan_calls(buf, prev_seq, stop_seq) -> (end, seq, marks, lines, reached): the lines checked up to stop_seq's, "
-     "the ids tool messages answer and the other lines that touch tool calls."},
+     "the ids tool messages answer, the ids messages ask for, and the other lines that touch tool calls."},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
 };

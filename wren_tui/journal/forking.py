@@ -340,7 +340,7 @@ class _Copier:
 
 
 _decoder = msgspec.json.Decoder(KnownEvent)
-_SCAN_CHUNK = 1 << 23
+_SCAN_CHUNK = 1 << 20  # small enough that the C check finds the bytes preadv left in the cache
 
 
 def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -> tuple[bool, int | None]:
@@ -348,7 +348,7 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
 
     Every line through `seq`'s is checked as the reader's C check does (our CRC, no NUL or CR) and
     must start as the writer starts a line, with the seq after the one before. Of the lines that
-    follow tool calls, `scan_calls` reads a tool message's answered id from its end and hands the
+    touch tool calls, `scan_calls` reads the ids a plain message asks for or answers and hands the
     rest (and the line of `seq`) to be decoded; no other line is decoded. At any other line (a gap
     in seq, damage, a line no Wren writes) it is not sure: `_clean_line_end` reads the journal again
     and says what the reader says.
@@ -378,7 +378,7 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
             last = decoded.pop()
             marks.pop()
         events = iter(decoded)
-        calls.follow_answers([next(events) if mark is None else mark for mark in marks])
+        calls.follow_ids([next(events) if mark is None else mark for mark in marks])
         if reached:
             return True, offset + end if last.seq == seq and calls.is_clean_point(last) else None
         if buf.find(b"\n", end, have) >= 0:
