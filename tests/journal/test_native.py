@@ -226,3 +226,26 @@ def test_a_journal_written_with_and_without_the_c_line_is_the_same_bytes(
         files.append((tmp_path / name).read_bytes())
     assert files[0] == files[1]
     assert reader.read_events(tmp_path / "c.jsonl").ok
+
+
+@needs_native
+@_settings
+@given(
+    st.lists(st.tuples(known_events, st.integers(-3, 2**64), st.sampled_from(["", "t", "2026-01-01T00:00:00Z"]))),
+    st.integers(-3, 2**63 - 1),
+)
+def test_follows_says_what_the_python_seq_and_ts_check_says(
+    drawn: list[tuple[msgspec.Struct, int, str]], first: int
+) -> None:
+    # Seqs from `first` one by one now and then, else anywhere (past 64 bits too); ts empty or not.
+    events = [
+        msgspec.structs.replace(e, seq=first + i if n % 2 == 0 else n, ts=ts)  # type: ignore[type-var]
+        for i, (e, n, ts) in enumerate(drawn)
+    ]
+    seqs = [e.seq for e in events]  # type: ignore[attr-defined]
+    expected = seqs == list(range(first, first + len(events))) and all(e.ts for e in events)  # type: ignore[attr-defined]
+    if all(seq < 2**63 for seq in seqs):
+        assert native.follows(events, first) == expected
+    else:  # past 64 bits it says no, and Python looks
+        assert not native.follows(events, first)
+    assert not native.follows(events, 2**64) or not events

@@ -22,6 +22,7 @@
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -373,6 +374,65 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* follows(events, first) -> bool: each event's seq is first, first + 1, ... and its ts is a non-empty str.
+ *
+ * What check_run asks of every decoded event, without a Python call per event: each type's seq and ts
+ * slots are looked up once (msgspec keeps a Struct's fields in member slots) and read in place. Any
+ * doubt (a type whose fields are not plain slots, a slot unset, a seq that is not an int) answers
+ * False, and Python asks again its own way. */
+static PyObject *follows(PyObject *self, PyObject *args) {
+    PyObject *events, *first_obj, *seq_name = NULL, *ts_name = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &events, &PyLong_Type, &first_obj)) return NULL;
+    int overflow;
+    long long first = PyLong_AsLongLongAndOverflow(first_obj, &overflow);
+    if (first == -1 && PyErr_Occurred()) return NULL;
+    if (overflow) Py_RETURN_FALSE;
+    seq_name = PyUnicode_InternFromString("seq");
+    ts_name = PyUnicode_InternFromString("ts");
+    if (seq_name == NULL || ts_name == NULL) {
+        Py_XDECREF(seq_name), Py_XDECREF(ts_name);
+        return NULL;
+    }
+    enum { TYPES = 16 };
+    PyTypeObject *types[TYPES];
+    Py_ssize_t seq_at[TYPES], ts_at[TYPES];
+    int known = 0, ok = 1;
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(events); i++) {
+        PyObject *event = PyList_GET_ITEM(events, i);
+        PyTypeObject *type = Py_TYPE(event);
+        int k = 0;
+        while (k < known && types[k] != type) k++;
+        if (k == known) {
+            if (known == TYPES) {
+                ok = 0;
+                break;
+            }
+            PyObject *sd = _PyType_Lookup(type, seq_name), *td = _PyType_Lookup(type, ts_name);
+            if (sd == NULL || td == NULL || !Py_IS_TYPE(sd, &PyMemberDescr_Type) || !Py_IS_TYPE(td, &PyMemberDescr_Type)) {
+                ok = 0;
+                break;
+            }
+            PyMemberDef *sm = ((PyMemberDescrObject *)sd)->d_member, *tm = ((PyMemberDescrObject *)td)->d_member;
+            if (sm->type != T_OBJECT_EX || tm->type != T_OBJECT_EX) {
+                ok = 0;
+                break;
+            }
+            types[k] = type, seq_at[k] = sm->offset, ts_at[k] = tm->offset, known++;
+        }
+        PyObject *seq = *(PyObject **)((char *)event + seq_at[k]), *ts = *(PyObject **)((char *)event + ts_at[k]);
+        if (seq == NULL || ts == NULL || !PyLong_CheckExact(seq) || !PyUnicode_CheckExact(ts)) {
+            ok = 0;
+            break;
+        }
+        long long value = PyLong_AsLongLongAndOverflow(seq, &overflow);
+        /* value - first == i, in unsigned arithmetic: it cannot overflow */
+        ok = !overflow && value >= first && (unsigned long long)value - (unsigned long long)first == (unsigned long long)i &&
+             PyUnicode_GET_LENGTH(ts) > 0;
+    }
+    Py_DECREF(seq_name), Py_DECREF(ts_name);
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *crc32_py(PyObject *self, PyObject *args) {
     Py_buffer view;
     if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
@@ -430,6 +490,8 @@ static PyMethodDef methods[] = {
     {"scan_calls", scan_calls, METH_VARARGS,
      "scan_calls(buf, prev_seq, stop_seq) -> (end, seq, marks, lines, reached): the lines checked up to stop_seq's, "
      "the ids tool messages answer, the ids messages ask for, and the other lines that touch tool calls."},
+    {"follows", follows, METH_VARARGS,
+     "follows(events, first) -> bool: each event's seq is first, first + 1, ... and its ts is not empty."},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
 };
