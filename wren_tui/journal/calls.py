@@ -104,7 +104,7 @@ class CallTracker:
 
         A str is a tool message answering that call; a tuple, a message asking for those calls (their
         names and arguments unread). What a fork's scan hands over (`forking`): it reads no more of a
-        plain message than that.
+        plain message than that. With `keep_messages`, only the events are kept.
         """
         self._follow(items)
 

@@ -361,8 +361,10 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
     view = memoryview(buf)
     offset = have = prev = 0
     while True:
-        if have == len(buf):
-            return False, None  # a line longer than the buffer: the reader reads it its own way
+        if have == len(buf):  # a line longer than the buffer: room for it (memory holds one line, as reading does)
+            view.release()
+            buf += bytes(len(buf))
+            view = memoryview(buf)
         got = os.preadv(src, [view[have:]], offset + have)
         if got == 0:
             return False, None  # the journal ends (or stops in a partial line) before the line of seq
