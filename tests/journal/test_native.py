@@ -100,6 +100,23 @@ def test_check_lines_accepts_exactly_the_leading_lines_python_accepts(run: bytes
     assert whole == (count == len(lines))
     offsets = [base + sum(len(line) + 1 for line in lines[: i + 1]) for i in range(count)]
     assert list(memoryview(ends).cast("q")) == offsets
+    if hasattr(native, "check_start"):  # the same check begun in C's own thread
+        assert native.check_start(bytearray(run), base).result() == (count, ends, whole)
+
+
+@needs_native
+def test_a_check_begun_in_its_own_thread_answers_once_and_may_be_dropped() -> None:
+    if not hasattr(native, "check_start"):
+        pytest.skip("a build from before check_start")
+    line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")
+    pending = native.check_start(line * 1000, 0)
+    assert pending.result()[0::2] == (1000, True)
+    with pytest.raises(RuntimeError, match="already taken"):
+        pending.result()
+    dropped = native.check_start(memoryview(line * 1000), 0)
+    del dropped  # its thread is waited for, its buffer let go
+    with pytest.raises(TypeError):
+        native.check_start("a str", 0)  # type: ignore[arg-type]
 
 
 @needs_native

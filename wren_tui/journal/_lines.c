@@ -182,22 +182,10 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
     return crc32_of(line, len - SUFFIX_LEN) == expected;
 }
 
-static PyObject *check_lines(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    long long base;
-    if (!PyArg_ParseTuple(args, "y*L", &view, &base)) return NULL;
-    const unsigned char *buf = (const unsigned char *)view.buf;
-    Py_ssize_t size = view.len;
-    /* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. */
-    Py_ssize_t lines = size / (SUFFIX_LEN + 3) + 1;
-    PyObject *ends = PyBytes_FromStringAndSize(NULL, lines * (Py_ssize_t)sizeof(int64_t));
-    if (ends == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    int64_t *out = (int64_t *)PyBytes_AS_STRING(ends);
+/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. */
+static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
+                       Py_ssize_t *pos_out) {
     Py_ssize_t count = 0, pos = 0;
-    Py_BEGIN_ALLOW_THREADS
     while (pos < size) {
         const unsigned char *nl = find_stop(buf + pos, buf + size);
         if (nl == NULL || *nl != '\n') break; /* a partial last line, or a NUL or CR: Python decides */
@@ -206,11 +194,117 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
         pos += len + 1;
         out[count++] = (int64_t)(base + pos);
     }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    if (count < lines && _PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
+    *count_out = count, *pos_out = pos;
+}
+
+/* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. */
+static PyObject *new_ends(Py_ssize_t size) {
+    return PyBytes_FromStringAndSize(NULL, (size / (SUFFIX_LEN + 3) + 1) * (Py_ssize_t)sizeof(int64_t));
+}
+
+static PyObject *checked(PyObject *ends, Py_ssize_t count, Py_ssize_t pos, Py_ssize_t size) {
+    if (_PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
     return Py_BuildValue("(nNO)", count, ends, pos == size ? Py_True : Py_False);
 }
+
+static PyObject *check_lines(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long base;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &base)) return NULL;
+    PyObject *ends = new_ends(view.len);
+    if (ends == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    Py_ssize_t count, pos, size = view.len;
+    Py_BEGIN_ALLOW_THREADS
+    check_core((const unsigned char *)view.buf, size, base, (int64_t *)PyBytes_AS_STRING(ends), &count, &pos);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return checked(ends, count, pos, size);
+}
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+/* check_start(buf, base) -> Pending: the same check, begun in a thread of C's own (it never takes the
+ * GIL, so it starts at once and runs beside whatever Python does); Pending.result() waits for it and
+ * gives what check_lines gives. The buffer is held until then. */
+typedef struct {
+    PyObject_HEAD Py_buffer view;
+    long long base;
+    PyObject *ends;
+    Py_ssize_t count, pos;
+    pthread_t thread;
+    int running;
+} Pending;
+
+static void *pending_run(void *arg) {
+    Pending *p = (Pending *)arg;
+    check_core((const unsigned char *)p->view.buf, p->view.len, p->base, (int64_t *)PyBytes_AS_STRING(p->ends),
+               &p->count, &p->pos);
+    return NULL;
+}
+
+static void pending_join(Pending *p) {
+    if (!p->running) return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(p->thread, NULL);
+    Py_END_ALLOW_THREADS
+    p->running = 0;
+}
+
+static void pending_dealloc(Pending *p) {
+    pending_join(p);
+    if (p->view.obj != NULL) PyBuffer_Release(&p->view);
+    Py_XDECREF(p->ends);
+    PyObject_Free(p);
+}
+
+static PyObject *pending_result(Pending *p, PyObject *unused) {
+    if (p->ends == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "check_start: result() was already taken");
+        return NULL;
+    }
+    pending_join(p);
+    PyObject *ends = p->ends;
+    p->ends = NULL;
+    Py_ssize_t size = p->view.len;
+    PyBuffer_Release(&p->view);
+    return checked(ends, p->count, p->pos, size);
+}
+
+static PyMethodDef pending_methods[] = {
+    {"result", (PyCFunction)pending_result, METH_NOARGS, "result() -> (count, ends, whole): waits for the check."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PendingType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "wren_tui.journal._lines.Pending",
+    .tp_basicsize = sizeof(Pending),
+    .tp_dealloc = (destructor)pending_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = pending_methods,
+};
+
+static PyObject *check_start(PyObject *self, PyObject *args) {
+    Pending *p = PyObject_New(Pending, &PendingType);
+    if (p == NULL) return NULL;
+    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0;
+    if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    if (pthread_create(&p->thread, NULL, pending_run, p) != 0) { /* no thread: check here, as check_lines does */
+        Py_BEGIN_ALLOW_THREADS
+        pending_run(p);
+        Py_END_ALLOW_THREADS
+    } else {
+        p->running = 1;
+    }
+    return (PyObject *)p;
+}
+#define HAVE_CHECK_START 1
+#endif
 
 /* scan_calls: the line check, plus what a fork needs to follow tool calls without decoding every line. */
 static const char SEQ_HEAD[] = "{\"seq\":", TS_HEAD[] = ",\"ts\":\"", TYPE_HEAD[] = ",\"type\":\"";
@@ -548,6 +642,10 @@ static PyMethodDef methods[] = {
      "the ids tool messages answer, the ids messages ask for, and the other lines that touch tool calls."},
     {"follows", follows, METH_VARARGS,
      "follows(events, first) -> bool: each event's seq is first, first + 1, ... and its ts is not empty."},
+#ifdef HAVE_CHECK_START
+    {"check_start", check_start, METH_VARARGS,
+     "check_start(buf, base) -> Pending: check_lines begun in a thread of its own; .result() gives its answer."},
+#endif
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
 };
@@ -560,6 +658,9 @@ PyMODINIT_FUNC PyInit__lines(void) {
     __builtin_cpu_init();
     use_clmul = __builtin_cpu_supports("pclmul");
     use_avx2 = __builtin_cpu_supports("avx2");
+#endif
+#ifdef HAVE_CHECK_START
+    if (PyType_Ready(&PendingType) < 0) return NULL;
 #endif
     return PyModule_Create(&module);
 }
