@@ -18,6 +18,21 @@
  *   The writer's line in one allocation: {"seq":SEQ,"ts":"TS", then body without its braces, then
  *   ,"crc":"xxxxxxxx"} and a newline, the CRC taken over everything before ,"crc". body is the
  *   msgspec encoding of the event (a JSON object); writer.py builds the same bytes in Python.
+ *
+ * check_start(buf, base) -> Pending; Pending.result() -> what check_lines(buf, base) gives
+ *   The check begun in a POSIX thread of its own, which never takes the GIL (_fastpath decodes
+ *   meanwhile).
+ *
+ * follows(events, first) -> bool
+ *   Whether decoded events' seqs are first, first + 1, ... and their ts are set; False at any doubt.
+ *
+ * scan_calls(buf, prev_seq, stop_seq) -> (end, seq, marks, lines, reached)
+ *   A fork's scan (forking._scanned_line_end): the lines check_lines accepts that also start as the
+ *   writer starts a line, with the seqs after prev_seq, up to the line of stop_seq. marks, in
+ *   order: a str for a tool message answering that call id, a tuple of str for a message asking
+ *   for those calls, None for a line to decode (in lines, each with its newline; the line of
+ *   stop_seq is always one). end is just past the last line taken, seq its seq, reached whether
+ *   it was stop_seq's line.
  */
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
