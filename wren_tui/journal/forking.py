@@ -354,7 +354,7 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
     and says what the reader says.
     """
     scan = getattr(_fastpath.native_lines, "scan_calls", None)
-    if scan is None:
+    if scan is None or not hasattr(os, "preadv"):
         return False, None
     calls = CallTracker(states=False)
     buf = bytearray(_SCAN_CHUNK)
