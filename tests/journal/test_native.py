@@ -100,6 +100,23 @@ def test_check_lines_accepts_exactly_the_leading_lines_python_accepts(run: bytes
     assert whole == (count == len(lines))
     offsets = [base + sum(len(line) + 1 for line in lines[: i + 1]) for i in range(count)]
     assert list(memoryview(ends).cast("q")) == offsets
+    if hasattr(native, "check_start"):  # the same check begun in C's own thread
+        assert native.check_start(bytearray(run), base).result() == (count, ends, whole)
+
+
+@needs_native
+def test_a_check_begun_in_its_own_thread_answers_once_and_may_be_dropped() -> None:
+    if not hasattr(native, "check_start"):
+        pytest.skip("a build from before check_start")
+    line = encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z")
+    pending = native.check_start(line * 1000, 0)
+    assert pending.result()[0::2] == (1000, True)
+    with pytest.raises(RuntimeError, match="already taken"):
+        pending.result()
+    dropped = native.check_start(memoryview(line * 1000), 0)
+    del dropped  # its thread is waited for, its buffer let go
+    with pytest.raises(TypeError):
+        native.check_start("a str", 0)  # type: ignore[arg-type]
 
 
 @needs_native
@@ -226,3 +243,26 @@ def test_a_journal_written_with_and_without_the_c_line_is_the_same_bytes(
         files.append((tmp_path / name).read_bytes())
     assert files[0] == files[1]
     assert reader.read_events(tmp_path / "c.jsonl").ok
+
+
+@needs_native
+@_settings
+@given(
+    st.lists(st.tuples(known_events, st.integers(-3, 2**64), st.sampled_from(["", "t", "2026-01-01T00:00:00Z"]))),
+    st.integers(-3, 2**63 - 1),
+)
+def test_follows_says_what_the_python_seq_and_ts_check_says(
+    drawn: list[tuple[msgspec.Struct, int, str]], first: int
+) -> None:
+    # Seqs from `first` one by one now and then, else anywhere (past 64 bits too); ts empty or not.
+    events = [
+        msgspec.structs.replace(e, seq=first + i if n % 2 == 0 else n, ts=ts)  # type: ignore[type-var]
+        for i, (e, n, ts) in enumerate(drawn)
+    ]
+    seqs = [e.seq for e in events]  # type: ignore[attr-defined]
+    expected = seqs == list(range(first, first + len(events))) and all(e.ts for e in events)  # type: ignore[attr-defined]
+    if all(seq < 2**63 for seq in seqs):
+        assert native.follows(events, first) == expected
+    else:  # past 64 bits it says no, and Python looks
+        assert not native.follows(events, first)
+    assert not native.follows(events, 2**64) or not events

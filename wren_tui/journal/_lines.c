@@ -18,11 +18,31 @@
  *   The writer's line in one allocation: {"seq":SEQ,"ts":"TS", then body without its braces, then
  *   ,"crc":"xxxxxxxx"} and a newline, the CRC taken over everything before ,"crc". body is the
  *   msgspec encoding of the event (a JSON object); writer.py builds the same bytes in Python.
+ *
+ * check_start(buf, base) -> Pending; Pending.result() -> what check_lines(buf, base) gives
+ *   The check begun in a POSIX thread of its own, which never takes the GIL (_fastpath decodes
+ *   meanwhile).
+ *
+ * follows(events, first) -> bool
+ *   Whether decoded events' seqs are first, first + 1, ... and their ts are set; False at any doubt.
+ *
+ * scan_calls(buf, prev_seq, stop_seq) -> (end, seq, marks, lines, reached)
+ *   A fork's scan (forking._scanned_line_end): the lines check_lines accepts that also start as the
+ *   writer starts a line, with the seqs after prev_seq, up to the line of stop_seq. marks, in
+ *   order: a str for a tool message answering that call id, a tuple of str for a message asking
+ *   for those calls, None for a line to decode (in lines, each with its newline; the line of
+ *   stop_seq is always one). end is just past the last line taken, seq its seq, reached whether
+ *   it was stop_seq's line.
  */
+#define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static uint32_t crc_table[8][256];
 
@@ -41,9 +61,8 @@ static void crc_init(void) {
     }
 }
 
-/* Slicing-by-8: eight bytes per step through eight tables; byte order handled by loading bytes. */
-static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
-    uint32_t c = 0xFFFFFFFFu;
+/* Slicing-by-8 on the raw register (no inversions): eight bytes per step through eight tables. */
+static uint32_t crc_update(uint32_t c, const unsigned char *p, Py_ssize_t n) {
     while (n >= 8) {
         uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
         uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
@@ -54,7 +73,105 @@ static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
         n -= 8;
     }
     while (n-- > 0) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_CLMUL 1
+static int use_clmul; /* set at import when the CPU has PCLMULQDQ */
+
+/* Carry-less folding (the method of Intel's "Fast CRC Computation for Generic Polynomials Using
+ * PCLMULQDQ"): 16-byte blocks are multiplied forward by x^k mod P and added into later blocks, so
+ * the CRC of the whole equals the CRC of the last block folded plus the bytes after it, which the
+ * tables finish. Bit-reflected: a block's first byte holds its highest powers. Each constant is
+ * x^e mod P, reflected into the top of 64 bits, e one less than the distance folded (the product
+ * of two reflected values comes out multiplied by x). tests/journal/test_native.py checks it
+ * against zlib at every length around the block sizes. */
+#define K_575 0x653d982200000000ULL /* 4 blocks on: the first half of a block (x^(512+64-1)) */
+#define K_511 0xcad38e8f00000000ULL /* 4 blocks on: the second half (x^(512-1)) */
+#define K_191 0x65673b4600000000ULL /* 1 block on (x^(128+64-1)) */
+#define K_127 0x9ba54c6f00000000ULL /* 1 block on (x^(128-1)) */
+
+__attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m128i k) {
+    return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/* The raw register after n >= 64 bytes, from register c. */
+__attribute__((target("pclmul,sse2"))) static uint32_t crc_fold(uint32_t c, const unsigned char *p, Py_ssize_t n) {
+    const __m128i *q = (const __m128i *)p;
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(q), _mm_cvtsi32_si128((int)c));
+    __m128i x1 = _mm_loadu_si128(q + 1), x2 = _mm_loadu_si128(q + 2), x3 = _mm_loadu_si128(q + 3);
+    p += 64, n -= 64;
+    const __m128i k4 = _mm_set_epi64x((long long)K_511, (long long)K_575);
+    while (n >= 64) {
+        q = (const __m128i *)p;
+        x0 = _mm_xor_si128(fold(x0, k4), _mm_loadu_si128(q));
+        x1 = _mm_xor_si128(fold(x1, k4), _mm_loadu_si128(q + 1));
+        x2 = _mm_xor_si128(fold(x2, k4), _mm_loadu_si128(q + 2));
+        x3 = _mm_xor_si128(fold(x3, k4), _mm_loadu_si128(q + 3));
+        p += 64, n -= 64;
+    }
+    const __m128i k1 = _mm_set_epi64x((long long)K_127, (long long)K_191);
+    __m128i x = _mm_xor_si128(fold(x0, k1), x1);
+    x = _mm_xor_si128(fold(x, k1), x2);
+    x = _mm_xor_si128(fold(x, k1), x3);
+    while (n >= 16) {
+        x = _mm_xor_si128(fold(x, k1), _mm_loadu_si128((const __m128i *)p));
+        p += 16, n -= 16;
+    }
+    unsigned char last[16];
+    _mm_storeu_si128((__m128i *)last, x);
+    return crc_update(crc_update(0, last, 16), p, n);
+}
+#endif
+
+static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+#ifdef HAVE_CLMUL
+    if (use_clmul && n >= 64) return crc_fold(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+#endif
+    return crc_update(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+}
+
+/* The first newline, NUL or CR in [p, end), or NULL: one pass where three memchr would make three. */
+#ifdef HAVE_CLMUL
+static int use_avx2; /* set at import when the CPU has AVX2 */
+
+/* find_stop, 32 bytes at a time. */
+__attribute__((target("avx2"))) static const unsigned char *find_stop_avx2(const unsigned char *p,
+                                                                            const unsigned char *end) {
+    const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r'), nul = _mm256_setzero_si256();
+    while (end - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)p);
+        unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, nl), _mm256_cmpeq_epi8(v, cr)), _mm256_cmpeq_epi8(v, nul)));
+        if (m) return p + __builtin_ctz(m);
+        p += 32;
+    }
+    return p;
+}
+#endif
+
+static const unsigned char *find_stop(const unsigned char *p, const unsigned char *end) {
+#ifdef HAVE_CLMUL
+    if (use_avx2) {
+        p = find_stop_avx2(p, end);
+        if (p < end && (*p == '\n' || *p == '\r' || *p == '\0')) return p;
+    }
+#endif
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), nul = _mm_setzero_si128();
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        int m = _mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)), _mm_cmpeq_epi8(v, nul)));
+        if (m) return p + __builtin_ctz((unsigned)m);
+        p += 16;
+    }
+#endif
+    for (; p < end; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\0') return p;
+    return NULL;
 }
 
 static const char CRC_MARK[] = ",\"crc\":\""; /* 8 bytes */
@@ -66,10 +183,9 @@ static int hex_value(unsigned char ch) {
     return -1; /* uppercase and anything else: Python reads that line */
 }
 
-/* 1 when the line (without its newline) is ours and clean, else 0. */
+/* 1 when the line (without its newline, and with no NUL or CR: find_stop saw to that) is ours, else 0. */
 static int line_ok(const unsigned char *line, Py_ssize_t len) {
     if (len < SUFFIX_LEN + 2) return 0;
-    if (memchr(line, '\0', (size_t)len) || memchr(line, '\r', (size_t)len)) return 0;
     const unsigned char *tail = line + len - SUFFIX_LEN;
     if (memcmp(tail, CRC_MARK, 8) != 0 || tail[16] != '"' || tail[17] != '}') return 0;
     uint32_t expected = 0;
@@ -81,34 +197,405 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
     return crc32_of(line, len - SUFFIX_LEN) == expected;
 }
 
-static PyObject *check_lines(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    long long base;
-    if (!PyArg_ParseTuple(args, "y*L", &view, &base)) return NULL;
-    const unsigned char *buf = (const unsigned char *)view.buf;
-    Py_ssize_t size = view.len;
-    /* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. */
-    Py_ssize_t lines = size / (SUFFIX_LEN + 3) + 1;
-    PyObject *ends = PyBytes_FromStringAndSize(NULL, lines * (Py_ssize_t)sizeof(int64_t));
-    if (ends == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    int64_t *out = (int64_t *)PyBytes_AS_STRING(ends);
+/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. */
+static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
+                       Py_ssize_t *pos_out) {
     Py_ssize_t count = 0, pos = 0;
-    Py_BEGIN_ALLOW_THREADS
     while (pos < size) {
-        const unsigned char *nl = memchr(buf + pos, '\n', (size_t)(size - pos));
-        if (nl == NULL) break;
+        const unsigned char *nl = find_stop(buf + pos, buf + size);
+        if (nl == NULL || *nl != '\n') break; /* a partial last line, or a NUL or CR: Python decides */
         Py_ssize_t len = nl - (buf + pos);
         if (!line_ok(buf + pos, len)) break;
         pos += len + 1;
         out[count++] = (int64_t)(base + pos);
     }
+    *count_out = count, *pos_out = pos;
+}
+
+/* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. */
+static PyObject *new_ends(Py_ssize_t size) {
+    return PyBytes_FromStringAndSize(NULL, (size / (SUFFIX_LEN + 3) + 1) * (Py_ssize_t)sizeof(int64_t));
+}
+
+static PyObject *checked(PyObject *ends, Py_ssize_t count, Py_ssize_t pos, Py_ssize_t size) {
+    if (_PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
+    return Py_BuildValue("(nNO)", count, ends, pos == size ? Py_True : Py_False);
+}
+
+static PyObject *check_lines(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long base;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &base)) return NULL;
+    PyObject *ends = new_ends(view.len);
+    if (ends == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    Py_ssize_t count, pos, size = view.len;
+    Py_BEGIN_ALLOW_THREADS
+    check_core((const unsigned char *)view.buf, size, base, (int64_t *)PyBytes_AS_STRING(ends), &count, &pos);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
-    if (count < lines && _PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
-    return Py_BuildValue("(nNO)", count, ends, pos == size ? Py_True : Py_False);
+    return checked(ends, count, pos, size);
+}
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+/* check_start(buf, base) -> Pending: the same check, begun in a thread of C's own (it never takes the
+ * GIL, so it starts at once and runs beside whatever Python does); Pending.result() waits for it and
+ * gives what check_lines gives. The buffer is held until then. */
+typedef struct {
+    PyObject_HEAD Py_buffer view;
+    long long base;
+    PyObject *ends;
+    Py_ssize_t count, pos;
+    pthread_t thread;
+    int running;
+} Pending;
+
+static void *pending_run(void *arg) {
+    Pending *p = (Pending *)arg;
+    check_core((const unsigned char *)p->view.buf, p->view.len, p->base, (int64_t *)PyBytes_AS_STRING(p->ends),
+               &p->count, &p->pos);
+    return NULL;
+}
+
+static void pending_join(Pending *p) {
+    if (!p->running) return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(p->thread, NULL);
+    Py_END_ALLOW_THREADS
+    p->running = 0;
+}
+
+static void pending_dealloc(Pending *p) {
+    pending_join(p);
+    if (p->view.obj != NULL) PyBuffer_Release(&p->view);
+    Py_XDECREF(p->ends);
+    PyObject_Free(p);
+}
+
+static PyObject *pending_result(Pending *p, PyObject *unused) {
+    if (p->ends == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "check_start: result() was already taken");
+        return NULL;
+    }
+    pending_join(p);
+    PyObject *ends = p->ends;
+    p->ends = NULL;
+    Py_ssize_t size = p->view.len;
+    PyBuffer_Release(&p->view);
+    return checked(ends, p->count, p->pos, size);
+}
+
+static PyMethodDef pending_methods[] = {
+    {"result", (PyCFunction)pending_result, METH_NOARGS, "result() -> (count, ends, whole): waits for the check."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PendingType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "wren_tui.journal._lines.Pending",
+    .tp_basicsize = sizeof(Pending),
+    .tp_dealloc = (destructor)pending_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = pending_methods,
+};
+
+static PyObject *check_start(PyObject *self, PyObject *args) {
+    Pending *p = PyObject_New(Pending, &PendingType);
+    if (p == NULL) return NULL;
+    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0;
+    if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    if (pthread_create(&p->thread, NULL, pending_run, p) != 0) { /* no thread: check here, as check_lines does */
+        Py_BEGIN_ALLOW_THREADS
+        pending_run(p);
+        Py_END_ALLOW_THREADS
+    } else {
+        p->running = 1;
+    }
+    return (PyObject *)p;
+}
+#define HAVE_CHECK_START 1
+#endif
+
+/* scan_calls: the line check, plus what a fork needs to follow tool calls without decoding every line. */
+static const char SEQ_HEAD[] = "{\"seq\":", TS_HEAD[] = ",\"ts\":\"", TYPE_HEAD[] = ",\"type\":\"";
+static const char TOOL_HEAD[] = "message\",\"message\":{\"role\":\"tool\",\"content\":\"";
+static const char CALL_KEY[] = "\"toolCall", ANSWER_KEY[] = ",\"toolCallId\":\"";
+
+/* Where the line's type begins, when it starts {"seq":SEQ,"ts":"TS","type":" with the seq expected
+ * (written as the writer writes it) and a ts that is not empty and has no escape; else NULL. */
+static const unsigned char *head_ok(const unsigned char *line, const unsigned char *end, long long seq) {
+    const unsigned char *p = line;
+    if (end - p < 8 || memcmp(p, SEQ_HEAD, 7) != 0 || p[7] == '0') return NULL;
+    p += 7;
+    long long value = 0;
+    for (int digits = 0; p < end && *p >= '0' && *p <= '9'; p++)
+        if (++digits > 18) return NULL;
+        else value = value * 10 + (*p - '0');
+    if (value != seq) return NULL;
+    if (end - p < 8 || memcmp(p, TS_HEAD, 7) != 0 || p[7] == '"') return NULL;
+    p += 7;
+    while (p < end && *p != '"')
+        if (*p++ == '\\') return NULL;
+    if (end - p < 10 || memcmp(p + 1, TYPE_HEAD, 9) != 0) return NULL;
+    return p + 10;
+}
+
+#ifdef HAVE_CLMUL
+/* find_key, 32 places at a time; where it stops, the rest is find_key's. */
+__attribute__((target("avx2"))) static const unsigned char *find_key_avx2(const unsigned char *p,
+                                                                           const unsigned char *end,
+                                                                           const unsigned char **found) {
+    const __m256i quote = _mm256_set1_epi8('"'), c = _mm256_set1_epi8('C'), l = _mm256_set1_epi8('l');
+    while (end - p >= 32 + 9) {
+        unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(
+            _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)p), quote),
+                             _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 5)), c)),
+            _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 8)), l)));
+        while (m) {
+            const unsigned char *at = p + __builtin_ctz(m);
+            if (memcmp(at, CALL_KEY, 9) == 0) {
+                *found = at;
+                return p;
+            }
+            m &= m - 1;
+        }
+        p += 32;
+    }
+    return p;
+}
+#endif
+
+/* The first "toolCall in [p, end), or NULL: bytes 0, 5 and 8 of it compared 16 places at a time. */
+static const unsigned char *find_key(const unsigned char *p, const unsigned char *end) {
+#ifdef HAVE_CLMUL
+    if (use_avx2) {
+        const unsigned char *found = NULL;
+        p = find_key_avx2(p, end, &found);
+        if (found != NULL) return found;
+    }
+#endif
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), c = _mm_set1_epi8('C'), l = _mm_set1_epi8('l');
+    while (end - p >= 16 + 9) {
+        int m = _mm_movemask_epi8(
+            _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), quote),
+                                        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 5)), c)),
+                          _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 8)), l)));
+        while (m) {
+            const unsigned char *at = p + __builtin_ctz((unsigned)m);
+            if (memcmp(at, CALL_KEY, 9) == 0) return at;
+            m &= m - 1;
+        }
+        p += 16;
+    }
+#endif
+    return memmem(p, (size_t)(end - p), CALL_KEY, 9);
+}
+
+/* For a tool message whose only "toolCall.. key is its last member, toolCallId, a plain id: its span. */
+static int answer_span(const unsigned char *type, const unsigned char *line, Py_ssize_t len, const unsigned char *key,
+                       Py_ssize_t *a, Py_ssize_t *b) {
+    const unsigned char *end = line + len - SUFFIX_LEN; /* just past the message's closing brace */
+    Py_ssize_t head = (Py_ssize_t)sizeof TOOL_HEAD - 1;
+    if (end - type < head || memcmp(type, TOOL_HEAD, (size_t)head) != 0) return 0;
+    if (end[-1] != '}' || end[-2] != '"') return 0;
+    const unsigned char *q = end - 3; /* the id's last byte */
+    while (q > key && *q != '"') {
+        if (*q == '\\') return 0;
+        q--;
+    }
+    /* q is the id's opening quote; the key found first must be the one just before it */
+    if (q - key != 13 || memcmp(key - 1, ANSWER_KEY, 15) != 0 || q + 1 >= end - 2) return 0;
+    *a = q + 1 - line, *b = end - 2 - line;
+    return 1;
+}
+
+/* The end of the JSON string whose opening quote is at p (just past its closing quote), or NULL. */
+static const unsigned char *skip_string(const unsigned char *p, const unsigned char *end) {
+    for (p++; p < end; p++) {
+        if (*p == '"') return p + 1;
+        if (*p == '\\') p++;
+    }
+    return NULL;
+}
+
+/* For a message whose first "toolCall.. key is a toolCalls list that ends the message, each
+ * {"id":"ID","name":...,"args":...} with a plain id: the ids' spans, appended to spans as pairs.
+ * How many, or -1 when the line is not that shape (Python decodes it). */
+static Py_ssize_t ask_spans(const unsigned char *line, Py_ssize_t len, const unsigned char *key, int64_t *spans,
+                            Py_ssize_t room) {
+    static const char LIST[] = "\"toolCalls\":[", ID[] = "{\"id\":\"", NAME[] = ",\"name\":", ARGS[] = ",\"args\":";
+    const unsigned char *end = line + len - SUFFIX_LEN - 1, *p = key + 13; /* end: the message's closing brace */
+    if (end - key < 14 || memcmp(key, LIST, 13) != 0 || *end != '}' || end[-1] != ']') return -1;
+    Py_ssize_t n = 0;
+    while (p < end - 1) {
+        if (n > 0 && *p++ != ',') return -1;
+        if (end - p < 7 || memcmp(p, ID, 7) != 0) return -1;
+        const unsigned char *id = p + 6, *q = id + 1;
+        while (q < end && *q != '"' && *q != '\\') q++;
+        if (q >= end || *q != '"' || q == id + 1 || n >= room) return -1;
+        spans[2 * n] = id + 1 - line, spans[2 * n + 1] = q - line, n++;
+        p = q + 1;
+        if (end - p < 8 || memcmp(p, NAME, 8) != 0 || p[8] != '"' || !(p = skip_string(p + 8, end))) return -1;
+        if (end - p < 8 || memcmp(p, ARGS, 8) != 0 || p[8] != '"' || !(p = skip_string(p + 8, end))) return -1;
+        if (p >= end || *p++ != '}') return -1;
+    }
+    return p == end - 1 && n > 0 ? n : -1;
+}
+
+static PyObject *scan_calls(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long prev_seq, stop_seq;
+    if (!PyArg_ParseTuple(args, "y*LL", &view, &prev_seq, &stop_seq)) return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t size = view.len, pos = 0, used = 0, room = 0, items = 0;
+    long long seq = prev_seq;
+    int reached = 0, failed = 0;
+    int64_t *marks = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    while (pos < size && seq < stop_seq) {
+        const unsigned char *line = buf + pos, *nl = find_stop(line, buf + size);
+        if (nl == NULL || *nl != '\n') break;
+        Py_ssize_t len = nl - line;
+        if (!line_ok(line, len)) break;
+        const unsigned char *type = head_ok(line, nl, seq + 1);
+        if (type == NULL) break;
+        /* A mark: kind 0 (decode the line), 1 (a tool message answering one call) or 2 (asking for calls). */
+        int64_t kind = -1, a = pos, b = pos + len, asks[2 * 16];
+        Py_ssize_t asked = 0;
+        const unsigned char *key = nl - type > 8 && memcmp(type, "message\"", 8) == 0 ? find_key(type, nl) : NULL;
+        if (seq + 1 == stop_seq) {
+            kind = 0, reached = 1;
+        } else if (key != NULL) {
+            Py_ssize_t x, y;
+            if (answer_span(type, line, len, key, &x, &y)) kind = 1, a = pos + x, b = pos + y;
+            else if ((asked = ask_spans(line, len, key, asks, 16)) > 0) kind = 2;
+            else kind = 0;
+        }
+        if (kind >= 0) {
+            Py_ssize_t need = kind == 2 ? 1 + 2 * asked : 3;
+            if (used + need > room) {
+                room = room ? room * 2 + need : 3 * 1024;
+                int64_t *grown = realloc(marks, (size_t)room * sizeof(int64_t));
+                if (grown == NULL) {
+                    failed = 1;
+                    break;
+                }
+                marks = grown;
+            }
+            if (kind == 2) {
+                marks[used++] = -asked; /* 2: a negative count, then that many spans */
+                for (Py_ssize_t i = 0; i < 2 * asked; i++) marks[used++] = pos + asks[i];
+            } else {
+                marks[used++] = kind, marks[used++] = a, marks[used++] = b;
+            }
+            items++;
+        }
+        pos += len + 1;
+        seq++;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *out = NULL, *list = failed ? NULL : PyList_New(items), *lines = NULL;
+    Py_ssize_t joined = 0;
+    for (Py_ssize_t i = 0; i < used; i += marks[i] < 0 ? 1 - 2 * marks[i] : 3)
+        if (marks[i] == 0) joined += marks[i + 2] - marks[i + 1] + 1;
+    if (list != NULL) lines = PyBytes_FromStringAndSize(NULL, joined);
+    char *to = lines == NULL ? NULL : PyBytes_AS_STRING(lines);
+    for (Py_ssize_t i = 0, k = 0; lines != NULL && i < used; k++) {
+        int64_t *m = marks + i;
+        PyObject *item = Py_None;
+        if (m[0] < 0) { /* the ids a message asks for, as a tuple */
+            Py_ssize_t count = (Py_ssize_t)-m[0];
+            item = PyTuple_New(count);
+            for (Py_ssize_t j = 0; item != NULL && j < count; j++) {
+                PyObject *id = PyUnicode_DecodeUTF8((const char *)buf + m[1 + 2 * j], m[2 + 2 * j] - m[1 + 2 * j], NULL);
+                if (id == NULL) Py_CLEAR(item);
+                else PyTuple_SET_ITEM(item, j, id);
+            }
+            i += 1 + 2 * count;
+        } else {
+            if (m[0] == 1) {
+                item = PyUnicode_DecodeUTF8((const char *)buf + m[1], m[2] - m[1], NULL);
+            } else {
+                Py_INCREF(Py_None);
+                memcpy(to, buf + m[1], (size_t)(m[2] - m[1] + 1)); /* the line with its newline */
+                to += m[2] - m[1] + 1;
+            }
+            i += 3;
+        }
+        if (item == NULL) Py_CLEAR(lines);
+        else PyList_SET_ITEM(list, k, item);
+    }
+    free(marks);
+    if (failed) PyErr_NoMemory();
+    else if (lines != NULL) out = Py_BuildValue("(nLNNO)", pos, seq, list, lines, reached ? Py_True : Py_False);
+    else Py_XDECREF(list);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* follows(events, first) -> bool: each event's seq is first, first + 1, ... and its ts is a non-empty str.
+ *
+ * What check_run asks of every decoded event, without a Python call per event: each type's seq and ts
+ * slots are looked up once (msgspec keeps a Struct's fields in member slots) and read in place. Any
+ * doubt (a type whose fields are not plain slots, a slot unset, a seq that is not an int) answers
+ * False, and Python asks again its own way. */
+static PyObject *follows(PyObject *self, PyObject *args) {
+    PyObject *events, *first_obj, *seq_name = NULL, *ts_name = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &events, &PyLong_Type, &first_obj)) return NULL;
+    int overflow;
+    long long first = PyLong_AsLongLongAndOverflow(first_obj, &overflow);
+    if (first == -1 && PyErr_Occurred()) return NULL;
+    if (overflow) Py_RETURN_FALSE;
+    seq_name = PyUnicode_InternFromString("seq");
+    ts_name = PyUnicode_InternFromString("ts");
+    if (seq_name == NULL || ts_name == NULL) {
+        Py_XDECREF(seq_name), Py_XDECREF(ts_name);
+        return NULL;
+    }
+    enum { TYPES = 16 };
+    PyTypeObject *types[TYPES];
+    Py_ssize_t seq_at[TYPES], ts_at[TYPES];
+    int known = 0, ok = 1;
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(events); i++) {
+        PyObject *event = PyList_GET_ITEM(events, i);
+        PyTypeObject *type = Py_TYPE(event);
+        int k = 0;
+        while (k < known && types[k] != type) k++;
+        if (k == known) {
+            if (known == TYPES) {
+                ok = 0;
+                break;
+            }
+            PyObject *sd = _PyType_Lookup(type, seq_name), *td = _PyType_Lookup(type, ts_name);
+            if (sd == NULL || td == NULL || !Py_IS_TYPE(sd, &PyMemberDescr_Type) || !Py_IS_TYPE(td, &PyMemberDescr_Type)) {
+                ok = 0;
+                break;
+            }
+            PyMemberDef *sm = ((PyMemberDescrObject *)sd)->d_member, *tm = ((PyMemberDescrObject *)td)->d_member;
+            if (sm->type != T_OBJECT_EX || tm->type != T_OBJECT_EX) {
+                ok = 0;
+                break;
+            }
+            types[k] = type, seq_at[k] = sm->offset, ts_at[k] = tm->offset, known++;
+        }
+        PyObject *seq = *(PyObject **)((char *)event + seq_at[k]), *ts = *(PyObject **)((char *)event + ts_at[k]);
+        if (seq == NULL || ts == NULL || !PyLong_CheckExact(seq) || !PyUnicode_CheckExact(ts)) {
+            ok = 0;
+            break;
+        }
+        long long value = PyLong_AsLongLongAndOverflow(seq, &overflow);
+        /* value - first == i, in unsigned arithmetic: it cannot overflow */
+        ok = !overflow && value >= first && (unsigned long long)value - (unsigned long long)first == (unsigned long long)i &&
+             PyUnicode_GET_LENGTH(ts) > 0;
+    }
+    Py_DECREF(seq_name), Py_DECREF(ts_name);
+    return PyBool_FromLong(ok);
 }
 
 static PyObject *crc32_py(PyObject *self, PyObject *args) {
@@ -165,6 +652,15 @@ static PyMethodDef methods[] = {
      "and whether they are all of buf."},
     {"make_line", (PyCFunction)(void (*)(void))make_line, METH_FASTCALL,
      "make_line(seq, ts, body) -> bytes: a journal line, as writer.py builds it in Python."},
+    {"scan_calls", scan_calls, METH_VARARGS,
+     "scan_calls(buf, prev_seq, stop_seq) -> (end, seq, marks, lines, reached): the lines checked up to stop_seq's, "
+     "the ids tool messages answer, the ids messages ask for, and the other lines that touch tool calls."},
+    {"follows", follows, METH_VARARGS,
+     "follows(events, first) -> bool: each event's seq is first, first + 1, ... and its ts is not empty."},
+#ifdef HAVE_CHECK_START
+    {"check_start", check_start, METH_VARARGS,
+     "check_start(buf, base) -> Pending: check_lines begun in a thread of its own; .result() gives its answer."},
+#endif
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
 };
@@ -173,5 +669,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__lines(void) {
     crc_init();
+#ifdef HAVE_CLMUL
+    __builtin_cpu_init();
+    use_clmul = __builtin_cpu_supports("pclmul");
+    use_avx2 = __builtin_cpu_supports("avx2");
+#endif
+#ifdef HAVE_CHECK_START
+    if (PyType_Ready(&PendingType) < 0) return NULL;
+#endif
     return PyModule_Create(&module);
 }

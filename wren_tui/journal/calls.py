@@ -121,7 +121,16 @@ class CallTracker:
         if type(event) in self._tracked:
             self._follow((event,))
 
-    def _follow(self, events: Iterable[Event]) -> None:
+    def follow_ids(self, items: Iterable[Event | str | tuple[str, ...]]) -> None:
+        """Take events in order, some of them messages known only by their call ids.
+
+        A str is a tool message answering that call; a tuple, a message asking for those calls (their
+        names and arguments unread). What a fork's scan hands over (`forking`): it reads no more of a
+        plain message than that. With `keep_messages`, only the events are kept.
+        """
+        self._follow(items)
+
+    def _follow(self, events: Iterable[Event | str | tuple[str, ...]]) -> None:
         asked, started, ended, kept = self._asked, self._started, self._ended, self.messages
         for event in events:
             if type(event) is Message:
@@ -140,6 +149,13 @@ class CallTracker:
                 started[event.id] = event
             elif type(event) is ToolEnd and event.id in asked:
                 ended[event.id] = event
+            elif type(event) is str:  # a tool message answering that call, its other fields unread
+                asked.pop(event, None)
+                started.pop(event, None)
+                ended.pop(event, None)
+            elif type(event) is tuple:  # a message asking for these calls, their names and arguments unread
+                for call_id in event:
+                    asked[call_id] = ToolCall(id=call_id, name="", args="")
 
     @property
     def any_open(self) -> bool:
