@@ -15,6 +15,7 @@ from tests.fleet.conftest import NatsServer
 from tests.fleet.test_mirror import mirror_once, write_journal
 from tests.fleet.test_watch import mirroring
 from tests.tmux import python_argv, terminal
+from tests.waiting import until
 from wren_tui.journal.events import ChatMessage, Message
 from wren_tui.journal.store import new_session_id
 from wren_tui.journal.writer import JournalWriter
@@ -39,8 +40,12 @@ def test_a_session_appended_on_another_host_shows_up_live_in_the_fleets_viewer(
         assert "host" in screen and "laptop" in screen and ci.stem not in screen
         with JournalWriter.create(ci) as writer:
             writer.append(Message(message=ChatMessage(role="user", content="hello from ci")))
-            screen = term.wait_for(ci.stem, timeout=30)
-            row = next(line for line in screen.splitlines() if ci.stem in line)
+            term.wait_for(ci.stem, timeout=30)
+            # The row and the ci mirror's first beat reach the viewer in either order; until the beat, a
+            # host never heard from is shown silent. Live once both are in.
+            until(lambda: _row(term.capture(), ci.stem).endswith(" live"), "the ci session's row to say live")
+            screen = term.capture()
+            row = _row(screen, ci.stem)
             assert row.split()[:2] == ["ci", ci.stem] and row.split()[-1] == "live"
             # The newest session is the first row, where the cursor is.
             assert screen.splitlines().index(row) < next(
@@ -54,3 +59,7 @@ def test_a_session_appended_on_another_host_shows_up_live_in_the_fleets_viewer(
         term.keys("q")
         term.wait_for("WREN-EXITED-0", timeout=30)
     assert not here.exists()  # the viewer wrote nothing (its one write is a fork)
+
+
+def _row(screen: str, stem: str) -> str:
+    return next((line.rstrip() for line in screen.splitlines() if stem in line), "")
