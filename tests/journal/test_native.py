@@ -7,7 +7,10 @@ reader uses Python (the rest of the suite then covers that path).
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import os
+import re
 import shutil
 import sysconfig
 import tempfile
@@ -33,11 +36,21 @@ EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 200
 _settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def test_the_c_check_is_built_where_a_compiler_is() -> None:
+@pytest.mark.parametrize("module", ["wren_tui.journal._lines", "wren_tui.search._scan", "wren_tui.foreign._aider"])
+def test_each_c_module_is_built_from_its_source_where_a_compiler_is(module: str) -> None:
+    """The C modules are optional at install (no compiler: Python does the same), so a failed compile is
+    silent and can leave an older build in place: every function its stub names must be there."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}) here: the reader checks lines in Python")
-    assert native is not None, "a compiler is here but wren_tui/journal/_lines.c was not built: reinstall the project"
+    source = Path(importlib.util.find_spec(module.rpartition(".")[0]).origin or "").parent  # type: ignore[union-attr]
+    stub = source / (module.rpartition(".")[2] + ".pyi")
+    try:
+        built = importlib.import_module(module)
+    except ImportError:
+        pytest.fail(f"a compiler is here but {stub.with_suffix('.c')} was not built: reinstall the project")
+    missing = [name for name in re.findall(r"^def (\w+)", stub.read_text(), re.MULTILINE) if not hasattr(built, name)]
+    assert not missing, f"{module} is an older build than {stub.name} ({missing} missing): its compile failed"
 
 
 def _python_ok(line: bytes) -> bool:
