@@ -125,3 +125,26 @@ def test_without_dir_each_agent_is_searched_in_its_own_folder(tmp_path: Path) ->
     assert sessions(only) == [("claude", "8122657c-fe54-4dc9-89a3-20049e8a84f7")]
     none = run_wren(["search", "Kestrel", "--agent", "codex"], cwd=tmp_path, env=env)
     assert (none.returncode, none.stdout, none.stderr) == (1, "", "")
+
+
+def test_dir_naming_another_agents_folder_keeps_the_index_in_wrens_state_folder_not_there(tmp_path: Path) -> None:
+    claude_home = tmp_path / "claude"
+    project = claude_home / "projects" / "-Users-philipp-dev"
+    project.mkdir(parents=True)
+    shutil.copy(CLAUDE, project / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl")
+    before = sorted(p.relative_to(claude_home) for p in claude_home.rglob("*"))
+    state = tmp_path / "state"
+    env = {"CLAUDE_CONFIG_DIR": str(claude_home), "XDG_STATE_HOME": str(state)}
+    for folder in (claude_home / "projects", project):  # the agent's folder, and one inside it
+        first = run_wren(["search", "joke", "--dir", str(folder), "--json"], cwd=tmp_path, env=env)
+        again = run_wren(["search", "joke", "--dir", str(folder), "--json"], cwd=tmp_path, env=env)
+        assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+        assert sessions(first) == sessions(again) == [("claude", "8122657c-fe54-4dc9-89a3-20049e8a84f7")]
+    # Claude Code's folder holds exactly what it held: no .index, no -wal, no listing store.
+    assert sorted(p.relative_to(claude_home) for p in claude_home.rglob("*")) == before
+    kept = sorted((state / "wren" / "indexes").glob("*/search.sqlite"))
+    assert len(kept) == 2, kept  # one index a folder named, in Wren's own state folder
+    # A folder that is no agent's keeps its index in itself, as before.
+    mixed = one_folder(tmp_path)
+    assert run_wren(["search", "joke", "--dir", str(mixed)], cwd=tmp_path, env=env).returncode == 0
+    assert (mixed / ".index" / "search.sqlite").is_file()

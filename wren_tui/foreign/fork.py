@@ -22,12 +22,11 @@ from ..journal.errors import JournalError
 from ..journal.events import Fork, Message, RunStart
 from ..journal.forking import Forked, NotAForkPoint, fresh_journal, put_in_place
 from ..journal.writer import FileOps, JournalWriter
-from . import FORMATS
 from .base import Format
 from .conversation import context as context_at
 from .conversation import fork_points, outline
 from .exported import open_lines
-from .listing import roots
+from .listing import owner_of
 
 # What a person reads after "the fork records no workspace".
 NO_WORKSPACE = (
@@ -44,14 +43,11 @@ def refuse_beside_other_agents(source: Path, folder: Path) -> None:
     Raises:
         JournalError: one sentence naming the folder and whose it is.
     """
-    where = Path(os.path.realpath(folder))
     whose = None
-    if where == Path(os.path.realpath(source.parent)):
+    if Path(os.path.realpath(folder)) == Path(os.path.realpath(source.parent)):
         whose = f"the folder of {source.name}"
-    for fmt, root in roots([name for name, f in FORMATS.items() if f.own_folder]):
-        agent_root = Path(os.path.realpath(root))
-        if whose is None and (where == agent_root or agent_root in where.parents):
-            whose = f"in {fmt.label}'s sessions folder ({root})"
+    elif (owner := owner_of(folder)) is not None:
+        whose = f"in {owner[0].label}'s sessions folder ({owner[1]})"
     if whose is not None:
         raise JournalError(
             f"{folder}: is {whose}; a fork into Wren goes to a Wren journals folder, never beside another agent's "

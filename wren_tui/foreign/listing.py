@@ -71,6 +71,19 @@ def roots(
     return [(FORMATS[name], folder if folder is not None else FORMATS[name].root(env, home)) for name in agents]
 
 
+def owner_of(folder: Path) -> tuple[Format, Path] | None:
+    """The agent whose own sessions folder `folder` is or is inside (links resolved), and that folder; else None.
+
+    Wren writes nothing there: no fork, no search index, no listing store.
+    """
+    where = Path(os.path.realpath(folder))
+    for fmt, root in roots([name for name, f in FORMATS.items() if f.own_folder]):
+        agent_root = Path(os.path.realpath(root))
+        if where == agent_root or agent_root in where.parents:
+            return fmt, root
+    return None
+
+
 def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
     """The session files of `fmt` under `root`, in nested folders too (no link is followed).
 

@@ -20,6 +20,7 @@ item, so its hits are the scan's hits. A pattern with no such piece reads the se
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sqlite3
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ..foreign.listing import owner_of
+from ..journal.store import journals_dir
 from ..journal.verdict import Stop
 from .query import Query
 from .sources import Item, Saved
@@ -48,8 +51,17 @@ SHORTEST = 3  # the trigram tokenizer finds nothing shorter
 
 
 def index_path(folder: Path) -> Path:
-    """Where the index of the journals folder `folder` is kept."""
-    return folder / FOLDER / NAME
+    """Where the index of the journals folder `folder` is kept: in it, unless it is another agent's own folder.
+
+    `--dir` may name Claude Code's or Codex's sessions folder (every agent's sessions are searched there);
+    Wren writes nothing into another agent's folder, so that folder's index is kept in Wren's state folder
+    instead, under a name made from the folder's real path.
+    """
+    if owner_of(folder) is None:
+        return folder / FOLDER / NAME
+    where = os.path.realpath(folder)
+    name = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
+    return journals_dir(None).parent / "indexes" / name / NAME
 
 
 def fts_text(text: str) -> str:

@@ -75,7 +75,7 @@ def connect_write(path: Path) -> sqlite3.Connection:
 
 def _connect(path: Path) -> sqlite3.Connection:
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
         db.isolation_level = None
         db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
