@@ -48,8 +48,8 @@ def conversation(messages: list[Message]) -> list[tuple[Any, ...]]:
         (
             m.message.role,
             m.message.content,
-            [(c.id, c.name, json.loads(c.args)) for c in m.message.toolCalls or ()],
-            m.message.toolCallId,
+            [(c.id, c.name, json.loads(c.args)) for c in m.message.tool_calls or ()],
+            m.message.tool_call_id,
         )
         for m in messages
     ]
@@ -145,11 +145,11 @@ def test_cancelled_refused_and_cut_off_replies_are_said_as_they_were(tmp_path: P
         RunStart(pid=1, cwd="/work/demo", model="scripted", version="0.1.0"),
         user("try things"),
         assistant("Sleeping, then cleaning.", cancelled, refused, broken),
-        ToolStart(id="call_c", name="shell", readOnly=False, approval="approved"),
-        ToolEnd(id="call_c", ok=False, elapsedMs=900, stoppedBy="cancel"),
-        ToolStart(id="call_r", name="shell", readOnly=False, approval="denied"),
-        ToolEnd(id="call_r", ok=False, stoppedBy="approval"),
-        Usage(inputTokens=10, outputTokens=5, model="scripted"),
+        ToolStart(id="call_c", name="shell", read_only=False, approval="approved"),
+        ToolEnd(id="call_c", ok=False, elapsed_ms=900, stopped_by="cancel"),
+        ToolStart(id="call_r", name="shell", read_only=False, approval="denied"),
+        ToolEnd(id="call_r", ok=False, stopped_by="approval"),
+        Usage(input_tokens=10, output_tokens=5, model="scripted"),
         Error(message="the gateway closed the stream"),
         Delta(text="I was about to "),
         Delta(text="say"),

@@ -110,8 +110,8 @@ def _outcome_unknown(folder: Path) -> Path:
     with JournalWriter.create(path) as w:
         w.append(RunStart(pid=os.getpid(), cwd=str(folder), model="scripted", version="test"))
         w.append(Message(message=ChatMessage(role="user", content="run `echo hi > note.txt`")))
-        w.append(Message(message=ChatMessage(role="assistant", content="running it", toolCalls=[call])))
-        w.append(ToolStart(id="c1", name="run_command", readOnly=False, approval="approved"))
+        w.append(Message(message=ChatMessage(role="assistant", content="running it", tool_calls=[call])))
+        w.append(ToolStart(id="c1", name="run_command", read_only=False, approval="approved"))
     return path
 
 

@@ -158,8 +158,8 @@ def _hostile_journal(path: Path, payload: str) -> Path:
             Delta(text=f"partial {payload}"),
             Error(message=f"error says {payload}", retryable=True, attempt=1),
             assistant(f"assistant says {payload}", call),
-            ToolStart(id="call_1", name=f"tool{payload}", readOnly=True),
-            ToolEnd(id="call_1", ok=True, elapsedMs=5, chars=3),
+            ToolStart(id="call_1", name=f"tool{payload}", read_only=True),
+            ToolEnd(id="call_1", ok=True, elapsed_ms=5, chars=3),
             assistant(f"last {payload}"),
         ],
     )

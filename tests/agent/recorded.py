@@ -128,7 +128,7 @@ def journaled(message: ChatMessage) -> Expected:
     return Expected(
         message.content,
         [(r.kind, r.text, r.signature, r.data) for r in message.reasoning or ()],
-        [(c.id, c.name, c.args) for c in message.toolCalls or ()],
+        [(c.id, c.name, c.args) for c in message.tool_calls or ()],
     )
 
 
@@ -229,13 +229,15 @@ def anthropic_conversation(body: dict[str, Any]) -> list[ChatMessage]:
         if turn["role"] == "user":
             for block in blocks:
                 if block["type"] == "tool_result":
-                    messages.append(ChatMessage(role="tool", content=block["content"], toolCallId=block["tool_use_id"]))
+                    messages.append(
+                        ChatMessage(role="tool", content=block["content"], tool_call_id=block["tool_use_id"])
+                    )
                 else:
                     messages.append(ChatMessage(role="user", content=block["text"]))
         else:
             text = "".join(b["text"] for b in blocks if b["type"] == "text")
             calls = [ToolCall(b["id"], b["name"], json.dumps(b["input"])) for b in blocks if b["type"] == "tool_use"]
-            messages.append(ChatMessage(role="assistant", content=text, toolCalls=calls or None))
+            messages.append(ChatMessage(role="assistant", content=text, tool_calls=calls or None))
     return messages
 
 
@@ -243,12 +245,12 @@ def openai_conversation(body: dict[str, Any]) -> list[ChatMessage]:
     messages: list[ChatMessage] = []
     for m in body["messages"]:
         if m["role"] == "tool":
-            messages.append(ChatMessage(role="tool", content=m["content"], toolCallId=m["tool_call_id"]))
+            messages.append(ChatMessage(role="tool", content=m["content"], tool_call_id=m["tool_call_id"]))
         elif m["role"] == "assistant":
             calls = [
                 ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in m.get("tool_calls") or ()
             ]
-            messages.append(ChatMessage(role="assistant", content=m["content"] or "", toolCalls=calls or None))
+            messages.append(ChatMessage(role="assistant", content=m["content"] or "", tool_calls=calls or None))
         elif m["role"] == "user":
             messages.append(ChatMessage(role="user", content=m["content"]))
     return messages

@@ -99,15 +99,15 @@ def test_turns_sent_merge_tool_results_with_a_following_message_and_keep_only_an
         ChatMessage(
             role="assistant",
             content="",
-            toolCalls=[
+            tool_calls=[
                 ToolCall("functions.read:0", "read_file", '{"path": "a"}'),
                 ToolCall("c2", "list_dir", "not json"),
             ],
             # Reasoning from an OpenAI-compatible server has no signature: Anthropic would refuse it.
             reasoning=[Reasoning("deepseek thought", "reasoning_content")],
         ),
-        ChatMessage(role="tool", content="A", toolCallId="functions.read:0"),
-        ChatMessage(role="tool", content="B", toolCallId="c2"),
+        ChatMessage(role="tool", content="A", tool_call_id="functions.read:0"),
+        ChatMessage(role="tool", content="B", tool_call_id="c2"),
         ChatMessage(role="user", content="and now?"),
         ChatMessage(role="assistant", content=""),  # an empty reply: the API refuses empty content
         ChatMessage(role="user", content="hello?"),

@@ -24,7 +24,7 @@ def test_without_a_terminal_or_yes_side_effects_are_denied_and_the_model_is_told
     start = next(e for e in events if isinstance(e, ToolStart))
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert (start.name, start.approval) == ("run_command", "denied")
-    assert (end.ok, end.stoppedBy) == (False, "approval")
+    assert (end.ok, end.stopped_by) == (False, "approval")
     said = [m.message for m in messages_of(events)]
     tool_result = next(m for m in said if m.role == "tool")
     assert tool_result.content == (
@@ -99,7 +99,7 @@ def test_at_a_terminal_yes_then_always_allows_and_always_stops_asking_for_that_t
     assert term.finish() == 0
     assert "allow run_command" not in term.seen  # the second test run was not asked about
     starts = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolStart)]
-    assert [(e.name, e.approval) for e in starts if not e.readOnly] == [
+    assert [(e.name, e.approval) for e in starts if not e.read_only] == [
         ("run_command", "approved"),
         ("edit_file", "approved"),
         ("run_command", "approved"),
@@ -114,7 +114,7 @@ def test_at_a_terminal_no_denies_the_call_and_the_model_stops(workspace: Path) -
     assert term.finish() == 0
     events = events_of(only_journal(journals_of(workspace)))
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert end.stoppedBy == "approval"
+    assert end.stopped_by == "approval"
     told = next(m.message.content for m in messages_of(events) if m.message.role == "tool")
     assert told == "not run: denied: the user answered no at the approval prompt"
 
@@ -127,7 +127,7 @@ def test_ctrl_c_at_the_approval_prompt_closes_the_call_as_cancelled_and_exits_13
     os.close(term.master)
     events = events_of(only_journal(journals_of(workspace)))
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert end.stoppedBy == "cancel"
+    assert end.stopped_by == "cancel"
     assert not any(isinstance(e, ToolStart) for e in events)  # it never started
     assert messages_of(events)[-1].message.content == (
         "not run: the turn was stopped by SIGINT (Ctrl+C) before this call started"

@@ -60,7 +60,7 @@ async def test_a_command_of_201_lines_is_folded_and_its_question_says_what_it_is
     assert "WREN-EXITED-0" in end
     assert not (workspace / "pwned-scroll.txt").exists()
     ended = next(e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd))
-    assert (ended.ok, ended.stoppedBy) == (False, "approval")
+    assert (ended.ok, ended.stopped_by) == (False, "approval")
 
 
 @pytest.mark.parametrize("rows", [16, 24, 35, 60])

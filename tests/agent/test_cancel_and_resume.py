@@ -60,7 +60,7 @@ def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_liv
     assert proc.returncode == 130, err
     events = events_of(journal)
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert (end.ok, end.stoppedBy) == (False, "cancel")
+    assert (end.ok, end.stopped_by) == (False, "cancel")
     told = messages_of(events)[-1].message.content
     assert told.startswith("interrupted: it ran for ") and "stopped by SIGINT (Ctrl+C) before it finished" in told
     assert isinstance(events[-1], RunEnd) and events[-1].reason == "cancelled"
@@ -117,7 +117,7 @@ def test_assume_failed_records_a_recovery_tells_the_model_and_the_work_completes
     events = events_of(journal)
     recovery = next(e for e in events if isinstance(e, Recovery))
     assert recovery.id == start.id and "assumed failed" in recovery.decision
-    told = next(m.message for m in messages_of(events) if m.message.toolCallId == start.id)
+    told = next(m.message for m in messages_of(events) if m.message.tool_call_id == start.id)
     assert told.content.startswith(f"outcome unknown: Wren stopped after this call started (at {start.ts})")
     assert "check the workspace" in told.content
     assert subprocess.run([sys.executable, "-m", "unittest"], cwd=workspace, capture_output=True).returncode == 0
@@ -131,7 +131,7 @@ def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(wor
     before = journal.read_bytes()
     refused = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert refused.returncode == 3, refused.stderr
-    assert f"ended ok after {end.elapsedMs} ms, but {end.chars} chars of output never reached the journal" in (
+    assert f"ended ok after {end.elapsed_ms} ms, but {end.chars} chars of output never reached the journal" in (
         refused.stderr
     )
     assert journal.read_bytes() == before
@@ -141,7 +141,7 @@ def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(wor
     events = events_of(journal)
     recovery = next(e for e in events if isinstance(e, Recovery))
     assert recovery.id == end.id and recovery.decision.startswith("output lost")
-    told = next(m.message for m in messages_of(events) if m.message.toolCallId == end.id)
+    told = next(m.message for m in messages_of(events) if m.message.tool_call_id == end.id)
     assert told.content.startswith(f"output lost: this call started at {start_of(events, end.id).ts} and it ended ok")
     assert "check the workspace" in told.content
 
@@ -149,19 +149,19 @@ def test_an_edit_that_ended_but_lost_its_output_is_refused_with_how_it_ended(wor
 def test_a_call_recorded_as_not_run_gets_its_message_on_resume_and_is_not_run(workspace: Path) -> None:
     journal = finished_run(workspace)
     asked = cut_after(
-        journal, lambda e: isinstance(e, Message) and any(c.name == "edit_file" for c in e.message.toolCalls or ())
+        journal, lambda e: isinstance(e, Message) and any(c.name == "edit_file" for c in e.message.tool_calls or ())
     )
-    assert isinstance(asked, Message) and asked.message.toolCalls
-    call_id = asked.message.toolCalls[0].id
+    assert isinstance(asked, Message) and asked.message.tool_calls
+    call_id = asked.message.tool_calls[0].id
     # The process was cancelled before the edit ran, recorded that, and was killed before its tool message.
     with JournalWriter.open(journal) as writer:
-        writer.append(ToolEnd(id=call_id, ok=False, elapsedMs=0, chars=0, stoppedBy="cancel"))
+        writer.append(ToolEnd(id=call_id, ok=False, elapsed_ms=0, chars=0, stopped_by="cancel"))
     proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert "not run (cancel), as recorded before" in proc.stdout
     events = events_of(journal)
     assert not any(isinstance(e, ToolStart) and e.id == call_id for e in events)
-    told = [m.message.content for m in messages_of(events) if m.message.toolCallId == call_id]
+    told = [m.message.content for m in messages_of(events) if m.message.tool_call_id == call_id]
     assert told == ["not run: the turn was stopped before this call started"]
     assert not any(isinstance(e, Recovery) for e in events)
 
@@ -179,12 +179,12 @@ def test_a_read_only_call_cut_off_is_run_again_and_resume_says_so(workspace: Pat
 
 def test_a_call_that_never_started_is_run_on_resume(workspace: Path) -> None:
     journal = finished_run(workspace)
-    asked = cut_after(journal, lambda e: isinstance(e, Message) and bool(e.message.toolCalls))
+    asked = cut_after(journal, lambda e: isinstance(e, Message) and bool(e.message.tool_calls))
     proc = run_wren(["resume", "--dir", "../journals", "--yes"], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = events_of(journal)
-    assert isinstance(asked, Message) and asked.message.toolCalls
-    call_id = asked.message.toolCalls[0].id
+    assert isinstance(asked, Message) and asked.message.tool_calls
+    call_id = asked.message.tool_calls[0].id
     assert [e.approval for e in events if isinstance(e, ToolStart) and e.id == call_id] == ["approved"]
     assert "All 6 tests pass" in messages_of(events)[-1].message.content
 

@@ -21,7 +21,7 @@ def test_chat_answers_turn_by_turn_and_its_slash_commands_read_the_journal(works
     events = events_of(journal)
     said = [m.message for m in messages_of(events)]
     assert [m.content for m in said if m.role == "user"] == lines[:2]
-    assert FAILING_CASE in said[-1].content and not said[-1].toolCalls
+    assert FAILING_CASE in said[-1].content and not said[-1].tool_calls
     assert isinstance(events[-1], RunEnd) and events[-1].reason == "done"
     assert "run_command [call_1_0] started" in proc.stdout  # /log
     assert "clean fork points" in proc.stdout and "user: what was the failing case?" in proc.stdout  # /fork
@@ -44,7 +44,7 @@ def test_chat_fork_switches_to_a_new_session_that_keeps_the_parent_intact(worksp
     assert "now in s-" in proc.stdout
     forked = next(p for p in journal_paths(journals_of(workspace)) if p != parent)
     events = events_of(forked)
-    assert any(isinstance(e, Fork) and e.atSeq == 2 for e in events)
+    assert any(isinstance(e, Fork) and e.at_seq == 2 for e in events)
     said = [m.message for m in messages_of(events)]
     assert said[-1].role == "assistant" and "run the tests and see which case fails" in said[-1].content
     assert parent.read_bytes()[: len(parent_bytes)] == parent_bytes

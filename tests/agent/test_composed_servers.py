@@ -107,7 +107,7 @@ async def test_the_anthropic_model_completes_the_demo_task_and_sends_the_recorde
         assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": text, "signature": signature}
     names = [e.name for e in events if isinstance(e, ToolStart)]
     assert names[0] == "run_command" and "edit_file" in names and names[-1] == "run_command"
-    assert said[-1].content and not said[-1].toolCalls
+    assert said[-1].content and not said[-1].tool_calls
     assert "[thinking]" in out and said[-1].content.splitlines()[0] in out
 
 

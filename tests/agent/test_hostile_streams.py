@@ -106,7 +106,7 @@ async def test_a_lone_surrogate_in_reasoning_and_in_a_tool_calls_arguments_is_jo
     journal = only_journal(journals_of(workspace))
     _assert_valid_utf8_journal(journal)
     events = events_of(journal)
-    call = next(e.message.toolCalls for e in events if isinstance(e, Message) and e.message.toolCalls)
+    call = next(e.message.tool_calls for e in events if isinstance(e, Message) and e.message.tool_calls)
     assert call is not None and json.loads(call[0].args) == {"path": ".\ufffd"}
     assert any(isinstance(e, ToolEnd) for e in events)
     last = [e for e in events if isinstance(e, Message)][-1].message

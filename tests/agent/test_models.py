@@ -67,11 +67,11 @@ async def test_a_model_registered_with_one_line_runs_through_the_real_loop_into_
     assert isinstance(start, RunStart) and start.model == "listed"
     assert isinstance(user, Message) and user.message.content == "what does the readme say?"
     assert isinstance(call, Message) and call.message.content == "Let me read the readme."
-    assert [(c.id, c.name, c.args) for c in call.message.toolCalls or ()] == [
+    assert [(c.id, c.name, c.args) for c in call.message.tool_calls or ()] == [
         ("c1", "read_file", '{"path": "README.md"}')
     ]
-    assert isinstance(usage, Usage) and (usage.inputTokens, usage.outputTokens, usage.model) == (120, 9, "listed")
-    assert isinstance(tool_start, ToolStart) and (tool_start.readOnly, tool_start.approval) == (True, "auto")
+    assert isinstance(usage, Usage) and (usage.input_tokens, usage.output_tokens, usage.model) == (120, 9, "listed")
+    assert isinstance(tool_start, ToolStart) and (tool_start.read_only, tool_start.approval) == (True, "auto")
     assert isinstance(tool_end, ToolEnd) and tool_end.ok
     assert isinstance(result, Message) and result.message.content == readme
     assert isinstance(answer, Message) and answer.message.content == "It describes the stats package."

@@ -218,7 +218,7 @@ async def test_the_same_call_three_times_in_a_row_is_stopped_as_a_loop(workspace
         )
     assert code == 0, err
     ends = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
-    assert [e.stoppedBy for e in ends] == [None, None, "loop"]
+    assert [e.stopped_by for e in ends] == [None, None, "loop"]
     assert "in a row" in tool_results(srv.requests[-1])[-1]
 
 
@@ -297,11 +297,11 @@ async def test_reasoning_content_is_kept_apart_from_the_text_and_sent_back_with_
     assert reply.content == "Answer."
     assert [(r.kind, r.text) for r in reply.reasoning or ()] == [("reasoning_content", "Think first.")]
     earlier = ChatMessage(role="assistant", content="Old.", reasoning=[Reasoning("old thought", "reasoning_content")])
-    bare = ChatMessage(role="assistant", content="", toolCalls=[ToolCall("c0", "read_file", "{}")])
+    bare = ChatMessage(role="assistant", content="", tool_calls=[ToolCall("c0", "read_file", "{}")])
     now = ChatMessage(
         role="assistant",
         content="",
-        toolCalls=[ToolCall("c1", "read_file", "{}")],
+        tool_calls=[ToolCall("c1", "read_file", "{}")],
         reasoning=[Reasoning("new thought", "reasoning_content"), Reasoning("openrouter's", "reasoning")],
     )
     again = ChatMessage(role="user", content="again")

@@ -101,7 +101,7 @@ def test_the_same_command_asked_for_in_three_requests_runs_each_time(workspace: 
         assert proc.returncode == 0, proc.stderr
         assert "[not run: loop]" not in proc.stdout
     ends = [e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
-    assert [(e.ok, e.stoppedBy) for e in ends] == [(True, None)] * 3
+    assert [(e.ok, e.stopped_by) for e in ends] == [(True, None)] * 3
 
 
 async def test_calls_of_a_turn_made_by_an_earlier_process_are_not_counted_as_a_loop(workspace: Path) -> None:
@@ -134,7 +134,7 @@ async def test_calls_of_a_turn_made_by_an_earlier_process_are_not_counted_as_a_l
             ["resume", "--dir", "../journals", "--model", "openai", "--max-steps", "5", sid], workspace, env
         )
         assert third == 0
-    ends = [e.stoppedBy for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
+    ends = [e.stopped_by for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd)]
     assert ends == [None, None, None, None, None, "loop"]
 
 
@@ -178,7 +178,7 @@ def test_end_of_input_at_the_approval_prompt_is_recorded_as_no_answer_not_as_no(
         tty.kill()
     events = events_of(only_journal(journals_of(workspace)))
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert end.stoppedBy == "approval"
+    assert end.stopped_by == "approval"
     told = next(m.message.content for m in messages_of(events) if m.message.role == "tool")
     assert told.startswith("not run: no answer: the terminal closed its input at the approval prompt")
     assert "answered no" not in told

@@ -215,7 +215,7 @@ async def test_a_recorded_response_gives_an_exact_journal_or_one_sentence_with_t
         said = [e.message for e in events if isinstance(e, Message) and e.message.role == "assistant"]
         expected = [expected_of(s) for s in replies]
         assert [journaled(m) for m in said] == [Expected(x.content, x.reasoning, x.calls) for x in expected]
-        assert [(u.inputTokens, u.outputTokens) for u in events if isinstance(u, Usage)] == [
+        assert [(u.input_tokens, u.output_tokens) for u in events if isinstance(u, Usage)] == [
             x.usage for x in expected if x.usage is not None
         ]
         # Each failed answer was one retry, journaled as such, with the server's own words.

@@ -64,7 +64,7 @@ def test_resume_in_a_second_process_answers_the_failing_case_without_a_tool(work
     assert not any(isinstance(e, ToolStart | ToolEnd) for e in turn)
     said = [m.message for m in messages_of(turn)]
     assert [m.role for m in said] == ["user", "assistant"]
-    assert FAILING_CASE in said[1].content and not said[1].toolCalls
+    assert FAILING_CASE in said[1].content and not said[1].tool_calls
     # It answered from the history, not by running the tests again: the code is still broken.
     assert unittest_in(workspace).returncode == 1
 
@@ -77,10 +77,10 @@ def test_the_log_of_one_turn_orders_each_tool_end_between_its_call_and_its_resul
     position = {id(e): i for i, e in enumerate(events)}
     for end in (e for e in events if isinstance(e, ToolEnd)):
         asked = next(
-            e for e in events if isinstance(e, Message) and any(c.id == end.id for c in e.message.toolCalls or ())
+            e for e in events if isinstance(e, Message) and any(c.id == end.id for c in e.message.tool_calls or ())
         )
         start = next(e for e in events if isinstance(e, ToolStart) and e.id == end.id)
-        answer = next(e for e in events if isinstance(e, Message) and e.message.toolCallId == end.id)
+        answer = next(e for e in events if isinstance(e, Message) and e.message.tool_call_id == end.id)
         assert position[id(asked)] < position[id(start)] < position[id(end)] < position[id(answer)]
     replayed = replay(events)
     assert replayed.messages == [m.message for m in messages_of(events)]
@@ -93,7 +93,7 @@ def test_a_project_set_up_for_pytest_is_tested_with_pytest_and_fixed_from_its_ou
     proc = run_wren(["run", "--dir", "../journals", "--yes", FIX], cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = events_of(only_journal(journals_of(workspace)))
-    commands = [c.args for m in messages_of(events) for c in m.message.toolCalls or () if c.name == "run_command"]
+    commands = [c.args for m in messages_of(events) for c in m.message.tool_calls or () if c.name == "run_command"]
     assert len(commands) == 2 and all("-m pytest" in c for c in commands)
     assert unittest_in(workspace).returncode == 0
     assert "All 6 tests pass" in messages_of(events)[-1].message.content

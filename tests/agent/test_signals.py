@@ -61,7 +61,7 @@ def command_group(workspace: Path, journal: Path) -> int:
 def assert_stopped_and_recorded(journal: Path, cause: str) -> None:
     events = events_of(journal)
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert (end.ok, end.stoppedBy) == (False, "cancel")
+    assert (end.ok, end.stopped_by) == (False, "cancel")
     told = messages_of(events)[-1].message.content
     assert told.startswith("interrupted: it ran for ") and f"was stopped by {cause} before it finished" in told
     assert "by the user" not in told
@@ -204,7 +204,7 @@ def test_under_nohup_a_hangup_is_ignored_and_the_command_finishes(workspace: Pat
     assert proc.returncode == 0, err
     assert (workspace / "done.txt").read_text() == "done\n"
     end = next(e for e in events_of(journal) if isinstance(e, ToolEnd))
-    assert (end.ok, end.stoppedBy) == (True, None)
+    assert (end.ok, end.stopped_by) == (True, None)
 
 
 def test_a_command_that_ended_leaves_what_it_started_in_the_background_running(workspace: Path) -> None:

@@ -72,7 +72,7 @@ def test_odd_entries_are_stored_as_they_are_or_listed_and_a_fork_brings_back_the
     events = events_of(only_journal(journals))
     snaps = [e for e in events if isinstance(e, Snapshot)]
     assert [s.before is None for s in snaps] == [False, True]
-    listed = "\n".join(snaps[-1].notCovered or [])
+    listed = "\n".join(snaps[-1].not_covered or [])
     for line in (
         "vendor/ (a git repository of its own: not covered)",
         "scratch/ (a git repository of its own: not covered)",
@@ -82,9 +82,9 @@ def test_odd_entries_are_stored_as_they_are_or_listed_and_a_fork_brings_back_the
         "build/ (ignored by .gitignore: not covered)",
     ):
         assert line in listed
-    assert snaps[-1].notCoveredCount == 6
+    assert snaps[-1].not_covered_count == 6
     # Before a call (kept quick) what the snapshot itself met: the repositories; the turn's end lists everything.
-    assert snaps[0].notCoveredCount == 2
+    assert snaps[0].not_covered_count == 2
 
     store = Store(journals / STORE)
     files = store.files_of(snaps[-1].id)

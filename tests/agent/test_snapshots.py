@@ -32,10 +32,10 @@ def test_a_run_snapshots_before_each_call_with_side_effects_and_at_the_end_of_it
     journal = run(workspace)
     events = events_of(journal)
     starts = [(i, e) for i, e in enumerate(events) if isinstance(e, ToolStart)]
-    assert any(not e.readOnly for _, e in starts) and any(e.readOnly for _, e in starts)
+    assert any(not e.read_only for _, e in starts) and any(e.read_only for _, e in starts)
     for i, start in starts:
         before = events[i - 1]
-        if start.readOnly:
+        if start.read_only:
             assert not isinstance(before, Snapshot), "a read-only call is not snapshotted"
         else:
             # Right before its tool_start: the objects were durable before this line was written.
@@ -60,7 +60,7 @@ def test_a_run_snapshots_before_each_call_with_side_effects_and_at_the_end_of_it
     kept = [p for p in _files(workspace) if "__pycache__" not in p.parts]
     assert set(files) == {p.relative_to(workspace).as_posix().encode() for p in kept}
     if len(kept) < len(_files(workspace)):
-        assert "stats/__pycache__/ (ignored by .gitignore: not covered)" in (last.notCovered or [])
+        assert "stats/__pycache__/ (ignored by .gitignore: not covered)" in (last.not_covered or [])
     blob = files[b"stats/core.py"][1]
     assert store.git("cat-file", "blob", blob) == (workspace / "stats" / "core.py").read_bytes()
 
@@ -173,6 +173,6 @@ def test_journals_inside_the_workspace_are_never_part_of_its_snapshots(workspace
     store = Store(journal.parent / STORE)
     for snap in snaps:
         assert not any(name.startswith(b"journals") for name in store.files_of(snap.id))
-    listed = snaps[-1].notCovered or []
+    listed = snaps[-1].not_covered or []
     assert "journals/ (Wren's journals: not covered)" in listed
     assert all(e == "journals/ (Wren's journals: not covered)" or "ignored by .gitignore" in e for e in listed)

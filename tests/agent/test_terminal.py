@@ -175,7 +175,7 @@ async def test_wren_log_and_the_viewer_show_every_sequence_of_the_journal(worksp
     assert any(isinstance(e, Error) and "\x1b" in e.message for e in events)
     # A tool that does not exist never starts: the model's call names it, and its end says it was not run.
     assert any(
-        isinstance(e, Message) and any(c.name == HOSTILE_TOOL for c in e.message.toolCalls or ()) for e in events
+        isinstance(e, Message) and any(c.name == HOSTILE_TOOL for c in e.message.tool_calls or ()) for e in events
     )
     assert not any(isinstance(e, ToolStart) and e.name == HOSTILE_TOOL for e in events)
 

@@ -87,9 +87,9 @@ async def test_a_tool_added_to_the_table_is_offered_approved_by_its_flag_and_jou
         "function": {"name": "count_lines", "description": "Count the lines of a file.", "parameters": LINES},
     }
     events = events_of(path)
-    starts = {e.id: (e.name, e.readOnly, e.approval) for e in events if isinstance(e, ToolStart)}
+    starts = {e.id: (e.name, e.read_only, e.approval) for e in events if isinstance(e, ToolStart)}
     assert starts == {"c1": ("count_lines", True, "auto"), "c2": ("stamp_file", False, "denied")}
-    results = {e.message.toolCallId: e.message.content for e in events if isinstance(e, Message)}
+    results = {e.message.tool_call_id: e.message.content for e in events if isinstance(e, Message)}
     assert results["c1"] == "notes.txt: 3 lines"
     assert results["c2"].startswith("not run: denied")
     assert stamped == []

@@ -193,7 +193,7 @@ def test_a_command_past_its_timeout_is_killed_and_recorded(workspace: Path) -> N
     )
     assert proc.returncode == 0, proc.stderr
     end = next(e for e in events_of(only_journal(journals_of(workspace))) if isinstance(e, ToolEnd))
-    assert (end.ok, end.stoppedBy) == (False, "timeout")
+    assert (end.ok, end.stopped_by) == (False, "timeout")
     assert "never" not in proc.stdout.replace("echo never", "")
 
 

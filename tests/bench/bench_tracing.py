@@ -103,17 +103,17 @@ def _follow(folder: Path) -> list[BenchRow]:
             writer.append(Message(message=ChatMessage(role="user", content="go")))
             for n in range(CALLS):
                 call = ToolCall(f"call_{n}", "run_command", '{"command": "true"}')
-                writer.append(Message(message=ChatMessage(role="assistant", content="", toolCalls=[call])))
-                writer.append(Usage(inputTokens=10, outputTokens=2, model="scripted"))
-                writer.append(ToolStart(id=call.id, name="run_command", readOnly=False, approval="approved"))
-                writer.append(ToolEnd(id=call.id, ok=True, elapsedMs=1, chars=0))
+                writer.append(Message(message=ChatMessage(role="assistant", content="", tool_calls=[call])))
+                writer.append(Usage(input_tokens=10, output_tokens=2, model="scripted"))
+                writer.append(ToolStart(id=call.id, name="run_command", read_only=False, approval="approved"))
+                writer.append(ToolEnd(id=call.id, ok=True, elapsed_ms=1, chars=0))
                 appended = time.perf_counter()
                 while not any(s["attributes"].get("gen_ai.tool.call.id") == call.id for s in phoenix.spans(sid)):
                     if time.perf_counter() - appended > 60:
                         raise SystemExit(f"the span of {call.id} did not arrive within 60 s")
                     time.sleep(0.02)
                 latencies.append(time.perf_counter() - appended)
-                writer.append(Message(message=ChatMessage(role="tool", content="", toolCallId=call.id)))
+                writer.append(Message(message=ChatMessage(role="tool", content="", tool_call_id=call.id)))
             writer.append(RunEnd(reason="done"))
         finally:
             writer.close()

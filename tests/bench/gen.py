@@ -76,15 +76,15 @@ def turns(rng: random.Random) -> Iterator[KnownEvent]:
                 name, _ro = rng.choice(_TOOLS)
                 args = json.dumps({"path": f"src/{rng.choice(_WORDS)}.py", "pattern": _text(rng, 3)})
                 calls.append(ToolCall(id=f"call_{call_no}", name=name, args=args))
-            yield Message(message=ChatMessage(role="assistant", content=reply, toolCalls=calls or None))
-            yield Usage(inputTokens=rng.randint(500, 60_000), outputTokens=rng.randint(10, 800), model="scripted")
+            yield Message(message=ChatMessage(role="assistant", content=reply, tool_calls=calls or None))
+            yield Usage(input_tokens=rng.randint(500, 60_000), output_tokens=rng.randint(10, 800), model="scripted")
             for call in calls:
                 read_only = dict(_TOOLS)[call.name]
                 approval = "auto" if read_only else "approved"
-                yield ToolStart(id=call.id, name=call.name, readOnly=read_only, approval=approval)
+                yield ToolStart(id=call.id, name=call.name, read_only=read_only, approval=approval)
                 out = _output(rng)
-                yield ToolEnd(id=call.id, ok=rng.random() > 0.2, elapsedMs=rng.randint(1, 3000), chars=len(out))
-                yield Message(message=ChatMessage(role="tool", content=out, toolCallId=call.id))
+                yield ToolEnd(id=call.id, ok=rng.random() > 0.2, elapsed_ms=rng.randint(1, 3000), chars=len(out))
+                yield Message(message=ChatMessage(role="tool", content=out, tool_call_id=call.id))
             if not calls:
                 break
 

@@ -62,7 +62,7 @@ def test_the_viewer_reads_the_fleet_only_in_its_fleet_modules_and_the_local_view
 
 
 def test_the_import_check_resolves_relative_imports() -> None:
-    assert "wren_tui.journal.reader.Tail" in imports_of(PACKAGE / "fleet" / "source.py")
+    assert "wren_tui.journal.reader.open_for_reading" in imports_of(PACKAGE / "fleet" / "source.py")
     assert "wren_tui.fleet.FleetError" in imports_of(PACKAGE / "fleet" / "names.py")
 
 

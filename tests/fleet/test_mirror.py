@@ -26,7 +26,7 @@ def write_journal(folder: Path, *, big: tuple[int, ...] = (), extra: int = 0) ->
         for event in session_events():
             writer.append(event)
         for size in big:
-            writer.append(Message(message=ChatMessage(role="tool", content="x" * size, toolCallId="c9")))
+            writer.append(Message(message=ChatMessage(role="tool", content="x" * size, tool_call_id="c9")))
             writer.append(Delta(text="after a big line"))
         for n in range(extra):
             writer.append(Delta(text=f"delta {n}"))
@@ -136,7 +136,7 @@ def test_wren_ls_lists_every_hosts_sessions_with_their_host_and_state(nats_serve
     by_host = {r["host"]: r for r in rows_json}
     assert by_host["laptop"]["lastSeq"] == len(journal_lines(laptop))
     assert by_host["laptop"]["tokens"] == sum(
-        e.inputTokens + e.outputTokens for e in session_events() if isinstance(e, Usage)
+        e.input_tokens + e.output_tokens for e in session_events() if isinstance(e, Usage)
     )
     assert by_host["ci-runner-7"]["session"] == ci.stem
     only = run_wren(["ls", f"{nats_server.url}/laptop"], cwd=tmp_path)
@@ -151,7 +151,7 @@ def test_the_session_list_is_one_row_per_session_read_without_reading_the_stream
 
     async def listed() -> list[tuple[str, str, int]]:
         async with await Fleet.connect(nats_server.url) as fleet:
-            return [(s.host, s.id, s.row.lastSeq) for s in await fleet.sessions()]
+            return [(s.host, s.id, s.row.last_seq) for s in await fleet.sessions()]
 
     expected = sorted(((p.stem, len(journal_lines(p))) for p in paths), reverse=True)
     assert [(sid, seq) for _host, sid, seq in asyncio.run(listed())] == expected

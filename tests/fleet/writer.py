@@ -53,9 +53,9 @@ def main() -> int:
             step = n // len(writers) + 1
             event: Message | Delta | Usage
             if args.big_every and step % args.big_every == 0:
-                event = Message(message=ChatMessage(role="tool", content="o" * args.big_size, toolCallId=f"c{step}"))
+                event = Message(message=ChatMessage(role="tool", content="o" * args.big_size, tool_call_id=f"c{step}"))
             elif step % 5 == 0:
-                event = Usage(inputTokens=100 + step, outputTokens=10, model="scripted")
+                event = Usage(input_tokens=100 + step, output_tokens=10, model="scripted")
             elif step % 2:
                 event = Delta(text=f"thinking about step {step} ")
             else:

@@ -118,7 +118,7 @@ def test_fork_into_wren_then_wren_resume_continues_it(tmp_path: Path) -> None:
     assert result.ok
     start, *middle, last = result.events
     assert isinstance(start, RunStart) and start.cwd == str(workspace)  # the history lies beside the project
-    assert isinstance(last, Fork) and last.atSeq == 4
+    assert isinstance(last, Fork) and last.at_seq == 4
     assert [e.message.role for e in middle if isinstance(e, Message)] == ["user", "assistant"]
     assert stamp(path) == before
     resumed = run_wren(

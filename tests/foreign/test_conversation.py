@@ -78,8 +78,8 @@ def test_the_messages_up_to_a_point_follow_its_branch_and_merge_a_reply_written_
     ctx = context_at(fixture("claude", "simple"), 28)
     assert [m.role for m in ctx.messages] == ["user", "assistant", "tool", "assistant"]
     reply = ctx.messages[1]
-    assert reply.content == "I'll list the folder first." and reply.toolCalls is not None
-    assert reply.toolCalls[0].name == "Bash" and ctx.messages[2].toolCallId == reply.toolCalls[0].id
+    assert reply.content == "I'll list the folder first." and reply.tool_calls is not None
+    assert reply.tool_calls[0].name == "Bash" and ctx.messages[2].tool_call_id == reply.tool_calls[0].id
     assert ctx.cwd == "/var/tmp/wren-claude-code-simple-erjtk5c_/ws" and ctx.model == "claude-opus-5-5"
     other = context_at(EXTERNAL / "pi" / "agentlogs_branched.jsonl", 11)
     users = [m.content for m in other.messages if m.role == "user"]

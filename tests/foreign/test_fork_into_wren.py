@@ -59,7 +59,7 @@ def test_wren_fork_lists_the_points_then_forks_into_a_journal_wren_resume_contin
     assert result.ok  # every line through the journal kernel: seq, ts, CRC
     start, *middle, last = result.events
     assert isinstance(start, RunStart) and start.cwd == str(workspace)
-    assert isinstance(last, Fork) and (last.from_, last.atSeq) == (str(session), FIRST_ANSWER[agent])
+    assert isinstance(last, Fork) and (last.from_, last.at_seq) == (str(session), FIRST_ANSWER[agent])
     roles = [e.message.role for e in middle if isinstance(e, Message)]
     assert roles == ["user", "assistant", "tool", "assistant"]
     assert sorted(p.name for p in journals.iterdir()) == [Path(forked["path"]).name]  # no temporary left

@@ -127,7 +127,7 @@ def test_fork_into_wren_then_resume(agent: str, tmp_path: Path) -> None:
     assert result.ok
     start, *middle, last = result.events
     assert isinstance(start, RunStart) and start.cwd == str(workspace)
-    assert isinstance(last, Fork) and last.atSeq == FIRST_ANSWER[agent]
+    assert isinstance(last, Fork) and last.at_seq == FIRST_ANSWER[agent]
     said = [(e.message.role, e.message.content) for e in middle if isinstance(e, Message)]
     assert [role for role, _ in said] == ["user", "assistant", "tool", "assistant"]
     assert said[0] == ("user", "What does notes.txt say?") and "buy milk" in said[2][1]

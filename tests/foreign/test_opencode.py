@@ -197,7 +197,7 @@ def test_fork_into_wren_then_wren_resume_continues_it(wal: bool, tmp_path: Path)
     assert result.ok
     start, *middle, last = result.events
     assert isinstance(start, RunStart) and start.model == "opencode:fake-model"
-    assert isinstance(last, Fork) and last.atSeq == int(point)
+    assert isinstance(last, Fork) and last.at_seq == int(point)
     roles = [e.message.role for e in middle if isinstance(e, Message)]
     assert roles == ["user", "assistant", "tool", "assistant"]
     assert fingerprint(db) == before

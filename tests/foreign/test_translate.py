@@ -44,7 +44,7 @@ def messages(events: list[Event]) -> list[tuple[str, str]]:
 
 
 def tokens(events: list[Event]) -> int:
-    return sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
+    return sum(e.input_tokens + e.output_tokens for e in events if isinstance(e, Usage))
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
@@ -62,13 +62,13 @@ def test_a_tool_call_and_its_result_become_the_messages_and_the_timing_wren_jour
     said = messages(events)
     assert said[0] == ("user", "List the files in this folder and tell me what they are.")
     assert said[-1] == ("assistant", "The folder holds two files: hello.py (a tiny script) and notes.txt.")
-    asked = next(e for e in events if isinstance(e, Message) and e.message.toolCalls)
-    call = asked.message.toolCalls[0]  # type: ignore[index]
+    asked = next(e for e in events if isinstance(e, Message) and e.message.tool_calls)
+    call = asked.message.tool_calls[0]  # type: ignore[index]
     assert call.args.replace(" ", "").startswith(('{"command":"ls-la"', '{"cmd":"ls-la"'))
     end = next(e for e in events if isinstance(e, ToolEnd))
     result = next(e for e in events if isinstance(e, Message) and e.message.role == "tool")
-    assert end.id == call.id == result.message.toolCallId and end.ok is True
-    assert end.elapsedMs is not None and 0 <= end.elapsedMs < 1000 and end.chars == len(result.message.content)
+    assert end.id == call.id == result.message.tool_call_id and end.ok is True
+    assert end.elapsed_ms is not None and 0 <= end.elapsed_ms < 1000 and end.chars == len(result.message.content)
     assert "hello.py" in result.message.content and "notes.txt" in result.message.content
     assert end.seq == result.seq > asked.seq  # the result's line
 
@@ -90,7 +90,7 @@ def test_claude_codes_usage_repeated_on_each_line_of_a_reply_is_counted_once() -
     assert tokens(events) == 6000 + 168
     # Older clients repeat a growing usage on each line of a reply: each line counts what it adds.
     events, _ = read(EXTERNAL / "claude-code" / "agentlogs_crud.jsonl")
-    outputs = [e.outputTokens for e in events if isinstance(e, Usage)]
+    outputs = [e.output_tokens for e in events if isinstance(e, Usage)]
     assert outputs[:2] == [6, 270]  # the reply's text line, then its tool call line (276 in all)
 
 
@@ -99,8 +99,8 @@ def test_codex_usage_comes_from_one_record_per_response_or_once_per_changed_tota
     assert tokens(events) == 4 * (1200 + 40)  # four responses; the token_count lines repeat them
     events, _ = read(EXTERNAL / "codex" / "agentlogs_crud_rollout.jsonl")
     # Older rollouts: each total is written twice; the last one says 47257 in, 300 out.
-    assert sum(e.inputTokens for e in events if isinstance(e, Usage)) == 47257
-    assert sum(e.outputTokens for e in events if isinstance(e, Usage)) == 300
+    assert sum(e.input_tokens for e in events if isinstance(e, Usage)) == 47257
+    assert sum(e.output_tokens for e in events if isinstance(e, Usage)) == 300
 
 
 def test_what_a_harness_writes_for_the_model_is_context_not_a_persons_words() -> None:

@@ -31,15 +31,17 @@ def session_events() -> list[KnownEvent]:
     return [
         RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version="test"),
         Message(message=ChatMessage(role="user", content="run the tests and fix the failing one")),
-        Message(message=ChatMessage(role="assistant", content="Running the tests.", toolCalls=[run_tests])),
-        ToolStart(id="c1", name="run_command", readOnly=False, approval="approved"),
-        ToolEnd(id="c1", ok=False, elapsedMs=812, chars=41),
-        Message(message=ChatMessage(role="tool", content="FAILED test_calc.py::test_divide_by_zero", toolCallId="c1")),
-        Usage(inputTokens=1200, outputTokens=40, model="scripted"),
-        Message(message=ChatMessage(role="assistant", content="Reading calc.py.", toolCalls=[read])),
-        ToolStart(id="c2", name="read_file", readOnly=True),
-        ToolEnd(id="c2", ok=True, elapsedMs=2, chars=64),
-        Message(message=ChatMessage(role="tool", content="def divide(a, b):\n    return a / b\n", toolCallId="c2")),
+        Message(message=ChatMessage(role="assistant", content="Running the tests.", tool_calls=[run_tests])),
+        ToolStart(id="c1", name="run_command", read_only=False, approval="approved"),
+        ToolEnd(id="c1", ok=False, elapsed_ms=812, chars=41),
+        Message(
+            message=ChatMessage(role="tool", content="FAILED test_calc.py::test_divide_by_zero", tool_call_id="c1")
+        ),
+        Usage(input_tokens=1200, output_tokens=40, model="scripted"),
+        Message(message=ChatMessage(role="assistant", content="Reading calc.py.", tool_calls=[read])),
+        ToolStart(id="c2", name="read_file", read_only=True),
+        ToolEnd(id="c2", ok=True, elapsed_ms=2, chars=64),
+        Message(message=ChatMessage(role="tool", content="def divide(a, b):\n    return a / b\n", tool_call_id="c2")),
         Message(message=ChatMessage(role="assistant", content="divide() has no guard for b == 0 — «ünïcode» too.")),
         RunEnd(reason="done"),
     ]

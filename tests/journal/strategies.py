@@ -78,13 +78,13 @@ def any_event(text: st.SearchStrategy[str] = texts) -> st.SearchStrategy[KnownEv
 messages: st.SearchStrategy[KnownEvent] = st.one_of(
     st.builds(lambda c: Message(message=ChatMessage(role="user", content=c)), texts),
     st.builds(
-        lambda c, calls: Message(message=ChatMessage(role="assistant", content=c, toolCalls=calls or None)),
+        lambda c, calls: Message(message=ChatMessage(role="assistant", content=c, tool_calls=calls or None)),
         texts,
         st.lists(
             st.builds(ToolCall, id=ids, name=st.sampled_from(["read_file", "run_command"]), args=texts), max_size=2
         ),
     ),
-    st.builds(lambda c, i: Message(message=ChatMessage(role="tool", content=c, toolCallId=i)), texts, ids),
+    st.builds(lambda c, i: Message(message=ChatMessage(role="tool", content=c, tool_call_id=i)), texts, ids),
 )
 
 known_events: st.SearchStrategy[KnownEvent] = st.one_of(messages, any_event())

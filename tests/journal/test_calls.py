@@ -36,7 +36,7 @@ def user(text: str = "go") -> Message:
 
 
 def asks(*calls: ToolCall) -> Message:
-    return Message(message=ChatMessage(role="assistant", content="", toolCalls=list(calls) or None))
+    return Message(message=ChatMessage(role="assistant", content="", tool_calls=list(calls) or None))
 
 
 def says(text: str = "done") -> Message:
@@ -44,15 +44,15 @@ def says(text: str = "done") -> Message:
 
 
 def answer(call: ToolCall) -> Message:
-    return Message(message=ChatMessage(role="tool", content="out", toolCallId=call.id))
+    return Message(message=ChatMessage(role="tool", content="out", tool_call_id=call.id))
 
 
 def start(call: ToolCall, *, read_only: bool = False, denied: bool = False) -> ToolStart:
-    return ToolStart(id=call.id, name=call.name, readOnly=read_only, approval="denied" if denied else "approved")
+    return ToolStart(id=call.id, name=call.name, read_only=read_only, approval="denied" if denied else "approved")
 
 
 def end(call: ToolCall, **how: Any) -> ToolEnd:
-    return ToolEnd(id=call.id, **{"ok": True, "elapsedMs": 3, "chars": 3, **how})
+    return ToolEnd(id=call.id, **{"ok": True, "elapsed_ms": 3, "chars": 3, **how})
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ TABLE = [
     ),
     Row(
         "cancelled while it ran, its output lost",
-        [user(), asks(RUN), start(RUN), end(RUN, ok=False, stoppedBy="cancel")],
+        [user(), asks(RUN), start(RUN), end(RUN, ok=False, stopped_by="cancel")],
         {"c1": ("output_lost", "refuse")},
         [1],
     ),
@@ -98,13 +98,13 @@ TABLE = [
     ),
     Row(
         "denied, the answer lost",
-        [user(), asks(RUN), start(RUN, denied=True), end(RUN, ok=False, stoppedBy="approval")],
+        [user(), asks(RUN), start(RUN, denied=True), end(RUN, ok=False, stopped_by="approval")],
         {"c1": ("never_started", "run")},
         [1],
     ),
     Row(
         "recorded as not run (a loop)",
-        [user(), asks(RUN), end(RUN, ok=False, stoppedBy="loop")],
+        [user(), asks(RUN), end(RUN, ok=False, stopped_by="loop")],
         {"c1": ("not_run", "say_not_run")},
         [1],
     ),
@@ -128,7 +128,7 @@ TABLE = [
     ),
     Row(
         "events of other types change nothing",
-        [user(), Usage(inputTokens=1, outputTokens=2), says(), Usage(inputTokens=1, outputTokens=2)],
+        [user(), Usage(input_tokens=1, output_tokens=2), says(), Usage(input_tokens=1, output_tokens=2)],
         {},
         [1, 3],
     ),
@@ -219,9 +219,9 @@ _steps = st.one_of(
     _calls.map(answer),
     st.builds(lambda c, ro, denied: start(c, read_only=ro, denied=denied), _calls, st.booleans(), st.booleans()),
     st.builds(
-        lambda c, by: end(c, stoppedBy=by), _calls, st.sampled_from([None, "cancel", "loop", "approval", "timeout"])
+        lambda c, by: end(c, stopped_by=by), _calls, st.sampled_from([None, "cancel", "loop", "approval", "timeout"])
     ),
-    st.just(Usage(inputTokens=1, outputTokens=1)),
+    st.just(Usage(input_tokens=1, output_tokens=1)),
 )
 
 

@@ -46,7 +46,7 @@ def test_fork_keeps_the_parent_byte_identical_and_the_prefix_with_its_seq(tmp_pa
     result = read_events(forked.path)
     assert result.ok and result.events[:12] == written[:12]
     last = result.events[-1]
-    assert isinstance(last, Fork) and (last.from_, last.atSeq, last.seq) == ("s-20260101-000000-abcd", 12, 13)
+    assert isinstance(last, Fork) and (last.from_, last.at_seq, last.seq) == ("s-20260101-000000-abcd", 12, 13)
     assert forked.path.stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([PARENT, forked.path.name])  # no temporary left
 
@@ -188,7 +188,7 @@ def test_a_fork_from_lines_takes_the_points_fork_takes_and_writes_the_prefix_for
         assert ours[: ours.rindex(b"\n", 0, -1)] == theirs[: theirs.rindex(b"\n", 0, -1)]
         forked = read_events(from_memory.path)
         last = forked.events[-1]
-        assert forked.ok and isinstance(last, Fork) and (last.from_, last.atSeq) == (parent.stem, seq)
+        assert forked.ok and isinstance(last, Fork) and (last.from_, last.at_seq) == (parent.stem, seq)
     assert not list(folder.glob("mem/.*.tmp")), "a refused fork left its temporary file"
 
 

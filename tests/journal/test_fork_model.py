@@ -53,15 +53,15 @@ def event_of(action: tuple[object, ...]) -> KnownEvent:
             return Message(message=ChatMessage(role="assistant", content="done"))
         case ("ask", list() as ids):
             calls = [ToolCall(id=str(i), name="run_command", args="{}") for i in ids]
-            return Message(message=ChatMessage(role="assistant", content="", toolCalls=calls))
+            return Message(message=ChatMessage(role="assistant", content="", tool_calls=calls))
         case ("answer", str() as call_id):
-            return Message(message=ChatMessage(role="tool", content="ok", toolCallId=call_id))
+            return Message(message=ChatMessage(role="tool", content="ok", tool_call_id=call_id))
         case ("start", str() as call_id):
-            return ToolStart(id=call_id, name="run_command", readOnly=False, approval="approved")
+            return ToolStart(id=call_id, name="run_command", read_only=False, approval="approved")
         case ("end", str() as call_id):
-            return ToolEnd(id=call_id, ok=True, elapsedMs=1, chars=2)
+            return ToolEnd(id=call_id, ok=True, elapsed_ms=1, chars=2)
         case _:
-            return Usage(inputTokens=1, outputTokens=1)
+            return Usage(input_tokens=1, output_tokens=1)
 
 
 def model_points(events: list[Event]) -> list[int]:
@@ -72,11 +72,11 @@ def model_points(events: list[Event]) -> list[int]:
         if not isinstance(event, Message):
             continue
         message = event.message
-        if message.role in ("user", "assistant") and not message.toolCalls and not open_ids:
+        if message.role in ("user", "assistant") and not message.tool_calls and not open_ids:
             points.append(event.seq)
-        open_ids |= {call.id for call in message.toolCalls or []}
-        if message.role == "tool" and message.toolCallId is not None:
-            open_ids.discard(message.toolCallId)
+        open_ids |= {call.id for call in message.tool_calls or []}
+        if message.role == "tool" and message.tool_call_id is not None:
+            open_ids.discard(message.tool_call_id)
     return points
 
 

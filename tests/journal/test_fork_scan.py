@@ -80,10 +80,10 @@ def test_the_scan_is_sure_of_every_seq_a_writer_wrote(tmp_path_factory: pytest.T
 def test_messages_whose_ids_cannot_be_read_in_place_are_decoded_and_agree(tmp_path: Path) -> None:
     def asked(*ids: str, args: str = "{}", **more: object) -> Message:
         calls = [ToolCall(id=i, name="read_file", args=args) for i in ids]
-        return Message(message=ChatMessage(role="assistant", content="", toolCalls=calls, **more))  # type: ignore[arg-type]
+        return Message(message=ChatMessage(role="assistant", content="", tool_calls=calls, **more))  # type: ignore[arg-type]
 
     def answer(call_id: str, **more: object) -> Message:
-        return Message(message=ChatMessage(role="tool", content='"toolCallId":"x"', toolCallId=call_id, **more))  # type: ignore[arg-type]
+        return Message(message=ChatMessage(role="tool", content='"toolCallId":"x"', tool_call_id=call_id, **more))  # type: ignore[arg-type]
 
     user = Message(message=ChatMessage(role="user", content='"toolCalls":[{"id":"z"}]'))
     many = [f"m{i}" for i in range(20)]
@@ -94,7 +94,9 @@ def test_messages_whose_ids_cannot_be_read_in_place_are_decoded_and_agree(tmp_pa
         answer("é"),  # not ASCII
         answer("plain", reasoning=[Reasoning(text="why")]),  # toolCallId is not the last member
         user,  # seq 6: "twice" is still open
-        Message(message=ChatMessage(role="tool", content="", toolCallId="twice", toolCalls=[ToolCall("new", "x", "")])),
+        Message(
+            message=ChatMessage(role="tool", content="", tool_call_id="twice", tool_calls=[ToolCall("new", "x", "")])
+        ),
         user,  # seq 8: "new" was asked by a tool message
         answer("new"),
         user,  # seq 10: clean
@@ -102,7 +104,7 @@ def test_messages_whose_ids_cannot_be_read_in_place_are_decoded_and_agree(tmp_pa
         *[answer(i) for i in many[:-1]],
         user,  # seq 31: m19 is open
         asked("r", reasoning=[Reasoning(text="the list is not the last member")]),
-        Message(message=ChatMessage(role="assistant", content="", toolCalls=[])),
+        Message(message=ChatMessage(role="assistant", content="", tool_calls=[])),
         answer("m19"),
         user,  # seq 35: "r" is open
         answer("r"),

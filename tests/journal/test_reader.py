@@ -38,8 +38,8 @@ def test_reference_lines_given_crcs_read_with_three_events_and_one_gap_warning(t
     assert result.warnings == ["line 2: seq jumps from 1 to 4"]
     first, second, third = result.events
     assert isinstance(first, Message) and first.message.content == "run the tests and see which case fails"
-    assert isinstance(second, Message) and second.message.toolCalls
-    assert second.message.toolCalls[0].name == "run_command"
+    assert isinstance(second, Message) and second.message.tool_calls
+    assert second.message.tool_calls[0].name == "run_command"
     assert isinstance(third, ToolEnd) and third.result == {"ok": False, "content": "exit code 1..."}
 
 

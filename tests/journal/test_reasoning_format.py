@@ -49,7 +49,7 @@ THOUGHTFUL = Message(
     message=ChatMessage(
         role="assistant",
         content="Let me read it.",
-        toolCalls=[ToolCall("toolu_01", "read_file", '{"path": "a.py"}')],
+        tool_calls=[ToolCall("toolu_01", "read_file", '{"path": "a.py"}')],
         reasoning=[
             Reasoning("The user wants the file.", "thinking", signature="EoQDCm0IDhgCKkCD"),
             Reasoning(kind="redacted_thinking", data="EtgBCkYIBxgC"),

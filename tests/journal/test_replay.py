@@ -43,9 +43,9 @@ def test_open_calls_are_classified_by_how_far_they_got() -> None:
     ]
     events = [
         Message(message=ChatMessage(role="user", content="go")),
-        Message(message=ChatMessage(role="assistant", content="", toolCalls=calls)),
-        ToolStart(id="b", name="read_file", readOnly=True),
-        ToolStart(id="c", name="edit_file", readOnly=False, approval="approved"),
+        Message(message=ChatMessage(role="assistant", content="", tool_calls=calls)),
+        ToolStart(id="b", name="read_file", read_only=True),
+        ToolStart(id="c", name="edit_file", read_only=False, approval="approved"),
         ToolEnd(id="c", ok=True),
     ]
     states = {c.call.id: c.state for c in replay(events).open_calls}
@@ -58,8 +58,8 @@ def test_a_call_recorded_as_not_run_is_not_uncertain_and_keeps_why() -> None:
     call = ToolCall(id="x", name="edit_file", args="{}")
     events = [
         Message(message=ChatMessage(role="user", content="go")),
-        Message(message=ChatMessage(role="assistant", content="", toolCalls=[call])),
-        ToolEnd(id="x", ok=False, elapsedMs=0, stoppedBy="cancel"),
+        Message(message=ChatMessage(role="assistant", content="", tool_calls=[call])),
+        ToolEnd(id="x", ok=False, elapsed_ms=0, stopped_by="cancel"),
     ]
     result = replay(events)
     assert [(c.call.id, c.state) for c in result.open_calls] == [("x", "not_run")]

@@ -35,7 +35,7 @@ def test_time_before_a_resume_or_a_fork_is_nobody_s_but_a_person_s() -> None:
     later = START + timedelta(days=1)
     spent.add(RunStart(pid=1, cwd="/", model="m", version="v", seq=3, ts=ts_at(0, later)))
     assert spent.model_ms == 0 and spent.person_ms > 86_000_000
-    spent.add(Fork(from_="s", atSeq=3, seq=4, ts=ts_at(5, later)))
+    spent.add(Fork(from_="s", at_seq=3, seq=4, ts=ts_at(5, later)))
     assert spent.model_ms == 0
 
 

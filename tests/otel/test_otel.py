@@ -76,7 +76,7 @@ def test_the_demo_session_arrives_as_one_trace_with_its_replies_calls_tokens_and
     usages = [e for e in events if isinstance(e, Usage)]
     replies = [e for e in events if isinstance(e, Message) and e.message.role == "assistant"]
     ends = {e.id: e for e in events if isinstance(e, ToolEnd)}
-    calls = [c for r in replies for c in r.message.toolCalls or ()]
+    calls = [c for r in replies for c in r.message.tool_calls or ()]
     expected = 1 + len(replies) + len(calls)
     assert f"sent {expected} spans" in out
     spans = phoenix.wait_for_spans(sid, expected)
@@ -84,13 +84,13 @@ def test_the_demo_session_arrives_as_one_trace_with_its_replies_calls_tokens_and
     root, children = check_tree(spans)
     assert root["name"] == "invoke_agent wren" and root["status_code"] != "ERROR"
     assert root["attributes"]["wren.run.end_reason"] == "done"
-    assert root["attributes"]["gen_ai.usage.input_tokens"] == sum(u.inputTokens for u in usages)
-    assert root["attributes"]["gen_ai.usage.output_tokens"] == sum(u.outputTokens for u in usages)
+    assert root["attributes"]["gen_ai.usage.input_tokens"] == sum(u.input_tokens for u in usages)
+    assert root["attributes"]["gen_ai.usage.output_tokens"] == sum(u.output_tokens for u in usages)
     chats = sorted((s for s in children if s["name"].startswith("chat ")), key=lambda s: s["attributes"]["wren.seq"])
     assert [s["name"] for s in chats] == ["chat scripted"] * len(replies)
     assert [
         (s["attributes"]["gen_ai.usage.input_tokens"], s["attributes"]["gen_ai.usage.output_tokens"]) for s in chats
-    ] == [(u.inputTokens, u.outputTokens) for u in usages]
+    ] == [(u.input_tokens, u.output_tokens) for u in usages]
     tools = [s for s in children if s["name"].startswith("execute_tool ")]
     assert Counter(s["name"] for s in tools) == Counter(f"execute_tool {c.name}" for c in calls)
     for span in tools:
@@ -134,7 +134,7 @@ def test_content_is_sent_only_when_asked_for(phoenix: Phoenix, demo: Path, tmp_p
     send(journal, phoenix, "--content")
     events = read_events(journal).events
     replies = [e for e in events if isinstance(e, Message) and e.message.role == "assistant"]
-    calls = [c for r in replies for c in r.message.toolCalls or ()]
+    calls = [c for r in replies for c in r.message.tool_calls or ()]
     spans = phoenix.wait_for_spans(journal.name.removesuffix(".jsonl"), 1 + len(replies) + len(calls))
     first = min((s for s in spans if s["name"].startswith("chat ")), key=lambda s: s["attributes"]["wren.seq"])
     output = json.loads(first["attributes"]["gen_ai.output.messages"])
@@ -161,17 +161,17 @@ def test_follow_sends_each_span_as_it_closes_and_a_run_that_dies_as_errors(phoen
         writer.append(Message(message=ChatMessage(role="user", content="list the files")))
         ls = ToolCall("call_ls", "run_command", '{"command": "ls"}')
         rm = ToolCall("call_rm", "run_command", '{"command": "rm -rf build"}')
-        writer.append(Message(message=ChatMessage(role="assistant", content="Listing.", toolCalls=[ls])))
-        writer.append(Usage(inputTokens=50, outputTokens=7, model="scripted"))
-        writer.append(ToolStart(id="call_ls", name="run_command", readOnly=False, approval="approved"))
-        writer.append(ToolEnd(id="call_ls", ok=True, elapsedMs=12, chars=5))
+        writer.append(Message(message=ChatMessage(role="assistant", content="Listing.", tool_calls=[ls])))
+        writer.append(Usage(input_tokens=50, output_tokens=7, model="scripted"))
+        writer.append(ToolStart(id="call_ls", name="run_command", read_only=False, approval="approved"))
+        writer.append(ToolEnd(id="call_ls", ok=True, elapsed_ms=12, chars=5))
         # The call's span arrives while the run goes on (the run's own span is still open).
         spans = phoenix.wait_for_spans(sid, 2)
         assert sorted(s["name"] for s in spans) == ["chat scripted", "execute_tool run_command"]
-        writer.append(Message(message=ChatMessage(role="tool", content="a.txt", toolCallId="call_ls")))
-        writer.append(Message(message=ChatMessage(role="assistant", content="Cleaning.", toolCalls=[rm])))
-        writer.append(Usage(inputTokens=60, outputTokens=9, model="scripted"))
-        writer.append(ToolStart(id="call_rm", name="run_command", readOnly=False, approval="approved"))
+        writer.append(Message(message=ChatMessage(role="tool", content="a.txt", tool_call_id="call_ls")))
+        writer.append(Message(message=ChatMessage(role="assistant", content="Cleaning.", tool_calls=[rm])))
+        writer.append(Usage(input_tokens=60, output_tokens=9, model="scripted"))
+        writer.append(ToolStart(id="call_rm", name="run_command", read_only=False, approval="approved"))
     finally:
         writer.close()  # the writer is gone with a call running and no run_end: the run died
     try:
@@ -253,7 +253,7 @@ def test_follow_all_picks_up_sessions_that_start_after_it(phoenix: Phoenix, tmp_
             writer.append(RunStart(pid=1, cwd=str(tmp_path), model="scripted", version="0.1.0"))
             writer.append(Message(message=ChatMessage(role="user", content="hello")))
             writer.append(Message(message=ChatMessage(role="assistant", content="Hello.")))
-            writer.append(Usage(inputTokens=5, outputTokens=2, model="scripted"))
+            writer.append(Usage(input_tokens=5, output_tokens=2, model="scripted"))
             writer.append(RunEnd(reason="done"))
         spans = phoenix.wait_for_spans(sid, 2)
         root, children = check_tree(spans)
@@ -306,7 +306,7 @@ def test_follow_keeps_the_spans_a_backend_refused_and_sends_them_when_it_takes_t
             writer.append(RunStart(pid=1, cwd=str(tmp_path), model="scripted", version="0.1.0"))
             writer.append(Message(message=ChatMessage(role="user", content="hello")))
             writer.append(Message(message=ChatMessage(role="assistant", content="Hello.")))
-            writer.append(Usage(inputTokens=5, outputTokens=2, model="scripted"))
+            writer.append(Usage(input_tokens=5, output_tokens=2, model="scripted"))
             deadline = time.monotonic() + 60
             while state["refused"] < 2:  # refused more than once: it was sent again
                 assert time.monotonic() < deadline and follower.poll() is None, "the follower stopped trying"

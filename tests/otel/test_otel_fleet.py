@@ -32,16 +32,16 @@ def test_follow_a_session_a_fleet_mirrors(phoenix: Phoenix, nats_server: NatsSer
         rm = ToolCall("call_rm", "run_command", '{"command": "rm -rf build"}')
         writer.append(RunStart(pid=1, cwd=str(tmp_path), model="scripted", version="0.1.0"))
         writer.append(Message(message=ChatMessage(role="user", content="list, then clean")))
-        writer.append(Message(message=ChatMessage(role="assistant", content="Listing.", toolCalls=[ls])))
-        writer.append(Usage(inputTokens=50, outputTokens=7, model="scripted"))
-        writer.append(ToolStart(id="call_ls", name="run_command", readOnly=False, approval="approved"))
-        writer.append(ToolEnd(id="call_ls", ok=True, elapsedMs=12, chars=5))
+        writer.append(Message(message=ChatMessage(role="assistant", content="Listing.", tool_calls=[ls])))
+        writer.append(Usage(input_tokens=50, output_tokens=7, model="scripted"))
+        writer.append(ToolStart(id="call_ls", name="run_command", read_only=False, approval="approved"))
+        writer.append(ToolEnd(id="call_ls", ok=True, elapsed_ms=12, chars=5))
         spans = phoenix.wait_for_spans(sid, 2, deadline_s=60)
         assert sorted(s["name"] for s in spans) == ["chat scripted", "execute_tool run_command"]
-        writer.append(Message(message=ChatMessage(role="tool", content="a.txt", toolCallId="call_ls")))
-        writer.append(Message(message=ChatMessage(role="assistant", content="Cleaning.", toolCalls=[rm])))
-        writer.append(Usage(inputTokens=60, outputTokens=9, model="scripted"))
-        writer.append(ToolStart(id="call_rm", name="run_command", readOnly=False, approval="approved"))
+        writer.append(Message(message=ChatMessage(role="tool", content="a.txt", tool_call_id="call_ls")))
+        writer.append(Message(message=ChatMessage(role="assistant", content="Cleaning.", tool_calls=[rm])))
+        writer.append(Usage(input_tokens=60, output_tokens=9, model="scripted"))
+        writer.append(ToolStart(id="call_rm", name="run_command", read_only=False, approval="approved"))
     finally:
         writer.close()  # gone with a call running and no run_end; the mirror's row says so
     try:

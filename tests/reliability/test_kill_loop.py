@@ -104,7 +104,7 @@ def run_and_kill(workspace: Path, sid: str, after: int) -> list[int]:
 
 
 def side_effect_starts(events: list[Event]) -> Counter[str]:
-    return Counter(e.id for e in events if isinstance(e, ToolStart) and not e.readOnly and e.approval != "denied")
+    return Counter(e.id for e in events if isinstance(e, ToolStart) and not e.read_only and e.approval != "denied")
 
 
 def check_after_kill(journal: Path, reported: list[int], context: str) -> list[Event]:
@@ -145,7 +145,7 @@ def check_resume(workspace: Path, journal: Path, events: list[Event], context: s
         tally.outcomes["continued to the end" if not uncertain else "settled and finished"] += 1
     else:
         last = replay(events).messages[-1:]
-        complete = not last or (last[0].role == "assistant" and not last[0].toolCalls)
+        complete = not last or (last[0].role == "assistant" and not last[0].tool_calls)
         assert complete, f"{context}: resume wrote nothing though the conversation was not complete"
         tally.outcomes["already complete"] += 1
     if any(isinstance(e, Message) for e in after.events):

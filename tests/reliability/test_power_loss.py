@@ -78,7 +78,7 @@ def _check(state: dict[Path, bytes], session: Session, cut: int, where: Path) ->
     for fork_path in forks:  # no fork, or a whole one
         got = read_events(fork_path)
         last: Event | None = got.events[-1] if got.events else None
-        assert got.ok and isinstance(last, Fork) and last.atSeq == session.fork_seq, f"cut {cut}: half a fork"
+        assert got.ok and isinstance(last, Fork) and last.at_seq == session.fork_seq, f"cut {cut}: half a fork"
         assert got.events[:-1] == session.appended[: session.fork_seq]
 
 

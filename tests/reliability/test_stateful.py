@@ -55,18 +55,18 @@ class JournalLife(RuleBasedStateMachine):
         for _ in range(tools):
             self.calls += 1
             calls.append(ToolCall(id=f"c{self.calls}", name="run_command", args="{}"))
-        self._append(Message(message=ChatMessage(role="assistant", content=text, toolCalls=calls or None)))
+        self._append(Message(message=ChatMessage(role="assistant", content=text, tool_calls=calls or None)))
         self.open_calls.update({c.id: False for c in calls})
 
     @precondition(lambda self: self.writer is not None and self.open_calls)
     @rule(read_only=st.booleans(), finish=st.booleans())
     def run_a_tool(self, read_only: bool, finish: bool) -> None:
         call_id = next(iter(self.open_calls))
-        self._append(ToolStart(id=call_id, name="run_command", readOnly=read_only))
+        self._append(ToolStart(id=call_id, name="run_command", read_only=read_only))
         self.open_calls[call_id] = not read_only
         if finish:
-            self._append(ToolEnd(id=call_id, ok=True, elapsedMs=1))
-            self._append(Message(message=ChatMessage(role="tool", content="ok", toolCallId=call_id)))
+            self._append(ToolEnd(id=call_id, ok=True, elapsed_ms=1))
+            self._append(Message(message=ChatMessage(role="tool", content="ok", tool_call_id=call_id)))
             del self.open_calls[call_id]
 
     @precondition(lambda self: self.writer is not None)

@@ -195,7 +195,7 @@ def test_a_models_reasoning_is_searched_as_thinking(tmp_path: Path) -> None:
         message=ChatMessage(
             role="assistant",
             content="",
-            toolCalls=[ToolCall("c1", "read_file", '{"path": "stats/core.py"}')],
+            tool_calls=[ToolCall("c1", "read_file", '{"path": "stats/core.py"}')],
             reasoning=[Reasoning(text="I should weigh the empty case first", kind="reasoning_content")],
         )
     )

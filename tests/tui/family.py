@@ -26,10 +26,10 @@ def other_path() -> list[KnownEvent]:
     return [
         RunStart(pid=5151, cwd="/work/demo", model="scripted", version="0.1.0", resumed=True),
         assistant("I'll run unittest instead.", check),
-        ToolStart(id="call_9", name="shell", readOnly=False, approval="approved"),
-        ToolEnd(id="call_9", ok=False, elapsedMs=880, chars=40),
+        ToolStart(id="call_9", name="shell", read_only=False, approval="approved"),
+        ToolEnd(id="call_9", ok=False, elapsed_ms=880, chars=40),
         tool_result("call_9", "Ran 8 tests\nFAILED (errors=1)"),
-        Usage(inputTokens=700, outputTokens=30, model="scripted"),
+        Usage(input_tokens=700, output_tokens=30, model="scripted"),
         assistant("One test errors; stopping here."),
         RunEnd(reason="done"),
     ]
@@ -41,7 +41,7 @@ def later_turn() -> list[KnownEvent]:
         RunStart(pid=6262, cwd="/work/demo", model="scripted", version="0.1.0", resumed=True),
         user("what was the failing case?"),
         assistant("test_mean_of_empty: the mean of an empty list divided by zero."),
-        Usage(inputTokens=300, outputTokens=20, model="scripted"),
+        Usage(input_tokens=300, output_tokens=20, model="scripted"),
         RunEnd(reason="done"),
     ]
 
@@ -49,7 +49,7 @@ def later_turn() -> list[KnownEvent]:
 def write_fork(path: Path, parent: Path, at: int, own: list[KnownEvent], *, start: datetime = FORK_START) -> Path:
     """A fork as `fork` writes one (the parent's bytes through seq `at`, then a fork event), then its own events."""
     prefix = b"".join(parent.read_bytes().splitlines(keepends=True)[:at])
-    events: list[KnownEvent] = [Fork(from_=parent.stem, atSeq=at), *own]
+    events: list[KnownEvent] = [Fork(from_=parent.stem, at_seq=at), *own]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(prefix + encode(events, first_seq=at + 1, start=start - STEP * at))
     return path

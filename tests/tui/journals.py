@@ -61,11 +61,11 @@ def user(text: str) -> Message:
 
 
 def assistant(text: str, *calls: ToolCall) -> Message:
-    return Message(message=ChatMessage(role="assistant", content=text, toolCalls=list(calls) or None))
+    return Message(message=ChatMessage(role="assistant", content=text, tool_calls=list(calls) or None))
 
 
 def tool_result(call_id: str, text: str) -> Message:
-    return Message(message=ChatMessage(role="tool", content=text, toolCallId=call_id))
+    return Message(message=ChatMessage(role="tool", content=text, tool_call_id=call_id))
 
 
 TEST_OUTPUT = "\n".join(
@@ -98,18 +98,18 @@ def story() -> list[KnownEvent]:
         Delta(text="I'll run the "),
         Delta(text="test suite first."),
         assistant("I'll run the test suite first.", run_tests),
-        ToolStart(id="call_1", name="shell", readOnly=False, approval="approved"),
-        ToolEnd(id="call_1", ok=False, elapsedMs=412, chars=len(TEST_OUTPUT)),
+        ToolStart(id="call_1", name="shell", read_only=False, approval="approved"),
+        ToolEnd(id="call_1", ok=False, elapsed_ms=412, chars=len(TEST_OUTPUT)),
         tool_result("call_1", TEST_OUTPUT),
-        Usage(inputTokens=812, outputTokens=64, model="scripted"),
+        Usage(input_tokens=812, output_tokens=64, model="scripted"),
         assistant("test_mean_of_empty fails with ZeroDivisionError; reading stats/core.py.", read),
-        ToolStart(id="call_2", name="read_file", readOnly=True),
-        ToolEnd(id="call_2", ok=True, elapsedMs=3, chars=118),
+        ToolStart(id="call_2", name="read_file", read_only=True),
+        ToolEnd(id="call_2", ok=True, elapsed_ms=3, chars=118),
         tool_result("call_2", "def mean(xs):\n    return sum(xs) / len(xs)\n"),
-        Usage(inputTokens=1104, outputTokens=71, model="scripted"),
+        Usage(input_tokens=1104, output_tokens=71, model="scripted"),
         Error(message="model gateway timed out after 30 s", retryable=True, attempt=1),
         assistant("An empty list has no mean; I'll return 0.0 for it.", edit),
-        ToolStart(id="call_3", name="edit_file", readOnly=False, approval="approved"),
+        ToolStart(id="call_3", name="edit_file", read_only=False, approval="approved"),
     ]
 
 
@@ -118,13 +118,13 @@ def finished_story() -> list[KnownEvent]:
     rerun = ToolCall("call_4", "shell", '{"command": "python -m pytest -q"}')
     return [
         *story(),
-        ToolEnd(id="call_3", ok=True, elapsedMs=5, chars=24),
+        ToolEnd(id="call_3", ok=True, elapsed_ms=5, chars=24),
         tool_result("call_3", "edited stats/core.py (1 change)"),
         assistant("Now the tests again.", rerun),
-        ToolStart(id="call_4", name="shell", readOnly=False, approval="approved"),
-        ToolEnd(id="call_4", ok=True, elapsedMs=398, chars=25),
+        ToolStart(id="call_4", name="shell", read_only=False, approval="approved"),
+        ToolEnd(id="call_4", ok=True, elapsed_ms=398, chars=25),
         tool_result("call_4", "8 passed in 0.04s"),
-        Usage(inputTokens=1390, outputTokens=40, model="scripted"),
+        Usage(input_tokens=1390, output_tokens=40, model="scripted"),
         assistant("Fixed: mean([]) now returns 0.0 and all 8 tests pass."),
         RunEnd(reason="done"),
     ]

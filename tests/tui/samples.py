@@ -47,7 +47,7 @@ def _kill_when(folder: Path, session: str, scratch: Path, wanted: type, side_eff
     try:
         while agent.poll() is None and time.monotonic() < deadline:
             for event in tail.read().events:
-                if isinstance(event, wanted) and (not isinstance(event, ToolStart) or event.readOnly != side_effect):
+                if isinstance(event, wanted) and (not isinstance(event, ToolStart) or event.read_only != side_effect):
                     os.kill(agent.pid, signal.SIGKILL)
                     agent.wait()
                     return path

@@ -54,7 +54,7 @@ def _folder(root: Path) -> Path:
     write_journal(folder / f"{SESSION}.jsonl", finished_story())
     write_journal(folder / "s-20250301-101500-cut1.jsonl", story(), start=START + timedelta(minutes=45))
     write_journal(folder / f"{OLDER}.jsonl", finished_story()[:12], start=START - timedelta(hours=16))
-    forked: list[KnownEvent] = [*finished_story()[:2], Fork(from_=SESSION, atSeq=2)]
+    forked: list[KnownEvent] = [*finished_story()[:2], Fork(from_=SESSION, at_seq=2)]
     write_journal(folder / f"{FORK_SESSION}.jsonl", forked, start=START + timedelta(minutes=15))
     return folder
 

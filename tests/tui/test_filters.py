@@ -109,7 +109,7 @@ async def test_thinking_shows_a_reply_that_only_reasons_before_a_call(tmp_path: 
         message=ChatMessage(
             role="assistant",
             content="",
-            toolCalls=[ToolCall("c1", "read_file", '{"path": "stats/core.py"}')],
+            tool_calls=[ToolCall("c1", "read_file", '{"path": "stats/core.py"}')],
             reasoning=[Reasoning(text="the empty case needs a guard", kind="reasoning_content")],
         )
     )
@@ -138,18 +138,18 @@ async def test_a_filter_applies_to_events_appended_while_following(tmp_path: Pat
         # A "shell" call says it writes only at its start: its ask is hidden until then.
         await wait_for(pilot, lambda: "only writes: 3 hidden" in _status(app), "everything hidden")
         assert "I'll run the test suite first." not in screen_text(app)
-        _append(journal, [ToolStart(id="call_1", name="shell", readOnly=False, approval="approved")], 6)
+        _append(journal, [ToolStart(id="call_1", name="shell", read_only=False, approval="approved")], 6)
         await wait_for(pilot, lambda: "I'll run the test suite first." in screen_text(app), "the ask revealed")
         await wait_for(pilot, lambda: "only writes: 2 hidden" in _status(app), "the count after the start")
         read = ToolCall("call_2", "read_file", '{"path": "stats/core.py"}')
         _append(
             journal,
             [
-                ToolEnd(id="call_1", ok=True, elapsedMs=4, chars=2),
+                ToolEnd(id="call_1", ok=True, elapsed_ms=4, chars=2),
                 tool_result("call_1", "ok"),
                 assistant("reading the module next", read),
-                ToolStart(id="call_2", name="read_file", readOnly=True),
-                ToolEnd(id="call_2", ok=True, elapsedMs=1, chars=9),
+                ToolStart(id="call_2", name="read_file", read_only=True),
+                ToolEnd(id="call_2", ok=True, elapsed_ms=1, chars=9),
                 tool_result("call_2", "def mean"),
             ],
             7,

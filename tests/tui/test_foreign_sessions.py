@@ -215,7 +215,7 @@ async def test_fork_picker_lists_every_branch_and_forks_into_a_wren_journal_leav
     users = [e.message.content for e in result.events if isinstance(e, Message) and e.message.role == "user"]
     assert users == ["write a haiku about coding to haiku1.txt", "now write a second haiku to haiku2.txt"]
     last = result.events[-1]
-    assert isinstance(last, Fork) and last.atSeq == 11 and last.from_ == str(path)
+    assert isinstance(last, Fork) and last.at_seq == 11 and last.from_ == str(path)
 
 
 async def test_pick_prints_the_files_path_and_the_line(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def _journal(tmp_path: Path, payload: str) -> Path:
         [
             user(f"user says {payload}"),
             assistant(f"assistant says {payload}", call),
-            ToolStart(id="call_1", name=f"tool{payload}", readOnly=True),
+            ToolStart(id="call_1", name=f"tool{payload}", read_only=True),
             Error(message=f"error says {payload}"),
             user(f"last {payload}"),
         ],
@@ -132,8 +132,8 @@ async def test_the_waterfall_and_the_side_by_side_show_hostile_text_as_written(t
         2,
         [
             reply(f"fork says {payload}", call),
-            ToolStart(id="call_7", name=f"tool{payload}", readOnly=True),
-            ToolEnd(id="call_7", ok=True, elapsedMs=4),
+            ToolStart(id="call_7", name=f"tool{payload}", read_only=True),
+            ToolEnd(id="call_7", ok=True, elapsed_ms=4),
         ],
     )
     app = WrenApp(folder=tmp_path, session=fork, clock=FixedClock(datetime.now(UTC)))

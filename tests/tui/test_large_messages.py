@@ -113,8 +113,8 @@ async def test_a_16000_character_tool_output_line_folds_to_a_few_rows(tmp_path: 
     events: list[KnownEvent] = [
         user("show it"),
         assistant("", call),
-        ToolStart(id="call_1", name="run_command", readOnly=False, approval="approved"),
-        ToolEnd(id="call_1", ok=True, elapsedMs=4, chars=len(words)),
+        ToolStart(id="call_1", name="run_command", read_only=False, approval="approved"),
+        ToolEnd(id="call_1", ok=True, elapsed_ms=4, chars=len(words)),
         tool_result("call_1", words),
         assistant("done"),
     ]

@@ -52,8 +52,8 @@ def _tool_time(agent: str, path: Path) -> str:
 
     def take(_lineno: int, line: Translated, _data: bytes) -> None:
         for part, event in enumerate(line.events):
-            if isinstance(event, ToolEnd) and event.elapsedMs and part not in line.hidden:
-                took.append(event.elapsedMs)
+            if isinstance(event, ToolEnd) and event.elapsed_ms and part not in line.hidden:
+                took.append(event.elapsed_ms)
 
     fd = os.open(path, os.O_RDONLY)
     try:

@@ -170,7 +170,7 @@ async def test_fork_from_the_picker_into_a_wren_journal_leaves_the_database_as_i
     assert len(forked) == 1 and fingerprint(db) == before
     events = read_events(forked[0]).events
     assert [e.message.role for e in events if isinstance(e, Message)] == ["user", "assistant", "tool", "assistant"]
-    assert isinstance(events[-1], Fork) and events[-1].atSeq == 26
+    assert isinstance(events[-1], Fork) and events[-1].at_seq == 26
 
 
 # --- aider --------------------------------------------------------------------------------------

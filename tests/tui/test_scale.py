@@ -122,16 +122,16 @@ def test_the_compact_timeline_finds_the_kernels_fork_points_and_tool_calls(big: 
     events = read_events(big).events
     assert timeline.events == len(events)
     assert [timeline.event(p).seq for p in timeline.fork_items] == [p.seq for p in fork_points(events)]
-    asked = [call for e in events if isinstance(e, Message) for call in (e.message.toolCalls or ())]
+    asked = [call for e in events if isinstance(e, Message) for call in (e.message.tool_calls or ())]
     assert timeline.calls == len(asked)
     rows = [timeline.call(n) for n in range(timeline.calls)]
     assert [(r.id, r.name, r.args) for r in rows] == [(c.id, c.name, c.args) for c in asked]
     # The journal may end inside a call (the generator stops at a count, not at a turn's end).
     ends = {e.id: e for e in events if isinstance(e, ToolEnd)}
-    answered = {e.message.toolCallId for e in events if isinstance(e, Message) and e.message.role == "tool"}
+    answered = {e.message.tool_call_id for e in events if isinstance(e, Message) and e.message.role == "tool"}
     assert all(r.end == ends.get(r.id) and r.answered == (r.id in answered) for r in rows)
     assert sum(r.answered for r in rows) > len(rows) // 2
-    tokens = sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage))
+    tokens = sum(e.input_tokens + e.output_tokens for e in events if isinstance(e, Usage))
     assert timeline.tokens == tokens
 
 

@@ -179,7 +179,7 @@ async def test_writer_exiting_mid_call_turns_running_into_outcome_unknown(tmp_pa
 
 
 async def test_a_call_that_ended_but_never_got_its_tool_message_is_marked_output_lost(tmp_path: Path) -> None:
-    events = [*story(), ToolEnd(id="call_3", ok=True, elapsedMs=5, chars=24)]
+    events = [*story(), ToolEnd(id="call_3", ok=True, elapsed_ms=5, chars=24)]
     path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
     app = _app(path)
     writer = JournalWriter.open(path, fsync="none")
@@ -518,7 +518,7 @@ async def test_tool_row_enter_shows_that_call_in_the_conversation(journal: Path)
 
 
 def test_tool_call_ids_from_the_story_are_unique() -> None:
-    ids = [c.id for e in finished_story() for c in (getattr(getattr(e, "message", None), "toolCalls", None) or [])]
+    ids = [c.id for e in finished_story() for c in (getattr(getattr(e, "message", None), "tool_calls", None) or [])]
     assert len(ids) == len(set(ids)) == 4
     assert ToolCall("x", "y", "{}").args == "{}"
-    assert tool_result("a", "b").message.toolCallId == "a"
+    assert tool_result("a", "b").message.tool_call_id == "a"

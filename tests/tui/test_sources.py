@@ -159,14 +159,14 @@ async def test_a_source_held_in_memory_whose_lines_give_several_events_shows_in_
     source.receive(
         Message(
             **_at(2),
-            message=ChatMessage(role="assistant", content="Reading it: needle-in-part-zero.", toolCalls=[call]),
+            message=ChatMessage(role="assistant", content="Reading it: needle-in-part-zero.", tool_calls=[call]),
         ),
-        ToolStart(**_at(3), id="c1", name="read_file", readOnly=True),
+        ToolStart(**_at(3), id="c1", name="read_file", read_only=True),
     )
     source.receive(
-        ToolEnd(**_at(4), id="c1", ok=True, elapsedMs=12, chars=40),
+        ToolEnd(**_at(4), id="c1", ok=True, elapsed_ms=12, chars=40),
         Message(
-            **_at(5), message=ChatMessage(role="tool", content="def mean(xs): needle-in-part-one", toolCallId="c1")
+            **_at(5), message=ChatMessage(role="tool", content="def mean(xs): needle-in-part-one", tool_call_id="c1")
         ),
     )
     app = MemoryApp(source)

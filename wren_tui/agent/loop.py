@@ -261,18 +261,22 @@ class Agent:
             reply = await self._reply()
             calls = reply.tool_calls(f"call_{len(self.messages)}")
             said = self.say(
-                ChatMessage(role="assistant", content=reply.content, toolCalls=calls or None, reasoning=reply.reasoning)
+                ChatMessage(
+                    role="assistant", content=reply.content, tool_calls=calls or None, reasoning=reply.reasoning
+                )
             )
             if reply.input_tokens is not None:
                 self.append(
                     Usage(
-                        inputTokens=reply.input_tokens, outputTokens=reply.output_tokens or 0, model=self.gateway.model
+                        input_tokens=reply.input_tokens,
+                        output_tokens=reply.output_tokens or 0,
+                        model=self.gateway.model,
                     )
                 )
-            if not said.toolCalls:
+            if not said.tool_calls:
                 self.snapshot(None)
                 return "done"
-            await self.run_calls(said.toolCalls, originals=calls)
+            await self.run_calls(said.tool_calls, originals=calls)
         self.snapshot(None)
         self.printer.line(f"[stopped: {self.limits.max_steps} model steps in one turn is the limit]")
         return "limit"
@@ -381,14 +385,14 @@ class Agent:
             try:
                 await self.run_call(call, original)
             except SnapshotStopped as exc:
-                answered = {m.toolCallId for m in self.messages if m.role == "tool"}
+                answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
                 for rest in calls[index:]:
                     if rest.id not in answered:
                         self._finish(rest, ToolResult(False, outcomes.snapshot_failed(str(exc))), 0, None)
                 raise
             except asyncio.CancelledError as exc:
                 # The current call too, when the cancel came before it started (at the approval prompt).
-                answered = {m.toolCallId for m in self.messages if m.role == "tool"}
+                answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
                 for rest in calls[index:]:
                     if rest.id not in answered:
                         self._not_run(rest, "cancel", cancel_cause(exc))
@@ -406,7 +410,7 @@ class Agent:
         verdict = await self.gate.decide(call, tool)
         if not tool.read_only and verdict.approval != "denied":
             self.snapshot(call)
-        self.append(ToolStart(id=call.id, name=call.name, readOnly=tool.read_only, approval=verdict.approval))
+        self.append(ToolStart(id=call.id, name=call.name, read_only=tool.read_only, approval=verdict.approval))
         self.printer.line(
             f"  -> {preview_call(call)}{note}{f' [{verdict.label}]' if verdict.approval == 'denied' else ''}"
         )
@@ -428,14 +432,14 @@ class Agent:
             ToolEnd(
                 id=call.id,
                 ok=result.ok,
-                elapsedMs=elapsed,
+                elapsed_ms=elapsed,
                 chars=len(content),
                 truncated=result.truncated,
-                stoppedBy=stopped,
+                stopped_by=stopped,
                 redacted=redacted,
             )
         )
-        self.say(ChatMessage(role="tool", content=content, toolCallId=call.id))
+        self.say(ChatMessage(role="tool", content=content, tool_call_id=call.id))
         status = "ok" if result.ok else (f"stopped by {stopped}" if stopped else "failed")
         extra = ", truncated" if result.truncated else ""
         self.printer.line(f"  <- {status}, {elapsed} ms, {len(content)} chars{extra}")
@@ -462,8 +466,8 @@ class Agent:
             message = self.messages[index]
             if message.role == "user":
                 break
-            if message.role == "assistant" and message.toolCalls:
-                history[:0] = message.toolCalls
+            if message.role == "assistant" and message.tool_calls:
+                history[:0] = message.tool_calls
         position = next((i for i, c in enumerate(history) if c.id == call.id), len(history))
         count = 0
         for earlier in reversed(history[:position]):

@@ -105,10 +105,10 @@ def interrupted_and_lost(started_at: str, how: str) -> str:
 def ended_but_lost(end: ToolEnd) -> str:
     """What a tool_end with no tool message after it says: how the call ended, and that its output is lost."""
     how = "it ended ok" if end.ok else ("it failed" if end.ok is False else "it ended")
-    if end.stoppedBy:
-        how += f" (stopped by {end.stoppedBy})"
-    if end.elapsedMs is not None:
-        how += f" after {end.elapsedMs} ms"
+    if end.stopped_by:
+        how += f" (stopped by {end.stopped_by})"
+    if end.elapsed_ms is not None:
+        how += f" after {end.elapsed_ms} ms"
     size = f"{end.chars} chars of output" if end.chars is not None else "its output"
     return f"{how}, but {size} never reached the journal"
 

@@ -427,7 +427,7 @@ def _has_work(replayed: Replayed, message: str | None) -> bool:
     if message or replayed.open_calls:
         return True
     last = replayed.messages[-1] if replayed.messages else None
-    return last is not None and not (last.role == "assistant" and not last.toolCalls)
+    return last is not None and not (last.role == "assistant" and not last.tool_calls)
 
 
 async def resume_session(settings: Settings, ref: str | None, message: str | None, assume_failed: bool) -> Ended:
@@ -466,7 +466,7 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
             if message:
                 agent.say(ChatMessage(role="user", content=message))
             last = agent.messages[-1] if agent.messages else None
-            if last is not None and last.role == "assistant" and not last.toolCalls:
+            if last is not None and last.role == "assistant" and not last.tool_calls:
                 return "done"
             return await agent.turn()
 
@@ -496,8 +496,8 @@ async def settle(agent: Agent, open_calls: list[OpenCall]) -> None:
                 await agent.run_call(call, note="  [running it again: it is read-only and was cut off]")
             case "say_not_run":
                 # It was decided before the interruption that this call would not run: say so again.
-                stopped = open_call.ended.stoppedBy if open_call.ended else None
-                agent.say(ChatMessage(role="tool", toolCallId=call.id, content=agent.not_run_message(call, stopped)))
+                stopped = open_call.ended.stopped_by if open_call.ended else None
+                agent.say(ChatMessage(role="tool", tool_call_id=call.id, content=agent.not_run_message(call, stopped)))
                 agent.printer.line(
                     f"  [{preview_call(call)}: not run ({not_run_label(call, stopped)}), as recorded before]"
                 )
@@ -515,7 +515,7 @@ def _assume_failed(agent: Agent, open_call: OpenCall) -> None:
         decision = "assumed failed (--assume-failed); the model is told its outcome is unknown"
         told = outcomes.outcome_unknown(when)
         printed = "outcome unknown; the model is told so, and to check"
-    elif ended.stoppedBy == "cancel":
+    elif ended.stopped_by == "cancel":
         decision = "interrupted, output lost (--assume-failed); the model is told to check"
         told = outcomes.interrupted_and_lost(when, outcomes.ended_but_lost(ended))
         printed = "it was interrupted and its output was lost; the model is told to check"
@@ -524,5 +524,5 @@ def _assume_failed(agent: Agent, open_call: OpenCall) -> None:
         told = outcomes.output_lost(when, outcomes.ended_but_lost(ended))
         printed = "it finished but its output was lost; the model is told to check"
     agent.append(Recovery(id=call.id, decision=decision))
-    agent.say(ChatMessage(role="tool", toolCallId=call.id, content=told))
+    agent.say(ChatMessage(role="tool", tool_call_id=call.id, content=told))
     agent.printer.line(f"  [{preview_call(call)}: {printed}]")

@@ -68,8 +68,8 @@ class Snapshotter:
             files=taken.files,
             changed=taken.changed,
             before=before,
-            notCovered=uncovered or None,
-            notCoveredCount=count,
+            not_covered=uncovered or None,
+            not_covered_count=count,
         )
 
 

@@ -2,7 +2,7 @@
 
 A tool is one `Tool` in the TOOLS table (after the tools' code below): what the model is told,
 whether it is read-only, and the code that runs it. The loop offers TOOLS to the model, approval and
-`tool_start.readOnly` read `read_only` from it, and `Toolbox` dispatches through it.
+`tool_start.read_only` read `read_only` from it, and `Toolbox` dispatches through it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cach
 class Tool:
     """One tool: its name, description and JSON-schema `parameters` (what the model is told), and `run`.
 
-    `read_only` decides approval (a read-only call always runs), `tool_start.readOnly`, and whether
+    `read_only` decides approval (a read-only call always runs), `tool_start.read_only`, and whether
     resume may run the call again after an interruption. `run` gets the Toolbox (the workspace and
     its limits) and the arguments as a dict; a ToolFailure or WorkspaceError it raises is the result.
     """

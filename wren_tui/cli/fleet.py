@@ -25,6 +25,7 @@ from .exits import Exit
 
 if TYPE_CHECKING:
     from ..fleet.names import RemoteRef
+    from ..fleet.rows import SessionRow
 
 Scan = Callable[[EventSink], ReadVerdict]
 
@@ -100,10 +101,7 @@ def ls_remote(target: str, as_json: bool) -> Exit:
         err(f"warning: {key} in the session list holds a row for another host or session; not listed")
     if as_json:
         print_json(
-            [
-                {**msgspec.structs.asdict(s.row), "hostBeat": s.host_beat, "mirrorSilent": s.mirror_silent()}
-                for s in sessions
-            ]
+            [{**_row_fields(s.row), "hostBeat": s.host_beat, "mirrorSilent": s.mirror_silent()} for s in sessions]
         )
         return Exit.OK
     if not sessions:
@@ -120,8 +118,8 @@ def ls_remote(target: str, as_json: bool) -> Exit:
             state += " (its mirror is silent)"
         out(
             visible(
-                f"{s.host:<{width}}  {s.id:<24}  {row.started or '-':<24}  {row.lastSeq:>6}  {row.tokens:>7}  "
-                f"{row.lastTs or '-':<24}  {state}"
+                f"{s.host:<{width}}  {s.id:<24}  {row.started or '-':<24}  {row.last_seq:>6}  {row.tokens:>7}  "
+                f"{row.last_ts or '-':<24}  {state}"
             )
         )
     return Exit.OK
@@ -132,3 +130,8 @@ async def _sessions(remote: ModuleType, ref: RemoteRef) -> tuple[list[Any], list
     async with await remote.Fleet.connect(ref.server) as fleet:
         found: list[Any] = await fleet.sessions(ref.host)
         return found, list(fleet.refused)
+
+
+def _row_fields(row: SessionRow) -> dict[str, object]:
+    """Every field of a row by the name it has on the wire (lastSeq, not last_seq), defaults included."""
+    return {f.encode_name: getattr(row, f.name) for f in msgspec.structs.fields(row)}

@@ -197,7 +197,7 @@ async def _remote_spans(module: Any, ref: Any, sender: OtlpSender, content: bool
                     if task.done() and task.exception() is not None:
                         raise task.exception()  # type: ignore[misc]
                 now = row[0]
-                if spans.open and now is not None and now.state != "live" and now.lastSeq == last:
+                if spans.open and now is not None and now.state != "live" and now.last_seq == last:
                     spans.finish(writer_alive=False)
                 try:
                     await asyncio.to_thread(sender.flush)

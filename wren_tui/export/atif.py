@@ -164,7 +164,7 @@ class AtifWriter:
             return
         step = self._open = _Step(event, self.model)
         step.thinking, self._thinking = self._thinking, []
-        for call in msg.toolCalls or ():
+        for call in msg.tool_calls or ():
             step.calls[call.id] = CallRow(0, call.id, call.name, call.args, event.seq)
         if self._pending_usage:
             for usage in self._pending_usage:
@@ -172,7 +172,7 @@ class AtifWriter:
             self._pending_usage.clear()
 
     def _result(self, event: Message) -> None:
-        call_id = event.message.toolCallId or ""
+        call_id = event.message.tool_call_id or ""
         step = self._open
         if step is not None and call_id in step.calls:
             step.calls[call_id].answered = True
@@ -203,8 +203,8 @@ class AtifWriter:
             row.end = event
 
     def _usage(self, event: Usage) -> None:
-        self.prompt_tokens += event.inputTokens
-        self.completion_tokens += event.outputTokens
+        self.prompt_tokens += event.input_tokens
+        self.completion_tokens += event.output_tokens
         if event.model:
             self.model = event.model
         if self._open is None:
@@ -214,8 +214,8 @@ class AtifWriter:
 
     @staticmethod
     def _count(step: _Step, usage: Usage) -> None:
-        step.prompt += usage.inputTokens
-        step.completion += usage.outputTokens
+        step.prompt += usage.input_tokens
+        step.completion += usage.output_tokens
         step.llm_calls += 1
         step.usage_seqs.append(usage.seq)
         if usage.model:
@@ -243,7 +243,7 @@ class AtifWriter:
         elif isinstance(event, RunEnd):
             self.ended = event.reason
         elif isinstance(event, Fork):
-            self.lineage.append({"parent": event.from_, "at_seq": event.atSeq, "wren_seq": event.seq})
+            self.lineage.append({"parent": event.from_, "at_seq": event.at_seq, "wren_seq": event.seq})
         kind = event_type(event)
         fields = to_builtins(event)
         step = {
@@ -325,10 +325,10 @@ class AtifWriter:
             extra["wren_end_seq"] = end.seq
             if end.ok is not None:
                 extra["ok"] = end.ok
-            if end.elapsedMs is not None:
-                extra["elapsed_ms"] = end.elapsedMs
-            if end.stoppedBy is not None:
-                extra["stopped_by"] = end.stoppedBy
+            if end.elapsed_ms is not None:
+                extra["elapsed_ms"] = end.elapsed_ms
+            if end.stopped_by is not None:
+                extra["stopped_by"] = end.stopped_by
             if end.truncated:
                 extra["truncated"] = True
             if end.redacted:
@@ -337,8 +337,8 @@ class AtifWriter:
         if found is not None:
             content, seq = found
             extra["wren_seq"] = seq
-        elif end is not None and end.stoppedBy is not None:
-            content = f"[no result: stopped by {end.stoppedBy}]"
+        elif end is not None and end.stopped_by is not None:
+            content = f"[no result: stopped by {end.stopped_by}]"
         elif end is not None:
             content = "[no result: the call ended but its output was lost]"
         else:
@@ -413,7 +413,7 @@ def _tool_call(row: CallRow) -> dict[str, Any]:
         call["extra"] = {"wren_arguments_text": row.args}
     start = row.start
     if start is not None:
-        call.setdefault("extra", {}).update({"wren_read_only": start.readOnly, "wren_approval": start.approval})
+        call.setdefault("extra", {}).update({"wren_read_only": start.read_only, "wren_approval": start.approval})
     return call
 
 

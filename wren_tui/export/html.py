@@ -97,8 +97,8 @@ class HtmlConversation:
         msg = event.message
         role = msg.role
         who = _ROLE[role]
-        if msg.toolCallId:
-            who += f" [{escape(shown_line(msg.toolCallId))}]"
+        if msg.tool_call_id:
+            who += f" [{escape(shown_line(msg.tool_call_id))}]"
         when = f'<span class="seq">#{event.seq} {clock(event.ts)}</span>'
         content = msg.content
         body = ""
@@ -119,9 +119,9 @@ class HtmlConversation:
         calls = (
             "".join(
                 f'<p class="call">&rarr; {escape(shown_line(c.name))}({escape(shown_line(c.args))})</p>'
-                for c in msg.toolCalls
+                for c in msg.tool_calls
             )
-            if msg.toolCalls
+            if msg.tool_calls
             else ""
         )
         self.write(f'<article class="msg {role}" id="seq-{event.seq}"><h3>{who} {when}</h3>{body}{calls}</article>\n')

@@ -53,8 +53,8 @@ class MarkdownConversation:
     def message(self, event: Message) -> None:
         msg = event.message
         who = _ROLE[msg.role]
-        if msg.toolCallId:
-            who += f" {code(msg.toolCallId)}"
+        if msg.tool_call_id:
+            who += f" {code(msg.tool_call_id)}"
         parts = [f"**{who}** · #{event.seq} · {clock(event.ts)}\n\n"]
         if msg.content:
             text = shown(msg.content)
@@ -69,7 +69,7 @@ class MarkdownConversation:
                     parts.append(fenced(text))
             else:
                 parts.append(fenced(text))
-        for call in msg.toolCalls or ():
+        for call in msg.tool_calls or ():
             parts.append(f"\n→ {code(call.name)} {code(call.args)}\n")
         parts.append("\n")
         self.write("".join(parts))

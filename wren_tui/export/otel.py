@@ -186,10 +186,10 @@ class Spans:
         if msg.role == "assistant":
             self._chat = _Chat(event, event.seq, self._boundary_ns, now, self._model, self._inputs)
             self._inputs = []
-            for call in msg.toolCalls or ():
+            for call in msg.tool_calls or ():
                 self._calls[call.id] = _Call(call, event.seq, now)
         elif msg.role == "tool":
-            answered = self._calls.get(msg.toolCallId or "")
+            answered = self._calls.get(msg.tool_call_id or "")
             if answered is not None:
                 answered.result = msg.content
                 if answered in self._ended_calls:
@@ -197,7 +197,7 @@ class Spans:
                     self._send_call(answered, answered.end)
                     self._calls.pop(answered.call.id, None)
             if self.content:
-                self._inputs.append({"role": "tool", "parts": [_part_result(msg.toolCallId, msg.content)]})
+                self._inputs.append({"role": "tool", "parts": [_part_result(msg.tool_call_id, msg.content)]})
         elif self.content:
             self._inputs.append({"role": msg.role, "parts": [{"type": "text", "content": msg.content}]})
         self._boundary_ns = now
@@ -205,8 +205,8 @@ class Spans:
     def _usage(self, event: Usage) -> None:
         run = self._run
         assert run is not None
-        run.input_tokens += event.inputTokens
-        run.output_tokens += event.outputTokens
+        run.input_tokens += event.input_tokens
+        run.output_tokens += event.output_tokens
         if event.model:
             self._model = event.model
         chat = self._chat
@@ -259,11 +259,11 @@ class Spans:
             attrs.update(
                 {
                     "gen_ai.response.model": model,
-                    "gen_ai.usage.input_tokens": usage.inputTokens,
-                    "gen_ai.usage.output_tokens": usage.outputTokens,
-                    "llm.token_count.prompt": usage.inputTokens,
-                    "llm.token_count.completion": usage.outputTokens,
-                    "llm.token_count.total": usage.inputTokens + usage.outputTokens,
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                    "llm.token_count.prompt": usage.input_tokens,
+                    "llm.token_count.completion": usage.output_tokens,
+                    "llm.token_count.total": usage.input_tokens + usage.output_tokens,
                     "wren.usage_seq": usage.seq,
                 }
             )
@@ -273,7 +273,7 @@ class Spans:
             attrs["error.type"] = "reply_cut_off"
         else:
             msg = chat.reply.message
-            attrs["gen_ai.response.finish_reasons"] = ["tool_calls" if msg.toolCalls else "stop"]
+            attrs["gen_ai.response.finish_reasons"] = ["tool_calls" if msg.tool_calls else "stop"]
         if self.content:
             attrs["gen_ai.input.messages"] = _json.encode(chat.inputs).decode()
             attrs["gen_ai.output.messages"] = _json.encode([_output(chat)]).decode()
@@ -297,18 +297,18 @@ class Spans:
             }
         )
         if start is not None:
-            attrs["wren.tool.read_only"] = start.readOnly
+            attrs["wren.tool.read_only"] = start.read_only
             attrs["wren.tool.approval"] = start.approval
         error = None
         if end is not None:
             outcome = (
-                f"stopped: {end.stoppedBy}" if end.stoppedBy else {True: "ok", False: "failed", None: "ended"}[end.ok]
+                f"stopped: {end.stopped_by}" if end.stopped_by else {True: "ok", False: "failed", None: "ended"}[end.ok]
             )
-            if end.elapsedMs is not None:
-                attrs["wren.tool.elapsed_ms"] = end.elapsedMs
-            if end.stoppedBy is not None:
-                error = f"stopped by {end.stoppedBy}"
-                attrs["error.type"] = f"stopped_by_{end.stoppedBy}"
+            if end.elapsed_ms is not None:
+                attrs["wren.tool.elapsed_ms"] = end.elapsed_ms
+            if end.stopped_by is not None:
+                error = f"stopped by {end.stopped_by}"
+                attrs["error.type"] = f"stopped_by_{end.stopped_by}"
             elif end.ok is False:
                 error = "the tool failed"
                 attrs["error.type"] = "tool_failed"
@@ -405,9 +405,9 @@ def _output(chat: _Chat) -> dict[str, Any]:
             parts.append({"type": "reasoning", "content": piece.text})
     if msg.content:
         parts.append({"type": "text", "content": msg.content})
-    for call in msg.toolCalls or ():
+    for call in msg.tool_calls or ():
         parts.append({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.args})
-    return {"role": "assistant", "parts": parts, "finish_reason": "tool_calls" if msg.toolCalls else "stop"}
+    return {"role": "assistant", "parts": parts, "finish_reason": "tool_calls" if msg.tool_calls else "stop"}
 
 
 # --- the OpenTelemetry SDK ------------------------------------------------------------------------

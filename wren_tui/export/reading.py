@@ -54,14 +54,14 @@ class CallRow:
         end = self.end
         if end is not None or self.answered:
             ended = ended_as(end)
-            return f"stopped: {end.stoppedBy}" if ended == "stopped" and end is not None else WORDS[ended]
+            return f"stopped: {end.stopped_by}" if ended == "stopped" and end is not None else WORDS[ended]
         if writer_alive and self.start is not None and self.start.approval != "denied":
             return "running"
         return WORDS[open_state(self.start, None)]
 
     @property
     def elapsed_ms(self) -> int | None:
-        return None if self.end is None else self.end.elapsedMs
+        return None if self.end is None else self.end.elapsed_ms
 
 
 @dataclass
@@ -160,18 +160,18 @@ class _Pass:
         msg = event.message
         if msg.role == "user":
             self.reading.turn_tokens.append(0)
-        elif msg.role == "tool" and msg.toolCallId is not None:
-            row = self.asked.get(msg.toolCallId)
+        elif msg.role == "tool" and msg.tool_call_id is not None:
+            row = self.asked.get(msg.tool_call_id)
             if row is not None:
                 row.answered = True
-        for call in msg.toolCalls or ():
+        for call in msg.tool_calls or ():
             row = CallRow(len(self.reading.calls) + 1, call.id, call.name, call.args, event.seq)
             self.reading.calls.append(row)
             self.asked[call.id] = row
         self.out.message(event)
 
     def _usage(self, event: Usage) -> None:
-        used = event.inputTokens + event.outputTokens
+        used = event.input_tokens + event.output_tokens
         self.reading.tokens += used
         turns = self.reading.turn_tokens
         if turns:
@@ -187,11 +187,11 @@ class _Pass:
             row.start, row.start_ms = event, ts_ms(event.ts)
         elif isinstance(event, ToolEnd):
             self._row(event.id, "?", event.seq).end = event
-            error = event.ok is False or event.stoppedBy is not None
+            error = event.ok is False or event.stopped_by is not None
         elif isinstance(event, Error):
             error = True
         elif isinstance(event, Fork):
-            self.reading.forked_from, self.reading.fork_at = event.from_, event.atSeq
+            self.reading.forked_from, self.reading.fork_at = event.from_, event.at_seq
         elif isinstance(event, RunEnd):
             self.reading.ended = event.reason
         elif isinstance(event, RunStart):

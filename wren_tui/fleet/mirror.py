@@ -94,9 +94,9 @@ class _Summary:
         self.last_ts = events[-1].ts
         for event in events:
             if isinstance(event, Usage):
-                self.tokens += event.inputTokens + event.outputTokens
+                self.tokens += event.input_tokens + event.output_tokens
             elif isinstance(event, Fork) and self.forked_from is None:
-                self.forked_from, self.fork_at = event.from_, event.atSeq
+                self.forked_from, self.fork_at = event.from_, event.at_seq
 
 
 @dataclass
@@ -577,15 +577,15 @@ class Mirror:
             host=self.options.host,
             session=session.id,
             state=session.state,
-            lastSeq=summary.last_seq,
+            last_seq=summary.last_seq,
             events=summary.events,
-            streamSeq=session.stream_seq,
+            stream_seq=session.stream_seq,
             size=session.last.end if session.last is not None else 0,
             started=summary.started,
-            lastTs=summary.last_ts,
+            last_ts=summary.last_ts,
             tokens=summary.tokens,
-            forkedFrom=summary.forked_from,
-            forkAt=summary.fork_at,
+            forked_from=summary.forked_from,
+            fork_at=summary.fork_at,
             stop=stop if stops else None,
             mirror=session.stopped,
         )

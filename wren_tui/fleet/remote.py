@@ -673,6 +673,6 @@ async def _scan(ref: RemoteRef, sink: EventSink) -> ReadVerdict:
         if verdict.lines == 0 and found is None:
             raise FleetError(f"{ref}: no such session (`wren ls {shown(ref.server)}` lists them)")
     row = found.row if found else None
-    if verdict.stop is None and row is not None and row.stop is not None and row.lastSeq == verdict.last_seq:
+    if verdict.stop is None and row is not None and row.stop is not None and row.last_seq == verdict.last_seq:
         verdict.stop = row.stop
     return verdict

@@ -14,22 +14,22 @@ from ..journal.verdict import Stop
 from .names import beat_key, row_key
 
 
-class SessionRow(msgspec.Struct, kw_only=True, omit_defaults=True):
+class SessionRow(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     """What the list shows of one session, as its mirror last saw it."""
 
     host: str
     session: str
     # The journal's state as `wren ls` says it: live, done, interrupted, outcome unknown, torn tail, corrupt, empty.
     state: str
-    lastSeq: int = 0  # the seq of the last line in the stream
+    last_seq: int = 0  # the seq of the last line in the stream
     events: int = 0  # lines in the stream
-    streamSeq: int = 0  # the stream sequence of the session's last message
+    stream_seq: int = 0  # the stream sequence of the session's last message
     size: int = 0  # the journal's bytes up to the end of its last line in the stream (0: not said)
     started: str | None = None  # ts of the first line
-    lastTs: str | None = None  # ts of the last line in the stream
+    last_ts: str | None = None  # ts of the last line in the stream
     tokens: int = 0
-    forkedFrom: str | None = None
-    forkAt: int | None = None
+    forked_from: str | None = None
+    fork_at: int | None = None
     # Where and why the journal cannot be read past a line, as its reader said (line, offset, why, torn):
     # set once every line before it is in the stream; it and the lines after it are not shipped.
     stop: Stop | None = None
@@ -68,7 +68,7 @@ class RowWriter:
             if revision is None:
                 revision, stored = await self._current(key)
                 self._revisions[key] = revision
-                if stored is not None and stored.lastSeq > row.lastSeq:
+                if stored is not None and stored.last_seq > row.last_seq:
                     return False
             try:
                 self._revisions[key] = await self.kv.update(key, encode(row), last=revision)

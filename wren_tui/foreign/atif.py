@@ -343,19 +343,19 @@ class AtifTranslator(Translator):
                     ts=ts,
                     id=call_id,
                     name=name,
-                    readOnly=bool(call_extra["wren_read_only"]),
+                    read_only=bool(call_extra["wren_read_only"]),
                     approval=approval if approval in ("auto", "approved", "denied") else "auto",
                 )
         reasoning = [Reasoning(text=thought, kind="reasoning_content")] if thought else None
-        message = ChatMessage(role="assistant", content=text, toolCalls=calls or None, reasoning=reasoning)
+        message = ChatMessage(role="assistant", content=text, tool_calls=calls or None, reasoning=reasoning)
         events = [Message(seq=seq, ts=ts, message=message)]
         metrics = step.get("metrics")
         if isinstance(metrics, dict):
             used = Usage(
                 seq=seq,
                 ts=ts,
-                inputTokens=_int(metrics.get("prompt_tokens")),
-                outputTokens=_int(metrics.get("completion_tokens")),
+                input_tokens=_int(metrics.get("prompt_tokens")),
+                output_tokens=_int(metrics.get("completion_tokens")),
                 model=model or "",
             )
             events.append(used)
@@ -396,17 +396,17 @@ class AtifTranslator(Translator):
                     ts=ts,
                     id=call_id,
                     ok=ok,
-                    elapsedMs=took,
+                    elapsed_ms=took,
                     chars=len(content) if "wren_seq" in extra or status is None else None,
                     truncated=extra.get("truncated") is True,
-                    stoppedBy=stopped if stopped in ("approval", "loop", "timeout", "cancel") else None,
+                    stopped_by=stopped if stopped in ("approval", "loop", "timeout", "cancel") else None,
                     redacted=_int(extra.get("redacted")),
                 )
             )
         if status is None or "wren_seq" in extra:
             # A result the call gave (Wren exported one only when the journal held it).
             events.append(
-                Message(seq=seq, ts=ts, message=ChatMessage(role="tool", content=content, toolCallId=call_id))
+                Message(seq=seq, ts=ts, message=ChatMessage(role="tool", content=content, tool_call_id=call_id))
             )
         return events
 

@@ -90,8 +90,8 @@ def _step(lineno: int, event: object, node: Node | None) -> Step | None:
     if isinstance(event, Message):
         msg = event.message
         if msg.role == "tool":
-            return Step(lineno, "tool", answers=(msg.toolCallId or "",), node=node)
-        asks = tuple(call.id for call in msg.toolCalls or ())
+            return Step(lineno, "tool", answers=(msg.tool_call_id or "",), node=node)
+        asks = tuple(call.id for call in msg.tool_calls or ())
         return Step(lineno, msg.role, msg.content, asks=asks, node=node)
     if isinstance(event, UnknownEvent):
         if event.type == COMPACTION:
@@ -152,10 +152,10 @@ def _points(steps: list[Step]) -> list[ForkPoint]:
 def _as_message(step: Step) -> Message:
     """A step as the message it was, with only what the call rule looks at (its role, calls, answer)."""
     if step.role == "tool":
-        return Message(message=ChatMessage(role="tool", content="", toolCallId=step.answers[0]))
+        return Message(message=ChatMessage(role="tool", content="", tool_call_id=step.answers[0]))
     calls = [ToolCall(call_id, "", "") for call_id in step.asks] or None
     role: Role = "assistant" if step.role == "assistant" else "user"
-    return Message(message=ChatMessage(role=role, content="", toolCalls=calls))
+    return Message(message=ChatMessage(role=role, content="", tool_calls=calls))
 
 
 @dataclass(frozen=True)
@@ -243,8 +243,8 @@ def _add(messages: list[ChatMessage], event: object) -> None:
         last = messages[-1] if messages else None
         if msg.role == "assistant" and last is not None and last.role == "assistant":
             text = "\n".join(t for t in (last.content, msg.content) if t)
-            calls = [*(last.toolCalls or ()), *(msg.toolCalls or ())] or None
-            messages[-1] = ChatMessage(role="assistant", content=text, toolCalls=calls)
+            calls = [*(last.tool_calls or ()), *(msg.tool_calls or ())] or None
+            messages[-1] = ChatMessage(role="assistant", content=text, tool_calls=calls)
         else:
             messages.append(msg)
     elif isinstance(event, UnknownEvent) and event.type in _SUMMARIES:
@@ -257,8 +257,8 @@ def _answered_only(messages: list[ChatMessage]) -> list[ChatMessage]:
     asked: set[str] = set()
     kept: list[ChatMessage] = []
     for msg in messages:
-        if msg.role == "tool" and msg.toolCallId not in asked:
+        if msg.role == "tool" and msg.tool_call_id not in asked:
             continue
-        asked.update(call.id for call in msg.toolCalls or ())
+        asked.update(call.id for call in msg.tool_calls or ())
         kept.append(msg)
     return kept

@@ -106,7 +106,7 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
         writer.append(RunStart(pid=os.getpid(), cwd=cwd, model=model, version=__version__))
         for message in context.messages:
             writer.append(Message(message=message))
-        writer.append(Fork(from_=str(source), atSeq=lineno))
+        writer.append(Fork(from_=str(source), at_seq=lineno))
         writer.sync()
     except BaseException:
         writer.close()

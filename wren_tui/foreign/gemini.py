@@ -134,13 +134,13 @@ class GeminiTranslator(Translator):
                         event = _blank(event)  # its words were shown with its first writing; its calls are new
                         blanked.add(at)
                         words = ""
-                    calls = msg.toolCalls or []
+                    calls = msg.tool_calls or []
                     if (not calls and not words) or (calls and all(c.id in self._asked for c in calls)):
                         hidden.add(at)
                     for call in calls:
                         self._asked.setdefault(call.id, make.ms_of(event.ts))
                 elif isinstance(event, Message) and event.message.role == "tool":
-                    call_id = event.message.toolCallId or ""
+                    call_id = event.message.tool_call_id or ""
                     if call_id in self._answered:
                         hidden.update((at - 1, at))  # the result and its tool_end, given before
                     self._answered.add(call_id)
@@ -173,7 +173,7 @@ def _blank(event: Event) -> Event:
     assert isinstance(event, Message)
     msg = event.message
     return Message(
-        seq=event.seq, ts=event.ts, message=ChatMessage(role="assistant", content="", toolCalls=msg.toolCalls)
+        seq=event.seq, ts=event.ts, message=ChatMessage(role="assistant", content="", tool_calls=msg.tool_calls)
     )
 
 

@@ -457,7 +457,7 @@ def _tokens(fmt: Format, lines: list[bytes]) -> int:
         line = translator.translate(lineno, data)
         for part, event in enumerate(line.events):
             if isinstance(event, Usage) and part not in line.hidden:
-                total += event.inputTokens + event.outputTokens
+                total += event.input_tokens + event.output_tokens
     return total
 
 
@@ -477,7 +477,7 @@ def _ending(events: list[Event], fmt: Format) -> str:
             continue
         msg = event.message
         if msg.role == "assistant":
-            if msg.toolCalls:
+            if msg.tool_calls:
                 return "stopped mid-call"
             return "done" if fmt.open_calls_recorded else LAST_REPLY
         return "interrupted"  # a prompt or a tool's result that no reply followed
@@ -512,7 +512,7 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
         lines=verdict.lines,
         started=next((e.ts for e in events if e.ts), None),
         last_ts=next((e.ts for e in reversed(events) if e.ts), None),
-        tokens=sum(e.inputTokens + e.outputTokens for e in events if isinstance(e, Usage)),
+        tokens=sum(e.input_tokens + e.output_tokens for e in events if isinstance(e, Usage)),
         project=cwd[0] if cwd else None,
         reason=None if verdict.stop is None else str(verdict.stop),
     )

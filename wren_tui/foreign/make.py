@@ -73,14 +73,14 @@ def user(seq: int, ts: str, text: str) -> Message:
 
 
 def assistant(seq: int, ts: str, text: str, calls: list[ToolCall] | None = None) -> Message:
-    return Message(seq=seq, ts=ts, message=ChatMessage(role="assistant", content=text, toolCalls=calls or None))
+    return Message(seq=seq, ts=ts, message=ChatMessage(role="assistant", content=text, tool_calls=calls or None))
 
 
 def answer(seq: int, ts: str, call_id: str, text: str, *, ok: bool | None, took: int | None) -> list[Event]:
     """A call's end and its result, as Wren journals them: a tool_end, then the tool message."""
     return [
-        ToolEnd(seq=seq, ts=ts, id=call_id, ok=ok, elapsedMs=took, chars=len(text)),
-        Message(seq=seq, ts=ts, message=ChatMessage(role="tool", content=text, toolCallId=call_id)),
+        ToolEnd(seq=seq, ts=ts, id=call_id, ok=ok, elapsed_ms=took, chars=len(text)),
+        Message(seq=seq, ts=ts, message=ChatMessage(role="tool", content=text, tool_call_id=call_id)),
     ]
 
 
@@ -95,7 +95,7 @@ def thinking(seq: int, ts: str, text: str) -> UnknownEvent:
 
 
 def usage(seq: int, ts: str, tokens_in: int, tokens_out: int, model: str | None) -> Usage:
-    return Usage(seq=seq, ts=ts, inputTokens=tokens_in, outputTokens=tokens_out, model=model or "")
+    return Usage(seq=seq, ts=ts, input_tokens=tokens_in, output_tokens=tokens_out, model=model or "")
 
 
 def error(seq: int, ts: str, text: str) -> Error:

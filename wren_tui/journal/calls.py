@@ -137,14 +137,14 @@ class CallTracker:
                 msg = event.message
                 if kept is not None:
                     kept.append(msg)
-                if msg.toolCalls:
-                    for call in msg.toolCalls:
+                if msg.tool_calls:
+                    for call in msg.tool_calls:
                         asked[call.id] = call
                 # Only the tool message closes a call: without it the model never saw a result.
-                if msg.role == "tool" and msg.toolCallId is not None:
-                    asked.pop(msg.toolCallId, None)
-                    started.pop(msg.toolCallId, None)
-                    ended.pop(msg.toolCallId, None)
+                if msg.role == "tool" and msg.tool_call_id is not None:
+                    asked.pop(msg.tool_call_id, None)
+                    started.pop(msg.tool_call_id, None)
+                    ended.pop(msg.tool_call_id, None)
             elif type(event) is ToolStart:
                 started[event.id] = event
             elif type(event) is ToolEnd and event.id in asked:
@@ -169,7 +169,7 @@ class CallTracker:
         """
         if type(event) is not Message or self._asked:
             return False
-        return event.message.role != "tool" and not event.message.toolCalls
+        return event.message.role != "tool" and not event.message.tool_calls
 
     def clean_points(self, events: Iterable[Event]) -> Iterator[Message]:
         """Follow `events`, yielding each message that is a clean point as it is reached."""
@@ -210,7 +210,7 @@ def open_state(start: ToolStart | None, end: ToolEnd | None, *, starts_recorded:
     # A denied call was recorded but never ran, so it is as safe to ask again as one never started.
     if start is None or start.approval == "denied":
         return "never_started"
-    if start.readOnly:
+    if start.read_only:
         return "read_only_started"
     return "outcome_unknown" if end is None else "output_lost"
 
@@ -219,7 +219,7 @@ def ended_as(end: ToolEnd | None) -> Ended:
     """How an answered call ended: stopped (by a person, a limit), failed, or ok (also with no tool_end)."""
     if end is None:
         return "ok"
-    if end.stoppedBy is not None:
+    if end.stopped_by is not None:
         return "stopped"
     return "failed" if end.ok is False else "ok"
 

@@ -144,11 +144,11 @@ class _Summary:
         turn.last_seq = event.seq
         if isinstance(event, Message) and event.message.role == "assistant":
             msg = event.message
-            for asked in msg.toolCalls or ():
+            for asked in msg.tool_calls or ():
                 call = Call(asked.id, asked.name, asked.args, event.seq)
                 self._calls[asked.id] = call
                 turn.calls.append(call)
-            if not msg.toolCalls and msg.content:
+            if not msg.tool_calls and msg.content:
                 turn.answer = msg.content
         elif isinstance(event, ToolStart):
             started = self._calls.get(event.id)
@@ -157,9 +157,9 @@ class _Summary:
         elif isinstance(event, ToolEnd):
             ended = self._calls.get(event.id)
             if ended is not None:
-                ended.elapsed_ms = event.elapsedMs
-                if event.stoppedBy is not None:
-                    ended.outcome = f"stopped ({event.stoppedBy})"
+                ended.elapsed_ms = event.elapsed_ms
+                if event.stopped_by is not None:
+                    ended.outcome = f"stopped ({event.stopped_by})"
                 else:
                     ended.outcome = {True: "ok", False: "failed", None: "ended"}[event.ok]
         elif isinstance(event, RunEnd):
@@ -233,9 +233,9 @@ def compare(a: Path, b: Path) -> Comparison:
     a_id, b_id = session_id_of(a), session_id_of(b)
     relation = None
     if right.forked and right.forked[-1].from_ == a_id:
-        relation = f"{b_id} is a fork of {a_id} at seq {right.forked[-1].atSeq}"
+        relation = f"{b_id} is a fork of {a_id} at seq {right.forked[-1].at_seq}"
     elif left.forked and left.forked[-1].from_ == b_id:
-        relation = f"{a_id} is a fork of {b_id} at seq {left.forked[-1].atSeq}"
+        relation = f"{a_id} is a fork of {b_id} at seq {left.forked[-1].at_seq}"
     return Comparison(
         left=Side(a_id, str(a), left_events, _stopped(left_verdict), left_verdict.stop),
         right=Side(b_id, str(b), right_events, _stopped(right_verdict), right_verdict.stop),

@@ -38,16 +38,16 @@ class Reasoning(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     data: str | None = None
 
 
-class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
+class ChatMessage(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel", gc=False):
     role: Role
     content: str
-    toolCalls: list[ToolCall] | None = None
-    toolCallId: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
     # An assistant's reasoning before its reply; an older reader skips the field.
     reasoning: list[Reasoning] | None = None
 
 
-class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type", gc=False):
+class _Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type", rename="camel", gc=False):
     # seq and ts default to "unset" so the writer can stamp them; the reader rejects unset values.
     seq: int = 0
     ts: str = ""
@@ -76,25 +76,25 @@ class Delta(_Event, frozen=True, tag="delta"):
 class ToolStart(_Event, frozen=True, tag="tool_start"):
     id: str
     name: str
-    readOnly: bool
+    read_only: bool
     approval: Literal["auto", "approved", "denied"] = "auto"
 
 
 class ToolEnd(_Event, frozen=True, tag="tool_end"):
     id: str
     ok: bool | None = None
-    elapsedMs: int | None = None
+    elapsed_ms: int | None = None
     chars: int | None = None
     truncated: bool = False
-    stoppedBy: Literal["approval", "loop", "timeout", "cancel"] | None = None
+    stopped_by: Literal["approval", "loop", "timeout", "cancel"] | None = None
     redacted: int = 0
     # Lines from the reference format carry the result inline; ours keep it in the tool message.
     result: dict[str, Any] | None = None
 
 
 class Usage(_Event, frozen=True, tag="usage"):
-    inputTokens: int
-    outputTokens: int
+    input_tokens: int
+    output_tokens: int
     model: str = ""
 
 
@@ -111,7 +111,7 @@ class Recovery(_Event, frozen=True, tag="recovery"):
 
 class Fork(_Event, frozen=True, tag="fork"):
     from_: str = msgspec.field(name="from")
-    atSeq: int
+    at_seq: int
     # The folder the fork's files were written to (`wren fork --workspace`): where resume works.
     workspace: str | None = None
     # The snapshot of the files as they were at atSeq, when the parent has one.
@@ -131,8 +131,8 @@ class Snapshot(_Event, frozen=True, tag="snapshot"):
     # The id of the call it precedes; None: taken at the end of a turn.
     before: str | None = None
     # Paths the snapshot does not hold and why (at most 50); the count is whole.
-    notCovered: list[str] | None = None
-    notCoveredCount: int = 0
+    not_covered: list[str] | None = None
+    not_covered_count: int = 0
     off: str | None = None
 
 
@@ -183,7 +183,7 @@ def describe(event: Event) -> str:
             text = " ".join(msg.content.split())
             if len(text) > 100:
                 text = text[:97] + "..."
-            calls = "".join(f" -> {c.name}({c.args})" for c in msg.toolCalls or ())
+            calls = "".join(f" -> {c.name}({c.args})" for c in msg.tool_calls or ())
             # Reasoning folds to its size and first words (`wren log --json` has all of it).
             whole = "".join(r.text for r in msg.reasoning or ())
             thought = " ".join(whole.split())
@@ -193,12 +193,12 @@ def describe(event: Event) -> str:
             notes += [f"{sealed} encrypted"] if sealed else []
             return f"{msg.role}: {text!r}{calls}" + (f"  · reasoning: {', '.join(notes)}" if notes else "")
         case ToolStart():
-            effect = "read-only" if event.readOnly else "side effects"
+            effect = "read-only" if event.read_only else "side effects"
             return f"{event.name} [{event.id}] started ({effect}, {event.approval})"
         case ToolEnd():
             return _ended(event)
         case Usage():
-            return f"{event.inputTokens} in / {event.outputTokens} out tokens {event.model}"
+            return f"{event.input_tokens} in / {event.output_tokens} out tokens {event.model}"
         case Error():
             retry = f", retry {event.attempt}" if event.retryable else ""
             return f"{event.message}{retry}"
@@ -208,7 +208,7 @@ def describe(event: Event) -> str:
             return event.reason
         case Fork():
             files = f" · files in {event.workspace}" if event.workspace else ""
-            return f"forked from {event.from_} at seq {event.atSeq}{files}"
+            return f"forked from {event.from_} at seq {event.at_seq}{files}"
         case Snapshot():
             return _snapshot(event)
         case Recovery():
@@ -226,21 +226,21 @@ def _snapshot(event: Snapshot) -> str:
     if event.off:
         return event.off
     when = f"before [{event.before}]" if event.before else "end of turn"
-    uncovered = f", {event.notCoveredCount} not covered" if event.notCoveredCount else ""
+    uncovered = f", {event.not_covered_count} not covered" if event.not_covered_count else ""
     return f"{event.id[:12]} · {event.files} files, {event.changed} changed{uncovered} · {when}"
 
 
 def _ended(event: ToolEnd) -> str:
     status = {True: "ok", False: "failed", None: "ended"}[event.ok]
     parts = [f"[{event.id}] {status}"]
-    if event.elapsedMs is not None:
-        parts.append(f"{event.elapsedMs} ms")
+    if event.elapsed_ms is not None:
+        parts.append(f"{event.elapsed_ms} ms")
     if event.chars is not None:
         parts.append(f"{event.chars} chars")
     if event.truncated:
         parts.append("truncated")
-    if event.stoppedBy:
-        parts.append(f"stopped by {event.stoppedBy}")
+    if event.stopped_by:
+        parts.append(f"stopped by {event.stopped_by}")
     return ", ".join(parts)
 
 

@@ -186,7 +186,7 @@ def fork(
                 read = read_events(parent)
                 raise NotAForkPoint(parent, seq, fork_points(read.events), read.stop, read.last_seq)
             _copy_range(src, out, copied, prefix_len, ops)
-            marker = Fork(from_=parent_id, atSeq=seq, workspace=workspace, snapshot=snapshot)
+            marker = Fork(from_=parent_id, at_seq=seq, workspace=workspace, snapshot=snapshot)
             _write_all(ops, out, encode_line(marker, seq + 1, now_ts()))
             ops.fsync(out)
         except BaseException:
@@ -235,7 +235,7 @@ def fork_from_lines(
         found = _write_prefix(lines, seq, out, ops, parent)
         if isinstance(found, NotAForkPoint):
             raise found
-        _write_all(ops, out, encode_line(Fork(from_=parent, atSeq=seq), seq + 1, now_ts()))
+        _write_all(ops, out, encode_line(Fork(from_=parent, at_seq=seq), seq + 1, now_ts()))
         ops.fsync(out)
     except BaseException:
         ops.close(out)

@@ -78,9 +78,9 @@ def lineage(path: Path, folders: Sequence[Path]) -> Lineage:
     # forks[i] says who the i-th ancestor (from the oldest) forked from, and where.
     for place, event in enumerate(forks):
         ancestor = rows.get(event.from_)
-        at = forks[place - 1].atSeq if place else None
+        at = forks[place - 1].at_seq if place else None
         relatives.append(Relative(event.from_, ancestor.path if ancestor else None, at, place - len(forks)))
-    relatives.append(Relative(own, path, forks[-1].atSeq if forks else None, 0))
+    relatives.append(Relative(own, path, forks[-1].at_seq if forks else None, 0))
     relatives.extend(descendants(own, rows))
     return Lineage(relatives)
 

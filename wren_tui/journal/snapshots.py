@@ -119,7 +119,7 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
                 break
         elif isinstance(event, Fork) and event.snapshot:
             return FilesAt(event.snapshot)
-        elif isinstance(event, ToolStart) and not event.readOnly:
+        elif isinstance(event, ToolStart) and not event.read_only:
             break
     for event in reversed(events[: at + 1]):
         if isinstance(event, Snapshot):
@@ -128,7 +128,7 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
             return FilesAt(None, event.off or "snapshots were off")
         if isinstance(event, Fork) and event.snapshot:
             return FilesAt(event.snapshot)
-        if isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.readOnly):
+        if isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.read_only):
             break
     offs = [e for e in events if isinstance(e, Snapshot) and e.off]
     if offs:

@@ -292,7 +292,7 @@ def _unreadable(path: Path, reason: str) -> SessionInfo:
     )
 
 
-_TOKENS = attrgetter("inputTokens", "outputTokens")
+_TOKENS = attrgetter("input_tokens", "output_tokens")
 # isinstance as C functions, so filter() and map() below run with no Python frame per event
 _is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
 _is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
@@ -328,7 +328,7 @@ def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, loc
         last_ts=events[-1].ts if events else None,
         tokens=tokens,
         forked_from=fork.from_ if fork else None,
-        fork_at=fork.atSeq if fork else None,
+        fork_at=fork.at_seq if fork else None,
         reason=None if stop is None else str(stop),
         exact=exact,
         project=(fork.workspace if fork and fork.workspace and (start is None or fork.seq > start.seq) else None)

@@ -66,8 +66,8 @@ class TimeSpent:
 
     def add(self, event: Event) -> None:
         kind = type(event)
-        if self.ends_timed and kind is ToolEnd and event.elapsedMs:  # type: ignore[union-attr]
-            self.tools_ms += event.elapsedMs  # type: ignore[union-attr]
+        if self.ends_timed and kind is ToolEnd and event.elapsed_ms:  # type: ignore[union-attr]
+            self.tools_ms += event.elapsed_ms  # type: ignore[union-attr]
         nxt = _PHASE_OF.get(kind)
         if nxt is None:
             if kind is not Message:

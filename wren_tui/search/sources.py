@@ -148,7 +148,7 @@ def items_of(event: Event, offset: int, part: int = 0, project: str | None = Non
                 yield Item(seq, ts, "thinking", "reasoning", thought, offset, part, project=project)
             if msg.content:
                 yield Item(seq, ts, "assistant", "message", msg.content, offset, part, project=project)
-            for call in msg.toolCalls or ():
+            for call in msg.tool_calls or ():
                 yield Item(seq, ts, "tool", "call", call.args, offset, part, call.name, project)
     elif isinstance(event, Error):
         yield Item(event.seq, event.ts, "error", "error", event.message, offset, part, project=project)

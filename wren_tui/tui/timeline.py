@@ -103,9 +103,9 @@ def clip_event(event: Event) -> Clip:
     """The event of a big line with its text cut to CLIP_CHARS, and the size of the whole text."""
     if isinstance(event, Message):
         msg = event.message
-        calls = [ToolCall(c.id, c.name, _cut(c.args)) for c in msg.toolCalls] if msg.toolCalls else None
+        calls = [ToolCall(c.id, c.name, _cut(c.args)) for c in msg.tool_calls] if msg.tool_calls else None
         thoughts = [msgspec.structs.replace(r, text=_cut(r.text)) for r in msg.reasoning] if msg.reasoning else None
-        short = msgspec.structs.replace(msg, content=_cut(msg.content), toolCalls=calls, reasoning=thoughts)
+        short = msgspec.structs.replace(msg, content=_cut(msg.content), tool_calls=calls, reasoning=thoughts)
         return Clip(msgspec.structs.replace(event, message=short), len(msg.content), None)
     if isinstance(event, Error):
         short_error = msgspec.structs.replace(event, message=_cut(event.message))
@@ -327,14 +327,14 @@ class Timeline:
             if kind == "assistant":
                 if msg.reasoning:
                     self.reasoning_items.append(position)
-                breaks += len(msg.toolCalls or ())
-                for slot, call in enumerate(msg.toolCalls or ()):
+                breaks += len(msg.tool_calls or ())
+                for slot, call in enumerate(msg.tool_calls or ()):
                     asked = self._asked(call.id, position, slot)
                     self.call_writes[asked] = call.name in self._writes
-                if self._foreign and msg.toolCalls:
+                if self._foreign and msg.tool_calls:
                     self.tool_items.append(position)
-            elif kind == "tool" and msg.toolCallId is not None:
-                answered = self._open.pop(msg.toolCallId, None)
+            elif kind == "tool" and msg.tool_call_id is not None:
+                answered = self._open.pop(msg.tool_call_id, None)
                 if answered is not None:
                     self.call_answered[answered] = 1
                     self.call_result[answered] = position
@@ -347,7 +347,7 @@ class Timeline:
             self.call_start[number] = position
             self.item_call[position] = number
             self.tool_items.append(position)
-            if not event.readOnly and not self.call_writes[number]:
+            if not event.read_only and not self.call_writes[number]:
                 self.call_writes[number] = 1
                 if self.call_asked[number] != _NONE:
                     self.late_writes.append((position, self.call_asked[number]))
@@ -355,13 +355,13 @@ class Timeline:
             number = self._call_number(event.id)
             self.call_end[number] = position
             self.item_call[position] = number
-            if event.ok is False or event.stoppedBy is not None:
+            if event.ok is False or event.stopped_by is not None:
                 kind = "error"
         elif isinstance(event, Error):
             kind = "error"
             chars = clip.chars if clip else len(event.message)
         elif isinstance(event, Usage):
-            used = event.inputTokens + event.outputTokens
+            used = event.input_tokens + event.output_tokens
             self.tokens += used
             if not self.turn_tokens:
                 self.turn_tokens.append(0)
@@ -462,8 +462,8 @@ class Timeline:
         if asked != _NONE:
             message = self.event(asked)
             asked_ts = message.ts
-            if isinstance(message, Message) and message.message.toolCalls:
-                call = message.message.toolCalls[self.call_slot[number]]
+            if isinstance(message, Message) and message.message.tool_calls:
+                call = message.message.tool_calls[self.call_slot[number]]
         if call is None:
             known = start_event if isinstance(start_event, ToolStart) else None
             call_id = known.id if known else end_event.id if isinstance(end_event, ToolEnd) else "?"

@@ -128,7 +128,7 @@ def wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 
     for m in messages:
         if m.role == "tool":
-            add("user", [{"type": "tool_result", "tool_use_id": _tool_id(m.toolCallId), "content": m.content}])
+            add("user", [{"type": "tool_result", "tool_use_id": _tool_id(m.tool_call_id), "content": m.content}])
         elif m.role == "user":
             add("user", [{"type": "text", "text": m.content}] if m.content else [])
         else:
@@ -141,7 +141,7 @@ def wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                     blocks.append({"type": REDACTED_THINKING, "data": piece.data})
             if m.content:
                 blocks.append({"type": "text", "text": m.content})
-            for call in m.toolCalls or ():
+            for call in m.tool_calls or ():
                 use = {"type": "tool_use", "id": _tool_id(call.id), "name": call.name, "input": _input(call.args)}
                 blocks.append(use)
             add("assistant", blocks)

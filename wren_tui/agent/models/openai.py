@@ -83,15 +83,16 @@ def wire_messages(system: str, messages: Sequence[ChatMessage], *, thinking: boo
     thinking = thinking or any(r.kind == REASONING_CONTENT for m in messages for r in m.reasoning or ())
     for m in messages:
         if m.role == "tool":
-            wire.append({"role": "tool", "tool_call_id": m.toolCallId or "", "content": m.content})
+            wire.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
             continue
         if m.role != "assistant":
             wire.append({"role": m.role, "content": m.content})
             continue
-        item: dict[str, Any] = {"role": "assistant", "content": m.content or (None if m.toolCalls else "")}
-        if m.toolCalls:
+        item: dict[str, Any] = {"role": "assistant", "content": m.content or (None if m.tool_calls else "")}
+        if m.tool_calls:
             item["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}} for c in m.toolCalls
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.args}}
+                for c in m.tool_calls
             ]
         if thinking:
             item[REASONING_CONTENT] = "".join(r.text for r in m.reasoning or () if r.kind == REASONING_CONTENT)

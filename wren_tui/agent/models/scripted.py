@@ -113,7 +113,7 @@ class ScriptedModel:
             if self._pace:
                 await asyncio.sleep(_CALL_S * self._pace)
             yield ToolCallPart(index=index, id=f"call_{len(messages)}_{index}", name=name, args=json.dumps(args))
-        read = sum(len(m.content) + sum(len(c.args) for c in m.toolCalls or ()) for m in messages)
+        read = sum(len(m.content) + sum(len(c.args) for c in m.tool_calls or ()) for m in messages)
         wrote = len(decision.text) + sum(len(json.dumps(a)) for _, a in decision.calls)
         # No tokenizer offline: about four characters per token, as the usage a real model would report.
         yield UsagePart(read // 4 + 1, wrote // 4 + 1)
@@ -166,8 +166,8 @@ def _is_question(task: str) -> bool:
 
 
 def _steps(turn: Sequence[ChatMessage]) -> list[Step]:
-    results = {m.toolCallId: m.content for m in turn if m.role == "tool"}
-    return [Step(c, results.get(c.id)) for m in turn if m.role == "assistant" for c in m.toolCalls or ()]
+    results = {m.tool_call_id: m.content for m in turn if m.role == "tool"}
+    return [Step(c, results.get(c.id)) for m in turn if m.role == "assistant" for c in m.tool_calls or ()]
 
 
 def _report_refusal(step: Step) -> Decision:

@@ -123,7 +123,7 @@ def _cells(session: RemoteSession, now: datetime) -> dict[str, Text]:
     style = STATE_STYLE.get(row.state, UNKNOWN_STATE)
     if state != row.state:
         style = "bold reverse yellow"  # what the row says may be old, or is no longer mirrored
-    origin = f"{row.forkedFrom}@{row.forkAt}" if row.forkedFrom else ""
+    origin = f"{row.forked_from}@{row.fork_at}" if row.forked_from else ""
     # A row is whatever was written to the server: its text is shown with control characters made visible.
     values = (
         Text(shorten(visible(row.host), 24)),
@@ -131,7 +131,7 @@ def _cells(session: RemoteSession, now: datetime) -> dict[str, Text]:
         Text(shorten(visible((row.started or "-").replace("T", " ")[:16]), 16)),
         Text(str(row.events), justify="right"),
         Text(str(row.tokens), justify="right"),
-        Text(shorten(visible((row.lastTs or "-").replace("T", " ")[:19]), 19)),
+        Text(shorten(visible((row.last_ts or "-").replace("T", " ")[:19]), 19)),
         Text(shorten(visible(state), 40), style=style),
         Text(shorten(visible(origin), 40)),
     )

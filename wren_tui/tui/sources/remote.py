@@ -430,7 +430,7 @@ class RemoteSource:
         stop = row.stop if row is not None else None
         if held is None or row is None or stop is None:
             return
-        if row.lastSeq == held.last_seq and stop.offset == held.end:
+        if row.last_seq == held.last_seq and stop.offset == held.end:
             held.stop = stop
 
     async def _receive(self, changed: Callable[[], Awaitable[None]]) -> None:
@@ -454,15 +454,15 @@ class RemoteSource:
         """Decide where to begin: the last lines of a long session, else its first line."""
         found = await self.fleet.session(self.host, self.id)
         row = found.row if found is not None else None
-        if row is not None and row.size > self.tail_first and row.events == row.lastSeq > self.tail_lines:
-            wanted = row.lastSeq - self.tail_lines + 1
-            line = await self.fleet.find_line(self.host, self.id, wanted, row.streamSeq)
+        if row is not None and row.size > self.tail_first and row.events == row.last_seq > self.tail_lines:
+            wanted = row.last_seq - self.tail_lines + 1
+            line = await self.fleet.find_line(self.host, self.id, wanted, row.stream_seq)
             if line is not None and line[1] == wanted:
-                held = await self._read_tail(line[0], wanted, row.lastSeq, row.size)
+                held = await self._read_tail(line[0], wanted, row.last_seq, row.size)
                 if held is not None:
                     self._held = held
                     return
-        self._history_of = row.lastSeq if row is not None else None
+        self._history_of = row.last_seq if row is not None else None
         self._held = _Held()
 
     async def _read_tail(self, begins: int, first_seq: int, last_seq: int, size: int) -> _Held | None:

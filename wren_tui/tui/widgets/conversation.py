@@ -601,8 +601,8 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     msg = event.message
     role = msg.role
     header = f"▌ {strings.ROLE_LABEL[role]}"
-    if msg.toolCallId:
-        header += f" [{shorten(msg.toolCallId, 40)}]"
+    if msg.tool_call_id:
+        header += f" [{shorten(msg.tool_call_id, 40)}]"
     lines: list[Line] = [(f"{header}  #{event.seq} {_time(event.ts)}", role)]
     if msg.reasoning:
         thought = "\n".join(r.text for r in msg.reasoning if r.text)
@@ -613,7 +613,7 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
     if msg.content:
         fold = TOOL_FOLD if role == "tool" else MESSAGE_FOLD
         lines.extend(_block(msg.content, width, "body", fold, item.expanded, item.clip))
-    for call in msg.toolCalls or ():
+    for call in msg.tool_calls or ():
         lines.extend(_block(f"→ {call.name}({call.args})", width, "note", CALL_FOLD, item.expanded))
     lines.append(("", "body"))
     return lines

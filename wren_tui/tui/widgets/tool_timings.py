@@ -71,15 +71,15 @@ class ToolTimings(CallList):
     def _values(self, row: ToolRow, state: RowState) -> tuple[str, str, str, str, str]:
         end = row.end
         elapsed = ""
-        if end is not None and end.elapsedMs is not None:
-            elapsed = f"{end.elapsedMs} ms"
+        if end is not None and end.elapsed_ms is not None:
+            elapsed = f"{end.elapsed_ms} ms"
         elif state == "running" and (started := _started(row)) is not None:
             seconds = (self.clock() - started).total_seconds()
             elapsed = f"{max(seconds, 0):.0f} s…"
         size = f"{end.chars}" if end is not None and end.chars is not None else ""
         notes: list[str] = [ROW_WORDS[state]]
-        if end is not None and end.stoppedBy:
-            notes = [f"stopped: {end.stoppedBy}"]
+        if end is not None and end.stopped_by:
+            notes = [f"stopped: {end.stopped_by}"]
         if end is not None and end.truncated:
             notes.append("truncated")
         if row.start is not None and row.start.approval != "auto":

@@ -148,8 +148,8 @@ class Waterfall(CallList):
             return " " * track, ROW_WORDS[state]  # asked for, never started: no place on the axis
         scale = track / (last - first)
         end = row.end
-        if end is not None and end.elapsedMs is not None:
-            elapsed, label = end.elapsedMs, duration(end.elapsedMs)
+        if end is not None and end.elapsed_ms is not None:
+            elapsed, label = end.elapsed_ms, duration(end.elapsed_ms)
         elif state == "running":
             elapsed = max(int(self.clock().timestamp() * 1000) - start, 0)
             label = f"{duration(elapsed)}…"
