@@ -50,8 +50,11 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _CONFIG = {
     "core.fsync": "loose-object,reference,pack",
     "core.fsyncMethod": "fsync",
+    # Loose objects (a snapshot's few changed files and its trees) compressed; packs (a first snapshot's
+    # files, prune's packs) stored: inflating them was most of the time of a fork with files.
     "core.looseCompression": "1",
-    "core.compression": "1",
+    "core.compression": "0",
+    "pack.compression": "0",
     "core.autocrlf": "false",
     "core.safecrlf": "false",
     "core.symlinks": "true",
