@@ -481,8 +481,6 @@ class Store:
         Raises:
             SnapshotError: the snapshot is not in the store, or `target` cannot be used or written.
         """
-        if not self.has_tree(tree):
-            raise SnapshotError(f"snapshot {tree} is not in the store {self.path}")
         try:
             target.mkdir(parents=True, exist_ok=True)
             if any(os.scandir(target)):
@@ -492,10 +490,14 @@ class Store:
         target = target.resolve()
         index = self.index_for(session_id, target)
         index.unlink(missing_ok=True)
-        self.git("read-tree", tree, work_tree=target, index=index)
-        # Files written by as many workers as there are cores (git's parallel checkout): inflating and writing
-        # them is the cost of a fork with files, and the files are independent of one another.
-        self.git("checkout-index", "-a", "-f", "-u", work_tree=target, index=index, config=_PARALLEL)
+        # One process reads the tree and writes its files (by as many workers as there are cores: git's parallel
+        # checkout), then the index with their stat data; read-tree then checkout-index took twice as long.
+        try:
+            self.git("read-tree", "--reset", "-u", tree, work_tree=target, index=index, config=_PARALLEL)
+        except SnapshotError:
+            if not self.has_tree(tree):
+                raise SnapshotError(f"snapshot {tree} is not in the store {self.path}") from None
+            raise
         return _index_entries(index)
 
     # --- pruning ------------------------------------------------------------------------------
