@@ -116,7 +116,7 @@ def _fork_row(root: Path, ws: Path, tree: str) -> BenchRow:
         n[0] += 1
         subprocess.run(["cp", "-a", str(ws), str(root / f"copy{n[0]}")], check=True)
 
-    ours, cp = _interleaved(fork, copy, 3)
+    ours, cp = _interleaved(fork, copy, 5)
     assert subprocess.run(["diff", "-r", str(ws), str(root / "fork1")], capture_output=True).returncode == 0, (
         "not the same files"
     )
@@ -156,7 +156,7 @@ def run() -> list[BenchRow]:
         rows.append(_fork_row(root, ws, tree))
         shutil.rmtree(ws)
         counter = [0]
-        on, off = _interleaved(lambda: _demo(root, True, counter), lambda: _demo(root, False, counter), 7)
+        on, off = _interleaved(lambda: _demo(root, True, counter), lambda: _demo(root, False, counter), 11)
         rows.append(compare("demo fix run with snapshots vs --no-snapshots", on, off, at_most=1.2))
         rows.append(_growth_row(root))
     return rows

@@ -9,6 +9,7 @@ workspace is snapshotted into the journals folder's store (`journal/snapshots.py
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..journal.events import Snapshot
@@ -55,14 +56,17 @@ class Snapshotter:
             if problem is not None:
                 self.off = problem + "; a fork of this run restores the conversation only"
                 return Snapshot(off=self.off)
-        taken = self.store.take(self.workspace, self.session_id, leave_out=self.leave_out)
-        uncovered = list(taken.not_covered)
-        count = taken.not_covered_count
         if before is None:
-            # At the end of a turn also what the rules leave out and what is no file (FIFOs, sockets, devices).
-            extra = self.store.not_covered(self.workspace, self.leave_out)
-            uncovered = (uncovered + extra)[:50]
-            count += len(extra)
+            # At the end of a turn also what the rules leave out and what is no file (FIFOs, sockets, devices):
+            # found while the snapshot is taken (both read the workspace only; git runs as its own process).
+            with ThreadPoolExecutor(1) as pool:
+                listing = pool.submit(self.store.not_covered, self.workspace, self.leave_out)
+                taken = self.store.take(self.workspace, self.session_id, leave_out=self.leave_out)
+                extra = listing.result()
+        else:
+            taken, extra = self.store.take(self.workspace, self.session_id, leave_out=self.leave_out), []
+        uncovered = (list(taken.not_covered) + extra)[:50]
+        count = taken.not_covered_count + len(extra)
         return Snapshot(
             id=taken.id,
             files=taken.files,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalError
+from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event
 from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import read_events
@@ -23,11 +26,10 @@ from ..journal.snapshots import (
     store_of,
 )
 from ..journal.store import SUFFIX, new_session_id, session_id_of, write_problem
+from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
-from . import foreign
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, Unreadable
-from .log import stop_line
 from .options import folder_of
 
 
@@ -58,8 +60,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_fork(args: argparse.Namespace) -> Exit:
-    path = foreign.resolve(folder_of(args), args.session)
-    if (fmt := foreign.foreign_format(path)) is not None:
+    path = _wren_journal(folder_of(args), args.session)
+    if path is None:
+        # Not plainly a Wren journal: other agents' formats are loaded (they take a while) to tell what it is.
+        from . import foreign
+
+        path = foreign.resolve(folder_of(args), args.session)
+        fmt = foreign.foreign_format(path)
+    else:
+        fmt = None
+    if fmt is not None:
         if args.workspace:
             raise UsageError(
                 f"{path}: another agent's session carries no snapshots of its files, so a fork of it restores the "
@@ -135,6 +145,40 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
     return Exit.OK
 
 
+def _wren_journal(folder: Path, ref: str) -> Path | None:
+    """The journal `ref` names when its first line is a Wren event (seq and crc), else None.
+
+    No other agent's format claims a file that starts with such a line (aider's and OpenCode's claim
+    theirs by a header, the others by their own keys, ATIF by a schema_version), so this is what
+    `foreign.foreign_format` finds, without loading those formats: `wren fork` starts that much
+    sooner. Anything else (no such journal, another agent's file, an empty or damaged first line) is
+    None, and the caller asks `foreign`.
+    """
+    try:
+        path = resolve_journal(folder, ref)
+    except SessionNotFound:
+        return None
+    if path.suffix != SUFFIX:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        head = os.pread(fd, 1 << 16, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    line, newline, _ = head.partition(b"\n")
+    try:
+        value = msgspec.json.decode(line) if newline else None
+    except msgspec.DecodeError:
+        return None
+    wren = isinstance(value, dict) and "seq" in value and "crc" in value and "schema_version" not in value
+    return path if wren else None
+
+
 def _target(given: str) -> Path:
     """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written."""
     target = Path(given).expanduser().resolve()
@@ -165,6 +209,8 @@ def _list(path: Path, as_json: bool) -> Exit:
         # Lines after the damage are lost to reading: they may have held points.
         raise Unreadable(path, result.stop)
     if result.stop is not None and not as_json:
+        from .log import stop_line
+
         out(stop_line(result))  # a torn tail: never a committed line, so no point is missing
     return Exit.OK
 
