@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
@@ -25,7 +22,7 @@ from ..journal.snapshots import (
     point_changes,
     store_of,
 )
-from ..journal.store import SUFFIX, new_session_id, session_id_of, write_problem
+from ..journal.store import SUFFIX, new_session_id, session_id_of, starts_as_journal, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
@@ -146,37 +143,17 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
 
 
 def _wren_journal(folder: Path, ref: str) -> Path | None:
-    """The journal `ref` names when its first line is a Wren event (seq and crc), else None.
+    """The journal `ref` names when it begins as a Wren journal (`store.starts_as_journal`), else None.
 
-    No other agent's format claims a file that starts with such a line (aider's and OpenCode's claim
-    theirs by a header, the others by their own keys, ATIF by a schema_version), so this is what
-    `foreign.foreign_format` finds, without loading those formats: `wren fork` starts that much
-    sooner. Anything else (no such journal, another agent's file, an empty or damaged first line) is
-    None, and the caller asks `foreign`.
+    That is what `foreign.foreign_format` finds first too, without loading other agents' formats: `wren
+    fork` starts that much sooner. Anything else (no such journal, another agent's file, an empty
+    one) is None, and the caller asks `foreign`.
     """
     try:
         path = resolve_journal(folder, ref)
     except SessionNotFound:
         return None
-    if path.suffix != SUFFIX:
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        head = os.pread(fd, 1 << 16, 0)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    line, newline, _ = head.partition(b"\n")
-    try:
-        value = msgspec.json.decode(line) if newline else None
-    except msgspec.DecodeError:
-        return None
-    wren = isinstance(value, dict) and "seq" in value and "crc" in value and "schema_version" not in value
-    return path if wren else None
+    return path if path.suffix == SUFFIX and starts_as_journal(path) else None
 
 
 def _target(given: str) -> Path:

@@ -24,6 +24,7 @@ from typing import Literal
 
 import msgspec
 
+from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from . import aider, atif, claude, codex, copilot, gemini, opencode, pi, qwen
@@ -75,7 +76,6 @@ _HEAD = 1 << 16
 _HEAD_MAX = 1 << 22
 _HEAD_LINES = 8
 # How every line of a Wren journal starts (`journal._framing`).
-_WREN_LINE = b'{"seq":'
 _any = msgspec.json.Decoder()
 
 
@@ -88,7 +88,7 @@ def detect_head(head: bytes, name: str = "") -> Kind:
     An ATIF trajectory is one document, recognised by its start (an object whose schema_version is an
     ATIF tag).
     """
-    if head.startswith(_WREN_LINE):
+    if head.startswith(LINE_START):
         return WREN  # a Wren journal, maybe damaged past its first line
     if atif.claims_head(head):
         return atif.FORMAT
@@ -128,7 +128,7 @@ def kind_of(path: Path) -> Kind:
     except OSError:
         return WREN
     try:
-        if os.pread(fd, len(_WREN_LINE), 0) == _WREN_LINE:
+        if os.pread(fd, len(LINE_START), 0) == LINE_START:
             return WREN  # a Wren line's start: no more of the file is read (a folder of journals is looked at fast)
         head = os.pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).

@@ -9,6 +9,8 @@ from __future__ import annotations
 import zlib
 
 CRC_MARK = b',"crc":"'
+# How every line the writer makes begins: a file that begins so is a Wren journal (maybe damaged past it).
+LINE_START = b'{"seq":'
 # ,"crc":"xxxxxxxx"}  -> 8 + 8 + 2 bytes at the end of a line we wrote (before its newline)
 CRC_SUFFIX_LEN = 18
 

@@ -14,6 +14,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Literal, cast
 
+from ._framing import LINE_START
 from .calls import open_calls
 from .errors import JournalError, SessionNotFound
 from .events import Event, Fork, RunEnd, RunStart, Usage
@@ -395,3 +396,18 @@ def write_problem(folder: Path, exc: OSError) -> str:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return f"{folder}: the disk is full ({_why(exc)})"
     return f"{folder}: a journal cannot be written there ({_why(exc)})"
+
+
+def starts_as_journal(path: Path) -> bool:
+    """True when the file at `path` begins as every line Wren writes does (`{"seq":`): a Wren journal,
+    maybe damaged past that. The one cheap test, before any other agent's format is asked (`foreign.kind_of`)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.pread(fd, len(LINE_START), 0) == LINE_START
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
