@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from ..export.asjson import events_json
 from ..foreign.base import Format, Skipped, Translated
 from ..foreign.exported import open_lines
 from ..foreign.reader import scan as foreign_scan
@@ -124,7 +125,7 @@ def _log_json(
         # Nothing is written before the journal opens, so an unreadable one prints only its error.
         write(b"," if started else head)
         # Apart, so a megabyte of events is not copied once more.
-        write(_events_json(events, bytes(lines)) if encode is None else encode(events, bytes(lines)))
+        write(events_json(events, bytes(lines)) if encode is None else encode(events, bytes(lines)))
         started = True
 
     result = scan(emit)
@@ -181,15 +182,3 @@ def _log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
 def _encoded(events: list[Event], _lines: bytes) -> bytes:
     """Another agent's events, each as Wren would journal it."""
     return b",".join(_json.encode(to_builtins(e)) for e in events)
-
-
-def _events_json(events: list[Event], lines: bytes) -> bytes:
-    """The events as JSON values joined by commas: their lines as written when those are valid UTF-8."""
-    if not lines.isascii():
-        try:
-            lines.decode("utf-8")
-        except UnicodeDecodeError:
-            # The decoder skips unknown fields unchecked, so a valid line may hold bad bytes there.
-            return b",".join(_json.encode(to_builtins(e)) for e in events)
-    # A JSON line holds no raw newline, so each newline is exactly a boundary between two events.
-    return lines[:-1].replace(b"\n", b",")

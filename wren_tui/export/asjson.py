@@ -26,7 +26,7 @@ def write_json(path: Path, out: AtomicOutput) -> Stop | None:
 
     def take(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal started
-        out.write_raw((b"," if started else b"") + _events_json(events, bytes(lines)))
+        out.write_raw((b"," if started else b"") + events_json(events, bytes(lines)))
         started = True
 
     verdict = scan_events(path, take)
@@ -43,7 +43,7 @@ def write_json(path: Path, out: AtomicOutput) -> Stop | None:
     return verdict.stop
 
 
-def _events_json(events: list[Event], lines: bytes) -> bytes:
+def events_json(events: list[Event], lines: bytes) -> bytes:
     """The events as JSON values joined by commas: their lines as written when those are valid UTF-8."""
     if not lines.isascii():
         try:
