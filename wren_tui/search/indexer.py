@@ -202,15 +202,8 @@ def update(db: sqlite3.Connection, source: SearchSource) -> int:
     batch = _Batch(db)
     batch.open()
     try:
-        read = _savepoint(db, source)
+        read = _savepoint(db, source)  # one file: never the MERGE_AFTER a refresh merges after
         batch.commit()
-        if read >= MERGE_AFTER:
-            # FTS5 keeps what each transaction wrote as a segment of its own (merged a few at a time): a query
-            # reads every segment's list of each trigram. One segment after a large reading: a warm search over
-            # 1,000 Wren journals asked its phrase in 490 ms instead of 800 ms, for 40 s more of the 5 min build.
-            batch.open()
-            db.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            batch.commit()
     except BaseException:
         batch.rollback()
         raise
