@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import gitfiles
 from .events import Event, Fork, RunStart, Snapshot, ToolStart
 
 STORE = ".snapshots"
@@ -40,6 +41,9 @@ MAX_FILE_SIZE = 50 * 1024 * 1024
 LISTED = 50
 # From this many changed files on, a snapshot writes its objects as one pack (one fsync, not one per file).
 BULK = 64
+# Up to this many files, a snapshot is taken in this process (`gitfiles`) rather than by `git add` and
+# `git write-tree`: two processes' start-up was most of what a snapshot of a small workspace cost.
+IN_PROCESS = 1000
 MIN_GIT = (2, 36)  # core.fsync
 # git's parallel checkout: a worker a core (0), from 100 files on (its own default threshold).
 _PARALLEL = {"checkout.workers": "0", "checkout.thresholdForParallelism": "100"}
@@ -390,7 +394,12 @@ class Store:
             if stat.S_ISREG(st.st_mode) and st.st_size > max_file_size:
                 uncovered.append(f"{_shown(name)} (over {max_file_size:,} bytes: not covered)")
                 kept_out.append(name)
-        # Then one `git add -A`: it hashes only what the index's stat cache says changed, adds the new,
+        kept = set(kept_out)
+        fresh = [n for n in names if n not in kept and not n.endswith(b"/")]
+        here = self._take_here(workspace, index, fresh, leave_out) if len(fresh) < BULK else None
+        if here is not None:
+            return Taken(here[0], here[1], here[2], uncovered[:LISTED], len(uncovered))
+        # Else one `git add -A`: it hashes only what the index's stat cache says changed, adds the new,
         # drops the deleted. Many new objects go into one pack, fsynced once, not a loose file (and an fsync) each.
         bulk = {"core.bigFileThreshold": "1"} if first or len(names) >= BULK else None
         spec = [*left_out, *(":(top,literal,exclude)" + os.fsdecode(n) for n in kept_out)]
@@ -404,6 +413,99 @@ class Store:
             self._sync_new(before)
             self._trees[index] = tree
         return Taken(tree, _index_entries(index), changed, uncovered[:LISTED], len(uncovered))
+
+    def _take_here(
+        self, workspace: Path, index: Path, fresh: Sequence[bytes], leave_out: Sequence[Path]
+    ) -> tuple[str, int, int] | None:
+        """`git add -A` then `git write-tree`, done in this process for a small workspace: (tree, files, changed).
+
+        None when git should do it: an index of more than IN_PROCESS entries (git's stat loop is faster
+        there, and a process's start-up no longer matters) or one this process does not read.
+        """
+        if _index_entries(index) > IN_PROCESS:  # the header's count: a large index is not read here at all
+            return None
+        try:
+            known = gitfiles.read_index(index)
+        except gitfiles.Unreadable:
+            return None
+        root = os.fsencode(workspace)
+        outside = tuple(os.fsencode(rel) + b"/" for p in leave_out if (rel := _inside(workspace, p)))
+        objects = gitfiles.Objects(self.path / "objects")
+        folders: dict[bytes, bool] = {b"": True}
+        entries: dict[bytes, gitfiles.Entry] = {}
+        changed = 0
+        restated = False
+
+        def real_folder(folder: bytes) -> bool:
+            """Every folder on the way is a folder, not a link to one (lstat would follow it)."""
+            if folder not in folders:
+                parent = folder.rpartition(b"/")[0]
+                try:
+                    ok = real_folder(parent) and stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
+                except OSError:
+                    ok = False
+                folders[folder] = ok
+            return folders[folder]
+
+        def hashed(name: bytes) -> gitfiles.Entry | None:
+            """The file's entry, its content stored; None when it is gone or is no file or link."""
+            path = os.path.join(root, name)
+            if not real_folder(name.rpartition(b"/")[0]):
+                return None
+            try:
+                st = os.lstat(path)
+                mode = gitfiles.mode_of(st)
+                if mode is None:
+                    return None
+                body = gitfiles.blob_of(path, mode)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except OSError as exc:
+                raise SnapshotError(f"{os.fsdecode(path)}: cannot be snapshotted ({_why(exc)})") from None
+            try:
+                oid = objects.write(b"blob", body)
+            except OSError as exc:
+                raise SnapshotError(f"writing its objects failed: {_why(exc)}") from None
+            return gitfiles.Entry(gitfiles.stat_of(st, mode), oid)
+
+        for name, old in known.entries.items():
+            if name.startswith(outside):
+                changed += 1
+                continue
+            try:
+                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) else None
+            except OSError:
+                st = None
+            mode = None if st is None else gitfiles.mode_of(st)
+            same = st is not None and mode is not None and gitfiles.stat_of(st, mode) == old.stat
+            if same and not gitfiles.racy(old, known):
+                entries[name] = old
+                continue
+            restated = True
+            entry = hashed(name) if mode is not None else None
+            if entry is None:
+                changed += 1  # deleted, or no longer a file or a link
+                continue
+            entries[name] = entry
+            changed += entry.oid != old.oid or entry.mode != old.mode
+        for name in fresh:
+            entry = hashed(name)
+            if entry is not None:
+                entries[name] = entry
+                changed += 1
+        try:
+            tree = self._trees.get(index) if changed == 0 else None
+            if tree is None:
+                tree = gitfiles.write_trees(objects, entries).hex()
+            objects.sync()
+            if restated or changed or not index.exists():
+                gitfiles.write_index(index, entries)
+        except gitfiles.Unreadable:
+            return None
+        except OSError as exc:
+            raise SnapshotError(f"writing its objects failed: {_why(exc)}") from None
+        self._trees[index] = tree
+        return tree, len(entries), changed
 
     def not_covered(self, workspace: Path, leave_out: Sequence[Path] = ()) -> list[str]:
         """Everything under the workspace a snapshot does not hold: ignored paths, FIFOs, sockets, devices."""
