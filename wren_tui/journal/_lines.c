@@ -44,94 +44,12 @@
 #include <emmintrin.h>
 #endif
 
-static uint32_t crc_table[8][256];
-
-static void crc_init(void) {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = crc_table[0][i];
-        for (int t = 1; t < 8; t++) {
-            c = crc_table[0][c & 0xFF] ^ (c >> 8);
-            crc_table[t][i] = c;
-        }
-    }
-}
-
-/* Slicing-by-8 on the raw register (no inversions): eight bytes per step through eight tables. */
-static uint32_t crc_update(uint32_t c, const unsigned char *p, Py_ssize_t n) {
-    while (n >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
-            crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
-            crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
-        p += 8;
-        n -= 8;
-    }
-    while (n-- > 0) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c;
-}
+#include "../_crc32.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define HAVE_CLMUL 1
-static int use_clmul; /* set at import when the CPU has PCLMULQDQ */
-
-/* Carry-less folding (the method of Intel's "Fast CRC Computation for Generic Polynomials Using
- * PCLMULQDQ"): 16-byte blocks are multiplied forward by x^k mod P and added into later blocks, so
- * the CRC of the whole equals the CRC of the last block folded plus the bytes after it, which the
- * tables finish. Bit-reflected: a block's first byte holds its highest powers. Each constant is
- * x^e mod P, reflected into the top of 64 bits, e one less than the distance folded (the product
- * of two reflected values comes out multiplied by x). tests/journal/test_native.py checks it
- * against zlib at every length around the block sizes. */
-#define K_575 0x653d982200000000ULL /* 4 blocks on: the first half of a block (x^(512+64-1)) */
-#define K_511 0xcad38e8f00000000ULL /* 4 blocks on: the second half (x^(512-1)) */
-#define K_191 0x65673b4600000000ULL /* 1 block on (x^(128+64-1)) */
-#define K_127 0x9ba54c6f00000000ULL /* 1 block on (x^(128-1)) */
-
-__attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m128i k) {
-    return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
-}
-
-/* The raw register after n >= 64 bytes, from register c. */
-__attribute__((target("pclmul,sse2"))) static uint32_t crc_fold(uint32_t c, const unsigned char *p, Py_ssize_t n) {
-    const __m128i *q = (const __m128i *)p;
-    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(q), _mm_cvtsi32_si128((int)c));
-    __m128i x1 = _mm_loadu_si128(q + 1), x2 = _mm_loadu_si128(q + 2), x3 = _mm_loadu_si128(q + 3);
-    p += 64, n -= 64;
-    const __m128i k4 = _mm_set_epi64x((long long)K_511, (long long)K_575);
-    while (n >= 64) {
-        q = (const __m128i *)p;
-        x0 = _mm_xor_si128(fold(x0, k4), _mm_loadu_si128(q));
-        x1 = _mm_xor_si128(fold(x1, k4), _mm_loadu_si128(q + 1));
-        x2 = _mm_xor_si128(fold(x2, k4), _mm_loadu_si128(q + 2));
-        x3 = _mm_xor_si128(fold(x3, k4), _mm_loadu_si128(q + 3));
-        p += 64, n -= 64;
-    }
-    const __m128i k1 = _mm_set_epi64x((long long)K_127, (long long)K_191);
-    __m128i x = _mm_xor_si128(fold(x0, k1), x1);
-    x = _mm_xor_si128(fold(x, k1), x2);
-    x = _mm_xor_si128(fold(x, k1), x3);
-    while (n >= 16) {
-        x = _mm_xor_si128(fold(x, k1), _mm_loadu_si128((const __m128i *)p));
-        p += 16, n -= 16;
-    }
-    unsigned char last[16];
-    _mm_storeu_si128((__m128i *)last, x);
-    return crc_update(crc_update(0, last, 16), p, n);
-}
+#define HAVE_CLMUL 1 /* x86 with GCC or clang: the AVX2 paths below, chosen at import */
 #endif
-
-static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
-#ifdef HAVE_CLMUL
-    if (use_clmul && n >= 64) return crc_fold(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
-#endif
-    return crc_update(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
-}
 
 /* The first newline, NUL or CR in [p, end), or NULL: one pass where three memchr would make three. */
 #ifdef HAVE_CLMUL
@@ -671,7 +589,6 @@ PyMODINIT_FUNC PyInit__lines(void) {
     crc_init();
 #ifdef HAVE_CLMUL
     __builtin_cpu_init();
-    use_clmul = __builtin_cpu_supports("pclmul");
     use_avx2 = __builtin_cpu_supports("avx2");
 #endif
 #ifdef HAVE_CHECK_START

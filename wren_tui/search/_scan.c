@@ -53,93 +53,13 @@
 #include <wmmintrin.h>
 #endif
 
-/* --- CRC-32 ------------------------------------------------------------------------------- */
+/* --- CRC-32: ../_crc32.h ------------------------------------------------------------------- */
 
-static uint32_t crc_table[8][256];
-
-static void crc_init(void) {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = crc_table[0][i];
-        for (int t = 1; t < 8; t++) {
-            c = crc_table[0][c & 0xFF] ^ (c >> 8);
-            crc_table[t][i] = c;
-        }
-    }
-}
-
-/* The register's update over `n` bytes, without zlib's inversions before and after. */
-static uint32_t crc_tables(uint32_t c, const unsigned char *p, size_t n) {
-    while (n >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
-            crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
-            crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
-        p += 8;
-        n -= 8;
-    }
-    while (n-- > 0) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c;
-}
+#include "../_crc32.h"
 
 #ifdef WREN_X86
-/* x^n mod P, bit-reflected into the high half of a 64-bit lane: PCLMULQDQ of two such reflected
- * operands is the reflected product times x, so each constant is taken one degree lower (tests/search/test_rawpass.py checks the CRC against
- * zlib's on every length and alignment). */
-#define K_575 0x653d982200000000ULL /* folds a lane 512 bits on: its first 64 bits */
-#define K_511 0xcad38e8f00000000ULL /* ...and its last 64 */
-#define K_191 0x65673b4600000000ULL /* folds a lane 128 bits on */
-#define K_127 0x9ba54c6f00000000ULL
-
-static int have_clmul = 0, have_avx2 = 0;
-
-__attribute__((target("pclmul,sse2"))) static inline __m128i fold(__m128i x, __m128i k) {
-    return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
-}
-
-/* The register's update over `n` bytes (n >= 64): 16-byte blocks folded, the last 16 and the tail by table. */
-__attribute__((target("pclmul,sse2"))) static uint32_t crc_clmul(uint32_t c, const unsigned char *p, size_t n) {
-    const __m128i k4 = _mm_set_epi64x((long long)K_511, (long long)K_575);
-    const __m128i k1 = _mm_set_epi64x((long long)K_127, (long long)K_191);
-    __m128i x0 = _mm_loadu_si128((const __m128i *)p), x1 = _mm_loadu_si128((const __m128i *)(p + 16));
-    __m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32)), x3 = _mm_loadu_si128((const __m128i *)(p + 48));
-    x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)c));
-    p += 64;
-    n -= 64;
-    while (n >= 64) {
-        x0 = _mm_xor_si128(fold(x0, k4), _mm_loadu_si128((const __m128i *)p));
-        x1 = _mm_xor_si128(fold(x1, k4), _mm_loadu_si128((const __m128i *)(p + 16)));
-        x2 = _mm_xor_si128(fold(x2, k4), _mm_loadu_si128((const __m128i *)(p + 32)));
-        x3 = _mm_xor_si128(fold(x3, k4), _mm_loadu_si128((const __m128i *)(p + 48)));
-        p += 64;
-        n -= 64;
-    }
-    __m128i x = _mm_xor_si128(fold(x0, k1), x1);
-    x = _mm_xor_si128(fold(x, k1), x2);
-    x = _mm_xor_si128(fold(x, k1), x3);
-    while (n >= 16) {
-        x = _mm_xor_si128(fold(x, k1), _mm_loadu_si128((const __m128i *)p));
-        p += 16;
-        n -= 16;
-    }
-    unsigned char last[16];
-    _mm_storeu_si128((__m128i *)last, x);
-    return crc_tables(crc_tables(0, last, 16), p, n);
-}
+static int have_avx2 = 0;
 #endif
-
-/* zlib's CRC-32 of `n` bytes. */
-static uint32_t crc32_of(const unsigned char *p, size_t n) {
-#ifdef WREN_X86
-    if (have_clmul && n >= 64) return crc_clmul(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
-#endif
-    return crc_tables(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
-}
 
 #define MAX_PATTERNS 16
 
@@ -932,7 +852,7 @@ static PyObject *crc32_py(PyObject *self, PyObject *args) {
 
 static PyObject *folding(PyObject *self, PyObject *unused) {
 #ifdef WREN_X86
-    return PyBool_FromLong(have_clmul);
+    return PyBool_FromLong(crc_clmul);
 #else
     Py_RETURN_FALSE;
 #endif
@@ -957,7 +877,6 @@ PyMODINIT_FUNC PyInit__scan(void) {
     hex_init();
 #ifdef WREN_X86
     __builtin_cpu_init();
-    have_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
     have_avx2 = __builtin_cpu_supports("avx2");
 #endif
     return PyModule_Create(&module);
