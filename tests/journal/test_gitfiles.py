@@ -79,6 +79,19 @@ def _git_tree(store: Store, ws: Path, index: Path) -> str:
     return store.git("write-tree", work_tree=ws, index=index).decode().strip()
 
 
+def git_commands(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, the git command of each process the store starts (its first word), in order."""
+    ran: list[str] = []
+    real = Store.git
+
+    def counted(self: Store, *args: str, **kw: object) -> bytes:
+        ran.append(args[0])
+        return real(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "git", counted)
+    return ran
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=steps, later=st.lists(steps, min_size=1, max_size=4))
 def test_a_snapshot_taken_in_process_is_the_tree_git_writes(
@@ -108,14 +121,7 @@ def test_a_small_workspace_is_snapshotted_without_starting_git_add(
     (ws / "src" / "a.py").write_text("print(1)\n")
     store = Store(tmp_path / "store")
     store.take(ws, "s-1")  # the store made, its git checked
-    ran: list[str] = []
-    real = Store.git
-
-    def counted(self: Store, *args: str, **kw: object) -> bytes:
-        ran.append(args[0])
-        return real(self, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Store, "git", counted)
+    ran = git_commands(monkeypatch)
     (ws / "src" / "a.py").write_text("print(2)\n")
     taken = store.take(ws, "s-1")
     assert ran == ["ls-files"]  # the new paths (for what git must be kept away from); no add, no write-tree
@@ -160,14 +166,7 @@ def test_a_workspace_past_the_in_process_limit_goes_through_git(
     for n in range(BULK):  # as many new files as make git write one pack
         (ws / f"f{n}").write_text(str(n))
     store = Store(tmp_path / "store")
-    ran: list[str] = []
-    real = Store.git
-
-    def counted(self: Store, *args: str, **kw: object) -> bytes:
-        ran.append(args[0])
-        return real(self, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Store, "git", counted)
+    ran = git_commands(monkeypatch)
     taken = store.take(ws, "s-1")
     assert "add" in ran and "write-tree" in ran
     assert taken.id == _git_tree(store, ws, tmp_path / "git-index")

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from ..journal.targets import replaceable
+from ..journal.targets import fsync_dir, replaceable
 
 _FLUSH = 1 << 20
 # What an export's refusal of a FIFO, a device, a socket, a folder or a link at its name ends with.
@@ -90,7 +90,7 @@ class AtomicOutput:
             raise
         finally:
             self.close()
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
 
     def close(self) -> None:
         self._body.close()
@@ -116,14 +116,6 @@ def _copy(src: int, dst: int) -> None:
         while view:
             view = view[os.write(dst, view) :]
         offset += len(chunk)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _why(exc: OSError) -> str:

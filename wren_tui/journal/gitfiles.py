@@ -29,6 +29,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .targets import fsync_dir
+
 _HEAD = struct.Struct(">4sII")
 # ctime s, ns; mtime s, ns; dev; ino; mode; uid; gid; size; then the object id (20) and flags (2).
 _STAT = struct.Struct(">10I")
@@ -195,9 +197,9 @@ class Objects:
     def sync(self) -> None:
         """fsync each folder that gained an object (and `objects/` when it gained a folder)."""
         for name in sorted(self._dirty):
-            _fsync_dir(self.folder / name)
+            fsync_dir(self.folder / name)
         if self._new_fanout:
-            _fsync_dir(self.folder)
+            fsync_dir(self.folder)
         self._dirty.clear()
         self._new_fanout = False
 
@@ -235,11 +237,3 @@ def _write_tree(objects: Objects, node: dict[bytes, object]) -> bytes:
             rows.append((name, b"%o %s\0" % (child.mode, name) + child.oid))
     rows.sort()  # git's order: a folder sorts as if its name ended in '/'
     return objects.write(b"tree", b"".join(row for _, row in rows))
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

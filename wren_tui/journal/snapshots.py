@@ -33,6 +33,7 @@ from pathlib import Path
 
 from . import gitfiles
 from .events import Event, Fork, RunStart, Snapshot, ToolStart
+from .targets import fsync_dir
 
 STORE = ".snapshots"
 # A file over this size is listed as not covered rather than stored (see docs/snapshots.md).
@@ -531,9 +532,9 @@ class Store:
         try:
             for name, stamp in after.items():
                 if before.get(name) != stamp:
-                    _fsync_dir(objects / name)
+                    fsync_dir(objects / name)
             if set(after) - set(before):
-                _fsync_dir(objects)
+                fsync_dir(objects)
         except OSError as exc:
             raise SnapshotError(f"{objects}: its new objects could not be made durable ({_why(exc)})") from None
 
@@ -710,14 +711,6 @@ def _dir_times(objects: Path) -> dict[str, int]:
                 with contextlib.suppress(OSError):
                     times[entry.name] = entry.stat(follow_symlinks=False).st_mtime_ns
     return times
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _index_entries(index: Path) -> int:

@@ -71,3 +71,12 @@ def replaceable(
     if not stat.S_ISREG(st.st_mode):
         raise NotReplaceable(shown if shown is not None else os.fspath(path), kind_of(st.st_mode), advice)
     return st
+
+
+def fsync_dir(folder: str | os.PathLike[str]) -> None:
+    """fsync a folder: what makes a new name in it (a rename, a new file) durable, not only the file's bytes."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
