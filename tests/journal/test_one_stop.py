@@ -130,9 +130,8 @@ def tail_stop(path: Path) -> Where:
 
 def fleet_stop(data: bytes) -> Where:
     """The fleet's remote reader fed the file's whole lines as stream messages (a mirror ships only whole lines)."""
-    lines = data.splitlines(keepends=True)
-    if lines and not lines[-1].endswith(b"\n"):
-        lines.pop()
+    # At newlines only: bytes.splitlines would also cut at a CR, which a mirror ships inside its line.
+    lines = [line + b"\n" for line in data.split(b"\n")[:-1]]
     messages = [
         SimpleNamespace(data=line, headers=None, metadata=SimpleNamespace(sequence=SimpleNamespace(stream=n)))
         for n, line in enumerate(lines, 1)
