@@ -162,3 +162,16 @@ def test_random_sentences_give_the_scans_hits(texts: list[str], data: st.DataObj
         journals(folder, texts)
         scanned, indexed = both(folder, Query.of(pattern), update=True)
         assert indexed == scanned, pattern
+
+
+@settings(max_examples=400)
+@given(
+    text=st.text(alphabet="abcKkSsſ\u212a\u0130\u0131iI é.\n", max_size=40) | st.text(max_size=40),
+    pattern=st.text(alphabet="abcKkSsſ\u212a\u0130\u0131iI é.\n", min_size=1, max_size=4),
+)
+def test_a_literal_is_found_where_its_regex_finds_it(text: str, pattern: str) -> None:
+    """`Query.find` looks for a literal with str.find (in an ASCII text when ignoring case): the regex's match."""
+    query = Query.of(pattern)
+    for written in (text, text.upper()):
+        match = query.compiled.search(written)
+        assert query.find(written) == (None if match is None else match.span())

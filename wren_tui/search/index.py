@@ -282,6 +282,7 @@ class Snapshot:
 
     def __init__(self, db: sqlite3.Connection, query: Query) -> None:
         self.db = db
+        self.query = query
         self.needle = needle_of(query)
         self.pairs = pair_query(query)  # asked for rather than the needle when there is one
         # path: (file id, agent, (dev, ino, size, mtime), read to its end with no warning); the rest of its
@@ -358,10 +359,38 @@ class Snapshot:
                 if ids is None:
                     ids = self.candidates[file] = array("q")
                 ids.append(ident)
+            if not self.query.regex and sum(map(len, self.candidates.values())) <= _CONFIRMED:
+                self._confirm()
         except sqlite3.Error:
             self.close()
             return False
         return True
+
+    def _confirm(self) -> None:
+        """Keep only the candidates the query matches (their text or tool name), read a batch at a time.
+
+        Search confirms each candidate anyway: confirming a few thousand here, in a few queries, spares it
+        reading them file by file, and a file left with none is answered without a look (a phrase of
+        common words whose first word may be part of a longer one has candidates in most files, and hits
+        in few). A regex is left to search, which gives it its time budget.
+        """
+        find = self.query.find
+        kept: set[int] = set()
+        ids = sorted(ident for found in self.candidates.values() for ident in found)
+        for at in range(0, len(ids), _FETCH * 2):
+            batch = ids[at : at + _FETCH * 2]
+            marks = ",".join("?" * len(batch))
+            for ident, data in self.db.execute(f"SELECT id, data FROM items WHERE id IN ({marks})", batch):
+                fields = marshal.loads(data)  # item_blob's: the text 5th, the tool name 8th
+                text, name = fields[4], fields[7]
+                if find(text) is not None or (name is not None and find(name) is not None):
+                    kept.add(ident)
+        for file, found in list(self.candidates.items()):
+            left = array("q", (ident for ident in found if ident in kept))
+            if left:
+                self.candidates[file] = left
+            else:
+                del self.candidates[file]
 
     def close(self) -> None:
         """End the read transaction and close the index."""
@@ -415,6 +444,7 @@ class Snapshot:
 
 
 _FETCH = 256  # candidates read at a time
+_CONFIRMED = 4096  # up to this many candidates of a literal pattern, `load` confirms them
 _NONE: array[int] = array("q")
 _NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
 
