@@ -353,13 +353,17 @@ class Snapshot:
         if not self.db.in_transaction and not self.begin():
             return False
         try:
-            rows = self.db.execute(f"SELECT file, id FROM items WHERE id IN ({matching}) ORDER BY id", (asked,))
-            for file, ident in rows:
+            rows = self.db.execute(
+                f"SELECT file, id, length(data) FROM items WHERE id IN ({matching}) ORDER BY id", (asked,)
+            )
+            count = size = 0
+            for file, ident, length in rows:
                 ids = self.candidates.get(file)
                 if ids is None:
                     ids = self.candidates[file] = array("q")
                 ids.append(ident)
-            if not self.query.regex and sum(map(len, self.candidates.values())) <= _CONFIRMED:
+                count, size = count + 1, size + length
+            if not self.query.regex and count <= _CONFIRMED and size <= _CONFIRMED_BYTES:
                 self._confirm()
         except sqlite3.Error:
             self.close()
@@ -444,7 +448,10 @@ class Snapshot:
 
 
 _FETCH = 256  # candidates read at a time
-_CONFIRMED = 4096  # up to this many candidates of a literal pattern, `load` confirms them
+# Up to this many candidates of a literal pattern, and this many bytes of them, `load` confirms them (a few
+# tens of milliseconds at most before the first hit).
+_CONFIRMED = 4096
+_CONFIRMED_BYTES = 16 << 20
 _NONE: array[int] = array("q")
 _NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
 
