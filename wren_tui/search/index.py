@@ -353,48 +353,46 @@ class Snapshot:
         if not self.db.in_transaction and not self.begin():
             return False
         try:
-            rows = self.db.execute(
-                f"SELECT file, id, length(data) FROM items WHERE id IN ({matching}) ORDER BY id", (asked,)
-            )
-            count = size = 0
-            for file, ident, length in rows:
-                ids = self.candidates.get(file)
-                if ids is None:
-                    ids = self.candidates[file] = array("q")
-                ids.append(ident)
-                count, size = count + 1, size + length
-            if not self.query.regex and count <= _CONFIRMED and size <= _CONFIRMED_BYTES:
-                self._confirm()
+            ids = array("q", (ident for (ident,) in self.db.execute(matching, (asked,))))  # in order
+            confirming = not self.query.regex and len(ids) <= _CONFIRMED
+            budget = _CONFIRMED_BYTES
+            for at in range(0, len(ids), _FETCH * 2):
+                batch = ids[at : at + _FETCH * 2]
+                marks = ",".join("?" * len(batch))
+                if confirming:
+                    rows = self.db.execute(f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", batch)
+                    for ident, file, data in rows:
+                        budget -= len(data)
+                        if self._matches(data):
+                            self._add(file, ident)
+                    confirming = budget > 0
+                else:
+                    for ident, file in self.db.execute(
+                        f"SELECT id, file FROM items WHERE id IN ({marks}) ORDER BY id", batch
+                    ):
+                        self._add(file, ident)
         except sqlite3.Error:
             self.close()
             return False
         return True
 
-    def _confirm(self) -> None:
-        """Keep only the candidates the query matches (their text or tool name), read a batch at a time.
+    def _add(self, file: int, ident: int) -> None:
+        found = self.candidates.get(file)
+        if found is None:
+            found = self.candidates[file] = array("q")
+        found.append(ident)
 
-        Search confirms each candidate anyway: confirming a few thousand here, in a few queries, spares it
-        reading them file by file, and a file left with none is answered without a look (a phrase of
-        common words whose first word may be part of a longer one has candidates in most files, and hits
-        in few). A regex is left to search, which gives it its time budget.
+    def _matches(self, data: bytes) -> bool:
+        """Whether the query matches the item's text or tool name (as search confirms it).
+
+        Search confirms each candidate anyway: confirming a few thousand here, read a few hundred at a
+        time, spares it reading them file by file, and a file left with none is answered without a look
+        (a phrase of common words whose first word may be part of a longer one has candidates in most
+        files, and hits in few). A regex is left to search, which gives it its time budget.
         """
-        find = self.query.find
-        kept: set[int] = set()
-        ids = sorted(ident for found in self.candidates.values() for ident in found)
-        for at in range(0, len(ids), _FETCH * 2):
-            batch = ids[at : at + _FETCH * 2]
-            marks = ",".join("?" * len(batch))
-            for ident, data in self.db.execute(f"SELECT id, data FROM items WHERE id IN ({marks})", batch):
-                fields = marshal.loads(data)  # item_blob's: the text 5th, the tool name 8th
-                text, name = fields[4], fields[7]
-                if find(text) is not None or (name is not None and find(name) is not None):
-                    kept.add(ident)
-        for file, found in list(self.candidates.items()):
-            left = array("q", (ident for ident in found if ident in kept))
-            if left:
-                self.candidates[file] = left
-            else:
-                del self.candidates[file]
+        fields = marshal.loads(data)  # item_blob's: the text 5th, the tool name 8th
+        text, name = fields[4], fields[7]
+        return self.query.find(text) is not None or (name is not None and self.query.find(name) is not None)
 
     def close(self) -> None:
         """End the read transaction and close the index."""
@@ -448,8 +446,8 @@ class Snapshot:
 
 
 _FETCH = 256  # candidates read at a time
-# Up to this many candidates of a literal pattern, and this many bytes of them, `load` confirms them (a few
-# tens of milliseconds at most before the first hit).
+# Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
+# them (a few tens of milliseconds at most before the first hit); the rest are left to search.
 _CONFIRMED = 4096
 _CONFIRMED_BYTES = 16 << 20
 _NONE: array[int] = array("q")
