@@ -21,6 +21,7 @@ from tests.journal.strategies import encode
 from tests.search.test_index_properties import both
 from tests.tui.journals import assistant, user
 from wren_tui.journal.events import ToolCall
+from wren_tui.search import index
 from wren_tui.search.index import Snapshot, fts_text, index_path, pair_query, python_pairs
 from wren_tui.search.indexer import connect_write
 from wren_tui.search.query import Query
@@ -175,3 +176,25 @@ def test_a_literal_is_found_where_its_regex_finds_it(text: str, pattern: str) ->
     for written in (text, text.upper()):
         match = query.compiled.search(written)
         assert query.find(written) == (None if match is None else match.span())
+
+
+@pytest.mark.parametrize(("most", "budget"), [(4096, 1), (1, 16 << 20)])
+def test_candidates_the_index_does_not_confirm_are_confirmed_by_search(
+    monkeypatch: pytest.MonkeyPatch, most: int, budget: int
+) -> None:
+    """Past its budget of bytes, or with too many candidates, the index leaves them to search: the same hits."""
+    monkeypatch.setattr(index, "_CONFIRMED", most)
+    monkeypatch.setattr(index, "_CONFIRMED_BYTES", budget)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        journals(folder, TEXTS)
+        for pattern in ("zero because the guard", "because the guard", "ero because the gua"):
+            query = Query.of(pattern)
+            scanned, indexed = both(folder, query, update=True)
+            assert indexed == scanned, pattern
+        db = connect_write(index_path(folder))
+        try:
+            snapshot = Snapshot(db, Query.of("yzero because the guard"))  # candidates, none a match
+            assert snapshot.load() and snapshot.candidates  # left to search, not confirmed away
+        finally:
+            db.close()

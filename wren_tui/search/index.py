@@ -362,9 +362,11 @@ class Snapshot:
                 if confirming:
                     rows = self.db.execute(f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", batch)
                     for ident, file, data in rows:
-                        budget -= len(data)
-                        if self._matches(data):
-                            self._add(file, ident)
+                        if budget > 0:
+                            budget -= len(data)
+                            if not self._matches(data):
+                                continue
+                        self._add(file, ident)
                     confirming = budget > 0
                 else:
                     for ident, file in self.db.execute(
