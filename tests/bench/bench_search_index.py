@@ -15,7 +15,9 @@ variable makes it smaller on a busy machine; the table says the size).
   the store), target at most 0.36 s, and beside `wren ls --help`;
 - and that the three answers give the same sessions as rg;
 - then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones), for a
-  phrase of the generator's prose that is in none of them.
+  phrase of the generator's prose that is in none of them (every word and trigram of it common); beside
+  the warm query, the index's own query alone: the pair table's it asks now, and the trigram table's
+  it asked before (that search's floor), and the index's size.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from tests.bench import BenchRow, absolute, compare
 from tests.bench.agents import claude_session
 from tests.bench.gen import generate_bytes
 from tests.conftest import FIXTURES
+from wren_tui.search.index import pair_query
+from wren_tui.search.query import Query
 
 SESSIONS = 2000
 PROJECTS = 50
@@ -101,13 +105,21 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     same = _sessions(first) == _sessions(answered) == _sessions(read) == found
     agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
     phrase = _phrase_floor(folder, WREN_PHRASE)
+    pairs = _alone(folder, "pairs", pair_query(Query.of(WREN_PHRASE)) or "")
+    index_mb = sum(p.stat().st_size for p in (folder / ".index").iterdir()) / 1e6
     return [
         compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
         compare(
-            "floor: --help plus the index's FTS5 phrase query alone (in one process), vs --help",
+            "--help plus the pair table's query alone (in one process; what the index asks), vs --help",
+            helped + pairs,
+            helped,
+        ),
+        compare(
+            "floor before the pair table: --help plus the trigram table's FTS5 phrase query alone, vs --help",
             helped + phrase,
             helped,
         ),
+        absolute(f"the index on disk: {what}", index_mb, unit="MB"),
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
@@ -153,12 +165,18 @@ print(time.perf_counter() - start)
 
 
 def _phrase_floor(folder: Path, needle: str) -> float:
-    """Seconds of the index's full-text query alone (SQLite's FTS5, the needle as a phrase), in one process."""
+    """Seconds of the trigram table's query alone (SQLite's FTS5, the needle as a phrase), in one process."""
+    return _alone(folder, "fts", '"' + needle + '"')
+
+
+def _alone(folder: Path, table: str, match: str) -> float:
+    """Seconds of one full-text query of the index alone (opening it, the rows' ids), in a process of its own."""
+    assert match, "no query to ask"
     code = f"""
 import sqlite3, time
 start = time.perf_counter()
 db = sqlite3.connect("file:" + {str(folder / ".index" / "search.sqlite")!r} + "?mode=ro", uri=True)
-db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", ({'"' + needle + '"'!r},)).fetchall()
+db.execute("SELECT rowid FROM {table} WHERE {table} MATCH ?", ({match!r},)).fetchall()
 print(time.perf_counter() - start)
 """
     return min(_seconds(code) for _ in range(5))

@@ -31,6 +31,9 @@ from wren_tui.search.query import BadPattern, Query
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDINGS = sorted((FIXTURES / "agents").glob("*/*.jsonl")) + sorted((FIXTURES / "external").glob("*/*.jsonl"))
 WORDS = ["error", "the", "read_file", "Error", "pytest", "passed", "JOKE", "zero", "café", "tool", "ls -la", '"a"']
+# Words a pattern of whole words (asked of the index's pair table) must find written otherwise: ſ an s, the
+# Kelvin sign a k (ignoring case), a word run on with _ or punctuation.
+WORDS += ["becau\u017fe", "\u212a9", "x_y", "e.g.", "fix(s)"]
 
 
 def outcome(found: list[Found]) -> list[tuple[Any, ...]]:
@@ -103,7 +106,7 @@ def patterns(draw: st.DrawFn, texts: list[str]) -> tuple[str, bool]:
         return draw(st.sampled_from(WORDS) | st.text(min_size=1, max_size=6)), False
     text = draw(st.sampled_from(texts))
     start = draw(st.integers(0, max(0, len(text) - 1)))
-    piece = text[start : start + draw(st.integers(1, 12))] or "x"
+    piece = text[start : start + draw(st.integers(1, 12) | st.integers(12, 40))] or "x"  # long: several words
     if kind == 1:
         piece = piece.upper()
     if kind == 2:

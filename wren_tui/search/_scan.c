@@ -29,6 +29,10 @@
  * plain(buf) -> (lines, doubt)
  *   the newlines in buf, and where the first doubt is that its lines do not read as their bytes say (see
  *   "another agent's file, skimmed"), or -1
+ * pairs(text) -> str
+ *   each two adjacent words of text, lowercased, joined by _, separated by spaces (a word: a run of ASCII
+ *   letters and digits; every other character separates): "Zero, because the" -> "zero_because because_the";
+ *   what the index's word-pair table holds of a text (index.py's python_pairs is the contract)
  *
  * The CRC uses carry-less multiplication (PCLMULQDQ) to fold 16-byte blocks when the CPU has it,
  * else eight tables (slicing-by-8); both give zlib's CRC-32.
@@ -858,6 +862,51 @@ static PyObject *folding(PyObject *self, PyObject *unused) {
 #endif
 }
 
+/* An ASCII letter or digit: what a word of pairs() is made of. */
+static inline int word_char(Py_UCS4 c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline Py_ssize_t copy_lower(char *out, int kind, const void *data, Py_ssize_t from, Py_ssize_t to) {
+    for (Py_ssize_t i = from; i < to; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        *out++ = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    return to - from;
+}
+
+static PyObject *pairs_py(PyObject *self, PyObject *args) {
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    /* Each word is written at most twice, each pair with one _ and at most one space, and between two words
+       there is at least one separator: never more than 2n characters. */
+    char *out = PyMem_Malloc((size_t)(2 * n + 1));
+    if (out == NULL) return PyErr_NoMemory();
+    Py_ssize_t o = 0, prev_start = -1, prev_end = -1, i = 0;
+    while (i < n) {
+        if (!word_char(PyUnicode_READ(kind, data, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < n && word_char(PyUnicode_READ(kind, data, i))) i++;
+        if (prev_start >= 0) {
+            if (o) out[o++] = ' ';
+            o += copy_lower(out + o, kind, data, prev_start, prev_end);
+            out[o++] = '_';
+            o += copy_lower(out + o, kind, data, start, i);
+        }
+        prev_start = start;
+        prev_end = i;
+    }
+    PyObject *result = PyUnicode_DecodeASCII(out, o, NULL);
+    PyMem_Free(out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(buf, base, prev_seq, needle, fold, escapes, extras) -> (count, consumed, ends, kinds, hits)"},
@@ -865,6 +914,7 @@ static PyMethodDef methods[] = {
      "find(buf, needle, fold, escapes, extras) -> int: where the first candidate's match starts in buf, or -1"},
     {"plain", plain_py, METH_VARARGS, "plain(buf) -> (lines, doubt): newlines, and the first doubt (see above) or -1"},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 scan checks lines with (zlib's), for tests."},
+    {"pairs", pairs_py, METH_VARARGS, "pairs(text) -> str: each two adjacent words, lowercased, a_b b_c ..."},
     {"folding", folding, METH_NOARGS, "folding() -> bool: whether the CRC folds blocks with PCLMULQDQ here."},
     {NULL, NULL, 0, NULL},
 };

@@ -13,9 +13,11 @@ and the bytes just before where the reading ended unchanged) is answered from th
 and read from there on, with the reader's memory the index kept (`tail`). Anything else (not in the
 index, replaced, truncated, rewritten) is read whole, as without an index.
 
-The index only narrows: it gives the items whose text (or tool name) holds the query's longest
-literal piece of three characters or more, and search confirms each on its text as it confirms any
-item, so its hits are the scan's hits. A pattern with no such piece reads the sessions.
+The index only narrows: it gives the items whose text (or tool name) holds the query's words two by
+two, one pair after the other (`pair_query`, from a second full-text table of each text's adjacent
+words), or else its longest literal piece of three characters or more (the trigram table), and
+search confirms each on its text as it confirms any item, so its hits are the scan's hits. A
+pattern with neither reads the sessions.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import re
 import sqlite3
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import quote
 
@@ -35,9 +39,10 @@ from ..foreign.listing import owner_of
 from ..journal.store import journals_dir
 from ..journal.verdict import Stop
 from .query import Query
+from .rawpass import native
 from .sources import Item, Saved
 
-VERSION = 4  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 5  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
@@ -105,6 +110,43 @@ def phrase(needle: str) -> str:
     """An FTS5 query for the rows whose text holds `needle` (a string in double quotes: with the trigram
     tokenizer, its trigrams one after the other, which is the needle as a substring)."""
     return '"' + needle.replace('"', '""') + '"'
+
+
+# A word of the pair table: a run of ASCII letters and digits. Every other character separates words, in a
+# text as in a pattern: no other character matches an ASCII letter or digit, even ignoring case, once
+# `fts_text` has written the four that do (İ, ı, the Kelvin sign, ſ) as ASCII (tests/search/test_pairs.py).
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def python_pairs(text: str) -> str:
+    """What the pair table holds of a text (`_scan.pairs` in C gives the same): each two adjacent words,
+    lowercased, joined by `_`, separated by spaces: `Zero, because the` -> `zero_because because_the`."""
+    words = _WORD.findall(text)
+    return " ".join(map("_".join, pairwise(words))).lower()
+
+
+pairs_of: Callable[[str], str] = python_pairs if native is None else native.pairs
+
+
+def pair_query(query: Query) -> str | None:
+    """An FTS5 query of the pair table for the rows whose text can match `query`; None: no pair to ask for.
+
+    In each literal run every match holds, a word with a separator on both sides in the run is a whole
+    word in any text that matches, with the same separators around it: so the text's pairs hold the
+    run's pairs one after the other. The run's first word may be the end of a longer one (its pair is
+    left out), its last word the start of one (its pair is asked for as a prefix): `zero because the
+    guard` asks for `because_the the_guard*`. The runs' phrases are asked for together (AND).
+    """
+    phrases = []
+    for run in query.runs:
+        text = fts_text(run)
+        words = [(found.group(), found.start(), found.end()) for found in _WORD.finditer(text)]
+        whole = words if words and words[0][1] > 0 else words[1:]
+        if len(whole) < 2:
+            continue
+        tokens = " ".join(f"{a}_{b}" for (a, _, _), (b, _, _) in pairwise(whole)).lower()
+        phrases.append(f'"{tokens}"' + ("" if whole[-1][2] < len(text) else " *"))
+    return " AND ".join(phrases) if phrases else None
 
 
 def item_blob(item: Item) -> bytes:
@@ -240,7 +282,9 @@ class Snapshot:
 
     def __init__(self, db: sqlite3.Connection, query: Query) -> None:
         self.db = db
+        self.query = query
         self.needle = needle_of(query)
+        self.pairs = pair_query(query)  # asked for rather than the needle when there is one
         # path: (file id, agent, (dev, ino, size, mtime), read to its end with no warning); the rest of its
         # files row (FILE_COLUMNS) is read when it is needed (a file with candidates, grown, stopped or warned)
         self.rows: dict[str, tuple[int, str, tuple[int, int, int, int], bool]] = {}
@@ -299,23 +343,58 @@ class Snapshot:
         return st
 
     def load(self) -> bool:
-        """Read the query's candidates; False when the index cannot narrow it (no needle) or cannot be read."""
-        if self.needle is None or (not self.db.in_transaction and not self.begin()):
+        """Read the query's candidates; False when the index cannot narrow it (no pair nor needle) or cannot be read."""
+        if self.pairs is not None:
+            matching, asked = "SELECT rowid FROM pairs WHERE pairs MATCH ?", self.pairs
+        elif self.needle is not None:
+            matching, asked = "SELECT rowid FROM fts WHERE fts MATCH ?", phrase(self.needle)
+        else:
+            return False
+        if not self.db.in_transaction and not self.begin():
             return False
         try:
-            matching = "SELECT rowid FROM fts WHERE fts MATCH ?"
-            rows = self.db.execute(
-                f"SELECT file, id FROM items WHERE id IN ({matching}) ORDER BY id", (phrase(self.needle),)
-            )
-            for file, ident in rows:
-                ids = self.candidates.get(file)
-                if ids is None:
-                    ids = self.candidates[file] = array("q")
-                ids.append(ident)
+            ids = array("q", (ident for (ident,) in self.db.execute(matching, (asked,))))  # in order
+            confirming = not self.query.regex and len(ids) <= _CONFIRMED
+            budget = _CONFIRMED_BYTES
+            for at in range(0, len(ids), _FETCH * 2):
+                batch = ids[at : at + _FETCH * 2]
+                marks = ",".join("?" * len(batch))
+                if confirming:
+                    rows = self.db.execute(f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", batch)
+                    for ident, file, data in rows:
+                        if budget > 0:
+                            budget -= len(data)
+                            if not self._matches(data):
+                                continue
+                        self._add(file, ident)
+                    confirming = budget > 0
+                else:
+                    for ident, file in self.db.execute(
+                        f"SELECT id, file FROM items WHERE id IN ({marks}) ORDER BY id", batch
+                    ):
+                        self._add(file, ident)
         except sqlite3.Error:
             self.close()
             return False
         return True
+
+    def _add(self, file: int, ident: int) -> None:
+        found = self.candidates.get(file)
+        if found is None:
+            found = self.candidates[file] = array("q")
+        found.append(ident)
+
+    def _matches(self, data: bytes) -> bool:
+        """Whether the query matches the item's text or tool name (as search confirms it).
+
+        Search confirms each candidate anyway: confirming a few thousand here, read a few hundred at a
+        time, spares it reading them file by file, and a file left with none is answered without a look
+        (a phrase of common words whose first word may be part of a longer one has candidates in most
+        files, and hits in few). A regex is left to search, which gives it its time budget.
+        """
+        fields = marshal.loads(data)  # item_blob's: the text 5th, the tool name 8th
+        text, name = fields[4], fields[7]
+        return self.query.find(text) is not None or (name is not None and self.query.find(name) is not None)
 
     def close(self) -> None:
         """End the read transaction and close the index."""
@@ -369,6 +448,10 @@ class Snapshot:
 
 
 _FETCH = 256  # candidates read at a time
+# Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
+# them (a few tens of milliseconds at most before the first hit); the rest are left to search.
+_CONFIRMED = 4096
+_CONFIRMED_BYTES = 16 << 20
 _NONE: array[int] = array("q")
 _NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
 

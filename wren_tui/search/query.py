@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from .rawpass import holds
+from .rawpass import holds, native
 
 # What a raw pass over a line's bytes can be given: `_scan.scan`'s needle, fold, escapes and extras.
 Prefilter = tuple[bytes | None, bool, bool, tuple[bytes, ...]]
@@ -149,6 +149,17 @@ class Query:
             PatternTooSlow: inside `regex_budget`, a regex took longer than its budget on this text.
         """
         if not self.regex:
+            literal = self._literal
+            if literal is not None and (not self.fold or text.isascii()):
+                # The same first match as the regex: a literal as typed, or ignoring ASCII case in an ASCII text
+                # (where no other character can match), found in a fraction of re's time.
+                if not self.fold:
+                    at = text.find(literal)
+                elif native is not None:  # the raw pass's search, ASCII case ignored (a byte is a character here)
+                    at = native.find(text.encode(), self._needle, True, False, ())
+                else:
+                    at = text.lower().find(literal)
+                return None if at < 0 else (at, at + len(literal))
             match = self.compiled.search(text)
         else:
             _matching[0] = time.monotonic()
@@ -157,6 +168,20 @@ class Query:
             finally:
                 _matching[0] = None
         return None if match is None else match.span()
+
+    @functools.cached_property
+    def _literal(self) -> str | None:
+        """What `find` looks for with str.find: the pattern as typed (lowercased when ignoring case, where it
+        must be ASCII); None: only the regex finds it."""
+        if self.regex:
+            return None
+        if not self.fold:
+            return self.pattern
+        return self.pattern.lower() if self.pattern.isascii() else None
+
+    @functools.cached_property
+    def _needle(self) -> bytes:
+        return (self._literal or "").encode()
 
     @functools.cached_property
     def prefilter(self) -> Prefilter:
