@@ -27,6 +27,7 @@ from ...search.index import Snapshot, connect_read, index_path
 from ...search.query import Query
 from ...search.sources import SearchSource
 from .. import strings
+from ..index_stream import StreamedSnapshot
 from ..text import shorten
 from ..widgets.key_footer import KeyFooter
 
@@ -57,8 +58,12 @@ class SearchResults(Screen[None]):
         self.searched = 0  # sessions whose search ended
         self.stopped = 0  # of them, read only up to a damaged line (or not at all)
         self.done = False
+        # What the search handed over before the list was there to take it (it starts as the screen is composed).
+        self._early: list[tuple[list[Found], bool]] | None = []
+        self._shown_a_hit = False  # the worker's: the first hit is handed over at once, the rest in batches
 
     def compose(self) -> ComposeResult:
+        self._search()  # now, not once mounted: mounting the screen takes longer than the index's first answer
         title = strings.RESULTS_TITLE.format(query=shorten(visible(self.search_query.pattern), 80))
         yield Static(Text(title), id="results-title")
         yield OptionList(id="results")
@@ -71,8 +76,10 @@ class SearchResults(Screen[None]):
 
     def on_mount(self) -> None:
         self.results.focus()
+        early, self._early = self._early or [], None
+        for batch, done in early:
+            self._take(batch, done)
         self._show_progress()
-        self._search()
 
     def on_unmount(self) -> None:
         self.workers.cancel_group(self, "search-all")
@@ -81,13 +88,17 @@ class SearchResults(Screen[None]):
     def _search(self) -> None:
         worker = get_current_worker()
         batch: list[Found] = []
-        sent = 0.0
+        # Sessions with no hit are said in the first batch, 50 ms on, unless a hit comes first: it is handed
+        # over at once, as nothing else would be drawn in the frame that shows it.
+        sent = time.monotonic()
         index = self._index()
         try:
             for found in search(self.sources, self.search_query, cancelled=lambda: worker.is_cancelled, index=index):
                 batch.append(found)
                 now = time.monotonic()
-                if now - sent >= _BATCH_SECONDS:
+                first = not self._shown_a_hit and isinstance(found, Hit)
+                if first or now - sent >= _BATCH_SECONDS:
+                    self._shown_a_hit = self._shown_a_hit or first
                     self._hand_over(batch)
                     batch, sent = [], now
         finally:
@@ -103,7 +114,7 @@ class SearchResults(Screen[None]):
         db = connect_read(index_path(self.indexed))
         if db is None:
             return None
-        snapshot = Snapshot(db, self.search_query)
+        snapshot = StreamedSnapshot(db, self.search_query)
         if snapshot.load():
             return snapshot
         snapshot.close()
@@ -111,7 +122,9 @@ class SearchResults(Screen[None]):
 
     def _hand_over(self, batch: list[Found], *, done: bool = False) -> None:
         def take() -> None:
-            if self.is_running:
+            if self._early is not None:
+                self._early.append((batch, done))
+            elif self.is_running:
                 self._take(batch, done)
 
         self.app.call_from_thread(take)
