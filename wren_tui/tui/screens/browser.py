@@ -26,7 +26,7 @@ from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
-from .results import OpenAt
+from .results import Listing, OpenAt
 from .session_list import SessionList
 
 OpenSession = Callable[[Path], None]
@@ -89,7 +89,6 @@ class BrowserScreen(SessionList):
         self.rescan()
 
     def on_screen_resume(self) -> None:
-        super().on_screen_resume()
         if self._behind:
             self._behind = False
             self.rescan()
@@ -189,10 +188,15 @@ class BrowserScreen(SessionList):
     def action_refresh(self) -> None:
         self.rescan()
 
-    def listed_sources(self) -> list[SearchSource]:
+    def listed_sources(self) -> tuple[Listing, int]:
         """The journals listed, newest first (as `wren search` lists them): the listing is kept up to date by
         the folder's watcher, so Enter reads no folder."""
-        return [WrenSession(path) for path in sorted(self._seen, key=lambda path: path.name, reverse=True)]
+        paths = list(self._seen)
+
+        def listing() -> list[SearchSource]:
+            return [WrenSession(path) for path in sorted(paths, key=lambda path: path.name, reverse=True)]
+
+        return listing, len(paths)
 
     @property
     def search_index(self) -> Path:

@@ -44,7 +44,7 @@ from ..tailing import WatchMode
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
 from .browser import OpenSession
-from .results import OpenAt
+from .results import Listing, OpenAt
 from .session_list import SessionList
 
 log = logging.getLogger(__name__)
@@ -224,18 +224,22 @@ class ForeignBrowser(SessionList):
 
     # --- searching what is listed ------------------------------------------------------------
 
-    def listed_sources(self) -> list[SearchSource]:
+    def listed_sources(self) -> tuple[Listing, int]:
         """The sessions listed, newest first by when each file last changed (as `wren search --agent` orders
         them), from the listing's own look at each file: Enter reads no folder and stats no file."""
-        sources: list[tuple[int, ForeignSession]] = []
+        listed: list[tuple[int, Format, str]] = []
         for path, stamp in self._seen.items():
             fmt = self._formats.get(path)
             if fmt is None:
                 continue
             keys = sorted(self._rows[path]) if fmt.export_all is not None and path in self._rows else [str(path)]
-            sources += [(stamp[1], ForeignSession(Path(key), fmt)) for key in keys]
-        sources.sort(key=lambda pair: pair[0], reverse=True)
-        return [source for _mtime, source in sources]
+            listed += [(stamp[1], fmt, key) for key in keys]
+
+        def listing() -> list[SearchSource]:
+            listed.sort(key=lambda row: row[0], reverse=True)
+            return [ForeignSession(Path(key), fmt) for _mtime, fmt, key in listed]
+
+        return listing, len(listed)
 
     @property
     def search_index(self) -> Path | None:
@@ -282,7 +286,6 @@ class ForeignBrowser(SessionList):
             self._behind = True
 
     def on_screen_resume(self) -> None:
-        super().on_screen_resume()
         if self._behind:
             self._behind = False
             self.rescan()

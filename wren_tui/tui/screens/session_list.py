@@ -20,11 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from ...search.query import BadPattern, Query
-from ...search.sources import SearchSource
 from .. import strings
+from ..index_stream import WarmIndex
 from ..widgets.key_footer import KeyFooter
 from ..widgets.session_table import SessionTable
-from .results import OpenAt, SearchResults
+from .results import Listing, OpenAt, SearchResults
 
 
 class SessionList(Screen[None]):
@@ -49,6 +49,7 @@ class SessionList(Screen[None]):
         self.open_at = open_at
         # The search box is closed when the list shows again (closed at Enter, it would cost the first hit a frame).
         self._searched = False
+        self._index: WarmIndex | None = None  # opened at the first `/`, kept while the list is
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.heading), id="title")
@@ -67,9 +68,10 @@ class SessionList(Screen[None]):
 
     # --- searching every session listed ------------------------------------------------------
 
-    def listed_sources(self) -> list[SearchSource]:
-        """The sessions listed, as search reads them, in the order `wren search` gives its hits."""
-        return []
+    def listed_sources(self) -> tuple[Listing, int]:
+        """The sessions listed, as search reads them, in the order `wren search` gives its hits: a function
+        that makes them (called on the search's thread, so Enter makes no session object) and how many."""
+        return list, 0
 
     @property
     def search_index(self) -> Path | None:
@@ -83,6 +85,9 @@ class SessionList(Screen[None]):
     def action_search_all(self) -> None:
         if self.open_at is None:
             return
+        if self._index is None:
+            self._index = WarmIndex(self.search_index)
+        self._index.warm()
         box = self.query_one("#search-all", Input)
         box.add_class("-shown")
         box.focus()
@@ -104,8 +109,15 @@ class SessionList(Screen[None]):
             self.notify(str(exc), severity="error")
             return
         self._searched = True
-        results = SearchResults(self.listed_sources(), query, open_at=self.open_at, indexed=self.search_index)
+        listing, total = self.listed_sources()
+        if self._index is None:
+            self._index = WarmIndex(self.search_index)
+        results = SearchResults(listing, total, query, open_at=self.open_at, index=self._index)
         self.app.push_screen(results)
+
+    def on_unmount(self) -> None:
+        if self._index is not None:
+            self._index.close()
 
     def on_screen_resume(self) -> None:
         if self._searched:
