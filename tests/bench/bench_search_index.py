@@ -15,7 +15,12 @@ variable makes it smaller on a busy machine; the table says the size).
   the store), target at most 0.36 s, and beside `wren ls --help`;
 - and that the three answers give the same sessions as rg;
 - then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones), for a
-  phrase of the generator's prose that is in none of them.
+  phrase of the generator's prose that is in none of them;
+- and the browser's `/` with the index warm: from Enter to the frame that draws the first hit, target
+  50 ms, in `wren watch --agent claude` (the phrase above) and `wren watch --dir` over the Wren journals
+  (a phrase in 80 of them), timed in-process through Textual's Pilot (`browser_first_hit.py`: the
+  frame rendered to a terminal's escape codes, the hit's session id in them; Textual draws at most 60
+  frames a second, so a frame can wait up to 17 ms for its turn), best of five apps, each one's first search.
 """
 
 from __future__ import annotations
@@ -45,6 +50,10 @@ JOURNALS = 1000
 SEEDS = 25
 JOURNAL_BYTES = 600_000
 WREN_PHRASE = "zero because the guard"
+# For the browser's first hit over them: a phrase of the prose that is in 80 of the 1,000 (3 of the 25 made).
+WREN_HIT_PHRASE = "guard checks the wrong"
+BROWSER_TIMES = 5
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _kb() -> int:
@@ -101,6 +110,7 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     same = _sessions(first) == _sessions(answered) == _sessions(read) == found
     agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
     phrase = _phrase_floor(folder, WREN_PHRASE)
+    browser = _first_hit(["--dir", str(folder), WREN_HIT_PHRASE, str(JOURNALS)], env)
     return [
         compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
         compare(
@@ -111,7 +121,21 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
+        _browser_row(f"wren watch --dir, / {WREN_HIT_PHRASE!r} (in 80): {what}", browser),
     ]
+
+
+def _first_hit(args: list[str], env: dict[str, str]) -> list[float]:
+    """Seconds from Enter in the browser's search box to the first hit drawn, one app each time (Pilot)."""
+    argv = [sys.executable, "-m", "tests.bench.browser_first_hit", *args, "--times", str(BROWSER_TIMES)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, check=True, timeout=900)
+    return [float(line) for line in done.stdout.split()]
+
+
+def _browser_row(what: str, times: list[float]) -> BenchRow:
+    median = sorted(times)[len(times) // 2]
+    said = f"browser, index warm: Enter to the first hit drawn (Pilot; median {median * 1000:.0f} ms), {what}"
+    return absolute(said, min(times), at_most=0.05)
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
@@ -233,6 +257,7 @@ def run() -> list[BenchRow]:
         _run(ls, env)  # the store learns every session
         listed_warm, _, _ = _best(ls, env)
         ls_help, _, _ = _best([wren, "ls", "--help"], env)
+        browser = _first_hit(["--agent", "claude", PHRASE, str(SESSIONS)], env)
         shutil.rmtree(config)
         wren_rows = _wren_rows(wren, root, env)
         return [
@@ -245,5 +270,6 @@ def run() -> list[BenchRow]:
             absolute(f"one line appended to one session: the index up to date again ({what})", update, at_most=0.05),
             absolute(f"wren ls --agent claude --json, sessions unchanged: {what}", listed_warm, at_most=0.36),
             compare("wren ls --agent claude --json, unchanged, vs wren ls --help (start-up)", listed_warm, ls_help),
+            _browser_row(f"wren watch --agent claude, / {PHRASE!r} (in 3): {what}", browser),
             *wren_rows,
         ]

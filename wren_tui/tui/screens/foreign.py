@@ -227,17 +227,19 @@ class ForeignBrowser(SessionList):
     def listed_sources(self) -> tuple[Listing, int]:
         """The sessions listed, newest first by when each file last changed (as `wren search --agent` orders
         them), from the listing's own look at each file: Enter reads no folder and stats no file."""
-        listed: list[tuple[int, Format, str]] = []
+        listed: list[tuple[int, Format, Path]] = []
         for path, stamp in self._seen.items():
             fmt = self._formats.get(path)
             if fmt is None:
                 continue
-            keys = sorted(self._rows[path]) if fmt.export_all is not None and path in self._rows else [str(path)]
-            listed += [(stamp[1], fmt, key) for key in keys]
+            if fmt.export_all is not None and path in self._rows:  # a database: each of its sessions, DB#ID
+                listed += [(stamp[1], fmt, Path(key)) for key in sorted(self._rows[path])]
+            else:
+                listed.append((stamp[1], fmt, path))
 
         def listing() -> list[SearchSource]:
             listed.sort(key=lambda row: row[0], reverse=True)
-            return [ForeignSession(Path(key), fmt) for _mtime, fmt, key in listed]
+            return [ForeignSession(path, fmt) for _mtime, fmt, path in listed]
 
         return listing, len(listed)
 
