@@ -20,7 +20,8 @@ variable makes it smaller on a busy machine; the table says the size).
   50 ms, in `wren watch --agent claude` (the phrase above) and `wren watch --dir` over the Wren journals
   (a phrase in 80 of them), timed in-process through Textual's Pilot (`browser_first_hit.py`: the
   frame rendered to a terminal's escape codes, the hit's session id in them; Textual draws at most 60
-  frames a second, so a frame can wait up to 17 ms for its turn), best of five apps, each one's first search.
+  frames a second, so a frame can wait up to 17 ms for its turn), best of five apps, each one's first search;
+  and the same over 3 journals, for what pushing and drawing the results screen costs whatever the search.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ WREN_PHRASE = "zero because the guard"
 # For the browser's first hit over them: a phrase of the prose that is in 80 of the 1,000 (3 of the 25 made).
 WREN_HIT_PHRASE = "guard checks the wrong"
 BROWSER_TIMES = 5
+FEW = 3  # journals in the folder that measures the results screen's own cost
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -111,6 +113,9 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
     phrase = _phrase_floor(folder, WREN_PHRASE)
     browser = _first_hit(["--dir", str(folder), WREN_HIT_PHRASE, str(JOURNALS)], env)
+    few = _few_journals(root, folder, WREN_HIT_PHRASE)
+    _run([wren, "search", WREN_HIT_PHRASE, "--agent", "wren", "--dir", str(few)], env)  # its index
+    screen = _first_hit(["--dir", str(few), WREN_HIT_PHRASE, str(FEW)], env)
     return [
         compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
         compare(
@@ -122,7 +127,18 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
         absolute(f"building the index from nothing (the first wren search): {what}", built),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
         _browser_row(f"wren watch --dir, / {WREN_HIT_PHRASE!r} (in 80): {what}", browser),
+        _browser_row(f"the same over {FEW} of those journals (all 3 hold it): what the results screen costs", screen),
     ]
+
+
+def _few_journals(root: Path, folder: Path, phrase: str) -> Path:
+    """A journals folder of FEW copies of one journal of `folder` that holds `phrase`."""
+    holding = next(path for path in sorted(folder.glob("*.jsonl")) if phrase.encode() in path.read_bytes())
+    few = root / "few"
+    few.mkdir()
+    for n in range(FEW):
+        shutil.copyfile(holding, few / f"s-2025010{n + 1}-000000-{n:04d}.jsonl")
+    return few
 
 
 def _first_hit(args: list[str], env: dict[str, str]) -> list[float]:
