@@ -27,7 +27,7 @@ from ..tailing import WatchMode, watch_folder
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
 from .results import Listing, OpenAt
-from .session_list import SessionList
+from .session_list import SEARCH_KEYS, SessionList
 
 OpenSession = Callable[[Path], None]
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
@@ -37,6 +37,7 @@ _DROP_FIRST = ("tokens", "started", "duration", "project", "events")
 class BrowserScreen(SessionList):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "refresh", "Refresh"),
+        *SEARCH_KEYS,
         Binding("space", "fold", strings.FOLD_FORKS),
     ]
     KEEP = ("quit", "toggle_help", "open", "search_all", "refresh", "fold")

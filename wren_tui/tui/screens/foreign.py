@@ -45,7 +45,7 @@ from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
 from .browser import OpenSession
 from .results import Listing, OpenAt
-from .session_list import SessionList
+from .session_list import SEARCH_KEYS, SessionList
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class ForeignFolder:
 class ForeignBrowser(SessionList):
     """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh"), *SEARCH_KEYS]
     KEEP = ("quit", "toggle_help", "open", "search_all", "refresh")
     # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")

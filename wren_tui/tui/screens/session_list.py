@@ -26,6 +26,12 @@ from ..widgets.key_footer import KeyFooter
 from ..widgets.session_table import SessionTable
 from .results import Listing, OpenAt, SearchResults
 
+# The keys of the search box: a list with a search adds them to its BINDINGS.
+SEARCH_KEYS: list[BindingType] = [
+    Binding("/", "search_all", "Search all"),
+    Binding("escape", "close_search", "Close search", show=False),
+]
+
 
 class SessionList(Screen[None]):
     """A session list under its title: `heading` says whose sessions, `table` holds them."""
@@ -33,11 +39,8 @@ class SessionList(Screen[None]):
     # The results' styles are read with the list's, when the app starts: read on the first search, they
     # would make every widget of the app be styled again between Enter and the first hit.
     CSS_PATH: ClassVar[list[str | PurePath]] = ["browser.tcss", "results.tcss"]
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=True),
-        Binding("/", "search_all", "Search all"),
-        Binding("escape", "close_search", "Close search", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "Open", show=True)]
+    # A list with a search binds these where its footer should show `/` (`SEARCH_KEYS`).
     # The footer's keys, by action, most important first (`KeyFooter`).
     KEEP: ClassVar[tuple[str, ...]] = ("quit", "toggle_help", "open")
 
