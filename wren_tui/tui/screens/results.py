@@ -46,6 +46,7 @@ MOST_SHOWN = 5000
 
 class SearchResults(Screen[None]):
     CSS_PATH = "results.tcss"
+    AUTO_FOCUS = "#results"  # focused as the screen is composed (focused once mounted, it cost another frame)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
     ]
@@ -82,7 +83,7 @@ class SearchResults(Screen[None]):
         title = strings.RESULTS_TITLE.format(query=shorten(visible(self.search_query.pattern), 80))
         yield Static(Text(title), id="results-title")
         yield OptionList(id="results")
-        yield Static(Text(""), id="results-progress")
+        yield Static(self._progress(), id="results-progress")  # said now: one frame less before the first hit
         yield KeyFooter(keep=("quit", "toggle_help", "back"))
 
     @property
@@ -90,11 +91,9 @@ class SearchResults(Screen[None]):
         return self.query_one(OptionList)
 
     def on_mount(self) -> None:
-        self.results.focus()
         early, self._early = self._early or [], None
         for batch, done in early:
             self._take(batch, done)
-        self._show_progress()
 
     def on_unmount(self) -> None:
         self._cancelled.set()
@@ -184,6 +183,9 @@ class SearchResults(Screen[None]):
         self._show_progress()
 
     def _show_progress(self) -> None:
+        self.query_one("#results-progress", Static).update(self._progress())
+
+    def _progress(self) -> Text:
         total = self.total
         if not self.done:
             text = strings.RESULTS_SEARCHING.format(done=self.searched, total=total, found=self.found)
@@ -195,7 +197,7 @@ class SearchResults(Screen[None]):
             text += " · " + strings.RESULTS_CAPPED.format(shown=len(self.hits))
         if self.stopped:
             text += " · " + strings.RESULTS_STOPPED.format(count=self.stopped)
-        self.query_one("#results-progress", Static).update(Text(text))
+        return Text(text)
 
     @on(OptionList.OptionSelected, "#results")
     def _open(self, event: OptionList.OptionSelected) -> None:
