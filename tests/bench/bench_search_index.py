@@ -17,7 +17,13 @@ variable makes it smaller on a busy machine; the table says the size).
 - then the first three over 1,000 Wren journals of about 600 kB (copies of 25 generated ones), for a
   phrase of the generator's prose that is in none of them (every word and trigram of it common); beside
   the warm query, the index's own query alone: the pair table's it asks now, and the trigram table's
-  it asked before (that search's floor), and the index's size.
+  it asked before (that search's floor), and the index's size;
+- and the browser's `/` with the index warm: from Enter to the frame that draws the first hit, target
+  50 ms, in `wren watch --agent claude` (the phrase above) and `wren watch --dir` over the Wren journals
+  (a phrase in 80 of them), timed in-process through Textual's Pilot (`browser_first_hit.py`: the
+  frame rendered to a terminal's escape codes, the hit's session id in them; Textual draws at most 60
+  frames a second, so a frame can wait up to 17 ms for its turn), best of five apps, each one's first search;
+  and the same over 3 journals, for what pushing and drawing the results screen costs whatever the search.
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ JOURNALS = 1000
 SEEDS = 25
 JOURNAL_BYTES = 600_000
 WREN_PHRASE = "zero because the guard"
+# For the browser's first hit over them: a phrase of the prose that is in 80 of the 1,000 (3 of the 25 made).
+WREN_HIT_PHRASE = "guard checks the wrong"
+BROWSER_TIMES = 5
+FEW = 3  # journals in the folder that measures the results screen's own cost
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _kb() -> int:
@@ -107,6 +118,10 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     phrase = _phrase_floor(folder, WREN_PHRASE)
     pairs = _alone(folder, "pairs", pair_query(Query.of(WREN_PHRASE)) or "")
     index_mb = sum(p.stat().st_size for p in (folder / ".index").iterdir()) / 1e6
+    browser = _first_hit(["--dir", str(folder), WREN_HIT_PHRASE, str(JOURNALS)], env)
+    few = _few_journals(root, folder, WREN_HIT_PHRASE)
+    _run([wren, "search", WREN_HIT_PHRASE, "--agent", "wren", "--dir", str(few)], env)  # its index
+    screen = _first_hit(["--dir", str(few), WREN_HIT_PHRASE, str(FEW)], env)
     return [
         compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
         compare(
@@ -123,7 +138,32 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
+        _browser_row(f"wren watch --dir, / {WREN_HIT_PHRASE!r} (in 80): {what}", browser),
+        _browser_row(f"the same over {FEW} of those journals (all 3 hold it): what the results screen costs", screen),
     ]
+
+
+def _few_journals(root: Path, folder: Path, phrase: str) -> Path:
+    """A journals folder of FEW copies of one journal of `folder` that holds `phrase`."""
+    holding = next(path for path in sorted(folder.glob("*.jsonl")) if phrase.encode() in path.read_bytes())
+    few = root / "few"
+    few.mkdir()
+    for n in range(FEW):
+        shutil.copyfile(holding, few / f"s-2025010{n + 1}-000000-{n:04d}.jsonl")
+    return few
+
+
+def _first_hit(args: list[str], env: dict[str, str]) -> list[float]:
+    """Seconds from Enter in the browser's search box to the first hit drawn, one app each time (Pilot)."""
+    argv = [sys.executable, "-m", "tests.bench.browser_first_hit", *args, "--times", str(BROWSER_TIMES)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, check=True, timeout=900)
+    return [float(line) for line in done.stdout.split()]
+
+
+def _browser_row(what: str, times: list[float]) -> BenchRow:
+    median = sorted(times)[len(times) // 2]
+    said = f"browser, index warm: Enter to the first hit drawn (Pilot; median {median * 1000:.0f} ms), {what}"
+    return absolute(said, min(times), at_most=0.05)
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
@@ -251,6 +291,7 @@ def run() -> list[BenchRow]:
         _run(ls, env)  # the store learns every session
         listed_warm, _, _ = _best(ls, env)
         ls_help, _, _ = _best([wren, "ls", "--help"], env)
+        browser = _first_hit(["--agent", "claude", PHRASE, str(SESSIONS)], env)
         shutil.rmtree(config)
         wren_rows = _wren_rows(wren, root, env)
         return [
@@ -263,5 +304,6 @@ def run() -> list[BenchRow]:
             absolute(f"one line appended to one session: the index up to date again ({what})", update, at_most=0.05),
             absolute(f"wren ls --agent claude --json, sessions unchanged: {what}", listed_warm, at_most=0.36),
             compare("wren ls --agent claude --json, unchanged, vs wren ls --help (start-up)", listed_warm, ls_help),
+            _browser_row(f"wren watch --agent claude, / {PHRASE!r} (in 3): {what}", browser),
             *wren_rows,
         ]

@@ -95,7 +95,13 @@ class WrenApp(ViewerApp):
         elif self.agents is not None:
             store = journals_dir(self.journals)
             self.push_screen(
-                ForeignBrowser(self.agents, open_session=self.open_session, watch_mode=self.watch_mode, store=store)
+                ForeignBrowser(
+                    self.agents,
+                    open_session=self.open_session,
+                    watch_mode=self.watch_mode,
+                    store=store,
+                    open_at=self.open_at,
+                )
             )
         else:
             self.push_screen(

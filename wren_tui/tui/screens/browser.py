@@ -13,23 +13,21 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
+from textual import work
 from textual.binding import Binding, BindingType
-from textual.widgets import Input
 
 from ...journal.errors import JournalError
 from ...journal.lineage import TreeRow, fork_tree
 from ...journal.locks import lock_holder
 from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
-from ...search.agents import wren_sessions
-from ...search.query import BadPattern, Query
+from ...search.sources import SearchSource
+from ...search.wren import WrenSession
 from .. import strings
 from ..tailing import WatchMode, watch_folder
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
-from .results import OpenAt, SearchResults
-from .session_list import SessionList
+from .results import Listing, OpenAt
+from .session_list import SEARCH_KEYS, SessionList
 
 OpenSession = Callable[[Path], None]
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
@@ -39,8 +37,7 @@ _DROP_FIRST = ("tokens", "started", "duration", "project", "events")
 class BrowserScreen(SessionList):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "refresh", "Refresh"),
-        Binding("/", "search_all", "Search all"),
-        Binding("escape", "close_search", "Close search", show=False),
+        *SEARCH_KEYS,
         Binding("space", "fold", strings.FOLD_FORKS),
     ]
     KEEP = ("quit", "toggle_help", "open", "search_all", "refresh", "fold")
@@ -57,8 +54,7 @@ class BrowserScreen(SessionList):
         table = SessionTable(
             strings.BROWSER_COLUMNS, drop_first=_DROP_FIRST, empty=strings.NO_JOURNALS.format(folder=named)
         )
-        super().__init__(strings.BROWSER_TITLE.format(folder=named), table)
-        self.open_at = open_at
+        super().__init__(strings.BROWSER_TITLE.format(folder=named), table, open_at=open_at)
         # Absolute, because the watcher reports absolute paths.
         self.folder = Path(os.path.abspath(folder))
         self.open_session = open_session
@@ -72,9 +68,7 @@ class BrowserScreen(SessionList):
         self._infos: dict[str, SessionInfo | None] = {}
         self._tree: dict[str, TreeRow] = {}
         self._folded: set[str] = set()
-
-    def compose_below(self) -> ComposeResult:
-        yield Input(placeholder=strings.SEARCH_ALL_PLACEHOLDER, id="search-all")
+        self._behind = False  # the folder changed while another screen was shown
 
     def on_mount(self) -> None:
         self.rescan()
@@ -86,7 +80,18 @@ class BrowserScreen(SessionList):
         await watch_folder(self.folder, self._changed, self.watch_mode)
 
     async def _changed(self, paths: set[Path]) -> None:
-        if self.is_running:  # a change that lands as the screen closes: its widgets are going
+        if not self.is_running:  # a change that lands as the screen closes: its widgets are going
+            return
+        if not self.is_current:
+            # Under a session or search results: the list is brought up to date when it shows again, not
+            # every quarter second on the thread that draws the screen on top.
+            self._behind = True
+            return
+        self.rescan()
+
+    def on_screen_resume(self) -> None:
+        if self._behind:
+            self._behind = False
             self.rescan()
 
     def rescan(self) -> None:
@@ -184,34 +189,19 @@ class BrowserScreen(SessionList):
     def action_refresh(self) -> None:
         self.rescan()
 
-    def action_search_all(self) -> None:
-        if self.open_at is None:
-            return
-        box = self.query_one("#search-all", Input)
-        box.add_class("-shown")
-        box.focus()
+    def listed_sources(self) -> tuple[Listing, int]:
+        """The journals listed, newest first (as `wren search` lists them): the listing is kept up to date by
+        the folder's watcher, so Enter reads no folder."""
+        paths = list(self._seen)
 
-    def action_close_search(self) -> None:
-        box = self.query_one("#search-all", Input)
-        box.remove_class("-shown")
-        self.table.focus()
+        def listing() -> list[SearchSource]:
+            return [WrenSession(path) for path in sorted(paths, key=lambda path: path.name, reverse=True)]
 
-    @on(Input.Submitted, "#search-all")
-    def _search_all(self, event: Input.Submitted) -> None:
-        """Search every journal of the folder, newest first; the results screen shows the hits as they come."""
-        assert self.open_at is not None
-        try:
-            query = Query.of(event.value)
-        except BadPattern as exc:
-            self.notify(str(exc), severity="error")
-            return
-        try:
-            sources = wren_sessions(self.folder)
-        except JournalError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.action_close_search()
-        self.app.push_screen(SearchResults(sources, query, open_at=self.open_at, indexed=self.folder))
+        return listing, len(paths)
+
+    @property
+    def search_index(self) -> Path:
+        return self.folder
 
 
 def _cells(info: SessionInfo) -> dict[str, Text]:

@@ -35,14 +35,17 @@ from ...foreign.listing import (
 )
 from ...foreign.live import FileKey, held_for_writing
 from ...journal.store import project_label
+from ...search.foreign import ForeignSession
 from ...search.index import connect_read, index_path
 from ...search.listings import StoredSummaries
+from ...search.sources import SearchSource
 from .. import strings
 from ..tailing import WatchMode
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
 from .browser import OpenSession
-from .session_list import SessionList
+from .results import Listing, OpenAt
+from .session_list import SEARCH_KEYS, SessionList
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +75,8 @@ class ForeignFolder:
 class ForeignBrowser(SessionList):
     """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh")]
-    KEEP = ("quit", "toggle_help", "open", "refresh")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh"), *SEARCH_KEYS]
+    KEEP = ("quit", "toggle_help", "open", "search_all", "refresh")
     # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
 
@@ -84,6 +87,7 @@ class ForeignBrowser(SessionList):
         open_session: OpenSession,
         watch_mode: WatchMode = "auto",
         store: Path | None = None,
+        open_at: OpenAt | None = None,
     ):
         self.folders = list(folders)
         # The journals folder whose store (`wren ls --agent` keeps it) gives the rows of unchanged sessions.
@@ -98,6 +102,7 @@ class ForeignBrowser(SessionList):
         # The rows of a file that holds several sessions (OpenCode's database), by their keys.
         self._rows: dict[Path, set[str]] = {}
         self._held: set[FileKey] | None = None
+        self._behind = False  # the folders changed while another screen was shown
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
@@ -108,7 +113,7 @@ class ForeignBrowser(SessionList):
             newest_first=("started",),
             empty=strings.NO_AGENT_SESSIONS.format(agents=names),
         )
-        super().__init__(strings.AGENT_TITLE.format(agents=names), table)
+        super().__init__(strings.AGENT_TITLE.format(agents=names), table, open_at=open_at)
 
     def on_mount(self) -> None:
         self.rescan()
@@ -217,6 +222,32 @@ class ForeignBrowser(SessionList):
     def action_refresh(self) -> None:
         self.rescan()
 
+    # --- searching what is listed ------------------------------------------------------------
+
+    def listed_sources(self) -> tuple[Listing, int]:
+        """The sessions listed, newest first by when each file last changed (as `wren search --agent` orders
+        them), from the listing's own look at each file: Enter reads no folder and stats no file."""
+        listed: list[tuple[int, Format, Path]] = []
+        for path, stamp in self._seen.items():
+            fmt = self._formats.get(path)
+            if fmt is None:
+                continue
+            if fmt.export_all is not None and path in self._rows:  # a database: each of its sessions, DB#ID
+                listed += [(stamp[1], fmt, Path(key)) for key in sorted(self._rows[path])]
+            else:
+                listed.append((stamp[1], fmt, path))
+
+        def listing() -> list[SearchSource]:
+            listed.sort(key=lambda row: row[0], reverse=True)
+            return [ForeignSession(path, fmt) for _mtime, fmt, path in listed]
+
+        return listing, len(listed)
+
+    @property
+    def search_index(self) -> Path | None:
+        """The journals folder whose index `wren search --agent` keeps (the listing's store is in it)."""
+        return self.store
+
     # --- watching ----------------------------------------------------------------------------
 
     @work(exclusive=True, group="browse")
@@ -234,7 +265,7 @@ class ForeignBrowser(SessionList):
                 ):
                     if not self.is_running:
                         return
-                    self.rescan()
+                    self._rescan_if_shown()
                     if len(roots) < sum(f.root.is_dir() for f in self.folders):
                         break  # a folder appeared: watch it too
             except (OSError, RuntimeError) as exc:
@@ -246,8 +277,20 @@ class ForeignBrowser(SessionList):
                     self._watch_folder()
                 return
         while self.is_running:
-            self.rescan()
+            self._rescan_if_shown()
             await asyncio.sleep(WAKE_MS / 1000)
+
+    def _rescan_if_shown(self) -> None:
+        """Rescan now; under a session or search results, when the list shows again (`on_screen_resume`)."""
+        if self.is_current:
+            self.rescan()
+        else:
+            self._behind = True
+
+    def on_screen_resume(self) -> None:
+        if self._behind:
+            self._behind = False
+            self.rescan()
 
 
 def _stat(path: Path) -> os.stat_result | None:

@@ -7,49 +7,63 @@ the session opened returns here, the list as it was; Esc here returns to the bro
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import get_current_worker
 
 from ...journal.visible import visible
 from ...search.engine import Found, Hit, Searched, search
-from ...search.index import Snapshot, connect_read, index_path
 from ...search.query import Query
 from ...search.sources import SearchSource
 from .. import strings
+from ..index_stream import StreamedSnapshot, WarmIndex
 from ..text import shorten
 from ..widgets.key_footer import KeyFooter
 
+# The sessions to search, made on the search's thread (newest first, as `wren search` orders them).
+Listing = Callable[[], list[SearchSource]]
 # Open a session at a hit: its journal, the hit's place (line start, part) and the text matched.
 OpenAt = Callable[[Path, tuple[int, int], str], None]
 # Hits handed to the UI at least this often while a search runs (the first as soon as found).
 _BATCH_SECONDS = 0.05
+# Before the first hit, sessions with none are said at most this often.
+_FIRST_SECONDS = 0.1
 # The list holds at most this many hits; the count goes on past it.
 MOST_SHOWN = 5000
 
 
 class SearchResults(Screen[None]):
     CSS_PATH = "results.tcss"
+    AUTO_FOCUS = "#results"  # focused as the screen is composed (focused once mounted, it cost another frame)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
     ]
 
     def __init__(
-        self, sources: list[SearchSource], query: Query, *, open_at: OpenAt, indexed: Path | None = None
+        self,
+        sources: Listing,
+        total: int,
+        query: Query,
+        *,
+        open_at: OpenAt,
+        index: WarmIndex,
     ) -> None:
         super().__init__()
-        self.sources = sources
-        self.indexed = indexed  # the journals folder whose index (`wren search` keeps it) answers first
+        self.listing = sources  # called on the search's thread: Enter makes no session object
+        self.total = total
+        self.index = index  # the index `wren search` keeps, kept open by the list: it answers first
         self.search_query = query
         self.open_at = open_at
         self.hits: list[Hit] = []
@@ -57,12 +71,19 @@ class SearchResults(Screen[None]):
         self.searched = 0  # sessions whose search ended
         self.stopped = 0  # of them, read only up to a damaged line (or not at all)
         self.done = False
+        # What the search handed over before the list was there to take it (it starts as the screen is composed).
+        self._early: list[tuple[list[Found], bool]] | None = []
+        self._cancelled = threading.Event()
 
     def compose(self) -> ComposeResult:
+        # The search starts now, on the index's thread, not once the screen is mounted (a worker would start
+        # only then): mounting takes longer than the index's first answer.
+        self._app = self.app  # the thread has no app of its own to find
+        self.index.run(self._search_thread)
         title = strings.RESULTS_TITLE.format(query=shorten(visible(self.search_query.pattern), 80))
         yield Static(Text(title), id="results-title")
         yield OptionList(id="results")
-        yield Static(Text(""), id="results-progress")
+        yield Static(self._progress(), id="results-progress")  # said now: one frame less before the first hit
         yield KeyFooter(keep=("quit", "toggle_help", "back"))
 
     @property
@@ -70,51 +91,75 @@ class SearchResults(Screen[None]):
         return self.query_one(OptionList)
 
     def on_mount(self) -> None:
-        self.results.focus()
-        self._show_progress()
-        self._search()
+        early, self._early = self._early or [], None
+        for batch, done in early:
+            self._take(batch, done)
 
     def on_unmount(self) -> None:
-        self.workers.cancel_group(self, "search-all")
+        self._cancelled.set()
 
-    @work(thread=True, exclusive=True, group="search-all")
-    def _search(self) -> None:
-        worker = get_current_worker()
-        batch: list[Found] = []
-        sent = 0.0
-        index = self._index()
+    def _search_thread(self, db: sqlite3.Connection | None) -> None:
         try:
-            for found in search(self.sources, self.search_query, cancelled=lambda: worker.is_cancelled, index=index):
+            self._search(db)
+        except Exception as exc:  # a bug: the app stops and says it, as it does for a worker's
+            error = exc
+
+            def fail() -> None:
+                raise error
+
+            with contextlib.suppress(RuntimeError):
+                self._app.call_from_thread(self._app.call_later, fail)
+
+    def _search(self, db: sqlite3.Connection | None) -> None:
+        """The search's thread: the sessions listed, each answered from the index (or read), in batches to the UI."""
+        cancelled = self._cancelled.is_set
+        batch: list[Found] = []
+        # Until the first hit, sessions with none are handed over only every _FIRST_SECONDS: the UI thread
+        # kept drawing progress would slow the search (and the frame) that shows the hit; it goes at once.
+        sent, wait, shown = time.monotonic(), _FIRST_SECONDS, False
+        index = self._snapshot(db)
+        try:
+            for found in search(self.listing(), self.search_query, cancelled=cancelled, index=index):
                 batch.append(found)
                 now = time.monotonic()
-                if now - sent >= _BATCH_SECONDS:
-                    self._hand_over(batch)
+                first = not shown and isinstance(found, Hit)
+                if first or now - sent >= wait:
+                    if first:
+                        shown, wait = True, _BATCH_SECONDS
+                    if not self._hand_over(batch):
+                        return
                     batch, sent = [], now
         finally:
             if index is not None:
-                index.close()
-        if not worker.is_cancelled:
+                index.end()
+        if not cancelled():
             self._hand_over(batch, done=True)
 
-    def _index(self) -> Snapshot | None:
-        """The index, opened read-only (the viewer never writes it), for this query; None: read the files."""
-        if self.indexed is None:
-            return None
-        db = connect_read(index_path(self.indexed))
+    def _snapshot(self, db: sqlite3.Connection | None) -> StreamedSnapshot | None:
+        """The index (open read-only: the viewer never writes it) read for this query; None: read the files."""
         if db is None:
             return None
-        snapshot = Snapshot(db, self.search_query)
+        snapshot = StreamedSnapshot(db, self.search_query)
         if snapshot.load():
             return snapshot
-        snapshot.close()
+        snapshot.end()
         return None
 
-    def _hand_over(self, batch: list[Found], *, done: bool = False) -> None:
+    def _hand_over(self, batch: list[Found], *, done: bool = False) -> bool:
+        """Hand `batch` to the UI thread; False when the app is gone (nothing more to do)."""
+
         def take() -> None:
-            if self.is_running:
+            if self._early is not None:
+                self._early.append((batch, done))
+            elif self.is_running:
                 self._take(batch, done)
 
-        self.app.call_from_thread(take)
+        try:
+            self._app.call_from_thread(take)
+        except RuntimeError:  # the app closed under the search
+            self._cancelled.set()
+            return False
+        return True
 
     def _take(self, batch: list[Found], done: bool) -> None:
         options: list[Option] = []
@@ -138,7 +183,10 @@ class SearchResults(Screen[None]):
         self._show_progress()
 
     def _show_progress(self) -> None:
-        total = len(self.sources)
+        self.query_one("#results-progress", Static).update(self._progress())
+
+    def _progress(self) -> Text:
+        total = self.total
         if not self.done:
             text = strings.RESULTS_SEARCHING.format(done=self.searched, total=total, found=self.found)
         elif not self.found:
@@ -149,7 +197,7 @@ class SearchResults(Screen[None]):
             text += " · " + strings.RESULTS_CAPPED.format(shown=len(self.hits))
         if self.stopped:
             text += " · " + strings.RESULTS_STOPPED.format(count=self.stopped)
-        self.query_one("#results-progress", Static).update(Text(text))
+        return Text(text)
 
     @on(OptionList.OptionSelected, "#results")
     def _open(self, event: OptionList.OptionSelected) -> None:

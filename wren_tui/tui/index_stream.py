@@ -1,0 +1,178 @@
+"""The browser's search read from the index as the full-text table gives it, so the first hits show at once.
+
+`Snapshot.load` (what `wren search` does) asks the full-text table for every candidate before the
+first session is answered: over 1,000 Wren journals, a phrase of common words takes most of a
+second. The viewer wants the first hit within 50 ms, so `StreamedSnapshot` keeps the table's
+answer as a cursor, in rowid order, and reads it only as far as the session being answered needs:
+a file's candidates are all known once the cursor is past the file's last item. Items are stored
+file after file as the indexer read them (newest first, the order search answers in), so the newest
+sessions are answered after the first rows of the cursor. A file whose items lie far ahead of the
+cursor (indexed again since, as a live session is) is asked for alone, its own rows only, once the
+cursor has been read on for it for a few milliseconds, rather than the cursor read all the way to it.
+
+The candidates of each file are the same as `load` gives (the rows of the same query, in the same
+read transaction), so `answer`, and search's hits, are the same: only when they are read changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import sqlite3
+import threading
+import time
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..search.index import Answer, Snapshot, connect_read, index_path, phrase
+from ..search.query import Query
+
+# Seconds the cursor is read on for one file; a file it has not passed by then is asked for alone (its own
+# rows): reading the cursor up to it would read every other file's candidates in between first.
+READ_ON = 0.005
+
+
+class StreamedSnapshot(Snapshot):
+    """A `Snapshot` whose candidates are read from the full-text table as the files are answered, in order."""
+
+    def __init__(self, db: sqlite3.Connection, query: Query) -> None:
+        super().__init__(db, query)
+        self._rows: Iterator[tuple[int, int]] | None = None
+        self._at = 0  # the cursor's last rowid: every candidate up to it is in `candidates`
+        self._done = False  # the cursor is at its end: every candidate is known
+        self._alone: set[int] = set()  # files asked for alone: the cursor's rows of them are left out
+
+    def load(self) -> bool:
+        """Open the cursor over the query's candidates; False when the index cannot narrow it or be read."""
+        if self.needle is None or (not self.db.in_transaction and not self.begin()):
+            return False
+        try:
+            self._rows = self.db.execute(
+                "SELECT i.file, i.id FROM fts JOIN items i ON i.id = fts.rowid WHERE fts MATCH ? ORDER BY fts.rowid",
+                (phrase(self.needle),),
+            )
+        except sqlite3.Error:
+            self.close()
+            return False
+        return True
+
+    def end(self) -> None:
+        """End the read transaction, the connection left open for the next search."""
+        with contextlib.suppress(sqlite3.Error):
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
+
+    def answer(self, path: Path, agent: str) -> Answer | None:
+        row = self.rows.get(str(path))
+        if row is not None and row[1] == agent and not self._known(row[0]):
+            return None  # the index cannot be read on: the file is read as without one
+        return super().answer(path, agent)
+
+    def _known(self, file: int) -> bool:
+        """Read the candidates of `file` (all of them); False if the index could not be read."""
+        if self._done or file in self._alone:
+            return True
+        try:
+            (last,) = self.db.execute("SELECT max(id) FROM items WHERE file = ?", (file,)).fetchone()
+            if last is None or last <= self._at or self._read_to(last, time.monotonic() + READ_ON):
+                return True
+            (first,) = self.db.execute("SELECT min(id) FROM items WHERE file = ?", (file,)).fetchone()
+            # Far ahead of the cursor (indexed again since, as a live session is): the rest of its rows alone.
+            self._alone.add(file)
+            found = self.db.execute(
+                "SELECT i.id FROM fts JOIN items i ON i.id = fts.rowid"
+                " WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? AND i.file = ? ORDER BY fts.rowid",
+                (phrase(self.needle or ""), max(first, self._at + 1), last, file),
+            )
+            ids = self.candidates.setdefault(file, array("q"))
+            ids.extend(ident for (ident,) in found)
+        except sqlite3.Error:
+            return False
+        return True
+
+    def _read_to(self, last: int, until: float) -> bool:
+        """Read the cursor until it is past `last` (or at its end); False if that takes past `until`."""
+        assert self._rows is not None
+        for file, ident in self._rows:
+            if file not in self._alone:
+                ids = self.candidates.get(file)
+                if ids is None:
+                    ids = self.candidates[file] = array("q")
+                ids.append(ident)
+            self._at = ident
+            if ident >= last:
+                return True
+            if time.monotonic() > until:
+                return False
+        self._done = True
+        return True
+
+
+Job = Callable[[sqlite3.Connection | None], None]
+
+
+class WarmIndex:
+    """A thread that keeps a folder's index open, read-only, for a browser's searches, and runs each on it.
+
+    `warm` (the browser calls it at `/`) opens the index and reads the full-text table's layout before
+    the pattern is typed, so Enter pays neither; the connection then stays open between searches (SQLite
+    keeps the pages it read), reopened if the index file was replaced. A search (`run`) gets the
+    connection, None when there is no index it can read, and must end any transaction it begins; searches
+    run one after another on this one thread, which SQLite's connection requires.
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.path = None if folder is None else index_path(folder)
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._db: sqlite3.Connection | None = None
+        self._opened: tuple[int, int] | None = None  # the index file's (device, inode) when opened
+
+    def warm(self) -> None:
+        self.run(lambda _db: None)
+
+    def run(self, job: Job) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="search-index", daemon=True)
+            self._thread.start()
+        self._jobs.put(job)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread = None
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job(self._connection())
+        if self._db is not None:
+            self._db.close()
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self.path is None:
+            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            st = None
+        now = None if st is None else (st.st_dev, st.st_ino)
+        if self._db is not None:
+            try:
+                if now == self._opened and not self._db.in_transaction:
+                    self._db.execute("SELECT 1")  # closed (a snapshot closes it when the index cannot be read)?
+                    return self._db
+            except sqlite3.Error:
+                pass
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        if now is None:
+            return None
+        self._db = connect_read(self.path)
+        self._opened = now
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):  # its layout read: the first search's cursor opens faster
+                self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase("\x01\x01\x01"),)).fetchall()
+        return self._db
