@@ -100,9 +100,12 @@ async def _search(pilot: Pilot[object], app: WrenApp, rows: int) -> SearchResult
 
 
 @pytest.mark.parametrize("read_on", [index_stream.READ_ON, 0.0], ids=["cursor", "each-file-alone"])
+@pytest.mark.parametrize("word", [WORD, f"the {WORD} number"], ids=["trigrams", "word-pairs"])
 async def test_the_browser_lists_the_clis_hits_answered_from_the_index_as_its_rows_come(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_on: float
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_on: float, word: str
 ) -> None:
+    """A word is asked of the trigram table; whole words two by two of the pair table (both as `wren search`)."""
+    monkeypatch.setattr("tests.tui.test_search_all_index.WORD", word)
     folder = tmp_path / "journals"
     _journals(folder)
     _cli(["--dir", str(folder)], tmp_path)  # builds the index
@@ -112,15 +115,17 @@ async def test_the_browser_lists_the_clis_hits_answered_from_the_index_as_its_ro
     # Grown since: the index answers up to where it read, the new line is read from the file.
     _append(folder / "s-20250302-100000-0001.jsonl", f"a {WORD} appended, not indexed")
     assert index_path(folder).is_file()
-    expected = _expected(_cli(["--dir", str(folder), "--no-index"], tmp_path))
-    assert len(expected) == 10 and any("reading stops" in line for line in expected)
+    truth = _cli(["--dir", str(folder), "--no-index"], tmp_path)
+    expected = _expected(truth)
+    hits = sum(row["type"] == "hit" for row in truth)
+    assert hits == 9 and any("reading stops" in line for line in expected)
 
     monkeypatch.setattr(index_stream, "READ_ON", read_on)
     app = folder_app(folder)
     async with app.run_test(size=(160, 40)) as pilot:
         results = await _search(pilot, app, 6)
         assert _shown(results) == expected
-        await wait_for_text(pilot, "9 matches in 6 sessions")
+        await wait_for_text(pilot, f"{hits} matches in 6 sessions")
         await wait_for_text(pilot, "1 read only in part")
 
 

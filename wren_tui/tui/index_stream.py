@@ -43,15 +43,26 @@ class StreamedSnapshot(Snapshot):
         self._at = 0  # the cursor's last rowid: every candidate up to it is in `candidates`
         self._done = False  # the cursor is at its end: every candidate is known
         self._alone: set[int] = set()  # files asked for alone: the cursor's rows of them are left out
+        # What the index is asked, as `Snapshot.load` asks it: the pair table for a pattern of whole words, else
+        # the trigram table for its longest literal piece (None: the index cannot narrow this pattern).
+        self._asked: tuple[str, str] | None = (
+            ("pairs", self.pairs)
+            if self.pairs is not None
+            else None
+            if self.needle is None
+            else ("fts", phrase(self.needle))
+        )
 
     def load(self) -> bool:
         """Open the cursor over the query's candidates; False when the index cannot narrow it or be read."""
-        if self.needle is None or (not self.db.in_transaction and not self.begin()):
+        if self._asked is None or (not self.db.in_transaction and not self.begin()):
             return False
+        table, asked = self._asked
         try:
             self._rows = self.db.execute(
-                "SELECT i.file, i.id FROM fts JOIN items i ON i.id = fts.rowid WHERE fts MATCH ? ORDER BY fts.rowid",
-                (phrase(self.needle),),
+                f"SELECT i.file, i.id FROM {table} JOIN items i ON i.id = {table}.rowid"
+                f" WHERE {table} MATCH ? ORDER BY {table}.rowid",
+                (asked,),
             )
         except sqlite3.Error:
             self.close()
@@ -81,10 +92,12 @@ class StreamedSnapshot(Snapshot):
             (first,) = self.db.execute("SELECT min(id) FROM items WHERE file = ?", (file,)).fetchone()
             # Far ahead of the cursor (indexed again since, as a live session is): the rest of its rows alone.
             self._alone.add(file)
+            assert self._asked is not None
+            table, asked = self._asked
             found = self.db.execute(
-                "SELECT i.id FROM fts JOIN items i ON i.id = fts.rowid"
-                " WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? AND i.file = ? ORDER BY fts.rowid",
-                (phrase(self.needle or ""), max(first, self._at + 1), last, file),
+                f"SELECT i.id FROM {table} JOIN items i ON i.id = {table}.rowid"
+                f" WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND i.file = ? ORDER BY {table}.rowid",
+                (asked, max(first, self._at + 1), last, file),
             )
             ids = self.candidates.setdefault(file, array("q"))
             ids.extend(ident for (ident,) in found)
