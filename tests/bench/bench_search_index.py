@@ -9,6 +9,7 @@ variable makes it smaller on a busy machine; the table says the size).
   (Python's start-up and the CLI's imports), target at most 1.3x;
 - `--no-index` (every file read) against `rg -l`, target at most 2x;
 - building the index from nothing (the first `wren search`), and its peak RSS, target under 200 MB;
+  beside it its floor: the texts the index holds inserted alone into a fresh FTS5 trigram table;
 - one line appended to one session: bringing the index up to date as `wren search` does (in-process:
   every file stat'ed against the index, the grown one read from where it was left), target under 50 ms;
 - `wren ls --agent claude --json` of the 2,000 sessions unchanged since the last listing (rows from
@@ -101,6 +102,7 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     same = _sessions(first) == _sessions(answered) == _sessions(read) == found
     agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
     phrase = _phrase_floor(folder, WREN_PHRASE)
+    fts_floor = _fts_floor(folder)
     return [
         compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
         compare(
@@ -110,6 +112,8 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
         ),
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
+        absolute(f"floor: the index's texts alone into a fresh FTS5 trigram table ({what})", fts_floor),
+        compare("building the index vs that floor", built, fts_floor),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
     ]
 
@@ -162,6 +166,37 @@ db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", ({'"' + needle + '"'!r},))
 print(time.perf_counter() - start)
 """
     return min(_seconds(code) for _ in range(5))
+
+
+def _fts_floor(folder: Path) -> float:
+    """Seconds to insert exactly the texts the built index holds (its items' texts and tool names, as the
+    full-text table holds them) into a fresh FTS5 table made by the same statement, in one transaction in
+    one process, nothing else: the texts read out first, untimed. What any build on FTS5's trigram
+    tokenizer pays, however it reads the sessions."""
+    code = f"""
+import os, sqlite3, tempfile, time
+from wren_tui.search.index import fts_text, item_of
+source = sqlite3.connect("file:" + {str(folder / ".index" / "search.sqlite")!r} + "?mode=ro", uri=True)
+made = source.execute("SELECT sql FROM sqlite_master WHERE name = 'fts'").fetchone()[0]
+rows = []
+for ident, data in source.execute("SELECT id, data FROM items ORDER BY id"):
+    item = item_of(data)
+    rows.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+source.close()
+with tempfile.TemporaryDirectory(dir={str(folder.parent)!r}) as tmp:
+    db = sqlite3.connect(os.path.join(tmp, "floor.sqlite"))
+    db.isolation_level = None
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(made)
+    start = time.perf_counter()
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO fts(rowid, text, name) VALUES (?, ?, ?)", rows)
+    db.execute("COMMIT")
+    print(time.perf_counter() - start)
+    db.close()
+"""
+    return min(_seconds(code) for _ in range(2))
 
 
 def _seconds(code: str) -> float:
@@ -227,6 +262,7 @@ def run() -> list[BenchRow]:
         found = {Path(line.decode()).stem for line in listed.splitlines()}
         same = _sessions(first) == _sessions(answered) == _sessions(read) == found
         agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
+        fts_floor = _fts_floor(journals)
         update = _appended_update(config, journals)
         floor = _json_floor(config / "projects")
         ls = [wren, "ls", "--agent", "claude", "--json"]
@@ -240,6 +276,8 @@ def run() -> list[BenchRow]:
             compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
             compare("floor: reading every file, checking its lines are JSON objects (msgspec), vs rg -l", floor, grep),
             absolute(f"building the index from nothing (the first wren search): {what}", built),
+            absolute("floor: the index's texts alone into a fresh FTS5 trigram table (one transaction)", fts_floor),
+            compare("building the index vs that floor", built, fts_floor),
             absolute("building the index: peak RSS", built_rss, unit="MB", at_most=200),
             absolute("wren search --no-index: peak RSS", scan_rss, unit="MB"),
             absolute(f"one line appended to one session: the index up to date again ({what})", update, at_most=0.05),

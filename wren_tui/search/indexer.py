@@ -18,17 +18,15 @@ import marshal
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..journal.errors import JournalError
-from . import index
+from . import index, readahead
 from .index import FILE_COLUMNS, fts_text, item_blob, item_of, known_of, stop_blob
-from .query import Query
+from .readahead import EVERYTHING, Readahead
 from .sources import Item, Resumable, SearchSource
 
-# Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
-EVERYTHING = Query.of("(?s).", regex=True)
 _BATCH = 256  # items written at a time
 _FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
 
@@ -131,18 +129,32 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     if forget is None:
         seen = {str(source.path) for source in sources}
         forget = [key for key in known if key not in seen and not os.path.lexists(key)]
+    todo: list[tuple[SearchSource, int | None]] = []  # each file to read, and its place among those read ahead
+    ahead: list[tuple[str, str]] = []
+    ahead_bytes = 0
+    for source in sources:
+        try:
+            st = os.stat(source.path, follow_symlinks=False)
+        except OSError:
+            continue
+        was = known.get(str(source.path))
+        if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            continue
+        job = readahead.job_of(source) if was is None else None  # new to the index: read whole
+        todo.append((source, None if job is None else len(ahead)))
+        if job is not None:
+            ahead.append(job)
+            ahead_bytes += st.st_size
+    workers = min(readahead.workers(), len(ahead))
+    reader = Readahead(ahead, workers) if workers > 0 and ahead_bytes >= readahead.ahead_bytes() else None
     batch = _Batch(db)
     try:
-        for source in sources:
-            try:
-                st = os.stat(source.path, follow_symlinks=False)
-            except OSError:
-                continue
-            was = known.get(str(source.path))
-            if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-                continue
+        for source, place in todo:
             batch.open()
-            read += _savepoint(db, source)
+            if reader is None or place is None:
+                read += _savepoint(db, source)
+            else:
+                read += _taken(db, source, reader, place)
             batch.maybe_commit()
         for key in forget:
             row = db.execute("SELECT id FROM files WHERE path = ?", (key,)).fetchone()
@@ -162,6 +174,9 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     except BaseException:
         batch.rollback()
         raise
+    finally:
+        if reader is not None:
+            reader.close()
     return read
 
 
@@ -224,6 +239,78 @@ def _savepoint(db: sqlite3.Connection, source: SearchSource) -> int:
         raise
     db.execute("RELEASE file")
     return read
+
+
+def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, place: int) -> int:
+    """`_savepoint` of one file new to the index, its reading taken from the worker that read it ahead."""
+    frames = reader.frames(place)
+    db.execute("SAVEPOINT file")
+    try:
+        read = _write_ahead(db, source, frames)
+    except BaseException:
+        db.execute("ROLLBACK TO file")
+        db.execute("RELEASE file")
+        raise
+    if read is None:  # the worker could not read it, or another process indexed it meanwhile: read here
+        db.execute("ROLLBACK TO file")
+        db.execute("RELEASE file")
+        for _frame in frames:  # what is left of it, unread
+            pass
+        return _savepoint(db, source)
+    db.execute("RELEASE file")
+    return read
+
+
+def _write_ahead(db: sqlite3.Connection, source: SearchSource, frames: Iterator[readahead.Frame]) -> int | None:
+    """Write what a worker read of one file new to the index (inside a savepoint); None: read it in-process."""
+    key = str(source.path)
+    if db.execute("SELECT 1 FROM files WHERE path = ?", (key,)).fetchone() is not None:
+        return None  # another process indexed it meanwhile: what `_read` does with a known file
+    ident = _next(db, "files")
+    item = _next(db, "items")
+    rows: list[tuple[int, int, bytes]] = []
+    texts: list[tuple[int, str, str | None]] = []
+    for frame in frames:
+        if frame[0] == readahead.ROWS:
+            for blob, text, name in frame[1]:
+                rows.append((item, ident, blob))
+                texts.append((item, text, name))
+                item += 1
+            _flush(db, rows, texts)
+            continue
+        if frame[0] == readahead.SKIP:
+            return 0
+        if frame[0] == readahead.BAD:
+            db.execute("ROLLBACK TO file")  # as `_savepoint` leaves a file whose reading raised JournalError
+            return 0
+        if frame[0] != readahead.END:
+            return None
+        _, identity, offset, state, provisional, head, tail, stop, warnings = frame
+        dev, ino, size, mtime = identity
+        db.execute(
+            "INSERT INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
+            "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                ident,
+                source.agent,
+                dev,
+                ino,
+                size,
+                mtime,
+                offset,
+                head,
+                tail,
+                state is not None,
+                stop,
+                warnings,
+                item - provisional if provisional else None,
+            ),
+        )
+        if state is not None:
+            db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
+        return 1
+    return None
 
 
 def _read(db: sqlite3.Connection, source: SearchSource) -> int:
