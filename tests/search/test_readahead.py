@@ -9,8 +9,10 @@ workers were killed as they started (their files read in-process instead).
 
 from __future__ import annotations
 
+import pickle
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,24 @@ def folder_of(root: Path) -> Path:
     return folder
 
 
+def plain(value: object) -> object:
+    """A reader's memory as values to compare: its objects' fields, its sets sorted (a set's pickle follows the
+    process's string hashing, so the same memory pickled by a worker can differ in bytes)."""
+    if isinstance(value, set | frozenset):
+        return ("set", sorted((plain(each) for each in value), key=repr))
+    if isinstance(value, dict):
+        return ("dict", sorted(((plain(k), plain(v)) for k, v in value.items()), key=repr))
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [plain(each) for each in value])
+    fields = getattr(value, "__dict__", None)
+    if fields is not None:
+        return (type(value).__qualname__, plain(fields))
+    slots = [name for cls in type(value).__mro__ for name in getattr(cls, "__slots__", ())]
+    if slots:
+        return (type(value).__qualname__, [(name, plain(getattr(value, name, None))) for name in slots])
+    return value
+
+
 def contents(folder: Path) -> dict[str, list[Any]]:
     """What the index holds, file by file (not where: ids and inodes aside)."""
     db = sqlite3.connect(index_path(folder))
@@ -51,15 +71,21 @@ def contents(folder: Path) -> dict[str, list[Any]]:
             "items": db.execute(
                 "SELECT path, data FROM items JOIN files ON file = files.id ORDER BY path, items.id"
             ).fetchall(),
-            "states": db.execute("SELECT path, state FROM states JOIN files ON file = id ORDER BY path").fetchall(),
+            "states": [
+                (path, plain(pickle.loads(state)))
+                for path, state in db.execute("SELECT path, state FROM states JOIN files ON file = id ORDER BY path")
+            ],
         }
     finally:
         db.close()
 
 
-def build(folder: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, kill: bool = False) -> dict[str, list[Any]]:
-    """Index `folder` from nothing (`ahead`: through the workers, `kill`: killed as they start); its contents,
-    after checking searches through it give the scan's hits."""
+def build(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, kill: bool = False, fail: bool = False
+) -> dict[str, list[Any]]:
+    """Index `folder` from nothing (`ahead`: through the workers; `kill`: killed as they start; `fail`: every
+    other file's reading failing in its worker after its items were sent); its contents, after checking
+    searches through it give the scan's hits."""
     shutil.rmtree(index_path(folder).parent, ignore_errors=True)
     started: list[readahead.Readahead] = []
     real = readahead.Readahead.__init__
@@ -72,6 +98,13 @@ def build(folder: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, kill: b
                 proc.kill()
 
     monkeypatch.setattr(readahead.Readahead, "__init__", init)
+    frames = readahead.Readahead.frames
+
+    def failing(self: readahead.Readahead, n: int) -> Iterator[readahead.Frame]:
+        for frame in frames(self, n):
+            yield (readahead.FAIL,) if fail and n % 2 and frame[0] == readahead.END else frame
+
+    monkeypatch.setattr(readahead.Readahead, "frames", failing)
     monkeypatch.setenv("WREN_INDEX_READAHEAD_BYTES", "0" if ahead else str(1 << 60))
     for n, pattern in enumerate([*WORDS, "kestrel", "after the damage", "Bash"]):
         scanned, indexed = both(folder, Query.of(pattern), update=n == 0)
@@ -95,3 +128,12 @@ def test_workers_gone_leave_their_files_to_the_indexer(tmp_path: Path, monkeypat
     folder = folder_of(tmp_path)
     alone = build(folder, monkeypatch, ahead=False)
     assert build(folder, monkeypatch, ahead=True, kill=True) == alone
+
+
+@pytest.mark.skipif(readahead.workers() == 0, reason="one CPU: nothing is read ahead")
+def test_a_file_whose_reading_fails_after_its_items_were_written_is_taken_out_and_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = folder_of(tmp_path)
+    alone = build(folder, monkeypatch, ahead=False)
+    assert build(folder, monkeypatch, ahead=True, fail=True) == alone

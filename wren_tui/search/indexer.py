@@ -18,7 +18,7 @@ import marshal
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..journal.errors import JournalError
@@ -242,75 +242,67 @@ def _savepoint(db: sqlite3.Connection, source: SearchSource) -> int:
 
 
 def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, place: int) -> int:
-    """`_savepoint` of one file new to the index, its reading taken from the worker that read it ahead."""
+    """Write one file new to the index from what a worker read of it (inside the batch's transaction); 1 if it
+    was read, 0 if left out (as `_savepoint` would leave it).
+
+    No savepoint: FTS5 writes its pending rows out as a segment of their own at every savepoint (a
+    segment a file, merged again and again: a third more of the full-text table's time). A file whose
+    reading fails after some of its items were written has them taken out again (`_forget`); a kill
+    loses the whole transaction, as before.
+    """
     frames = reader.frames(place)
-    db.execute("SAVEPOINT file")
-    try:
-        read = _write_ahead(db, source, frames)
-    except BaseException:
-        db.execute("ROLLBACK TO file")
-        db.execute("RELEASE file")
-        raise
-    if read is None:  # the worker could not read it, or another process indexed it meanwhile: read here
-        db.execute("ROLLBACK TO file")
-        db.execute("RELEASE file")
-        for _frame in frames:  # what is left of it, unread
-            pass
-        return _savepoint(db, source)
-    db.execute("RELEASE file")
-    return read
-
-
-def _write_ahead(db: sqlite3.Connection, source: SearchSource, frames: Iterator[readahead.Frame]) -> int | None:
-    """Write what a worker read of one file new to the index (inside a savepoint); None: read it in-process."""
     key = str(source.path)
     if db.execute("SELECT 1 FROM files WHERE path = ?", (key,)).fetchone() is not None:
-        return None  # another process indexed it meanwhile: what `_read` does with a known file
+        for _frame in frames:  # another process indexed it meanwhile: what `_read` does with a known file
+            pass
+        return _savepoint(db, source)
     ident = _next(db, "files")
-    item = _next(db, "items")
+    first = item = _next(db, "items")
     rows: list[tuple[int, int, bytes]] = []
     texts: list[tuple[int, str, str | None]] = []
+    ending: readahead.Frame = (readahead.FAIL,)
     for frame in frames:
-        if frame[0] == readahead.ROWS:
-            for blob, text, name in frame[1]:
-                rows.append((item, ident, blob))
-                texts.append((item, text, name))
-                item += 1
-            _flush(db, rows, texts)
-            continue
-        if frame[0] == readahead.SKIP:
-            return 0
-        if frame[0] == readahead.BAD:
-            db.execute("ROLLBACK TO file")  # as `_savepoint` leaves a file whose reading raised JournalError
-            return 0
-        if frame[0] != readahead.END:
-            return None
-        _, identity, offset, state, provisional, head, tail, stop, warnings = frame
-        dev, ino, size, mtime = identity
-        db.execute(
-            "INSERT INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
-            "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                ident,
-                source.agent,
-                dev,
-                ino,
-                size,
-                mtime,
-                offset,
-                head,
-                tail,
-                state is not None,
-                stop,
-                warnings,
-                item - provisional if provisional else None,
-            ),
-        )
-        if state is not None:
-            db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
-        return 1
-    return None
+        if frame[0] != readahead.ROWS:
+            ending = frame
+            break
+        for blob, text, name in frame[1]:
+            rows.append((item, ident, blob))
+            texts.append((item, text, name))
+            item += 1
+        _flush(db, rows, texts)
+    if ending[0] == readahead.SKIP:  # it could not be opened (nothing of it written)
+        return 0
+    if ending[0] != readahead.END:
+        _forget(db, ident, first)  # what was written of it
+        for _frame in frames:
+            pass
+        # a JournalError: left out, as `_savepoint` leaves it; anything else: read here, to see what it raises
+        return 0 if ending[0] == readahead.BAD else _savepoint(db, source)
+    _, identity, offset, state, provisional, head, tail, stop, warnings = ending
+    dev, ino, size, mtime = identity
+    db.execute(
+        "INSERT INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
+        "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            ident,
+            source.agent,
+            dev,
+            ino,
+            size,
+            mtime,
+            offset,
+            head,
+            tail,
+            state is not None,
+            stop,
+            warnings,
+            item - provisional if provisional else None,
+        ),
+    )
+    if state is not None:
+        db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
+    return 1
 
 
 def _read(db: sqlite3.Connection, source: SearchSource) -> int:
