@@ -9,6 +9,7 @@ variable makes it smaller on a busy machine; the table says the size).
   (Python's start-up and the CLI's imports), target at most 1.3x;
 - `--no-index` (every file read) against `rg -l`, target at most 2x;
 - building the index from nothing (the first `wren search`), and its peak RSS, target under 200 MB;
+  beside it its floor: the texts the index holds inserted alone into a fresh FTS5 trigram table;
 - one line appended to one session: bringing the index up to date as `wren search` does (in-process:
   every file stat'ed against the index, the grown one read from where it was left), target under 50 ms;
 - `wren ls --agent claude --json` of the 2,000 sessions unchanged since the last listing (rows from
@@ -118,6 +119,7 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
     phrase = _phrase_floor(folder, WREN_PHRASE)
     pairs = _alone(folder, "pairs", pair_query(Query.of(WREN_PHRASE)) or "")
     index_mb = sum(p.stat().st_size for p in (folder / ".index").iterdir()) / 1e6
+    fts_floor, both_floor = _fts_floor(folder), _fts_floor(folder, ("fts", "pairs"))
     browser = _first_hit(["--dir", str(folder), WREN_HIT_PHRASE, str(JOURNALS)], env)
     few = _few_journals(root, folder, WREN_HIT_PHRASE)
     _run([wren, "search", WREN_HIT_PHRASE, "--agent", "wren", "--dir", str(few)], env)  # its index
@@ -137,6 +139,9 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
         absolute(f"the index on disk: {what}", index_mb, unit="MB"),
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
+        absolute(f"floor: the index's texts alone into a fresh FTS5 trigram table ({what})", fts_floor),
+        absolute("the same into both of the index's tables (trigrams and word pairs)", both_floor),
+        compare("building the index vs that floor", built, both_floor),
         absolute(f"building the index: peak RSS ({what})", built_rss, unit="MB", at_most=200),
         _browser_row(f"wren watch --dir, / {WREN_HIT_PHRASE!r} (in 80): {what}", browser),
         _browser_row(f"the same over {FEW} of those journals (all 3 hold it): what the results screen costs", screen),
@@ -222,6 +227,41 @@ print(time.perf_counter() - start)
     return min(_seconds(code) for _ in range(5))
 
 
+def _fts_floor(folder: Path, tables: tuple[str, ...] = ("fts",)) -> float:
+    """Seconds to insert exactly the texts the built index holds (its items' texts and tool names, as the
+    full-text table holds them) into a fresh FTS5 table made by the same statement, in one transaction in
+    one process, nothing else: the texts read out first, untimed. With ("fts",): what any build on FTS5's
+    trigram tokenizer pays, however it reads the sessions; with ("fts", "pairs"): this index's two tables."""
+    code = f"""
+import os, sqlite3, tempfile, time
+from wren_tui.search.index import fts_text, item_of, pairs_of
+tables = {tables!r}
+source = sqlite3.connect("file:" + {str(folder / ".index" / "search.sqlite")!r} + "?mode=ro", uri=True)
+made = [source.execute("SELECT sql FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0] for t in tables]
+rows = []
+for ident, data in source.execute("SELECT id, data FROM items ORDER BY id"):
+    item = item_of(data)
+    rows.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+source.close()
+texts = {{"fts": rows, "pairs": [(i, pairs_of(t), None if n is None else pairs_of(n)) for i, t, n in rows]}}
+with tempfile.TemporaryDirectory(dir={str(folder.parent)!r}) as tmp:
+    db = sqlite3.connect(os.path.join(tmp, "floor.sqlite"))
+    db.isolation_level = None
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    for statement in made:
+        db.execute(statement)
+    start = time.perf_counter()
+    db.execute("BEGIN")
+    for table in tables:
+        db.executemany(f"INSERT INTO {{table}}(rowid, text, name) VALUES (?, ?, ?)", texts[table])
+    db.execute("COMMIT")
+    print(time.perf_counter() - start)
+    db.close()
+"""
+    return min(_seconds(code) for _ in range(2))
+
+
 def _seconds(code: str) -> float:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(result.stdout.strip())
@@ -285,6 +325,7 @@ def run() -> list[BenchRow]:
         found = {Path(line.decode()).stem for line in listed.splitlines()}
         same = _sessions(first) == _sessions(answered) == _sessions(read) == found
         agree = f"same sessions as rg ({len(found)})" if same else "DIFFERENT sessions from rg"
+        fts_floor, both_floor = _fts_floor(journals), _fts_floor(journals, ("fts", "pairs"))
         update = _appended_update(config, journals)
         floor = _json_floor(config / "projects")
         ls = [wren, "ls", "--agent", "claude", "--json"]
@@ -299,6 +340,9 @@ def run() -> list[BenchRow]:
             compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
             compare("floor: reading every file, checking its lines are JSON objects (msgspec), vs rg -l", floor, grep),
             absolute(f"building the index from nothing (the first wren search): {what}", built),
+            absolute("floor: the index's texts alone into a fresh FTS5 trigram table (one transaction)", fts_floor),
+            absolute("the same into both of the index's tables (trigrams and word pairs)", both_floor),
+            compare("building the index vs that floor", built, both_floor),
             absolute("building the index: peak RSS", built_rss, unit="MB", at_most=200),
             absolute("wren search --no-index: peak RSS", scan_rss, unit="MB"),
             absolute(f"one line appended to one session: the index up to date again ({what})", update, at_most=0.05),

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import run_wren
 from tests.tui.journals import assistant, encode, finished_story, user, write_journal
 from wren_tui.journal.events import Delta
@@ -166,8 +168,11 @@ def big_folder(tmp_path: Path, sessions: int = 40) -> Path:
     return folder
 
 
-def start_search(folder: Path, pattern: str) -> subprocess.Popen[bytes]:
+def start_search(folder: Path, pattern: str, *, ahead: bool = False) -> subprocess.Popen[bytes]:
+    """`wren search` started on `folder`; `ahead`: files new to the index read by worker processes, however few."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    if ahead:
+        env["WREN_INDEX_READAHEAD_BYTES"] = "0"
     return subprocess.Popen(
         [sys.executable, "-m", "wren_tui", "search", pattern, "--dir", str(folder), "--json"],
         cwd=folder.parent,
@@ -177,10 +182,13 @@ def start_search(folder: Path, pattern: str) -> subprocess.Popen[bytes]:
     )
 
 
-def test_a_search_killed_at_any_moment_of_indexing_never_leaves_wrong_or_missing_hits(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead", [False, True], ids=["in-process", "read-ahead"])
+def test_a_search_killed_at_any_moment_of_indexing_never_leaves_wrong_or_missing_hits(
+    tmp_path: Path, ahead: bool
+) -> None:
     folder = big_folder(tmp_path)
     began = time.monotonic()
-    build = start_search(folder, "kestrel")
+    build = start_search(folder, "kestrel", ahead=ahead)
     assert build.wait(timeout=300) == 0
     took = time.monotonic() - began
     rng = random.Random(11)
@@ -188,14 +196,14 @@ def test_a_search_killed_at_any_moment_of_indexing_never_leaves_wrong_or_missing
     for round in range(8):
         index_path(folder).unlink()
         if round % 2:  # half the rounds: the index half built, then files grown and rewritten under it
-            partial = start_search(folder, "osprey")
+            partial = start_search(folder, "osprey", ahead=ahead)
             time.sleep(rng.uniform(0, took))
             partial.send_signal(signal.SIGKILL)
             partial.wait()
             victim = folder / f"s-20250301-{rng.randrange(40):06d}-k.jsonl"
             with victim.open("ab") as out:
                 out.write(encode([user(f"round {round} merlin")], first_seq=10_000))
-        process = start_search(folder, "merlin")
+        process = start_search(folder, "merlin", ahead=ahead)
         time.sleep(rng.uniform(0, took))
         process.send_signal(signal.SIGKILL)
         kills += process.wait() == -signal.SIGKILL

@@ -22,13 +22,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..journal.errors import JournalError
-from . import index
+from . import index, readahead
 from .index import FILE_COLUMNS, fts_text, item_blob, item_of, known_of, pairs_of, stop_blob
-from .query import Query
+from .readahead import EVERYTHING, Readahead
 from .sources import Item, Resumable, SearchSource
 
-# Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
-EVERYTHING = Query.of("(?s).", regex=True)
 _BATCH = 256  # items written at a time
 _FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
 
@@ -134,18 +132,32 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     if forget is None:
         seen = {str(source.path) for source in sources}
         forget = [key for key in known if key not in seen and not os.path.lexists(key)]
+    todo: list[tuple[SearchSource, int | None]] = []  # each file to read, and its place among those read ahead
+    ahead: list[tuple[str, str]] = []
+    ahead_bytes = 0
+    for source in sources:
+        try:
+            st = os.stat(source.path, follow_symlinks=False)
+        except OSError:
+            continue
+        was = known.get(str(source.path))
+        if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            continue
+        job = readahead.job_of(source) if was is None else None  # new to the index: read whole
+        todo.append((source, None if job is None else len(ahead)))
+        if job is not None:
+            ahead.append(job)
+            ahead_bytes += st.st_size
+    workers = min(readahead.workers(), len(ahead))
+    reader = Readahead(ahead, workers) if workers > 0 and ahead_bytes >= readahead.ahead_bytes() else None
     batch = _Batch(db)
     try:
-        for source in sources:
-            try:
-                st = os.stat(source.path, follow_symlinks=False)
-            except OSError:
-                continue
-            was = known.get(str(source.path))
-            if was is not None and was[1:] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-                continue
+        for source, place in todo:
             batch.open()
-            read += _savepoint(db, source)
+            if reader is None or place is None:
+                read += _savepoint(db, source)
+            else:
+                read += _taken(db, source, reader, place)
             batch.maybe_commit()
         for key in forget:
             row = db.execute("SELECT id FROM files WHERE path = ?", (key,)).fetchone()
@@ -166,6 +178,9 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     except BaseException:
         batch.rollback()
         raise
+    finally:
+        if reader is not None:
+            reader.close()
     return read
 
 
@@ -228,6 +243,70 @@ def _savepoint(db: sqlite3.Connection, source: SearchSource) -> int:
         raise
     db.execute("RELEASE file")
     return read
+
+
+def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, place: int) -> int:
+    """Write one file new to the index from what a worker read of it (inside the batch's transaction); 1 if it
+    was read, 0 if left out (as `_savepoint` would leave it).
+
+    No savepoint: FTS5 writes its pending rows out as a segment of their own at every savepoint (a
+    segment a file, merged again and again: a third more of the full-text table's time). A file whose
+    reading fails after some of its items were written has them taken out again (`_forget`); a kill
+    loses the whole transaction, as before.
+    """
+    frames = reader.frames(place)
+    key = str(source.path)
+    if db.execute("SELECT 1 FROM files WHERE path = ?", (key,)).fetchone() is not None:
+        for _frame in frames:  # another process indexed it meanwhile: what `_read` does with a known file
+            pass
+        return _savepoint(db, source)
+    ident = _next(db, "files")
+    first = item = _next(db, "items")
+    rows: list[tuple[int, int, bytes]] = []
+    texts: list[tuple[int, str, str | None]] = []
+    ending: readahead.Frame = (readahead.FAIL,)
+    for frame in frames:
+        if frame[0] != readahead.ROWS:
+            ending = frame
+            break
+        for blob, text, name in frame[1]:
+            rows.append((item, ident, blob))
+            texts.append((item, text, name))
+            item += 1
+        _flush(db, rows, texts)
+    if ending[0] == readahead.SKIP:  # it could not be opened (nothing of it written)
+        return 0
+    if ending[0] != readahead.END:
+        _forget(db, ident, first)  # what was written of it
+        for _frame in frames:
+            pass
+        # a JournalError: left out, as `_savepoint` leaves it; anything else: read here, to see what it raises
+        return 0 if ending[0] == readahead.BAD else _savepoint(db, source)
+    _, identity, offset, state, provisional, head, tail, stop, warnings = ending
+    dev, ino, size, mtime = identity
+    db.execute(
+        "INSERT INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
+        "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            ident,
+            source.agent,
+            dev,
+            ino,
+            size,
+            mtime,
+            offset,
+            head,
+            tail,
+            state is not None,
+            stop,
+            warnings,
+            item - provisional if provisional else None,
+        ),
+    )
+    if state is not None:
+        db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
+    return 1
 
 
 def _read(db: sqlite3.Connection, source: SearchSource) -> int:

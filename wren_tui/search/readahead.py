@@ -1,0 +1,221 @@
+"""Reading ahead for the indexer: session files read whole in other processes while the index is written.
+
+Building an index from nothing spends most of its time reading: every line of every session decoded and
+translated (in Python), then its items written into SQLite (one writer). Each half can run on its own
+core: `Readahead` starts a few worker processes (`python -m wren_tui.search.readahead`), gives each its
+share of the files new to the index (file i to worker i mod N), and each worker reads its files in
+order, as `indexer` would read them in-process, and sends their items as rows ready to insert, file
+after file, down a pipe. The indexer takes them in the files' order, in its own transactions: a worker
+writes nothing, so the index's crash safety is the indexer's (a kill leaves it as it was before the
+file being written). The pipes are bounded (a worker waits while its pipe is full), so memory does
+not grow with the sessions' size; a worker whose parent is gone finds its pipe closed and ends.
+
+A frame is 4 bytes of length, then a marshalled tuple: (ROWS, [(item blob, text, name), ...]) a few
+hundred items at a time, then one of (END, ...) (how the file was and where its reading ended),
+(SKIP,) (it could not be opened: left out), (BAD,) (a JournalError: left out, as in-process) or
+(FAIL,) (anything else: the indexer reads that file itself, and sees what it raises).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import marshal
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ..foreign import FORMATS
+from ..journal.errors import JournalError
+from . import index
+from .foreign import ForeignSession
+from .index import fts_text, item_blob, stop_blob
+from .query import Query
+from .sources import SearchSource
+from .wren import WrenSession
+
+# Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
+EVERYTHING = Query.of("(?s).", regex=True)
+ROWS, END, SKIP, BAD, FAIL = range(5)
+BATCH = 256  # items a frame carries
+# Processes reading ahead, at most: reading a file costs about twice writing its items, so past three the
+# writer is what waits (with fewer CPUs, as many as there are: the writer mostly waits for them).
+WORKERS = 3
+# The bytes of files new to the index, in all, from which reading ahead pays for starting the workers
+# (WREN_INDEX_READAHEAD_BYTES says otherwise: 0, always; the tests make small folders read ahead).
+AHEAD_BYTES = 32 << 20
+PIPE_BYTES = 1 << 20  # how far a worker may read ahead of the writer (the pipe's size, where Linux allows it)
+_LENGTH = struct.Struct("<I")
+_OPEN = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+Frame = tuple[Any, ...]
+
+
+def workers() -> int:
+    """How many processes read ahead here: none with one CPU (the writer would wait for them as long)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return 0 if cpus < 2 else min(WORKERS, cpus)
+
+
+def ahead_bytes() -> int:
+    """From how many bytes of files new to the index they are read ahead."""
+    try:
+        return int(os.environ.get("WREN_INDEX_READAHEAD_BYTES", AHEAD_BYTES))
+    except ValueError:
+        return AHEAD_BYTES
+
+
+def job_of(source: SearchSource) -> tuple[str, str] | None:
+    """How a worker names `source` (its agent, its path), or None when it cannot be read in another process."""
+    if type(source) is WrenSession:
+        return source.agent, str(source.path)
+    if type(source) is ForeignSession and FORMATS.get(source.agent) is not None:
+        return source.agent, str(source.path)
+    return None
+
+
+def source_of(agent: str, path: str) -> SearchSource:
+    """The source a worker reads for the job (agent, path)."""
+    return WrenSession(Path(path)) if agent == WrenSession.agent else ForeignSession(Path(path), FORMATS[agent])
+
+
+def read_whole(source: SearchSource) -> Iterator[Frame]:
+    """The frames of one file read whole, as the indexer reads a file new to it (`indexer._read`)."""
+    try:
+        fd = os.open(source.path, _OPEN)
+    except OSError:
+        yield (SKIP,)
+        return
+    try:
+        st = os.fstat(fd)
+        rows: list[tuple[bytes, str, str | None]] = []
+        for item in source.items(EVERYTHING):
+            rows.append((item_blob(item), fts_text(item.text), None if item.name is None else fts_text(item.name)))
+            if len(rows) >= BATCH:
+                yield (ROWS, rows)
+                rows = []
+        if rows:
+            yield (ROWS, rows)
+        done = getattr(source, "saved", None)
+        if done is None:  # a reader that cannot say where it ended: kept as read whole, read again whole
+            offset, state, provisional = 0, None, 0
+        else:
+            offset, state, provisional = done.offset, done.state, done.provisional
+        head, tail = index.checksums(fd, offset)
+    except JournalError:
+        yield (BAD,)
+        return
+    finally:
+        os.close(fd)
+    warnings = marshal.dumps(list(source.warnings)) if source.warnings else None
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    yield (END, identity, offset, state, provisional, head, tail, stop_blob(source.stop), warnings)
+
+
+class Readahead:
+    """Worker processes reading the files of `jobs` (in order, ahead of the writer); `frames(n)` are the n-th's."""
+
+    def __init__(self, jobs: Sequence[tuple[str, str]], workers: int) -> None:
+        self.broken = False
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._taken = 0
+        try:
+            for k in range(workers):
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", __name__],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    close_fds=True,
+                )
+                self._procs.append(proc)
+                assert proc.stdin is not None and proc.stdout is not None
+                _widen(proc.stdout.fileno())
+                mine = marshal.dumps(list(jobs[k::workers]))
+                proc.stdin.write(_LENGTH.pack(len(mine)) + mine)
+                proc.stdin.close()
+        except OSError:
+            self.close()
+            self.broken = True
+
+    def frames(self, n: int) -> Iterator[Frame]:
+        """The frames of the n-th job (taken in order); (FAIL,) from a worker gone wrong (the rest read in-process)."""
+        if self.broken or not self._procs:
+            yield (FAIL,)
+            return
+        out = self._procs[n % len(self._procs)].stdout
+        assert out is not None
+        while True:
+            frame = _frame(out)
+            if frame is None:
+                self.broken = True
+                yield (FAIL,)
+                return
+            yield frame
+            if frame[0] != ROWS:
+                return
+
+    def close(self) -> None:
+        """Stop the workers (they may still be reading ahead: what they read is not wanted)."""
+        for proc in self._procs:
+            proc.kill()
+        for proc in self._procs:
+            if proc.stdout is not None:
+                proc.stdout.close()
+            proc.wait()
+        self._procs = []
+
+
+def _frame(out: IO[bytes]) -> Frame | None:
+    head = out.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (length,) = _LENGTH.unpack(head)
+    data = out.read(length)
+    if len(data) < length:
+        return None
+    try:
+        frame = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return frame if isinstance(frame, tuple) and frame and frame[0] in (ROWS, END, SKIP, BAD, FAIL) else None
+
+
+def _widen(fd: int) -> None:
+    """Let a worker read further ahead than the default 64 kB pipe (Linux: F_SETPIPE_SZ; elsewhere as it is)."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setpipe is None:
+        return
+    with contextlib.suppress(OSError):  # past the system's limit: the pipe as it is
+        fcntl.fcntl(fd, setpipe, PIPE_BYTES)
+
+
+def main() -> None:
+    """A worker: read the jobs given on stdin, write each file's frames on stdout."""
+    stdin = sys.stdin.buffer
+    head = stdin.read(_LENGTH.size)
+    jobs = marshal.loads(stdin.read(_LENGTH.unpack(head)[0]))
+    out = sys.stdout.buffer
+    for agent, path in jobs:
+        try:
+            for frame in read_whole(source_of(agent, path)):
+                data = marshal.dumps(frame)
+                out.write(_LENGTH.pack(len(data)) + data)
+        except Exception:
+            data = marshal.dumps((FAIL,))
+            out.write(_LENGTH.pack(len(data)) + data)
+        out.flush()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (BrokenPipeError, KeyboardInterrupt):  # the indexer is gone, or stopped us: nothing to say
+        os._exit(0)
