@@ -7,7 +7,9 @@ variable makes it smaller on a busy machine; the table says the size).
 
 - a warm query: the whole `wren search PHRASE --agent claude` process against `wren search --help`
   (Python's start-up and the CLI's imports), target at most 1.3x;
-- `--no-index` (every file read) against `rg -l`, target at most 2x;
+- `--no-index` (every file read) against `rg -l`, target at most 2x; beside it its floors: the CLI's
+  start-up (`--help`) plus, for Claude Code's files, checking every line is a JSON object (what says
+  where a damaged file stops), and for Wren's journals, reading every byte in one Python process;
 - building the index from nothing (the first `wren search`), and its peak RSS, target under 200 MB;
   beside it its floor: the texts the index holds inserted alone into a fresh FTS5 trigram table;
 - one line appended to one session: bringing the index up to date as `wren search` does (in-process:
@@ -138,6 +140,11 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
         ),
         absolute(f"the index on disk: {what}", index_mb, unit="MB"),
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
+        compare(
+            "floor: wren search --help (start-up) plus reading every file's bytes in one Python process, vs rg -l",
+            helped + _read_floor(folder),
+            grep,
+        ),
         absolute(f"building the index from nothing (the first wren search): {what}", built),
         absolute(f"floor: the index's texts alone into a fresh FTS5 trigram table ({what})", fts_floor),
         absolute("the same into both of the index's tables (trigrams and word pairs)", both_floor),
@@ -225,6 +232,24 @@ db.execute("SELECT rowid FROM {table} WHERE {table} MATCH ?", ({match!r},)).fetc
 print(time.perf_counter() - start)
 """
     return min(_seconds(code) for _ in range(5))
+
+
+def _read_floor(folder: Path) -> float:
+    """Seconds for one Python process to read every session file's bytes into one buffer, nothing else
+    (timed inside it, its start-up left out): what any search that looks at every byte pays in Python."""
+    code = f"""
+import os, time
+from pathlib import Path
+view = memoryview(bytearray(4 << 20))
+start = time.perf_counter()
+for path in Path({str(folder)!r}).rglob("*.jsonl"):
+    fd = os.open(path, os.O_RDONLY)
+    while os.readv(fd, [view]) > 0:
+        pass
+    os.close(fd)
+print(time.perf_counter() - start)
+"""
+    return min(_seconds(code) for _ in range(3))
 
 
 def _fts_floor(folder: Path, tables: tuple[str, ...] = ("fts",)) -> float:
@@ -339,6 +364,7 @@ def run() -> list[BenchRow]:
             compare(f"wren search, index warm, vs wren search --help: {what}; {agree}", warm, helped, at_most=1.3),
             compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
             compare("floor: reading every file, checking its lines are JSON objects (msgspec), vs rg -l", floor, grep),
+            compare("floor: wren search --help (start-up) plus that check, vs rg -l", helped + floor, grep),
             absolute(f"building the index from nothing (the first wren search): {what}", built),
             absolute("floor: the index's texts alone into a fresh FTS5 trigram table (one transaction)", fts_floor),
             absolute("the same into both of the index's tables (trigrams and word pairs)", both_floor),
