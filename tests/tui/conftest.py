@@ -17,6 +17,7 @@ from textual.strip import Strip
 
 if TYPE_CHECKING:
     from wren_tui.tui.app import WrenApp
+    from wren_tui.tui.screens.results import SearchResults
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,6 +67,20 @@ async def wait_for(pilot: Pilot[object], condition: Callable[[], bool], what: st
 
 async def wait_for_text(pilot: Pilot[object], text: str, timeout: float = 10.0) -> None:
     await wait_for(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", timeout)
+
+
+async def search_every_session(pilot: Pilot[object], app: App[object], text: str) -> SearchResults:
+    """`/`, the text and Enter in a browser; the results screen once its search has ended."""
+    from wren_tui.tui.screens.results import SearchResults
+
+    await pilot.press("/")
+    await pilot.press(*text)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, SearchResults), "the results")
+    results = app.screen
+    assert isinstance(results, SearchResults)
+    await wait_for(pilot, lambda: results.done, "the search to end")
+    return results
 
 
 def session_app(path: Path, clock: Callable[[], datetime] | None = None, **options: Any) -> WrenApp:

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from tests.tui.conftest import folder_app, screen_text, wait_for, wait_for_text
+from tests.tui.conftest import folder_app, screen_text, search_every_session, wait_for, wait_for_text
 from tests.tui.journals import assistant, encode, finished_story, tool_result, user, write_journal
 from wren_tui.journal.events import RunStart, ToolCall
 from wren_tui.tui.app import WrenApp
@@ -43,14 +43,7 @@ def _app(folder: Path) -> WrenApp:
 
 async def _search(pilot: Pilot[object], app: WrenApp, text: str) -> SearchResults:
     await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen), "the browser")
-    await pilot.press("/")
-    await pilot.press(*text)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, SearchResults), "the results")
-    results = app.screen
-    assert isinstance(results, SearchResults)
-    await wait_for(pilot, lambda: results.done, "the search to end")
-    return results
+    return await search_every_session(pilot, app, text)
 
 
 def _rows(results: SearchResults) -> list[str]:

@@ -23,7 +23,7 @@ from textual.widgets import OptionList
 
 from tests.conftest import run_wren
 from tests.foreign.sessions import copy_session
-from tests.tui.conftest import folder_app, wait_for, wait_for_text
+from tests.tui.conftest import folder_app, search_every_session, wait_for, wait_for_text
 from tests.tui.journals import encode, finished_story, user, write_journal
 from wren_tui.cli.foreign import agents_browser
 from wren_tui.search.engine import Found, Hit
@@ -89,14 +89,7 @@ async def _search(pilot: Pilot[object], app: WrenApp, rows: int) -> SearchResult
     browser = app.screen
     assert isinstance(browser, SessionList)
     await wait_for(pilot, lambda: browser.table.rows.row_count == rows, f"{rows} sessions listed")
-    await pilot.press("/")
-    await pilot.press(*WORD)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, SearchResults), "the results")
-    results = app.screen
-    assert isinstance(results, SearchResults)
-    await wait_for(pilot, lambda: results.done, "the search to end")
-    return results
+    return await search_every_session(pilot, app, WORD)
 
 
 @pytest.mark.parametrize("read_on", [index_stream.READ_ON, 0.0], ids=["cursor", "each-file-alone"])
