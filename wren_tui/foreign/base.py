@@ -124,23 +124,38 @@ class TypedTranslator(Translator, Generic[L]):
 
     decoder: ClassVar[msgspec.json.Decoder[Any]]
     known: ClassVar[frozenset[str]]  # the kinds it knows: a line of another kind is counted as unknown
+    # The Struct classes of kinds left out on purpose (`tagged`): counted as skipped without calling `typed`.
+    skipped: ClassVar[frozenset[type]]
 
-    def __init_subclass__(cls, decoder: msgspec.json.Decoder[Any], known: frozenset[str], **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls,
+        decoder: msgspec.json.Decoder[Any],
+        known: frozenset[str],
+        skipped: tuple[type, ...] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init_subclass__(**kwargs)
-        cls.decoder, cls.known = decoder, known
+        cls.decoder, cls.known, cls.skipped = decoder, known, frozenset(skipped)
 
     def __init__(self) -> None:
         self._asked: dict[str, int | None] = {}
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        line: L | Translated = decode_line(self.decoder, lineno, data, self.known)
-        if isinstance(line, Translated):
-            return line  # a kind this reader does not type, counted, or a known one that does not fit
-        kind = str(line.__struct_config__.tag)
+        # decode_line's, inline: every line of every file read passes here (a million in a large search index).
         try:
-            out = self.typed(lineno, kind, line, learn)
-        except (msgspec.ValidationError, TypeError, ValueError) as exc:
-            out = malformed(lineno, self.time_of(line), kind, exc)
+            line: L = self.decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            return refused(lineno, data, exc, self.known)  # an unknown kind, counted, or a known one that does not fit
+        except msgspec.DecodeError as exc:
+            raise not_json(exc) from None
+        kind = str(line.__struct_config__.tag)
+        if type(line) in self.skipped:
+            out = Translated([], kind, "skipped")
+        else:
+            try:
+                out = self.typed(lineno, kind, line, learn)
+            except (msgspec.ValidationError, TypeError, ValueError) as exc:
+                out = malformed(lineno, self.time_of(line), kind, exc)
         out.node = self.node(kind, line)
         cwd = self.cwd(line)
         if cwd is not None:

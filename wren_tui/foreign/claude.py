@@ -103,7 +103,7 @@ _Skipped = tagged(_Line, SKIPPED)
 _decoder: msgspec.json.Decoder[_Line] = msgspec.json.Decoder(union((_User, _Assistant, _System, *_Skipped)))
 
 
-class ClaudeTranslator(TypedTranslator[_Line], decoder=_decoder, known=_CLAIMED):
+class ClaudeTranslator(TypedTranslator[_Line], decoder=_decoder, known=_CLAIMED, skipped=_Skipped):
     """Remembers when each tool call was asked, and how much of each reply's usage was counted."""
 
     def __init__(self) -> None:

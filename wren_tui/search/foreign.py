@@ -37,7 +37,7 @@ from ..journal.lines import CUT_SHORT
 from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import holds, native
-from .sources import FileSession, Item, Saved, items_of
+from .sources import SPOKEN, FileSession, Item, Saved, items_of
 
 
 class ForeignSession(FileSession):
@@ -77,9 +77,11 @@ class ForeignSession(FileSession):
             reading = Translation(fd, None, translator, good, lineno)
             for start, line, _data in reading:
                 project = line.cwd or project
-                for part, event in enumerate(line.events):
-                    if part not in line.hidden:
-                        yield from _items(event, start, part, project)
+                if line.events:  # most lines of a session are the client's bookkeeping, translated to nothing
+                    hidden = line.hidden
+                    for part, event in enumerate(line.events):
+                        if part not in hidden and type(event) in _TEXTS:
+                            yield from _items(event, start, part, project)
             self._stop = reading.ending()
             lineno, good = reading.lineno, reading.offset
             # A session exported into lines (OpenCode, aider) is exported anew from the file each time, so
@@ -96,6 +98,10 @@ def _save(translator: object, lineno: int, good: int, project: str | None) -> Sa
         return Saved(good, pickle.dumps((translator, lineno, good, project), protocol=5))
     except (pickle.PicklingError, TypeError, AttributeError):
         return None
+
+
+# The kinds of event that can hold a searched text (the rest, a call's end or a reply's usage, are passed over).
+_TEXTS = SPOKEN | {UnknownEvent}
 
 
 def _items(event: Event, offset: int, part: int, project: str | None) -> Iterator[Item]:

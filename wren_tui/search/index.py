@@ -42,7 +42,7 @@ from .query import Query
 from .rawpass import native
 from .sources import Item, Saved
 
-VERSION = 5  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 6  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
@@ -150,9 +150,7 @@ def pair_query(query: Query) -> str | None:
 
 
 def item_blob(item: Item) -> bytes:
-    return marshal.dumps(
-        (item.seq, item.ts, item.role, item.kind, item.text, item.offset, item.part, item.name, item.project)
-    )
+    return marshal.dumps(tuple(item))
 
 
 def item_of(blob: bytes) -> Item:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..journal.events import Error, Event, Message
 from ..journal.verdict import Stop
@@ -26,9 +26,9 @@ ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "thinking", "error")
 Kind = Literal["message", "call", "result", "reasoning", "error", "partial"]
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One searchable text of a session, and where it is."""
+class Item(NamedTuple):
+    """One searchable text of a session, and where it is (a named tuple: a large index makes a few hundred
+    thousand of them, each made in a third of a frozen dataclass's time and marshalled as it is)."""
 
     seq: int  # a Wren journal's seq; another agent's line number
     ts: str
@@ -132,6 +132,10 @@ class FileSession:
     @property
     def saved(self) -> Saved | None:
         return self._saved
+
+
+# The kinds of event `items_of` finds texts in: a reader may pass over any other without calling it.
+SPOKEN: frozenset[type] = frozenset({Message, Error})
 
 
 def items_of(event: Event, offset: int, part: int = 0, project: str | None = None) -> Iterator[Item]:
