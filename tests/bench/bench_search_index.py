@@ -61,6 +61,8 @@ WREN_PHRASE = "zero because the guard"
 # For the browser's first hit over them: a phrase of the prose that is in 80 of the 1,000 (3 of the 25 made).
 WREN_HIT_PHRASE = "guard checks the wrong"
 BROWSER_TIMES = 5
+BUILDS = 3  # builds of the Claude Code sessions' index from nothing, the quickest kept
+AGENTSVIEW_SYNC = 27.6  # seconds agentsview took to sync this folder (the issue's figure)
 FEW = 3  # journals in the folder that measures the results screen's own cost
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -187,6 +189,16 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return time.perf_counter() - start, usage.ru_maxrss / 1024, out
+
+
+def _built(argv: list[str], env: dict[str, str], index: Path, times: int = BUILDS) -> tuple[float, float, bytes]:
+    """The quickest of `times` builds of the index from nothing (the first search of each, the index deleted
+    before it): the build that the machine's other work disturbed least."""
+    runs = []
+    for _ in range(times):
+        shutil.rmtree(index, ignore_errors=True)
+        runs.append(_run(argv, env))
+    return min(runs, key=lambda r: r[0])
 
 
 def _best(argv: list[str], env: dict[str, str], times: int = 5) -> tuple[float, float, bytes]:
@@ -342,7 +354,7 @@ def run() -> list[BenchRow]:
         search = [wren, "search", PHRASE, "--agent", "claude", "--json"]
         rg = ["rg", "-l", "-F", PHRASE, str(config / "projects")]
         _run(rg, env)  # the page cache warm for everyone
-        built, built_rss, first = _run(search, env)
+        built, built_rss, first = _built(search, env, journals / ".index")
         warm, _, answered = _best(search, env)
         helped, _, _ = _best([wren, "search", "--help"], env)
         scanned, scan_rss, read = _best([*search, "--no-index"], env, times=3)
@@ -365,7 +377,12 @@ def run() -> list[BenchRow]:
             compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
             compare("floor: reading every file, checking its lines are JSON objects (msgspec), vs rg -l", floor, grep),
             compare("floor: wren search --help (start-up) plus that check, vs rg -l", helped + floor, grep),
-            absolute(f"building the index from nothing (the first wren search): {what}", built),
+            absolute(
+                f"building the index from nothing (the first wren search): {what}; 4x faster than agentsview's "
+                f"sync of the same folder (27.6 s, measured in the issue: agentsview cannot be installed here)",
+                built,
+                at_most=AGENTSVIEW_SYNC / 4,
+            ),
             absolute("floor: the index's texts alone into a fresh FTS5 trigram table (one transaction)", fts_floor),
             absolute("the same into both of the index's tables (trigrams and word pairs)", both_floor),
             compare("building the index vs that floor", built, both_floor),
