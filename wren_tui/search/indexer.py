@@ -14,6 +14,7 @@ index's own folder.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import sqlite3
@@ -152,6 +153,10 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     reader = Readahead(ahead, workers) if workers > 0 and ahead_bytes >= readahead.ahead_bytes() else None
     batch = _Batch(db)
     merged = len(todo) >= MERGE_AFTER  # merged into one segment at the end: no merging on the way
+    if merged:
+        # The pages a large reading writes again and again (FTS5's segments, the tables' inner pages) copied
+        # into the database once every 64 MB of log rather than every 4 MB: a fifth less of the writer's time.
+        db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
     try:
         if todo:
             batch.open()
@@ -187,10 +192,14 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     finally:
         if reader is not None:
             reader.close()
+        if merged:
+            with contextlib.suppress(sqlite3.Error):  # never in the way of what the reading raised
+                db.execute("PRAGMA wal_autocheckpoint=1000")  # SQLite's own, for what follows on this connection
     return read
 
 
 MERGE_AFTER = 200  # files to read in one refresh from which the full-text tables are merged into one segment
+CHECKPOINT_PAGES = 16384  # pages of write-ahead log (4 kB each) a large reading lets grow between checkpoints
 AUTOMERGE = 4  # FTS5's own: segments of a level merged once there are this many (0: none but in a crisis)
 
 
