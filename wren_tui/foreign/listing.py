@@ -101,7 +101,10 @@ JSONL = ".jsonl"
 
 
 def every_session(
-    folder: Path, skipped: list[str] | None = None, known: dict[Path, Format] | None = None
+    folder: Path,
+    skipped: list[str] | None = None,
+    known: dict[Path, Format] | None = None,
+    recall: Callable[[Path], Kind | None] | None = None,
 ) -> list[tuple[Kind, Path]]:
     """Every file below `folder` that may be a session, whatever its agent, with what it is by its content
     (`kind_of`): every .jsonl file (a format's, a Wren journal, or unknown: never guessed at), and every file a
@@ -112,6 +115,8 @@ def every_session(
     Args:
         skipped: as for `session_files`.
         known: the format of each file found before (kept by a caller that lists again): not read again.
+        recall: what a caller can tell a .jsonl file is without reading it (search: a file its index read
+            as a Wren journal and holds as it is now), else None: its first bytes are read.
     """
     others = [f for f in FORMATS.values() if f.suffix != JSONL]
     suffixes = (JSONL, *(f.suffix for f in others))
@@ -119,7 +124,7 @@ def every_session(
     for path, hidden in _walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
         kind: Kind | None = None if known is None else known.get(path)
         if path.name.endswith(JSONL):
-            kind = kind or kind_of(path)
+            kind = kind or (recall and recall(path)) or kind_of(path)
             if kind == WREN and path.parent != folder:
                 continue
         elif kind is None:

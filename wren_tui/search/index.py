@@ -327,6 +327,25 @@ class Snapshot:
                 found.append(path)
         return found
 
+    def wren_as_read(self, path: Path) -> bool:
+        """Whether the file at `path` is a Wren journal by what the index read of it, without reading it.
+
+        True when the index read it as a Wren journal to its end with no stop and no warning (every line
+        one the journal reader takes as Wren's: `foreign.kind_of` says Wren of such a file) and it is as
+        the index read it (device, inode, size, modification time to the nanosecond: `fresh`). Anything
+        else (a file the index does not know, read as another agent's, read with a stop, or changed since)
+        is looked at as before. A `wren search --dir` over a folder of journals then opens none of them.
+        """
+        key = str(path)
+        row = self.rows.get(key)
+        if row is None or row[1] != "wren" or not row[3]:
+            return False
+        st = self._stat(key)  # kept: `stale` and `answer` take it, so the file is stat'ed once
+        if st is None or row[2] != _identity(st):
+            return False
+        self.fresh.add(key)
+        return True
+
     def gone(self, paths: Iterable[Path]) -> list[str]:
         """The files the index knows that are not among `paths` (those listed) and no longer there."""
         listed = {str(path) for path in paths}
