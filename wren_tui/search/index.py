@@ -315,6 +315,8 @@ class Snapshot:
         found = []
         for path, looked in paths:
             key = str(path)
+            if key in self.fresh:
+                continue  # found as the index read it already (`wren_as_read`), by the same stat
             if looked is not None:
                 self.stats[key] = looked
             st = self._stat(key)
@@ -431,11 +433,13 @@ class Snapshot:
         if row is None or row[1] != agent:
             return None
         found = self.candidates.get(row[0], _NONE)
+        if not found and row[3] and key in self.fresh:
+            return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
         st = self._stat(key)  # as `stale` or the listing found it
         if st is None:
             return None
-        if not found and row[3] and (key in self.fresh or row[2] == _identity(st)):
-            return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
+        if not found and row[3] and row[2] == _identity(st):
+            return _NOTHING
         try:
             full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
         except sqlite3.Error:
