@@ -117,3 +117,21 @@ def test_another_agents_file_the_index_read_as_a_journal_is_still_told_by_its_co
     assert not wren_as_read(folder, "s-20250305-080000-dddd.jsonl")
     # With --dir, each file is told by its content: the session is Claude Code's, as --no-index says.
     assert agents_of(same(folder, SAID)) == {("claude", "s-20250305-080000-dddd")}
+
+
+def test_candidates_the_index_confirms_by_their_bytes_keep_every_case_of_the_phrase(tmp_path: Path) -> None:
+    """The index drops a candidate whose bytes cannot hold the phrase before decoding it: never one that
+    matches in another case, with ſ for s or the Kelvin sign for k, or inside a longer word."""
+    folder = tmp_path / "journals"
+    texts = [
+        "zero because the guard",
+        "ZERO BECAUSE THE GUARD",
+        "zero becau\u017fe the guard",
+        "nonzero because the guards",
+        "only because the guard said so",  # the pairs, not the phrase
+        "the \u212aeeper zero because the guard",
+    ]
+    write_journal(folder / f"{A}.jsonl", [user(text) for text in texts])
+    rows = same(folder, "zero because the guard")
+    assert [row["seq"] for row in rows] == [1, 2, 3, 4, 6]
+    assert [row["seq"] for row in same(folder, "keeper zero")] == [6]

@@ -292,6 +292,7 @@ class Snapshot:
         self.fresh: set[str] = set()  # paths `stale` found as the index read them
         # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
         self.candidates: dict[int, array[int]] = {}
+        self._may_hold = _may_hold(query)
 
     def begin(self) -> bool:
         """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
@@ -413,6 +414,8 @@ class Snapshot:
         (a phrase of common words whose first word may be part of a longer one has candidates in most
         files, and hits in few). A regex is left to search, which gives it its time budget.
         """
+        if self._may_hold is not None and not self._may_hold(data):
+            return False
         fields = marshal.loads(data)  # item_blob's: the text 5th, the tool name 8th
         text, name = fields[4], fields[7]
         return self.query.find(text) is not None or (name is not None and self.query.find(name) is not None)
@@ -470,6 +473,23 @@ class Snapshot:
                 yield item_of(data)
 
 
+def _may_hold(query: Query) -> Callable[[bytes], bool] | None:
+    """A test of an item's blob (`item_blob`) that is False only when neither its text nor its tool name can
+    match `query`; None: no such test here (no C helpers, or no piece of text every match holds).
+
+    The raw pass's test of a line's bytes (`Query.prefilter`: the piece every match holds, ASCII case
+    ignored when the query ignores case, and the other ways a character of it can be written): marshal
+    keeps each string of the item whole, as UTF-8, so a text that matches has the piece in the blob's
+    bytes as it has it in a line's. It spares decoding the candidates that only share words with it.
+    """
+    needle, fold, escapes, extras = query.prefilter
+    find = None if native is None else native.find
+    if find is None or needle is None or len(extras) >= _MOST_EXTRAS:
+        return None
+    return lambda data: int(find(data, needle, fold, escapes, extras)) >= 0
+
+
+_MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
