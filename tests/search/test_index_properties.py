@@ -58,8 +58,11 @@ def both(folder: Path, query: Query, *, update: bool) -> tuple[list[tuple[Any, .
         if update:
             refresh(db, sessions_of("all", folder, folder))
         snapshot = Snapshot(db, query)
+        assert snapshot.begin()
+        # As `wren search --dir` lists them: the journals the index read as Wren's and holds as they are not opened.
+        listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)
         loaded = snapshot.load()
-        indexed = outcome(list(search(sessions_of("all", folder, folder), query, index=snapshot if loaded else None)))
+        indexed = outcome(list(search(listed, query, index=snapshot if loaded else None)))
     finally:
         db.close()
     return scanned, indexed

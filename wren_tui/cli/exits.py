@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import shlex
 import signal
+import sys
 from enum import IntEnum
 from pathlib import Path
 
 from ..agent.errors import AgentError, Ended, ResumeRefused, SessionFinished, UsageError
-from ..export import ExportRefused
 from ..journal.errors import (
     JournalChanged,
     JournalCorrupt,
@@ -23,7 +23,6 @@ from ..journal.errors import (
     JournalUnusable,
     NotASession,
 )
-from ..journal.forking import NotAForkPoint
 from ..journal.verdict import Stop
 from ..journal.visible import visible_text
 from .console import err, out
@@ -106,7 +105,6 @@ EXITS: dict[type[BaseException], Exit] = {
     SessionFinished: Exit.OK,  # its sentence says how to continue: on stdout
     BrokenPipeError: Exit.OK,  # the reader of the output left (`wren log ID | head`): nothing to say
     UsageError: Exit.USAGE,
-    NotAForkPoint: Exit.USAGE,  # (a point past where the journal stops is Unreadable)
     ResumeRefused: Exit.REFUSED,
     Unreadable: Exit.UNREADABLE,
     ForeignUnreadable: Exit.UNREADABLE,  # another agent's file: its torn tail is said otherwise
@@ -117,8 +115,16 @@ EXITS: dict[type[BaseException], Exit] = {
     JournalError: Exit.ERROR,  # JournalLocked, SessionNotFound, JournalUnusable, FleetError...
     AgentError: Exit.ERROR,  # GatewayError, WorkspaceGone, WorkspaceUnclear, WorkspaceError
     CommandFailed: Exit.ERROR,
-    ExportRefused: Exit.ERROR,  # no such folder, a .jsonl name, the journal itself, a link
     OSError: Exit.ERROR,
+}
+
+
+# The same for the errors of modules a command may never load (`wren search` neither exports nor forks), by
+# where they are defined: an exception of a module that was not imported cannot have been raised, and every
+# command is spared importing them (`wren_tui.export` and `journal.forking`: about 6 ms of each start).
+LAZY_EXITS: dict[tuple[str, str], Exit] = {
+    ("wren_tui.journal.forking", "NotAForkPoint"): Exit.USAGE,  # (a point past where the journal stops: Unreadable)
+    ("wren_tui.export.atomic", "ExportRefused"): Exit.ERROR,  # no such folder, a .jsonl name, the journal, a link
 }
 
 
@@ -126,6 +132,8 @@ def exit_for(exc: BaseException) -> Exit | None:
     """The status for `exc`, or None when it is not in the table (a bug, or SystemExit)."""
     for cls in type(exc).__mro__:
         status = EXITS.get(cls)
+        if status is None:
+            status = LAZY_EXITS.get((cls.__module__, cls.__qualname__))
         if status is not None:
             return status
     return None
@@ -145,6 +153,18 @@ def report(exc: BaseException) -> Exit | None:
     return status
 
 
+def _fork_point_said(exc: JournalError) -> str | None:
+    """What is said of a point that is no fork point before where the journal stops (None: the message alone)."""
+    if "wren_tui.journal.forking" not in sys.modules:
+        return None  # not imported, so not raised (LAZY_EXITS)
+    from ..journal.forking import NotAForkPoint
+
+    if isinstance(exc, NotAForkPoint) and exc.stop is not None and not exc.stop.torn:
+        # The points listed end where reading does: say so, or the list reads as complete.
+        return f"{exc}\nReading stops at {exc.stop}; points after it cannot be read."
+    return None
+
+
 def said(exc: BaseException) -> str | None:
     """The sentence `wren` writes for `exc` (None: nothing, for a reader that left)."""
     match exc:
@@ -162,9 +182,8 @@ def said(exc: BaseException) -> str | None:
             return f"{exc}."
         case JournalUnusable():
             return f"{str(exc).rstrip('.')}. The run stopped; nothing more was recorded."
-        case NotAForkPoint() if exc.stop is not None and not exc.stop.torn:
-            # The points listed end where reading does: say so, or the list reads as complete.
-            return f"{exc}\nReading stops at {exc.stop}; points after it cannot be read."
+        case JournalError() if (text := _fork_point_said(exc)) is not None:
+            return text
         case KeyboardInterrupt():
             return "interrupted"
         case OSError() if not isinstance(exc, JournalError):

@@ -14,6 +14,7 @@ import re
 import sqlite3
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -112,10 +113,13 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
     skipped: list[str] = []
-    sources = sessions_of(args.agent, folder, named, skipped)
+    opened = None if args.no_index else open_index(folder, query)
+    # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.
+    recall = None if opened is None else opened.snapshot.wren_as_read
+    sources = sessions_of(args.agent, folder, named, skipped, recall)
     for sentence in dict.fromkeys(skipped):
         err(f"{sentence}; they were not searched")
-    index = None if args.no_index else indexed(folder, sources, query)
+    index = None if opened is None else indexed(opened, sources)
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     found = 0
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS
@@ -159,12 +163,21 @@ def _show(results: Iterator[Hit | Searched], show: _Json | _Text) -> int:
     return found
 
 
-def indexed(folder: Path, sources: list[SearchSource], query: Query) -> Snapshot | None:
-    """The index of `folder` brought up to date with `sources` and read for `query`; None: read the files.
+@dataclass
+class Opened:
+    """The index of a journals folder, opened and its files' rows read, before the sessions are listed."""
+
+    path: Path
+    db: sqlite3.Connection
+    writable: bool
+    snapshot: Snapshot
+
+
+def open_index(folder: Path, query: Query) -> Opened | None:
+    """The index of `folder`, opened for `query` with what it knows of each file read; None: read the files.
 
     A folder that does not exist yet gets no index; one where the index cannot be written is searched
-    from an index already there (as far as it is up to date, the rest read). Only the sessions the
-    index does not know as they are now are given to the indexer.
+    from an index already there (as far as it is up to date, the rest read).
     """
     if not folder.is_dir():
         return None
@@ -180,17 +193,26 @@ def indexed(folder: Path, sources: list[SearchSource], query: Query) -> Snapshot
     snapshot = Snapshot(db, query)
     if not snapshot.begin():
         return None
+    return Opened(path, db, writable, snapshot)
+
+
+def indexed(opened: Opened, sources: list[SearchSource]) -> Snapshot | None:
+    """The index `opened` brought up to date with `sources` and read for its query; None: read the files.
+
+    Only the sessions the index does not know as they are now are given to the indexer.
+    """
+    db, snapshot = opened.db, opened.snapshot
     stale = set(snapshot.stale((source.path, getattr(source, "looked", None)) for source in sources))
     gone = snapshot.gone(source.path for source in sources)
-    if (stale or gone) and writable:
+    if (stale or gone) and opened.writable:
         db.execute("COMMIT")  # the read transaction ends; the indexer writes; a new one begins
         try:
             refresh(db, [source for source in sources if source.path in stale], forget=gone)
         except sqlite3.Error as exc:
-            err(f"warning: the search index {path} could not be brought up to date ({exc}); the files were read")
+            err(f"warning: the search index {opened.path} could not be brought up to date ({exc}); the files were read")
             db.close()
             return None
-        snapshot = Snapshot(db, query)
+        snapshot = Snapshot(db, snapshot.query)
         if not snapshot.begin():
             return None
     if snapshot.load():

@@ -91,7 +91,7 @@ def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> 
         skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
-    for path, _hidden in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix)):
+    for path, _hidden, _top in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix)):
         if fmt.is_session_file(path):
             yield path
 
@@ -101,7 +101,10 @@ JSONL = ".jsonl"
 
 
 def every_session(
-    folder: Path, skipped: list[str] | None = None, known: dict[Path, Format] | None = None
+    folder: Path,
+    skipped: list[str] | None = None,
+    known: dict[Path, Format] | None = None,
+    recall: Callable[[Path], Kind | None] | None = None,
 ) -> list[tuple[Kind, Path]]:
     """Every file below `folder` that may be a session, whatever its agent, with what it is by its content
     (`kind_of`): every .jsonl file (a format's, a Wren journal, or unknown: never guessed at), and every file a
@@ -112,15 +115,17 @@ def every_session(
     Args:
         skipped: as for `session_files`.
         known: the format of each file found before (kept by a caller that lists again): not read again.
+        recall: what a caller can tell a .jsonl file is without reading it (search: a file its index read
+            as a Wren journal and holds as it is now), else None: its first bytes are read.
     """
     others = [f for f in FORMATS.values() if f.suffix != JSONL]
     suffixes = (JSONL, *(f.suffix for f in others))
     found: list[tuple[Kind, Path]] = []
-    for path, hidden in _walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
+    for path, hidden, top in _walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
         kind: Kind | None = None if known is None else known.get(path)
         if path.name.endswith(JSONL):
-            kind = kind or kind_of(path)
-            if kind == WREN and path.parent != folder:
+            kind = kind or (recall and recall(path)) or kind_of(path)
+            if kind == WREN and not top:
                 continue
         elif kind is None:
             claimants = [
@@ -157,12 +162,13 @@ def list_every_session(folder: Path, skipped: list[str] | None = None) -> list[A
 
 def _walk(
     root: Path, skipped: list[str] | None, hidden_too: bool, wanted: Callable[[str], bool]
-) -> Iterator[tuple[Path, bool]]:
+) -> Iterator[tuple[Path, bool, bool]]:
     """The regular files below `root` whose names are `wanted` (no link followed), each with whether a hidden
-    folder holds it; hidden folders are gone into only if `hidden_too`."""
+    folder holds it and whether it is directly in `root`; hidden folders are gone into only if `hidden_too`."""
     pending = [(root, False)]
     while pending:
         folder, hidden = pending.pop()
+        top = folder is root
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -176,9 +182,9 @@ def _walk(
                 if entry.is_dir(follow_symlinks=False):
                     dot = entry.name.startswith(".")
                     if hidden_too or not dot:
-                        pending.append((Path(entry.path), hidden or dot))
+                        pending.append((folder / entry.name, hidden or dot))
                 elif wanted(entry.name) and entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path), hidden
+                    yield folder / entry.name, hidden, top
             except OSError:
                 continue
 

@@ -11,11 +11,11 @@ that is no session Wren knows is not searched (never guessed at). `wren search -
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..foreign import FORMATS, WREN, Format
+from ..foreign import FORMATS, WREN, Format, Kind
 from ..foreign.listing import every_session, roots, session_files
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths
@@ -34,6 +34,8 @@ class Places:
     named: Path | None = None
     # A sentence for each folder that could not be listed (its sessions are not searched): said by the command.
     skipped: list[str] = field(default_factory=list)
+    # Whether a file of the named folder is a Wren journal by what search's index read of it (not read again).
+    recall: Callable[[Path], bool] | None = None
     _split: tuple[list[Path], list[tuple[Format, Path]]] | None = field(default=None, repr=False)
 
     def in_named(self) -> tuple[list[Path], list[tuple[Format, Path]]]:
@@ -42,7 +44,7 @@ class Places:
             assert self.named is not None
             wren: list[Path] = []
             foreign: list[tuple[Format, Path]] = []
-            for kind, path in every_session(self.named, self.skipped):
+            for kind, path in every_session(self.named, self.skipped, recall=self._recalled if self.recall else None):
                 if kind == WREN:
                     wren.append(path)  # a Wren journal, maybe damaged past its first lines
                 elif isinstance(kind, Format):
@@ -51,6 +53,9 @@ class Places:
             wren.sort(key=lambda path: path.name, reverse=True)  # newest first, as journal_paths lists them
             self._split = (wren, foreign)
         return self._split
+
+    def _recalled(self, path: Path) -> Kind | None:
+        return WREN if self.recall is not None and self.recall(path) else None
 
 
 def wren_sessions(folder: Path) -> list[SearchSource]:
@@ -86,15 +91,20 @@ def _listed(agent: str, places: Places) -> list[SearchSource]:
 
 
 def sessions_of(
-    agent: str, journals: Path, named: Path | None = None, skipped: list[str] | None = None
+    agent: str,
+    journals: Path,
+    named: Path | None = None,
+    skipped: list[str] | None = None,
+    recall: Callable[[Path], bool] | None = None,
 ) -> list[SearchSource]:
     """The sessions of `agent` ("all": every agent's, newest first by when each file last changed).
 
     Wren's are read from `journals`, the others' from their own folders; `named` (the folder --dir
     names) is every agent's folder instead. `skipped` receives a sentence for each folder that
-    could not be listed.
+    could not be listed. `recall` says which files of `named` are Wren journals without their first bytes
+    being read (`index.Snapshot.wren_as_read`: the index read them so and they have not changed since).
     """
-    places = Places(journals, named, [] if skipped is None else skipped)
+    places = Places(journals, named, [] if skipped is None else skipped, recall)
     if agent != "all":
         return _listed(agent, places)
     found = [source for name in agents() for source in _listed(name, places)]

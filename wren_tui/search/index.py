@@ -290,6 +290,7 @@ class Snapshot:
         self.fresh: set[str] = set()  # paths `stale` found as the index read them
         # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
         self.candidates: dict[int, array[int]] = {}
+        self._may_hold = _may_hold(query)
 
     def begin(self) -> bool:
         """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
@@ -313,6 +314,8 @@ class Snapshot:
         found = []
         for path, looked in paths:
             key = str(path)
+            if key in self.fresh:
+                continue  # found as the index read it already (`wren_as_read`), by the same stat
             if looked is not None:
                 self.stats[key] = looked
             st = self._stat(key)
@@ -324,6 +327,25 @@ class Snapshot:
             else:
                 found.append(path)
         return found
+
+    def wren_as_read(self, path: Path) -> bool:
+        """Whether the file at `path` is a Wren journal by what the index read of it, without reading it.
+
+        True when the index read it as a Wren journal to its end with no stop and no warning (every line
+        one the journal reader takes as Wren's: `foreign.kind_of` says Wren of such a file) and it is as
+        the index read it (device, inode, size, modification time to the nanosecond: `fresh`). Anything
+        else (a file the index does not know, read as another agent's, read with a stop, or changed since)
+        is looked at as before. A `wren search --dir` over a folder of journals then opens none of them.
+        """
+        key = str(path)
+        row = self.rows.get(key)
+        if row is None or row[1] != "wren" or not row[3]:
+            return False
+        st = self._stat(key)  # kept: `stale` and `answer` take it, so the file is stat'ed once
+        if st is None or row[2] != _identity(st):
+            return False
+        self.fresh.add(key)
+        return True
 
     def gone(self, paths: Iterable[Path]) -> list[str]:
         """The files the index knows that are not among `paths` (those listed) and no longer there."""
@@ -390,6 +412,8 @@ class Snapshot:
         (a phrase of common words whose first word may be part of a longer one has candidates in most
         files, and hits in few). A regex is left to search, which gives it its time budget.
         """
+        if self._may_hold is not None and not self._may_hold(data):
+            return False
         fields = marshal.loads(data)  # item_blob's: the text 5th, the tool name 8th
         text, name = fields[4], fields[7]
         return self.query.find(text) is not None or (name is not None and self.query.find(name) is not None)
@@ -410,11 +434,13 @@ class Snapshot:
         if row is None or row[1] != agent:
             return None
         found = self.candidates.get(row[0], _NONE)
+        if not found and row[3] and key in self.fresh:
+            return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
         st = self._stat(key)  # as `stale` or the listing found it
         if st is None:
             return None
-        if not found and row[3] and (key in self.fresh or row[2] == _identity(st)):
-            return _NOTHING  # fresh, no candidate, read to its end: the common case, kept cheap
+        if not found and row[3] and row[2] == _identity(st):
+            return _NOTHING
         try:
             full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
         except sqlite3.Error:
@@ -445,6 +471,23 @@ class Snapshot:
                 yield item_of(data)
 
 
+def _may_hold(query: Query) -> Callable[[bytes], bool] | None:
+    """A test of an item's blob (`item_blob`) that is False only when neither its text nor its tool name can
+    match `query`; None: no such test here (no C helpers, or no piece of text every match holds).
+
+    The raw pass's test of a line's bytes (`Query.prefilter`: the piece every match holds, ASCII case
+    ignored when the query ignores case, and the other ways a character of it can be written): marshal
+    keeps each string of the item whole, as UTF-8, so a text that matches has the piece in the blob's
+    bytes as it has it in a line's. It spares decoding the candidates that only share words with it.
+    """
+    needle, fold, escapes, extras = query.prefilter
+    find = None if native is None else native.find
+    if find is None or needle is None or len(extras) >= _MOST_EXTRAS:
+        return None
+    return lambda data: int(find(data, needle, fold, escapes, extras)) >= 0
+
+
+_MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
