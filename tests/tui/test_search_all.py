@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from tests.tui.conftest import folder_app, screen_text, search_every_session, wait_for, wait_for_text
+from tests.tui.conftest import folder_app, screen_text, search_every_session, shown_results, wait_for, wait_for_text
 from tests.tui.journals import assistant, encode, finished_story, tool_result, user, write_journal
 from wren_tui.journal.events import RunStart, ToolCall
 from wren_tui.tui.app import WrenApp
@@ -80,10 +80,14 @@ async def test_enter_opens_the_session_at_the_match_and_esc_returns_to_the_resul
         assert view.highlight == "ZeroDivisionError" and not view.follow
         assert "test_mean_of_empty fails with ZeroDivisionError" in screen_text(app)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is results, "the results again")
+        await wait_for(pilot, lambda: shown_results(app) is results, "the results again")
         assert options.highlighted == 4 and len(options.options) == 5
+        assert results.results.has_focus
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen), "the browser again")
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        await wait_for(pilot, lambda: shown_results(app) is None and browser.table.has_focus_within, "the sessions")
+        await wait_for_text(pilot, OLD)
 
 
 async def test_a_damaged_journal_is_said_in_the_results_after_its_hits(tmp_path: Path) -> None:

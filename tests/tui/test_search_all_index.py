@@ -23,7 +23,7 @@ from textual.widgets import OptionList
 
 from tests.conftest import run_wren
 from tests.foreign.sessions import copy_session
-from tests.tui.conftest import folder_app, search_every_session, wait_for, wait_for_text
+from tests.tui.conftest import folder_app, search_every_session, shown_results, wait_for, wait_for_text
 from tests.tui.journals import encode, finished_story, user, write_journal
 from wren_tui.cli.foreign import agents_browser
 from wren_tui.search.engine import Found, Hit
@@ -171,9 +171,8 @@ async def test_the_first_hit_is_on_screen_while_the_other_sessions_are_still_sea
         assert isinstance(browser, SessionList)
         await wait_for(pilot, lambda: browser.table.rows.row_count == 6, "6 sessions listed")
         await pilot.press("/", *WORD, "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SearchResults), "the results")
-        results = app.screen
-        assert isinstance(results, SearchResults)
+        await wait_for(pilot, lambda: shown_results(app) is not None, "the results")
+        results = browser.results
         await wait_for_text(pilot, f"the {WORD} number 5 spoke")
         assert not results.done and len(results.hits) == 1
         go_on.set()
