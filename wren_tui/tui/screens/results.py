@@ -103,8 +103,8 @@ class SearchResults(Vertical):
         """Search the sessions `sources` makes, on the index's thread (it answers first); the list shows with the
         first hit, or the search's end, or after _FIRST_SECONDS (then saying how far it is), and calls `shown`.
 
-        Until then the UI thread has nothing to draw: the search has Python's lock to itself, and the one
-        frame that shows the list shows the hit with it."""
+        Until then nothing on screen changes, so the UI thread has nothing to draw: the search has Python's
+        lock to itself, and the one frame that shows the list shows the hit with it."""
         self._run.cancel()
         self._run = run = _Run()
         self.listing = sources  # called on the search's thread: Enter makes no session object
@@ -114,17 +114,18 @@ class SearchResults(Vertical):
         self._shown = shown
         self._app = self.app  # the thread has no app of its own to find
         index.run(lambda db: self._search_thread(db, run, query))
-        title = strings.RESULTS_TITLE.format(query=shorten(visible(query.pattern), 80))
-        self.query_one("#results-title", Static).update(Text(title))
-        self.results.clear_options()
-        self._show_progress()
         self.set_timer(_FIRST_SECONDS, lambda: self._show(run))
 
     def _show(self, run: _Run) -> None:
-        if run is self._run and not run.cancelled.is_set() and not self.display:
-            self.display = True
-            self.results.focus()
-            self._shown()
+        if run is not self._run or run.cancelled.is_set() or self.display:
+            return
+        title = strings.RESULTS_TITLE.format(query=shorten(visible(self.search_query.pattern if self.search_query else ""), 80))
+        self.query_one("#results-title", Static).update(Text(title))
+        self._show_progress()
+        self.display = True
+        self._shown()
+        # Focused once drawn: moving the focus restyles the widgets it leaves and reaches before the frame.
+        self.call_after_refresh(self.results.focus)
 
     def stop(self) -> None:
         """Stop the search (its thread ends at its next session); what it still hands over is dropped."""
@@ -136,6 +137,7 @@ class SearchResults(Vertical):
     def action_back(self) -> None:
         self.stop()
         self.display = False
+        self.results.clear_options()  # now, while the list goes: the next search's first frame has less to do
         self.post_message(self.Closed())
 
     def _search_thread(self, db: sqlite3.Connection | None, run: _Run, query: Query) -> None:

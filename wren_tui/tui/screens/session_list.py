@@ -153,7 +153,9 @@ class SessionList(Screen[None]):
 
     def _results_shown(self) -> None:
         self.table.display = False
-        self.query_one("#search-all", Input).remove_class("-shown")
+        # The box closes once the results are drawn (closed before, it would restyle before the frame).
+        box = self.query_one("#search-all", Input)
+        self.call_after_refresh(box.remove_class, "-shown")
 
     @on(SearchResults.Closed)
     def _results_closed(self) -> None:
