@@ -75,7 +75,6 @@ class SearchResults(Vertical):
     def __init__(self, *, open_at: OpenAt) -> None:
         super().__init__(id="search-results")
         self.open_at = open_at
-        self.listing: Listing = list
         self.total = 0
         self.search_query: Query | None = None
         self.hits: list[Hit] = []
@@ -107,19 +106,19 @@ class SearchResults(Vertical):
         lock to itself, and the one frame that shows the list shows the hit with it."""
         self._run.cancel()
         self._run = run = _Run()
-        self.listing = sources  # called on the search's thread: Enter makes no session object
         self.total = total
         self.search_query = query
         self.hits, self.found, self.searched, self.stopped, self.done = [], 0, 0, 0, False
         self._shown = shown
         self._app = self.app  # the thread has no app of its own to find
-        index.run(lambda db: self._search_thread(db, run, query))
+        index.run(lambda db: self._search_thread(db, run, query, sources))
         self.set_timer(_FIRST_SECONDS, lambda: self._show(run))
 
     def _show(self, run: _Run) -> None:
         if run is not self._run or run.cancelled.is_set() or self.display:
             return
-        title = strings.RESULTS_TITLE.format(query=shorten(visible(self.search_query.pattern if self.search_query else ""), 80))
+        pattern = "" if self.search_query is None else self.search_query.pattern
+        title = strings.RESULTS_TITLE.format(query=shorten(visible(pattern), 80))
         self.query_one("#results-title", Static).update(Text(title))
         self._show_progress()
         self.display = True
@@ -140,9 +139,9 @@ class SearchResults(Vertical):
         self.results.clear_options()  # now, while the list goes: the next search's first frame has less to do
         self.post_message(self.Closed())
 
-    def _search_thread(self, db: sqlite3.Connection | None, run: _Run, query: Query) -> None:
+    def _search_thread(self, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing) -> None:
         try:
-            self._search(db, run, query)
+            self._search(db, run, query, sources)
         except Exception as exc:  # a bug: the app stops and says it, as it does for a worker's
             error = exc
 
@@ -152,7 +151,7 @@ class SearchResults(Vertical):
             with contextlib.suppress(RuntimeError):
                 self._app.call_from_thread(self._app.call_later, fail)
 
-    def _search(self, db: sqlite3.Connection | None, run: _Run, query: Query) -> None:
+    def _search(self, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing) -> None:
         """The search's thread: the sessions listed, each answered from the index (or read), in batches to the UI."""
         cancelled = run.cancelled.is_set
         if cancelled():
@@ -163,7 +162,7 @@ class SearchResults(Vertical):
         sent, wait, shown = time.monotonic(), _FIRST_SECONDS, False
         index = _snapshot(db, query)
         try:
-            for found in search(self.listing(), query, cancelled=cancelled, index=index):
+            for found in search(sources(), query, cancelled=cancelled, index=index):
                 batch.append(found)
                 now = time.monotonic()
                 first = not shown and isinstance(found, Hit)
@@ -188,7 +187,7 @@ class SearchResults(Vertical):
             if run is self._run and not run.cancelled.is_set() and self.is_attached:
                 self._take(batch, done)
                 self._show(run)
-                if self.hits:
+                if self.hits and not run.drawn.is_set():
                     self.call_after_refresh(run.drawn.set)
 
         try:
