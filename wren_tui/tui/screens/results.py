@@ -111,7 +111,7 @@ class SearchResults(Vertical):
         self.hits, self.found, self.searched, self.stopped, self.done = [], 0, 0, 0, False
         self._shown = shown
         self._app = self.app  # the thread has no app of its own to find
-        index.run(lambda db: self._search_thread(db, run, query, sources))
+        index.run(lambda db: self._search_thread(index, db, run, query, sources))
         self.set_timer(_FIRST_SECONDS, lambda: self._show(run))
 
     def _show(self, run: _Run) -> None:
@@ -139,9 +139,11 @@ class SearchResults(Vertical):
         self.results.clear_options()  # now, while the list goes: the next search's first frame has less to do
         self.post_message(self.Closed())
 
-    def _search_thread(self, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing) -> None:
+    def _search_thread(
+        self, index: WarmIndex, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing
+    ) -> None:
         try:
-            self._search(db, run, query, sources)
+            self._search(index.snapshot(db, query), run, query, sources)
         except Exception as exc:  # a bug: the app stops and says it, as it does for a worker's
             error = exc
 
@@ -151,16 +153,17 @@ class SearchResults(Vertical):
             with contextlib.suppress(RuntimeError):
                 self._app.call_from_thread(self._app.call_later, fail)
 
-    def _search(self, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing) -> None:
+    def _search(self, index: StreamedSnapshot | None, run: _Run, query: Query, sources: Listing) -> None:
         """The search's thread: the sessions listed, each answered from the index (or read), in batches to the UI."""
         cancelled = run.cancelled.is_set
         if cancelled():
+            if index is not None:
+                index.end()
             return
         batch: list[Found] = []
         # Until the first hit, sessions with none are handed over only every _FIRST_SECONDS: the UI thread
         # kept drawing progress would slow the search (and the frame) that shows the hit; it goes at once.
         sent, wait, shown = time.monotonic(), _FIRST_SECONDS, False
-        index = _snapshot(db, query)
         try:
             for found in search(sources(), query, cancelled=cancelled, index=index):
                 batch.append(found)
@@ -242,17 +245,6 @@ class SearchResults(Vertical):
             return
         hit = self.hits[int(event.option.id)]
         self.open_at(hit.path, (hit.item.offset, hit.item.part), hit.snippet[hit.start : hit.end])
-
-
-def _snapshot(db: sqlite3.Connection | None, query: Query) -> StreamedSnapshot | None:
-    """The index (open read-only: the viewer never writes it) read for this query; None: read the files."""
-    if db is None:
-        return None
-    snapshot = StreamedSnapshot(db, query)
-    if snapshot.load():
-        return snapshot
-    snapshot.end()
-    return None
 
 
 def _hit_line(hit: Hit) -> Text:

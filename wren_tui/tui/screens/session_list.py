@@ -132,6 +132,8 @@ class SessionList(Screen[None]):
         if self.open_at is None:
             return
         self.results.stop()  # one submitted but not yet shown
+        if self._index is not None:
+            self._index.cool()  # the read begun for the next search is not needed
         box = self.query_one("#search-all", Input)
         box.remove_class("-shown")
         self.table.focus()
