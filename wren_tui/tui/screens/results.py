@@ -110,6 +110,8 @@ class SearchResults(Vertical):
         self.search_query = query
         self.hits, self.found, self.searched, self.stopped, self.done = [], 0, 0, 0, False
         self._shown = shown
+        if self.results.option_count:  # Esc clears them; a refresh now would draw a frame before the first hit
+            self.results.clear_options()
         self._app = self.app  # the thread has no app of its own to find
         index.run(lambda db: self._search_thread(index, db, run, query, sources))
         self.set_timer(_FIRST_SECONDS, lambda: self._show(run))
