@@ -126,7 +126,11 @@ class SearchResults(Vertical):
         self.display = True
         self._shown()
         # Focused once drawn: moving the focus restyles the widgets it leaves and reaches before the frame.
-        self.call_after_refresh(self.results.focus)
+        self.call_after_refresh(self._focus_hits)
+
+    def _focus_hits(self) -> None:
+        if self.display:  # not closed meanwhile
+            self.results.focus()
 
     def stop(self) -> None:
         """Stop the search (its thread ends at its next session); what it still hands over is dropped."""
