@@ -22,7 +22,6 @@ from textual.screen import Screen
 
 from wren_tui.cli.foreign import agents_browser
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.results import SearchResults
 from wren_tui.tui.screens.session_list import SessionList
 
 SIZE = (160, 40)
@@ -42,10 +41,11 @@ async def first_hit(app: WrenApp, pattern: str, rows: int) -> float:
 
     def watched(screen: Screen[object], renderable: object) -> None:
         display(screen, renderable)  # type: ignore[arg-type]
-        if drawn.is_set() or not isinstance(screen, SearchResults) or not screen.hits:
+        if drawn.is_set() or not isinstance(screen, SessionList) or not screen.results_shown:
             return
-        text = renderable.render_segments(app.console) if isinstance(renderable, CompositorUpdate) else ""
-        if screen.hits[0].session in text:
+        hits = screen.results.hits
+        text = renderable.render_segments(app.console) if isinstance(renderable, CompositorUpdate) and hits else ""
+        if hits and hits[0].session in text:
             at[0] = time.perf_counter()
             drawn.set()
 
@@ -65,8 +65,7 @@ async def first_hit(app: WrenApp, pattern: str, rows: int) -> float:
         press = asyncio.create_task(pilot.press("enter"))
         await asyncio.wait_for(drawn.wait(), 120)
         await press
-        results = app.screen
-        assert isinstance(results, SearchResults)
+        results = browser.results
         while not results.done:
             await pilot.pause(0.05)
         print(f"{results.found} hits in {results.searched} sessions", file=sys.stderr)

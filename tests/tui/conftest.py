@@ -69,16 +69,24 @@ async def wait_for_text(pilot: Pilot[object], text: str, timeout: float = 10.0) 
     await wait_for(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen", timeout)
 
 
-async def search_every_session(pilot: Pilot[object], app: App[object], text: str) -> SearchResults:
-    """`/`, the text and Enter in a browser; the results screen once its search has ended."""
-    from wren_tui.tui.screens.results import SearchResults
+def shown_results(app: App[object]) -> SearchResults | None:
+    """The results of the browser's `/` when they are on screen (in place of its table), else None."""
+    from wren_tui.tui.screens.session_list import SessionList
 
+    screen = app.screen
+    if not isinstance(screen, SessionList) or not screen.results_shown:
+        return None
+    return screen.results
+
+
+async def search_every_session(pilot: Pilot[object], app: App[object], text: str) -> SearchResults:
+    """`/`, the text and Enter in a browser; the results, in place of its table, once their search has ended."""
     await pilot.press("/")
     await pilot.press(*text)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, SearchResults), "the results")
-    results = app.screen
-    assert isinstance(results, SearchResults)
+    await wait_for(pilot, lambda: shown_results(app) is not None, "the results")
+    results = shown_results(app)
+    assert results is not None
     await wait_for(pilot, lambda: results.done, "the search to end")
     return results
 

@@ -113,9 +113,10 @@ def _shows(text: str) -> Callable[[WrenApp], bool]:
 
 
 def _results_done(app: WrenApp) -> bool:
-    from wren_tui.tui.screens.results import SearchResults
+    from wren_tui.tui.screens.session_list import SessionList
 
-    return isinstance(app.screen, SearchResults) and app.screen.done
+    screen = app.screen
+    return isinstance(screen, SessionList) and screen.results_shown and screen.results.done
 
 
 # Other agents' sessions: their real recordings, last written long before the fixed clock (so not live).

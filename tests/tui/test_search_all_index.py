@@ -23,7 +23,7 @@ from textual.widgets import OptionList
 
 from tests.conftest import run_wren
 from tests.foreign.sessions import copy_session
-from tests.tui.conftest import folder_app, search_every_session, wait_for, wait_for_text
+from tests.tui.conftest import folder_app, search_every_session, shown_results, wait_for, wait_for_text
 from tests.tui.journals import encode, finished_story, user, write_journal
 from wren_tui.cli.foreign import agents_browser
 from wren_tui.search.engine import Found, Hit
@@ -171,11 +171,45 @@ async def test_the_first_hit_is_on_screen_while_the_other_sessions_are_still_sea
         assert isinstance(browser, SessionList)
         await wait_for(pilot, lambda: browser.table.rows.row_count == 6, "6 sessions listed")
         await pilot.press("/", *WORD, "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SearchResults), "the results")
-        results = app.screen
-        assert isinstance(results, SearchResults)
+        await wait_for(pilot, lambda: shown_results(app) is not None, "the results")
+        results = browser.results
         await wait_for_text(pilot, f"the {WORD} number 5 spoke")
         assert not results.done and len(results.hits) == 1
         go_on.set()
         await wait_for(pilot, lambda: results.done, "the search to end")
         assert len(results.hits) == 7
+
+
+@pytest.mark.parametrize("prepared", [index_stream.PREPARED_SECONDS, 0.0], ids=["read-begun-at-slash", "too-old"])
+async def test_the_index_written_between_slash_and_enter_still_gives_the_clis_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prepared: float
+) -> None:
+    """`/` begins the next search's read of the index; a journal grown, one new, and the index written again
+    (by `wren search`) before Enter: the browser still lists what the CLI finds reading every file."""
+    folder = tmp_path / "journals"
+    _journals(folder)
+    _cli(["--dir", str(folder)], tmp_path)
+    monkeypatch.setattr(index_stream, "PREPARED_SECONDS", prepared)
+    app = folder_app(folder)
+    async with app.run_test(size=(160, 40)) as pilot:
+        browser = app.screen
+        assert isinstance(browser, SessionList)
+        await wait_for(pilot, lambda: browser.table.rows.row_count == 6, "6 sessions listed")
+        await pilot.press("/")
+        begun = threading.Event()
+        assert browser._index is not None
+        browser._index.run(lambda _db: begun.set())  # after the read `/` begins (one job after another)
+        await wait_for(pilot, begun.is_set, "the read begun at /")
+
+        _append(folder / "s-20250302-100000-0001.jsonl", f"a {WORD} appended after /")
+        write_journal(folder / "s-20250307-100000-0006.jsonl", [user(f"a new {WORD} after /")])
+        _cli(["--dir", str(folder)], tmp_path)  # the index written again, under the browser's read
+        truth = _cli(["--dir", str(folder), "--no-index"], tmp_path)
+        assert sum(row["type"] == "hit" for row in truth) == 9  # 7, the line appended and the new journal's
+        await wait_for(pilot, lambda: browser.table.rows.row_count == 7, "7 sessions listed")
+
+        await pilot.press(*WORD, "enter")
+        await wait_for(pilot, lambda: shown_results(app) is not None, "the results")
+        results = browser.results
+        await wait_for(pilot, lambda: results.done, "the search to end")
+        assert _shown(results) == _expected(truth)

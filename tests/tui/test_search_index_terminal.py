@@ -55,8 +55,10 @@ def test_the_browsers_search_answers_from_the_index_and_finds_a_line_just_append
         term.keys("Enter")
         screen = term.wait_for("the parrot said hello")  # what the index read: the file says falcon now
         assert "falcon" not in screen
+        assert OLD not in screen  # the hits are listed in place of the sessions
         term.keys("Escape")
         term.wait_gone("the parrot said hello")
+        term.wait_for(OLD)  # the sessions again
 
         # A line appended as a live session appends it: found by the next search.
         with (folder / f"{OLD}.jsonl").open("ab") as out:

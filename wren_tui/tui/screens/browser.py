@@ -68,7 +68,6 @@ class BrowserScreen(SessionList):
         self._infos: dict[str, SessionInfo | None] = {}
         self._tree: dict[str, TreeRow] = {}
         self._folded: set[str] = set()
-        self._behind = False  # the folder changed while another screen was shown
 
     def on_mount(self) -> None:
         self.rescan()
@@ -80,19 +79,8 @@ class BrowserScreen(SessionList):
         await watch_folder(self.folder, self._changed, self.watch_mode)
 
     async def _changed(self, paths: set[Path]) -> None:
-        if not self.is_running:  # a change that lands as the screen closes: its widgets are going
-            return
-        if not self.is_current:
-            # Under a session or search results: the list is brought up to date when it shows again, not
-            # every quarter second on the thread that draws the screen on top.
-            self._behind = True
-            return
-        self.rescan()
-
-    def on_screen_resume(self) -> None:
-        if self._behind:
-            self._behind = False
-            self.rescan()
+        if self.is_running:  # not a change that lands as the screen closes: its widgets are going
+            self.sessions_changed()
 
     def rescan(self) -> None:
         """Add new journals, update changed ones, drop deleted ones; untouched files are not read."""

@@ -102,7 +102,6 @@ class ForeignBrowser(SessionList):
         # The rows of a file that holds several sessions (OpenCode's database), by their keys.
         self._rows: dict[Path, set[str]] = {}
         self._held: set[FileKey] | None = None
-        self._behind = False  # the folders changed while another screen was shown
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
@@ -265,7 +264,7 @@ class ForeignBrowser(SessionList):
                 ):
                     if not self.is_running:
                         return
-                    self._rescan_if_shown()
+                    self.sessions_changed()
                     if len(roots) < sum(f.root.is_dir() for f in self.folders):
                         break  # a folder appeared: watch it too
             except (OSError, RuntimeError) as exc:
@@ -277,20 +276,8 @@ class ForeignBrowser(SessionList):
                     self._watch_folder()
                 return
         while self.is_running:
-            self._rescan_if_shown()
+            self.sessions_changed()
             await asyncio.sleep(WAKE_MS / 1000)
-
-    def _rescan_if_shown(self) -> None:
-        """Rescan now; under a session or search results, when the list shows again (`on_screen_resume`)."""
-        if self.is_current:
-            self.rescan()
-        else:
-            self._behind = True
-
-    def on_screen_resume(self) -> None:
-        if self._behind:
-            self._behind = False
-            self.rescan()
 
 
 def _stat(path: Path) -> os.stat_result | None:

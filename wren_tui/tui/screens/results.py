@@ -1,8 +1,11 @@
 """Search across every listed session: the hits in a list as they are found, Enter opens one at its match.
 
-The search runs in a worker thread (the engine of `wren search`, newest session first) and hands
-its hits to the UI in small batches, so the first show while later sessions are still read. Esc in
-the session opened returns here, the list as it was; Esc here returns to the browser.
+The list is part of the browser's screen, mounted with it and hidden until the first search: Enter
+shows it in place of the session table, so no screen is pushed, composed and styled between Enter
+and the first hit. The search runs on the index's thread (the engine of `wren search`, newest
+session first) and hands its hits to the UI in small batches, so the first show while later
+sessions are still read. Esc in the session opened returns here, the list as it was; Esc here
+stops the search and shows the sessions again.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -30,7 +34,6 @@ from ...search.sources import SearchSource
 from .. import strings
 from ..index_stream import StreamedSnapshot, WarmIndex
 from ..text import shorten
-from ..widgets.key_footer import KeyFooter
 
 # The sessions to search, made on the search's thread (newest first, as `wren search` orders them).
 Listing = Callable[[], list[SearchSource]]
@@ -38,69 +41,115 @@ Listing = Callable[[], list[SearchSource]]
 OpenAt = Callable[[Path, tuple[int, int], str], None]
 # Hits handed to the UI at least this often while a search runs (the first as soon as found).
 _BATCH_SECONDS = 0.05
-# Before the first hit, sessions with none are said at most this often.
+# Before the first hit, sessions with none are said at most this often; the list shows after this at the latest.
 _FIRST_SECONDS = 0.1
+# The search waits at most this long for its first hit drawn before it goes on.
+_DRAWN_SECONDS = 0.5
 # The list holds at most this many hits; the count goes on past it.
 MOST_SHOWN = 5000
 
 
-class SearchResults(Screen[None]):
-    CSS_PATH = "results.tcss"
-    AUTO_FOCUS = "#results"  # focused as the screen is composed (focused once mounted, it cost another frame)
+class _Run:
+    """One search: what its thread hands over is taken only while it is the list's search and not cancelled."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        # Set once the frame that shows the first hit is drawn (or the search stopped): the thread waits for it.
+        self.drawn = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        self.drawn.set()
+
+
+class SearchResults(Vertical):
+    """The hits of a search of every session a browser lists, shown in place of its table (`start`)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(
-        self,
-        sources: Listing,
-        total: int,
-        query: Query,
-        *,
-        open_at: OpenAt,
-        index: WarmIndex,
-    ) -> None:
-        super().__init__()
-        self.listing = sources  # called on the search's thread: Enter makes no session object
-        self.total = total
-        self.index = index  # the index `wren search` keeps, kept open by the list: it answers first
-        self.search_query = query
+    class Closed(Message):
+        """Esc: the search stopped and the list hidden; the browser shows its sessions again."""
+
+    def __init__(self, *, open_at: OpenAt) -> None:
+        super().__init__(id="search-results")
         self.open_at = open_at
+        self.total = 0
+        self.search_query: Query | None = None
         self.hits: list[Hit] = []
         self.found = 0  # hits found, shown or not
         self.searched = 0  # sessions whose search ended
         self.stopped = 0  # of them, read only up to a damaged line (or not at all)
         self.done = False
-        # What the search handed over before the list was there to take it (it starts as the screen is composed).
-        self._early: list[tuple[list[Found], bool]] | None = []
-        self._cancelled = threading.Event()
+        self._run = _Run()
+        self._shown: Callable[[], None] = lambda: None
 
     def compose(self) -> ComposeResult:
-        # The search starts now, on the index's thread, not once the screen is mounted (a worker would start
-        # only then): mounting takes longer than the index's first answer.
-        self._app = self.app  # the thread has no app of its own to find
-        self.index.run(self._search_thread)
-        title = strings.RESULTS_TITLE.format(query=shorten(visible(self.search_query.pattern), 80))
-        yield Static(Text(title), id="results-title")
+        yield Static(id="results-title")
         yield OptionList(id="results")
-        yield Static(self._progress(), id="results-progress")  # said now: one frame less before the first hit
-        yield KeyFooter(keep=("quit", "toggle_help", "back"))
+        yield Static(id="results-progress")
 
     @property
     def results(self) -> OptionList:
-        return self.query_one(OptionList)
+        return self.query_one("#results", OptionList)
 
-    def on_mount(self) -> None:
-        early, self._early = self._early or [], None
-        for batch, done in early:
-            self._take(batch, done)
+    @property
+    def shown(self) -> bool:
+        return self.display
+
+    def start(self, sources: Listing, total: int, query: Query, index: WarmIndex, shown: Callable[[], None]) -> None:
+        """Search the sessions `sources` makes, on the index's thread (it answers first); the list shows with the
+        first hit, or the search's end, or after _FIRST_SECONDS (then saying how far it is), and calls `shown`.
+
+        Until then nothing on screen changes, so the UI thread has nothing to draw: the search has Python's
+        lock to itself, and the one frame that shows the list shows the hit with it."""
+        self._run.cancel()
+        self._run = run = _Run()
+        self.total = total
+        self.search_query = query
+        self.hits, self.found, self.searched, self.stopped, self.done = [], 0, 0, 0, False
+        self._shown = shown
+        if self.results.option_count:  # Esc clears them; a refresh now would draw a frame before the first hit
+            self.results.clear_options()
+        self._app = self.app  # the thread has no app of its own to find
+        index.run(lambda db: self._search_thread(index, db, run, query, sources))
+        self.set_timer(_FIRST_SECONDS, lambda: self._show(run))
+
+    def _show(self, run: _Run) -> None:
+        if run is not self._run or run.cancelled.is_set() or self.display:
+            return
+        pattern = "" if self.search_query is None else self.search_query.pattern
+        title = strings.RESULTS_TITLE.format(query=shorten(visible(pattern), 80))
+        self.query_one("#results-title", Static).update(Text(title))
+        self._show_progress()
+        self.display = True
+        self._shown()
+        # Focused once drawn: moving the focus restyles the widgets it leaves and reaches before the frame.
+        self.call_after_refresh(self._focus_hits)
+
+    def _focus_hits(self) -> None:
+        if self.display:  # not closed meanwhile
+            self.results.focus()
+
+    def stop(self) -> None:
+        """Stop the search (its thread ends at its next session); what it still hands over is dropped."""
+        self._run.cancel()
 
     def on_unmount(self) -> None:
-        self._cancelled.set()
+        self.stop()
 
-    def _search_thread(self, db: sqlite3.Connection | None) -> None:
+    def action_back(self) -> None:
+        self.stop()
+        self.display = False
+        self.results.clear_options()  # now, while the list goes: the next search's first frame has less to do
+        self.post_message(self.Closed())
+
+    def _search_thread(
+        self, index: WarmIndex, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing
+    ) -> None:
         try:
-            self._search(db)
+            self._search(index.snapshot(db, query), run, query, sources)
         except Exception as exc:  # a bug: the app stops and says it, as it does for a worker's
             error = exc
 
@@ -110,54 +159,50 @@ class SearchResults(Screen[None]):
             with contextlib.suppress(RuntimeError):
                 self._app.call_from_thread(self._app.call_later, fail)
 
-    def _search(self, db: sqlite3.Connection | None) -> None:
+    def _search(self, index: StreamedSnapshot | None, run: _Run, query: Query, sources: Listing) -> None:
         """The search's thread: the sessions listed, each answered from the index (or read), in batches to the UI."""
-        cancelled = self._cancelled.is_set
+        cancelled = run.cancelled.is_set
+        if cancelled():
+            if index is not None:
+                index.end()
+            return
         batch: list[Found] = []
         # Until the first hit, sessions with none are handed over only every _FIRST_SECONDS: the UI thread
         # kept drawing progress would slow the search (and the frame) that shows the hit; it goes at once.
         sent, wait, shown = time.monotonic(), _FIRST_SECONDS, False
-        index = self._snapshot(db)
         try:
-            for found in search(self.listing(), self.search_query, cancelled=cancelled, index=index):
+            for found in search(sources(), query, cancelled=cancelled, index=index):
                 batch.append(found)
                 now = time.monotonic()
                 first = not shown and isinstance(found, Hit)
                 if first or now - sent >= wait:
                     if first:
                         shown, wait = True, _BATCH_SECONDS
-                    if not self._hand_over(batch):
+                    if not self._hand_over(run, batch):
                         return
-                    batch, sent = [], now
+                    if first:  # the next batches wait for it drawn: this thread would slow that frame
+                        run.drawn.wait(_DRAWN_SECONDS)
+                    batch, sent = [], time.monotonic()
         finally:
             if index is not None:
                 index.end()
         if not cancelled():
-            self._hand_over(batch, done=True)
+            self._hand_over(run, batch, done=True)
 
-    def _snapshot(self, db: sqlite3.Connection | None) -> StreamedSnapshot | None:
-        """The index (open read-only: the viewer never writes it) read for this query; None: read the files."""
-        if db is None:
-            return None
-        snapshot = StreamedSnapshot(db, self.search_query)
-        if snapshot.load():
-            return snapshot
-        snapshot.end()
-        return None
-
-    def _hand_over(self, batch: list[Found], *, done: bool = False) -> bool:
+    def _hand_over(self, run: _Run, batch: list[Found], *, done: bool = False) -> bool:
         """Hand `batch` to the UI thread; False when the app is gone (nothing more to do)."""
 
         def take() -> None:
-            if self._early is not None:
-                self._early.append((batch, done))
-            elif self.is_running:
+            if run is self._run and not run.cancelled.is_set() and self.is_attached:
                 self._take(batch, done)
+                self._show(run)
+                if self.hits and not run.drawn.is_set():
+                    self.call_after_refresh(run.drawn.set)
 
         try:
             self._app.call_from_thread(take)
         except RuntimeError:  # the app closed under the search
-            self._cancelled.set()
+            run.cancelled.set()
             return False
         return True
 
@@ -201,13 +246,11 @@ class SearchResults(Screen[None]):
 
     @on(OptionList.OptionSelected, "#results")
     def _open(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
         if event.option.id is None:
             return
         hit = self.hits[int(event.option.id)]
         self.open_at(hit.path, (hit.item.offset, hit.item.part), hit.snippet[hit.start : hit.end])
-
-    def action_back(self) -> None:
-        self.dismiss(None)
 
 
 def _hit_line(hit: Hit) -> Text:
