@@ -10,9 +10,9 @@ import pytest
 
 from tests.search.test_index_properties import RECORDINGS, WORDS, both
 from wren_tui.search import indexer
+from wren_tui.search.agents import sessions_of
 from wren_tui.search.index import index_path
 from wren_tui.search.query import Query
-from wren_tui.search.agents import sessions_of
 
 
 def _segments(folder: Path) -> int:
