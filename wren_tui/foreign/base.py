@@ -141,13 +141,9 @@ class TypedTranslator(Translator, Generic[L]):
         self._asked: dict[str, int | None] = {}
 
     def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated:
-        # decode_line's, inline: every line of every file read passes here (a million in a large search index).
-        try:
-            line: L = self.decoder.decode(data)
-        except msgspec.ValidationError as exc:
-            return refused(lineno, data, exc, self.known)  # an unknown kind, counted, or a known one that does not fit
-        except msgspec.DecodeError as exc:
-            raise not_json(exc) from None
+        line: L | Translated = decode_line(self.decoder, lineno, data, self.known)
+        if isinstance(line, Translated):
+            return line  # a kind this reader does not type, counted, or a known one that does not fit
         kind = str(line.__struct_config__.tag)
         if type(line) in self.skipped:
             out = Translated([], kind, "skipped")
