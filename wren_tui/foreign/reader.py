@@ -55,11 +55,8 @@ class Lines:
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         lines = self._lines
-        for run in lines:  # `scanner.split`, inline: a generator fewer for each of a file's lines
-            start = run.start
-            for data in bytes(lines.read(run)).split(b"\n")[:-1]:
-                yield start, data
-                start += len(data) + 1
+        for run in lines:
+            yield from scanner.split(lines.read(run), run.start)
 
 
 def units(fmt: Format | None, fd: int, start: int, stop: int | None = None, size: int = CHUNK) -> Frames:
