@@ -210,3 +210,49 @@ def test_a_search_killed_at_any_moment_of_indexing_never_leaves_wrong_or_missing
         for pattern in ("merlin", "round", "n17 "):
             same(folder, pattern)
     assert kills >= 1  # at least one process was killed while it worked, not after it finished
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is a process that has not ended (a zombie has: it waits only to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_the_workers_of_a_killed_search_end_with_it(tmp_path: Path) -> None:
+    """A search's workers (forked from it) read ahead of it into pipes only it reads: when it is killed, they
+    find their pipes closed and end, rather than wait on them for ever."""
+    folder = big_folder(tmp_path, sessions=80)  # more than the workers' pipes hold: they wait for the writer
+    search = start_search(folder, "kestrel", ahead=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (workers := children_of(search.pid)) and search.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert workers, "the search started no worker"
+        search.send_signal(signal.SIGSTOP)  # the writer stops taking what they read: their pipes fill
+        assert all(running(pid) for pid in workers), "a worker ended before its search was killed"
+        search.send_signal(signal.SIGKILL)
+        search.wait()
+        deadline = time.monotonic() + 30
+        while any(running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(running(pid) for pid in workers)
+    finally:
+        search.kill()
+        search.wait()

@@ -81,11 +81,17 @@ def contents(folder: Path) -> dict[str, list[Any]]:
 
 
 def build(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, kill: bool = False, fail: bool = False
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    ahead: bool,
+    kill: bool = False,
+    fail: bool = False,
+    fork: bool = True,
 ) -> dict[str, list[Any]]:
     """Index `folder` from nothing (`ahead`: through the workers; `kill`: killed as they start; `fail`: every
-    other file's reading failing in its worker after its items were sent); its contents, after checking
-    searches through it give the scan's hits."""
+    other file's reading failing in its worker after its items were sent; `fork`: workers forked from this
+    process, else started anew); its contents, after checking searches through it give the scan's hits."""
     shutil.rmtree(index_path(folder).parent, ignore_errors=True)
     started: list[readahead.Readahead] = []
     real = readahead.Readahead.__init__
@@ -105,6 +111,7 @@ def build(
             yield (readahead.FAIL,) if fail and n % 2 and frame[0] == readahead.END else frame
 
     monkeypatch.setattr(readahead.Readahead, "frames", failing)
+    monkeypatch.setattr(readahead, "forking", lambda: fork)
     monkeypatch.setenv("WREN_INDEX_READAHEAD_BYTES", "0" if ahead else str(1 << 60))
     for n, pattern in enumerate([*WORDS, "kestrel", "after the damage", "Bash"]):
         scanned, indexed = both(folder, Query.of(pattern), update=n == 0)
@@ -114,20 +121,24 @@ def build(
 
 
 @pytest.mark.skipif(readahead.workers() == 0, reason="one CPU: nothing is read ahead")
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "started anew"])
 def test_files_read_ahead_make_the_index_they_make_read_in_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork: bool
 ) -> None:
     folder = folder_of(tmp_path)
     alone = build(folder, monkeypatch, ahead=False)
     assert len(alone["files"]) == len(RECORDINGS) + 3 and alone["items"]
-    assert build(folder, monkeypatch, ahead=True) == alone
+    assert build(folder, monkeypatch, ahead=True, fork=fork) == alone
 
 
 @pytest.mark.skipif(readahead.workers() == 0, reason="one CPU: nothing is read ahead")
-def test_workers_gone_leave_their_files_to_the_indexer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "started anew"])
+def test_workers_gone_leave_their_files_to_the_indexer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork: bool
+) -> None:
     folder = folder_of(tmp_path)
     alone = build(folder, monkeypatch, ahead=False)
-    assert build(folder, monkeypatch, ahead=True, kill=True) == alone
+    assert build(folder, monkeypatch, ahead=True, kill=True, fork=fork) == alone
 
 
 @pytest.mark.skipif(readahead.workers() == 0, reason="one CPU: nothing is read ahead")

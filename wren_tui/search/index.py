@@ -81,6 +81,13 @@ def fts_text(text: str) -> str:
     return text
 
 
+def fts_name(name: str | None) -> str:
+    """A tool name as the full-text tables hold it: "" for an item with none. No word, as NULL would hold, and
+    `sqlite3` binds a str as it is where it looks up an adapter for None (about 0.3 s of CPU over the two tables
+    of 2,000 Claude Code sessions, most of whose items name no tool)."""
+    return "" if name is None else fts_text(name)
+
+
 def needle_of(query: Query) -> str | None:
     """The piece of text every match of `query` holds, as the full-text table holds it; None: no such piece."""
     best = ""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..journal.errors import JournalError
 from . import index, readahead
-from .index import FILE_COLUMNS, fts_text, item_blob, item_of, known_of, pairs_of, stop_blob
+from .index import FILE_COLUMNS, fts_name, fts_text, item_blob, item_of, known_of, pairs_of, stop_blob
 from .readahead import EVERYTHING, Readahead
 from .sources import Item, Resumable, SearchSource
 
@@ -292,7 +292,7 @@ def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, plac
     ident = _next(db, "files")
     first = item = _next(db, "items")
     rows: list[tuple[int, int, bytes]] = []
-    texts: list[tuple[int, str, str | None]] = []
+    texts: list[tuple[int, str, str]] = []
     ending: readahead.Frame = (readahead.FAIL,)
     for frame in frames:
         if frame[0] != readahead.ROWS:
@@ -409,10 +409,10 @@ def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[Item])
     """Write `items` from id `first` on, a batch at a time; the id after the last."""
     ident = first
     rows: list[tuple[int, int, bytes]] = []
-    texts: list[tuple[int, str, str | None]] = []
+    texts: list[tuple[int, str, str]] = []
     for item in items:
         rows.append((ident, file, item_blob(item)))
-        texts.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+        texts.append((ident, fts_text(item.text), fts_name(item.name)))
         ident += 1
         if len(rows) >= _BATCH:
             _flush(db, rows, texts)
@@ -421,7 +421,7 @@ def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[Item])
 
 
 def _flush(
-    db: sqlite3.Connection, rows: list[tuple[int, int, bytes]], texts: list[tuple[int, str, str | None]]
+    db: sqlite3.Connection, rows: list[tuple[int, int, bytes]], texts: list[tuple[int, str, str]]
 ) -> None:
     if rows:
         db.executemany("INSERT INTO items(id, file, data) VALUES (?, ?, ?)", rows)
@@ -431,10 +431,10 @@ def _flush(
         texts.clear()
 
 
-def _pairs(row: tuple[int, str, str | None]) -> tuple[int, str, str | None]:
+def _pairs(row: tuple[int, str, str]) -> tuple[int, str, str]:
     """A full-text row (id, text, name) as the pair table holds it."""
     ident, text, name = row
-    return ident, pairs_of(text), None if name is None else pairs_of(name)
+    return ident, pairs_of(text), pairs_of(name) if name else ""
 
 
 def _forget(db: sqlite3.Connection, file: int, lowest: int = 0) -> None:
@@ -444,7 +444,7 @@ def _forget(db: sqlite3.Connection, file: int, lowest: int = 0) -> None:
         deleting = []
         for ident, data in batch:
             item = item_of(data)
-            deleting.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
+            deleting.append((ident, fts_text(item.text), fts_name(item.name)))
         db.executemany("INSERT INTO fts(fts, rowid, text, name) VALUES ('delete', ?, ?, ?)", deleting)
         db.executemany("INSERT INTO pairs(pairs, rowid, text, name) VALUES ('delete', ?, ?, ?)", map(_pairs, deleting))
     db.execute("DELETE FROM items WHERE file = ? AND id >= ?", (file, lowest))

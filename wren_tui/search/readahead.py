@@ -2,13 +2,14 @@
 
 Building an index from nothing spends most of its time reading: every line of every session decoded and
 translated (in Python), then its items written into SQLite (one writer). Each half can run on its own
-core: `Readahead` starts a few worker processes (`python -m wren_tui.search.readahead`), gives each its
-share of the files new to the index (file i to worker i mod N), and each worker reads its files in
-order, as `indexer` would read them in-process, and sends their items as rows ready to insert, file
-after file, down a pipe. The indexer takes them in the files' order, in its own transactions: a worker
-writes nothing, so the index's crash safety is the indexer's (a kill leaves it as it was before the
-file being written). The pipes are bounded (a worker waits while its pipe is full), so memory does
-not grow with the sessions' size; a worker whose parent is gone finds its pipe closed and ends.
+core: `Readahead` starts a few worker processes (forked from the indexer's when it has one thread, else
+`python -m wren_tui.search.readahead`), gives each its share of the files new to the index (file i to
+worker i mod N), and each worker reads its files in order, as `indexer` would read them in-process, and
+sends their items as rows ready to insert, file after file, down a pipe. The indexer takes them in the
+files' order, in its own transactions: a worker writes nothing, so the index's crash safety is the
+indexer's (a kill leaves it as it was before the file being written). The pipes are bounded (a worker
+waits while its pipe is full), so memory does not grow with the sessions' size; a worker whose parent
+is gone finds its pipe closed and ends.
 
 A frame is 4 bytes of length, then a marshalled tuple: (ROWS, [(item blob, text, name), ...]) a few
 hundred items at a time, then one of (END, ...) (how the file was and where its reading ended),
@@ -20,11 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import marshal
 import os
+import signal
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -33,7 +37,7 @@ from ..foreign import FORMATS
 from ..journal.errors import JournalError
 from . import index
 from .foreign import ForeignSession
-from .index import fts_text, item_blob, stop_blob
+from .index import fts_name, fts_text, item_blob, stop_blob
 from .query import Query
 from .sources import SearchSource
 from .wren import WrenSession
@@ -95,9 +99,9 @@ def read_whole(source: SearchSource) -> Iterator[Frame]:
         return
     try:
         st = os.fstat(fd)
-        rows: list[tuple[bytes, str, str | None]] = []
+        rows: list[tuple[bytes, str, str]] = []
         for item in source.items(EVERYTHING):
-            rows.append((item_blob(item), fts_text(item.text), None if item.name is None else fts_text(item.name)))
+            rows.append((item_blob(item), fts_text(item.text), fts_name(item.name)))
             if len(rows) >= BATCH:
                 yield (ROWS, rows)
                 rows = []
@@ -119,28 +123,37 @@ def read_whole(source: SearchSource) -> Iterator[Frame]:
     yield (END, identity, offset, state, provisional, head, tail, stop_blob(source.stop), warnings)
 
 
+class _Forked:
+    """A worker forked from this process: what `Readahead` asks of a worker (as of a `subprocess.Popen`)."""
+
+    def __init__(self, pid: int, stdout: IO[bytes]) -> None:
+        self.pid, self.stdout = pid, stdout
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self) -> None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+Worker = subprocess.Popen[bytes] | _Forked
+
+
 class Readahead:
     """Worker processes reading the files of `jobs` (in order, ahead of the writer); `frames(n)` are the n-th's."""
 
     def __init__(self, jobs: Sequence[tuple[str, str]], workers: int) -> None:
         self.broken = False
-        self._procs: list[subprocess.Popen[bytes]] = []
+        self._procs: list[Worker] = []
         self._taken = 0
         try:
             for k in range(workers):
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", __name__],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    close_fds=True,
-                )
+                mine = list(jobs[k::workers])
+                proc = _fork(mine, self._procs) if forking() else _spawn(mine)
                 self._procs.append(proc)
-                assert proc.stdin is not None and proc.stdout is not None
-                _widen(proc.stdout.fileno())
-                mine = marshal.dumps(list(jobs[k::workers]))
-                proc.stdin.write(_LENGTH.pack(len(mine)) + mine)
-                proc.stdin.close()
+                assert proc.stdout is not None
         except OSError:
             self.close()
             self.broken = True
@@ -173,6 +186,87 @@ class Readahead:
         self._procs = []
 
 
+def forking() -> bool:
+    """Whether the workers are forked from this process rather than started anew (`python -m`).
+
+    A fork has every module already imported: each worker starts reading at once, where a new interpreter
+    spends about 0.13 s of a CPU importing the readers first. Only from a process with one thread (`wren
+    search`): a fork copies another thread's locks as they were, held or not, and the viewer has threads.
+    """
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _spawn(jobs: list[tuple[str, str]]) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", __name__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    _widen(proc.stdout.fileno())
+    mine = marshal.dumps(jobs)
+    try:
+        proc.stdin.write(_LENGTH.pack(len(mine)) + mine)
+        proc.stdin.close()
+    except OSError:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc
+
+
+def _fork(jobs: list[tuple[str, str]], before: list[Worker]) -> _Forked:
+    """A worker forked from this process, reading `jobs`; `before`: the workers started earlier (their pipes
+    are not the new one's to hold open)."""
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        raise
+    if pid == 0:  # the worker: it never returns into the caller's code, and leaves by os._exit
+        try:
+            # The parent's objects are left as they are: no collection here finalizes its garbage (a temporary
+            # file's, say), and their pages stay shared.
+            gc.freeze()
+            os.close(read)
+            for worker in before:
+                if worker.stdout is not None:
+                    os.close(worker.stdout.fileno())
+            # Nothing of the parent's: not its terminal (said nothing on), not its event loop's signal wakeup.
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            with os.fdopen(write, "wb") as out:
+                _serve(jobs, out)
+        finally:
+            os._exit(0)  # no atexit, no flush of buffers the parent's output left in this copy
+    os.close(write)
+    _widen(read)
+    return _Forked(pid, os.fdopen(read, "rb"))
+
+
+def _serve(jobs: list[tuple[str, str]], out: IO[bytes]) -> None:
+    """A worker's work: each job's frames written on `out`, in order; a pipe closed by the indexer ends it."""
+    try:
+        for agent, path in jobs:
+            try:
+                for frame in read_whole(source_of(agent, path)):
+                    data = marshal.dumps(frame)
+                    out.write(_LENGTH.pack(len(data)) + data)
+            except Exception:
+                data = marshal.dumps((FAIL,))
+                out.write(_LENGTH.pack(len(data)) + data)
+            out.flush()
+    except (BrokenPipeError, KeyboardInterrupt):  # the indexer is gone, or stopped us: nothing to say
+        return
+
+
 def _frame(out: IO[bytes]) -> Frame | None:
     head = out.read(_LENGTH.size)
     if len(head) < _LENGTH.size:
@@ -198,20 +292,12 @@ def _widen(fd: int) -> None:
 
 
 def main() -> None:
-    """A worker: read the jobs given on stdin, write each file's frames on stdout."""
+    """A worker started anew: read the jobs given on stdin, write each file's frames on stdout."""
     stdin = sys.stdin.buffer
     head = stdin.read(_LENGTH.size)
-    jobs = marshal.loads(stdin.read(_LENGTH.unpack(head)[0]))
-    out = sys.stdout.buffer
-    for agent, path in jobs:
-        try:
-            for frame in read_whole(source_of(agent, path)):
-                data = marshal.dumps(frame)
-                out.write(_LENGTH.pack(len(data)) + data)
-        except Exception:
-            data = marshal.dumps((FAIL,))
-            out.write(_LENGTH.pack(len(data)) + data)
-        out.flush()
+    if len(head) < _LENGTH.size:
+        return  # no jobs: the indexer went before it gave any
+    _serve(marshal.loads(stdin.read(_LENGTH.unpack(head)[0])), sys.stdout.buffer)
 
 
 if __name__ == "__main__":
