@@ -420,9 +420,7 @@ def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[Item])
     return ident
 
 
-def _flush(
-    db: sqlite3.Connection, rows: list[tuple[int, int, bytes]], texts: list[tuple[int, str, str]]
-) -> None:
+def _flush(db: sqlite3.Connection, rows: list[tuple[int, int, bytes]], texts: list[tuple[int, str, str]]) -> None:
     if rows:
         db.executemany("INSERT INTO items(id, file, data) VALUES (?, ?, ?)", rows)
         db.executemany("INSERT INTO fts(rowid, text, name) VALUES (?, ?, ?)", texts)
