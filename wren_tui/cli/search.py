@@ -159,7 +159,8 @@ def _show(results: Iterator[Hit | Searched], show: _Json | _Text) -> int:
             err(f"warning: {each.session}: {warning}")
         if each.stop is not None:
             show.stopped(each, each.stop)
-        sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
+        if each.hits or each.stop is not None:
+            sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
     return found
 
 

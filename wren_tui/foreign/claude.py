@@ -238,7 +238,8 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 def is_session_file(path: Path) -> bool:
     """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
-    return not path.name.startswith("agent-") and path.parent.name != "subagents"
+    parts = path.parts  # its folder's name without making the folder's Path: asked of each of thousands of files
+    return not parts[-1].startswith("agent-") and (len(parts) < 2 or parts[-2] != "subagents")
 
 
 def session_id(path: Path) -> str:

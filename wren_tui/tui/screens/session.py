@@ -161,22 +161,33 @@ class SessionScreen(Screen[None]):
 
     # --- what the reader tells (session_reader.ReaderListener) ----------------------------
 
+    def _widgets_gone(self) -> bool:
+        """Whether the screen's widgets are gone (the app closing, the screen removed): what the reader tells
+        then, as its last reading ends, is shown nowhere."""
+        return not self.is_attached or not self.query(ConversationView)
+
     def replaced(self, timeline: Timeline, continues: bool) -> None:
+        if self._widgets_gone():
+            return
         self.unseen = 0
         tell_panes(self, TimelineReplaced(timeline, continues))
         if self._at is not None:
             self.call_after_refresh(self._go_to_hit)
 
     def grew(self, first: int, added: int) -> None:
+        if self._widgets_gone():
+            return
         tell_panes(self, TimelineGrew(self.timeline, first, added))
         if not self.conversation.follow:
             self.unseen += added
 
     def writer_changed(self, alive: bool) -> None:
-        tell_panes(self, WriterChanged(alive))
+        if not self._widgets_gone():
+            tell_panes(self, WriterChanged(alive))
 
     def changed(self) -> None:
-        self._show_status()
+        if not self._widgets_gone():
+            self._show_status()
 
     def _go_to_hit(self) -> None:
         """Select the hit search opened this screen at, once the timeline holds it (the tail, or the whole index)."""
