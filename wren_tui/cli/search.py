@@ -125,7 +125,7 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
-            found = _show(search(sources, query, filters, index=index), show)
+            found = _show(search(sources, query, filters, index=index, quiet=True), show)
     except PatternTooSlow:
         raise UsageError(
             f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s on one text, most likely "
