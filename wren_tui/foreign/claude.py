@@ -9,6 +9,7 @@ subagent's entries are marked `isSidechain`. The rest is the client's bookkeepin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -238,8 +239,12 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 def is_session_file(path: Path) -> bool:
     """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
-    parts = path.parts  # its folder's name without making the folder's Path: asked of each of thousands of files
-    return not parts[-1].startswith("agent-") and (len(parts) < 2 or parts[-2] != "subagents")
+    if path.name.startswith("agent-"):
+        return False
+    # The folder as text, not as a Path made for each of thousands of files: the path's own text is made once
+    # and kept (a listing stats the file by it next).
+    folder = os.path.dirname(path)
+    return not (folder == "subagents" or folder.endswith(os.sep + "subagents"))
 
 
 def session_id(path: Path) -> str:

@@ -44,10 +44,16 @@ class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
     def __init__(self, path: Path, fmt: Format) -> None:
-        super().__init__(path, fmt.session_id(path))
+        super().__init__(path, "")  # its id is made when something asks for it (`session`): a hit, a stop
         self._format = fmt
         # The file as it was when listed (sorted newest first): the index compares it with what it read.
         self.looked: os.stat_result | None = None
+
+    @property
+    def session(self) -> str:
+        if not self._session:
+            self._session = self._format.session_id(self._path)
+        return self._session
 
     @property
     def agent(self) -> str:
