@@ -37,7 +37,8 @@ def test_follow_a_session_a_fleet_mirrors(phoenix: Phoenix, nats_server: NatsSer
         writer.append(ToolStart(id="call_ls", name="run_command", read_only=False, approval="approved"))
         writer.append(ToolEnd(id="call_ls", ok=True, elapsed_ms=12, chars=5))
         spans = phoenix.wait_for_spans(sid, 2, deadline_s=60)
-        assert sorted(s["name"] for s in spans) == ["chat scripted", "execute_tool run_command"]
+        names = sorted(s["name"] for s in spans)
+        assert names == ["chat scripted", "execute_tool run_command"], said(follower, tmp_path / "mirror.log", phoenix)
         writer.append(Message(message=ChatMessage(role="tool", content="a.txt", tool_call_id="call_ls")))
         writer.append(Message(message=ChatMessage(role="assistant", content="Cleaning.", tool_calls=[rm])))
         writer.append(Usage(input_tokens=60, output_tokens=9, model="scripted"))
@@ -56,3 +57,14 @@ def test_follow_a_session_a_fleet_mirrors(phoenix: Phoenix, nats_server: NatsSer
         mirror.terminate()
         mirror.wait(30)
     assert follower.returncode == 0, err.decode()
+
+
+def said(follower: subprocess.Popen[bytes], mirror_log: Path, phoenix: Phoenix) -> str:
+    """What the follower (stopped now), the mirror and Phoenix said: a failure's message."""
+    if follower.poll() is None:
+        follower.kill()
+    _out, err = follower.communicate(timeout=30)
+    lines = [f"the follower ({follower.returncode}) said: {err.decode(errors='replace')[-2000:]}"]
+    for path in (mirror_log, phoenix.log):
+        lines.append(f"{path.name}: {path.read_text(errors='replace')[-2000:] if path.exists() else '(none)'}")
+    return "\n".join(lines)
