@@ -54,3 +54,22 @@ def run_wren(
         text=True,
         timeout=timeout,
     )
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs, as Linux's /proc says now."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat_line = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            parent = int(stat_line.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_wren
+from tests.conftest import descendants, run_wren
 from tests.tui.journals import assistant, encode, finished_story, user, write_journal
 from wren_tui.journal.events import Delta
 from wren_tui.search.index import index_path
@@ -212,20 +212,6 @@ def test_a_search_killed_at_any_moment_of_indexing_never_leaves_wrong_or_missing
     assert kills >= 1  # at least one process was killed while it worked, not after it finished
 
 
-def children_of(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (Linux's /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue  # gone meanwhile
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 def running(pid: int) -> bool:
     """Whether `pid` is a process that has not ended (a zombie has: it waits only to be reaped)."""
     try:
@@ -242,7 +228,7 @@ def test_the_workers_of_a_killed_search_end_with_it(tmp_path: Path) -> None:
     search = start_search(folder, "kestrel", ahead=True)
     try:
         deadline = time.monotonic() + 60
-        while not (workers := children_of(search.pid)) and search.poll() is None and time.monotonic() < deadline:
+        while not (workers := descendants(search.pid)) and search.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         assert workers, "the search started no worker"
         search.send_signal(signal.SIGSTOP)  # the writer stops taking what they read: their pipes fill

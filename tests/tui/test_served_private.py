@@ -23,6 +23,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.conftest import descendants
 from tests.tui.chromium import terminal_text
 from tests.tui.journals import SESSION, story, write_journal
 from tests.tui.test_served import _env, _free_port, _wait_for_line
@@ -198,27 +199,9 @@ async def test_more_viewers_than_the_limit_are_refused_with_a_sentence(tmp_path:
             await second.close()
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat_line = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat_line.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _terminal_sizes(pid: int) -> set[tuple[str, str]]:
     sizes = set()
-    for child in _descendants(pid):
+    for child in descendants(pid):
         try:
             env = dict(
                 item.split("=", 1) for item in Path(f"/proc/{child}/environ").read_text().split("\0") if "=" in item

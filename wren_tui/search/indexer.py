@@ -153,8 +153,9 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     reader = Readahead(ahead, workers) if workers > 0 and ahead_bytes >= readahead.ahead_bytes() else None
     batch = _Batch(db)
     merged = len(todo) >= MERGE_AFTER  # merged into one segment at the end: no merging on the way
-    cached = db.execute("PRAGMA cache_size").fetchone()[0]
+    cached = 0  # SQLite's page cache as it was before a large reading (put back after it)
     if merged:
+        cached = int(db.execute("PRAGMA cache_size").fetchone()[0])
         # The pages a large reading writes again and again (FTS5's segments, the tables' inner pages) copied
         # into the database once every 64 MB of log rather than every 4 MB: a fifth less of the writer's time.
         db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
@@ -199,7 +200,7 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
         if merged:
             with contextlib.suppress(sqlite3.Error):  # never in the way of what the reading raised
                 db.execute("PRAGMA wal_autocheckpoint=1000")  # SQLite's own, for what follows on this connection
-                db.execute(f"PRAGMA cache_size={int(cached)}")
+                db.execute(f"PRAGMA cache_size={cached}")
     return read
 
 

@@ -153,7 +153,6 @@ class Readahead:
                 mine = list(jobs[k::workers])
                 proc = _fork(mine, self._procs) if forking() else _spawn(mine)
                 self._procs.append(proc)
-                assert proc.stdout is not None
         except OSError:
             self.close()
             self.broken = True
