@@ -27,6 +27,7 @@ lint:
     ruff check wren_tui tests
     ruff format --check wren_tui
     mypy wren_tui
+    python -m tests.docs_check
 
 # Benchmarks: ratios against baselines measured in the same run
 bench:
