@@ -256,6 +256,8 @@ def _record_calls() -> tuple[int, int, str] | None:
 
 _RECORD = _record_calls()
 _RECORD_LIVENESS = "none" if _RECORD is None else _RECORD[2]
+# Process-wide record locks (no F_OFD_*): the process loses its mark when it closes any descriptor of the file.
+MARK_PER_PROCESS = _RECORD is not None and _RECORD[2] == "F_GETLK"
 # How `wren ls` and the viewer tell a journal's writer is alive: Linux's lock table where there is
 # one (it names the writer's pid), else the writer's mark asked of the file.
 LIVENESS = "/proc/locks" if os.path.isfile("/proc/locks") else _RECORD_LIVENESS
