@@ -199,15 +199,18 @@ WRITER = """
     from wren_tui.journal.writer import JournalWriter
     w = JournalWriter.create(sys.argv[1])
     w.append(RunStart(pid=os.getpid(), cwd="/w", model="scripted", version="test"))
+    if sys.argv[2] == "reopen":  # as `wren resume` does: the journal read under the lock, then appended to
+        w.close()
+        w = JournalWriter.open(sys.argv[1], fsync="none")
     print("ready", flush=True)
     sys.stdin.readline()
     w.close()
 """
 
 
-def _writer(path: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def _writer(path: Path, env: dict[str, str], how: str = "create") -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(WRITER), str(path)],
+        [sys.executable, "-c", textwrap.dedent(WRITER), str(path), how],
         env={**os.environ, **env},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -247,6 +250,31 @@ def test_a_running_session_is_live_in_wren_ls_under_the_simulated_macos_and_not_
     finally:
         _end(writer)
     assert _ls_state(journal.parent, MAC) != "live"
+
+
+def test_a_reopened_journal_is_live_though_its_reading_closed_a_descriptor_of_it(tmp_path: Path) -> None:
+    # macOS's record locks belong to the process: closing the descriptor the reading used drops them.
+    journal = tmp_path / "j" / "s-20261207-000000-dddd.jsonl"
+    writer = _writer(journal, MAC, "reopen")
+    try:
+        assert _ls_state(journal.parent, MAC) == "live"
+    finally:
+        _end(writer)
+
+
+def test_a_refused_second_writer_in_the_same_process_leaves_the_first_one_live(tmp_path: Path) -> None:
+    from wren_tui.journal.errors import JournalLocked
+    from wren_tui.journal.events import RunStart
+    from wren_tui.journal.locks import lock_holder
+    from wren_tui.journal.writer import JournalWriter
+
+    path = tmp_path / "s-20261207-000000-eeee.jsonl"
+    with JournalWriter.create(path, fsync="none") as first:
+        first.append(RunStart(pid=os.getpid(), cwd="/w", model="scripted", version="test"))
+        with pytest.raises(JournalLocked):
+            JournalWriter.open(path)
+        assert lock_holder(path) == os.getpid()
+    assert lock_holder(path) is None
 
 
 def test_a_second_writer_under_the_simulated_macos_is_refused_and_the_first_named(tmp_path: Path) -> None:
