@@ -351,3 +351,39 @@ def test_the_simulation_removes_what_macos_lacks_in_every_python_it_starts() -> 
     assert proc.returncode == 0, err
     assert out.strip() == "[] 51"
     assert signal.SIGHUP  # this process is untouched
+
+
+def test_plain_search_and_ls_over_every_agents_sessions_with_opencode_and_aider_under_the_simulated_macos(
+    tmp_path: Path,
+) -> None:
+    from tests.foreign.test_aider import history
+    from tests.foreign.test_opencode import database
+    from tests.search.test_cli_search_agents import CLAUDE, CODEX, EXTERNAL, PI, WREN, sessions
+    from tests.tui.journals import user, write_journal
+
+    write_journal(tmp_path / "wren" / f"{WREN}.jsonl", [user("a function, please")])
+    claude = tmp_path / "claude" / "projects" / "-Users-philipp-dev"
+    codex = tmp_path / "codex" / "sessions" / "2026" / "01" / "25"
+    pi = tmp_path / "pi" / "sessions" / "--Users-philipp-dev--"
+    for folder in (claude, codex, pi):
+        folder.mkdir(parents=True)
+    (claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl").write_bytes(CLAUDE.read_bytes())
+    (codex / "rollout-2026-01-25T10-31-58-crud.jsonl").write_bytes(CODEX.read_bytes())
+    (pi / PI.name).write_bytes((EXTERNAL / "pi" / "agentlogs_crud.jsonl").read_bytes())
+    database(tmp_path / "data" / "opencode")  # where OpenCode keeps it: $XDG_DATA_HOME/opencode/opencode.db
+    project = tmp_path / "project"
+    history(project)  # aider's, in the folder wren runs in
+    env = {
+        **MAC,
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    found = run_wren(["search", "--regex", "[a-z]", "--json"], cwd=project, env=env)
+    assert found.returncode == 0, found.stderr
+    assert {agent for agent, _session in sessions(found)} == {"wren", "claude", "codex", "pi", "opencode", "aider"}
+    listed = run_wren(["ls", "--agent", "all"], cwd=project, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert all(agent in listed.stdout for agent in ("opencode", "aider", "claude", "codex", "pi"))
