@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,7 +133,7 @@ def test_a_memory_file_is_private_readable_writable_and_leaves_no_name(
     tmp_path: Path, way: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(portable.tempfile, "tempdir", None)  # read TMPDIR again
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     fd = portable.memory_file("wren-test")
     try:
         os.write(fd, b"lines\n")

@@ -19,7 +19,6 @@ import errno
 import os
 import struct
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -130,6 +129,8 @@ def memory_file(name: str = "wren") -> int:
     if _memfd_create is not None:
         fd: int = _memfd_create(name, getattr(os, "MFD_CLOEXEC", 0))
         return fd
+    import tempfile  # here: only a system without memfd needs it, and every command imports this module
+
     folder = tempfile.mkdtemp(prefix="wren-mem-")
     path = os.path.join(folder, name)
     try:
