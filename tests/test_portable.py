@@ -162,6 +162,12 @@ def test_the_full_fsync_falls_back_to_fsync_where_the_filesystem_refuses_it(
     with pytest.raises(OSError) as raised:
         portable._full_fsync(fd)  # a closed descriptor is an error, not a reason to fall back
     assert raised.value.errno == errno.EBADF
+    fd = _file(tmp_path / "k", b"y")
+    try:
+        portable.full_sync(fd)  # a fork's file before its rename: the same call, and the same fallback
+        assert synced[-1] == fd
+    finally:
+        os.close(fd)
 
 
 def test_the_optional_flags_are_zero_where_the_system_has_none() -> None:

@@ -68,6 +68,15 @@ durable_sync: Callable[[int], None] = (
     _full_fsync if _F_FULLFSYNC is not None else _fdatasync if _fdatasync is not None else os.fsync
 )
 
+
+def full_sync(fd: int) -> None:
+    """The file's data and metadata on stable storage: F_FULLFSYNC where the system has it, else fsync."""
+    if _F_FULLFSYNC is not None:
+        _full_fsync(fd)
+    else:
+        os.fsync(fd)
+
+
 # --- a byte range from one descriptor to another -------------------------------------------------
 
 _copy_file_range = getattr(os, "copy_file_range", None)

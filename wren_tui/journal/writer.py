@@ -49,7 +49,8 @@ class FileOps:
         _durable_sync(fd)
 
     def fsync(self, fd: int) -> None:
-        os.fsync(fd)
+        """Data and metadata durable (a fork before its rename): fsync, or F_FULLFSYNC on macOS."""
+        portable.full_sync(fd)
 
     def ftruncate(self, fd: int, length: int) -> None:
         os.ftruncate(fd, length)
