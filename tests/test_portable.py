@@ -284,6 +284,19 @@ def test_a_refused_second_writer_in_the_same_process_leaves_the_first_one_live(t
     assert lock_holder(path) is None
 
 
+def test_a_forked_child_does_not_count_itself_among_the_journals_writers(tmp_path: Path) -> None:
+    from wren_tui.journal import locks
+    from wren_tui.journal.writer import JournalWriter
+
+    with JournalWriter.create(tmp_path / "s-20261207-000000-ffff.jsonl", fsync="none"):
+        assert locks._held
+        pid = os.fork()
+        if pid == 0:
+            os._exit(1 if locks._held else 0)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert not locks._held
+
+
 def test_a_second_writer_under_the_simulated_macos_is_refused_and_the_first_named(tmp_path: Path) -> None:
     journal = tmp_path / "j" / "s-20261207-000000-bbbb.jsonl"
     first = _writer(journal, MAC)

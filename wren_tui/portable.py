@@ -313,6 +313,15 @@ def mark_holder(fd: int) -> int | None:
 # --- processes and pipes ------------------------------------------------------------------------
 
 HAS_FORK = hasattr(os, "fork")
+
+
+def after_fork_in_child(fn: Callable[[], object]) -> None:
+    """Call `fn` in every child this process forks (nothing where the system cannot fork: Windows)."""
+    register = getattr(os, "register_at_fork", None)
+    if register is not None:
+        register(after_in_child=fn)
+
+
 HAS_PREADV = hasattr(os, "preadv")
 _F_SETPIPE_SZ: int | None = getattr(_fcntl_mod, "F_SETPIPE_SZ", None)
 
