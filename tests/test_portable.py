@@ -20,7 +20,6 @@ import pytest
 import wren_tui
 from tests.conftest import MACOS_SIM, OS_SIM, REPO, run_wren
 from wren_tui import portable
-from wren_tui.agent.workspace import prepare_workspace
 
 PACKAGE = Path(wren_tui.__file__).parent
 MAC = {"WREN_SIMULATE_OS": "macos", "PYTHONPATH": os.pathsep.join([str(OS_SIM), str(REPO)])}
@@ -343,7 +342,9 @@ def test_a_viewer_process_sees_its_writer_through_the_open_file_even_after_the_j
 
 
 def test_the_demo_runs_under_the_simulated_macos_and_its_journal_is_whole(tmp_path: Path) -> None:
-    workspace = prepare_workspace(tmp_path / "ws")
+    workspace = tmp_path / "ws"
+    prepared = run_wren(["demo", "--prepare", str(workspace)], cwd=tmp_path, env=MAC)
+    assert prepared.returncode == 0, prepared.stderr
     proc = run_wren(
         ["run", "--dir", "../journals", "--yes", "run the tests, find the failing case and fix it"],
         cwd=workspace,
@@ -407,3 +408,40 @@ def test_plain_search_and_ls_over_every_agents_sessions_with_opencode_and_aider_
     listed = run_wren(["ls", "--agent", "all"], cwd=project, env=env)
     assert listed.returncode == 0, listed.stderr
     assert all(agent in listed.stdout for agent in ("opencode", "aider", "claude", "codex", "pi"))
+
+
+def test_a_run_killed_with_sigkill_under_the_simulated_macos_is_resumed_in_another_process(tmp_path: Path) -> None:
+    from tests.waiting import until
+    from wren_tui.journal.events import Recovery, RunEnd, ToolStart
+    from wren_tui.journal.reader import read_events
+    from wren_tui.journal.store import new_session_id
+
+    workspace = tmp_path / "ws"
+    assert run_wren(["demo", "--prepare", str(workspace)], cwd=tmp_path, env=MAC).returncode == 0
+    sid = new_session_id()
+    journal = tmp_path / "journals" / f"{sid}.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")} | MAC
+    run = subprocess.Popen(
+        [sys.executable, "-m", "wren_tui", "run", "--dir", "../journals", "--yes", "--session-id", sid]
+        + ["run `sleep 60`"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        until(
+            lambda: journal.exists() and any(isinstance(e, ToolStart) for e in read_events(journal).events),
+            "the command to start",
+        )
+        assert _ls_state(journal.parent, MAC) == "live"
+    finally:
+        run.kill()  # SIGKILL: nothing of Wren's runs after it
+        run.wait(timeout=30)
+    assert _ls_state(journal.parent, MAC) != "live"
+    resumed = run_wren(["resume", "--dir", "../journals", "--yes", "--assume-failed", sid], cwd=workspace, env=MAC)
+    assert resumed.returncode == 0, resumed.stderr
+    events = read_events(journal).events
+    assert any(isinstance(e, Recovery) for e in events)
+    assert isinstance(events[-1], RunEnd)
