@@ -418,12 +418,11 @@ def test_a_run_killed_with_sigkill_under_the_simulated_macos_is_resumed_in_anoth
 
     workspace = tmp_path / "ws"
     assert run_wren(["demo", "--prepare", str(workspace)], cwd=tmp_path, env=MAC).returncode == 0
-    sid = new_session_id()
+    sid, task = new_session_id(), "run `sleep 60`"
     journal = tmp_path / "journals" / f"{sid}.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")} | MAC
     run = subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", "run", "--dir", "../journals", "--yes", "--session-id", sid]
-        + ["run `sleep 60`"],
+        [sys.executable, "-m", "wren_tui", "run", "--dir", "../journals", "--yes", "--session-id", sid, task],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
