@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from .. import portable
 from ..journal.targets import fsync_dir, replaceable
 
 _FLUSH = 1 << 20
@@ -98,24 +99,7 @@ class AtomicOutput:
 
 def _copy(src: int, dst: int) -> None:
     """The whole of `src` appended to `dst`, in the kernel where it can be."""
-    size = os.fstat(src).st_size
-    offset = 0
-    try:
-        while offset < size:
-            copied = os.copy_file_range(src, dst, size - offset, offset)
-            if copied == 0:
-                break
-            offset += copied
-    except OSError:
-        pass  # not supported between these files: the reads below go on from where it stopped
-    while offset < size:
-        chunk = os.pread(src, 1 << 20, offset)
-        if not chunk:
-            break
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(dst, view) :]
-        offset += len(chunk)
+    portable.copy_range(src, dst, 0, os.fstat(src).st_size)
 
 
 def _why(exc: OSError) -> str:

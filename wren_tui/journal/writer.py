@@ -17,11 +17,12 @@ from typing import Literal, NoReturn, TypeVar
 
 import msgspec
 
+from .. import portable
 from . import _fastpath
 from ._watch import PathWatch, always
 from .errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
 from .events import KnownEvent
-from .locks import lock
+from .locks import REFRESH_MARK, hold_mark, lock, release
 from .reader import EventSink, open_for_reading, scan_events
 from .verdict import ReadVerdict
 
@@ -31,6 +32,7 @@ E = TypeVar("E", bound=KnownEvent)
 _encoder = msgspec.json.Encoder()
 # Bound once: append looks these up per event, and each module attribute lookup costs a little.
 _encode, _replace, _lseek, _SEEK_END = _encoder.encode, msgspec.structs.replace, os.lseek, os.SEEK_END
+_durable_sync = portable.durable_sync
 
 
 class FileOps:
@@ -43,10 +45,12 @@ class FileOps:
         return os.write(fd, data)
 
     def fdatasync(self, fd: int) -> None:
-        os.fdatasync(fd)
+        """The durable sync of an append: fdatasync, or F_FULLFSYNC on macOS (`portable.DURABLE_SYNC`)."""
+        _durable_sync(fd)
 
     def fsync(self, fd: int) -> None:
-        os.fsync(fd)
+        """Data and metadata durable (a fork before its rename): fsync, or F_FULLFSYNC on macOS."""
+        portable.full_sync(fd)
 
     def ftruncate(self, fd: int, length: int) -> None:
         os.ftruncate(fd, length)
@@ -240,8 +244,10 @@ class JournalWriter:
             fd = ops.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except PermissionError:
             raise JournalError(f"{path}: permission denied (cannot append)") from None
+        locked = False
         try:
             lock(fd, path)
+            locked = True
             result = scan_events(path, on_events or _ignore)
             if result.stop is not None and not result.stop.torn:
                 raise JournalCorrupt(path, result.stop)
@@ -253,7 +259,11 @@ class JournalWriter:
                 aside = _set_torn_aside(path, size, ops)
                 ops.ftruncate(fd, size)
                 ops.fsync(fd)
+            if REFRESH_MARK:
+                hold_mark(fd)  # the reading above closed a descriptor of the journal: macOS drops the mark then
         except BaseException:
+            if locked:
+                release(fd)
             ops.close(fd)
             raise
         writer = cls(path, fd, result.last_seq, size, fsync, ops)
@@ -303,6 +313,8 @@ class JournalWriter:
             self._undo_partial(seq, exc)
         self._size += len(line)
         self.last_seq = seq
+        if REFRESH_MARK:
+            hold_mark(self._fd)  # again: with process-wide record locks, closing any descriptor of the file drops it
         if self._fsync == "event":
             self.sync()
         return _replace(event, seq=seq, ts=ts)
@@ -368,6 +380,7 @@ class JournalWriter:
             if self._fsync != "none" and not self._unusable:
                 self.sync()
         finally:
+            release(self._fd)
             self._ops.close(self._fd)
             self._fd = None
             self._watch.close()
