@@ -1,0 +1,42 @@
+"""The three C modules, declared here because pyproject.toml's [tool.setuptools.ext-modules] is still
+experimental in setuptools (it warns at every build); everything else is in pyproject.toml.
+
+Each module is optional: without a C compiler the install goes on and Python's fallback does the same work,
+slower, with the same answers (`wren --version` says which runs). Each is built against CPython's limited
+API (abi3) of 3.11, so one wheel serves CPython 3.11 and every later version (docs/packaging.md).
+"""
+
+import sys
+
+from setuptools import Extension, setup
+
+# The stable ABI of CPython 3.11: Py_buffer (the y* argument every module takes) joined it in 3.11.
+LIMITED_API = ("Py_LIMITED_API", "0x030B0000")
+
+
+def module(name: str, source: str, depends: list[str]) -> Extension:
+    # -O2 everywhere but MSVC, which takes /O2 of its own from setuptools' defaults.
+    flags = [] if sys.platform == "win32" else ["-O2"]
+    return Extension(
+        name,
+        sources=[source],
+        depends=depends,
+        optional=True,
+        py_limited_api=True,
+        define_macros=[LIMITED_API],
+        extra_compile_args=flags,
+    )
+
+
+setup(
+    ext_modules=[
+        # The reader's line check (see its header); without it reader.py checks the same lines in Python.
+        module("wren_tui.journal._lines", "wren_tui/journal/_lines.c", ["wren_tui/_crc32.h"]),
+        # Search's raw pass (see its header); without it search/rawpass.py does the same in Python.
+        module("wren_tui.search._scan", "wren_tui/search/_scan.c", ["wren_tui/_crc32.h"]),
+        # The line count of a big aider history's start; without it foreign/aider.py counts in Python.
+        module("wren_tui.foreign._aider", "wren_tui/foreign/_aider.c", []),
+    ],
+    # The wheel's tag: cp311-abi3, which pip installs on CPython 3.11, 3.12, 3.13, ...
+    options={"bdist_wheel": {"py_limited_api": "cp311"}},
+)
