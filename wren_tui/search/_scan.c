@@ -150,12 +150,14 @@ static Py_ssize_t pattern_find_plain(const Pattern *pat, const unsigned char *bu
     return -1;
 }
 
+#ifdef WREN_X86 /* the AVX2 finders' only */
 /* A backslash at p starts an escape unless an odd number of backslashes stand just before it (down to `floor`). */
 static int starts_escape(const unsigned char *p, const unsigned char *floor) {
     int before = 0;
     while (p - before > floor && p[-before - 1] == '\\') before++;
     return (before & 1) == 0;
 }
+#endif
 
 /* Whether the escape at p (a backslash) may stand for a printable ASCII character: \u0020-\u007f or \/. */
 static int ascii_escape(const unsigned char *p, const unsigned char *end) {
@@ -520,8 +522,8 @@ static void run_job(Job *job) {
     /* Which searches the finder does in one pass (with AVX2), and which are left to their own. */
     int own[MAX_PATTERNS], escapes = job->escapes;
     for (int k = 0; k < job->npat; k++) own[k] = 1;
-    Py_ssize_t next = -1;
 #ifdef WREN_X86
+    Py_ssize_t next = -1; /* the finder's next candidate */
     Finder finder;
     int fused = have_avx2;
     if (fused) {
