@@ -22,11 +22,16 @@ samples:
 test *ARGS:
     python -m pytest {{ARGS}}
 
-# Ruff and mypy --strict on the package
+# Ruff and mypy --strict on the package; actionlint on the GitHub workflows
 lint:
     ruff check wren_tui tests
     ruff format --check wren_tui
     mypy wren_tui
+    actionlint
+
+# The sdist and the Linux wheel a package index takes (manylinux2014, cp311-abi3) in dist/ (docs/packaging.md)
+wheel OUT="dist":
+    python -m tests.wheel {{OUT}}
 
 # Benchmarks: ratios against baselines measured in the same run
 bench:
