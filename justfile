@@ -29,7 +29,7 @@ lint:
     mypy wren_tui
     actionlint
 
-# The sdist and the Linux wheel a package index takes (manylinux2014, cp311-abi3) in dist/ (docs/packaging.md)
+# The sdist and the Linux wheels a package index takes (manylinux2014 x86_64 and aarch64, cp311-abi3) in dist/
 wheel OUT="dist":
     python -m tests.wheel {{OUT}}
 

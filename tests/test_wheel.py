@@ -1,15 +1,16 @@
-"""The Linux wheel, as a user gets it from a package index: built, its tags read, installed on each CPython here.
+"""The Linux wheels, as a user gets them from a package index: built, their tags read, installed on each CPython here.
 
-`python -m tests.wheel` (`just wheel`) builds the sdist, and from it the manylinux wheel (tests/wheel.py says
-how, and why Zig). Here: the wheel's tags are the ones an index takes and pip installs on every CPython from
-3.11 (cp311-abi3-manylinux_2_17), auditwheel finds it consistent with that policy, it holds the three C
-modules; and on each of CPython 3.11, 3.12 and 3.13 found on this machine, a fresh virtualenv installs it,
-`wren --version` says the C modules are in use, the demo workspace is prepared, the scripted agent works on
-it, and `wren search` finds what it did. An interpreter that is not here is skipped, saying so.
+`python -m tests.wheel` (`just wheel`) builds the sdist, and from it the manylinux wheels for x86_64 and
+aarch64 (tests/wheel.py says how, and why Zig). Here: each wheel's tags are the ones an index takes and pip
+installs on every CPython from 3.11 (cp311-abi3-manylinux_2_17), auditwheel finds it consistent with that
+policy, it holds the three C modules, built for its machine; and on each of CPython 3.11, 3.12 and 3.13 found
+on this machine, a fresh virtualenv installs this machine's wheel, `wren --version` says the C modules are in
+use, the demo workspace is prepared, the scripted agent works on it, and `wren search` finds what it did. An
+interpreter that is not here is skipped, saying so. The other machine's wheel cannot run here.
 
-Time: the wheel is built once for the module (about 35 s). Each venv is made, and the wheel installed with its
-dependencies (resolved against the index, as a user's install is), by uv from its cache: about 2 s each where
-uv is installed (the dev extra), against about a minute each with pip, the fallback.
+Time: the wheels are built once for the module (about 35 s each). Each venv is made, and the wheel installed
+with its dependencies (resolved against the index, as a user's install is), by uv from its cache: about 2 s
+each where uv is installed (the dev extra), against about a minute each with pip, the fallback.
 """
 
 from __future__ import annotations
@@ -28,25 +29,33 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel import POLICY_GLIBC, REPO, build_linux_wheel
+from tests.wheel import MACHINES, POLICY_GLIBC, REPO, build_linux_wheels
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sys.platform != "linux", reason="the wheel built here is Linux's; CI builds the others"),
 ]
 MODULES = ["wren_tui/journal/_lines", "wren_tui/search/_scan", "wren_tui/foreign/_aider"]
+ELF_MACHINE = {"x86_64": 62, "aarch64": 183}  # an ELF header's e_machine
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pytest.importorskip("ziglang", reason="Zig is not installed: pip install -e '.[dev]'")
     pytest.importorskip("auditwheel", reason="auditwheel is not installed: pip install -e '.[dev]'")
     pytest.importorskip("build", reason="build is not installed: pip install -e '.[dev]'")
-    return build_linux_wheel(tmp_path_factory.mktemp("dist"))
+    return build_linux_wheels(tmp_path_factory.mktemp("dist"))
 
 
-def test_the_wheel_is_tagged_for_every_cpython_from_311_on_manylinux2014(built: Path) -> None:
-    machine = os.uname().machine
+@pytest.fixture(scope="module")
+def built(wheels: dict[str, Path]) -> Path:
+    """The wheel for this machine."""
+    return wheels[MACHINES[0]]
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_wheel_is_tagged_for_every_cpython_from_311_on_manylinux2014(wheels: dict[str, Path], machine: str) -> None:
+    built = wheels[machine]
     policy = f"manylinux_{POLICY_GLIBC.replace('.', '_')}_{machine}"
     name = built.name
     assert name.startswith("wren_tui-0.1.0-cp311-abi3-"), name
@@ -54,10 +63,13 @@ def test_the_wheel_is_tagged_for_every_cpython_from_311_on_manylinux2014(built: 
     with zipfile.ZipFile(built) as wheel:
         names = wheel.namelist()
         meta = email.parser.Parser().parsestr(wheel.read("wren_tui-0.1.0.dist-info/WHEEL").decode())
-    assert sorted(meta.get_all("Tag") or []) == sorted([f"cp311-abi3-manylinux2014_{machine}", f"cp311-abi3-{policy}"])
-    assert meta["Root-Is-Purelib"] == "false"
-    for module in MODULES:
-        assert f"{module}.abi3.so" in names, f"{module} is not in the wheel: {sorted(n for n in names if '.so' in n)}"
+        tags = sorted(meta.get_all("Tag") or [])
+        assert tags == sorted([f"cp311-abi3-manylinux2014_{machine}", f"cp311-abi3-{policy}"])
+        assert meta["Root-Is-Purelib"] == "false"
+        for module in MODULES:
+            assert f"{module}.abi3.so" in names, f"{module} is missing: {sorted(n for n in names if '.so' in n)}"
+            header = wheel.read(f"{module}.abi3.so")[:20]
+            assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == ELF_MACHINE[machine]
     # auditwheel reads each module's glibc symbols and needed libraries: the policy holds.
     shown = subprocess.run(
         [sys.executable, "-m", "auditwheel", "show", str(built)], capture_output=True, text=True, timeout=120
