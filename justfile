@@ -22,12 +22,17 @@ samples:
 test *ARGS:
     python -m pytest {{ARGS}}
 
-# Ruff and mypy --strict on the package
+# Ruff and mypy --strict on the package; actionlint on the GitHub workflows
 lint:
     ruff check wren_tui tests
     ruff format --check wren_tui
     mypy wren_tui
     python -m tests.docs_check
+    actionlint
+
+# The sdist and the Linux wheels a package index takes (manylinux2014 x86_64 and aarch64, cp311-abi3) in dist/
+wheel OUT="dist":
+    python -m tests.wheel {{OUT}}
 
 # Benchmarks: ratios against baselines measured in the same run
 bench:

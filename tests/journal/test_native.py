@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -51,6 +52,22 @@ def test_each_c_module_is_built_from_its_source_where_a_compiler_is(module: str)
         pytest.fail(f"a compiler is here but {stub.with_suffix('.c')} was not built: reinstall the project")
     missing = [name for name in re.findall(r"^def (\w+)", stub.read_text(), re.MULTILINE) if not hasattr(built, name)]
     assert not missing, f"{module} is an older build than {stub.name} ({missing} missing): its compile failed"
+
+
+@pytest.mark.parametrize("module", ["wren_tui.journal._lines", "wren_tui.search._scan", "wren_tui.foreign._aider"])
+def test_each_c_module_is_built_for_the_limited_api(module: str) -> None:
+    """One wheel serves CPython 3.11 and later (cp311-abi3): each module is built against the stable ABI, so
+    its file carries the abi3 suffix, not this Python's own (a leftover version-specific build would be
+    imported first and hide the one the wheel ships)."""
+    try:
+        built = importlib.import_module(module)
+    except ImportError:
+        pytest.skip(f"{module} is not built in this install (Python's fallback runs)")
+    abi3 = [s for s in importlib.machinery.EXTENSION_SUFFIXES if ".abi3" in s]
+    if not abi3:
+        pytest.skip("this platform names abi3 modules like any other (.pyd)")
+    assert built.__file__ is not None
+    assert built.__file__.endswith(tuple(abi3)), f"{built.__file__} is not an abi3 build: reinstall the project"
 
 
 def _python_ok(line: bytes) -> bool:

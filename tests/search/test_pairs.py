@@ -43,6 +43,16 @@ def test_the_c_pairs_are_the_python_pairs(text: str) -> None:
     assert native.pairs(text) == python_pairs(text)
 
 
+@pytest.mark.skipif(native is None, reason="the C pass is not built in this install")
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(["\ud800", "\udfff", "a", "B", "9", " ", "é", "\U0001f600", "_"]), max_size=40))
+def test_a_text_utf8_cannot_hold_gives_the_python_pairs(text: str) -> None:
+    """The C pairs read the text as UTF-8 (the limited API's way to its characters); a lone surrogate, which
+    UTF-8 cannot hold, sends it to the code points instead, with the same answer."""
+    assert native is not None
+    assert native.pairs(text) == python_pairs(text)
+
+
 def test_no_character_but_the_four_fts_text_writes_as_ascii_matches_an_ascii_letter_or_digit() -> None:
     """Why the pair table may take every other character as a separator, in a text as in a pattern."""
     others = "".join(chr(code) for code in range(0x80, sys.maxunicode + 1) if not 0xD800 <= code < 0xE000)

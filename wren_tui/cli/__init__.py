@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
+from .about import VersionAction
 from .exits import SUMMARY, Exit, report
 from .options import common_options
 
@@ -66,7 +66,9 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
         "Every step is appended to a journal (JSON Lines) before anything else changes.",
         epilog=SUMMARY,
     )
-    parser.add_argument("--version", action="version", version=f"wren {__version__}")
+    parser.add_argument(
+        "--version", action=VersionAction, help="the version, the C modules in use and the journal's durable sync"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_options()
     for name in COMMANDS if only is None else (only,):

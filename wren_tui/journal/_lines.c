@@ -34,11 +34,11 @@
  *   stop_seq is always one). end is just past the last line taken, seq its seq, reached whether
  *   it was stop_seq's line.
  */
-#define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -130,28 +130,35 @@ static void check_core(const unsigned char *buf, Py_ssize_t size, long long base
     *count_out = count, *pos_out = pos;
 }
 
-/* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. */
-static PyObject *new_ends(Py_ssize_t size) {
-    return PyBytes_FromStringAndSize(NULL, (size / (SUFFIX_LEN + 3) + 1) * (Py_ssize_t)sizeof(int64_t));
+/* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. They are
+ * written to memory of our own (malloc: a thread without the GIL fills it), then copied to bytes of the size
+ * found: the limited API has no bytes to shrink in place, and the copy is 8 bytes a line of at least 21. */
+static int64_t *new_ends(Py_ssize_t size) {
+    int64_t *ends = malloc((size_t)(size / (SUFFIX_LEN + 3) + 1) * sizeof(int64_t));
+    if (ends == NULL) PyErr_NoMemory();
+    return ends;
 }
 
-static PyObject *checked(PyObject *ends, Py_ssize_t count, Py_ssize_t pos, Py_ssize_t size) {
-    if (_PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
-    return Py_BuildValue("(nNO)", count, ends, pos == size ? Py_True : Py_False);
+/* (count, ends, whole), and the ends' memory freed. */
+static PyObject *checked(int64_t *ends, Py_ssize_t count, Py_ssize_t pos, Py_ssize_t size) {
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)ends, count * (Py_ssize_t)sizeof(int64_t));
+    free(ends);
+    if (bytes == NULL) return NULL;
+    return Py_BuildValue("(nNO)", count, bytes, pos == size ? Py_True : Py_False);
 }
 
 static PyObject *check_lines(PyObject *self, PyObject *args) {
     Py_buffer view;
     long long base;
     if (!PyArg_ParseTuple(args, "y*L", &view, &base)) return NULL;
-    PyObject *ends = new_ends(view.len);
+    int64_t *ends = new_ends(view.len);
     if (ends == NULL) {
         PyBuffer_Release(&view);
         return NULL;
     }
     Py_ssize_t count, pos, size = view.len;
     Py_BEGIN_ALLOW_THREADS
-    check_core((const unsigned char *)view.buf, size, base, (int64_t *)PyBytes_AS_STRING(ends), &count, &pos);
+    check_core((const unsigned char *)view.buf, size, base, ends, &count, &pos);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return checked(ends, count, pos, size);
@@ -165,7 +172,7 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
 typedef struct {
     PyObject_HEAD Py_buffer view;
     long long base;
-    PyObject *ends;
+    int64_t *ends;
     Py_ssize_t count, pos;
     pthread_t thread;
     int running;
@@ -173,8 +180,7 @@ typedef struct {
 
 static void *pending_run(void *arg) {
     Pending *p = (Pending *)arg;
-    check_core((const unsigned char *)p->view.buf, p->view.len, p->base, (int64_t *)PyBytes_AS_STRING(p->ends),
-               &p->count, &p->pos);
+    check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos);
     return NULL;
 }
 
@@ -187,10 +193,12 @@ static void pending_join(Pending *p) {
 }
 
 static void pending_dealloc(Pending *p) {
+    PyTypeObject *type = Py_TYPE((PyObject *)p); /* a heap type: each of its objects holds a reference to it */
     pending_join(p);
     if (p->view.obj != NULL) PyBuffer_Release(&p->view);
-    Py_XDECREF(p->ends);
+    free(p->ends);
     PyObject_Free(p);
+    Py_DECREF(type);
 }
 
 static PyObject *pending_result(Pending *p, PyObject *unused) {
@@ -199,7 +207,7 @@ static PyObject *pending_result(Pending *p, PyObject *unused) {
         return NULL;
     }
     pending_join(p);
-    PyObject *ends = p->ends;
+    int64_t *ends = p->ends;
     p->ends = NULL;
     Py_ssize_t size = p->view.len;
     PyBuffer_Release(&p->view);
@@ -211,16 +219,18 @@ static PyMethodDef pending_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject PendingType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "wren_tui.journal._lines.Pending",
-    .tp_basicsize = sizeof(Pending),
-    .tp_dealloc = (destructor)pending_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_methods = pending_methods,
+/* A heap type made from this spec at import (the limited API has no static types). */
+static PyType_Slot pending_slots[] = {
+    {Py_tp_dealloc, (void *)pending_dealloc},
+    {Py_tp_methods, pending_methods},
+    {0, NULL},
 };
+static PyType_Spec pending_spec = {"wren_tui.journal._lines.Pending", sizeof(Pending), 0, Py_TPFLAGS_DEFAULT,
+                                   pending_slots};
+static PyTypeObject *PendingType;
 
 static PyObject *check_start(PyObject *self, PyObject *args) {
-    Pending *p = PyObject_New(Pending, &PendingType);
+    Pending *p = PyObject_New(Pending, PendingType);
     if (p == NULL) return NULL;
     p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0;
     if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
@@ -312,7 +322,16 @@ static const unsigned char *find_key(const unsigned char *p, const unsigned char
         p += 16;
     }
 #endif
-    return memmem(p, (size_t)(end - p), CALL_KEY, 9);
+    /* The rest (all of it where there is no SSE2, e.g. arm64): memchr for the key's C, which is rarer in a
+     * journal line than its quote, then the whole key compared. memmem would do, but it is a GNU/BSD
+     * extension that Windows' C libraries lack. */
+    for (const unsigned char *c = p + 5; end - c >= 4;) {
+        c = memchr(c, 'C', (size_t)(end - c - 3));
+        if (c == NULL) break;
+        if (memcmp(c - 5, CALL_KEY, 9) == 0) return c - 5;
+        c++;
+    }
+    return NULL;
 }
 
 /* For a tool message whose only "toolCall.. key is its last member, toolCallId, a plain id: its span. */
@@ -423,7 +442,7 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < used; i += marks[i] < 0 ? 1 - 2 * marks[i] : 3)
         if (marks[i] == 0) joined += marks[i + 2] - marks[i + 1] + 1;
     if (list != NULL) lines = PyBytes_FromStringAndSize(NULL, joined);
-    char *to = lines == NULL ? NULL : PyBytes_AS_STRING(lines);
+    char *to = lines == NULL ? NULL : PyBytes_AsString(lines);
     for (Py_ssize_t i = 0, k = 0; lines != NULL && i < used; k++) {
         int64_t *m = marks + i;
         PyObject *item = Py_None;
@@ -432,8 +451,7 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
             item = PyTuple_New(count);
             for (Py_ssize_t j = 0; item != NULL && j < count; j++) {
                 PyObject *id = PyUnicode_DecodeUTF8((const char *)buf + m[1 + 2 * j], m[2 + 2 * j] - m[1 + 2 * j], NULL);
-                if (id == NULL) Py_CLEAR(item);
-                else PyTuple_SET_ITEM(item, j, id);
+                if (id == NULL || PyTuple_SetItem(item, j, id) < 0) Py_CLEAR(item); /* SetItem takes id */
             }
             i += 1 + 2 * count;
         } else {
@@ -446,8 +464,7 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
             }
             i += 3;
         }
-        if (item == NULL) Py_CLEAR(lines);
-        else PyList_SET_ITEM(list, k, item);
+        if (item == NULL || PyList_SetItem(list, k, item) < 0) Py_CLEAR(lines); /* SetItem takes item */
     }
     free(marks);
     if (failed) PyErr_NoMemory();
@@ -460,9 +477,11 @@ static PyObject *scan_calls(PyObject *self, PyObject *args) {
 /* follows(events, first) -> bool: each event's seq is first, first + 1, ... and its ts is a non-empty str.
  *
  * What check_run asks of every decoded event, without a Python call per event: each type's seq and ts
- * slots are looked up once (msgspec keeps a Struct's fields in member slots) and read in place. Any
- * doubt (a type whose fields are not plain slots, a slot unset, a seq that is not an int) answers
- * False, and Python asks again its own way. */
+ * descriptors are looked up once (msgspec keeps a Struct's fields in member slots, whose descriptors
+ * are data descriptors) and each event's values are got through them, as attribute access would get
+ * them but without looking the names up again. Any doubt (a type with its own attribute access, a
+ * name that is no data descriptor, a slot unset, a seq that is not an int) answers False, and Python
+ * asks again its own way. Only the limited API: one build serves every Python from 3.11. */
 static PyObject *follows(PyObject *self, PyObject *args) {
     PyObject *events, *first_obj, *seq_name = NULL, *ts_name = NULL;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &events, &PyLong_Type, &first_obj)) return NULL;
@@ -478,40 +497,48 @@ static PyObject *follows(PyObject *self, PyObject *args) {
     }
     enum { TYPES = 16 };
     PyTypeObject *types[TYPES];
-    Py_ssize_t seq_at[TYPES], ts_at[TYPES];
+    PyObject *seq_descr[TYPES], *ts_descr[TYPES]; /* held until the end */
+    descrgetfunc seq_get[TYPES], ts_get[TYPES];
     int known = 0, ok = 1;
-    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(events); i++) {
-        PyObject *event = PyList_GET_ITEM(events, i);
+    Py_ssize_t n = PyList_Size(events);
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        PyObject *event = PyList_GetItem(events, i); /* borrowed */
         PyTypeObject *type = Py_TYPE(event);
         int k = 0;
         while (k < known && types[k] != type) k++;
         if (k == known) {
-            if (known == TYPES) {
+            if (known == TYPES || PyType_GetSlot(type, Py_tp_getattro) != (void *)PyObject_GenericGetAttr) {
                 ok = 0;
                 break;
             }
-            PyObject *sd = _PyType_Lookup(type, seq_name), *td = _PyType_Lookup(type, ts_name);
-            if (sd == NULL || td == NULL || !Py_IS_TYPE(sd, &PyMemberDescr_Type) || !Py_IS_TYPE(td, &PyMemberDescr_Type)) {
+            PyObject *sd = PyObject_GetAttr((PyObject *)type, seq_name), *td = PyObject_GetAttr((PyObject *)type, ts_name);
+            descrgetfunc sg = sd ? (descrgetfunc)PyType_GetSlot(Py_TYPE(sd), Py_tp_descr_get) : NULL;
+            descrgetfunc tg = td ? (descrgetfunc)PyType_GetSlot(Py_TYPE(td), Py_tp_descr_get) : NULL;
+            /* a data descriptor (it has a setter) comes before an instance's __dict__, as attribute access has it */
+            if (sg == NULL || tg == NULL || PyType_GetSlot(Py_TYPE(sd), Py_tp_descr_set) == NULL ||
+                PyType_GetSlot(Py_TYPE(td), Py_tp_descr_set) == NULL) {
+                PyErr_Clear();
+                Py_XDECREF(sd), Py_XDECREF(td);
                 ok = 0;
                 break;
             }
-            PyMemberDef *sm = ((PyMemberDescrObject *)sd)->d_member, *tm = ((PyMemberDescrObject *)td)->d_member;
-            if (sm->type != T_OBJECT_EX || tm->type != T_OBJECT_EX) {
-                ok = 0;
-                break;
-            }
-            types[k] = type, seq_at[k] = sm->offset, ts_at[k] = tm->offset, known++;
+            types[k] = type, seq_descr[k] = sd, ts_descr[k] = td, seq_get[k] = sg, ts_get[k] = tg, known++;
         }
-        PyObject *seq = *(PyObject **)((char *)event + seq_at[k]), *ts = *(PyObject **)((char *)event + ts_at[k]);
+        PyObject *seq = seq_get[k](seq_descr[k], event, (PyObject *)type);
+        PyObject *ts = seq == NULL ? NULL : ts_get[k](ts_descr[k], event, (PyObject *)type);
         if (seq == NULL || ts == NULL || !PyLong_CheckExact(seq) || !PyUnicode_CheckExact(ts)) {
+            PyErr_Clear(); /* an unset slot: AttributeError, which is a doubt */
+            Py_XDECREF(seq), Py_XDECREF(ts);
             ok = 0;
             break;
         }
         long long value = PyLong_AsLongLongAndOverflow(seq, &overflow);
         /* value - first == i, in unsigned arithmetic: it cannot overflow */
         ok = !overflow && value >= first && (unsigned long long)value - (unsigned long long)first == (unsigned long long)i &&
-             PyUnicode_GET_LENGTH(ts) > 0;
+             PyUnicode_GetLength(ts) > 0;
+        Py_DECREF(seq), Py_DECREF(ts);
     }
+    for (int k = 0; k < known; k++) Py_DECREF(seq_descr[k]), Py_DECREF(ts_descr[k]);
     Py_DECREF(seq_name), Py_DECREF(ts_name);
     return PyBool_FromLong(ok);
 }
@@ -538,8 +565,10 @@ static PyObject *make_line(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "make_line: ts and body must be bytes");
         return NULL;
     }
-    const char *ts = PyBytes_AS_STRING(args[1]), *body = PyBytes_AS_STRING(args[2]);
-    Py_ssize_t ts_len = PyBytes_GET_SIZE(args[1]), body_len = PyBytes_GET_SIZE(args[2]);
+    char *ts, *body;
+    Py_ssize_t ts_len, body_len;
+    if (PyBytes_AsStringAndSize(args[1], &ts, &ts_len) < 0 || PyBytes_AsStringAndSize(args[2], &body, &body_len) < 0)
+        return NULL;
     if (body_len < 2 || body[0] != '{' || body[body_len - 1] != '}') {
         PyErr_SetString(PyExc_ValueError, "make_line: body must be a JSON object");
         return NULL;
@@ -550,7 +579,7 @@ static PyObject *make_line(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_ssize_t head_len = 7 + digits_len + 7 + ts_len + 2, inner_len = body_len - 2;
     PyObject *out = PyBytes_FromStringAndSize(NULL, head_len + inner_len + SUFFIX_LEN + 1);
     if (out == NULL) return NULL;
-    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(out), *p = start;
+    unsigned char *start = (unsigned char *)PyBytes_AsString(out), *p = start;
     memcpy(p, SEQ, 7), p += 7;
     memcpy(p, digits, (size_t)digits_len), p += digits_len;
     memcpy(p, TS, 7), p += 7;
@@ -583,7 +612,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__lines(void) {
     crc_init();
@@ -592,7 +621,7 @@ PyMODINIT_FUNC PyInit__lines(void) {
     use_avx2 = __builtin_cpu_supports("avx2");
 #endif
 #ifdef HAVE_CHECK_START
-    if (PyType_Ready(&PendingType) < 0) return NULL;
+    if ((PendingType = (PyTypeObject *)PyType_FromSpec(&pending_spec)) == NULL) return NULL;
 #endif
     return PyModule_Create(&module);
 }

@@ -47,6 +47,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -149,12 +150,14 @@ static Py_ssize_t pattern_find_plain(const Pattern *pat, const unsigned char *bu
     return -1;
 }
 
+#ifdef WREN_X86 /* the AVX2 finders' only */
 /* A backslash at p starts an escape unless an odd number of backslashes stand just before it (down to `floor`). */
 static int starts_escape(const unsigned char *p, const unsigned char *floor) {
     int before = 0;
     while (p - before > floor && p[-before - 1] == '\\') before++;
     return (before & 1) == 0;
 }
+#endif
 
 /* Whether the escape at p (a backslash) may stand for a printable ASCII character: \u0020-\u007f or \/. */
 static int ascii_escape(const unsigned char *p, const unsigned char *end) {
@@ -519,8 +522,8 @@ static void run_job(Job *job) {
     /* Which searches the finder does in one pass (with AVX2), and which are left to their own. */
     int own[MAX_PATTERNS], escapes = job->escapes;
     for (int k = 0; k < job->npat; k++) own[k] = 1;
-    Py_ssize_t next = -1;
 #ifdef WREN_X86
+    Py_ssize_t next = -1; /* the finder's next candidate */
     Finder finder;
     int fused = have_avx2;
     if (fused) {
@@ -583,23 +586,23 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     job.every = needle_obj == Py_None;
     job.escapes = escapes;
     if (!job.every) {
-        if (!PyBytes_Check(needle_obj) || PyBytes_GET_SIZE(needle_obj) == 0) {
+        if (!PyBytes_Check(needle_obj) || PyBytes_Size(needle_obj) == 0) {
             PyBuffer_Release(&view);
             PyErr_SetString(PyExc_TypeError, "scan: needle must be non-empty bytes or None");
             return NULL;
         }
-        pattern_init(&job.patterns[job.npat++], (const unsigned char *)PyBytes_AS_STRING(needle_obj),
-                     PyBytes_GET_SIZE(needle_obj), fold);
+        pattern_init(&job.patterns[job.npat++], (const unsigned char *)PyBytes_AsString(needle_obj),
+                     PyBytes_Size(needle_obj), fold);
     }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(extras); i++) {
-        PyObject *extra = PyTuple_GET_ITEM(extras, i);
-        if (!PyBytes_Check(extra) || PyBytes_GET_SIZE(extra) == 0 || job.npat == MAX_PATTERNS) {
+    for (Py_ssize_t i = 0; i < PyTuple_Size(extras); i++) {
+        PyObject *extra = PyTuple_GetItem(extras, i);
+        if (!PyBytes_Check(extra) || PyBytes_Size(extra) == 0 || job.npat == MAX_PATTERNS) {
             PyBuffer_Release(&view);
             PyErr_SetString(PyExc_TypeError, "scan: extras must be at most 15 non-empty bytes");
             return NULL;
         }
-        pattern_init(&job.patterns[job.npat++], (const unsigned char *)PyBytes_AS_STRING(extra),
-                     PyBytes_GET_SIZE(extra), 1);
+        pattern_init(&job.patterns[job.npat++], (const unsigned char *)PyBytes_AsString(extra), PyBytes_Size(extra),
+                     1);
     }
     job.buf = (const unsigned char *)view.buf;
     job.size = view.len;
@@ -607,32 +610,26 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     job.prev_seq = prev_seq;
     /* A vouched line has at least 40 bytes with its newline: that bounds the arrays. */
     job.most = job.size / 40 + 1;
-    PyObject *ends = PyBytes_FromStringAndSize(NULL, job.most * (Py_ssize_t)sizeof(int64_t));
-    PyObject *kinds = PyBytes_FromStringAndSize(NULL, job.most);
-    PyObject *hits = PyBytes_FromStringAndSize(NULL, job.most * (Py_ssize_t)sizeof(int32_t));
-    if (ends == NULL || kinds == NULL || hits == NULL) {
-        Py_XDECREF(ends);
-        Py_XDECREF(kinds);
-        Py_XDECREF(hits);
+    /* The outputs go to memory of our own, then are copied to bytes of the sizes found (the limited API has no
+     * bytes to shrink in place): 13 bytes a line of at least 40. */
+    unsigned char *room = malloc((size_t)job.most * (sizeof(int64_t) + sizeof(int32_t) + 1));
+    if (room == NULL) {
         PyBuffer_Release(&view);
-        return NULL;
+        return PyErr_NoMemory();
     }
-    job.ends = (int64_t *)PyBytes_AS_STRING(ends);
-    job.kinds = (unsigned char *)PyBytes_AS_STRING(kinds);
-    job.hits = (int32_t *)PyBytes_AS_STRING(hits);
+    job.ends = (int64_t *)room;
+    job.hits = (int32_t *)(room + (size_t)job.most * sizeof(int64_t));
+    job.kinds = room + (size_t)job.most * (sizeof(int64_t) + sizeof(int32_t));
     Py_BEGIN_ALLOW_THREADS
     run_job(&job);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     Py_ssize_t count = job.count, nhits = job.nhits;
-    if (_PyBytes_Resize(&ends, count * (Py_ssize_t)sizeof(int64_t)) < 0 || _PyBytes_Resize(&kinds, count) < 0 ||
-        _PyBytes_Resize(&hits, nhits * (Py_ssize_t)sizeof(int32_t)) < 0) {
-        Py_XDECREF(ends);
-        Py_XDECREF(kinds);
-        Py_XDECREF(hits);
-        return NULL;
-    }
-    return Py_BuildValue("(nnNNN)", count, job.pos, ends, kinds, hits);
+    PyObject *out = Py_BuildValue("(nny#y#y#)", count, job.pos, (const char *)job.ends,
+                                  count * (Py_ssize_t)sizeof(int64_t), (const char *)job.kinds, count,
+                                  (const char *)job.hits, nhits * (Py_ssize_t)sizeof(int32_t));
+    free(room);
+    return out;
 }
 
 /* The offset of the first thing a raw pass looks for (the needle, an escape, an extra) in buf, or -1: the
@@ -670,20 +667,20 @@ static PyObject *find_py(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*SppO!", &view, &needle, &fold, &escapes, &PyTuple_Type, &extras)) return NULL;
     Pattern pats[MAX_PATTERNS];
     int npat = 0;
-    if (PyBytes_GET_SIZE(needle) == 0 || PyTuple_GET_SIZE(extras) >= MAX_PATTERNS) {
+    if (PyBytes_Size(needle) == 0 || PyTuple_Size(extras) >= MAX_PATTERNS) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_TypeError, "find: the needle must be non-empty bytes, with at most 15 extras");
         return NULL;
     }
-    pattern_init(&pats[npat++], (const unsigned char *)PyBytes_AS_STRING(needle), PyBytes_GET_SIZE(needle), fold);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(extras); i++) {
-        PyObject *extra = PyTuple_GET_ITEM(extras, i);
-        if (!PyBytes_Check(extra) || PyBytes_GET_SIZE(extra) == 0) {
+    pattern_init(&pats[npat++], (const unsigned char *)PyBytes_AsString(needle), PyBytes_Size(needle), fold);
+    for (Py_ssize_t i = 0; i < PyTuple_Size(extras); i++) {
+        PyObject *extra = PyTuple_GetItem(extras, i);
+        if (!PyBytes_Check(extra) || PyBytes_Size(extra) == 0) {
             PyBuffer_Release(&view);
             PyErr_SetString(PyExc_TypeError, "find: extras must be non-empty bytes");
             return NULL;
         }
-        pattern_init(&pats[npat++], (const unsigned char *)PyBytes_AS_STRING(extra), PyBytes_GET_SIZE(extra), 1);
+        pattern_init(&pats[npat++], (const unsigned char *)PyBytes_AsString(extra), PyBytes_Size(extra), 1);
     }
     Py_ssize_t at;
     Py_BEGIN_ALLOW_THREADS
@@ -863,47 +860,60 @@ static PyObject *folding(PyObject *self, PyObject *unused) {
 }
 
 /* An ASCII letter or digit: what a word of pairs() is made of. */
-static inline int word_char(Py_UCS4 c) {
+static inline int word_char(unsigned char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-static inline Py_ssize_t copy_lower(char *out, int kind, const void *data, Py_ssize_t from, Py_ssize_t to) {
-    for (Py_ssize_t i = from; i < to; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        *out++ = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    }
+static inline Py_ssize_t copy_lower(char *out, const unsigned char *data, Py_ssize_t from, Py_ssize_t to) {
+    for (Py_ssize_t i = from; i < to; i++) *out++ = (char)lower[data[i]];
     return to - from;
 }
 
-static PyObject *pairs_py(PyObject *self, PyObject *args) {
-    PyObject *text;
-    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
+/* pairs over bytes in which every character that is not ASCII is one or more bytes >= 0x80 (a separator). */
+static PyObject *pairs_of(const unsigned char *data, Py_ssize_t n) {
     /* Each word is written at most twice, each pair with one _ and at most one space, and between two words
        there is at least one separator: never more than 2n characters. */
     char *out = PyMem_Malloc((size_t)(2 * n + 1));
     if (out == NULL) return PyErr_NoMemory();
     Py_ssize_t o = 0, prev_start = -1, prev_end = -1, i = 0;
     while (i < n) {
-        if (!word_char(PyUnicode_READ(kind, data, i))) {
+        if (!word_char(data[i])) {
             i++;
             continue;
         }
         Py_ssize_t start = i;
-        while (i < n && word_char(PyUnicode_READ(kind, data, i))) i++;
+        while (i < n && word_char(data[i])) i++;
         if (prev_start >= 0) {
             if (o) out[o++] = ' ';
-            o += copy_lower(out + o, kind, data, prev_start, prev_end);
+            o += copy_lower(out + o, data, prev_start, prev_end);
             out[o++] = '_';
-            o += copy_lower(out + o, kind, data, start, i);
+            o += copy_lower(out + o, data, start, i);
         }
         prev_start = start;
         prev_end = i;
     }
     PyObject *result = PyUnicode_DecodeASCII(out, o, NULL);
     PyMem_Free(out);
+    return result;
+}
+
+/* The text read as UTF-8 (the limited API's way to its characters; no copy for an ASCII str, where most
+ * text is): a character that is not ASCII is bytes >= 0x80 there, a separator as it is in the str. A str
+ * that UTF-8 cannot hold (a lone surrogate) is read as code points instead, each one past ASCII made 0x80. */
+static PyObject *pairs_py(PyObject *self, PyObject *args) {
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    if (utf8 != NULL) return pairs_of((const unsigned char *)utf8, n);
+    PyErr_Clear();
+    Py_UCS4 *points = PyUnicode_AsUCS4Copy(text);
+    if (points == NULL) return NULL;
+    n = PyUnicode_GetLength(text);
+    unsigned char *bytes = (unsigned char *)points; /* narrowed in place: byte i is written after point i is read */
+    for (Py_ssize_t i = 0; i < n; i++) bytes[i] = points[i] < 0x80 ? (unsigned char)points[i] : 0x80;
+    PyObject *result = pairs_of(bytes, n);
+    PyMem_Free(points);
     return result;
 }
 
@@ -919,7 +929,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__scan(void) {
     crc_init();

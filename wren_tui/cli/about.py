@@ -1,0 +1,75 @@
+"""`wren --version`: the version, and where it runs: which C modules are in use, and the journal's durable sync.
+
+The C modules are optional (a wheel carries them; an install without a compiler runs Python's fallback,
+slower, with the same answers), so the version alone does not say which path runs: each module is imported
+here, as the code that uses it imports it, and a module that does not import is named with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import platform
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from .. import __version__
+
+# Each C module, what it does, and the Python that does the same without it.
+C_MODULES: tuple[tuple[str, str, str], ...] = (
+    ("wren_tui.journal._lines", "the journal's line check and builder", "journal/reader.py"),
+    ("wren_tui.search._scan", "search's raw pass", "search/rawpass.py"),
+    ("wren_tui.foreign._aider", "aider's line count", "foreign/aider.py"),
+)
+
+
+def _c_module(name: str) -> str | None:
+    """None when the module is in use, else why not."""
+    try:
+        importlib.import_module(name)
+    except ImportError as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def durable_sync() -> str:
+    """The call that puts each journal append on stable storage here (wren_tui.portable.DURABLE_SYNC)."""
+    try:
+        portable = importlib.import_module("wren_tui.portable")
+    except ImportError:  # a build from before the portable layer: the writer calls os.fdatasync
+        return "fdatasync"
+    named = getattr(portable, "DURABLE_SYNC", None)
+    return named if isinstance(named, str) else "fdatasync"
+
+
+def report() -> str:
+    """What `wren --version` prints."""
+    lines = [
+        f"wren {__version__}",
+        f"Python: {platform.python_implementation()} {platform.python_version()} on "
+        f"{platform.system()} {platform.machine()}",
+    ]
+    missing = {name: _c_module(name) for name, _what, _fallback in C_MODULES}
+    in_use = sum(why is None for why in missing.values())
+    lines.append(f"C modules: {in_use} of {len(C_MODULES)} in use")
+    for name, what, fallback in C_MODULES:
+        short = name.removeprefix("wren_tui.")
+        why = missing[name]
+        if why is None:
+            lines.append(f"  {short}: C ({what})")
+        else:
+            lines.append(f"  {short}: Python's fallback, {fallback} ({why})")
+    lines.append(f"Journal's durable sync: {durable_sync()}")
+    return "\n".join(lines)
+
+
+class VersionAction(argparse.Action):
+    """--version: the report, made only when asked (the C modules are imported then)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> NoReturn:
+        sys.stdout.write(report() + "\n")
+        parser.exit()
