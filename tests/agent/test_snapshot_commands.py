@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -215,9 +216,12 @@ def test_a_prune_started_while_a_snapshot_is_being_taken_waits_for_it_and_keeps_
     args = [sys.executable, "-m", "wren_tui", "snapshots", "prune", "--now", "--dir", str(journals)]
     prune = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        # Until prune waits for the store's lock, or (were it not to wait) ends.
-        while prune.poll() is None and not _waiting_on(store.path / LOCK, prune.pid):
-            pass
+        # Until prune waits for the store's lock, or (were it not to wait) ends: a condition, not a time.
+        while not _waiting_on(store.path / LOCK, prune.pid):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                prune.wait(0.01)
+            if prune.returncode is not None:
+                break
         assert prune.poll() is None, "prune ran while a snapshot was being taken"
     finally:
         go.set()
