@@ -20,6 +20,7 @@ repositories of their own (a nested `.git`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import os
@@ -472,6 +473,10 @@ class Store:
         try:
             fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
         except OSError as exc:
+            if not exclusive and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                # A store this process may only read (a fork from a read-only folder): no prune can run there.
+                yield
+                return
             raise SnapshotError(f"{self.path / LOCK}: the store's lock cannot be opened ({_why(exc)})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
