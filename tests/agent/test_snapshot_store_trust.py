@@ -7,16 +7,21 @@ them. Each planted program here leaves a file in `ran/` if it is ever started; n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.agent.conftest import journals_of, only_journal
 from tests.conftest import run_wren
-from wren_tui.journal.snapshots import MARK, STORE, SnapshotError, Store
+from wren_tui.journal.locks import read_locks
+from wren_tui.journal.snapshots import LOCK, MARK, STORE, SnapshotError, Store
 
 TASK = "run the tests, find the failing case and fix it"
 HOOKS = ("post-index-change", "reference-transaction", "post-checkout", "pre-auto-gc", "post-commit")
@@ -164,3 +169,57 @@ def test_a_store_an_earlier_wren_made_is_adopted_and_one_in_a_folder_with_other_
     with pytest.raises(SnapshotError, match="not empty and not a snapshot store, so no store is made there"):
         Store(tmp_path / "journals" / STORE).take(workspace, "s-20260101-000000-abcd")
     assert os.listdir(elsewhere) == ["letter.txt"]
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs /proc/locks to see that the run waits")
+def test_a_run_starting_while_another_makes_the_store_waits_for_it_and_both_snapshot(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The moment after `git init` and before Wren's mark: a second run waits, never refuses a half-made store."""
+    journals = journals_of(workspace)
+    store = Store(journals / STORE)
+    initialised, go = threading.Event(), threading.Event()
+    run = Store._run
+
+    def stop_after_init(self: Store, *args: str, **kwargs: Any) -> bytes:
+        done = run(self, *args, **kwargs)
+        if args[0] == "init":
+            initialised.set()
+            go.wait()
+        return done
+
+    monkeypatch.setattr(Store, "_run", stop_after_init)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.txt").write_text("b\n")
+    taken: list[str] = []
+    making = threading.Thread(target=lambda: taken.append(store.take(other, "s-20260101-000000-abcd").id))
+    making.start()
+    initialised.wait()
+    assert not (store.path / MARK).exists() and (store.path / "objects").is_dir()
+    args = [sys.executable, "-m", "wren_tui", "run", "--yes", "--dir", str(journals), TASK]
+    second = subprocess.Popen(args, cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        while not _waiting(store.path / LOCK, second.pid):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                second.wait(0.01)
+            if second.returncode is not None:
+                break
+        assert second.returncode is None, "the second run did not wait for the store being made"
+    finally:
+        go.set()
+        making.join()
+        _, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    store.check_whole(taken[0])
+    assert (store.path / MARK).read_bytes() and (store.path / "config").read_text().count("\n") == 4
+
+
+def _waiting(lock: Path, pid: int) -> bool:
+    """Whether process `pid` waits for the flock on `lock` (/proc/locks: a blocked request's row has `->`)."""
+    st = os.stat(lock)
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(
+        len(parts) >= 7 and parts[1] == "->" and parts[5] == str(pid) and parts[6] == dev
+        for parts in (row.split() for row in read_locks().splitlines())
+    )

@@ -360,11 +360,14 @@ class Store:
         It is made in a new or empty folder only (`.snapshots` may be a link to one on another disk),
         under the store's lock, its mark written last.
         """
-        if self.exists() or os.path.lexists(self.path / MARK):
+        if os.path.lexists(self.path / MARK):
             self._check()
             return
+        # No mark: a new store, one being made by another run right now (its lock is waited for), or one an
+        # earlier Wren made (`_check` adopts it).
         try:
-            self._refuse_other_files()
+            if not self.exists() and not os.path.lexists(self.path / LOCK):  # a run making it creates the lock first
+                self._refuse_other_files()
             self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(self.path, 0o700)
         except OSError as exc:
