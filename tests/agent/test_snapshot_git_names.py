@@ -17,8 +17,9 @@ import pytest
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
+from wren_tui.journal import gitfiles
 from wren_tui.journal.events import Snapshot
-from wren_tui.journal.snapshots import git_refuses
+from wren_tui.journal.snapshots import STORE, Store, git_refuses
 
 # Each a name git refuses on every platform with core.protectNTFS and core.protectHFS (the store's settings).
 REFUSED_FILES = [".GIT/config", "git~1", "GIT~1/inside.txt", ".git.", ".git ", "sub/.Git/HEAD", "sub/.git. ./x"]
@@ -101,3 +102,32 @@ def test_every_name_git_refuses_is_refused_by_wren_before_git_sees_it(tmp_path: 
         assert git_refuses(name) is None, name
     # A name that is a link only when it is one: the check asks.
     assert git_refuses(b".gitmodules", lambda _: False) is None
+
+
+def test_a_name_git_refuses_in_an_index_an_earlier_wren_wrote_is_dropped_so_the_next_snapshot_forks(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a\n")
+    store = Store(tmp_path / "journals" / STORE)
+    sid = "s-20260101-000000-abcd"
+    store.take(workspace, sid)
+    # What an earlier Wren left: `.GIT/config` stored in the session's index (and so in its trees).
+    (workspace / ".GIT").mkdir()
+    bad = workspace / ".GIT" / "config"
+    bad.write_text("[core]\n")
+    index = store.index_for(sid, workspace)
+    entries = dict(gitfiles.read_index(index).entries)
+    st = os.lstat(bad)
+    mode = gitfiles.mode_of(st)
+    assert mode is not None
+    oid = gitfiles.Objects(store.path / "objects").write(b"blob", bad.read_bytes())
+    entries[b".GIT/config"] = gitfiles.Entry(gitfiles.stat_of(st, mode), oid)
+    gitfiles.write_index(index, entries)
+    taken = store.take(workspace, sid)
+    assert b".GIT/config" not in store.files_of(taken.id)
+    assert store.materialise(taken.id, tmp_path / "forked", "s-20260101-000001-abcd") == 1
+    assert (tmp_path / "forked" / "a.txt").read_text() == "a\n"
+    again = store.take(workspace, sid)  # and from then on it is listed, as any new such name
+    assert ".GIT/ (a name git refuses, a spelling of .git: not covered)" in again.not_covered

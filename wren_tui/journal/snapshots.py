@@ -694,7 +694,7 @@ class Store:
             return gitfiles.Entry(gitfiles.stat_of(st, mode), oid)
 
         for name, old in known.entries.items():
-            if name.startswith(outside):
+            if name.startswith(outside) or git_refuses(name) is not None:  # (an earlier Wren stored such names)
                 changed += 1
                 continue
             try:
