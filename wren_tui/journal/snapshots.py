@@ -4,7 +4,10 @@ The store is a bare git repository, `.snapshots` inside the journals folder (070
 the `git` program's plumbing with GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE pointing at it and no
 other GIT_* variable of the caller's environment let in. The workspace's own `.git` (its refs,
 index, stash, hooks, config) is never opened: git skips every path component named `.git`, and
-the store reads neither the workspace's `info/exclude` nor the person's git config. A snapshot's
+the store reads neither the workspace's `info/exclude` nor the person's git config. Nor is the store's
+own config trusted: before every git command the store is checked (`Store._check`: Wren's mark, its
+config byte for byte Wren's, its attributes rewritten), so no config or attribute there can make git
+run a program. A snapshot's
 id is the tree's object id; a per-session index in the store is the stat cache that makes a
 snapshot of a large, mostly unchanged workspace hash only what changed.
 
@@ -13,8 +16,11 @@ Durable before named: git writes each object with fsync (core.fsync), and the fo
 a snapshot is written only after everything it names is on disk.
 
 What is not covered is listed, never skipped silently: files the workspace's .gitignore rules
-ignore, files over `max_file_size`, FIFOs, sockets and devices, and folders that are git
-repositories of their own (a nested `.git`).
+ignore, files over `max_file_size`, FIFOs, sockets and devices, folders that are git repositories
+of their own (a nested `.git`), and names git refuses to hold (`git_refuses`).
+
+Prune beside a run: `take` holds the store's lock shared and records its tree (`pending/`) before
+letting go; `prune` holds it exclusively and keeps what the records and the journals name.
 """
 
 from __future__ import annotations
@@ -81,7 +87,7 @@ _CONFIG = {
     "diff.noprefix": "false",
     # Nothing outside the store's own attributes (rewritten by Wren, see `_ATTRIBUTES`) is read.
     "core.attributesFile": os.devnull,
-    # git refuses these names (`.GIT`, `git~1`, `.git.`...) on every platform: `_refused` keeps them out.
+    # git refuses these names (`.GIT`, `git~1`, `.git.`...) on every platform: `git_refuses` keeps them out.
     "core.protectNTFS": "true",
     "core.protectHFS": "true",
     # The store has no remote: no transport of any protocol (and so no ssh, proxy or credential program).
@@ -89,7 +95,7 @@ _CONFIG = {
     "credential.helper": "",
 }
 # The store's own attributes win over a workspace's .gitattributes: bytes in, the same bytes out, no filter
-# program. Rewritten whenever they differ (`Store.ensure`). `diff` is left alone: unset, it would make every
+# program. Rewritten whenever they differ (`Store._check`). `diff` is left alone: unset, it would make every
 # file binary to `wren diff-files`; no diff driver can be defined anyway (the store's config is Wren's own).
 _ATTRIBUTES = b"* -text -ident -filter -working-tree-encoding -crlf -merge\n"
 # The store's whole config, as Wren writes it; a store whose config is anything else is not used. git reads a
