@@ -35,11 +35,11 @@ def swap_before_open(monkeypatch: pytest.MonkeyPatch, name: bytes, swap: Callabl
     real = gitfiles.stored
     swapped: list[bytes] = []
 
-    def hooked(objects: gitfiles.Objects, path: bytes, st: os.stat_result) -> object:
+    def hooked(objects: gitfiles.Objects, path: bytes, *rest: object) -> object:
         if path.endswith(b"/" + name) and not swapped:
             swapped.append(path)
             swap(Path(os.fsdecode(path)))
-        return real(objects, path, st)
+        return real(objects, path, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gitfiles, "stored", hooked)
     return swapped
@@ -85,6 +85,31 @@ def test_a_link_swapped_in_between_lstat_and_open_is_stored_as_a_link_and_never_
     # The next snapshot agrees with itself: the link is what the stat cache now holds.
     monkeypatch.undo()
     assert store.take(ws, "s-1").id == taken.id
+
+
+@pytest.mark.parametrize("swapped", ["its folder", "a folder above it"])
+def test_a_folder_swapped_for_a_link_between_lstat_and_open_is_never_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swapped: str
+) -> None:
+    ws, _, store = _workspace(tmp_path)
+    (ws / "top" / "sub").mkdir(parents=True)
+    (ws / "top" / "sub" / "f.txt").write_bytes(b"inside\n")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "sub").mkdir(parents=True)
+    (elsewhere / "sub" / "f.txt").write_bytes(b"SECRET in a folder outside the workspace\n")
+    (elsewhere / "f.txt").write_bytes(b"SECRET in a folder outside the workspace\n")
+    store.take(ws, "s-1")
+    (ws / "top" / "sub" / "f.txt").write_bytes(b"changed: read again\n")
+
+    def folder_to_link(path: Path) -> None:
+        folder = path.parent if swapped == "its folder" else path.parent.parent
+        folder.rename(ws / "moved-away")
+        folder.symlink_to(elsewhere)
+
+    swap_before_open(monkeypatch, b"top/sub/f.txt", folder_to_link)
+    taken = store.take(ws, "s-1")
+    assert b"top/sub/f.txt" not in store.files_of(taken.id)
+    assert b"SECRET" not in all_objects(store)
 
 
 def test_a_file_swapped_in_where_a_link_was_is_stored_as_the_file_it_is_now(

@@ -388,32 +388,75 @@ def _identity(st: os.stat_result) -> tuple[int, int, int]:
     return stat.S_IFMT(st.st_mode), st.st_dev, st.st_ino
 
 
-def stored(objects: Objects, path: bytes, st: os.stat_result) -> tuple[os.stat_result, int, bytes] | None:
+def stored(
+    objects: Objects, path: bytes, st: os.stat_result, folder: tuple[int, int] | None = None
+) -> tuple[os.stat_result, int, bytes] | None:
     """Store the workspace entry at `path` that `st` (its lstat) chose: (the stat it is stored with, mode, id).
 
     Never through a link and never blocking: a file is opened with O_NOFOLLOW and O_NONBLOCK, and
     what was opened (fstat of that descriptor) is what is stored. A link swapped in is stored as a
     link; a FIFO, socket, device or folder swapped in is not stored (None, as for a file gone); another
     file swapped in is stored as what it is now. A link's target is read by readlink, which follows nothing.
+    `folder` is the (device, inode) its folder had when it was found to be a folder, not a link: the
+    entry is opened inside that folder's descriptor only if it is still that folder (a folder on the way
+    swapped for a link since is never followed: None).
 
     Raises:
         OSError: the entry could not be read (FileNotFoundError is None: gone).
         Changed: it kept changing while it was read.
     """
+    head, _, name = path.rpartition(b"/")
+    try:
+        where = _open_folder(head, folder) if folder is not None and _AT else None
+    except FileNotFoundError:
+        return None
+    if where == -1:
+        return None
+    try:
+        return _stored(objects, path if where is None else name, st, where)
+    finally:
+        if where is not None:
+            os.close(where)
+
+
+_AT = os.open in os.supports_dir_fd and os.readlink in os.supports_dir_fd
+_FOLDER = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC
+
+
+def _open_folder(path: bytes, identity: tuple[int, int]) -> int:
+    """A descriptor of the folder at `path` if it is still the folder `identity` names; -1 when it is not."""
+    try:
+        fd = os.open(path or b".", _FOLDER)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return -1  # a link or a file now: nothing there is read
+        raise
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) != identity:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def _stored(
+    objects: Objects, path: bytes, st: os.stat_result, at: int | None
+) -> tuple[os.stat_result, int, bytes] | None:
     for _ in range(3):
         mode = mode_of(st)
         if mode is None:
             return None
         try:
             if mode == LINK:
-                return st, LINK, objects.write(b"blob", os.readlink(path))
-            fd = os.open(path, _READ)
+                return st, LINK, objects.write(b"blob", os.readlink(path, dir_fd=at))
+            fd = os.open(path, _READ, dir_fd=at)
         except FileNotFoundError:
             return None
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.EINVAL):
                 raise
-            st = os.lstat(path)  # a link where the file was (ELOOP), a file where the link was (EINVAL): again
+            st = os.lstat(
+                path, dir_fd=at
+            )  # a link where the file was (ELOOP), a file where the link was (EINVAL): again
             continue
         try:
             now = os.fstat(fd)
@@ -423,7 +466,7 @@ def stored(objects: Objects, path: bytes, st: os.stat_result) -> tuple[os.stat_r
                     return None
             return now, mode, objects.write_file(fd, now.st_size)
         except Changed:
-            st = os.lstat(path)
+            st = os.lstat(path, dir_fd=at)
         finally:
             os.close(fd)
     raise Changed("it kept changing while it was read")

@@ -447,29 +447,35 @@ class Store:
         root = os.fsencode(workspace)
         outside = tuple(os.fsencode(rel) + b"/" for p in leave_out if (rel := _inside(workspace, p)))
         objects = gitfiles.Objects(self.path / "objects")
-        folders: dict[bytes, bool] = {b"": True}
+        try:
+            top = os.stat(root)  # the workspace itself (it may be reached through a link: it is what was asked for)
+        except OSError as exc:
+            raise SnapshotError(f"{workspace}: cannot be snapshotted ({_why(exc)})") from None
+        folders: dict[bytes, tuple[int, int] | None] = {b"": (top.st_dev, top.st_ino)}
         entries: dict[bytes, gitfiles.Entry] = {}
         changed = 0
         restated = False
 
-        def real_folder(folder: bytes) -> bool:
-            """Every folder on the way is a folder, not a link to one (lstat would follow it)."""
+        def real_folder(folder: bytes) -> tuple[int, int] | None:
+            """The folder's identity when it and every folder on the way is a folder, not a link to one."""
             if folder not in folders:
                 parent = folder.rpartition(b"/")[0]
-                try:
-                    ok = real_folder(parent) and stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
-                except OSError:
-                    ok = False
-                folders[folder] = ok
+                found: tuple[int, int] | None = None
+                if real_folder(parent) is not None:
+                    with contextlib.suppress(OSError):
+                        st = os.lstat(os.path.join(root, folder))
+                        found = (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+                folders[folder] = found
             return folders[folder]
 
         def hashed(name: bytes, st: os.stat_result | None = None) -> gitfiles.Entry | None:
             """The entry (chosen by its lstat `st`), its content stored; None when it is gone or is no file or link."""
             path = os.path.join(root, name)
-            if not real_folder(name.rpartition(b"/")[0]):
+            folder = real_folder(name.rpartition(b"/")[0])
+            if folder is None:
                 return None
             try:
-                found = gitfiles.stored(objects, path, os.lstat(path) if st is None else st)
+                found = gitfiles.stored(objects, path, os.lstat(path) if st is None else st, folder)
             except (FileNotFoundError, NotADirectoryError):
                 return None
             except gitfiles.Changed as exc:
@@ -488,7 +494,7 @@ class Store:
                 changed += 1
                 continue
             try:
-                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) else None
+                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) is not None else None
             except OSError:
                 st = None
             mode = None if st is None else gitfiles.mode_of(st)
