@@ -7,7 +7,11 @@ stays an ordinary git repository that git reads and writes as before:
 
 - the index (the per-session stat cache): read, and written back with the entries' new stat data;
 - blobs and trees as loose objects (zlib level 1, as `core.looseCompression` says), each fsynced
-  before it is renamed into place, as git does with `core.fsync=loose-object`;
+  before it is renamed into place, as git does with `core.fsync=loose-object`; one already there is
+  read back whole and freshened (its mtime set to now, as git does), or written again if damaged;
+- workspace files read through a descriptor (`stored`): opened with O_NOFOLLOW | O_NONBLOCK inside
+  their folder's descriptor, checked by fstat against the lstat that chose them, and streamed a chunk
+  at a time (hashed and compressed as they are read), so memory is bounded whatever a file's size;
 - trees built from the index's sorted paths.
 
 Only what a snapshot writes is here: version 2 and 3 indexes with stage-0 entries and SHA-1 ids.
