@@ -194,6 +194,34 @@ def test_a_file_over_a_chunk_is_streamed_into_an_object_git_reads_back_byte_for_
     assert not list((store.path / "objects").glob("tmp_obj_*"))
 
 
+@pytest.mark.parametrize("size", [100, 3 * gitfiles.CHUNK], ids=["read at once", "streamed"])
+def test_a_file_that_shrinks_while_it_is_read_is_stored_as_it_is_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    target = ws / "log.txt"
+    target.write_bytes(b"")
+    store = Store(tmp_path / "store")
+    store.take(ws, "s-1")
+    target.write_bytes(b"x" * size)
+    real = gitfiles._read
+    cut: list[int] = []
+
+    def shrinking(fd: int, n: int) -> bytes:
+        if not cut:  # the first read of the file: a command truncates and rewrites it at that moment
+            cut.append(n)
+            target.write_bytes(b"rotated\n")
+        return real(fd, n)
+
+    monkeypatch.setattr(gitfiles, "_read", shrinking)
+    taken = store.take(ws, "s-1")
+    assert cut
+    assert store.git("cat-file", "-p", f"{taken.id}:log.txt") == b"rotated\n"
+    monkeypatch.undo()
+    assert store.take(ws, "s-1").id == taken.id  # and the next snapshot agrees
+
+
 _BIG = textwrap.dedent(
     """
     import os, resource, sys

@@ -224,15 +224,22 @@ class Objects:
         return oid
 
     def write_file(self, fd: int, size: int) -> bytes:
-        """The blob id of an open file's first `size` bytes, stored: read, hashed and compressed a chunk at a time.
+        """The blob id of an open file whose fstat said `size` bytes, stored.
+
+        Up to a chunk, the file is read to its end at once (whatever it became since); larger, its first
+        `size` bytes are read, hashed and compressed a chunk at a time, never held whole.
 
         Raises:
-            Changed: the file ended before `size` bytes (it shrank while it was read).
+            Changed: a file over a chunk ended before `size` bytes (it shrank while it was streamed).
             OSError: it could not be read.
             StoreFailed: the store could not be written.
         """
         if size <= CHUNK:
-            return self.write(b"blob", _read_exactly(fd, size))
+            data = _read_upto(fd, CHUNK + 1)  # to its end, whatever it became since its fstat
+            if len(data) <= CHUNK:
+                return self.write(b"blob", data)
+            os.lseek(fd, 0, os.SEEK_SET)  # it grew past a chunk while it was read: streamed as it is now
+            size = os.fstat(fd).st_size
         head = b"blob %d\0" % size
         digest = hashlib.sha1(head)
         packer = zlib.compressobj(1)
@@ -331,13 +338,14 @@ def _read(fd: int, size: int) -> bytes:
         raise _ReadFailed(exc.errno, exc.strerror) from exc
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
+def _read_upto(fd: int, limit: int) -> bytes:
+    """The file's bytes to its end, or its first `limit` bytes."""
     parts: list[bytes] = []
-    left = size
+    left = limit
     while left:
         chunk = _read(fd, left)
         if not chunk:
-            raise Changed(f"it ended {left} bytes before its size")
+            break
         parts.append(chunk)
         left -= len(chunk)
     return b"".join(parts)
@@ -423,7 +431,7 @@ def stored(
             os.close(where)
 
 
-_AT = os.open in os.supports_dir_fd and os.readlink in os.supports_dir_fd
+_AT = {os.open, os.readlink, os.stat} <= os.supports_dir_fd
 _FOLDER = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC
 
 
