@@ -243,7 +243,7 @@ class Objects:
         head = b"blob %d\0" % size
         digest = hashlib.sha1(head)
         packer = zlib.compressobj(1)
-        tmp = self.folder / f"tmp_obj_{os.getpid()}_stream"  # its folder is known only at the end, from its id
+        tmp = self.folder / f"tmp_obj_{os.getpid()}_{os.urandom(6).hex()}"  # its folder: known from its id at the end
         try:
             out = self.ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
             try:
