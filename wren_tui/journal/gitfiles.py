@@ -178,7 +178,10 @@ class _ReadFailed(OSError):
 CHUNK = 1 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows, which has no FIFOs and whose links need privileges
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_READ = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | os.O_CLOEXEC | getattr(os, "O_BINARY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)  # not on Windows (portable.O_CLOEXEC on branch win says the same)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows only
+_READ = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC | _BINARY
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC | _BINARY
 _PACK_IDS: dict[tuple[str, int, int, int], frozenset[bytes]] = {}  # a pack's index (path, inode, size, mtime): ids
 
 
@@ -209,7 +212,7 @@ class Objects:
             return oid
         tmp = self._folder(oid.hex()[:2]) / f"tmp_obj_{os.getpid()}_{oid.hex()[:8]}"
         try:
-            fd = self.ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+            fd = self.ops.open(tmp, _WRITE, 0o444)
             try:
                 self._put(fd, zlib.compress(head + body, 1))
                 self.ops.fsync(fd)
@@ -245,7 +248,7 @@ class Objects:
         packer = zlib.compressobj(1)
         tmp = self.folder / f"tmp_obj_{os.getpid()}_{os.urandom(6).hex()}"  # its folder: known from its id at the end
         try:
-            out = self.ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+            out = self.ops.open(tmp, _WRITE, 0o444)
             try:
                 self._put(out, packer.compress(head))
                 left = size
@@ -432,7 +435,7 @@ def stored(
 
 
 _AT = {os.open, os.readlink, os.stat} <= os.supports_dir_fd
-_FOLDER = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC
+_FOLDER = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
 
 
 def _open_folder(path: bytes, identity: tuple[int, int]) -> int:
