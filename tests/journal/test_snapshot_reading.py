@@ -112,6 +112,16 @@ def test_a_folder_swapped_for_a_link_between_lstat_and_open_is_never_followed(
     assert b"SECRET" not in all_objects(store)
 
 
+def test_a_workspace_given_through_a_link_is_snapshotted_whole(tmp_path: Path) -> None:
+    ws, _, store = _workspace(tmp_path)
+    (ws / "sub").mkdir()
+    (ws / "sub" / "g.txt").write_bytes(b"deeper\n")
+    through = tmp_path / "through-a-link"
+    through.symlink_to(ws)
+    taken = store.take(through, "s-1")
+    assert sorted(store.files_of(taken.id)) == [b"f.txt", b"keep.txt", b"sub/g.txt"]
+
+
 def test_a_file_swapped_in_where_a_link_was_is_stored_as_the_file_it_is_now(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

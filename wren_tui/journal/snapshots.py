@@ -444,11 +444,13 @@ class Store:
             known = gitfiles.read_index(index)
         except gitfiles.Unreadable:
             return None
-        root = os.fsencode(workspace)
+        # The workspace itself may be reached through a link (it is what was asked for): its real path, whose
+        # last folder is then opened like any other, never through a link.
+        root = os.fsencode(os.path.realpath(workspace))
         outside = tuple(os.fsencode(rel) + b"/" for p in leave_out if (rel := _inside(workspace, p)))
         objects = gitfiles.Objects(self.path / "objects")
         try:
-            top = os.stat(root)  # the workspace itself (it may be reached through a link: it is what was asked for)
+            top = os.lstat(root)
         except OSError as exc:
             raise SnapshotError(f"{workspace}: cannot be snapshotted ({_why(exc)})") from None
         folders: dict[bytes, tuple[int, int] | None] = {b"": (top.st_dev, top.st_ino)}
