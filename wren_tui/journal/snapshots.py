@@ -637,13 +637,26 @@ class Store:
         said = self.git("add", "-A", "-v", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
         changed = sum(1 for line in said.split(b"\n") if line.startswith((b"add '", b"remove '")))
         tree = self._trees.get(index) if changed == 0 else None
-        if tree is None:  # nothing added or removed since this process's last tree of this index: the same tree
-            tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
-            if not _OID.fullmatch(tree):
-                raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
+        # Nothing added or removed since this process's last tree of this index: the same tree, if the store
+        # still holds it (freshened, as git freshens what it would write again, so prune's age rule keeps it).
+        if tree is None or not _freshen_loose(self.path / "objects", tree):
+            try:
+                tree = self._write_tree(workspace, index)
+            except SnapshotError:
+                # write-tree checks that every blob the index names is in the store: one was removed (a command
+                # deleted objects). The stat cache is dropped and every file hashed and written again.
+                index.unlink(missing_ok=True)
+                self.git("add", "-A", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
+                tree = self._write_tree(workspace, index)
             self._sync_new(before)
             self._trees[index] = tree
         return Taken(tree, _index_entries(index), changed, uncovered[:LISTED], len(uncovered))
+
+    def _write_tree(self, workspace: Path, index: Path) -> str:
+        tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
+        if not _OID.fullmatch(tree):
+            raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
+        return tree
 
     def _take_here(
         self, workspace: Path, index: Path, fresh: Sequence[bytes], leave_out: Sequence[Path]
@@ -659,61 +672,69 @@ class Store:
             known = gitfiles.read_index(index)
         except gitfiles.Unreadable:
             return None
-        root = os.fsencode(workspace)
+        # The workspace itself may be reached through a link (it is what was asked for): its real path, whose
+        # last folder is then opened like any other, never through a link.
+        root = os.fsencode(os.path.realpath(workspace))
         outside = tuple(os.fsencode(rel) + b"/" for p in leave_out if (rel := _inside(workspace, p)))
         objects = gitfiles.Objects(self.path / "objects")
-        folders: dict[bytes, bool] = {b"": True}
+        try:
+            top = os.lstat(root)
+        except OSError as exc:
+            raise SnapshotError(f"{workspace}: cannot be snapshotted ({_why(exc)})") from None
+        folders: dict[bytes, tuple[int, int] | None] = {b"": (top.st_dev, top.st_ino)}
         entries: dict[bytes, gitfiles.Entry] = {}
         changed = 0
         restated = False
 
-        def real_folder(folder: bytes) -> bool:
-            """Every folder on the way is a folder, not a link to one (lstat would follow it)."""
+        def real_folder(folder: bytes) -> tuple[int, int] | None:
+            """The folder's identity when it and every folder on the way is a folder, not a link to one."""
             if folder not in folders:
                 parent = folder.rpartition(b"/")[0]
-                try:
-                    ok = real_folder(parent) and stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
-                except OSError:
-                    ok = False
-                folders[folder] = ok
+                found: tuple[int, int] | None = None
+                if real_folder(parent) is not None:
+                    with contextlib.suppress(OSError):
+                        st = os.lstat(os.path.join(root, folder))
+                        found = (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+                folders[folder] = found
             return folders[folder]
 
-        def hashed(name: bytes) -> gitfiles.Entry | None:
-            """The file's entry, its content stored; None when it is gone or is no file or link."""
+        def hashed(name: bytes, st: os.stat_result | None = None) -> gitfiles.Entry | None:
+            """The entry (chosen by its lstat `st`), its content stored; None when it is gone or is no file or link."""
             path = os.path.join(root, name)
-            if not real_folder(name.rpartition(b"/")[0]):
+            folder = real_folder(name.rpartition(b"/")[0])
+            if folder is None:
                 return None
             try:
-                st = os.lstat(path)
-                mode = gitfiles.mode_of(st)
-                if mode is None:
-                    return None
-                body = gitfiles.blob_of(path, mode)
+                found = gitfiles.stored(objects, path, os.lstat(path) if st is None else st, folder)
             except (FileNotFoundError, NotADirectoryError):
                 return None
+            except gitfiles.Changed as exc:
+                raise SnapshotError(f"{os.fsdecode(path)}: cannot be snapshotted ({exc})") from None
+            except gitfiles.StoreFailed as exc:
+                raise SnapshotError(f"writing its objects failed: {_why(exc.error)}") from None
             except OSError as exc:
                 raise SnapshotError(f"{os.fsdecode(path)}: cannot be snapshotted ({_why(exc)})") from None
-            try:
-                oid = objects.write(b"blob", body)
-            except OSError as exc:
-                raise SnapshotError(f"writing its objects failed: {_why(exc)}") from None
-            return gitfiles.Entry(gitfiles.stat_of(st, mode), oid)
+            if found is None:
+                return None
+            now, mode, oid = found
+            return gitfiles.Entry(gitfiles.stat_of(now, mode), oid)
 
         for name, old in known.entries.items():
             if name.startswith(outside) or git_refuses(name) is not None:  # (an earlier Wren stored such names)
                 changed += 1
                 continue
             try:
-                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) else None
+                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) is not None else None
             except OSError:
                 st = None
             mode = None if st is None else gitfiles.mode_of(st)
             same = st is not None and mode is not None and gitfiles.stat_of(st, mode) == old.stat
-            if same and not gitfiles.racy(old, known):
+            # Unchanged by its stat data, and its object still in the store (a command may have removed it).
+            if same and not gitfiles.racy(old, known) and objects.has(old.oid):
                 entries[name] = old
                 continue
             restated = True
-            entry = hashed(name) if mode is not None else None
+            entry = hashed(name, st) if mode is not None else None
             if entry is None:
                 changed += 1  # deleted, or no longer a file or a link
                 continue
@@ -725,14 +746,16 @@ class Store:
                 entries[name] = entry
                 changed += 1
         try:
-            tree = self._trees.get(index) if changed == 0 else None
-            if tree is None:
-                tree = gitfiles.write_trees(objects, entries).hex()
+            # The trees are written every time, never remembered: each one present is checked whole and
+            # freshened (so prune's age rule keeps it), one missing or damaged is written again.
+            tree = gitfiles.write_trees(objects, entries).hex()
             objects.sync()
             if restated or changed or not index.exists():
                 gitfiles.write_index(index, entries)
         except gitfiles.Unreadable:
             return None
+        except gitfiles.StoreFailed as exc:
+            raise SnapshotError(f"writing its objects failed: {_why(exc.error)}") from None
         except OSError as exc:
             raise SnapshotError(f"writing its objects failed: {_why(exc)}") from None
         self._trees[index] = tree
@@ -1008,6 +1031,15 @@ def _dir_times(objects: Path) -> dict[str, int]:
                 with contextlib.suppress(OSError):
                     times[entry.name] = entry.stat(follow_symlinks=False).st_mtime_ns
     return times
+
+
+def _freshen_loose(objects: Path, oid: str) -> bool:
+    """The object is there loose, and its mtime is now; False when it is not (then it is written again)."""
+    try:
+        os.utime(objects / oid[:2] / oid[2:])
+    except OSError:
+        return False
+    return True
 
 
 def _index_entries(index: Path) -> int:
