@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pytest
+
 from tests.agent.conftest import events_of, journals_of, only_journal
+from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
 from wren_tui.journal.events import Snapshot
-from wren_tui.journal.snapshots import STORE, Store
+from wren_tui.journal.locks import read_locks
+from wren_tui.journal.reader import read_events
+from wren_tui.journal.snapshots import LOCK, PENDING, STORE, SnapshotError, Store
 
 
 def wren(args: list[str], cwd: Path) -> str:
@@ -88,9 +95,6 @@ def test_prune_drops_what_only_deleted_sessions_name_and_keeps_every_named_snaps
     gone_snaps = {e.id for e in events_of(gone) if isinstance(e, Snapshot)}
     kept_snaps = {e.id for e in events_of(kept) if isinstance(e, Snapshot)}
     store = Store(journals / STORE)
-    # A prune that keeps what is recent removes nothing yet: a run may be writing.
-    wren(["snapshots", "prune", "--dir", str(journals)], tmp_path)
-    assert all(store.has_tree(t) for t in gone_snaps | kept_snaps)
     gone.unlink()
     before = store.size()
     said = wren(["snapshots", "prune", "--now", "--dir", str(journals)], tmp_path)
@@ -101,28 +105,163 @@ def test_prune_drops_what_only_deleted_sessions_name_and_keeps_every_named_snaps
     assert not any(store.has_tree(t) for t in gone_snaps - kept_snaps)
 
 
-def test_prune_while_a_run_is_snapshotting_keeps_everything_that_run_names(tmp_path: Path) -> None:
-    from wren_tui.agent.workspace import prepare_workspace
+def test_prune_keeps_a_snapshot_only_a_fork_event_names_so_the_fork_of_a_fork_gets_its_files(
+    workspace: Path, tmp_path: Path
+) -> None:
+    journals, sid = two_turns(workspace)
+    point = json.loads(wren(["fork", "--dir", str(journals), sid, "--json"], tmp_path))[0]["seq"]
+    first = tmp_path / "first"
+    child = json.loads(
+        wren(["fork", "--dir", str(journals), sid, str(point), "--workspace", str(first), "--json"], tmp_path)
+    )
+    child_events = events_of(Path(child["path"]))
+    assert not any(isinstance(e, Snapshot) and e.id == child["snapshot"] for e in child_events)  # the fork names it
+    (journals / f"{sid}.jsonl").unlink()
+    said = json.loads(wren(["snapshots", "prune", "--now", "--json", "--dir", str(journals)], tmp_path))
+    assert said["kept"] >= 1
+    again = tmp_path / "again"
+    wren(["fork", "--dir", str(journals), child["id"], str(point), "--workspace", str(again)], tmp_path)
+    assert state_of(again) == state_of(first) and state_of(first)
 
-    journals = tmp_path / "journals"
-    ws = prepare_workspace(tmp_path / "ws")
-    for i in range(300):
-        (ws / f"data{i}.txt").write_text(f"{i}\n" * 100)
-    task = "run the tests, find the failing case and fix it"
-    args = [sys.executable, "-m", "wren_tui", "run", "--yes", "--pace-factor", "0.2", "--dir", str(journals), task]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
-    child = subprocess.Popen(args, cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    pruned = 0
-    try:
-        while child.poll() is None or pruned == 0:
-            if (journals / STORE).exists():
-                wren(["snapshots", "prune", "--dir", str(journals)], tmp_path)
-                pruned += 1
-    finally:
-        child.wait(120)
-    assert child.returncode == 0 and pruned >= 1
+
+def test_prune_refuses_changing_nothing_when_a_journal_has_a_damaged_line_or_is_a_link(
+    workspace: Path, tmp_path: Path
+) -> None:
+    journals, sid = two_turns(workspace)
+    journal = journals / f"{sid}.jsonl"
+    trees = {e.id for e in events_of(journal) if isinstance(e, Snapshot) and e.id}
     store = Store(journals / STORE)
-    snaps = [e for e in events_of(only_journal(journals)) if isinstance(e, Snapshot)]
-    assert len(snaps) >= 4
-    for snap in snaps:
-        store.check_whole(snap.id)
+    whole = journal.read_bytes()
+    lines = whole.split(b"\n")
+    at = len(lines[0]) + 1 + len(lines[1]) + 1 + len(lines[2]) // 2  # line 3: snapshots come after it
+    journal.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1 :])
+    damaged = read_events(journal).stop
+    assert damaged is not None and not damaged.torn and damaged.line == 3
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+
+    def refused(why: str) -> None:
+        before = sorted(os.listdir(store.path / "objects"))
+        proc = run_wren(["snapshots", "prune", "--now", "--dir", str(journals)], cwd=tmp_path)
+        assert proc.returncode == 1 and why in proc.stderr and "nothing was pruned" in proc.stderr, proc.stderr
+        assert len(proc.stderr.splitlines()) == 1, proc.stderr
+        assert sorted(os.listdir(store.path / "objects")) == before
+        for tree in trees:
+            store.check_whole(tree)
+
+    refused(f"{journal}: cannot be read past line 3 (")
+    journal.write_bytes(whole)
+    os.rename(journal, other / journal.name)
+    journal.symlink_to(other / journal.name)
+    refused(f"{journal}: not a journal file (a link, a folder or a FIFO)")
+    journal.unlink()
+    os.rename(other / journal.name, journal)
+    wren(["snapshots", "prune", "--now", "--dir", str(journals)], tmp_path)
+    for tree in trees:
+        store.check_whole(tree)
+
+
+def test_a_snapshot_taken_but_not_yet_named_by_its_journal_is_kept_and_one_of_a_deleted_session_is_not(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The moment between `Store.take` and the journal line that names its tree: prune keeps the tree."""
+    journals, sid = two_turns(workspace)
+    store = Store(journals / STORE)
+    (workspace / "only-in-the-next-snapshot.txt").write_text("written after the journal's last line\n")
+    taken = store.take(workspace, sid, leave_out=(journals,))  # as the run does; its event not written yet
+    assert taken.id not in {e.id for e in events_of(journals / f"{sid}.jsonl") if isinstance(e, Snapshot)}
+    gone_ws = tmp_path / "gone-ws"
+    gone_ws.mkdir()
+    (gone_ws / "only-the-gone-session.txt").write_text("no journal names this\n")
+    orphan = store.take(gone_ws, "s-20260101-000000-gone")  # a session whose journal is not there
+    wren(["snapshots", "prune", "--now", "--dir", str(journals)], tmp_path)
+    store.check_whole(taken.id)
+    assert not store.has_tree(orphan.id)
+    assert sorted(os.listdir(store.path / PENDING)) == [sid]
+
+
+def _waiting_on(lock: Path, pid: int) -> bool:
+    """Whether process `pid` waits for the flock on `lock` (/proc/locks: a blocked request's row has `->`)."""
+    st = os.stat(lock)
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in read_locks().splitlines():
+        parts = row.split()
+        if len(parts) >= 7 and parts[1] == "->" and parts[5] == str(pid) and parts[6] == dev:
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs /proc/locks to see that prune waits")
+def test_a_prune_started_while_a_snapshot_is_being_taken_waits_for_it_and_keeps_its_tree(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prune starts after the snapshot's objects are written and before its tree is recorded: the worst moment."""
+    journals, sid = two_turns(workspace)
+    store = Store(journals / STORE)
+    for i in range(80):  # enough for git add's pack, and loose objects in-process: both kinds are at stake
+        (workspace / f"new{i}.txt").write_text(f"only in the snapshot being taken {i}\n")
+    written, go = threading.Event(), threading.Event()
+    register = Store._register
+
+    def at_the_worst_moment(self: Store, session_id: str, tree: str) -> None:
+        written.set()
+        go.wait()
+        register(self, session_id, tree)
+
+    monkeypatch.setattr(Store, "_register", at_the_worst_moment)
+    taken: list[str] = []
+    taking = threading.Thread(target=lambda: taken.append(store.take(workspace, sid, leave_out=(journals,)).id))
+    taking.start()
+    written.wait()
+    args = [sys.executable, "-m", "wren_tui", "snapshots", "prune", "--now", "--dir", str(journals)]
+    prune = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # Until prune waits for the store's lock, or (were it not to wait) ends: a condition, not a time.
+        while not _waiting_on(store.path / LOCK, prune.pid):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                prune.wait(0.01)
+            if prune.returncode is not None:
+                break
+        assert prune.poll() is None, "prune ran while a snapshot was being taken"
+    finally:
+        go.set()
+        taking.join()
+        _, err = prune.communicate(timeout=120)
+    assert prune.returncode == 0, err
+    store.check_whole(taken[0])
+
+
+def test_a_plain_prune_keeps_what_was_written_in_the_last_two_hours_and_prune_now_does_not(tmp_path: Path) -> None:
+    """The grace: for a writer that does not take the store's lock (an earlier Wren, a system with no flock)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a\n")
+    journals = tmp_path / "journals"
+    store = Store(journals / STORE)
+    store.take(workspace, "s-20260101-000000-abcd")  # the store, made as a run makes it
+    blob = store.git("hash-object", "-w", "--stdin", input=b"written just now, named by nothing\n").decode().strip()
+    wren(["snapshots", "prune", "--dir", str(journals)], tmp_path)
+    assert store.git("cat-file", "-t", blob) == b"blob\n"
+    wren(["snapshots", "prune", "--now", "--dir", str(journals)], tmp_path)
+    with pytest.raises(SnapshotError):
+        store.git("cat-file", "-t", blob)
+
+
+def test_snapshots_on_a_missing_folder_is_one_sentence_and_diff_files_past_the_last_event_lists_the_points(
+    workspace: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-journals"
+    for args in (["snapshots"], ["snapshots", "prune"], ["snapshots", "--json"]):
+        proc = run_wren([*args, "--dir", str(missing)], cwd=tmp_path)
+        assert proc.returncode == 1, proc
+        assert proc.stderr.startswith(f"wren: {missing}: no such folder; name the journals folder with --dir")
+        assert len(proc.stderr.splitlines()) == 1, proc.stderr
+        assert proc.stdout == ""
+    assert not missing.exists()
+    journals, sid = two_turns(workspace)
+    points = json.loads(wren(["fork", "--dir", str(journals), sid, "--json"], tmp_path))
+    for args in ([sid, "999"], [sid, str(points[0]["seq"]), "999"]):
+        proc = run_wren(["diff-files", "--dir", str(journals), *args], cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert f"{sid}: there is no event 999 (its last is " in proc.stderr
+        assert all(f"  {p['seq']}  {p['role']}: " in proc.stderr for p in points), proc.stderr

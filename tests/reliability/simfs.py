@@ -82,11 +82,13 @@ def crash_state(log: list[Op], upto: int, rng: random.Random | None, *, keep_all
     With `rng` None the outcome is one extreme: everything unsynced kept (`keep_all`) or lost.
     Otherwise each unsynced write is, at random, applied, zero-filled, torn at a byte or dropped
     (the last two end that file's survivors), and a random prefix of the unsynced folder changes holds.
+    A folder's fsync makes durable the changes of names in that folder only (a create in it, a rename
+    into it): a file renamed into a folder that is never fsynced can be lost whatever else was synced.
     """
     files: dict[int, _File] = {}
     names: dict[Path, int] = {}  # what the process sees
-    durable_names: dict[Path, int] = {}
-    name_ops: list[tuple[str, Path, Path | None, int]] = []  # folder changes since the last folder fsync
+    visible: dict[Path, int] = {}  # what survives for sure: the changes a folder fsync covered
+    name_ops: list[tuple[str, Path, Path | None, int]] = []  # folder changes no fsync of their folder covered yet
     for op in log[:upto]:
         if op.kind == "create":
             files[len(files)] = _File()
@@ -102,17 +104,22 @@ def crash_state(log: list[Op], upto: int, rng: random.Random | None, *, keep_all
             names[op.dst] = names.pop(op.path)
             name_ops.append(("rename", op.path, op.dst, names[op.dst]))
         elif op.kind == "sync_dir":
-            durable_names, name_ops = dict(names), []
-    visible = dict(durable_names)
+            covered = [c for c in name_ops if (c[2] or c[1]).parent == op.path]
+            name_ops = [c for c in name_ops if (c[2] or c[1]).parent != op.path]
+            _replay(visible, covered)
     kept_changes = len(name_ops) if keep_all else 0 if rng is None else rng.randint(0, len(name_ops))
-    for kind, src, dst, ident in name_ops[:kept_changes]:
+    _replay(visible, name_ops[:kept_changes])
+    return {path: _survivor(files[ident], rng, keep_all) for path, ident in visible.items()}
+
+
+def _replay(visible: dict[Path, int], changes: list[tuple[str, Path, Path | None, int]]) -> None:
+    for kind, src, dst, ident in changes:
         if kind == "create":
             visible[src] = ident
         else:
             visible.pop(src, None)
             assert dst is not None
             visible[dst] = ident
-    return {path: _survivor(files[ident], rng, keep_all) for path, ident in visible.items()}
 
 
 def _apply(content: bytes, ops: list[Op]) -> bytes:

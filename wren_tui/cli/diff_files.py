@@ -6,6 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from ..agent.errors import UsageError
+from ..journal.events import Event
+from ..journal.forking import fork_listing, fork_points
 from ..journal.reader import read_events
 from ..journal.snapshots import SnapshotError, Store, files_at, last_snapshot, store_of
 from ..journal.store import resolve, session_id_of
@@ -38,6 +41,7 @@ def cmd_diff_files(args: argparse.Namespace) -> Exit:
         raise CommandFailed(f"{path}: another agent's session carries no snapshots of its files, so it has no diff")
     events = read_events(path).events
     sid = session_id_of(path)
+    _known(sid, events, args.seq, args.seq2)
     start = files_at(events, args.seq)
     if start.id is None:
         raise CommandFailed(f"{sid}: no snapshot holds the files at seq {args.seq}: {start.why}")
@@ -63,3 +67,17 @@ def cmd_diff_files(args: argparse.Namespace) -> Exit:
         sys.stdout.buffer.write(diff)
         sys.stdout.buffer.flush()
     return Exit.OK
+
+
+def _known(sid: str, events: list[Event], *seqs: int | None) -> None:
+    """UsageError, with the session's clean points, for a seq that is no event of the session."""
+    seqs_there = {e.seq for e in events}
+    missing = next((seq for seq in seqs if seq is not None and seq not in seqs_there), None)
+    if missing is None:
+        return
+    listing = "\n".join(f"  {line}" for line in fork_listing(fork_points(events))) or "  (none yet)"
+    last = events[-1].seq if events else 0
+    raise UsageError(
+        f"{sid}: there is no event {missing} (its last is {last}); the clean points, whose files differ "
+        f"as `wren diff-files {sid} SEQ [SEQ2]` shows:\n{listing}"
+    )

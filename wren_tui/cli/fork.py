@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
         if args.workspace:
             raise UsageError("--workspace needs SEQ: the point whose files to write")
         return _list(path, args.json)
-    target = _target(args.workspace) if args.workspace else None
+    target = _target(args.workspace, (path.parent, folder_of(args))) if args.workspace else None
     new_id = new_session_id()
     while (path.parent / f"{new_id}{SUFFIX}").exists():
         new_id = new_session_id()
@@ -156,9 +157,27 @@ def _wren_journal(folder: Path, ref: str) -> Path | None:
     return path if path.suffix == SUFFIX and starts_as_journal(path) else None
 
 
-def _target(given: str) -> Path:
-    """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written."""
-    target = Path(given).expanduser().resolve()
+def _target(given: str, journals: tuple[Path, ...]) -> Path:
+    """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written.
+
+    Refused: a symbolic link (dangling or not: the fork would write wherever it points), and anywhere in
+    a journals folder or the snapshot store (the files would become journals, refs or objects).
+    """
+    named = Path(os.path.abspath(Path(given).expanduser()))
+    if os.path.islink(named):
+        raise UsageError(
+            f"--workspace {named}: a symbolic link, and a fork writes its files into a real folder; name a new "
+            "folder (or the folder the link points to)"
+        )
+    target = named.resolve()
+    for folder in journals:
+        for inside in (folder, store_of(folder)):
+            held = inside.resolve()
+            if target == held or held in target.parents:
+                raise UsageError(
+                    f"--workspace {named}: inside {inside}, where Wren keeps journals and snapshots; a fork's "
+                    "files go into a folder of their own outside it"
+                )
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"--workspace {target}: not a new or empty folder; a fork writes its files into a fresh one")
     return target

@@ -4,7 +4,10 @@ The store is a bare git repository, `.snapshots` inside the journals folder (070
 the `git` program's plumbing with GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE pointing at it and no
 other GIT_* variable of the caller's environment let in. The workspace's own `.git` (its refs,
 index, stash, hooks, config) is never opened: git skips every path component named `.git`, and
-the store reads neither the workspace's `info/exclude` nor the person's git config. A snapshot's
+the store reads neither the workspace's `info/exclude` nor the person's git config. Nor is the store's
+own config trusted: before every git command the store is checked (`Store._check`: Wren's mark, its
+config byte for byte Wren's, its attributes rewritten), so no config or attribute there can make git
+run a program. A snapshot's
 id is the tree's object id; a per-session index in the store is the stat cache that makes a
 snapshot of a large, mostly unchanged workspace hash only what changed.
 
@@ -13,13 +16,17 @@ Durable before named: git writes each object with fsync (core.fsync), and the fo
 a snapshot is written only after everything it names is on disk.
 
 What is not covered is listed, never skipped silently: files the workspace's .gitignore rules
-ignore, files over `max_file_size`, FIFOs, sockets and devices, and folders that are git
-repositories of their own (a nested `.git`).
+ignore, files over `max_file_size`, FIFOs, sockets and devices, folders that are git repositories
+of their own (a nested `.git`), and names git refuses to hold (`git_refuses`).
+
+Prune beside a run: `take` holds the store's lock shared and records its tree (`pending/`) before
+letting go; `prune` holds it exclusively and keeps what the records and the journals name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import os
@@ -27,7 +34,8 @@ import re
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,10 +85,45 @@ _CONFIG = {
     "gc.auto": "0",
     "diff.external": "",
     "diff.noprefix": "false",
-    "safe.directory": "*",
+    # Nothing outside the store's own attributes (rewritten by Wren, see `_ATTRIBUTES`) is read.
+    "core.attributesFile": os.devnull,
+    # git refuses these names (`.GIT`, `git~1`, `.git.`...) on every platform: `git_refuses` keeps them out.
+    "core.protectNTFS": "true",
+    "core.protectHFS": "true",
+    # The store has no remote: no transport of any protocol (and so no ssh, proxy or credential program).
+    "protocol.allow": "never",
+    "credential.helper": "",
 }
-# The store's own attributes win over a workspace's .gitattributes: bytes in, the same bytes out.
-_ATTRIBUTES = b"* -text -ident -filter -working-tree-encoding -crlf\n"
+# The store's own attributes win over a workspace's .gitattributes: bytes in, the same bytes out, no filter
+# program. Rewritten whenever they differ (`Store._check`). `diff` is left alone: unset, it would make every
+# file binary to `wren diff-files`; no diff driver can be defined anyway (the store's config is Wren's own).
+_ATTRIBUTES = b"* -text -ident -filter -working-tree-encoding -crlf -merge\n"
+# The store's whole config, as Wren writes it; a store whose config is anything else is not used. git reads a
+# repository's own config whatever the environment says, and a config can name programs (filters, fsmonitor,
+# hooks, textconv, an include of another file): checking its bytes closes all of them at once.
+_STORE_CONFIG = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+# The lines `git init --bare` writes (any version, any platform): an unmarked store with only these is adopted.
+_INIT_LINES = frozenset(
+    {
+        b"[core]",
+        b"repositoryformatversion = 0",
+        b"filemode = true",
+        b"filemode = false",
+        b"bare = true",
+        b"ignorecase = true",
+        b"precomposeunicode = true",
+        b"symlinks = false",
+    }
+)
+# The mark of a store Wren made: without it (and not an earlier Wren's store), the folder is refused.
+MARK = "wren-store"
+# The store's lock (`Store._locked`) and the trees runs are about to name (`Store._register`).
+LOCK = "wren.lock"
+PENDING = "pending"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_MARK = b"a workspace snapshot store made by Wren (docs/snapshots.md); its config is Wren's own\n"
+# Files that point git at other folders (objects, config): a store with any of them is not used.
+_REDIRECTS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree")
 
 
 class SnapshotError(Exception):
@@ -257,6 +300,8 @@ class Store:
         self._git = shutil.which("git") or "git"
         # Each index's last tree, written by this process: only this process writes a session's index.
         self._trees: dict[Path, str] = {}
+        # Each session's last tree recorded in `pending/` by this process.
+        self._registered: dict[str, str] = {}
 
     # --- running git --------------------------------------------------------------------------
 
@@ -278,7 +323,24 @@ class Store:
         cwd: Path | None = None,
         config: dict[str, str] | None = None,
     ) -> bytes:
-        """Run git on the store; its output, or SnapshotError with git's own last line."""
+        """Run git on the store; its output, or SnapshotError with git's own last line.
+
+        The store is checked first (`_check`): one Wren did not make, or whose config is not Wren's,
+        is refused before git reads it.
+        """
+        self._check()
+        return self._run(*args, work_tree=work_tree, index=index, input=input, cwd=cwd, config=config)
+
+    def _run(
+        self,
+        *args: str,
+        work_tree: Path | None = None,
+        index: Path | None = None,
+        input: bytes | None = None,
+        cwd: Path | None = None,
+        config: dict[str, str] | None = None,
+    ) -> bytes:
+        """`git` without the store's check: for making the store, before it is whole."""
         options = [word for key, value in (config or {}).items() for word in ("-c", f"{key}={value}")]
         try:
             done = subprocess.run(
@@ -300,22 +362,172 @@ class Store:
         return (self.path / "objects").is_dir()
 
     def ensure(self) -> None:
-        """Make the store if it is not there yet (0700); safe when two runs make it at once."""
-        if self.exists() and (self.path / "info" / "attributes").is_file():
+        """Make the store if it is not there yet (0700), else check it (`_check`); safe when two runs make it at once.
+
+        It is made in a new or empty folder only (`.snapshots` may be a link to one on another disk),
+        under the store's lock, its mark written last.
+        """
+        if os.path.lexists(self.path / MARK):
+            self._check()
             return
+        # No mark: a new store, one being made by another run right now (its lock is waited for), or one an
+        # earlier Wren made (`_check` adopts it).
         try:
+            if not self.exists() and not os.path.lexists(self.path / LOCK):  # a run making it creates the lock first
+                self._refuse_other_files()
             self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(self.path, 0o700)
         except OSError as exc:
             raise SnapshotError(f"{self.path}: the snapshot store cannot be made ({_why(exc)})") from None
-        self.git("init", "--bare", "--quiet", "--template=", str(self.path), cwd=self.path)
-        info = self.path / "info"
+        with self._locked(exclusive=True):
+            if not self.exists() and not os.path.lexists(self.path / MARK):
+                self._make()
+        self._check()
+
+    def _refuse_other_files(self) -> None:
+        """SnapshotError when the store's folder holds anything (but the store's lock): it is someone else's."""
+        with contextlib.suppress(FileNotFoundError):
+            if any(name != LOCK for name in os.listdir(self.path)):
+                raise SnapshotError(
+                    f"{self.path}: not empty and not a snapshot store, so no store is made there; move it aside"
+                )
+
+    def _make(self) -> None:
+        """A new store in the (empty) folder: git's, then Wren's config, attributes and folders, the mark last."""
         try:
-            info.mkdir(exist_ok=True)
-            _write_atomic(info / "attributes", _ATTRIBUTES)
+            self._refuse_other_files()
+            self._run("init", "--bare", "--quiet", "--template=", str(self.path), cwd=self.path)
             (self.path / "indexes").mkdir(mode=0o700, exist_ok=True)
+            _write_atomic(self.path / "config", _STORE_CONFIG)
+            (self.path / "info").mkdir(exist_ok=True)
+            _write_atomic(self.path / "info" / "attributes", _ATTRIBUTES)
+            (self.path / PENDING).mkdir(mode=0o700, exist_ok=True)
+            _write_atomic(self.path / MARK, _MARK)
+            fsync_dir(self.path)
         except OSError as exc:
             raise SnapshotError(f"{self.path}: the snapshot store cannot be made ({_why(exc)})") from None
+
+    def _check(self) -> None:
+        """The store's trust rule, read before every git command: SnapshotError (one sentence) unless it holds.
+
+        The store is a folder (or a link to one) with Wren's mark, its config byte for byte the one Wren
+        writes, and no file that points git at other folders. Its attributes are rewritten when they
+        differ. A store an earlier Wren made (no mark, an `indexes` folder, only what `git init` writes
+        in its config) is adopted: given the mark and Wren's config.
+        """
+        try:
+            if not self.path.is_dir():
+                raise SnapshotError(f"{self.path}: not a folder, so it is not used for snapshots")
+            mark = _small(self.path / MARK)
+            config = _small(self.path / "config")
+            attributes = _small(self.path / "info" / "attributes")
+            redirect = next((name for name in _REDIRECTS if os.path.lexists(self.path / name)), None)
+        except FileNotFoundError:
+            raise SnapshotError(f"{self.path}: the snapshot store is not there") from None
+        except OSError as exc:
+            raise SnapshotError(f"{self.path}: the snapshot store cannot be read ({_why(exc)})") from None
+        if redirect is not None:
+            raise SnapshotError(
+                f"{self.path / redirect}: points git at another folder, which Wren's snapshot store never does, so "
+                "the store is not used (move it aside: the next run makes a new one)"
+            )
+        if mark != _MARK:
+            if not self._earlier_wren(config):
+                raise SnapshotError(
+                    f"{self.path}: not a snapshot store Wren made (no {MARK} mark), so git is not run on it (its "
+                    "config could run programs); move it aside and the next run makes a new one"
+                )
+            config = _STORE_CONFIG
+            try:
+                _write_atomic(self.path / "config", _STORE_CONFIG)
+                (self.path / PENDING).mkdir(mode=0o700, exist_ok=True)
+                _write_atomic(self.path / MARK, _MARK)
+            except OSError as exc:
+                raise SnapshotError(f"{self.path}: the snapshot store cannot be written ({_why(exc)})") from None
+        if config != _STORE_CONFIG:
+            raise SnapshotError(
+                f"{self.path / 'config'}: not the config Wren writes (a store's config can make git run programs), "
+                "so the snapshot store is not used; move the store aside and the next run makes a new one"
+            )
+        try:
+            if attributes != _ATTRIBUTES:
+                (self.path / "info").mkdir(exist_ok=True)
+                _write_atomic(self.path / "info" / "attributes", _ATTRIBUTES)
+            # The store's own exclude rules would leave workspace files out of every snapshot: Wren writes none.
+            if os.path.lexists(self.path / "info" / "exclude"):
+                os.unlink(self.path / "info" / "exclude")
+        except OSError as exc:
+            raise SnapshotError(f"{self.path}: the snapshot store cannot be written ({_why(exc)})") from None
+
+    def _earlier_wren(self, config: bytes | None) -> bool:
+        """A store an earlier Wren made (or one whose making stopped before its mark): an indexes folder, and a
+        config `git init` alone wrote (nothing in it can run a program; the attributes are rewritten anyway)."""
+        if config is None or not (self.path / "indexes").is_dir():
+            return False
+        return all(line.strip() in _INIT_LINES for line in config.splitlines() if line.strip())
+
+    # --- prune beside a run ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, exclusive: bool) -> Iterator[None]:
+        """The store's lock: shared by every `take` (and fork), exclusive for `prune`; waits for it.
+
+        Where there is no flock (Windows), nothing is locked, and prune's grace alone keeps what a run
+        is writing (docs/snapshots.md).
+        """
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        try:
+            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        except OSError as exc:
+            if not exclusive and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                # A store this process may only read (a fork from a read-only folder): no prune can run there.
+                yield
+                return
+            raise SnapshotError(f"{self.path / LOCK}: the store's lock cannot be opened ({_why(exc)})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    def _register(self, session_id: str, tree: str) -> None:
+        """Record the tree a session is about to name in its journal (`pending/ID`), before its lock is let go.
+
+        Prune, holding the lock exclusively, keeps what these records name for every session whose
+        journal is there, so a snapshot is never dropped between `take` and the event that names it.
+        """
+        if self._registered.get(session_id) == tree:
+            return
+        folder = self.path / PENDING
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            tmp = folder / f".{session_id}.{os.getpid()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+            try:
+                os.write(fd, tree.encode() + b"\n")
+            finally:
+                os.close(fd)
+            os.replace(tmp, folder / session_id)
+        except OSError as exc:
+            raise SnapshotError(f"{folder}: the snapshot could not be recorded ({_why(exc)})") from None
+        self._registered[session_id] = tree
+
+    def _pending(self) -> dict[str, str]:
+        """Each session's recorded tree (`_register`)."""
+        found: dict[str, str] = {}
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(self.path / PENDING):
+                if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                    continue
+                with contextlib.suppress(OSError):
+                    text = (_small(Path(entry.path)) or b"").decode("ascii", "replace").strip()
+                    if _OID.fullmatch(text):
+                        found[entry.name] = text
+        return found
 
     def git_too_old(self) -> str | None:
         """Why the git on PATH cannot keep snapshots (one sentence), or None; checked once per git binary.
@@ -373,6 +585,13 @@ class Store:
         if not workspace.is_dir():
             raise SnapshotError(f"{workspace}: the workspace is not a folder, so it cannot be snapshotted")
         self.ensure()
+        # Prune waits while a snapshot is taken, and keeps the tree recorded here until the journal names it.
+        with self._locked(exclusive=False):
+            taken = self._take(workspace, session_id, max_file_size, leave_out)
+            self._register(session_id, taken.id)
+        return taken
+
+    def _take(self, workspace: Path, session_id: str, max_file_size: int, leave_out: Sequence[Path]) -> Taken:
         index = self.index_for(session_id, workspace)
         first = not index.exists()
         before = _dir_times(self.path / "objects")
@@ -385,10 +604,19 @@ class Store:
         kept_out: list[bytes] = []
         root = os.fsencode(workspace)
         names = [n for n in new.split(b"\0") if n]
+        refused: set[bytes] = set()
         for name in names:
             if name.endswith(b"/"):
                 uncovered.append(f"{_shown(name)} (a git repository of its own: not covered)")
                 kept_out.append(name.rstrip(b"/"))
+                continue
+            bad = git_refuses(name, lambda n: os.path.islink(os.path.join(root, n)))
+            if bad is not None:
+                if bad not in refused:  # a folder's name: listed (and left out) once, not once a file in it
+                    refused.add(bad)
+                    shown = _shown(bad) + ("/" if bad != name else "")
+                    uncovered.append(f"{shown} (a name git refuses, a spelling of .git: not covered)")
+                    kept_out.append(bad)
                 continue
             try:
                 st = os.lstat(os.path.join(root, name))
@@ -398,7 +626,7 @@ class Store:
                 uncovered.append(f"{_shown(name)} (over {max_file_size:,} bytes: not covered)")
                 kept_out.append(name)
         kept = set(kept_out)
-        fresh = [n for n in names if n not in kept and not n.endswith(b"/")]
+        fresh = [n for n in names if n not in kept and not n.endswith(b"/") and not _under(n, refused)]
         here = self._take_here(workspace, index, fresh, leave_out) if len(fresh) < BULK else None
         if here is not None:
             return Taken(here[0], here[1], here[2], uncovered[:LISTED], len(uncovered))
@@ -409,13 +637,26 @@ class Store:
         said = self.git("add", "-A", "-v", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
         changed = sum(1 for line in said.split(b"\n") if line.startswith((b"add '", b"remove '")))
         tree = self._trees.get(index) if changed == 0 else None
-        if tree is None:  # nothing added or removed since this process's last tree of this index: the same tree
-            tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
-            if not _OID.fullmatch(tree):
-                raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
+        # Nothing added or removed since this process's last tree of this index: the same tree, if the store
+        # still holds it (freshened, as git freshens what it would write again, so prune's age rule keeps it).
+        if tree is None or not _freshen_loose(self.path / "objects", tree):
+            try:
+                tree = self._write_tree(workspace, index)
+            except SnapshotError:
+                # write-tree checks that every blob the index names is in the store: one was removed (a command
+                # deleted objects). The stat cache is dropped and every file hashed and written again.
+                index.unlink(missing_ok=True)
+                self.git("add", "-A", "--", ".", *spec, work_tree=workspace, index=index, config=bulk)
+                tree = self._write_tree(workspace, index)
             self._sync_new(before)
             self._trees[index] = tree
         return Taken(tree, _index_entries(index), changed, uncovered[:LISTED], len(uncovered))
+
+    def _write_tree(self, workspace: Path, index: Path) -> str:
+        tree = self.git("write-tree", work_tree=workspace, index=index).decode().strip()
+        if not _OID.fullmatch(tree):
+            raise SnapshotError(f"git write-tree gave {tree!r}, not an object id")
+        return tree
 
     def _take_here(
         self, workspace: Path, index: Path, fresh: Sequence[bytes], leave_out: Sequence[Path]
@@ -431,61 +672,69 @@ class Store:
             known = gitfiles.read_index(index)
         except gitfiles.Unreadable:
             return None
-        root = os.fsencode(workspace)
+        # The workspace itself may be reached through a link (it is what was asked for): its real path, whose
+        # last folder is then opened like any other, never through a link.
+        root = os.fsencode(os.path.realpath(workspace))
         outside = tuple(os.fsencode(rel) + b"/" for p in leave_out if (rel := _inside(workspace, p)))
         objects = gitfiles.Objects(self.path / "objects")
-        folders: dict[bytes, bool] = {b"": True}
+        try:
+            top = os.lstat(root)
+        except OSError as exc:
+            raise SnapshotError(f"{workspace}: cannot be snapshotted ({_why(exc)})") from None
+        folders: dict[bytes, tuple[int, int] | None] = {b"": (top.st_dev, top.st_ino)}
         entries: dict[bytes, gitfiles.Entry] = {}
         changed = 0
         restated = False
 
-        def real_folder(folder: bytes) -> bool:
-            """Every folder on the way is a folder, not a link to one (lstat would follow it)."""
+        def real_folder(folder: bytes) -> tuple[int, int] | None:
+            """The folder's identity when it and every folder on the way is a folder, not a link to one."""
             if folder not in folders:
                 parent = folder.rpartition(b"/")[0]
-                try:
-                    ok = real_folder(parent) and stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
-                except OSError:
-                    ok = False
-                folders[folder] = ok
+                found: tuple[int, int] | None = None
+                if real_folder(parent) is not None:
+                    with contextlib.suppress(OSError):
+                        st = os.lstat(os.path.join(root, folder))
+                        found = (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+                folders[folder] = found
             return folders[folder]
 
-        def hashed(name: bytes) -> gitfiles.Entry | None:
-            """The file's entry, its content stored; None when it is gone or is no file or link."""
+        def hashed(name: bytes, st: os.stat_result | None = None) -> gitfiles.Entry | None:
+            """The entry (chosen by its lstat `st`), its content stored; None when it is gone or is no file or link."""
             path = os.path.join(root, name)
-            if not real_folder(name.rpartition(b"/")[0]):
+            folder = real_folder(name.rpartition(b"/")[0])
+            if folder is None:
                 return None
             try:
-                st = os.lstat(path)
-                mode = gitfiles.mode_of(st)
-                if mode is None:
-                    return None
-                body = gitfiles.blob_of(path, mode)
+                found = gitfiles.stored(objects, path, os.lstat(path) if st is None else st, folder)
             except (FileNotFoundError, NotADirectoryError):
                 return None
+            except gitfiles.Changed as exc:
+                raise SnapshotError(f"{os.fsdecode(path)}: cannot be snapshotted ({exc})") from None
+            except gitfiles.StoreFailed as exc:
+                raise SnapshotError(f"writing its objects failed: {_why(exc.error)}") from None
             except OSError as exc:
                 raise SnapshotError(f"{os.fsdecode(path)}: cannot be snapshotted ({_why(exc)})") from None
-            try:
-                oid = objects.write(b"blob", body)
-            except OSError as exc:
-                raise SnapshotError(f"writing its objects failed: {_why(exc)}") from None
-            return gitfiles.Entry(gitfiles.stat_of(st, mode), oid)
+            if found is None:
+                return None
+            now, mode, oid = found
+            return gitfiles.Entry(gitfiles.stat_of(now, mode), oid)
 
         for name, old in known.entries.items():
-            if name.startswith(outside):
+            if name.startswith(outside) or git_refuses(name) is not None:  # (an earlier Wren stored such names)
                 changed += 1
                 continue
             try:
-                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) else None
+                st = os.lstat(os.path.join(root, name)) if real_folder(name.rpartition(b"/")[0]) is not None else None
             except OSError:
                 st = None
             mode = None if st is None else gitfiles.mode_of(st)
             same = st is not None and mode is not None and gitfiles.stat_of(st, mode) == old.stat
-            if same and not gitfiles.racy(old, known):
+            # Unchanged by its stat data, and its object still in the store (a command may have removed it).
+            if same and not gitfiles.racy(old, known) and objects.has(old.oid):
                 entries[name] = old
                 continue
             restated = True
-            entry = hashed(name) if mode is not None else None
+            entry = hashed(name, st) if mode is not None else None
             if entry is None:
                 changed += 1  # deleted, or no longer a file or a link
                 continue
@@ -497,14 +746,16 @@ class Store:
                 entries[name] = entry
                 changed += 1
         try:
-            tree = self._trees.get(index) if changed == 0 else None
-            if tree is None:
-                tree = gitfiles.write_trees(objects, entries).hex()
+            # The trees are written every time, never remembered: each one present is checked whole and
+            # freshened (so prune's age rule keeps it), one missing or damaged is written again.
+            tree = gitfiles.write_trees(objects, entries).hex()
             objects.sync()
             if restated or changed or not index.exists():
                 gitfiles.write_index(index, entries)
         except gitfiles.Unreadable:
             return None
+        except gitfiles.StoreFailed as exc:
+            raise SnapshotError(f"writing its objects failed: {_why(exc.error)}") from None
         except OSError as exc:
             raise SnapshotError(f"writing its objects failed: {_why(exc)}") from None
         self._trees[index] = tree
@@ -586,6 +837,7 @@ class Store:
         Raises:
             SnapshotError: the snapshot is not in the store, or `target` cannot be used or written.
         """
+        self._check()
         try:
             target.mkdir(parents=True, exist_ok=True)
             if any(os.scandir(target)):
@@ -598,7 +850,8 @@ class Store:
         # One process reads the tree and writes its files (by as many workers as there are cores: git's parallel
         # checkout), then the index with their stat data; read-tree then checkout-index took twice as long.
         try:
-            self.git("read-tree", "--reset", "-u", tree, work_tree=target, index=index, config=_PARALLEL)
+            with self._locked(exclusive=False):  # prune does not drop the new session's index meanwhile
+                self.git("read-tree", "--reset", "-u", tree, work_tree=target, index=index, config=_PARALLEL)
         except SnapshotError:
             if not self.has_tree(tree):
                 raise SnapshotError(f"snapshot {tree} is not in the store {self.path}") from None
@@ -607,35 +860,102 @@ class Store:
 
     # --- pruning ------------------------------------------------------------------------------
 
-    def prune(self, keep: Iterable[str], live_sessions: Iterable[str], grace: str = "2.hours.ago") -> tuple[int, int]:
-        """Drop what only deleted sessions refer to; (bytes before, bytes after).
+    def prune(
+        self, named: Callable[[], tuple[Iterable[str], Iterable[str]]], grace: str = "2.hours.ago"
+    ) -> tuple[int, int, int]:
+        """Drop what only deleted sessions refer to; (bytes before, bytes after, snapshots kept).
 
-        Every snapshot a journal still names is kept (a ref per tree, under refs/wren/keep), and so
-        is every object written within `grace` (a run snapshotting right now has written objects its
-        journal does not name yet). Index files of sessions that are gone are removed.
+        `named()` reads the journals: every snapshot id they name, and their sessions' ids. It is called
+        with the store's lock held exclusively, after the trees recorded by runs (`_register`) are read:
+        no snapshot is being taken meanwhile, and every tree a run has taken is either recorded or
+        already named by its journal (a run records its next tree only after its journal names the
+        last). So every snapshot a journal names, or a live session is about to name, is kept (a ref
+        per tree, under refs/wren/keep), whatever the timing. So is every object written within
+        `grace`, for a writer that does not take the lock (an earlier Wren, or a system with no flock).
+        Index files and records of sessions that are gone are removed.
         """
         before = self.size()
-        live = set(live_sessions)
-        indexes = self.path / "indexes"
-        with contextlib.suppress(FileNotFoundError):
-            for entry in os.scandir(indexes):
-                sid = entry.name.rsplit("-", 1)[0]
-                if not entry.name.startswith(".") and sid not in live:
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
-        wanted = sorted(set(keep))
-        existing = self.git("for-each-ref", "--format=%(refname)", "refs/wren/keep/").decode().split()
-        commands = [f"delete {ref}" for ref in existing if ref.rsplit("/", 1)[-1] not in wanted]
-        commands += [f"update refs/wren/keep/{oid} {oid}" for oid in wanted if self.has_tree(oid)]
-        if commands:
-            self.git("update-ref", "--stdin", input=("\n".join(commands) + "\n").encode())
-        # What prune packs anew (loose objects) is compressed: prune is what one runs for space. The packs
-        # snapshots wrote are reused as they are (stored), so forks from them stay quick.
-        self.git("gc", "--quiet", f"--prune={grace}", config={"pack.compression": "1"})
-        return before, self.size()
+        with self._locked(exclusive=True):
+            pending = self._pending()
+            keep, live_sessions = named()
+            live = set(live_sessions)
+            wanted = set(keep) | {tree for sid, tree in pending.items() if sid in live}
+            for sid in set(pending) - live:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path / PENDING / sid)
+            indexes = self.path / "indexes"
+            with contextlib.suppress(FileNotFoundError):
+                for entry in os.scandir(indexes):
+                    sid = entry.name.rsplit("-", 1)[0]
+                    if not entry.name.startswith(".") and sid not in live:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+            existing = self.git("for-each-ref", "--format=%(refname)", "refs/wren/keep/").decode().split()
+            commands = [f"delete {ref}" for ref in existing if ref.rsplit("/", 1)[-1] not in wanted]
+            commands += [f"update refs/wren/keep/{oid} {oid}" for oid in sorted(wanted) if self.has_tree(oid)]
+            if commands:
+                self.git("update-ref", "--stdin", input=("\n".join(commands) + "\n").encode())
+            # What prune packs anew (loose objects) is compressed: prune is what one runs for space. The packs
+            # snapshots wrote are reused as they are (stored), so forks from them stay quick.
+            self.git("gc", "--quiet", f"--prune={grace}", config={"pack.compression": "1"})
+        return before, self.size(), len(set(keep))
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+_IGNORABLE = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+_DOTGIT = re.compile(rb"(?:\.git|git~1)[ .]*")
+_SUSPECT = re.compile(rb"gi[t7]|~[1-9]|\xe2\x80|\xe2\x81|\xef\xbb|(?:^|/)\.\.?(?:/|$)|//|^/|/$", re.IGNORECASE)
+# NTFS's short names of .gitmodules too: `gitmod~1`..`~4`, and a shortened `gi7eba` (even none of it) then `~N`.
+_DOTGITMODULES = re.compile(rb"\.gitmodules[ .]*|gitmod~[1-4][ .]*|(?:g(?:i(?:7(?:e(?:ba?)?)?)?)?)?~[1-9][0-9]*[ .]*")
+
+
+def git_refuses(name: bytes, is_link: Callable[[bytes], bool] = lambda name: False) -> bytes | None:
+    """The part of a path git refuses to hold, up to the refused name (`name` itself or a folder of it); else None.
+
+    git's `verify_path` with `core.protectNTFS` and `core.protectHFS` (set for the store on every
+    platform): no `.`, `..` or empty name, no `.git` in any case, nor what NTFS or HFS+ read as
+    `.git` (`git~1`, trailing dots and spaces, `\\` as a separator, Unicode characters HFS+ ignores),
+    and no `.gitmodules` that is a link. A little stricter than git where that is simpler (a name is
+    cut at `:`): such a name is listed as not covered, never stored so that a fork would fail.
+    """
+    if not _SUSPECT.search(name):  # most names: one search
+        return None
+    at = 0
+    parts = name.split(b"/")
+    for count, part in enumerate(parts):
+        at += len(part) + (count > 0)
+        last = count == len(parts) - 1
+        if part in (b"", b".", b".."):
+            return name[:at] or name
+        for piece in part.lower().split(b"\\"):
+            piece = piece.split(b":", 1)[0]
+            hfs = _IGNORABLE.sub("", piece.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+            if _DOTGIT.fullmatch(piece) or _DOTGIT.fullmatch(hfs):
+                return name[:at]
+            if last and (_DOTGITMODULES.fullmatch(piece) or _DOTGITMODULES.fullmatch(hfs)) and is_link(name):
+                return name[:at]
+    return None
+
+
+def _under(name: bytes, folders: set[bytes]) -> bool:
+    """`name` is one of `folders` or lies inside one."""
+    if not folders:
+        return False
+    return any(name == f or name.startswith(f + b"/") for f in folders)
+
+
+def _small(path: Path) -> bytes | None:
+    """A small file's bytes (the first 64 KB and one more), never through a link; None when it is not there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    try:
+        return os.read(fd, 65537)
+    finally:
+        os.close(fd)
 
 
 def _inside(workspace: Path, folder: Path) -> str | None:
@@ -713,6 +1033,15 @@ def _dir_times(objects: Path) -> dict[str, int]:
     return times
 
 
+def _freshen_loose(objects: Path, oid: str) -> bool:
+    """The object is there loose, and its mtime is now; False when it is not (then it is written again)."""
+    try:
+        os.utime(objects / oid[:2] / oid[2:])
+    except OSError:
+        return False
+    return True
+
+
 def _index_entries(index: Path) -> int:
     """The number of entries in a git index (its header's third word)."""
     try:
@@ -724,7 +1053,7 @@ def _index_entries(index: Path) -> int:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # two threads may write at once
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, data)
