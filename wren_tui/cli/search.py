@@ -28,7 +28,7 @@ from ..journal.visible import visible
 from ..search.agents import agents, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.index import Snapshot, connect_read, index_path
-from ..search.indexer import IndexUnavailable, connect_write, refresh
+from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
 from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import ROLES, SearchSource
 from .console import err
@@ -183,12 +183,18 @@ def open_index(folder: Path, query: Query) -> Opened | None:
     if not folder.is_dir():
         return None
     path = index_path(folder)
+    said: list[str] = []
     try:
-        db: sqlite3.Connection | None = connect_write(path)
+        db: sqlite3.Connection | None = connect_write(path, said)
+    except IndexRefused as exc:
+        err(f"warning: {exc}")
+        return None
     except IndexUnavailable:
         db, writable = connect_read(path), False
     else:
         writable = True
+    for sentence in said:
+        err(f"warning: {sentence}")
     if db is None:
         return None
     snapshot = Snapshot(db, query)

@@ -27,6 +27,7 @@ import marshal
 import os
 import re
 import sqlite3
+import stat
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -45,6 +46,12 @@ from .sources import Item, Saved
 VERSION = 6  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
+# What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
+# database without it is another program's (or a Wren's from before it was set): never written, never dropped.
+APPLICATION_ID = 0x5772656E
+# The files SQLite keeps beside a database, each named after it.
+SIDE_FILES = ("-wal", "-shm", "-journal")
+_HEADER = b"SQLite format 3\x00"
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
 CHECKED = 4096
 BUSY_MS = 10_000  # how long to wait for a writer that holds the index
@@ -246,9 +253,49 @@ def grown(known: Known, path: Path, st: os.stat_result) -> bool:
         os.close(fd)
 
 
+def linked(path: Path) -> Path | None:
+    """The first of the index's folder, its file and SQLite's files beside it that is a symbolic link; None if none.
+
+    The index is never opened through a link: its target (the folder or the file) could be another
+    program's database, which SQLite would then write (a `--dir` a repository or a shared folder holds).
+    """
+    for each in (path.parent, path, *(path.with_name(path.name + side) for side in SIDE_FILES)):
+        if os.path.islink(each):
+            return each
+    return None
+
+
+def kind_at(path: Path) -> str:
+    """What is at the index's place, from its first bytes (never opened by SQLite, never through a link):
+    "absent", "link", "empty" (no byte yet), "ours" (a database Wren made), "other" (another program's
+    database), "garbage" (not a database: damaged, or anything else), "odd" (not a regular file)."""
+    if linked(path) is not None:
+        return "link"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return "odd" if os.path.lexists(path) and not path.is_file() else "garbage"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "odd"
+        header = os.pread(fd, 100, 0)
+    except OSError:
+        return "garbage"
+    finally:
+        os.close(fd)
+    if not header:
+        return "empty"
+    if not header.startswith(_HEADER) or len(header) < 72:
+        return "garbage"
+    return "ours" if int.from_bytes(header[68:72], "big") == APPLICATION_ID else "other"
+
+
 def connect_read(path: Path) -> sqlite3.Connection | None:
-    """The index at `path`, opened read-only; None when there is none (or it is not one this version reads)."""
-    if not path.is_file():
+    """The index at `path`, opened read-only; None when there is none (or it is not one this version reads,
+    or not Wren's, or reached through a link)."""
+    if kind_at(path) != "ours":
         return None
     try:
         db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_MS / 1000)
@@ -256,11 +303,12 @@ def connect_read(path: Path) -> sqlite3.Connection | None:
         return None
     db.isolation_level = None
     try:
+        owner = db.execute("PRAGMA application_id").fetchone()
         row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
     except sqlite3.Error:
         db.close()
         return None
-    if row is None or row[0] != VERSION:
+    if owner is None or owner[0] != APPLICATION_ID or row is None or row[0] != VERSION:
         db.close()
         return None
     return db
