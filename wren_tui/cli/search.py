@@ -25,7 +25,7 @@ import msgspec
 from ..agent.errors import UsageError
 from ..journal.store import project_label
 from ..journal.verdict import Stop
-from ..journal.visible import visible
+from ..journal.visible import escaped_json, visible
 from ..search.agents import agents, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.index import Snapshot, connect_read, index_path
@@ -329,7 +329,7 @@ class _Json:
             "matchStart": hit.start,
             "matchEnd": hit.end,
         }
-        sys.stdout.buffer.write(_json.encode(row) + b"\n")
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         row = {
@@ -343,4 +343,4 @@ class _Json:
             "reason": stop.why,
             "torn": stop.torn,
         }
-        sys.stdout.buffer.write(_json.encode(row) + b"\n")
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
