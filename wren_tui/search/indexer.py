@@ -94,6 +94,9 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _prepare(path, said)
         db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
+        if index.linked(path) is not None:  # put there since `_prepare` looked: nothing read or written yet
+            db.close()
+            raise IndexRefused(f"{path}: the search index was replaced by a symbolic link; it was not used")
     except OSError as exc:
         raise IndexUnavailable(f"{path}: {exc}") from None
     except sqlite3.OperationalError as exc:
