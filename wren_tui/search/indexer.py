@@ -188,7 +188,8 @@ def _set_aside(path: Path) -> Path:
         if any(os.path.lexists(f"{aside}{side}") for side in ("", *index.SIDE_FILES)):
             continue
         try:
-            os.link(path, aside, follow_symlinks=False)  # fails if the name was taken meanwhile: nothing overwritten
+            # Fails if the name was taken meanwhile: nothing overwritten. The name itself, never what it may lead to.
+            os.link(path, aside, **({"follow_symlinks": False} if os.link in os.supports_follow_symlinks else {}))
         except FileExistsError:
             continue
         except OSError as exc:
