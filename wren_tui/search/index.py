@@ -57,6 +57,10 @@ APPLICATION_ID = 0x5772656E
 # The files SQLite keeps beside a database, each named after it.
 SIDE_FILES = ("-wal", "-shm", "-journal")
 _HEADER = b"SQLite format 3\x00"
+# Feature-tested (Windows has neither; `linked` is what refuses a link there): open never through a link, never
+# waiting on a FIFO; and not inherited by a child.
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0)
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
 CHECKED = 4096
 BUSY_MS = 10_000  # how long to wait for a writer that holds the index
@@ -291,7 +295,7 @@ def kind_at(path: Path) -> str:
     if linked(path) is not None:
         return "link"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | NO_FOLLOW | _NO_WAIT)
     except FileNotFoundError:
         return "absent"
     except OSError:

@@ -173,7 +173,7 @@ def _prepare(path: Path, said: list[str] | None) -> None:
         kind = "absent"
     if kind == "absent":
         with contextlib.suppress(FileExistsError):  # another search made it meanwhile
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | index.NO_FOLLOW, 0o600))
 
 
 def _set_aside(path: Path) -> Path:
