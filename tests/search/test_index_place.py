@@ -172,3 +172,38 @@ def test_an_index_an_older_wren_left_readable_by_all_is_made_private(tmp_path: P
     place.chmod(0o644)
     hits(folder)
     assert stat.S_IMODE(place.stat().st_mode) == 0o600
+
+
+def stamped(place: Path, application_id: int) -> None:
+    db = sqlite3.connect(place)
+    try:
+        db.execute(f"PRAGMA application_id={application_id}")
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_an_index_an_older_wren_made_without_the_application_id_is_kept_and_given_it(tmp_path: Path) -> None:
+    folder = journals(tmp_path)
+    found, _ = hits(folder)
+    place = folder / ".index" / "search.sqlite"
+    stamped(place, 0)  # as a Wren before this one made it
+    assert hits(folder) == (found, "")
+    assert sorted(p.name for p in place.parent.iterdir() if ".other" in p.name) == []
+    assert int.from_bytes(place.read_bytes()[68:72], "big") == APPLICATION_ID
+
+
+def test_a_database_with_wrens_tables_and_one_more_is_not_taken_for_an_index(tmp_path: Path) -> None:
+    folder = journals(tmp_path)
+    hits(folder)
+    place = folder / ".index" / "search.sqlite"
+    stamped(place, 0)
+    db = sqlite3.connect(place)
+    db.execute("CREATE TABLE notes(body TEXT)")
+    db.execute("INSERT INTO notes VALUES ('mine')")
+    db.commit()
+    db.close()
+    before = place.read_bytes()
+    found, said = hits(folder)
+    assert found == [(SESSION, 1), (SESSION, 2)] and "moved to" in said
+    assert place.with_name("search.sqlite.other-1").read_bytes() == before

@@ -15,6 +15,7 @@ index's own folder.
 from __future__ import annotations
 
 import contextlib
+import functools
 import marshal
 import os
 import sqlite3
@@ -22,6 +23,7 @@ import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import quote
 
 from ..journal.errors import JournalError
 from . import index, readahead
@@ -92,7 +94,7 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
     try:
         # 0700, whatever the umask: the index holds every session's text (other agents' too, never redacted).
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _prepare(path, said)
+        older = _prepare(path, said)
         db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
         if index.linked(path) is not None:  # put there since `_prepare` looked: nothing read or written yet
             db.close()
@@ -107,7 +109,7 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
         try:
             owner = db.execute("PRAGMA application_id").fetchone()[0]
             if owner != index.APPLICATION_ID:
-                if owner != 0 or db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                if owner != 0 or (not older and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]):
                     # another program's, put there since `_prepare` looked: left as it is
                     raise IndexRefused(f"{path} is not Wren's search index (another program's database): left unused")
                 db.execute(f"PRAGMA application_id={index.APPLICATION_ID}")
@@ -139,9 +141,10 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
     return db
 
 
-def _prepare(path: Path, said: list[str] | None) -> None:
+def _prepare(path: Path, said: list[str] | None) -> bool:
     """Make the index's place one SQLite may open: no link on the way, no other program's database, the
-    file made 0600 (SQLite gives its -wal and -shm the database's mode).
+    file made 0600 (SQLite gives its -wal and -shm the database's mode). True: the index there is one an
+    older Wren made, before it wrote its application id (`_made_by_an_older_wren`), given it now.
 
     Raises:
         IndexRefused: a link, or another program's database that cannot be moved aside.
@@ -155,6 +158,8 @@ def _prepare(path: Path, said: list[str] | None) -> None:
             "does not follow (it could lead to another program's files); the sessions were read instead: remove the "
             "link and the index is made again"
         )
+    if kind == "other" and _made_by_an_older_wren(path):
+        return True
     if kind == "other":
         aside = _set_aside(path)
         if said is not None:
@@ -174,6 +179,39 @@ def _prepare(path: Path, said: list[str] | None) -> None:
     if kind == "absent":
         with contextlib.suppress(FileExistsError):  # another search made it meanwhile
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | index.NO_FOLLOW, 0o600))
+    return False
+
+
+def _made_by_an_older_wren(path: Path) -> bool:
+    """Whether the database at `path`, without Wren's application id, is an index a Wren made before it wrote
+    one: it holds exactly this version's tables, each as this version writes it (SQLite keeps the statement as
+    written). Read with SQLite told the file is immutable: no lock taken, no -shm made, nothing written.
+    Another program's database never holds these statements; a copy of them holds nothing but an index.
+    """
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        found = set(db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    except sqlite3.Error:
+        return False
+    finally:
+        db.close()
+    return found == _tables()
+
+
+@functools.cache
+def _tables() -> set[tuple[str, str, str]]:
+    """What an index of this version holds in `sqlite_master` (its tables, FTS5's own, the index on items)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        return set(db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    finally:
+        db.close()
 
 
 def _set_aside(path: Path) -> Path:
