@@ -109,7 +109,8 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
         try:
             owner = db.execute("PRAGMA application_id").fetchone()[0]
             if owner != index.APPLICATION_ID:
-                if owner != 0 or (not older and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]):
+                tables = set(db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+                if owner != 0 or (tables and not (older and tables == _tables())):
                     # another program's, put there since `_prepare` looked: left as it is
                     raise IndexRefused(f"{path} is not Wren's search index (another program's database): left unused")
                 db.execute(f"PRAGMA application_id={index.APPLICATION_ID}")
