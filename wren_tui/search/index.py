@@ -52,7 +52,8 @@ VERSION = 6  # what the tables hold; an index of another version is read by nobo
 FOLDER = ".index"
 NAME = "search.sqlite"
 # What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
-# database without it is another program's (or a Wren's from before it was set): never written, never dropped.
+# database without it is another program's: never written, never dropped (an index a Wren made before it wrote
+# the id is told by its tables, `indexer._made_by_an_older_wren`, and given it; this module reads neither).
 APPLICATION_ID = 0x5772656E
 # The files SQLite keeps beside a database, each named after it.
 SIDE_FILES = ("-wal", "-shm", "-journal")
