@@ -39,3 +39,21 @@ def test_mirror_says_the_same_for_its_url_and_for_the_variable(tmp_path: Path, u
     _refused(given, url, why)
     from_env = run_wren(["mirror", "--dir", "j", "--once"], cwd=tmp_path, env={"WREN_NATS_URL": url}, timeout=60)
     _refused(from_env, url, why)
+
+
+@pytest.mark.parametrize("command", [["ls"], ["log", "--json"]])
+def test_port_0_is_refused_as_a_bad_port_before_any_connection(tmp_path: Path, command: list[str]) -> None:
+    result = run_wren([*command, "nats://127.0.0.1:0/ci"], cwd=tmp_path, timeout=60)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "the port must be a number from 1 to 65535" in result.stderr
+
+
+def test_a_server_name_that_does_not_resolve_is_said_as_such(tmp_path: Path) -> None:
+    # .invalid never resolves (RFC 6761), with or without a network.
+    result = run_wren(["ls", "nats://nosuch.invalid:4222/ci"], cwd=tmp_path, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "cannot reach nats://nosuch.invalid:4222 (cannot resolve nosuch.invalid: " in result.stderr
+    assert "unknown error" not in result.stderr
+    (tmp_path / "j").mkdir()
+    mirror = run_wren(["mirror", "--dir", "j", "--once", "--url", "nats://nosuch.invalid"], cwd=tmp_path, timeout=60)
+    assert mirror.returncode == 1 and "cannot resolve nosuch.invalid: " in mirror.stderr, mirror.stderr

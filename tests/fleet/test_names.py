@@ -41,6 +41,8 @@ def test_a_reference_names_a_server_and_optionally_a_host_and_a_session() -> Non
         ("http://h/ci", "not a fleet reference"),
         ("nats://", "not a fleet reference"),
         ("nats://h:port", "the port must be a number from 1 to 65535"),
+        ("nats://h:0", "the port must be a number from 1 to 65535"),
+        ("nats://h:00/ci", "the port must be a number from 1 to 65535"),
         ("nats://h/ci/s-20260101-000000-abcd/more", "at most /HOST/SESSION"),
         ("nats://h/CI", "not a host token"),
         ("nats://h/ci/nope", "not a session id"),

@@ -161,3 +161,23 @@ def test_indexed_hits_are_the_scans_hits_and_stay_so_as_files_grow(
             assert indexed == scanned, query.pattern
             scanned, indexed = both(folder, query, update=True)
             assert indexed == scanned, query.pattern
+
+
+def test_a_reply_streaming_when_indexed_is_answered_as_finished_once_appended_not_as_a_stale_partial(
+    tmp_path: Path,
+) -> None:
+    """A journal ends mid-stream (a reply's deltas, no reply yet), is indexed, then the reply is appended and the
+    index asked as it is (the viewer's search, an index in a read-only folder): the grown file is answered from
+    the index up to the still-streaming item and read from there, so the reply is found once, as finished, and
+    the partial text the index held is never given beside it."""
+    name = "s-20260101-000000-x.jsonl"
+    streaming = encode([user("tell me of the macaw"), Delta(text="half a macaw"), Delta(text=" story")])
+    (tmp_path / name).write_bytes(streaming)
+    query = Query.of("macaw story")
+    scanned, indexed = both(tmp_path, query, update=True)
+    assert indexed == scanned and [row[-1] for row in scanned if row[0] == "hit"] == ["partial"]
+    with (tmp_path / name).open("ab") as out:
+        out.write(encode([Delta(text=" ends"), assistant("half a macaw story ends")], first_seq=4))
+    scanned, indexed = both(tmp_path, query, update=False)  # the grown tail read through the index, not refreshed
+    assert [row[-1] for row in scanned if row[0] == "hit"] == ["message"]
+    assert indexed == scanned

@@ -9,9 +9,11 @@ viewer process itself (the terminal size it was started at, from its environment
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -75,7 +77,8 @@ def served(tmp_path: Path, *extra: str) -> Iterator[Served]:
         assert found, said
         yield Served(port, found.group(1), said, server, journal)
     finally:
-        os.killpg(server.pid, 15)
+        with contextlib.suppress(ProcessLookupError):  # a test may have stopped it already
+            os.killpg(server.pid, 15)
         server.wait(timeout=30)
 
 
@@ -303,3 +306,59 @@ def test_the_gate_s_host_rule_follows_the_address_listened_on() -> None:
     )
     assert not Gate.origin_allowed("http://127.0.0.1:8001", "127.0.0.1:8000")
     assert Gate("127.0.0.1", 8000).token != Gate("127.0.0.1", 8000).token  # a new secret at each start
+
+
+def _raw_status(port: int, request: bytes) -> bytes:
+    """The status line the server answers a request sent as these bytes (what no HTTP client library sends)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(request)
+        reply = b""
+        while b"\r\n" not in reply:
+            more = conn.recv(4096)
+            if not more:
+                break
+            reply += more
+    return reply.split(b"\r\n", 1)[0]
+
+
+def _stopped_output(s: Served) -> str:
+    """Everything the server wrote after its first lines, once it has been stopped (SIGTERM) and has ended."""
+    os.killpg(s.server.pid, 15)
+    s.server.wait(timeout=30)
+    assert s.server.stdout is not None
+    os.set_blocking(s.server.stdout.fileno(), True)
+    return s.server.stdout.read().decode(errors="replace")
+
+
+@pytest.mark.slow
+async def test_a_cookie_that_is_not_utf8_is_refused_and_no_log_line_holds_the_token(tmp_path: Path) -> None:
+    with served(tmp_path) as s:
+        for cookie in (b"\xff\xfe\xfd", b"\xed\xa0\x80" + s.token.encode(), s.token.encode() + b"\xc3"):
+            request = (
+                f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\n".encode()
+                + f"Cookie: wren-serve-{s.port}=".encode()
+                + cookie
+                + b"\r\nConnection: close\r\n\r\n"
+            )
+            assert _raw_status(s.port, request) == b"HTTP/1.1 403 Forbidden", cookie
+        async with client() as http:
+            code, _ = await status(http, f"{s.base}/?token={s.token}")
+            assert code == 200
+            cookie = {"Cookie": f"wren-serve-{s.port}={s.token}"}
+            assert (await status(http, f"{s.base}/static/js/textual.js", **cookie))[0] == 200
+            assert (await status(http, f"{s.base}/?token=wrong"))[0] == 403
+        rest = _stopped_output(s)
+    # Only the two lines that give the address hold the token; nothing after them does, and no request is logged.
+    assert [line for line in s.said.splitlines() if s.token in line] == s.said.splitlines()[:2]
+    assert s.token not in rest and "Traceback" not in rest and "GET /" not in rest, rest
+
+
+def test_a_log_line_quoting_the_token_shows_it_hidden() -> None:
+    import logging
+
+    from wren_tui.cli.serve import _Redacting
+
+    line = "GET /?token=abc_DEF-123&width=80 HTTP/1.1; Cookie: wren-serve-8023=abc_DEF-123"
+    record = logging.LogRecord("aiohttp.access", logging.WARNING, __file__, 1, line, None, None)
+    shown = _Redacting("%(message)s").format(record)
+    assert shown == "GET /?token=***&width=80 HTTP/1.1; Cookie: wren-serve-8023=***"

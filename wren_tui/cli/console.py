@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from ..journal.visible import visible_text
+from ..journal.visible import escaped_json, visible_text
 
 _json = msgspec.json.Encoder()
 
@@ -23,5 +23,5 @@ def err(text: str) -> None:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.buffer.write(_json.encode(data) + b"\n")
+    sys.stdout.buffer.write(escaped_json(_json.encode(data)) + b"\n")
     sys.stdout.flush()

@@ -27,7 +27,7 @@ from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from ..search.index import index_path
-from ..search.indexer import IndexUnavailable, connect_write
+from ..search.indexer import IndexRefused, IndexUnavailable, connect_write
 from ..search.listings import StoredSummaries
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
@@ -124,10 +124,15 @@ def _listed(places: list[tuple[Format, Path]], journals: Path, skipped: list[str
     docs/search-index.md); every file read when there is no store to keep (no journals folder yet)."""
     if not journals.is_dir():
         return list_agent_sessions(places, skipped)
+    said: list[str] = []
     try:
-        db = connect_write(index_path(journals))
-    except IndexUnavailable:
+        db = connect_write(index_path(journals), said)
+    except IndexUnavailable as exc:
+        if isinstance(exc, IndexRefused):
+            err(f"warning: {exc}")
         return list_agent_sessions(places, skipped)
+    for sentence in said:
+        err(f"warning: {sentence}")
     try:
         known = StoredSummaries(db)
         sessions = list_agent_sessions(places, skipped, known)

@@ -20,7 +20,7 @@ from ..journal.events import Event, describe, event_type, to_builtins
 from ..journal.reader import EventSink, scan_events
 from ..journal.store import session_id_of
 from ..journal.verdict import ReadVerdict
-from ..journal.visible import visible
+from ..journal.visible import escaped_json, visible
 from . import fleet, foreign
 from .console import err, out
 from .exits import Exit, ForeignUnreadable, Unreadable
@@ -115,7 +115,11 @@ def _log_json(
     Another agent's file says its `agent`, has its events encoded anew (`encode`: they have no Wren
     line) and `more` members after the verdict's.
     """
-    write = sys.stdout.buffer.write
+    raw = sys.stdout.buffer.write
+
+    def write(data: bytes) -> None:
+        raw(escaped_json(data))  # a C1 control, a bidi override in a text: written as \\uXXXX, never raw
+
     named = b"" if agent is None else b'"agent":%s,' % _json.encode(agent)
     head = b'{"id":%s,"path":%s,%b"events":[' % (_json.encode(session_id), _json.encode(where), named)
     started = False

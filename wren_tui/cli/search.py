@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import re
 import sqlite3
@@ -24,11 +25,11 @@ import msgspec
 from ..agent.errors import UsageError
 from ..journal.store import project_label
 from ..journal.verdict import Stop
-from ..journal.visible import visible
+from ..journal.visible import escaped_json, visible
 from ..search.agents import agents, sessions_of
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.index import Snapshot, connect_read, index_path
-from ..search.indexer import IndexUnavailable, connect_write, refresh
+from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
 from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import ROLES, SearchSource
 from .console import err
@@ -86,8 +87,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--regex",
         action="store_true",
         help="PATTERN is a Python regular expression (look-around and backreferences too). Python's engine "
-        "backtracks, so a pattern like (a+)+$ can take exponential time: each match gets "
-        f"{REGEX_SECONDS:g} s of one text (WREN_REGEX_SECONDS), then the search stops with exit 2",
+        "backtracks, so a pattern like (a+)+$ can take exponential time: the search's matches get "
+        f"{REGEX_SECONDS:g} s in all (WREN_REGEX_SECONDS), then it stops with exit 2",
     )
     p.add_argument(
         "--no-index",
@@ -126,23 +127,38 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
             found = _show(search(sources, query, filters, index=index, quiet=True), show)
-    except PatternTooSlow:
+    except PatternTooSlow as exc:
+        where = "on one text" if exc.texts <= 1 else f"over the {exc.texts:,} texts it was matched on"
         raise UsageError(
-            f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s on one text, most likely "
-            "catastrophic backtracking (as in (a+)+$): simplify it, or leave out --regex"
+            f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s {where}, most likely "
+            "catastrophic backtracking (as in (a+)+$): simplify it, leave out --regex, or give it more time "
+            "with WREN_REGEX_SECONDS"
         ) from None
     return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
 
 
+MOST_REGEX_SECONDS = 1e6  # about 11 days: more is a typing slip, and more than setitimer's clock takes
+
+
 def _regex_seconds() -> float:
-    """How long one regex match may take (WREN_REGEX_SECONDS, else REGEX_SECONDS)."""
+    """How long the search's regex matches may take in all (WREN_REGEX_SECONDS, else REGEX_SECONDS)."""
     raw = os.environ.get("WREN_REGEX_SECONDS", "").strip()
+    if not raw:
+        return REGEX_SECONDS
+    shown = repr(raw[:40])
     try:
-        seconds = float(raw) if raw else REGEX_SECONDS
+        seconds = float(raw)
     except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < 1e6:
-        raise UsageError(f"WREN_REGEX_SECONDS={raw[:40]!r} is not a number of seconds more than 0")
+        seconds = math.nan
+    if math.isnan(seconds):
+        raise UsageError(f"WREN_REGEX_SECONDS={shown} is not a number of seconds: give one more than 0, such as 5")
+    if seconds <= 0:
+        raise UsageError(f"WREN_REGEX_SECONDS={shown} is not more than 0 seconds: give a number more than 0, such as 5")
+    if seconds >= MOST_REGEX_SECONDS:
+        raise UsageError(
+            f"WREN_REGEX_SECONDS={shown} is too many seconds (the most is {MOST_REGEX_SECONDS:,.0f}, about 11 days): "
+            "give fewer, such as 60"
+        )
     return seconds
 
 
@@ -183,12 +199,18 @@ def open_index(folder: Path, query: Query) -> Opened | None:
     if not folder.is_dir():
         return None
     path = index_path(folder)
+    said: list[str] = []
     try:
-        db: sqlite3.Connection | None = connect_write(path)
+        db: sqlite3.Connection | None = connect_write(path, said)
+    except IndexRefused as exc:
+        err(f"warning: {exc}")
+        return None
     except IndexUnavailable:
         db, writable = connect_read(path), False
     else:
         writable = True
+    for sentence in said:
+        err(f"warning: {sentence}")
     if db is None:
         return None
     snapshot = Snapshot(db, query)
@@ -307,7 +329,7 @@ class _Json:
             "matchStart": hit.start,
             "matchEnd": hit.end,
         }
-        sys.stdout.buffer.write(_json.encode(row) + b"\n")
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         row = {
@@ -321,4 +343,4 @@ class _Json:
             "reason": stop.why,
             "torn": stop.torn,
         }
-        sys.stdout.buffer.write(_json.encode(row) + b"\n")
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")

@@ -25,6 +25,8 @@ import contextlib
 import hmac
 import ipaddress
 import json
+import logging
+import re
 import secrets
 import shlex
 import signal
@@ -153,9 +155,13 @@ class Gate:
         return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower() and parts.path in ("", "/")
 
     def token_given(self, query: str | None, cookie: str | None) -> str | None:
-        """'query' or 'cookie', whichever carries the right token; None when neither does."""
+        """'query' or 'cookie', whichever carries the right token; None when neither does.
+
+        The token is URL-safe ASCII: anything else is not it (aiohttp gives bytes that are not UTF-8 as
+        surrogates, which no encoding takes), and is refused like any wrong token, never compared.
+        """
         for where, value in (("query", query), ("cookie", cookie)):
-            if value is not None and hmac.compare_digest(value.encode(), self.token.encode()):
+            if value is not None and value.isascii() and hmac.compare_digest(value.encode(), self.token.encode()):
                 return where
         return None
 
@@ -173,6 +179,28 @@ class Gate:
         """The address to open, token included."""
         where = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{where}:{port or self.port}/?{_TOKEN_PARAM}={self.token}"
+
+
+def quiet_logging() -> None:
+    """What the server logs: warnings and errors only, one plain line each, an error's traceback without its
+    frames' variables (textual-serve's own handler prints them, and the gate's holds the token).
+
+    An error's message never holds the token: nothing Wren raises quotes a request's token or cookie.
+    """
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Redacting("wren watch --serve: %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+
+
+class _Redacting(logging.Formatter):
+    """A log line with the token in it, as an address or a cookie quotes it (`token=...`, `wren-serve-PORT=...`),
+    shown as `token=***`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return _TOKEN_IN_TEXT.sub(r"\1***", super().format(record))
+
+
+_TOKEN_IN_TEXT = re.compile(rf"((?:{_TOKEN_PARAM}|wren-serve-\d+)=)[A-Za-z0-9_\-]+")
 
 
 def serve(
@@ -206,10 +234,13 @@ def serve(
 
     @web.middleware
     async def guard(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
-        query = request.query.get(_TOKEN_PARAM)
-        why = gate.refusal(
-            request.headers.get("Host"), request.headers.get("Origin"), query, request.cookies.get(gate.cookie)
-        )
+        try:
+            query = request.query.get(_TOKEN_PARAM)
+            why = gate.refusal(
+                request.headers.get("Host"), request.headers.get("Origin"), query, request.cookies.get(gate.cookie)
+            )
+        except Exception:  # a request the checks cannot even read (bytes no header should hold): refused
+            query, why = None, FORBIDDEN_TOKEN
         if why is not None:
             return web.Response(status=403, text=why + "\n")
         response = await handler(request)
@@ -238,6 +269,9 @@ def serve(
             app.on_response_prepare.append(private_headers)
             return app
 
+        def initialize_logging(self) -> None:
+            quiet_logging()
+
         def serve(self, debug: bool = False) -> None:
             self.debug = debug
             self.initialize_logging()
@@ -245,7 +279,13 @@ def serve(
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
             web.run_app(
-                self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop, print=announce
+                self._make_app(),
+                host=self.host,
+                port=self.port,
+                handle_signals=False,
+                loop=loop,
+                print=announce,
+                access_log=None,  # no line per request: noise, and a page's first request holds the token
             )
 
         async def handle_index(self, request: web.Request) -> web.StreamResponse:

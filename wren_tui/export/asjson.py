@@ -15,6 +15,7 @@ from ..journal.events import Event, to_builtins
 from ..journal.reader import scan_events
 from ..journal.store import session_id_of
 from ..journal.verdict import Stop
+from ..journal.visible import escaped_json
 from .atomic import AtomicOutput
 
 _json = msgspec.json.Encoder()
@@ -26,7 +27,7 @@ def write_json(path: Path, out: AtomicOutput) -> Stop | None:
 
     def take(events: list[Event], lines: bytes | memoryview) -> None:
         nonlocal started
-        out.write_raw((b"," if started else b"") + events_json(events, bytes(lines)))
+        out.write_raw((b"," if started else b"") + escaped_json(events_json(events, bytes(lines))))
         started = True
 
     verdict = scan_events(path, take)
@@ -39,7 +40,7 @@ def write_json(path: Path, out: AtomicOutput) -> Stop | None:
         "torn": verdict.torn,
         "warnings": verdict.warnings,
     }
-    out.finish(_json.encode(head)[:-1].decode() + ',"events":[', "]}\n")
+    out.finish(escaped_json(_json.encode(head))[:-1].decode() + ',"events":[', "]}\n")
     return verdict.stop
 
 

@@ -46,6 +46,7 @@ from ..journal.locks import lock_holder
 from ..journal.reader import scan_events
 from ..journal.store import session_id_of
 from ..journal.verdict import Stop
+from ..journal.visible import escaped_json
 from .atomic import AtomicOutput
 from .reading import CallRow, stop_sentence
 
@@ -270,7 +271,7 @@ class AtifWriter:
         if step.get("timestamp") is None:
             step.pop("timestamp", None)
         body = {"step_id": self.steps, **step}
-        self._written.append(_json.encode(body))
+        self._written.append(escaped_json(_json.encode(body)))
         if len(self._written) >= 4096:
             self._write()
 
@@ -394,8 +395,8 @@ class AtifWriter:
                 "extra": {"wren_tool_calls": self.calls, "wren_call_outcomes": self.outcomes},
             }
         }
-        head_text = _json.encode(head)[:-1].decode() + ',"steps":['
-        foot_text = "]," + _json.encode(foot)[1:].decode() + "\n"
+        head_text = escaped_json(_json.encode(head))[:-1].decode() + ',"steps":['
+        foot_text = "]," + escaped_json(_json.encode(foot))[1:].decode() + "\n"
         self.out.finish(head_text, foot_text)
 
 

@@ -11,6 +11,8 @@ Everything here needs the `fleet` extra (`nats-py`); importing this package alon
 from __future__ import annotations
 
 import os
+import socket
+from urllib.parse import urlsplit
 
 from ..journal.errors import JournalError
 
@@ -19,8 +21,22 @@ class FleetError(JournalError):
     """The fleet cannot do what was asked (no server, bad reference, unusable stream): the message says what to do."""
 
 
-def why(exc: BaseException) -> str:
-    """What went wrong, in a few words: "connection refused" rather than an OSError's tuple."""
+def why(exc: BaseException, server: str | None = None) -> str:
+    """What went wrong, in a few words: "connection refused" rather than an OSError's tuple, "cannot resolve
+    HOST" (the host of `server`) rather than the resolver's "unknown error -2"."""
+    if isinstance(exc, socket.gaierror):
+        host = _host_of(server)
+        said = (exc.strerror or "no such name").lower()
+        return f"cannot resolve {host}: {said}" if host else f"cannot resolve the server's name: {said}"
     if isinstance(exc, OSError) and exc.errno:
         return os.strerror(exc.errno).lower()
     return str(exc) or type(exc).__name__
+
+
+def _host_of(server: str | None) -> str | None:
+    if server is None:
+        return None
+    try:
+        return urlsplit(server).hostname
+    except ValueError:
+        return None

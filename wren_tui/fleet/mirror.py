@@ -198,9 +198,9 @@ class Mirror:
         try:
             self._nc = connecting.result()
         except (TimeoutError, nats.errors.Error, OSError) as exc:
+            said = why(self._errors[0] if self._errors else exc, options.server)
             raise FleetError(
-                f"cannot reach {shown(options.server)} ({why(self._errors[0] if self._errors else exc)}); "
-                "is nats-server -js running there?"
+                f"cannot reach {shown(options.server)} ({said}); is nats-server -js running there?"
             ) from None
         self._js = self._nc.jetstream(timeout=COMMIT_TIMEOUT_S)
         while not stop.is_set():

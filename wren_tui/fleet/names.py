@@ -96,8 +96,10 @@ def parse_ref(text: str) -> RemoteRef:
     if parts.query or parts.fragment:
         raise FleetError(f"{text!r}: a fleet reference has no ?query or #fragment")
     try:
-        parts.port  # noqa: B018 (a port that is not a number, or out of range, raises here)
+        port = parts.port  # a port that is not a number, or out of range, raises here
     except ValueError:
+        port = 0
+    if port == 0:  # 0 is no port a server listens on (the system's "any free port")
         raise FleetError(f"{text!r}: the port must be a number from 1 to 65535") from None
     words = [w for w in parts.path.split("/") if w]
     if len(words) > 2:

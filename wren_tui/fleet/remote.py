@@ -172,7 +172,7 @@ class Fleet:
                 disconnected_cb=lost,
             )
         except (TimeoutError, nats.errors.Error, OSError) as exc:
-            said = why(errors[0] if errors else exc)
+            said = why(errors[0] if errors else exc, server)
             raise FleetError(f"cannot reach {shown(server)} ({said}); is nats-server -js running there?") from None
         if reconnect:
             nc.options["max_reconnect_attempts"] = -1  # connected: from now on, ride out every outage

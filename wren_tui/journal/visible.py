@@ -39,6 +39,38 @@ def _is_hidden(char: str) -> bool:
     return code > 0x9F and unicodedata.category(char) in ("Cf", "Cs", "Zl", "Zp")
 
 
+# The characters above ASCII that `visible` hides (C1 controls, the soft hyphen and every other format
+# character: bidi marks, embeddings, overrides and isolates, zero-width spaces and joiners, tags; the line and
+# paragraph separators), as of Unicode 15 (tests/journal/test_visible.py checks it against `_is_hidden`).
+_HIDDEN_ABOVE_ASCII = re.compile(
+    "[\x80-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def escaped_json(data: bytes) -> bytes:
+    """JSON (UTF-8) as written for a person, a terminal or a pipe: each character `visible` hides that JSON
+    writers leave as it is (they escape only U+0000-U+001F) written as `\\uXXXX`, so a C1 CSI (U+009B), a
+    right-to-left override (U+202E) or a zero-width space (U+200B) reaches no terminal. The same JSON value:
+    such a character is never part of JSON's syntax, only of a string. Bytes that are not UTF-8 stay as they are.
+    """
+    if data.isascii():
+        return data
+    text = data.decode("utf-8", "surrogateescape")
+    if _HIDDEN_ABOVE_ASCII.search(text) is None:
+        return data
+    return _HIDDEN_ABOVE_ASCII.sub(_json_escape, text).encode("utf-8", "surrogateescape")
+
+
 def valid_text(text: str) -> str:
     """`text` as UTF-8 can hold it: surrogate pairs joined (a JSON `\\ud83d\\ude00` cut in two), a lone one U+FFFD."""
     if _SURROGATE.search(text) is None:

@@ -22,17 +22,23 @@ pattern with neither reads the sessions.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
 import re
+import signal
 import sqlite3
+import stat
+import threading
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from types import FrameType
 from urllib.parse import quote
 
 from ..foreign.listing import owner_of
@@ -45,6 +51,17 @@ from .sources import Item, Saved
 VERSION = 6  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
+# What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
+# database without it is another program's: never written, never dropped (an index a Wren made before it wrote
+# the id is told by its tables, `indexer._made_by_an_older_wren`, and given it; this module reads neither).
+APPLICATION_ID = 0x5772656E
+# The files SQLite keeps beside a database, each named after it.
+SIDE_FILES = ("-wal", "-shm", "-journal")
+_HEADER = b"SQLite format 3\x00"
+# Feature-tested (Windows has neither; `linked` is what refuses a link there): open never through a link, never
+# waiting on a FIFO; and not inherited by a child.
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0)
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
 CHECKED = 4096
 BUSY_MS = 10_000  # how long to wait for a writer that holds the index
@@ -53,6 +70,17 @@ BUSY_MS = 10_000  # how long to wait for a writer that holds the index
 # (SQLite folds ASCII case and its own Unicode cases; these it does not). NUL as a space.
 _ODD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s", "\x00": " "})
 SHORTEST = 3  # the trigram tokenizer finds nothing shorter
+# The most of a pattern the index is asked for: characters of the trigram table's needle, word pairs of each of the
+# pair table's phrases, and phrases. A piece of what every match holds is still held by every match (the index
+# narrows a little less), while a phrase of a pasted paragraph's 2,000 pairs, each in most rows, took FTS5 9 s to
+# answer over 40 MB of journals (and 40 pairs 0.2 s).
+LONGEST = 64
+MOST_PAIRS = 32
+MOST_PHRASES = 8
+# How long the index may take to give a query's candidates before search reads the files instead (it never
+# waits on SQLite longer than this), and how many of SQLite's steps between two looks at the time.
+QUERY_SECONDS = 3.0
+_STEPS = 20_000
 
 
 def index_path(folder: Path) -> Path:
@@ -100,7 +128,7 @@ def needle_of(query: Query) -> str | None:
             best = max(best, piece, key=len)
             piece = ""
         best = max(best, piece, key=len)
-    return fts_text(best) if len(best) >= SHORTEST else None
+    return fts_text(best[:LONGEST]) if len(best) >= SHORTEST else None
 
 
 def _indexable(char: str, fold: bool) -> bool:
@@ -144,16 +172,19 @@ def pair_query(query: Query) -> str | None:
     left out), its last word the start of one (its pair is asked for as a prefix): `zero because the
     guard` asks for `because_the the_guard*`. The runs' phrases are asked for together (AND).
     """
-    phrases = []
+    phrases: list[tuple[int, str]] = []
     for run in query.runs:
         text = fts_text(run)
         words = [(found.group(), found.start(), found.end()) for found in _WORD.finditer(text)]
         whole = words if words and words[0][1] > 0 else words[1:]
         if len(whole) < 2:
             continue
-        tokens = " ".join(f"{a}_{b}" for (a, _, _), (b, _, _) in pairwise(whole)).lower()
-        phrases.append(f'"{tokens}"' + ("" if whole[-1][2] < len(text) else " *"))
-    return " AND ".join(phrases) if phrases else None
+        # At most MOST_PAIRS pairs: a word before the cut has a separator after it in the run, so it is whole there.
+        kept = whole[: MOST_PAIRS + 1]
+        tokens = " ".join(f"{a}_{b}" for (a, _, _), (b, _, _) in pairwise(kept)).lower()
+        phrases.append((len(kept), f'"{tokens}"' + ("" if kept[-1][2] < len(text) else " *")))
+    longest = sorted(phrases, key=lambda phrase: -phrase[0])[:MOST_PHRASES]  # any of them narrows: the longest do most
+    return " AND ".join(phrase for _, phrase in longest) if longest else None
 
 
 def item_blob(item: Item) -> bytes:
@@ -246,9 +277,49 @@ def grown(known: Known, path: Path, st: os.stat_result) -> bool:
         os.close(fd)
 
 
+def linked(path: Path) -> Path | None:
+    """The first of the index's folder, its file and SQLite's files beside it that is a symbolic link; None if none.
+
+    The index is never opened through a link: its target (the folder or the file) could be another
+    program's database, which SQLite would then write (a `--dir` a repository or a shared folder holds).
+    """
+    for each in (path.parent, path, *(path.with_name(path.name + side) for side in SIDE_FILES)):
+        if os.path.islink(each):
+            return each
+    return None
+
+
+def kind_at(path: Path) -> str:
+    """What is at the index's place, from its first bytes (never opened by SQLite, never through a link):
+    "absent", "link", "empty" (no byte yet), "ours" (a database Wren made), "other" (another program's
+    database), "garbage" (not a database: damaged, or anything else), "odd" (not a regular file)."""
+    if linked(path) is not None:
+        return "link"
+    try:
+        fd = os.open(path, os.O_RDONLY | NO_FOLLOW | _NO_WAIT)
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return "odd" if os.path.lexists(path) and not path.is_file() else "garbage"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "odd"
+        header = os.pread(fd, 100, 0)
+    except OSError:
+        return "garbage"
+    finally:
+        os.close(fd)
+    if not header:
+        return "empty"
+    if not header.startswith(_HEADER) or len(header) < 72:
+        return "garbage"
+    return "ours" if int.from_bytes(header[68:72], "big") == APPLICATION_ID else "other"
+
+
 def connect_read(path: Path) -> sqlite3.Connection | None:
-    """The index at `path`, opened read-only; None when there is none (or it is not one this version reads)."""
-    if not path.is_file():
+    """The index at `path`, opened read-only; None when there is none (or it is not one this version reads,
+    or not Wren's, or reached through a link)."""
+    if kind_at(path) != "ours":
         return None
     try:
         db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_MS / 1000)
@@ -256,11 +327,12 @@ def connect_read(path: Path) -> sqlite3.Connection | None:
         return None
     db.isolation_level = None
     try:
+        owner = db.execute("PRAGMA application_id").fetchone()
         row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
     except sqlite3.Error:
         db.close()
         return None
-    if row is None or row[0] != VERSION:
+    if owner is None or owner[0] != APPLICATION_ID or row is None or row[0] != VERSION:
         db.close()
         return None
     return db
@@ -380,7 +452,8 @@ class Snapshot:
         if not self.db.in_transaction and not self.begin():
             return False
         try:
-            ids = array("q", (ident for (ident,) in self.db.execute(matching, (asked,))))  # in order
+            with _bounded(self.db, QUERY_SECONDS):
+                ids = array("q", (ident for (ident,) in self.db.execute(matching, (asked,))))  # in order
             confirming = not self.query.regex and len(ids) <= _CONFIRMED
             budget = _CONFIRMED_BYTES
             for at in range(0, len(ids), _FETCH * 2):
@@ -476,6 +549,45 @@ class Snapshot:
             marks = ",".join("?" * len(batch))
             for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
                 yield item_of(data)
+
+
+@contextlib.contextmanager
+def _bounded(db: sqlite3.Connection, seconds: float) -> Iterator[None]:
+    """SQLite's work inside stopped after `seconds` (sqlite3.OperationalError: interrupted), or at Ctrl+C.
+
+    Python runs a signal's handler only between its own instructions, never inside SQLite: SQLite's
+    progress handler, called every _STEPS of its steps, is where both are looked at. In the main thread a
+    SIGINT sets a flag there (the default handler's KeyboardInterrupt would be swallowed by the sqlite3
+    module), the query is interrupted, and the KeyboardInterrupt is raised once SQLite has returned.
+    """
+    deadline = time.monotonic() + seconds
+    interrupted: list[bool] = []
+
+    def progress() -> int:
+        return 1 if interrupted or time.monotonic() > deadline else 0
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        interrupted.append(True)
+
+    catching = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if catching:
+        signal.signal(signal.SIGINT, on_sigint)
+    db.set_progress_handler(progress, _STEPS)
+    try:
+        yield
+    except sqlite3.OperationalError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        db.set_progress_handler(None, 0)
+        if catching:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if interrupted:  # came after SQLite's last look
+        raise KeyboardInterrupt
 
 
 def _may_hold(query: Query) -> Callable[[bytes], bool] | None:

@@ -15,12 +15,15 @@ index's own folder.
 from __future__ import annotations
 
 import contextlib
+import functools
 import marshal
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import quote
 
 from ..journal.errors import JournalError
 from . import index, readahead
@@ -57,33 +60,60 @@ class IndexUnavailable(Exception):
     """The index cannot be written here (a read-only folder, a full disk): search reads the files instead."""
 
 
-def connect_write(path: Path) -> sqlite3.Connection:
+class IndexRefused(IndexUnavailable):
+    """The index's place holds what Wren will not open (a symbolic link): search reads the files, and says why."""
+
+
+def connect_write(path: Path, said: list[str] | None = None) -> sqlite3.Connection:
     """The index at `path`, made if it is not there (and made again if it is of another version, or damaged).
 
+    Only a database Wren made (its `index.APPLICATION_ID`) is ever written or dropped. Another program's
+    database found there is moved aside untouched (to `search.sqlite.other-N`, with the files SQLite keeps
+    beside it) and a new index made; what was done is added to `said`, a sentence a person reads.
+
     Raises:
+        IndexRefused: the index's folder or file is a symbolic link (never followed), or another
+            program's database there could not be moved aside.
         IndexUnavailable: it cannot be made or opened for writing.
     """
     try:
-        return _connect(path)
+        return _connect(path, said)
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
             raise IndexUnavailable(f"{path}: {exc}") from None
-    try:  # not a database, or a damaged one: a cache, so made again
+    if index.kind_at(path) != "ours":  # changed while it was opened: never dropped
+        raise IndexUnavailable(f"{path}: not Wren's search index")
+    try:  # a damaged index: a cache, so made again
         path.unlink()
-        return _connect(path)
+        return _connect(path, said)
     except (OSError, sqlite3.Error) as exc:
         raise IndexUnavailable(f"{path}: {exc}") from None
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
     try:
+        # 0700, whatever the umask: the index holds every session's text (other agents' too, never redacted).
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        older = _prepare(path, said)
         db = sqlite3.connect(path, timeout=index.BUSY_MS / 1000)
+        if index.linked(path) is not None:  # put there since `_prepare` looked: nothing read or written yet
+            db.close()
+            raise IndexRefused(f"{path}: the search index was replaced by a symbolic link; it was not used")
+    except OSError as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+    except sqlite3.OperationalError as exc:
+        raise IndexUnavailable(f"{path}: {exc}") from None
+    try:
         db.isolation_level = None
-        db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
-        db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is atomic, and waits for no disk
         db.execute("BEGIN IMMEDIATE")
         try:
+            owner = db.execute("PRAGMA application_id").fetchone()[0]
+            if owner != index.APPLICATION_ID:
+                tables = set(db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+                if owner != 0 or (tables and not (older and tables == _tables())):
+                    # another program's, put there since `_prepare` looked: left as it is
+                    raise IndexRefused(f"{path} is not Wren's search index (another program's database): left unused")
+                db.execute(f"PRAGMA application_id={index.APPLICATION_ID}")
             version = _version(db)
             if version != index.VERSION:
                 if version is not None:  # another version's: dropped, rebuilt from the files
@@ -97,11 +127,132 @@ def _connect(path: Path) -> sqlite3.Connection:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
+        db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is atomic, and waits for no disk
+        _private(path)
     except OSError as exc:
+        db.close()
         raise IndexUnavailable(f"{path}: {exc}") from None
     except sqlite3.OperationalError as exc:
+        db.close()
         raise IndexUnavailable(f"{path}: {exc}") from None
+    except BaseException:
+        db.close()
+        raise
     return db
+
+
+def _prepare(path: Path, said: list[str] | None) -> bool:
+    """Make the index's place one SQLite may open: no link on the way, no other program's database, the
+    file made 0600 (SQLite gives its -wal and -shm the database's mode). True: the index there is one an
+    older Wren made, before it wrote its application id (`_made_by_an_older_wren`), given it now.
+
+    Raises:
+        IndexRefused: a link, or another program's database that cannot be moved aside.
+        OSError: the folder cannot be written.
+    """
+    kind = index.kind_at(path)
+    if kind == "link":
+        link = index.linked(path)
+        raise IndexRefused(
+            f"the search index's {'folder' if link == path.parent else 'file'} {link} is a symbolic link, which Wren "
+            "does not follow (it could lead to another program's files); the sessions were read instead: remove the "
+            "link and the index is made again"
+        )
+    if kind == "other" and _made_by_an_older_wren(path):
+        return True
+    if kind == "other":
+        aside = _set_aside(path)
+        if said is not None:
+            said.append(
+                f"{path} was not Wren's search index (another program's database, or an index an older Wren made): "
+                f"it was moved to {aside} untouched, and a new index made; delete it if it is not yours"
+            )
+        kind = "absent"
+    elif kind in ("garbage", "odd"):  # not a database: Wren's damaged index, or anything else put in its place
+        try:
+            path.unlink()
+        except IsADirectoryError:
+            raise IndexRefused(f"the search index {path} is a folder; the sessions were read instead") from None
+        except PermissionError as exc:
+            raise IndexUnavailable(f"{path}: {exc}") from None
+        kind = "absent"
+    if kind == "absent":
+        with contextlib.suppress(FileExistsError):  # another search made it meanwhile
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | index.NO_FOLLOW, 0o600))
+    return False
+
+
+def _made_by_an_older_wren(path: Path) -> bool:
+    """Whether the database at `path`, without Wren's application id, is an index a Wren made before it wrote
+    one: it holds exactly this version's tables, each as this version writes it (SQLite keeps the statement as
+    written). Read with SQLite told the file is immutable: no lock taken, no -shm made, nothing written.
+    Another program's database never holds these statements; a copy of them holds nothing but an index.
+    """
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        found = set(db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    except sqlite3.Error:
+        return False
+    finally:
+        db.close()
+    return found == _tables()
+
+
+@functools.cache
+def _tables() -> set[tuple[str, str, str]]:
+    """What an index of this version holds in `sqlite_master` (its tables, FTS5's own, the index on items)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        return set(db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    finally:
+        db.close()
+
+
+def _set_aside(path: Path) -> Path:
+    """Move another program's database at `path` (and the files SQLite keeps beside it) to a free name beside it,
+    never over anything; the name it now has.
+
+    Raises:
+        IndexRefused: it could not be moved.
+    """
+    for n in range(1, 1000):
+        aside = path.with_name(f"{path.name}.other-{n}")
+        if any(os.path.lexists(f"{aside}{side}") for side in ("", *index.SIDE_FILES)):
+            continue
+        try:
+            # Fails if the name was taken meanwhile: nothing overwritten. The name itself, never what it may lead to.
+            os.link(path, aside, **({"follow_symlinks": False} if os.link in os.supports_follow_symlinks else {}))
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise IndexRefused(
+                f"{path} is not Wren's search index (another program's database) and could not be moved aside "
+                f"({(exc.strerror or str(exc)).lower()}); it was left as it is and the sessions were read instead"
+            ) from None
+        for side in index.SIDE_FILES:
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(f"{path}{side}", f"{aside}{side}")
+        path.unlink()
+        return aside
+    raise IndexRefused(f"{path} is not Wren's search index, and 999 others are beside it already; it was left as it is")
+
+
+def _private(path: Path) -> None:
+    """The index's files readable by their owner only (an index an older Wren made 0644 too)."""
+    for name in (str(path), *(f"{path}{side}" for side in index.SIDE_FILES)):
+        try:
+            st = os.stat(name, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+            os.chmod(name, 0o600)  # a regular file as just looked at (`_prepare` refused any link here)
 
 
 def _version(db: sqlite3.Connection) -> object:
