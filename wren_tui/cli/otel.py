@@ -23,7 +23,7 @@ from ..journal.verdict import Stop
 from . import fleet, foreign
 from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
-from .options import folder_of
+from .options import folder_of, named_folder_of
 
 POLL_S = 0.2
 
@@ -88,14 +88,15 @@ class _Followed:
 
 
 def cmd_otel(args: argparse.Namespace) -> Exit:
-    folder = folder_of(args)
     if args.all == (args.session is not None):
         raise CommandFailed("name one session, or --all for every session of the journals folder")
+    # --all of a folder that is not there is a typo, never "nothing to send".
+    folder = named_folder_of(args) if args.all else folder_of(args)
     remote = args.session is not None and fleet.is_remote(args.session)
     paths = [] if remote else journal_paths(folder) if args.all else [resolve(folder, args.session)]
     try:
         sender = OtlpSender(args.endpoint)
-    except OtelMissing as exc:
+    except (OtelMissing, SendFailed) as exc:
         raise CommandFailed(str(exc)) from None
     try:
         if remote:
