@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, TextIO, TypeVar
 
 from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
+from ..journal.redact import Redactor
 from ..journal.snapshots import SnapshotError
 from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
@@ -25,7 +26,6 @@ from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import SnapshotStopped
 from .models.base import Gateway, GatewayError, ReasoningPart, Reply, RetryPart, StreamPart, TextPart, ToolCallPart
-from .redact import Redactor
 from .snapshotting import Snapshotter
 from .tools import TOOLS, Toolbox, ToolResult
 

@@ -220,6 +220,7 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
     from ..foreign.base import Translated
     from ..foreign.live import changed_recently, held_for_writing
     from ..foreign.reader import Branch, scan
+    from ..foreign.redacted import shown
     from ..journal.reader import open_for_reading
 
     spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
@@ -230,7 +231,7 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
 
         def take(lineno: int, line: Translated, _data: bytes) -> None:
             if branch is None or branch.follow(lineno, line.node):
-                spans.take([e for i, e in enumerate(line.events) if i not in line.hidden])
+                spans.take(shown(line))  # its secrets redacted
 
         verdict = scan(fd, fmt, take, st.st_size)
         alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))

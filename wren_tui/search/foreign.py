@@ -32,6 +32,7 @@ from ..foreign import Format
 from ..foreign.exported import open_lines
 from ..foreign.make import THINKING
 from ..foreign.reader import Translation
+from ..foreign.redacted import clean, redacted
 from ..journal.events import Event, UnknownEvent
 from ..journal.lines import CUT_SHORT
 from ..journal.verdict import Stop
@@ -111,12 +112,13 @@ _TEXTS = SPOKEN | {UnknownEvent}
 
 
 def _items(event: Event, offset: int, part: int, project: str | None) -> Iterator[Item]:
+    """The searched texts of an event, secrets redacted (`foreign.redacted`): the index holds none, nor does a hit."""
     if isinstance(event, UnknownEvent):
         text = event.fields.get("text") if event.type == THINKING else None
         if isinstance(text, str) and text:
-            yield Item(event.seq, event.ts, "thinking", "reasoning", text, offset, part, project=project)
+            yield Item(event.seq, event.ts, "thinking", "reasoning", clean(text), offset, part, project=project)
         return
-    yield from items_of(event, offset, part, project)
+    yield from items_of(redacted(event), offset, part, project)
 
 
 # Formats whose translators were read for the texts they build (below): their files are skimmed.
