@@ -25,7 +25,17 @@ from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import SnapshotStopped
-from .models.base import Gateway, GatewayError, ReasoningPart, Reply, RetryPart, StreamPart, TextPart, ToolCallPart
+from .models.base import (
+    NOTHING,
+    Gateway,
+    GatewayError,
+    ReasoningPart,
+    Reply,
+    RetryPart,
+    StreamPart,
+    TextPart,
+    ToolCallPart,
+)
 from .snapshotting import Snapshotter
 from .tools import TOOLS, Toolbox, ToolResult
 
@@ -170,9 +180,15 @@ class _Shown:
 
 
 def _size(part: StreamPart) -> int:
-    if isinstance(part, TextPart | ReasoningPart):
-        return len(part.text)
-    return len(part.args) if isinstance(part, ToolCallPart) else 0
+    """What a part counts toward the reply's cap: its characters (a call's name and id too, a signature), and at
+    least one, so a stream of parts that carry nothing (keep-alives, empty deltas) reaches the cap too."""
+    if isinstance(part, TextPart):
+        return len(part.text) or 1
+    if isinstance(part, ReasoningPart):
+        return len(part.text) + len(part.signature or "") + len(part.data or "") or 1
+    if isinstance(part, ToolCallPart):
+        return len(part.args) + len(part.name or "") + len(part.id or "") or 1
+    return 1
 
 
 class _Pairs:
@@ -338,6 +354,8 @@ class Agent:
                 shown.discard()
                 pairs, size = _Pairs(), 0
                 continue
+            if raw is NOTHING:
+                continue  # counted toward the cap, and nothing else
             self._take(part, reply, batcher, thinking, shown)
         for part in pairs.rest():
             self._take(part, reply, batcher, thinking, shown)
