@@ -37,7 +37,7 @@ from .models.base import (
     ToolCallPart,
 )
 from .snapshotting import Snapshotter
-from .tools import TOOLS, Toolbox, ToolResult
+from .tools import TOOLS, Toolbox, ToolResult, holds_lone_surrogate
 
 E = TypeVar("E", bound=KnownEvent)
 EndReason = Literal["done", "limit"]
@@ -421,6 +421,11 @@ class Agent:
         if tool is None:
             # Nothing to approve or run: it is not a read-only call, nor one with side effects.
             self._not_run(call, None)
+            return
+        if holds_lone_surrogate((original or call).args):
+            # Refused before it is asked for or started: nothing could run it as the model wrote it.
+            self.printer.line(f"  -> {preview_call(call)} [not run: a lone surrogate in its arguments]")
+            self._finish(call, ToolResult(False, outcomes.unholdable_text(call.name)), 0, None)
             return
         if self._repeats(call) >= self.limits.loop_repeats - 1:
             self._not_run(call, "loop")
