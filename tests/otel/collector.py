@@ -24,6 +24,7 @@ class Collector:
     mode: str = "take"
     spans: list[Any] = field(default_factory=list)
     requests: int = 0
+    headers: list[dict[str, str]] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def named(self, prefix: str) -> list[Any]:
@@ -37,6 +38,7 @@ def _handler(collector: Collector) -> type[BaseHTTPRequestHandler]:
 
             body = self.rfile.read(int(self.headers["Content-Length"]))
             collector.requests += 1
+            collector.headers.append({k.lower(): v for k, v in self.headers.items()})
             mode = collector.mode
             if mode == "redirect":
                 self.send_response(307)

@@ -162,3 +162,15 @@ def test_otel_all_of_a_folder_that_is_not_there_is_one_sentence_and_exit_1(tmp_p
         f"wren: {missing}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
     ]
     assert not missing.exists()
+
+
+def test_the_otlp_headers_variable_is_sent_with_the_spans(tmp_path: Path) -> None:
+    journal = approved_late(tmp_path)
+    env = {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k-0123456789,authorization=Bearer%20t"}
+    with running_collector() as collector:
+        done = run_wren(["otel", str(journal), "--endpoint", collector.url], cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"sent 4 spans of s-20261201-100000-wait to {collector.url}/v1/traces"
+        [headers] = collector.headers
+    assert headers["x-api-key"] == "k-0123456789" and headers["authorization"] == "Bearer t"
+    assert headers["content-type"] == "application/x-protobuf"

@@ -531,7 +531,8 @@ def _env(name: str) -> str:
 
 
 class _Post:
-    """One OTLP/HTTP export request, as the exporter settings say (headers, gzip, a CA certificate).
+    """One OTLP/HTTP export request, as the OTLP exporter variables say (OTEL_EXPORTER_OTLP_[TRACES_]HEADERS,
+    _COMPRESSION gzip, _CERTIFICATE, _CLIENT_CERTIFICATE and _CLIENT_KEY).
 
     The whole exchange (connecting, sending, every byte of the answer, and the retries of a busy
     collector's 429/502/503/504) ends by the deadline: a watchdog shuts the socket when it passes, so a
@@ -556,7 +557,23 @@ class _Post:
         self._gzip = _env("COMPRESSION").strip().lower() == "gzip"
         if self._gzip:
             self._headers["Content-Encoding"] = "gzip"
-        self._cafile = _env("CERTIFICATE") or None
+        self._context = self._tls() if self._https else None
+
+    def _tls(self) -> Any:
+        """The TLS settings: a CA certificate to trust, and a client certificate and key (mTLS), when set."""
+        import ssl
+
+        certificate = _env("CLIENT_CERTIFICATE") or None
+        try:
+            context = ssl.create_default_context(cafile=_env("CERTIFICATE") or None)
+            if certificate is not None:
+                context.load_cert_chain(certificate, _env("CLIENT_KEY") or None)
+        except (OSError, ssl.SSLError) as exc:
+            raise SendFailed(
+                f"the TLS files the OTEL_EXPORTER_OTLP_*CERTIFICATE / *CLIENT_KEY variables name could not be read "
+                f"({exc}); nothing was sent"
+            ) from None
+        return context
 
     def __call__(self, body: bytes) -> None:
         import gzip
@@ -597,8 +614,7 @@ class _Post:
             raise self._late()
         conn: http.client.HTTPConnection
         if self._https:
-            context = ssl.create_default_context(cafile=self._cafile)
-            conn = http.client.HTTPSConnection(self._host, self._port, timeout=left, context=context)
+            conn = http.client.HTTPSConnection(self._host, self._port, timeout=left, context=self._context)
         else:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=left)
         late = threading.Event()
