@@ -111,18 +111,24 @@ def carries(part: StreamPart) -> bool:
     return False
 
 
+# How many read timeouts a stream may go on with no character (only keep-alives or empty events).
+QUIET_FACTOR = 10
+
+
 class Quiet:
     """A stream that sends no character is cut like a silent one.
 
     A server can keep a stream open forever with what carries nothing (`: keepalive` comments, empty or
     role-only deltas, pings): the read timeout never fires. Each such event or line is handed on as
     NOTHING, which the agent counts as one character toward the reply's cap (WREN_MAX_REPLY), and a
-    stream with no character for the read timeout (WREN_TIMEOUT) ends in one sentence, as silence does.
+    stream with no character for QUIET_FACTOR read timeouts (WREN_TIMEOUT; 20 minutes by default) ends
+    in one sentence. Not one read timeout: a proxy keeps a stream open with comments while a model
+    thinks without streaming its thoughts (OpenRouter's `: OPENROUTER PROCESSING`), for minutes.
     """
 
-    def __init__(self, endpoint: Endpoint, timeout_s: float | None) -> None:
+    def __init__(self, endpoint: Endpoint, read_timeout_s: float | None) -> None:
         self._endpoint = endpoint
-        self._timeout_s = timeout_s
+        self._timeout_s = None if read_timeout_s is None else read_timeout_s * QUIET_FACTOR
         self._since = time.monotonic()
 
     def event(self, parts: list[StreamPart]) -> list[StreamPart]:
@@ -145,7 +151,7 @@ class Quiet:
         if timeout is not None and time.monotonic() - self._since > timeout:
             raise GatewayError(
                 f"the model server at {self._endpoint.url} sent no character of a reply for {timeout:g} s, only "
-                "keep-alives or empty events; the turn is stopped (WREN_TIMEOUT sets how long to wait)"
+                f"keep-alives or empty events; the turn is stopped (it waits {QUIET_FACTOR} times WREN_TIMEOUT)"
             )
 
 
