@@ -35,7 +35,7 @@ APPROVED = "2026-12-01T10:05:01.250Z"  # five minutes waiting for the person's y
 ENDED = "2026-12-01T10:05:03.500Z"  # the command ran 2.25 s
 
 
-def approved_late(folder: Path, sid: str = "s-20261201-100000-wait") -> Path:
+def approved_late(folder: Path, sid: str = "s-20261201-100000-wait", result: str = "ok") -> Path:
     """A run whose one call was approved five minutes after the model asked for it, then ran 2.25 s."""
     call = ToolCall("c1", "run_command", '{"command": "make test"}')
     lines: list[tuple[KnownEvent, str]] = [
@@ -45,7 +45,7 @@ def approved_late(folder: Path, sid: str = "s-20261201-100000-wait") -> Path:
         (Usage(input_tokens=10, output_tokens=5, model="scripted"), ASKED),
         (ToolStart(id="c1", name="run_command", read_only=False, approval="approved"), APPROVED),
         (ToolEnd(id="c1", ok=True, elapsed_ms=2250, chars=2), ENDED),
-        (Message(message=ChatMessage(role="tool", content="ok", tool_call_id="c1")), ENDED),
+        (Message(message=ChatMessage(role="tool", content=result, tool_call_id="c1")), ENDED),
         (Message(message=ChatMessage(role="assistant", content="The tests pass.")), "2026-12-01T10:05:04.000Z"),
         (Usage(input_tokens=20, output_tokens=4, model="scripted"), "2026-12-01T10:05:04.000Z"),
         (RunEnd(reason="done"), "2026-12-01T10:05:04.100Z"),
@@ -174,3 +174,36 @@ def test_the_otlp_headers_variable_is_sent_with_the_spans(tmp_path: Path) -> Non
         [headers] = collector.headers
     assert headers["x-api-key"] == "k-0123456789" and headers["authorization"] == "Bearer t"
     assert headers["content-type"] == "application/x-protobuf"
+
+
+def test_a_redirect_answered_before_the_body_is_read_is_said_as_the_redirect(tmp_path: Path) -> None:
+    """A server (a proxy sending http to https) that answers 301 and closes without reading the spans' body."""
+    import socket
+    import threading
+
+    # A result of 16 MB, sent with --content: more than the socket buffers take while no one reads.
+    journal = approved_late(tmp_path, result="o" * (16 << 20))
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://127.0.0.1/v1/traces\r\n"
+                         b"Content-Length: 0\r\nConnection: close\r\n\r\n")  # fmt: skip
+            conn.shutdown(socket.SHUT_WR)
+        server.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    done = run_wren(["otel", str(journal), "--endpoint", f"http://127.0.0.1:{port}", "--content"], cwd=tmp_path)
+    thread.join(30)
+    assert done.returncode == 1 and "sent " not in done.stdout
+    assert done.stderr.strip().splitlines() == [
+        f"wren: the endpoint http://127.0.0.1:{port}/v1/traces answered 301 Moved Permanently (a redirect to "
+        "https://127.0.0.1/v1/traces, which wren otel does not follow); nothing was sent: give --endpoint the "
+        "collector's own address"
+    ]

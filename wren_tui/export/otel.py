@@ -634,7 +634,9 @@ class _Post:
             held.append(conn.sock)
             if late.is_set():
                 raise self._late()
-            conn.request("POST", self._path, body=body, headers=self._headers)
+            # A server may answer (a redirect, a refusal) before it reads the body: its answer says why.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                conn.request("POST", self._path, body=body, headers=self._headers)
             answer = conn.getresponse()
             size = answer.getheader("Content-Length")
             if size is not None and size.isdigit() and int(size) > ANSWER_CAP:
