@@ -207,3 +207,19 @@ def test_a_redirect_answered_before_the_body_is_read_is_said_as_the_redirect(tmp
         "https://127.0.0.1/v1/traces, which wren otel does not follow); nothing was sent: give --endpoint the "
         "collector's own address"
     ]
+
+
+def test_a_header_variable_http_cannot_carry_is_one_sentence_and_nothing_is_sent(tmp_path: Path) -> None:
+    journal = approved_late(tmp_path)
+    with running_collector() as collector:
+        done = run_wren(
+            ["otel", str(journal), "--endpoint", collector.url],
+            cwd=tmp_path,
+            env={"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k\u20ac"},
+        )
+        assert collector.requests == 0
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "wren: OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=k\u20ac' is not a name=value an HTTP header can carry "
+        "(printable Latin-1 once %-decoded); nothing was sent"
+    ]

@@ -530,6 +530,25 @@ def _env(name: str) -> str:
     return os.environ.get(f"OTEL_EXPORTER_OTLP_TRACES_{name}") or os.environ.get(f"OTEL_EXPORTER_OTLP_{name}", "")
 
 
+def _headers(text: str) -> dict[str, str]:
+    """OTEL_EXPORTER_OTLP_HEADERS: `name=value` pairs split by commas, each %-encoded (the OTLP exporter spec)."""
+    from urllib.parse import unquote
+
+    headers: dict[str, str] = {}
+    for pair in text.split(","):
+        if not pair.strip():
+            continue
+        name, sep, value = pair.partition("=")
+        name, value = unquote(name).strip(), unquote(value).strip()
+        if not sep or not name or not all(ord(c) < 256 and c.isprintable() for c in name + value):
+            raise SendFailed(
+                f"OTEL_EXPORTER_OTLP_HEADERS: {pair.strip()!r} is not a name=value an HTTP header can carry (printable "
+                "Latin-1 once %-decoded); nothing was sent"
+            )
+        headers[name.lower()] = value
+    return headers
+
+
 class _Post:
     """One OTLP/HTTP export request, as the OTLP exporter variables say (OTEL_EXPORTER_OTLP_[TRACES_]HEADERS,
     _COMPRESSION gzip, _CERTIFICATE, _CLIENT_CERTIFICATE and _CLIENT_KEY).
@@ -542,18 +561,20 @@ class _Post:
     def __init__(self, url: str, deadline_s: float) -> None:
         from urllib.parse import urlsplit
 
-        from opentelemetry.util.re import parse_env_headers
-
         self.url = url
         self.deadline_s = deadline_s
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
             raise SendFailed(f"{url}: not an http:// or https:// address (give --endpoint the collector's URL)")
         self._https = parts.scheme == "https"
-        self._host, self._port = parts.hostname, parts.port
+        self._host, self._port = parts.hostname, port
         self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._headers = {"Content-Type": "application/x-protobuf", "User-Agent": f"wren/{__version__}"}
-        self._headers.update(parse_env_headers(_env("HEADERS"), liberal=True))
+        self._headers.update(_headers(_env("HEADERS")))
         self._gzip = _env("COMPRESSION").strip().lower() == "gzip"
         if self._gzip:
             self._headers["Content-Encoding"] = "gzip"
