@@ -99,3 +99,39 @@ async def test_a_lone_surrogate_character_in_a_calls_arguments_runs_as_the_repla
         assert (workspace / "made\ufffd.txt").read_bytes() == b"x\n"
     if which == "write_file content":
         assert (workspace / "made.txt").read_text() == "x\ufffd\n"
+
+
+async def test_resume_says_the_same_refusal_for_a_refused_call_whose_tool_message_was_lost(workspace: Path) -> None:
+    """Killed between the refused call's tool_end and its tool message: resume tells the model the same sentence."""
+    from wren_tui.journal.events import ChatMessage, RunStart, ToolCall
+    from wren_tui.journal.writer import encode_line
+
+    args = json.dumps({"path": f"README{LONE}.md"}, ensure_ascii=True)
+    call = ToolCall("c1", "read_file", args)
+    journals = journals_of(workspace)
+    journals.mkdir()
+    sid = "s-20261207-100000-lost"
+    lines = [
+        RunStart(pid=1, cwd=str(workspace), model="gpt-4o-mini", version="0.1.0"),
+        Message(message=ChatMessage(role="user", content="read it")),
+        Message(message=ChatMessage(role="assistant", content="", tool_calls=[call])),
+        ToolEnd(id="c1", ok=False, elapsed_ms=0, chars=10),
+    ]
+    (journals / f"{sid}.jsonl").write_bytes(
+        b"".join(encode_line(e, seq, "2026-12-07T10:00:00.000Z") for seq, e in enumerate(lines, 1))
+    )
+
+    def answer(body: dict[str, Any], headers: dict[str, str]) -> Answer:
+        return reply_stream("I will send it again.")
+
+    async with OpenAIServer(answer) as server:
+        code, out, err = await wren(
+            ["resume", "--dir", "../journals", "--model", "openai", "--yes", sid],
+            workspace,
+            env_for("openai", server.base_url),
+        )
+        requests = server.requests
+    assert code == 0, err
+    assert "not run (a lone surrogate in its arguments), as recorded before" in out
+    [said] = [m["content"] for m in requests[0]["messages"] if m["role"] == "tool"]
+    assert said.startswith("not run:") and "the arguments of read_file hold a lone surrogate" in said

@@ -424,8 +424,7 @@ class Agent:
             return
         if holds_lone_surrogate((original or call).args):
             # Refused before it is asked for or started: nothing could run it as the model wrote it.
-            self.printer.line(f"  -> {preview_call(call)} [not run: a lone surrogate in its arguments]")
-            self._finish(call, ToolResult(False, outcomes.unholdable_text(call.name)), 0, None)
+            self._not_run(call, None)
             return
         if self._repeats(call) >= self.limits.loop_repeats - 1:
             self._not_run(call, "loop")
@@ -480,6 +479,8 @@ class Agent:
             return outcomes.repeated(self.limits.loop_repeats, call.name)
         if call.name not in TOOLS:
             return outcomes.no_such_tool(call.name, list(TOOLS))
+        if holds_lone_surrogate(call.args):  # the journal keeps the escape, so resume says the same
+            return outcomes.unholdable_text(call.name)
         return outcomes.over_limit(self.limits.max_calls)
 
     def _repeats(self, call: ToolCall) -> int:
@@ -502,7 +503,11 @@ class Agent:
 
 def not_run_label(call: ToolCall, stopped: StoppedBy | None) -> str:
     """Why a call was not run, in a word or two (what `wren run` prints beside it)."""
-    return stopped or ("no such tool" if call.name not in TOOLS else "limit")
+    if stopped:
+        return stopped
+    if call.name not in TOOLS:
+        return "no such tool"
+    return "a lone surrogate in its arguments" if holds_lone_surrogate(call.args) else "limit"
 
 
 def cancel_cause(exc: asyncio.CancelledError) -> str | None:
