@@ -143,3 +143,24 @@ def test_the_search_of_a_session_holding_keys_finds_and_keeps_none(tmp_path: Pat
     assert any(p.name.startswith("search.sqlite") for p in kept) == index
     for path in kept:
         no_secret_in(path.read_bytes(), str(path))
+
+
+@pytest.mark.parametrize("index", [True, False], ids=["index", "no-index"])
+def test_a_search_for_the_mark_finds_a_key_redacted_in_a_session_whose_file_never_says_it(
+    tmp_path: Path, index: bool
+) -> None:
+    """Codex's files are skimmed for a word of the query before they are read; the mark is in no file, only
+    in the texts made from one holding a key, so the skim must not pass such a file over."""
+    data = fixture("codex", "multi-turn").read_bytes()
+    assert b"redacted" not in data
+    folder = tmp_path / "codex-sessions"
+    folder.mkdir()
+    session = folder / "rollout-2026-11-30T09-02-58-0000-multi-turn.jsonl"
+    session.write_bytes(data.replace(b"What does notes.txt say?", f"What does notes.txt say? key {GHP}".encode()))
+    age(session, 3600)
+    flags = ["--agent", "codex", "--dir", str(folder), "--json", *([] if index else ["--no-index"])]
+    found = run_wren(["search", "redacted", *flags], cwd=tmp_path, env=ENV)
+    assert found.returncode == 0, (found.stdout, found.stderr)
+    hits = [json.loads(line) for line in found.stdout.splitlines()]
+    assert hits and all(MARK in json.dumps(hit) for hit in hits if hit.get("type") == "hit")
+    no_secret_in(found.stdout, "the hits")

@@ -35,6 +35,7 @@ from ..foreign.reader import Translation
 from ..foreign.redacted import clean, redacted
 from ..journal.events import Event, UnknownEvent
 from ..journal.lines import CUT_SHORT
+from ..journal.redact import MARK
 from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import holds, native
@@ -242,7 +243,8 @@ def _huge(match: re.Match[bytes]) -> bool:
 def _made_words(module: str) -> tuple[str, ...]:
     """Every word (run of letters, lowercase) of every string in the code and values of a translator's module
     and of the helpers it builds texts with (`foreign.base`), docstrings aside; () when one is not loaded."""
-    words: set[str] = set(_LITERALS)
+    # And the mark a key is redacted to (`foreign.redacted`): a text may hold it where the file holds the key.
+    words: set[str] = set(_LITERALS) | {word.lower() for word in _LETTERS.findall(MARK)}
     for name in (module, "wren_tui.foreign.base"):
         loaded = sys.modules.get(name)
         if loaded is None:
