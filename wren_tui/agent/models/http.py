@@ -63,10 +63,11 @@ class SSEDecoder:
         return idle
 
     def feed(self, chunk: bytes) -> list[str]:
-        self._buf += chunk
+        buf = self._buf + chunk if self._buf else chunk
         events: list[str] = []
-        while (end := self._buf.find(b"\n")) >= 0:
-            line, self._buf = self._buf[:end].rstrip(b"\r"), self._buf[end + 1 :]
+        start = 0  # the lines are sliced out of the chunk once each (a flood of short lines stays linear)
+        while (end := buf.find(b"\n", start)) >= 0:
+            line, start = buf[start:end].rstrip(b"\r"), end + 1
             if not line:
                 if self._data:
                     events.append(b"\n".join(self._data).decode("utf-8", errors="replace"))
@@ -87,6 +88,7 @@ class SSEDecoder:
                 self._fields += 1
                 if self._fields > 64 and not self._data:  # fields without end, never an event
                     self._idle, self._fields = self._idle + self._fields, 0
+        self._buf = buf[start:]
         if len(self._buf) > EVENT_LIMIT:
             raise _too_long()
         return events
