@@ -82,3 +82,37 @@ def env_for(model: str, base_url: str) -> dict[str, str]:
     if model == "anthropic":
         return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
     return {"WREN_BASE_URL": base_url, "WREN_API_KEY": OPENAI_KEY}
+
+
+# --- streams that carry no character ------------------------------------------------------------------
+
+
+def openai_charless(kind: str) -> Iterator[bytes]:
+    """An OpenAI-compatible stream that never ends and never says a character: empty deltas, role-only deltas,
+    or `: keepalive` comments."""
+    if kind == "keepalive":
+        return itertools.repeat(b": keepalive\n\n")
+    delta: dict[str, Any] = {} if kind == "empty" else {"role": "assistant"}
+    return itertools.repeat(openai_event(delta))
+
+
+def anthropic_charless(kind: str) -> Iterator[bytes]:
+    """An Anthropic stream that starts a message and then never says a character: pings, empty text deltas,
+    or `: keepalive` comments."""
+    if kind == "keepalive":
+        return itertools.chain([anthropic_head()], itertools.repeat(b": keepalive\n\n"))
+    if kind == "empty":
+        return anthropic_text_deltas(itertools.repeat(""))
+    return itertools.chain([anthropic_head()], itertools.repeat(_sse("ping", {})))
+
+
+def anthropic_call(call_id: str, name: str, args: str) -> bytes:
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+    return (
+        anthropic_head()
+        + _sse("content_block_start", {"index": 0, "content_block": block})
+        + _sse("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta", "partial_json": args}})
+        + _sse("content_block_stop", {"index": 0})
+        + _sse("message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}})
+        + _sse("message_stop", {})
+    )

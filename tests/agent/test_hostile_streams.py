@@ -14,10 +14,13 @@ import pytest
 
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.hostile_streams import (
+    anthropic_call,
+    anthropic_charless,
     anthropic_endless,
     anthropic_text,
     env_for,
     openai_call,
+    openai_charless,
     openai_endless,
     openai_text,
 )
@@ -25,7 +28,7 @@ from tests.agent.openai_server import OpenAIServer, Stream
 from tests.agent.test_recorded_servers import wren
 from tests.conftest import run_wren
 from wren_tui.agent.loop import MAX_REPLY
-from wren_tui.journal.events import Delta, Error, Message, RunEnd, ToolEnd
+from wren_tui.journal.events import Delta, Error, Message, RunEnd, ToolEnd, ToolStart
 
 MODELS = ["openai", "anthropic"]
 
@@ -147,6 +150,46 @@ async def test_an_endless_stream_is_cut_at_the_limit(workspace: Path, model: str
     pieces = openai_endless(piece, reasoning=reasoning) if model == "openai" else anthropic_endless(piece)
     code, _, err = await _run(workspace, model, Stream(pieces), {"WREN_MAX_REPLY": str(limit)})
     _assert_stopped_by_the_limit(workspace, code, err, limit)
+
+
+CHARLESS = ["empty", "role-only", "keepalive"]
+
+
+@pytest.mark.parametrize("kind", CHARLESS)
+@pytest.mark.parametrize("model", MODELS)
+async def test_an_endless_stream_that_carries_no_character_is_cut_at_the_limit(
+    workspace: Path, model: str, kind: str
+) -> None:
+    """Empty deltas, role-only deltas (Anthropic: pings) and `: keepalive` comments each count toward the cap."""
+    limit = 20_000
+    pieces = openai_charless(kind) if model == "openai" else anthropic_charless(kind)
+    code, _, err = await _run(workspace, model, Stream(pieces), {"WREN_MAX_REPLY": str(limit)})
+    _assert_stopped_by_the_limit(workspace, code, err, limit)
+
+
+@pytest.mark.parametrize("model", MODELS)
+async def test_an_endless_stream_of_keepalives_is_cut_when_no_character_came_for_ten_read_timeouts(
+    workspace: Path, model: str
+) -> None:
+    """Under the default cap (16 million), keep-alives that come fast are cut after ten times WREN_TIMEOUT."""
+    pieces = openai_charless("keepalive") if model == "openai" else anthropic_charless("keepalive")
+    code, _, err = await _run(workspace, model, Stream(pieces), {"WREN_TIMEOUT": "0.5"})
+    assert code == 1, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "sent no character of a reply for 5 s, only keep-alives or empty events" in err
+    assert "(it waits 10 times WREN_TIMEOUT)" in err
+    events = events_of(only_journal(journals_of(workspace)))
+    assert isinstance(events[-1], RunEnd) and events[-1].reason == "error"
+
+
+@pytest.mark.parametrize("model", MODELS)
+async def test_a_tool_name_of_four_megabytes_counts_toward_the_limit(workspace: Path, model: str) -> None:
+    limit = 100_000
+    name = "n" * (4 << 20)
+    stream = openai_call("c1", name, ["{}"]) if model == "openai" else anthropic_call("c1", name, "{}")
+    code, _, err = await _run(workspace, model, Stream([stream]), {"WREN_MAX_REPLY": str(limit)})
+    _assert_stopped_by_the_limit(workspace, code, err, limit)
+    assert not any(isinstance(e, ToolStart) for e in events_of(only_journal(journals_of(workspace))))
 
 
 def test_the_default_limit_is_sixteen_million_characters_and_a_bad_setting_is_one_sentence(workspace: Path) -> None:

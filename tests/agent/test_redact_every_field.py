@@ -16,10 +16,10 @@ from tests.journal.strategies import EVENT_TYPES, struct_of, texts
 from wren_tui.agent.approval import ApprovalGate
 from wren_tui.agent.loop import Agent
 from wren_tui.agent.models.scripted import ScriptedModel
-from wren_tui.agent.redact import MARK, Redactor
 from wren_tui.agent.tools import Toolbox
 from wren_tui.journal.events import KnownEvent
 from wren_tui.journal.reader import read_events
+from wren_tui.journal.redact import MARK, Redactor
 from wren_tui.journal.writer import JournalWriter
 
 SECRET = "s3cr3t-value-0123456789"

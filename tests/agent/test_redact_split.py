@@ -23,10 +23,10 @@ from wren_tui.agent.errors import Ended
 from wren_tui.agent.loop import DELTA_MAX_CHARS, Printer
 from wren_tui.agent.models import MODELS
 from wren_tui.agent.models.base import FinishPart, Gateway, ModelSetup, TextPart
-from wren_tui.agent.redact import MARK, Redactor
 from wren_tui.agent.session import Settings, run_task
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import Delta, Message
+from wren_tui.journal.redact import MARK, Redactor
 
 # A key of a known shape (redacted whether or not it is in the environment), and an environment value.
 KEY = "sk-proj-" + "Q7w" * 12

@@ -13,10 +13,10 @@ import pytest
 
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.conftest import run_wren
-from wren_tui.agent.redact import Redactor
 from wren_tui.agent.tools import Toolbox
 from wren_tui.agent.workspace import Place
 from wren_tui.journal.events import ToolEnd
+from wren_tui.journal.redact import Redactor
 
 
 def args(**kw: object) -> str:

@@ -18,16 +18,26 @@ from dataclasses import dataclass
 from typing import Literal, TextIO, TypeVar
 
 from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
+from ..journal.redact import Redactor
 from ..journal.snapshots import SnapshotError
 from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import SnapshotStopped
-from .models.base import Gateway, GatewayError, ReasoningPart, Reply, RetryPart, StreamPart, TextPart, ToolCallPart
-from .redact import Redactor
+from .models.base import (
+    NOTHING,
+    Gateway,
+    GatewayError,
+    ReasoningPart,
+    Reply,
+    RetryPart,
+    StreamPart,
+    TextPart,
+    ToolCallPart,
+)
 from .snapshotting import Snapshotter
-from .tools import TOOLS, Toolbox, ToolResult
+from .tools import TOOLS, Toolbox, ToolResult, holds_lone_surrogate
 
 E = TypeVar("E", bound=KnownEvent)
 EndReason = Literal["done", "limit"]
@@ -170,9 +180,15 @@ class _Shown:
 
 
 def _size(part: StreamPart) -> int:
-    if isinstance(part, TextPart | ReasoningPart):
-        return len(part.text)
-    return len(part.args) if isinstance(part, ToolCallPart) else 0
+    """What a part counts toward the reply's cap: its characters (a call's name and id too, a signature), and at
+    least one, so a stream of parts that carry nothing (keep-alives, empty deltas) reaches the cap too."""
+    if isinstance(part, TextPart):
+        return len(part.text) or 1
+    if isinstance(part, ReasoningPart):
+        return len(part.text) + len(part.signature or "") + len(part.data or "") or 1
+    if isinstance(part, ToolCallPart):
+        return len(part.args) + len(part.name or "") + len(part.id or "") or 1
+    return 1
 
 
 class _Pairs:
@@ -338,6 +354,8 @@ class Agent:
                 shown.discard()
                 pairs, size = _Pairs(), 0
                 continue
+            if raw is NOTHING:
+                continue  # counted toward the cap, and nothing else
             self._take(part, reply, batcher, thinking, shown)
         for part in pairs.rest():
             self._take(part, reply, batcher, thinking, shown)
@@ -404,6 +422,10 @@ class Agent:
             # Nothing to approve or run: it is not a read-only call, nor one with side effects.
             self._not_run(call, None)
             return
+        if holds_lone_surrogate((original or call).args):
+            # Refused before it is asked for or started: nothing could run it as the model wrote it.
+            self._not_run(call, None)
+            return
         if self._repeats(call) >= self.limits.loop_repeats - 1:
             self._not_run(call, "loop")
             return
@@ -457,6 +479,8 @@ class Agent:
             return outcomes.repeated(self.limits.loop_repeats, call.name)
         if call.name not in TOOLS:
             return outcomes.no_such_tool(call.name, list(TOOLS))
+        if holds_lone_surrogate(call.args):  # the journal keeps the escape, so resume says the same
+            return outcomes.unholdable_text(call.name)
         return outcomes.over_limit(self.limits.max_calls)
 
     def _repeats(self, call: ToolCall) -> int:
@@ -479,7 +503,11 @@ class Agent:
 
 def not_run_label(call: ToolCall, stopped: StoppedBy | None) -> str:
     """Why a call was not run, in a word or two (what `wren run` prints beside it)."""
-    return stopped or ("no such tool" if call.name not in TOOLS else "limit")
+    if stopped:
+        return stopped
+    if call.name not in TOOLS:
+        return "no such tool"
+    return "a lone surrogate in its arguments" if holds_lone_surrogate(call.args) else "limit"
 
 
 def cancel_cause(exc: asyncio.CancelledError) -> str | None:

@@ -64,6 +64,13 @@ def no_such_tool(name: str, tools: list[str]) -> str:
     return f"{NOT_RUN} there is no tool named {name!r}; the tools are: {', '.join(tools)}"
 
 
+def unholdable_text(name: str) -> str:
+    return (
+        f"{NOT_RUN} the arguments of {name} hold a lone surrogate (half of a UTF-16 pair, such as \\ud800), which "
+        "no file name, file or command can hold; send the call again with the text whole"
+    )
+
+
 def over_limit(max_calls: int) -> str:
     return f"{NOT_RUN} more than {max_calls} tool calls in one reply; ask for fewer"
 

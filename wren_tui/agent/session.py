@@ -20,6 +20,7 @@ from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, RunEnd, 
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
+from ..journal.redact import Redactor
 from ..journal.replay import Replayed, Replayer
 from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
 from ..journal.verdict import ReadVerdict
@@ -30,7 +31,6 @@ from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, Usag
 from .loop import MAX_REPLY, Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
-from .redact import Redactor
 from .snapshotting import Snapshotter
 from .tools import COMMAND_TIMEOUT, Toolbox
 

@@ -105,6 +105,8 @@ class Toolbox:
         tool = TOOLS.get(name)
         if tool is None:
             return ToolResult(False, f"there is no tool named {name!r}; the tools are: {', '.join(TOOLS)}")
+        if holds_lone_surrogate(args_json):  # the agent refuses these before they start; this is the last guard
+            return ToolResult(False, f"the arguments of {name} hold a lone surrogate; send the text whole")
         try:
             args = json.loads(args_json or "{}")
         except json.JSONDecodeError as exc:
@@ -119,6 +121,25 @@ class Toolbox:
             return ToolResult(False, f"{name} failed: {exc.strerror or exc} ({exc.filename or ''})")
         text, truncated = cap(result.content, self.output_cap)
         return ToolResult(result.ok, text, truncated or result.truncated, result.stopped_by)
+
+
+def holds_lone_surrogate(args_json: str) -> bool:
+    """Whether a call's arguments hold half of a UTF-16 pair, as a character or as a JSON escape (`\\ud800`).
+
+    No path, file or command line can hold one (encoding it fails, or makes bytes the model never
+    wrote), so such a call is refused before it starts. Arguments that are not JSON are not looked
+    into: the tool says so.
+    """
+    try:
+        args_json.encode("utf-8")
+        if "\\u" not in args_json and "\\U" not in args_json:
+            return False
+        json.dumps(json.loads(args_json), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def _arg(args: dict[str, Any], key: str, default: str | None = None) -> str:

@@ -66,6 +66,7 @@ def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
     from ..foreign.base import Skipped, Translated
     from ..foreign.live import changed_recently, held_for_writing
     from ..foreign.reader import Branch, scan
+    from ..foreign.redacted import shown
     from ..journal.reader import open_for_reading
 
     where = target(path, "atif", output)
@@ -81,7 +82,7 @@ def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
             def take(lineno: int, line: Translated, _data: bytes) -> None:
                 if branch is not None and not branch.follow(lineno, line.node):
                     return
-                writer.take([e for i, e in enumerate(line.events) if i not in line.hidden])
+                writer.take(shown(line))  # its secrets redacted
 
             skipped = Skipped()
             verdict = scan(fd, fmt, take, st.st_size, skipped)

@@ -23,7 +23,7 @@ from ..journal.verdict import Stop
 from . import fleet, foreign
 from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
-from .options import folder_of
+from .options import folder_of, named_folder_of
 
 POLL_S = 0.2
 
@@ -88,14 +88,15 @@ class _Followed:
 
 
 def cmd_otel(args: argparse.Namespace) -> Exit:
-    folder = folder_of(args)
     if args.all == (args.session is not None):
         raise CommandFailed("name one session, or --all for every session of the journals folder")
+    # --all of a folder that is not there is a typo, never "nothing to send".
+    folder = named_folder_of(args) if args.all else folder_of(args)
     remote = args.session is not None and fleet.is_remote(args.session)
     paths = [] if remote else journal_paths(folder) if args.all else [resolve(folder, args.session)]
     try:
         sender = OtlpSender(args.endpoint)
-    except OtelMissing as exc:
+    except (OtelMissing, SendFailed) as exc:
         raise CommandFailed(str(exc)) from None
     try:
         if remote:
@@ -219,6 +220,7 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
     from ..foreign.base import Translated
     from ..foreign.live import changed_recently, held_for_writing
     from ..foreign.reader import Branch, scan
+    from ..foreign.redacted import shown
     from ..journal.reader import open_for_reading
 
     spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
@@ -229,7 +231,7 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
 
         def take(lineno: int, line: Translated, _data: bytes) -> None:
             if branch is None or branch.follow(lineno, line.node):
-                spans.take([e for i, e in enumerate(line.events) if i not in line.hidden])
+                spans.take(shown(line))  # its secrets redacted
 
         verdict = scan(fd, fmt, take, st.st_size)
         alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))

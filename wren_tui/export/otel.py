@@ -16,8 +16,8 @@ Message and tool content (texts, arguments, results) is put on spans only with `
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -427,12 +427,25 @@ def traces_url(endpoint: str) -> str:
     return endpoint if endpoint.endswith("/v1/traces") else f"{endpoint}/v1/traces"
 
 
-class OtlpSender:
-    """Spans handed to the SDK with the ids and times they have, exported over OTLP/HTTP in batches on `flush`."""
+# How long one export may take, every answer and retry included (a total, not per socket read), and
+# how much of an answer is read: an OTLP endpoint answers a few bytes (ExportTraceServiceResponse).
+DEADLINE_S = 10.0
+ANSWER_CAP = 1 << 20
+# Answers a collector gives when it is busy or restarting: asked again, within the deadline.
+_RETRY = frozenset({429, 502, 503, 504})
 
-    def __init__(self, endpoint: str, *, timeout_s: float = 10.0) -> None:
+
+class OtlpSender:
+    """Spans handed to the SDK with the ids and times they have, exported over OTLP/HTTP in batches on `flush`.
+
+    The SDK builds the spans and encodes them (protobuf); the request is Wren's own: one deadline for the
+    whole export (`deadline_s`, retries included), an answer read up to ANSWER_CAP, and a redirect is an
+    error, never followed (the headers, which may hold a key, go only where --endpoint says).
+    """
+
+    def __init__(self, endpoint: str, *, deadline_s: float = DEADLINE_S) -> None:
         try:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
             from opentelemetry.sdk.resources import Resource
             from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
             from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -461,12 +474,11 @@ class OtlpSender:
             def on_end(self, span: ReadableSpan) -> None:
                 self.ended.append(span)
 
-        # The exporter logs each retry; what the person needs is said once, by SendFailed.
-        logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
         self.url = traces_url(endpoint)
+        self._encode = encode_spans
+        self._post = _Post(self.url, deadline_s)
         self._ids = Ids()
         self._kept = Keep()
-        self._exporter = OTLPSpanExporter(endpoint=self.url, timeout=timeout_s)
         resource = Resource.create({"service.name": AGENT, "service.version": __version__})
         self._provider = TracerProvider(resource=resource, id_generator=self._ids)
         self._provider.add_span_processor(self._kept)
@@ -496,17 +508,198 @@ class OtlpSender:
     def flush(self) -> int:
         """Export every span added and not yet taken; how many. SendFailed when the backend did not take them
         (those spans are kept, and the next flush sends them again)."""
-        from opentelemetry.sdk.trace.export import SpanExportResult
-
         spans, self._kept.ended = self._kept.ended, []
         for at in range(0, len(spans), 512):
             batch = spans[at : at + 512]
-            if self._exporter.export(batch) is not SpanExportResult.SUCCESS:
+            try:
+                self._post(self._encode(batch).SerializePartialToString())
+            except BaseException:
                 self._kept.ended = spans[at:] + self._kept.ended  # kept for the next flush: nothing is lost
-                raise SendFailed(f"{self.url} did not take the spans (is an OTLP/HTTP endpoint listening there?)")
+                raise
             self.exported += len(batch)
         return len(spans)
 
     def close(self) -> None:
-        self._exporter.shutdown()  # type: ignore[no-untyped-call]
         self._provider.shutdown()
+
+
+def _env(name: str) -> str:
+    """An OTLP exporter setting: the traces one (OTEL_EXPORTER_OTLP_TRACES_X), else the general one."""
+    import os
+
+    return os.environ.get(f"OTEL_EXPORTER_OTLP_TRACES_{name}") or os.environ.get(f"OTEL_EXPORTER_OTLP_{name}", "")
+
+
+def _headers(text: str) -> dict[str, str]:
+    """OTEL_EXPORTER_OTLP_HEADERS: `name=value` pairs split by commas, each %-encoded (the OTLP exporter spec)."""
+    from urllib.parse import unquote
+
+    headers: dict[str, str] = {}
+    for pair in text.split(","):
+        if not pair.strip():
+            continue
+        name, sep, value = pair.partition("=")
+        name, value = unquote(name).strip(), unquote(value).strip()
+        if not sep or not name or not all(ord(c) < 256 and c.isprintable() for c in name + value):
+            raise SendFailed(
+                f"OTEL_EXPORTER_OTLP_HEADERS: {pair.strip()!r} is not a name=value an HTTP header can carry (printable "
+                "Latin-1 once %-decoded); nothing was sent"
+            )
+        headers[name.lower()] = value
+    return headers
+
+
+class _Post:
+    """One OTLP/HTTP export request, as the OTLP exporter variables say (OTEL_EXPORTER_OTLP_[TRACES_]HEADERS,
+    _COMPRESSION gzip, _CERTIFICATE, _CLIENT_CERTIFICATE and _CLIENT_KEY).
+
+    The whole exchange (connecting, sending, every byte of the answer, and the retries of a busy
+    collector's 429/502/503/504) ends by the deadline: a watchdog shuts the socket when it passes, so a
+    server that answers one byte a second is cut like one that never answers.
+    """
+
+    def __init__(self, url: str, deadline_s: float) -> None:
+        from urllib.parse import urlsplit
+
+        self.url = url
+        self.deadline_s = deadline_s
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+            raise SendFailed(f"{url}: not an http:// or https:// address (give --endpoint the collector's URL)")
+        self._https = parts.scheme == "https"
+        self._host, self._port = parts.hostname, port
+        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._headers = {"Content-Type": "application/x-protobuf", "User-Agent": f"wren/{__version__}"}
+        self._headers.update(_headers(_env("HEADERS")))
+        self._gzip = _env("COMPRESSION").strip().lower() == "gzip"
+        if self._gzip:
+            self._headers["Content-Encoding"] = "gzip"
+        self._context = self._tls() if self._https else None
+
+    def _tls(self) -> Any:
+        """The TLS settings: a CA certificate to trust, and a client certificate and key (mTLS), when set."""
+        import ssl
+
+        certificate = _env("CLIENT_CERTIFICATE") or None
+        try:
+            context = ssl.create_default_context(cafile=_env("CERTIFICATE") or None)
+            if certificate is not None:
+                context.load_cert_chain(certificate, _env("CLIENT_KEY") or None)
+        except (OSError, ssl.SSLError) as exc:
+            raise SendFailed(
+                f"the TLS files the OTEL_EXPORTER_OTLP_*CERTIFICATE / *CLIENT_KEY variables name could not be read "
+                f"({exc}); nothing was sent"
+            ) from None
+        return context
+
+    def __call__(self, body: bytes) -> None:
+        import gzip
+        import random
+        import time
+
+        if self._gzip:
+            body = gzip.compress(body)
+        deadline = time.monotonic() + self.deadline_s
+        attempt = 0
+        while True:
+            status, reason, said = self._once(body, deadline)
+            if 200 <= status < 300:
+                return
+            if 300 <= status < 400:
+                where = f" to {said}" if said else ""
+                raise SendFailed(
+                    f"the endpoint {self.url} answered {status} {reason} (a redirect{where}, which wren otel does "
+                    "not follow); nothing was sent: give --endpoint the collector's own address"
+                )
+            pause = min(0.5 * 2**attempt, 4.0) * (0.8 + 0.4 * random.random())  # jitter
+            if status not in _RETRY or time.monotonic() + pause >= deadline:
+                tail = f": {said}" if said else ""
+                raise SendFailed(f"{self.url} did not take the spans: it answered {status} {reason}{tail}")
+            time.sleep(pause)
+            attempt += 1
+
+    def _once(self, body: bytes, deadline: float) -> tuple[int, str, str]:
+        """(status, reason, what it said: a redirect's Location, or the start of an error's text)."""
+        import http.client
+        import socket
+        import ssl
+        import threading
+        import time
+
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self._late()
+        conn: http.client.HTTPConnection
+        if self._https:
+            conn = http.client.HTTPSConnection(self._host, self._port, timeout=left, context=self._context)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=left)
+        late = threading.Event()
+        held: list[socket.socket] = []  # the connection's socket (it hands it to the answer and forgets it)
+
+        def cut() -> None:
+            late.set()
+            for sock in held:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+        watchdog = threading.Timer(left, cut)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            conn.connect()
+            held.append(conn.sock)
+            if late.is_set():
+                raise self._late()
+            # A server may answer (a redirect, a refusal) before it reads the body: its answer says why.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                conn.request("POST", self._path, body=body, headers=self._headers)
+            answer = conn.getresponse()
+            size = answer.getheader("Content-Length")
+            if size is not None and size.isdigit() and int(size) > ANSWER_CAP:
+                raise self._huge()
+            read = 0
+            start = b""
+            while chunk := answer.read1(65536):
+                read += len(chunk)
+                if read > ANSWER_CAP:
+                    raise self._huge()
+                if len(start) < 300:
+                    start += chunk[: 300 - len(start)]
+            if late.is_set():
+                raise self._late()
+            if 300 <= answer.status < 400:
+                said = answer.getheader("Location") or ""
+            elif answer.status >= 400:
+                text = " ".join(start.decode("utf-8", "replace").split())
+                said = "".join(c for c in text if c.isprintable())[:200]
+            else:
+                said = ""
+            return answer.status, answer.reason, said
+        except SendFailed:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            if late.is_set() or isinstance(exc, TimeoutError):
+                raise self._late() from None
+            if isinstance(exc, ssl.SSLError):
+                raise SendFailed(f"{self.url} did not take the spans: {exc.reason or exc}") from None
+            raise SendFailed(f"{self.url} did not take the spans (is an OTLP/HTTP endpoint listening there?)") from None
+        finally:
+            watchdog.cancel()
+            conn.close()
+
+    def _late(self) -> SendFailed:
+        return SendFailed(
+            f"{self.url} did not answer within {self.deadline_s:g} s; the spans are not counted as sent "
+            "(is an OTLP/HTTP endpoint listening there?)"
+        )
+
+    def _huge(self) -> SendFailed:
+        return SendFailed(
+            f"{self.url} answered with more than {ANSWER_CAP >> 20} MB (an OTLP endpoint answers a few bytes); "
+            "the spans are not counted as sent"
+        )

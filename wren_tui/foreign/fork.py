@@ -5,9 +5,10 @@ session names one folder by an absolute path other than `/`; else none, and the 
 then works where it is typed and says that first: a relative path would name a different folder
 from each place it is typed in, and `/` would make the whole disk the workspace). Then come the
 messages of the conversation up to the point (`conversation.context`), and a `fork` event naming
-the session's file and the point's line. It is written through the journal kernel to a temporary
-name, fsynced, then renamed, like any fork: a crash leaves either no journal or a whole one. The
-session's file is only read.
+the session's file and the point's line. Secrets in the conversation are redacted (`redacted`), as
+Wren's own agent redacts what it journals: the fork carries none to a fleet or to the next model.
+It is written through the journal kernel to a temporary name, fsynced, then renamed, like any fork:
+a crash leaves either no journal or a whole one. The session's file is only read.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .conversation import context as context_at
 from .conversation import fork_points, outline
 from .exported import open_lines
 from .listing import owner_of
+from .redacted import redacted
 
 # What a person reads after "the fork records no workspace".
 NO_WORKSPACE = (
@@ -103,10 +105,10 @@ def fork_into_wren(path: Path, fmt: Format, lineno: int, folder: Path, *, ops: F
     try:
         model = f"{fmt.name}:{context.model}" if context.model else fmt.name
         cwd, note = carried_workspace(context.cwd)
-        writer.append(RunStart(pid=os.getpid(), cwd=cwd, model=model, version=__version__))
+        writer.append(redacted(RunStart(pid=os.getpid(), cwd=cwd, model=model, version=__version__)))
         for message in context.messages:
-            writer.append(Message(message=message))
-        writer.append(Fork(from_=str(source), at_seq=lineno))
+            writer.append(Message(message=redacted(message)))
+        writer.append(redacted(Fork(from_=str(source), at_seq=lineno)))
         writer.sync()
     except BaseException:
         writer.close()

@@ -32,8 +32,10 @@ from ..foreign import Format
 from ..foreign.exported import open_lines
 from ..foreign.make import THINKING
 from ..foreign.reader import Translation
+from ..foreign.redacted import clean, redacted
 from ..journal.events import Event, UnknownEvent
 from ..journal.lines import CUT_SHORT
+from ..journal.redact import MARK
 from ..journal.verdict import Stop
 from .query import Prefilter, Query
 from .rawpass import holds, native
@@ -111,12 +113,13 @@ _TEXTS = SPOKEN | {UnknownEvent}
 
 
 def _items(event: Event, offset: int, part: int, project: str | None) -> Iterator[Item]:
+    """The searched texts of an event, secrets redacted (`foreign.redacted`): the index holds none, nor does a hit."""
     if isinstance(event, UnknownEvent):
         text = event.fields.get("text") if event.type == THINKING else None
         if isinstance(text, str) and text:
-            yield Item(event.seq, event.ts, "thinking", "reasoning", text, offset, part, project=project)
+            yield Item(event.seq, event.ts, "thinking", "reasoning", clean(text), offset, part, project=project)
         return
-    yield from items_of(event, offset, part, project)
+    yield from items_of(redacted(event), offset, part, project)
 
 
 # Formats whose translators were read for the texts they build (below): their files are skimmed.
@@ -240,7 +243,8 @@ def _huge(match: re.Match[bytes]) -> bool:
 def _made_words(module: str) -> tuple[str, ...]:
     """Every word (run of letters, lowercase) of every string in the code and values of a translator's module
     and of the helpers it builds texts with (`foreign.base`), docstrings aside; () when one is not loaded."""
-    words: set[str] = set(_LITERALS)
+    # And the mark a key is redacted to (`foreign.redacted`): a text may hold it where the file holds the key.
+    words: set[str] = set(_LITERALS) | {word.lower() for word in _LETTERS.findall(MARK)}
     for name in (module, "wren_tui.foreign.base"):
         loaded = sys.modules.get(name)
         if loaded is None:

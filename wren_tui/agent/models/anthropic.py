@@ -32,6 +32,7 @@ from .base import (
 from .http import (
     Body,
     Endpoint,
+    Quiet,
     Retry,
     RetryPolicy,
     SSEDecoder,
@@ -320,12 +321,15 @@ class AnthropicGateway:
                     yield part
                 return
             decoder, state = SSEDecoder(), MessageStream()
+            quiet = Quiet(endpoint, self._timeout.read)
             async for chunk in reply.chunks():
                 for data in decoder.feed(chunk):
-                    for part in self._parts(state, data):
+                    for part in quiet.event(self._parts(state, data)):
                         yield part
                     if state.stopped:
                         return
+                for part in quiet.lines(decoder.idle()):
+                    yield part
             for data in decoder.end():
                 for part in self._parts(state, data):
                     yield part

@@ -71,6 +71,10 @@ class RetryPart:
 
 StreamPart = TextPart | ReasoningPart | ToolCallPart | UsagePart | FinishPart | RetryPart
 
+# What a gateway hands on for an event or line that carried no character (a keep-alive, an empty delta):
+# the agent counts it as one character toward the reply's cap, and nothing else (see http.Quiet).
+NOTHING = TextPart("")
+
 
 class GatewayError(AgentError):
     """The model could not be reached or refused the request; the message is a sentence for a person."""

@@ -13,6 +13,7 @@ import asyncio
 import json
 import math
 import random
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,12 +22,13 @@ from typing import Any
 
 import httpx
 
-from .base import GatewayError, RetryPart, StreamPart
+from .base import NOTHING, GatewayError, ReasoningPart, RetryPart, StreamPart, TextPart, ToolCallPart
 
 # Error codes and types no retry can fix, whatever the HTTP status says (OpenAI's spent quota).
 _PERMANENT_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "account_deactivated"})
-# A JSON document served in place of a stream is read whole, up to this size.
+# A JSON document served in place of a stream is read whole, up to this size; so is one event of a stream.
 _DOCUMENT_LIMIT = 32 << 20
+EVENT_LIMIT = _DOCUMENT_LIMIT
 
 
 @dataclass(frozen=True)
@@ -41,25 +43,54 @@ class Endpoint:
 
 class SSEDecoder:
     """Server-sent events from bytes in arbitrary chunks; lines are split as bytes, so a chunk
-    boundary inside a UTF-8 character never breaks a character."""
+    boundary inside a UTF-8 character never breaks a character.
+
+    What carries no data is counted (`idle`): a comment line (`: keepalive`), and an event with no data
+    line (its event/id/retry fields and the blank line that ends it). One event is read to
+    EVENT_LIMIT bytes at most: a server sending one line without end is stopped there.
+    """
 
     def __init__(self) -> None:
         self._buf = b""
         self._data: list[bytes] = []
+        self._size = 0  # bytes of the event being read (its data lines so far)
+        self._fields = 0  # its lines that are not data (event, id, retry)
+        self._idle = 0
+
+    def idle(self) -> int:
+        """How many lines without data came since the last call (for `Quiet`: each counts toward the cap)."""
+        idle, self._idle = self._idle, 0
+        return idle
 
     def feed(self, chunk: bytes) -> list[str]:
-        self._buf += chunk
+        buf = self._buf + chunk if self._buf else chunk
         events: list[str] = []
-        while (end := self._buf.find(b"\n")) >= 0:
-            line, self._buf = self._buf[:end].rstrip(b"\r"), self._buf[end + 1 :]
+        start = 0  # the lines are sliced out of the chunk once each (a flood of short lines stays linear)
+        while (end := buf.find(b"\n", start)) >= 0:
+            line, start = buf[start:end].rstrip(b"\r"), end + 1
             if not line:
                 if self._data:
                     events.append(b"\n".join(self._data).decode("utf-8", errors="replace"))
-                    self._data = []
+                    self._data, self._size = [], 0
+                else:
+                    self._idle += self._fields + 1
+                self._fields = 0
             elif line.startswith(b"data:"):
                 value = line[5:]
                 self._data.append(value[1:] if value.startswith(b" ") else value)
-            # comments (":") and the event/id/retry fields: every protocol here repeats the event's type in its data
+                self._size += len(value)
+                if self._size > EVENT_LIMIT:
+                    raise _too_long()
+            elif line.startswith(b":"):
+                self._idle += 1  # a comment: a keep-alive
+            else:
+                # the event/id/retry fields: every protocol here repeats the event's type in its data
+                self._fields += 1
+                if self._fields > 64 and not self._data:  # fields without end, never an event
+                    self._idle, self._fields = self._idle + self._fields, 0
+        self._buf = buf[start:]
+        if len(self._buf) > EVENT_LIMIT:
+            raise _too_long()
         return events
 
     def end(self) -> list[str]:
@@ -69,6 +100,67 @@ class SSEDecoder:
             events.append(b"\n".join(self._data).decode("utf-8", errors="replace"))
             self._data = []
         return events
+
+
+def carries(part: StreamPart) -> bool:
+    """Whether a part holds a character of the reply (text, reasoning, a call's name, id or arguments)."""
+    if isinstance(part, TextPart):
+        return bool(part.text)
+    if isinstance(part, ReasoningPart):
+        return bool(part.text or part.signature or part.data)
+    if isinstance(part, ToolCallPart):
+        return bool(part.args or part.name or part.id)
+    return False
+
+
+# How many read timeouts a stream may go on with no character (only keep-alives or empty events).
+QUIET_FACTOR = 10
+
+
+class Quiet:
+    """A stream that sends no character is cut like a silent one.
+
+    A server can keep a stream open forever with what carries nothing (`: keepalive` comments, empty or
+    role-only deltas, pings): the read timeout never fires. Each such event or line is handed on as
+    NOTHING, which the agent counts as one character toward the reply's cap (WREN_MAX_REPLY), and a
+    stream with no character for QUIET_FACTOR read timeouts (WREN_TIMEOUT; 20 minutes by default) ends
+    in one sentence. Not one read timeout: a proxy keeps a stream open with comments while a model
+    thinks without streaming its thoughts (OpenRouter's `: OPENROUTER PROCESSING`), for minutes.
+    """
+
+    def __init__(self, endpoint: Endpoint, read_timeout_s: float | None) -> None:
+        self._endpoint = endpoint
+        self._timeout_s = None if read_timeout_s is None else read_timeout_s * QUIET_FACTOR
+        self._since = time.monotonic()
+
+    def event(self, parts: list[StreamPart]) -> list[StreamPart]:
+        """What one event gave, and a NOTHING when it carried no character."""
+        if any(carries(part) for part in parts):
+            self._since = time.monotonic()
+            return parts
+        self._check()
+        return [*parts, NOTHING]
+
+    def lines(self, count: int) -> list[StreamPart]:
+        """A NOTHING for each of `count` lines that carried no data (comments)."""
+        if not count:
+            return []
+        self._check()
+        return [NOTHING] * count
+
+    def _check(self) -> None:
+        timeout = self._timeout_s
+        if timeout is not None and time.monotonic() - self._since > timeout:
+            raise GatewayError(
+                f"the model server at {self._endpoint.url} sent no character of a reply for {timeout:g} s, only "
+                f"keep-alives or empty events; the turn is stopped (it waits {QUIET_FACTOR} times WREN_TIMEOUT)"
+            )
+
+
+def _too_long() -> GatewayError:
+    return GatewayError(
+        f"the model server sent one stream event of more than {EVENT_LIMIT >> 20} MB; Wren does not read it"
+    )
 
 
 class Retry(Exception):

@@ -33,6 +33,7 @@ from .base import (
 from .http import (
     Body,
     Endpoint,
+    Quiet,
     Retry,
     RetryPolicy,
     SSEDecoder,
@@ -264,14 +265,17 @@ class OpenAIGateway:
                     yield part
                 return
             decoder = SSEDecoder()
+            quiet = Quiet(endpoint, self._timeout.read)
             finished = False
             async for chunk in reply.chunks():
                 for data in decoder.feed(chunk):
                     if data.strip() == "[DONE]":
                         return
-                    for part in self._parts(data):
+                    for part in quiet.event(self._parts(data)):
                         finished = finished or isinstance(part, FinishPart)
                         yield part
+                for part in quiet.lines(decoder.idle()):
+                    yield part
             for data in decoder.end():
                 if data.strip() != "[DONE]":
                     for part in self._parts(data):

@@ -4,7 +4,8 @@ The values of WREN_API_KEY and of any environment variable named like *_KEY, *_T
 (at least 8 characters), and common key shapes (sk-..., ghp_..., AKIA...), are replaced before an
 event is appended. The replacement names what was removed, never any part of it. `clean_fields`
 walks every text field of an event, whatever its type: a new event type is covered without a line
-here.
+here. The agent redacts what it journals; another agent's session is redacted the same way wherever
+Wren writes it (`foreign.redacted`: a fork's journal, an ATIF export, OTel spans, the search index).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
 import msgspec
 
-from ..journal.visible import valid_text
+from .visible import valid_text
 
 T = TypeVar("T")
 
