@@ -246,3 +246,45 @@ def test_a_resumed_session_shows_each_message_once(agent: str, tmp_path: Path) -
     assert len(calls) == 2
     used = sum(e["inputTokens"] + e["outputTokens"] for e in doc["events"] if e["type"] == "usage")
     assert used == {"gemini": 4 * 1135, "qwen": 4 * 930, "copilot": 4 * 930}[agent]
+
+
+def _copilot_first_line() -> dict[str, object]:
+    first: dict[str, object] = json.loads(fixture("copilot", "simple").read_text().splitlines()[0])
+    return first
+
+
+def _without(line: dict[str, object], member: str) -> dict[str, object]:
+    return {k: v for k, v in line.items() if k != member}
+
+
+# A Copilot CLI envelope short of one member, or with one of the wrong kind: another program's log, not a session.
+NEAR_COPILOT = {
+    "an audit log's user.login": [
+        {"type": "user.login", "data": {"user": "ann", "ok": True}},
+        {"type": "user.logout", "data": {"user": "ann"}},
+    ],
+    "no parentId": [_without(_copilot_first_line(), "parentId")],
+    "no id": [_without(_copilot_first_line(), "id")],
+    "no timestamp": [_without(_copilot_first_line(), "timestamp")],
+    "no data": [_without(_copilot_first_line(), "data")],
+    "data not an object": [{**_copilot_first_line(), "data": "session started"}],
+    "a parentId that is a number": [{**_copilot_first_line(), "parentId": 7}],
+    "a type of no kind of Copilot's": [{**_copilot_first_line(), "type": "billing.charged"}],
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_COPILOT))
+def test_a_log_with_copilots_envelope_short_of_one_member_is_refused_never_read_as_a_copilot_session(
+    case: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in NEAR_COPILOT[case]))
+    refused = run_wren(["log", str(path)], cwd=tmp_path)
+    assert refused.returncode == 4, (case, refused.stdout)
+    assert refused.stderr.strip() == (
+        f"wren: {path}: {OPENS} (none of its first lines is of their kinds), so Wren does not read it"
+    )
+    # The whole envelope is a Copilot CLI session (the near misses above are near).
+    whole = tmp_path / "events.jsonl"
+    whole.write_text(json.dumps(_copilot_first_line()) + "\n")
+    assert run_wren(["log", str(whole)], cwd=tmp_path).returncode == 0
