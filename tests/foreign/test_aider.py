@@ -4,12 +4,12 @@ tool calls), searched, forked into Wren and resumed; the history itself is only 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from tests.conftest import run_wren
 from tests.foreign.sessions import AGENTS, AN_HOUR, age
 from wren_tui.foreign import FORMATS, detect
+from wren_tui.foreign.listing import list_agent_sessions
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 
@@ -90,9 +90,10 @@ def test_a_history_being_written_is_live_and_a_prompt_with_no_reply_is_not_done(
     path = history(tmp_path / "p", data=prompt_only)
     rows = json.loads(run_wren(["ls", "--agent", "aider", "--dir", str(tmp_path), "--json"], cwd=tmp_path).stdout)
     assert [r["state"] for r in rows] == ["interrupted"]
-    os.utime(path)  # aider wrote it just now
-    rows = json.loads(run_wren(["ls", "--agent", "aider", "--dir", str(tmp_path), "--json"], cwd=tmp_path).stdout)
-    assert [r["state"] for r in rows] == ["live"]
+    # aider wrote it a moment ago (judged at an injected time, never the wall clock's).
+    written = path.stat().st_mtime
+    rows_then = list_agent_sessions([(FORMATS["aider"], tmp_path)], now=written + 1)
+    assert [r.state for r in rows_then] == ["live"]
 
 
 def test_search_finds_a_reply_in_an_aider_history(tmp_path: Path) -> None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import AN_HOUR, copy_session, fixture, lines_of
-from wren_tui.foreign import what_wren_opens
+from tests.foreign.sessions import copy_session, fixture, lines_of
+from wren_tui.foreign import FORMATS, live, what_wren_opens
+from wren_tui.foreign.listing import list_agent_sessions
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 
@@ -203,11 +202,15 @@ def test_a_wren_journals_own_damage_is_still_reported_as_a_journals(tmp_path: Pa
     assert logged.returncode == 4 and "line 1" in logged.stderr and OPENS not in logged.stderr
 
 
-def test_a_live_session_is_live(tmp_path: Path) -> None:
+def test_a_session_changed_in_the_last_few_seconds_is_live_and_an_hour_old_one_is_done(tmp_path: Path) -> None:
     root = tmp_path / "session-state"
-    path = copy_session("copilot", "simple", root, nested=True, age_s=0)
-    assert _ls(["--agent", "copilot", "--dir", str(root)], cwd=tmp_path)[0]["state"] == "live"
-    os.utime(path, (time.time() - AN_HOUR, time.time() - AN_HOUR))
+    path = copy_session("copilot", "simple", root, nested=True)
+    written = path.stat().st_mtime
+    place = [(FORMATS["copilot"], root)]
+    # Judged at an injected time, never the wall clock's (a slow start of `wren ls` must not decide it).
+    assert list_agent_sessions(place, now=written + live.RECENT_S - 0.5)[0].state == "live"
+    assert list_agent_sessions(place, now=written + live.RECENT_S)[0].state == "done"
+    # As a user lists it: an hour old, done.
     assert _ls(["--agent", "copilot", "--dir", str(root)], cwd=tmp_path)[0]["state"] == "done"
 
 

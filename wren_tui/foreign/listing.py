@@ -204,12 +204,16 @@ class Summaries(Protocol):
 
 
 def list_agent_sessions(
-    places: Iterable[tuple[Format, Path]], skipped: list[str] | None = None, known: Summaries | None = None
+    places: Iterable[tuple[Format, Path]],
+    skipped: list[str] | None = None,
+    known: Summaries | None = None,
+    now: float | None = None,
 ) -> list[AgentSession]:
     """Every session in the agents' folders, newest first; `skipped`: as for `session_files`; with `known`, a
-    file unchanged since is not read."""
+    file unchanged since is not read; `now`: the time "live" is judged at (seconds since the epoch; else the
+    clock's)."""
     found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root, skipped)]
-    exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt)]
+    exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt, now)]
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
     stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:
@@ -219,15 +223,15 @@ def list_agent_sessions(
             continue
     held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
     if known is None:
-        rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
+        rows = [describe_agent_session(path, fmt, held=held, now=now) for fmt, path in found]
     else:
-        rows = [remembered(path, fmt, stats.get(path), held, known) for fmt, path in found]
+        rows = [remembered(path, fmt, stats.get(path), held, known, now) for fmt, path in found]
     rows += exported
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
 
-def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
+def describe_exported(path: Path, fmt: Format, now: float | None = None) -> list[AgentSession]:
     """The listing rows of the sessions a file of an exported format holds (OpenCode: a database, many).
 
     Each is read from its export as a JSONL session is from its file. Live: the file changed in the
@@ -256,36 +260,41 @@ def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
             os.close(fd)
         last = parse_ts(row.last_ts) if row.last_ts else None
         when = mtime if mtime is not None else last.timestamp() if last is not None else None
-        if when is not None and changed_recently(when):
+        if when is not None and changed_recently(when, now):
             row = replace(row, state="live")
         rows.append(row)
     return rows
 
 
 def remembered(
-    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries
+    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries, now: float | None = None
 ) -> AgentSession:
-    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of now."""
+    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of `now` (else now)."""
     if st is None:
-        return describe_agent_session(path, fmt, held=held)
+        return describe_agent_session(path, fmt, held=held, now=now)
     row = known.get(path, st)
     if row is None:
         row = describe_agent_session(path, fmt, held=set(), live=False)
         if row.state == "unreadable":
             return row
         known.put(path, st, row)
-    if changed_recently(st.st_mtime) or (st.st_dev, st.st_ino) in held:
+    if changed_recently(st.st_mtime, now) or (st.st_dev, st.st_ino) in held:
         return dataclasses.replace(row, state="live")
     return row
 
 
 def describe_agent_session(
-    path: Path, fmt: Format, *, held: set[FileKey] | None = None, live: bool | None = None
+    path: Path,
+    fmt: Format,
+    *,
+    held: set[FileKey] | None = None,
+    live: bool | None = None,
+    now: float | None = None,
 ) -> AgentSession:
     """One session's listing row, from its head and its tail. `held`: files a process holds open for writing;
-    `live`: whether it is live, when the caller says so."""
+    `live`: whether it is live, when the caller says so, else judged at `now` (else the clock's)."""
     if fmt.export is not None:
-        rows = describe_exported(path, fmt)
+        rows = describe_exported(path, fmt, now)
         if len(rows) == 1:
             return rows[0]
         return _unreadable(fmt, fmt.session_id(path), path, f"{path}: holds {len(rows)} sessions; name one as PATH#ID")
@@ -298,7 +307,7 @@ def describe_agent_session(
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
         if live is None:
-            live = changed_recently(st.st_mtime) or key in (held if held is not None else held_for_writing([key]))
+            live = changed_recently(st.st_mtime, now) or key in (held if held is not None else held_for_writing([key]))
         return _summary(fd, fmt, session_id, path, st.st_size, live)
     except OSError as exc:
         return _unreadable(fmt, session_id, path, f"{path}: {exc.strerror or exc}")
