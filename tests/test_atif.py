@@ -7,10 +7,7 @@ that is not ours), and read back through Wren's own ATIF reader gives the same c
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ import pytest
 from atif import Trajectory
 
 from tests.conftest import FIXTURES, run_wren
+from tests.foreign.sessions import peak_rss_kb_of_wren
 from tests.tui.journals import (
     SESSION,
     assistant,
@@ -435,25 +433,6 @@ def test_every_bracket_walker_of_the_atif_reader_is_bounded_in_depth() -> None:
     assert broken is None and len(found) == 5
 
 
-def _peak_rss_kb_of_wren(args: list[str], cwd: Path) -> tuple[int, subprocess.CompletedProcess[str]]:
-    """`wren ARGS` run by a fresh Python whose only child it is: the child's peak resident size, in KB."""
-    script = (
-        "import resource, subprocess, sys\n"
-        "done = subprocess.run([sys.executable, '-m', 'wren_tui', *sys.argv[1:]], capture_output=True, text=True)\n"
-        "sys.stderr.write(done.stderr)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-        "print(done.returncode)\n"
-        "sys.stdout.write(done.stdout)\n"
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
-    env["XDG_STATE_HOME"] = str(cwd / "state")
-    ran = subprocess.run(
-        [sys.executable, "-c", script, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-    peak, code, out = ran.stdout.split("\n", 2)
-    return int(peak), subprocess.CompletedProcess(args, int(code), out, ran.stderr)
-
-
 @pytest.mark.parametrize("megabytes", [5, 20])
 def test_a_huge_atif_message_is_read_in_bounded_memory_and_clipped_with_a_sentence(
     megabytes: int, tmp_path: Path
@@ -464,7 +443,7 @@ def test_a_huge_atif_message_is_read_in_bounded_memory_and_clipped_with_a_senten
     path = tmp_path / "big.json"
     step = {"step_id": 3, "source": "user", "message": "é" * (size // 2)}
     path.write_text(json.dumps(_trajectory_with(step), ensure_ascii=False), encoding="utf-8")
-    peak_kb, done = _peak_rss_kb_of_wren(["log", str(path), "--json"], tmp_path)
+    peak_kb, done = peak_rss_kb_of_wren(["log", str(path), "--json"], tmp_path)
     assert done.returncode == 0, done.stderr
     # A few times the message, as the other formats' readers take (it was 630 MB and 2.4 GB).
     assert peak_kb * 1024 < 60 * (1 << 20) + 8 * size, f"{peak_kb} KB for a {megabytes} MB message"

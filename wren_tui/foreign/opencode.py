@@ -44,7 +44,7 @@ from .base import (
     never_a_line,
     split_member,
 )
-from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
+from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot, tables_in_file
 
 NAME = "opencode"
 LABEL = "OpenCode"
@@ -71,7 +71,7 @@ def session_id(path: Path) -> str:
         return session
     try:
         with kept(db) as snap:
-            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn) else [])
+            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn, db) else [])
     except JournalError:
         return db.name
     return ids[0] if len(ids) == 1 else db.name
@@ -84,8 +84,27 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
 
 
-def is_opencode(conn: sqlite3.Connection) -> bool:
+def _has_tables(conn: sqlite3.Connection) -> bool:
     return _tables(conn) >= _TABLES
+
+
+def is_opencode(conn: sqlite3.Connection, db: Path | str = "the database") -> bool:
+    """Whether the database has OpenCode's tables; JournalError when they are there but not plain tables of
+    stored columns (a generated column, a virtual table: SQL of the file's own that reading would run)."""
+    if not _has_tables(conn):
+        return False
+    for table in sorted(_TABLES):
+        sql = conn.execute("select sql from sqlite_master where type = 'table' and name = ?", (table,)).fetchone()
+        if sql is None or not isinstance(sql[0], str) or sql[0].lstrip()[:14].lower() == "create virtual":
+            raise JournalError(f"{db}: its {table} table is a virtual table, not OpenCode's; Wren does not read it")
+        for column in conn.execute(f'pragma table_xinfo("{table}")'):
+            if column[6] != 0:  # 2 or 3: generated (computed by the schema's SQL on each read); 1: hidden
+                raise JournalError(
+                    f"{db}: its column {table}.{column[1]} is computed by the database's own SQL (a "
+                    "generated column), which OpenCode never writes; Wren runs no SQL of a file's, so it does not "
+                    "read it"
+                )
+    return True
 
 
 def _ids(conn: sqlite3.Connection) -> list[str]:
@@ -106,7 +125,7 @@ def _rows(conn: sqlite3.Connection, session: str | None) -> Iterator[tuple[str, 
 
 
 def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
-    if not is_opencode(conn):
+    if not is_opencode(conn, db):
         raise JournalError(f"{db}: a SQLite database, but not OpenCode's (it has no session, part and event tables)")
     ids = _ids(conn)
     if session is None:
@@ -261,8 +280,12 @@ def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | Non
 def export_all(db: Path) -> dict[Path, bytes]:
     """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy."""
 
+    tables = tables_in_file(db)  # no copy of another program's database (nor of what is no database)
+    if tables is not None and not tables >= _TABLES:
+        return {}
+
     def read(conn: sqlite3.Connection) -> dict[Path, bytes]:
-        if not is_opencode(conn):
+        if not is_opencode(conn, db):
             return {}  # another program's database beside it: no session of OpenCode's
         out: dict[str, list[bytes]] = {id_: [] for id_ in _ids(conn)}
         exporters: dict[str, Exporter] = {}
@@ -613,8 +636,11 @@ def claims_file(path: Path, head: bytes) -> bool:
     if not head.startswith(SQLITE_HEADER):
         return False
     try:
+        tables = tables_in_file(path)  # from its own pages, before anything is copied
+        if tables is not None:
+            return tables >= _TABLES
         with kept(path) as snap:
-            return snap.query(is_opencode)
+            return snap.query(_has_tables)
     except JournalError:
         return False
 
