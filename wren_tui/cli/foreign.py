@@ -98,10 +98,16 @@ def only_wren(path: Path, folder: Path, command: str, what: str, besides: str = 
     fmt = foreign_format(path)
     if fmt is not None:
         raise UsageError(
-            f"{path}: is a {fmt.label} session, not a Wren journal, and wren {command} {what} Wren journals only"
+            f"{path}: is {_a(fmt.label)} {fmt.label} session, not a Wren journal, and wren {command} {what} Wren "
+            "journals only"
             f"{besides}; "
             f"fork it into one first (`{wren_command('fork', str(path), folder=folder)}` lists its points)"
         )
+
+
+def _a(word: str) -> str:
+    """The article before `word` ("an OpenCode", "an aider", "a Claude Code")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _names(agent: str) -> list[str]:
