@@ -206,3 +206,26 @@ def test_a_copy_left_by_a_process_killed_with_minus_9_is_removed_by_the_next_run
         alive.stdin.close()
         alive.wait()
     assert _copies(tmp_path) == []  # every copy gone: the living one removed its own at exit
+
+
+def test_a_row_whose_session_id_is_not_utf8_is_left_out_with_a_sentence_and_the_session_still_listed(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "opencode"
+    db = database(folder)
+    edit(
+        db,
+        "insert into event (id, aggregate_id, seq, type, data)"
+        " values ('bad', cast(x'ff61' as text), 0, 'session.updated.1', '{}')",
+    )
+    listed = run_wren(["ls", "--agent", "opencode", "--dir", str(folder), "--json"], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert row["id"] == SIMPLE_ID and row["state"] == "done" and row["lines"] == 30
+    (said,) = listed.stderr.strip().splitlines()
+    assert said == (
+        f"wren: {db}: event rows whose session id is not UTF-8 text belong to no session (1 of them; each session "
+        "is listed without them, as `wren log` reads it); they are not listed"
+    )
+    logged = run_wren(["log", f"{db}#{SIMPLE_ID}", "--json"], cwd=tmp_path)
+    assert logged.returncode == 0 and len(json.loads(logged.stdout)["events"]) > 0

@@ -368,6 +368,10 @@ def never_a_line(_line: dict[str, Any]) -> bool:
     return False
 
 
+class ExportAll(Protocol):
+    def __call__(self, path: Path, said: list[str] | None = None) -> dict[Path, bytes]: ...
+
+
 @dataclass(frozen=True)
 class Format:
     """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
@@ -407,8 +411,9 @@ class Format:
     # A session that is not JSON lines, as lines its translator reads (`foreign.exported`): built
     # from the file, which is only read. None: the file is read as it is.
     export: Callable[[Path], bytes] | None = None
-    # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many).
-    export_all: Callable[[Path], dict[Path, bytes]] | None = None
+    # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many); what it
+    # left out of them (a row of no session it can name) said in sentences added to the list it is given.
+    export_all: ExportAll | None = None
     # For following: the export of one session, to call again as it changes (the last export is kept
     # while the files are unchanged; OpenCode keeps its copy of the database), and its tail alone
     # for a big session's first frame. None: `export` each time.

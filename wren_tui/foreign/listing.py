@@ -213,7 +213,9 @@ def list_agent_sessions(
     file unchanged since is not read; `now`: the time "live" is judged at (seconds since the epoch; else the
     clock's)."""
     found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root, skipped)]
-    exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt, now)]
+    exported = [
+        row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt, now, skipped)
+    ]
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
     stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:
@@ -231,7 +233,9 @@ def list_agent_sessions(
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
 
-def describe_exported(path: Path, fmt: Format, now: float | None = None) -> list[AgentSession]:
+def describe_exported(
+    path: Path, fmt: Format, now: float | None = None, said: list[str] | None = None
+) -> list[AgentSession]:
     """The listing rows of the sessions a file of an exported format holds (OpenCode: a database, many).
 
     Each is read from its export as a JSONL session is from its file. Live: the file changed in the
@@ -239,7 +243,7 @@ def describe_exported(path: Path, fmt: Format, now: float | None = None) -> list
     """
     try:
         if fmt.export_all is not None and split_member(path)[1] is None:
-            sessions = fmt.export_all(path)
+            sessions = fmt.export_all(path, said)
         else:
             assert fmt.export is not None
             sessions = {path: fmt.export(path)}

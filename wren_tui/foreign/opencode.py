@@ -108,20 +108,42 @@ def is_opencode(conn: sqlite3.Connection, db: Path | str = "the database") -> bo
 
 
 def _ids(conn: sqlite3.Connection) -> list[str]:
-    return [row[0] for row in conn.execute("select id from session order by time_created desc, id")]
+    """The sessions' ids, newest first (an id that is not UTF-8 text names no session a person can name: left out)."""
+    ids = []
+    for (raw,) in conn.execute("select cast(id as blob) from session order by time_created desc, id"):
+        try:
+            ids.append(bytes(raw).decode())
+        except (UnicodeDecodeError, TypeError):
+            continue
+    return ids
 
 
-def _rows(conn: sqlite3.Connection, session: str | None) -> Iterator[tuple[str, int, str, bytes]]:
-    """(session, seq, type, data) of the event rows of `session` (or every session), in order."""
+def _rows(
+    conn: sqlite3.Connection, session: str | None, bad: list[int] | None = None
+) -> Iterator[tuple[str, int, str, bytes]]:
+    """(session, seq, type, data) of the event rows of `session` (or every session), in order. Every column is
+    read as bytes: a row whose session id is not UTF-8 text is of no session (counted in `bad`), and a type
+    that is not is read with its bad bytes replaced (it is then of no kind Wren knows)."""
     if session is None:
-        yield from conn.execute(
-            "select aggregate_id, seq, type, cast(data as blob) from event order by aggregate_id, seq"
+        rows = conn.execute(
+            "select cast(aggregate_id as blob), seq, cast(type as blob), cast(data as blob) from event"
+            " order by aggregate_id, seq"
         )
     else:
-        yield from conn.execute(
-            "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? order by seq",
+        rows = conn.execute(
+            "select cast(aggregate_id as blob), seq, cast(type as blob), cast(data as blob) from event"
+            " where aggregate_id = ? order by seq",
             (session,),
         )
+    for raw_id, seq, raw_type, data in rows:
+        try:
+            owner = bytes(raw_id).decode()
+        except (UnicodeDecodeError, TypeError):
+            if bad is not None:
+                bad.append(seq)
+            continue
+        kind = bytes(raw_type or b"").decode("utf-8", "replace")
+        yield owner, seq, kind, data if data is not None else b"null"
 
 
 def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
@@ -277,8 +299,9 @@ def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | Non
     return (data.part.message_id or None) if data.part is not None else None, None
 
 
-def export_all(db: Path) -> dict[Path, bytes]:
-    """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy."""
+def export_all(db: Path, said: list[str] | None = None) -> dict[Path, bytes]:
+    """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy; a row of no
+    session (its session id not UTF-8 text) is left out, and `said` told so in a sentence."""
 
     tables = tables_in_file(db)  # no copy of another program's database (nor of what is no database)
     if tables is not None and not tables >= _TABLES:
@@ -289,11 +312,18 @@ def export_all(db: Path) -> dict[Path, bytes]:
             return {}  # another program's database beside it: no session of OpenCode's
         out: dict[str, list[bytes]] = {id_: [] for id_ in _ids(conn)}
         exporters: dict[str, Exporter] = {}
-        for row in _rows(conn, None):
+        bad: list[int] = []
+        for row in _rows(conn, None, bad):
             exporter = exporters.get(row[0])
             if exporter is None:
                 exporter = exporters[row[0]] = Exporter()
             out.setdefault(row[0], []).extend(exporter.pieces(row))
+        if bad and said is not None:
+            # As every sentence of what a listing leaves out, the caller says "; they are not listed" after it.
+            said.append(
+                f"{db}: event rows whose session id is not UTF-8 text belong to no session ({len(bad)} of them; "
+                "each session is listed without them, as `wren log` reads it)"
+            )
         return {member_path(db, id_): b"".join(lines) for id_, lines in out.items()}
 
     with snapshot(db) as snap:
