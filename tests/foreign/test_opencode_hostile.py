@@ -229,3 +229,28 @@ def test_a_row_whose_session_id_is_not_utf8_is_left_out_with_a_sentence_and_the_
     )
     logged = run_wren(["log", f"{db}#{SIMPLE_ID}", "--json"], cwd=tmp_path)
     assert logged.returncode == 0 and len(json.loads(logged.stdout)["events"]) > 0
+
+
+def test_a_linked_opencode_database_is_refused_with_a_sentence_by_ls_and_log_never_silently_unlisted(
+    tmp_path: Path,
+) -> None:
+    real = database(tmp_path / "elsewhere")
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    link = folder / "opencode.db"
+    link.symlink_to(real)
+    before = fingerprint(real)
+    env = _tmp_env(tmp_path)
+    listed = run_wren(["ls", "--agent", "opencode", "--dir", str(folder)], cwd=tmp_path, env=env)
+    assert listed.returncode == 0
+    assert listed.stderr.strip() == (
+        f"wren: {link}: is a link to a session, and Wren follows no link (name the file it points to); "
+        "they are not listed"
+    )
+    for target in (str(link), f"{link}#{SIMPLE_ID}"):
+        logged = run_wren(["log", target], cwd=tmp_path, env=env)
+        assert logged.returncode != 0 and logged.stdout == ""
+        assert logged.stderr.strip() == (
+            f"wren: {link}: is a symbolic link; sessions are opened only directly (name the file it points to)"
+        )
+    assert fingerprint(real) == before and _copies(tmp_path) == []

@@ -64,7 +64,11 @@ def resolve(folder: Path, ref: str) -> Path:
     except SessionNotFound:
         path = Path(ref).expanduser()
         base = split_member(path)[0]
-        if "\x00" not in ref and base.is_file() and not base.is_symlink():
+        if "\x00" not in ref and base.is_symlink():
+            raise SessionNotFound(
+                f"{base}: is a symbolic link; sessions are opened only directly (name the file it points to)"
+            ) from None
+        if "\x00" not in ref and base.is_file():
             fmt = detect(path)
             if fmt is not None and fmt.export is not None:
                 return path

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, changed_recently, held_for_writing
 from .reader import scan
+from .snapshot import SQLITE_HEADER
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
 WINDOW = 1 << 14
@@ -91,9 +93,33 @@ def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> 
         skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
-    for path, _hidden, _top in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix)):
+    links: list[Path] | None = [] if skipped is not None else None
+    for path, _hidden, _top in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix), links):
         if fmt.is_session_file(path):
             yield path
+    for link in links or ():
+        if _session_through_link(fmt, link):
+            assert skipped is not None
+            skipped.append(f"{link}: is a link to a session, and Wren follows no link (name the file it points to)")
+
+
+def _session_through_link(fmt: Format, link: Path) -> bool:
+    """Whether the link at `link` leads to a file that starts as a session of `fmt` does (its first bytes only)."""
+    try:
+        if not stat.S_ISREG(os.stat(link).st_mode):
+            return False
+        fd = os.open(link, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        head = os.pread(fd, 256, 0)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if fmt.export_all is not None:  # a database: its header (its tables are read only from the file itself)
+        return head.startswith(SQLITE_HEADER)
+    return fmt.claims_file(link, head) if fmt.claims_file is not None else bool(head)
 
 
 # How a file of JSON lines is named: a Wren journal, or a session of most agents.
@@ -161,10 +187,15 @@ def list_every_session(folder: Path, skipped: list[str] | None = None) -> list[A
 
 
 def _walk(
-    root: Path, skipped: list[str] | None, hidden_too: bool, wanted: Callable[[str], bool]
+    root: Path,
+    skipped: list[str] | None,
+    hidden_too: bool,
+    wanted: Callable[[str], bool],
+    links: list[Path] | None = None,
 ) -> Iterator[tuple[Path, bool, bool]]:
     """The regular files below `root` whose names are `wanted` (no link followed), each with whether a hidden
-    folder holds it and whether it is directly in `root`; hidden folders are gone into only if `hidden_too`."""
+    folder holds it and whether it is directly in `root`; hidden folders are gone into only if `hidden_too`.
+    `links`, given, receives each link whose name is `wanted` (not followed)."""
     pending = [(root, False)]
     while pending:
         folder, hidden = pending.pop()
@@ -185,6 +216,8 @@ def _walk(
                         pending.append((folder / entry.name, hidden or dot))
                 elif wanted(entry.name) and entry.is_file(follow_symlinks=False):
                     yield folder / entry.name, hidden, top
+                elif links is not None and wanted(entry.name) and entry.is_symlink():
+                    links.append(folder / entry.name)
             except OSError:
                 continue
 
