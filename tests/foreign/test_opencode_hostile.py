@@ -254,3 +254,34 @@ def test_a_linked_opencode_database_is_refused_with_a_sentence_by_ls_and_log_nev
             f"wren: {link}: is a symbolic link; sessions are opened only directly (name the file it points to)"
         )
     assert fingerprint(real) == before and _copies(tmp_path) == []
+
+
+@pytest.mark.parametrize("depth", [1_000, 50_000])
+def test_an_opencode_row_nested_thousands_deep_stops_reading_in_one_sentence(depth: int, tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    db = database(folder)
+    deep = '{"part": {"type": "text", "x": ' + "[" * depth + "]" * depth + "}}"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("update event set data = ? where seq = (select max(seq) from event)", (deep,))
+        conn.commit()
+    listed = run_wren(["ls", "--agent", "opencode", "--dir", str(folder), "--json"], cwd=tmp_path)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert row["state"] == "corrupt" and row["lines"] == 29
+    logged = run_wren(["log", str(db)], cwd=tmp_path)
+    assert logged.returncode == 4 and "Traceback" not in logged.stderr
+    assert "line 30: its JSON is nested too deeply to read" in logged.stderr
+
+
+def test_a_row_written_over_several_lines_is_one_exported_line_read_as_it_was(tmp_path: Path) -> None:
+    db = database(tmp_path / "opencode")
+    before = run_wren(["log", str(db), "--json"], cwd=tmp_path)
+    # The same rows pretty-printed (newlines between tokens; a newline inside a string is always escaped).
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("select id, data from event").fetchall()
+        for row_id, data in rows:
+            conn.execute("update event set data = ? where id = ?", (json.dumps(json.loads(data), indent=2), row_id))
+        conn.commit()
+    after = run_wren(["log", str(db), "--json"], cwd=tmp_path)
+    assert after.returncode == before.returncode == 0, after.stderr
+    assert json.loads(after.stdout)["events"] == json.loads(before.stdout)["events"]

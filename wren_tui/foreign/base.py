@@ -240,6 +240,12 @@ def decode_export(decoder: msgspec.json.Decoder[_T], data: bytes, what: str) -> 
         raise BadLine(f"it is not a line of {what}") from None
     except msgspec.DecodeError as exc:
         raise not_json(exc) from None
+    except RecursionError:  # msgspec's own bound on nesting (the interpreter's stack): one sentence
+        raise BadLine(TOO_DEEP) from None
+
+
+# Why reading stops at a value nested past what a decoder follows.
+TOO_DEEP = "its JSON is nested too deeply to read"
 
 
 def node_reader(fields: type[S], place: Callable[[S], Node | None]) -> Callable[[bytes], Node | None]:

@@ -33,6 +33,8 @@ from ..journal.events import Event, ToolCall
 from . import make
 from .base import (
     MEMBER,
+    TOO_DEEP,
+    BadLine,
     Format,
     Progress,
     Tail,
@@ -471,11 +473,13 @@ class Exporter:
         if isinstance(raw, str):
             raw = raw.encode()
         if b"\n" in raw:
-            raw = _encode.encode(msgspec.json.decode(raw))  # a row always fits one line
+            # A row always fits one line: in JSON a newline is only ever whitespace between tokens (one in a
+            # string is escaped), so a space does as well, with nothing decoded.
+            raw = raw.replace(b"\n", b" ")
         try:
             data = _xdata.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            data = _XData()
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            data = _XData()  # the line goes out as the row is; its translation says what is wrong with it
         ts = self._ts(data)
         role = model = ""
         adds: list[str] = []
@@ -578,6 +582,8 @@ class OpenCodeTranslator(Translator):
         seq, ts, kind = lineno, line.ts, line.type
         try:
             row = _data.decode(line.data)
+        except RecursionError:
+            raise BadLine(TOO_DEEP) from None
         except msgspec.DecodeError:
             why = "its data is not an object"
             return Translated([make.note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
