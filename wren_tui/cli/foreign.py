@@ -23,7 +23,7 @@ from ..foreign.listing import AgentSession, list_agent_sessions, list_every_sess
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
 from ..journal.forking import fork_listing
-from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_problem
+from ..journal.store import DOCUMENT_SUFFIX, SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from ..search.index import index_path
@@ -64,7 +64,7 @@ def resolve(folder: Path, ref: str) -> Path:
     except SessionNotFound:
         path = Path(ref).expanduser()
         base = split_member(path)[0]
-        if "\x00" not in ref and base.is_symlink():
+        if "\x00" not in ref and base.is_symlink() and base.suffix not in (SUFFIX, DOCUMENT_SUFFIX):
             raise SessionNotFound(
                 f"{base}: is a symbolic link; sessions are opened only directly (name the file it points to)"
             ) from None
