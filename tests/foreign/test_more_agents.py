@@ -291,3 +291,32 @@ def test_a_log_with_copilots_envelope_short_of_one_member_is_refused_never_read_
     whole = tmp_path / "events.jsonl"
     whole.write_text(json.dumps(_copilot_first_line()) + "\n")
     assert run_wren(["log", str(whole)], cwd=tmp_path).returncode == 0
+
+
+def _first_line(agent: str) -> dict[str, object]:
+    first: dict[str, object] = json.loads(fixture(agent, "simple").read_text().splitlines()[0])
+    return first
+
+
+# Gemini CLI's and Qwen Code's envelopes with one thing off: no agent's lines.
+NEAR_OTHERS = {
+    "a Qwen Code envelope whose message has no parts": {
+        **_first_line("qwen"),
+        "message": {"role": "user", "text": "List the files."},
+    },
+    "a Qwen Code envelope with no sessionId": _without(_first_line("qwen"), "sessionId"),
+    "a $set of a settings file": {"$set": {"theme": "dark", "fontSize": 12}},
+    "a Gemini CLI $set beside another member": {"$set": {"messages": []}, "by": "sync"},
+    "a Gemini CLI header with no startTime": _without(_first_line("gemini"), "startTime"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_OTHERS))
+def test_a_line_one_member_short_of_gemini_or_qwen_is_refused_never_read_as_their_session(
+    case: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "near.jsonl"
+    path.write_text(json.dumps(NEAR_OTHERS[case]) + "\n")
+    refused = run_wren(["log", str(path)], cwd=tmp_path)
+    assert refused.returncode == 4, (case, refused.stdout)
+    assert f"{OPENS} (none of its first lines is of their kinds)" in refused.stderr
