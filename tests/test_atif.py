@@ -15,6 +15,7 @@ import pytest
 from atif import Trajectory
 
 from tests.conftest import FIXTURES, run_wren
+from tests.foreign.sessions import peak_rss_kb_of_wren
 from tests.tui.journals import (
     SESSION,
     assistant,
@@ -338,3 +339,143 @@ def test_another_agents_thinking_is_the_reasoning_of_the_reply_it_led_to(tmp_pat
     assert agent_step.reasoning_content == "two and two make four"
     assert agent_step.extra is not None and agent_step.extra["wren_thinking_seqs"] == [2]
     assert traj.steps[-1].source == "system" and "nothing followed this" in str(traj.steps[-1].message)
+
+
+def _trajectory_with(step: dict[str, Any]) -> dict[str, Any]:
+    """A trajectory whose conversation has a clean point (a user's prompt, the reply) before `step`."""
+    return {
+        "schema_version": "ATIF-v1.6",
+        "session_id": "deep",
+        "agent": {"name": "terminus", "version": "2.0", "model_name": "gpt-5"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "hello"},
+            {"step_id": 2, "source": "agent", "message": "Hello."},
+            step,
+        ],
+    }
+
+
+def _nested(depth: int) -> str:
+    """A trajectory whose third step's `extra` holds one value nested `depth` deep (written as text: json.dumps
+    itself recurses)."""
+    head = json.dumps(_trajectory_with({"step_id": 3, "source": "user", "message": "again", "extra": {"x": 0}}))
+    return head.replace('{"x": 0}', '{"x": ' + "[" * depth + "]" * depth + "}")
+
+
+class _Collector:
+    """An OTLP/HTTP endpoint on 127.0.0.1 that takes every request (so what `wren otel` says is about the file)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        class Take(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Take)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("depth", [1_000, 10_000, 50_000])
+def test_a_trajectory_nested_thousands_deep_stops_log_fork_and_otel_in_one_sentence(depth: int, tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(_nested(depth))
+    journals = tmp_path / "journals"
+    commands = [["log", str(path)], ["fork", "--dir", str(journals), str(path)]]
+    collector = None
+    try:
+        import opentelemetry.sdk  # noqa: F401
+    except ImportError:
+        pass  # the otel extra is not installed here: log and fork still say it
+    else:
+        collector = _Collector()
+        commands.append(["otel", str(path), "--endpoint", collector.url])
+    try:
+        for command in commands:
+            done = run_wren(command, cwd=tmp_path)
+            assert done.returncode == 4, (command, done.stderr)
+            assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr, done.stderr
+            said = [line for line in done.stderr.splitlines() if line.strip()]
+            assert len(said) == 1 and "line 4: its JSON is nested more than 200 deep" in said[0], done.stderr
+    finally:
+        if collector is not None:
+            collector.close()
+    # What comes before it is still read: the prompt and the reply, a clean point to fork from.
+    forked = run_wren(["fork", "--dir", str(journals), str(path), "3"], cwd=tmp_path)
+    assert forked.returncode == 0, forked.stderr
+    (child,) = journals.glob("*.jsonl")
+    texts = [e.message.content for e in read_events(child).events if isinstance(e, Message)]
+    assert texts == ["hello", "Hello."]
+
+
+def test_every_bracket_walker_of_the_atif_reader_is_bounded_in_depth() -> None:
+    from wren_tui.foreign.atif import MAX_DEPTH, depth_of, spans
+
+    deep = ("[" * 100_000 + "]" * 100_000).encode()
+    assert depth_of(deep, MAX_DEPTH) == MAX_DEPTH + 1  # counted no further than the bound
+    assert depth_of(b'{"b": [[1]]}', 3) == 0  # too few brackets to nest past the bound: not even looked at
+    assert depth_of(b'{"a": "[[[[\\"[[[[", "b": [[1]]}', 5) == 3  # brackets inside a string (an escaped quote) skipped
+    # The structure of a document is found without recursion however deep its steps nest.
+    found, broken = spans(_nested(50_000).encode())
+    assert broken is None and len(found) == 5
+
+
+@pytest.mark.parametrize("megabytes", [5, 20])
+def test_a_huge_atif_message_is_read_in_bounded_memory_and_clipped_with_a_sentence(
+    megabytes: int, tmp_path: Path
+) -> None:
+    from wren_tui.foreign.atif import MESSAGE_CAP
+
+    size = megabytes << 20
+    path = tmp_path / "big.json"
+    step = {"step_id": 3, "source": "user", "message": "é" * (size // 2)}
+    path.write_text(json.dumps(_trajectory_with(step), ensure_ascii=False), encoding="utf-8")
+    peak_kb, done = peak_rss_kb_of_wren(["log", str(path), "--json"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    # A few times the message, as the other formats' readers take (it was 630 MB and 2.4 GB).
+    assert peak_kb * 1024 < 60 * (1 << 20) + 8 * size, f"{peak_kb} KB for a {megabytes} MB message"
+    texts = [e["message"]["content"] for e in json.loads(done.stdout)["events"] if e["type"] == "message"]
+    assert texts[:2] == ["hello", "Hello."]
+    if size // 2 > MESSAGE_CAP:
+        assert texts[2].startswith("é" * MESSAGE_CAP) and texts[2][MESSAGE_CAP:].startswith("\n[Wren clipped")
+        assert f"{size // 2 - MESSAGE_CAP:,} more characters" in texts[2]
+    else:
+        assert texts[2] == "é" * (size // 2)
+
+
+@pytest.mark.parametrize("how", ["timeout", "cancel", "approval"])
+def test_a_call_stopped_by_timeout_cancel_or_refusal_is_still_so_after_an_atif_round_trip(
+    how: str, tmp_path: Path
+) -> None:
+    call = ToolCall("call_s", "shell", '{"command": "sleep 100"}')
+    approval = "denied" if how == "approval" else "approved"
+    events = [
+        RunStart(pid=1, cwd="/work/demo", model="scripted", version="0.1.0"),
+        user("try it"),
+        assistant("Trying.", call),
+        ToolStart(id="call_s", name="shell", read_only=False, approval=approval),
+        ToolEnd(id="call_s", ok=False, elapsed_ms=None if how == "approval" else 900, stopped_by=how),  # type: ignore[arg-type]
+        assistant("It was stopped."),
+    ]
+    journal = write_journal(tmp_path / f"{SESSION}.jsonl", events)
+    export(journal, tmp_path / "trip.json")
+    back = logged(tmp_path / "trip.json", tmp_path)["events"]
+    ends = [e for e in back if e["type"] == "tool_end"]
+    starts = [e for e in back if e["type"] == "tool_start"]
+    assert len(ends) == 1 and len(starts) == 1
+    assert ends[0]["stoppedBy"] == how and ends[0]["ok"] is False
+    assert ends[0].get("elapsedMs") == (None if how == "approval" else 900)
+    assert starts[0]["approval"] == approval and starts[0]["readOnly"] is False

@@ -9,6 +9,8 @@ few seconds).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -76,3 +78,27 @@ def age(path: Path, seconds: float) -> None:
     """Set a file's modification time `seconds` back from now."""
     then = time.time() - seconds
     os.utime(path, (then, then))
+
+
+_PEAK = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run([sys.executable, '-m', 'wren_tui', *sys.argv[1:]], capture_output=True, text=True)\n"
+    "sys.stderr.write(done.stderr)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "print(done.returncode)\n"
+    "sys.stdout.write(done.stdout)\n"
+)
+
+
+def peak_rss_kb_of_wren(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[int, subprocess.CompletedProcess[str]]:
+    """`wren ARGS` run by a fresh Python whose only child it is: the child's peak resident size in KB, and its run."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    full["XDG_STATE_HOME"] = str(cwd / "state")
+    full.update(env or {})
+    ran = subprocess.run(
+        [sys.executable, "-c", _PEAK, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=300
+    )
+    peak, code, out = ran.stdout.split("\n", 2)
+    return int(peak), subprocess.CompletedProcess(args, int(code), out, ran.stderr)

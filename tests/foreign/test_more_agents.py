@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import AN_HOUR, copy_session, fixture, lines_of
-from wren_tui.foreign import what_wren_opens
+from tests.foreign.sessions import copy_session, fixture, lines_of
+from wren_tui.foreign import FORMATS, live, what_wren_opens
+from wren_tui.foreign.listing import list_agent_sessions
 from wren_tui.journal.events import Fork, Message, RunStart
 from wren_tui.journal.reader import read_events
 
@@ -203,11 +202,15 @@ def test_a_wren_journals_own_damage_is_still_reported_as_a_journals(tmp_path: Pa
     assert logged.returncode == 4 and "line 1" in logged.stderr and OPENS not in logged.stderr
 
 
-def test_a_live_session_is_live(tmp_path: Path) -> None:
+def test_a_session_changed_in_the_last_few_seconds_is_live_and_an_hour_old_one_is_done(tmp_path: Path) -> None:
     root = tmp_path / "session-state"
-    path = copy_session("copilot", "simple", root, nested=True, age_s=0)
-    assert _ls(["--agent", "copilot", "--dir", str(root)], cwd=tmp_path)[0]["state"] == "live"
-    os.utime(path, (time.time() - AN_HOUR, time.time() - AN_HOUR))
+    path = copy_session("copilot", "simple", root, nested=True)
+    written = path.stat().st_mtime
+    place = [(FORMATS["copilot"], root)]
+    # Judged at an injected time, never the wall clock's (a slow start of `wren ls` must not decide it).
+    assert list_agent_sessions(place, now=written + live.RECENT_S - 0.5)[0].state == "live"
+    assert list_agent_sessions(place, now=written + live.RECENT_S)[0].state == "done"
+    # As a user lists it: an hour old, done.
     assert _ls(["--agent", "copilot", "--dir", str(root)], cwd=tmp_path)[0]["state"] == "done"
 
 
@@ -246,3 +249,74 @@ def test_a_resumed_session_shows_each_message_once(agent: str, tmp_path: Path) -
     assert len(calls) == 2
     used = sum(e["inputTokens"] + e["outputTokens"] for e in doc["events"] if e["type"] == "usage")
     assert used == {"gemini": 4 * 1135, "qwen": 4 * 930, "copilot": 4 * 930}[agent]
+
+
+def _copilot_first_line() -> dict[str, object]:
+    first: dict[str, object] = json.loads(fixture("copilot", "simple").read_text().splitlines()[0])
+    return first
+
+
+def _without(line: dict[str, object], member: str) -> dict[str, object]:
+    return {k: v for k, v in line.items() if k != member}
+
+
+# A Copilot CLI envelope short of one member, or with one of the wrong kind: another program's log, not a session.
+NEAR_COPILOT = {
+    "an audit log's user.login": [
+        {"type": "user.login", "data": {"user": "ann", "ok": True}},
+        {"type": "user.logout", "data": {"user": "ann"}},
+    ],
+    "no parentId": [_without(_copilot_first_line(), "parentId")],
+    "no id": [_without(_copilot_first_line(), "id")],
+    "no timestamp": [_without(_copilot_first_line(), "timestamp")],
+    "no data": [_without(_copilot_first_line(), "data")],
+    "data not an object": [{**_copilot_first_line(), "data": "session started"}],
+    "a parentId that is a number": [{**_copilot_first_line(), "parentId": 7}],
+    "a type of no kind of Copilot's": [{**_copilot_first_line(), "type": "billing.charged"}],
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_COPILOT))
+def test_a_log_with_copilots_envelope_short_of_one_member_is_refused_never_read_as_a_copilot_session(
+    case: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in NEAR_COPILOT[case]))
+    refused = run_wren(["log", str(path)], cwd=tmp_path)
+    assert refused.returncode == 4, (case, refused.stdout)
+    assert refused.stderr.strip() == (
+        f"wren: {path}: {OPENS} (none of its first lines is of their kinds), so Wren does not read it"
+    )
+    # The whole envelope is a Copilot CLI session (the near misses above are near).
+    whole = tmp_path / "events.jsonl"
+    whole.write_text(json.dumps(_copilot_first_line()) + "\n")
+    assert run_wren(["log", str(whole)], cwd=tmp_path).returncode == 0
+
+
+def _first_line(agent: str) -> dict[str, object]:
+    first: dict[str, object] = json.loads(fixture(agent, "simple").read_text().splitlines()[0])
+    return first
+
+
+# Gemini CLI's and Qwen Code's envelopes with one thing off: no agent's lines.
+NEAR_OTHERS = {
+    "a Qwen Code envelope whose message has no parts": {
+        **_first_line("qwen"),
+        "message": {"role": "user", "text": "List the files."},
+    },
+    "a Qwen Code envelope with no sessionId": _without(_first_line("qwen"), "sessionId"),
+    "a $set of a settings file": {"$set": {"theme": "dark", "fontSize": 12}},
+    "a Gemini CLI $set beside another member": {"$set": {"messages": []}, "by": "sync"},
+    "a Gemini CLI header with no startTime": _without(_first_line("gemini"), "startTime"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_OTHERS))
+def test_a_line_one_member_short_of_gemini_or_qwen_is_refused_never_read_as_their_session(
+    case: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "near.jsonl"
+    path.write_text(json.dumps(NEAR_OTHERS[case]) + "\n")
+    refused = run_wren(["log", str(path)], cwd=tmp_path)
+    assert refused.returncode == 4, (case, refused.stdout)
+    assert f"{OPENS} (none of its first lines is of their kinds)" in refused.stderr

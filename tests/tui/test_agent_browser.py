@@ -4,11 +4,10 @@ all three, new sessions as the agents create them (nested folders too), live end
 from __future__ import annotations
 
 import json
-import time
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable
 
 from tests.conftest import run_wren
@@ -16,15 +15,23 @@ from tests.foreign.sessions import copy_session, fixture
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from wren_tui.foreign import FORMATS, live
 from wren_tui.tui.app import WrenApp
-from wren_tui.tui.screens.foreign import ForeignFolder
+from wren_tui.tui.screens.foreign import ForeignBrowser, ForeignFolder
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.sources.foreign import ForeignFile
 
+CLOCK = datetime(2026, 11, 30, 10, tzinfo=UTC)
 
-def _app(folders: dict[str, Path]) -> WrenApp:
+
+def _app(folders: dict[str, Path], clock: FixedClock | None = None) -> WrenApp:
     browse = [ForeignFolder(FORMATS[agent], root) for agent, root in folders.items()]
     first = next(iter(folders.values()))
-    return WrenApp(folder=first, agents=browse, clock=FixedClock(datetime(2026, 11, 30, 10, tzinfo=UTC)))
+    return WrenApp(folder=first, agents=browse, clock=clock or FixedClock(CLOCK))
+
+
+def _written_at(path: Path, clock: FixedClock) -> None:
+    """The file last changed at the clock's time (what "live" is judged against: never the wall clock)."""
+    at = clock.now.timestamp()
+    os.utime(path, (at, at))
 
 
 def _rows(app: WrenApp) -> list[list[str]]:
@@ -60,6 +67,7 @@ async def test_a_session_the_agent_creates_in_a_new_nested_folder_appears_and_en
         fresh.parent.mkdir(parents=True)
         fresh.write_bytes(b"")
         fresh.write_bytes(fixture("codex", "multi-turn").read_bytes())
+        _written_at(fresh, FixedClock(CLOCK))  # written as the app's clock reads
         await wait_for(pilot, lambda: len(_rows(app)) == 2, "the new session", 15)
         await wait_for(pilot, lambda: _rows(app)[0][-2] == "live", "the new session, live at the top")
         table = app.screen.query_one(DataTable)
@@ -72,37 +80,41 @@ async def test_a_session_the_agent_creates_in_a_new_nested_folder_appears_and_en
         await wait_for_text(pilot, "hello.py has 3 lines.")
 
 
-async def test_live_ends_a_few_seconds_after_the_last_write_with_no_byte_changed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Long enough, next to the listing's refresh, that a state that ended early would show before it.
-    monkeypatch.setattr(live, "RECENT_S", 2.5)
+async def test_live_ends_a_few_seconds_after_the_last_write_with_no_byte_changed(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
-    path = copy_session("pi", "simple", root, nested=True, age_s=0)
+    path = copy_session("pi", "simple", root, nested=True)
+    clock = FixedClock(CLOCK)
+    _written_at(path, clock)
     before = path.stat()
     data = path.read_bytes()
-    app = _app({"pi": root})
+    app = _app({"pi": root}, clock)
     async with app.run_test(size=(160, 20)) as pilot:
         await wait_for(pilot, lambda: len(_rows(app)) == 1 and _rows(app)[0][-2] == "live", "live")
+        screen = app.screen
+        assert isinstance(screen, ForeignBrowser)
+        # Just short of RECENT_S after the last write: still live, listed again as of the clock's time.
+        clock.advance(live.RECENT_S - 0.5)
+        screen.rescan()
+        assert _rows(app)[0][-2] == "live"
+        # RECENT_S after it: done, with no byte written (the state follows the file's time, not a timer).
+        clock.advance(0.5)
         await wait_for(pilot, lambda: _rows(app)[0][-2] == "done", "done, once no one writes", 10)
-        # It turned done because the file aged past RECENT_S, not before: the state follows the file's time.
-        assert time.time() - before.st_mtime >= live.RECENT_S
     # Nothing was written to find that out: the same bytes, the same modification time.
     after = path.stat()
     assert path.read_bytes() == data and after.st_mtime_ns == before.st_mtime_ns
 
 
-async def test_a_column_widens_for_a_longer_cell_that_arrives_later(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(live, "RECENT_S", 1.0)
+async def test_a_column_widens_for_a_longer_cell_that_arrives_later(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     # Asked for its tool a moment ago, in a folder with a short name: live, then stopped mid-call.
-    first = copy_session("pi", "tool-error", root, nested=True, stem="0001", lines=5, age_s=0)
+    first = copy_session("pi", "tool-error", root, nested=True, stem="0001", lines=5)
     first.write_bytes(first.read_bytes().replace(b"/var/tmp/wren-pi-tool-error-r5qkntii/ws", b"/w"))
-    app = _app({"pi": root})
+    clock = FixedClock(CLOCK)
+    _written_at(first, clock)
+    app = _app({"pi": root}, clock)
     async with app.run_test(size=(200, 20)) as pilot:
         await wait_for(pilot, lambda: len(_rows(app)) == 1 and _rows(app)[0][-2] == "live", "live")
+        clock.advance(live.RECENT_S)
         await wait_for(pilot, lambda: "stopped mid-call" in screen_text(app), "the whole of the longer state", 10)
         copy_session("pi", "tool-error", root, nested=True, stem="0002")
         await wait_for(pilot, lambda: len(_rows(app)) == 2, "the second session", 15)

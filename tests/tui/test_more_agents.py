@@ -200,7 +200,8 @@ async def test_the_browser_lists_the_three_agents_folders_and_a_new_session_as_i
         assert [row[0] for row in rows] == ["copilot", "qwen", "gemini"]  # newest first, by when each started
         assert [row[6] for row in rows] == ["done", "done", "last: reply"]
         # Copilot CLI starts another session: its folder, then its events file.
-        fresh = copy_session("copilot", "simple", folders["copilot"], nested=True, stem="0002", age_s=0)
+        fresh = copy_session("copilot", "simple", folders["copilot"], nested=True, stem="0002")
+        os.utime(fresh, (CLOCK.timestamp(), CLOCK.timestamp()))  # written as the app's clock reads: live
         await wait_for(pilot, lambda: len(_rows(app)) == 4, "the new session", 15)
         assert any(row[6] == "live" for row in _rows(app))
         table = app.screen.query_one(DataTable)

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from ..journal.compare import Comparison, Row, compare, comparison_rows
-from ..journal.store import resolve
 from ..journal.visible import visible
 from . import foreign
 from .console import print_json
@@ -34,7 +33,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> Exit:
     folder = folder_of(args)
-    left, right = resolve(folder, args.left), resolve(folder, args.right)
+    # Another agent's file of any kind is found (a database, DB#ID, a chat history), to be named in the refusal.
+    left, right = foreign.resolve(folder, args.left), foreign.resolve(folder, args.right)
     for path in (left, right):
         foreign.only_wren(path, folder, "diff", "compares")
     cmp = compare(left, right)

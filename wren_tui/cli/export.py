@@ -8,7 +8,7 @@ from typing import Any
 
 from ..export import FORMATS, Exported, export_session
 from ..foreign import Format
-from ..journal.store import resolve
+from ..foreign.base import split_member
 from ..journal.visible import visible_text
 from . import foreign
 from .console import out
@@ -42,7 +42,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> Exit:
-    path = resolve(folder_of(args), args.session)
+    path = foreign.resolve(folder_of(args), args.session)  # a database, DB#ID, a chat history too
     fmt = foreign.foreign_format(path)
     if fmt is not None and args.format != "atif":
         # Nothing is written: one sentence naming the agent, what it can be exported as, and the fork.
@@ -64,16 +64,21 @@ def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
     from ..export.atif import AtifWriter
     from ..export.atomic import AtomicOutput
     from ..foreign.base import Skipped, Translated
+    from ..foreign.exported import open_lines
     from ..foreign.live import changed_recently, held_for_writing
     from ..foreign.reader import Branch, scan
     from ..foreign.redacted import shown
-    from ..journal.reader import open_for_reading
+    from ..foreign.snapshot import file_key
 
     where = target(path, "atif", output)
-    fd = open_for_reading(path)
+    fd = open_lines(path, fmt)  # the file, or its export as lines (a database's session, a chat history)
     try:
         st = os.fstat(fd)
-        alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+        if fmt.export is None:
+            alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+        else:  # an export held in memory: the agent's own file says whether it is being written
+            key = file_key(split_member(path)[0])
+            alive = key is not None and changed_recently(key[2] / 1e9)
         branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
         output_file = AtomicOutput(where)
         try:

@@ -23,7 +23,7 @@ from ..foreign.listing import AgentSession, list_agent_sessions, list_every_sess
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
 from ..journal.forking import fork_listing
-from ..journal.store import DOCUMENT_SUFFIX, journals_dir, project_label, write_problem
+from ..journal.store import DOCUMENT_SUFFIX, SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from ..search.index import index_path
@@ -64,7 +64,11 @@ def resolve(folder: Path, ref: str) -> Path:
     except SessionNotFound:
         path = Path(ref).expanduser()
         base = split_member(path)[0]
-        if "\x00" not in ref and base.is_file() and not base.is_symlink():
+        if "\x00" not in ref and base.is_symlink() and base.suffix not in (SUFFIX, DOCUMENT_SUFFIX):
+            raise SessionNotFound(
+                f"{base}: is a symbolic link; sessions are opened only directly (name the file it points to)"
+            ) from None
+        if "\x00" not in ref and base.is_file():
             fmt = detect(path)
             if fmt is not None and fmt.export is not None:
                 return path
@@ -98,10 +102,16 @@ def only_wren(path: Path, folder: Path, command: str, what: str, besides: str = 
     fmt = foreign_format(path)
     if fmt is not None:
         raise UsageError(
-            f"{path}: is a {fmt.label} session, not a Wren journal, and wren {command} {what} Wren journals only"
+            f"{path}: is {_a(fmt.label)} {fmt.label} session, not a Wren journal, and wren {command} {what} Wren "
+            "journals only"
             f"{besides}; "
             f"fork it into one first (`{wren_command('fork', str(path), folder=folder)}` lists its points)"
         )
+
+
+def _a(word: str) -> str:
+    """The article before `word` ("an OpenCode", "an aider", "a Claude Code")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _names(agent: str) -> list[str]:

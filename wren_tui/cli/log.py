@@ -169,11 +169,12 @@ def _log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
         if as_json:
             result = _log_json(scan, fmt.session_id(path), str(path), fmt.name, _encoded, more)
         else:
+            if fmt.unrecorded:
+                # What the format never records, said first on stdout as a heading (not an error: nothing is wrong).
+                out(f"Note: {fmt.unrecorded}.")
             result = _log_text(scan, FOREIGN)
     finally:
         os.close(fd)
-    if fmt.unrecorded and not as_json:
-        err(f"{path}: {fmt.unrecorded}")
     left_out = skipped.sentence()
     if left_out and not as_json:
         err(f"{path}: {left_out}")

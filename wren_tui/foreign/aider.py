@@ -293,8 +293,11 @@ def root(env: Mapping[str, str], home: Path) -> Path:
 
 
 def session_id(path: Path) -> str:
-    """The project's folder name for aider's default name, else the file's name."""
-    return path.parent.name if path.name == DEFAULT_NAME else path.name
+    """The project's folder name for aider's default name (the current folder's, for a path relative to it),
+    else the file's name (as for one in the filesystem's root: a folder with no name)."""
+    if path.name != DEFAULT_NAME:
+        return path.name
+    return Path(os.path.abspath(path)).parent.name or path.name
 
 
 def is_session_file(path: Path) -> bool:

@@ -56,8 +56,15 @@ _encode = msgspec.json.Encoder()
 # Positive evidence: an object whose schema_version is an ATIF tag (escaped quotes inside a string do not match).
 _SIGNATURE = re.compile(rb'\A\s*\{.*?"schema_version"\s*:\s*"ATIF-v\d', re.DOTALL)
 _WHITESPACE = b" \t\r\n"
-# A JSON string (with its escapes), or a bracket that nests.
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# How deep a unit's values may nest: deeper is refused in one sentence (a recursive decoder, and every
+# reader of the events after it, would run out of stack).
+MAX_DEPTH = 200
+_TOO_DEEP = f"its JSON is nested more than {MAX_DEPTH} deep"
+# The longest message (a step's text, reasoning or observation) read whole: longer ones are clipped with a
+# sentence saying so, so what is shown, forked or sent holds no more (the document itself is read whole).
+MESSAGE_CAP = 8 << 20
+# Where a JSON string starts, or a bracket that nests.
+_STRUCTURE = re.compile(rb'["\[\]{}]')
 _KEY = re.compile(rb'\s*("(?:[^"\\]|\\.)*")\s*:\s*', re.DOTALL)
 
 
@@ -83,16 +90,29 @@ def _skip_ws(data: bytes, at: int) -> int:
     return at
 
 
+def _string_end(data: bytes, at: int) -> int:
+    """Just past the JSON string whose opening quote is at `at` (a closing quote is one after an even run of
+    backslashes). Found with `find`, so a string of 100 MB costs no memory beside the document."""
+    look = at + 1
+    while True:
+        quote = data.find(b'"', look)
+        if quote < 0:
+            raise _Broken(len(data))
+        before = quote - 1
+        while before > at and data[before] == 0x5C:  # each backslash run ends at this quote: linear in all
+            before -= 1
+        if (quote - 1 - before) % 2 == 0:
+            return quote + 1
+        look = quote + 1
+
+
 def _value_end(data: bytes, at: int) -> int:
     """Just past the JSON value that starts at `at` (its structure only: strings and brackets)."""
     if at >= len(data):
         raise _Broken(at)
     first = data[at : at + 1]
     if first == b'"':
-        match = _TOKEN.match(data, at)
-        if match is None:
-            raise _Broken(at)
-        return match.end()
+        return _string_end(data, at)
     if first not in (b"{", b"["):
         end = at
         while end < len(data) and data[end : end + 1] not in (b",", b"}", b"]") and data[end] not in _WHITESPACE:
@@ -100,16 +120,46 @@ def _value_end(data: bytes, at: int) -> int:
         if end == at:
             raise _Broken(at)
         return end
-    depth = 0
-    for match in _TOKEN.finditer(data, at):
-        token = match.group()
+    depth, look = 0, at
+    while (found := _STRUCTURE.search(data, look)) is not None:
+        token = found.group()
+        if token == b'"':
+            look = _string_end(data, found.start())
+            continue
+        look = found.end()
         if token in (b"{", b"["):
             depth += 1
-        elif token in (b"}", b"]"):
+        else:
             depth -= 1
             if depth == 0:
-                return match.end()
+                return look
     raise _Broken(len(data))
+
+
+def depth_of(data: bytes, most: int) -> int:
+    """How deep the brackets of `data` nest, counted up to `most + 1` (strings skipped); cheap when it has few."""
+    if data.count(b"[") + data.count(b"{") <= most:
+        return 0  # too few brackets to nest past `most`, wherever they are
+    depth = deepest = 0
+    look = 0
+    while (found := _STRUCTURE.search(data, look)) is not None:
+        token = found.group()
+        if token == b'"':
+            try:
+                look = _string_end(data, found.start())
+            except _Broken:
+                break
+            continue
+        look = found.end()
+        if token in (b"{", b"["):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > most:
+                    break
+        else:
+            depth -= 1
+    return deepest
 
 
 def spans(data: bytes) -> tuple[list[tuple[int, int]], int | None]:
@@ -202,15 +252,29 @@ def frames(fd: int, start: int, stop: int | None = None, size: int = 0) -> Docum
 
 
 def _object(data: bytes, before: bytes = b"", after: bytes = b"") -> dict[str, Any] | None:
+    """The unit as an object (None: not one); BadLine for one nested past `MAX_DEPTH` (reading stops there)."""
+    if depth_of(data, MAX_DEPTH) > MAX_DEPTH:
+        raise BadLine(_TOO_DEEP)
     try:
-        value = _any.decode(before + data + after)
+        value = _any.decode(before + data + after if before or after else data)
     except msgspec.DecodeError:
         return None
+    except RecursionError:  # nearer the stack's limit than MAX_DEPTH leaves room for
+        raise BadLine(_TOO_DEEP) from None
     return value if isinstance(value, dict) else None
 
 
 def _text(value: Any) -> str:
-    return make.text_of(value) if value is not None else ""
+    text = make.text_of(value) if value is not None else ""
+    return clipped(text) if len(text) > MESSAGE_CAP else text
+
+
+def clipped(text: str) -> str:
+    """A message past `MESSAGE_CAP` characters: its first `MESSAGE_CAP`, and a sentence saying how much is left out."""
+    return text[:MESSAGE_CAP] + (
+        f"\n[Wren clipped this message here: {len(text) - MESSAGE_CAP:,} more characters of it are left out "
+        f"(an ATIF message is read up to {MESSAGE_CAP:,} characters)]"
+    )
 
 
 def _int(value: Any) -> int:
@@ -314,7 +378,7 @@ class AtifTranslator(Translator):
         return make.note(seq, ts, "system", text=text, observation="\n".join(said) or None)
 
     def _agent(self, seq: int, ts: str, text: str, step: dict[str, Any], extra: dict[str, Any]) -> Translated:
-        thought = step.get("reasoning_content") if isinstance(step.get("reasoning_content"), str) else None
+        thought = _text(step["reasoning_content"]) if isinstance(step.get("reasoning_content"), str) else None
         model = step.get("model_name") if isinstance(step.get("model_name"), str) else self.model
         if extra.get("wren_partial"):
             # A reply cut off while streaming (Wren's export): its fragments, never a whole reply.

@@ -240,6 +240,12 @@ def decode_export(decoder: msgspec.json.Decoder[_T], data: bytes, what: str) -> 
         raise BadLine(f"it is not a line of {what}") from None
     except msgspec.DecodeError as exc:
         raise not_json(exc) from None
+    except RecursionError:  # msgspec's own bound on nesting (the interpreter's stack): one sentence
+        raise BadLine(TOO_DEEP) from None
+
+
+# Why reading stops at a value nested past what a decoder follows.
+TOO_DEEP = "its JSON is nested too deeply to read"
 
 
 def node_reader(fields: type[S], place: Callable[[S], Node | None]) -> Callable[[bytes], Node | None]:
@@ -368,6 +374,10 @@ def never_a_line(_line: dict[str, Any]) -> bool:
     return False
 
 
+class ExportAll(Protocol):
+    def __call__(self, path: Path, said: list[str] | None = None) -> dict[Path, bytes]: ...
+
+
 @dataclass(frozen=True)
 class Format:
     """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
@@ -407,8 +417,9 @@ class Format:
     # A session that is not JSON lines, as lines its translator reads (`foreign.exported`): built
     # from the file, which is only read. None: the file is read as it is.
     export: Callable[[Path], bytes] | None = None
-    # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many).
-    export_all: Callable[[Path], dict[Path, bytes]] | None = None
+    # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many); what it
+    # left out of them (a row of no session it can name) said in sentences added to the list it is given.
+    export_all: ExportAll | None = None
     # For following: the export of one session, to call again as it changes (the last export is kept
     # while the files are unchanged; OpenCode keeps its copy of the database), and its tail alone
     # for a big session's first frame. None: `export` each time.

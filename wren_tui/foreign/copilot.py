@@ -178,14 +178,19 @@ def session_id(path: Path) -> str:
 
 
 def claims(line: dict[str, Any]) -> bool:
-    """An event of Copilot CLI's kinds in its envelope (type, data, id, parentId)."""
+    """An event of Copilot CLI's kinds in its whole envelope: a `type` of its kinds, an object `data`, a string
+    `id` and `timestamp`, and a `parentId` (a string, or null for the first); an envelope short of any is not."""
     kind = line.get("type")
+    parent = line.get("parentId")
     return (
         isinstance(kind, str)
         and "." in kind
         and kind.split(".", 1)[0] in _PREFIXES
-        and "data" in line
+        and isinstance(line.get("data"), dict)
+        and isinstance(line.get("id"), str)
+        and isinstance(line.get("timestamp"), str)
         and "parentId" in line
+        and (parent is None or isinstance(parent, str))
     )
 
 

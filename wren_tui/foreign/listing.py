@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, changed_recently, held_for_writing
 from .reader import scan
+from .snapshot import SQLITE_HEADER
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
 WINDOW = 1 << 14
@@ -91,9 +93,33 @@ def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> 
         skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
-    for path, _hidden, _top in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix)):
+    links: list[Path] | None = [] if skipped is not None else None
+    for path, _hidden, _top in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix), links):
         if fmt.is_session_file(path):
             yield path
+    for link in links or ():
+        if _session_through_link(fmt, link):
+            assert skipped is not None
+            skipped.append(f"{link}: is a link to a session, and Wren follows no link (name the file it points to)")
+
+
+def _session_through_link(fmt: Format, link: Path) -> bool:
+    """Whether the link at `link` leads to a file that starts as a session of `fmt` does (its first bytes only)."""
+    try:
+        if not stat.S_ISREG(os.stat(link).st_mode):
+            return False
+        fd = os.open(link, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        head = os.pread(fd, 256, 0)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if fmt.export_all is not None:  # a database: its header (its tables are read only from the file itself)
+        return head.startswith(SQLITE_HEADER)
+    return fmt.claims_file(link, head) if fmt.claims_file is not None else bool(head)
 
 
 # How a file of JSON lines is named: a Wren journal, or a session of most agents.
@@ -161,10 +187,15 @@ def list_every_session(folder: Path, skipped: list[str] | None = None) -> list[A
 
 
 def _walk(
-    root: Path, skipped: list[str] | None, hidden_too: bool, wanted: Callable[[str], bool]
+    root: Path,
+    skipped: list[str] | None,
+    hidden_too: bool,
+    wanted: Callable[[str], bool],
+    links: list[Path] | None = None,
 ) -> Iterator[tuple[Path, bool, bool]]:
     """The regular files below `root` whose names are `wanted` (no link followed), each with whether a hidden
-    folder holds it and whether it is directly in `root`; hidden folders are gone into only if `hidden_too`."""
+    folder holds it and whether it is directly in `root`; hidden folders are gone into only if `hidden_too`.
+    `links`, given, receives each link whose name is `wanted` (not followed)."""
     pending = [(root, False)]
     while pending:
         folder, hidden = pending.pop()
@@ -185,6 +216,8 @@ def _walk(
                         pending.append((folder / entry.name, hidden or dot))
                 elif wanted(entry.name) and entry.is_file(follow_symlinks=False):
                     yield folder / entry.name, hidden, top
+                elif links is not None and wanted(entry.name) and entry.is_symlink():
+                    links.append(folder / entry.name)
             except OSError:
                 continue
 
@@ -204,12 +237,18 @@ class Summaries(Protocol):
 
 
 def list_agent_sessions(
-    places: Iterable[tuple[Format, Path]], skipped: list[str] | None = None, known: Summaries | None = None
+    places: Iterable[tuple[Format, Path]],
+    skipped: list[str] | None = None,
+    known: Summaries | None = None,
+    now: float | None = None,
 ) -> list[AgentSession]:
     """Every session in the agents' folders, newest first; `skipped`: as for `session_files`; with `known`, a
-    file unchanged since is not read."""
+    file unchanged since is not read; `now`: the time "live" is judged at (seconds since the epoch; else the
+    clock's)."""
     found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root, skipped)]
-    exported = [row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt)]
+    exported = [
+        row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt, now, skipped)
+    ]
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
     stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:
@@ -219,15 +258,17 @@ def list_agent_sessions(
             continue
     held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
     if known is None:
-        rows = [describe_agent_session(path, fmt, held=held) for fmt, path in found]
+        rows = [describe_agent_session(path, fmt, held=held, now=now) for fmt, path in found]
     else:
-        rows = [remembered(path, fmt, stats.get(path), held, known) for fmt, path in found]
+        rows = [remembered(path, fmt, stats.get(path), held, known, now) for fmt, path in found]
     rows += exported
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 
 
-def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
+def describe_exported(
+    path: Path, fmt: Format, now: float | None = None, said: list[str] | None = None
+) -> list[AgentSession]:
     """The listing rows of the sessions a file of an exported format holds (OpenCode: a database, many).
 
     Each is read from its export as a JSONL session is from its file. Live: the file changed in the
@@ -235,7 +276,7 @@ def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
     """
     try:
         if fmt.export_all is not None and split_member(path)[1] is None:
-            sessions = fmt.export_all(path)
+            sessions = fmt.export_all(path, said)
         else:
             assert fmt.export is not None
             sessions = {path: fmt.export(path)}
@@ -256,36 +297,41 @@ def describe_exported(path: Path, fmt: Format) -> list[AgentSession]:
             os.close(fd)
         last = parse_ts(row.last_ts) if row.last_ts else None
         when = mtime if mtime is not None else last.timestamp() if last is not None else None
-        if when is not None and changed_recently(when):
+        if when is not None and changed_recently(when, now):
             row = replace(row, state="live")
         rows.append(row)
     return rows
 
 
 def remembered(
-    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries
+    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries, now: float | None = None
 ) -> AgentSession:
-    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of now."""
+    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of `now` (else now)."""
     if st is None:
-        return describe_agent_session(path, fmt, held=held)
+        return describe_agent_session(path, fmt, held=held, now=now)
     row = known.get(path, st)
     if row is None:
         row = describe_agent_session(path, fmt, held=set(), live=False)
         if row.state == "unreadable":
             return row
         known.put(path, st, row)
-    if changed_recently(st.st_mtime) or (st.st_dev, st.st_ino) in held:
+    if changed_recently(st.st_mtime, now) or (st.st_dev, st.st_ino) in held:
         return dataclasses.replace(row, state="live")
     return row
 
 
 def describe_agent_session(
-    path: Path, fmt: Format, *, held: set[FileKey] | None = None, live: bool | None = None
+    path: Path,
+    fmt: Format,
+    *,
+    held: set[FileKey] | None = None,
+    live: bool | None = None,
+    now: float | None = None,
 ) -> AgentSession:
     """One session's listing row, from its head and its tail. `held`: files a process holds open for writing;
-    `live`: whether it is live, when the caller says so."""
+    `live`: whether it is live, when the caller says so, else judged at `now` (else the clock's)."""
     if fmt.export is not None:
-        rows = describe_exported(path, fmt)
+        rows = describe_exported(path, fmt, now)
         if len(rows) == 1:
             return rows[0]
         return _unreadable(fmt, fmt.session_id(path), path, f"{path}: holds {len(rows)} sessions; name one as PATH#ID")
@@ -298,7 +344,7 @@ def describe_agent_session(
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
         if live is None:
-            live = changed_recently(st.st_mtime) or key in (held if held is not None else held_for_writing([key]))
+            live = changed_recently(st.st_mtime, now) or key in (held if held is not None else held_for_writing([key]))
         return _summary(fd, fmt, session_id, path, st.st_size, live)
     except OSError as exc:
         return _unreadable(fmt, session_id, path, f"{path}: {exc.strerror or exc}")

@@ -50,5 +50,8 @@ def _for_writing(pid: str, fd: str) -> bool:
 
 
 def changed_recently(mtime: float, now: float | None = None) -> bool:
-    """Whether a file last changed at `mtime` changed in the last few seconds."""
-    return (time.time() if now is None else now) - mtime < RECENT_S
+    """Whether a file last changed at `mtime` changed within a few seconds of `now` (else of the clock's time).
+
+    A time further ahead than that (a clock set wrong where it was written) is not recent: such a file would
+    otherwise be live for as long as the clocks disagree."""
+    return abs((time.time() if now is None else now) - mtime) < RECENT_S

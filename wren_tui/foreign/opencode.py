@@ -33,6 +33,8 @@ from ..journal.events import Event, ToolCall
 from . import make
 from .base import (
     MEMBER,
+    TOO_DEEP,
+    BadLine,
     Format,
     Progress,
     Tail,
@@ -44,7 +46,7 @@ from .base import (
     never_a_line,
     split_member,
 )
-from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot
+from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot, tables_in_file
 
 NAME = "opencode"
 LABEL = "OpenCode"
@@ -71,7 +73,7 @@ def session_id(path: Path) -> str:
         return session
     try:
         with kept(db) as snap:
-            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn) else [])
+            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn, db) else [])
     except JournalError:
         return db.name
     return ids[0] if len(ids) == 1 else db.name
@@ -84,29 +86,70 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
 
 
-def is_opencode(conn: sqlite3.Connection) -> bool:
+def _has_tables(conn: sqlite3.Connection) -> bool:
     return _tables(conn) >= _TABLES
 
 
+def is_opencode(conn: sqlite3.Connection, db: Path | str = "the database") -> bool:
+    """Whether the database has OpenCode's tables; JournalError when they are there but not plain tables of
+    stored columns (a generated column, a virtual table: SQL of the file's own that reading would run)."""
+    if not _has_tables(conn):
+        return False
+    for table in sorted(_TABLES):
+        sql = conn.execute("select sql from sqlite_master where type = 'table' and name = ?", (table,)).fetchone()
+        if sql is None or not isinstance(sql[0], str) or sql[0].lstrip()[:14].lower() == "create virtual":
+            raise JournalError(f"{db}: its {table} table is a virtual table, not OpenCode's; Wren does not read it")
+        for column in conn.execute(f'pragma table_xinfo("{table}")'):
+            if column[6] != 0:  # 2 or 3: generated (computed by the schema's SQL on each read); 1: hidden
+                raise JournalError(
+                    f"{db}: its column {table}.{column[1]} is computed by the database's own SQL (a "
+                    "generated column), which OpenCode never writes; Wren runs no SQL of a file's, so it does not "
+                    "read it"
+                )
+    return True
+
+
 def _ids(conn: sqlite3.Connection) -> list[str]:
-    return [row[0] for row in conn.execute("select id from session order by time_created desc, id")]
+    """The sessions' ids, newest first (an id that is not UTF-8 text names no session a person can name: left out)."""
+    ids = []
+    for (raw,) in conn.execute("select cast(id as blob) from session order by time_created desc, id"):
+        try:
+            ids.append(bytes(raw).decode())
+        except (UnicodeDecodeError, TypeError):
+            continue
+    return ids
 
 
-def _rows(conn: sqlite3.Connection, session: str | None) -> Iterator[tuple[str, int, str, bytes]]:
-    """(session, seq, type, data) of the event rows of `session` (or every session), in order."""
+def _rows(
+    conn: sqlite3.Connection, session: str | None, bad: list[int] | None = None
+) -> Iterator[tuple[str, int, str, bytes]]:
+    """(session, seq, type, data) of the event rows of `session` (or every session), in order. Every column is
+    read as bytes: a row whose session id is not UTF-8 text is of no session (counted in `bad`), and a type
+    that is not is read with its bad bytes replaced (it is then of no kind Wren knows)."""
     if session is None:
-        yield from conn.execute(
-            "select aggregate_id, seq, type, cast(data as blob) from event order by aggregate_id, seq"
+        rows = conn.execute(
+            "select cast(aggregate_id as blob), seq, cast(type as blob), cast(data as blob) from event"
+            " order by aggregate_id, seq"
         )
     else:
-        yield from conn.execute(
-            "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? order by seq",
+        rows = conn.execute(
+            "select cast(aggregate_id as blob), seq, cast(type as blob), cast(data as blob) from event"
+            " where aggregate_id = ? order by seq",
             (session,),
         )
+    for raw_id, seq, raw_type, data in rows:
+        try:
+            owner = bytes(raw_id).decode()
+        except (UnicodeDecodeError, TypeError):
+            if bad is not None:
+                bad.append(seq)
+            continue
+        kind = bytes(raw_type or b"").decode("utf-8", "replace")
+        yield owner, seq, kind, data if data is not None else b"null"
 
 
 def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
-    if not is_opencode(conn):
+    if not is_opencode(conn, db):
         raise JournalError(f"{db}: a SQLite database, but not OpenCode's (it has no session, part and event tables)")
     ids = _ids(conn)
     if session is None:
@@ -258,19 +301,31 @@ def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | Non
     return (data.part.message_id or None) if data.part is not None else None, None
 
 
-def export_all(db: Path) -> dict[Path, bytes]:
-    """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy."""
+def export_all(db: Path, said: list[str] | None = None) -> dict[Path, bytes]:
+    """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy; a row of no
+    session (its session id not UTF-8 text) is left out, and `said` told so in a sentence."""
+
+    tables = tables_in_file(db)  # no copy of another program's database (nor of what is no database)
+    if tables is not None and not tables >= _TABLES:
+        return {}
 
     def read(conn: sqlite3.Connection) -> dict[Path, bytes]:
-        if not is_opencode(conn):
+        if not is_opencode(conn, db):
             return {}  # another program's database beside it: no session of OpenCode's
         out: dict[str, list[bytes]] = {id_: [] for id_ in _ids(conn)}
         exporters: dict[str, Exporter] = {}
-        for row in _rows(conn, None):
+        bad: list[int] = []
+        for row in _rows(conn, None, bad):
             exporter = exporters.get(row[0])
             if exporter is None:
                 exporter = exporters[row[0]] = Exporter()
             out.setdefault(row[0], []).extend(exporter.pieces(row))
+        if bad and said is not None:
+            # As every sentence of what a listing leaves out, the caller says "; they are not listed" after it.
+            said.append(
+                f"{db}: event rows whose session id is not UTF-8 text belong to no session ({len(bad)} of them; "
+                "each session is listed without them, as `wren log` reads it)"
+            )
         return {member_path(db, id_): b"".join(lines) for id_, lines in out.items()}
 
     with snapshot(db) as snap:
@@ -418,11 +473,13 @@ class Exporter:
         if isinstance(raw, str):
             raw = raw.encode()
         if b"\n" in raw:
-            raw = _encode.encode(msgspec.json.decode(raw))  # a row always fits one line
+            # A row always fits one line: in JSON a newline is only ever whitespace between tokens (one in a
+            # string is escaped), so a space does as well, with nothing decoded.
+            raw = raw.replace(b"\n", b" ")
         try:
             data = _xdata.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            data = _XData()
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            data = _XData()  # the line goes out as the row is; its translation says what is wrong with it
         ts = self._ts(data)
         role = model = ""
         adds: list[str] = []
@@ -525,6 +582,8 @@ class OpenCodeTranslator(Translator):
         seq, ts, kind = lineno, line.ts, line.type
         try:
             row = _data.decode(line.data)
+        except RecursionError:
+            raise BadLine(TOO_DEEP) from None
         except msgspec.DecodeError:
             why = "its data is not an object"
             return Translated([make.note(seq, ts, "not understood", kind=kind, why=why)], kind, "malformed")
@@ -613,8 +672,11 @@ def claims_file(path: Path, head: bytes) -> bool:
     if not head.startswith(SQLITE_HEADER):
         return False
     try:
+        tables = tables_in_file(path)  # from its own pages, before anything is copied
+        if tables is not None:
+            return tables >= _TABLES
         with kept(path) as snap:
-            return snap.query(is_opencode)
+            return snap.query(_has_tables)
     except JournalError:
         return False
 

@@ -13,6 +13,17 @@ again), and opens its copy. A copy that SQLite still finds damaged is taken agai
 the database is kept while the agent's file is unchanged: following a live session, only the WAL
 is copied again. Reading sets no time on the agent's files either where the kernel allows it
 (`O_NOATIME`, the owner's files).
+
+Nothing is copied that could not be a database: the file must be a regular file with a sound
+SQLite header, no bigger than `MAX_BYTES`, and not sparse (a file far longer than the blocks it
+has on disk is no database a program wrote, and would fill the private folder with zeros). Its
+tables are read from its own first pages (`tables_in_file`, parsed here, never by SQLite) before
+anything is copied, so another program's database beside OpenCode's is never copied at all. A copy
+SQLite finds damaged is taken again only when the file changed meanwhile: a file damaged as it
+stands is refused after one copy. The copy is opened with `trusted_schema=OFF`, `cell_size_check`
+and a cap on the length of any value (`VALUE_CAP`). The copies are in a folder named with the
+owner's pid (`wren-sqlite-PID-*`); one whose process is dead (killed with -9 while it copied) is
+removed by the next process that copies.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -34,6 +46,12 @@ from .. import portable
 from ..journal.errors import JournalError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+# The biggest database copied to be read, and the longest value (a row's text or blob) SQLite may hand back.
+MAX_BYTES = 16 << 30
+VALUE_CAP = 64 << 20
+# A file longer than this whose blocks on disk hold less than a quarter of its length is sparse: refused.
+_SPARSE_FROM = 64 << 20
+_PREFIX = "wren-sqlite-"
 # How often a copy is taken again when the files change while they are copied, and the wait between.
 _ATTEMPTS = 50
 _PAUSE_S = 0.01
@@ -86,7 +104,8 @@ class Snapshot:
 
     def _folder(self) -> Path:
         if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="wren-sqlite-"))
+            sweep_dead_copies()
+            self._dir = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
             _live.add(self)  # removed at exit if still held then
         return self._dir
 
@@ -117,6 +136,7 @@ class Snapshot:
             try:
                 if db_before != self._db_key or not copy.exists():
                     self._db_key = None
+                    check_before_copy(self.db)
                     _copy(self.db, copy)
                 for stale in (copy_wal, copy_shm):
                     with contextlib.suppress(FileNotFoundError):
@@ -138,17 +158,236 @@ class Snapshot:
         raise JournalError(f"{self.db}: it changed every time it was copied ({_ATTEMPTS} times); try again")
 
     def query(self, read: Callable[[sqlite3.Connection], T]) -> T:
-        """`read` run on a fresh consistent copy; the copy is SQLite's to change, the agent's files never are."""
+        """`read` run on a fresh consistent copy; the copy is SQLite's to change, the agent's files never are.
+
+        A copy SQLite finds damaged is taken again only if the files changed since it was taken."""
         for _attempt in range(_ATTEMPTS):
             copy = self._take()
             try:
-                with contextlib.closing(sqlite3.connect(f"file:{copy}?mode=ro", uri=True)) as conn:
+                with contextlib.closing(_connect(copy)) as conn:
                     return read(conn)
+            except sqlite3.DataError as exc:
+                if "too big" not in str(exc):
+                    raise JournalError(f"{self.db}: {exc}") from None
+                raise JournalError(
+                    f"{self.db}: a value in it is longer than {VALUE_CAP >> 20} MiB, more than Wren reads of a value"
+                ) from None
             except sqlite3.DatabaseError as exc:
                 if "malformed" not in str(exc) and "not a database" not in str(exc):
                     raise JournalError(f"{self.db}: {exc}") from None
-                self._db_key = None  # a copy SQLite found damaged: take the whole of it again
-        raise JournalError(f"{self.db}: every copy of it was damaged; it is not a database SQLite can read")
+                if self.keys() == self.taken:
+                    break  # damaged as it stands: another copy would be the same
+                self._db_key = None  # changed since it was copied: take the whole of it again
+        raise JournalError(f"{self.db}: SQLite finds it damaged; it is not a database Wren can read")
+
+
+def _connect(copy: Path) -> sqlite3.Connection:
+    """The copy opened read-only, running none of its schema's SQL it need not, each value at most `VALUE_CAP`."""
+    conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+    try:
+        conn.execute("pragma trusted_schema = off")  # no function the schema names that has side effects
+        conn.execute("pragma cell_size_check = on")  # a damaged page is an error, never read past its end
+        if hasattr(conn, "setlimit"):  # Python 3.11+
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, VALUE_CAP)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _header_fault(head: bytes) -> str | None:
+    """What is wrong with a SQLite file's 100-byte header (None: nothing seen)."""
+    if len(head) < 100 or not head.startswith(SQLITE_HEADER):
+        return "it has no SQLite header"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1) or head[21:24] != b"\x40\x20\x20" or head[20] > page - 480:
+        return "its SQLite header is damaged"
+    return None
+
+
+def check_before_copy(db: Path) -> None:
+    """JournalError, in one sentence, for a file that is no database worth copying: not a regular file, a
+    damaged header, bigger than `MAX_BYTES`, or sparse."""
+    try:
+        st = os.stat(db, follow_symlinks=False)
+    except FileNotFoundError:
+        raise JournalError(f"{db}: no such database") from None
+    except OSError as exc:
+        raise JournalError(f"{db}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise JournalError(f"{db}: a link; Wren reads the database itself, never through a link (name its target)")
+    if not stat.S_ISREG(st.st_mode):
+        raise JournalError(f"{db}: not a regular file, so not a database Wren reads")
+    if st.st_size > MAX_BYTES:
+        raise JournalError(
+            f"{db}: {st.st_size:,} bytes, more than the {MAX_BYTES >> 30} GiB Wren copies to read a database"
+        )
+    blocks = getattr(st, "st_blocks", None)
+    if blocks is not None and st.st_size > _SPARSE_FROM and blocks * 512 * 4 < st.st_size:
+        raise JournalError(
+            f"{db}: a sparse file ({st.st_size:,} bytes long, {blocks * 512:,} of them on disk), not a database a "
+            "program wrote; Wren does not copy it"
+        )
+    fd = _open_quietly(db)
+    try:
+        fault = _header_fault(os.pread(fd, 100, 0))
+    finally:
+        os.close(fd)
+    if fault is not None:
+        raise JournalError(f"{db}: {fault}, so it is not a database Wren reads")
+
+
+def tables_in_file(db: Path) -> set[str] | None:
+    """The names of the tables of the database at `db`, read from its own pages (never opened by SQLite, never
+    copied); None when they cannot be told from the file alone (its WAL holds changes not merged into it).
+    JournalError for a file that is no database (`check_before_copy`), or whose schema pages are damaged."""
+    check_before_copy(db)
+    wal, _shm = companions(db)
+    try:
+        pending = os.stat(wal, follow_symlinks=False).st_size > 0
+    except OSError:
+        pending = False
+    if pending:
+        return None  # its schema may be newer in the WAL: only a copy of both tells
+    fd = _open_quietly(db)
+    try:
+        return _schema_tables(fd, os.fstat(fd).st_size)
+    except (_Damaged, IndexError, ValueError):
+        raise JournalError(f"{db}: its schema pages are damaged, so it is not a database Wren reads") from None
+    finally:
+        os.close(fd)
+
+
+class _Damaged(Exception):
+    pass
+
+
+# How deep the schema's b-tree may be, and how many of its pages are read, before the file is called damaged.
+_SCHEMA_DEPTH = 16
+_SCHEMA_PAGES = 4096
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at `at`: its value, and the offset after it."""
+    value = 0
+    for i in range(8):
+        byte = data[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + i + 1
+    return (value << 8) | data[at + 8], at + 9
+
+
+def _schema_tables(fd: int, size: int) -> set[str]:
+    """The `table` rows' names in `sqlite_master` (the b-tree rooted at page 1), walked without recursion."""
+    head = os.pread(fd, 100, 0)
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    usable = page_size - head[20]
+    pages = size // page_size
+    names: set[str] = set()
+    todo, read = [(1, 0)], 0
+    while todo:
+        number, depth = todo.pop()
+        read += 1
+        if not 1 <= number <= pages or depth > _SCHEMA_DEPTH or read > _SCHEMA_PAGES:
+            raise _Damaged
+        page = os.pread(fd, page_size, (number - 1) * page_size)
+        at = 100 if number == 1 else 0
+        kind, cells = page[at], int.from_bytes(page[at + 3 : at + 5], "big")
+        pointers = at + (12 if kind == 0x05 else 8)
+        if kind not in (0x05, 0x0D) or pointers + 2 * cells > usable:
+            raise _Damaged
+        if kind == 0x05:  # interior: a child per cell, and the right-most one
+            todo.append((int.from_bytes(page[at + 8 : at + 12], "big"), depth + 1))
+        for cell in range(cells):
+            offset = int.from_bytes(page[pointers + 2 * cell : pointers + 2 * cell + 2], "big")
+            if not pointers + 2 * cells <= offset < usable:
+                raise _Damaged
+            if kind == 0x05:
+                todo.append((int.from_bytes(page[offset : offset + 4], "big"), depth + 1))
+                continue
+            name = _table_name(page[:usable], offset, usable)
+            if name is not None:
+                names.add(name)
+    return names
+
+
+def _table_name(page: bytes, offset: int, usable: int) -> str | None:
+    """The name of a `sqlite_master` row that is a table's (None for an index's, a view's, a trigger's)."""
+    payload, at = _varint(page, offset)
+    _rowid, at = _varint(page, at)
+    local = payload
+    if payload > usable - 35:  # the rest is on overflow pages; the first columns are in the page
+        least = (usable - 12) * 32 // 255 - 23
+        local = least + (payload - least) % (usable - 4)
+        local = local if local <= usable - 35 else least
+    record = page[at : at + local]
+    header, cursor = _varint(record, 0)
+    types: list[int] = []
+    while cursor < header and len(types) < 2:
+        kind, cursor = _varint(record, cursor)
+        types.append(kind)
+    if len(types) < 2 or any(t < 13 or t % 2 == 0 for t in types):
+        raise _Damaged  # type and name are text in every schema row
+    first = (types[0] - 13) // 2
+    second = (types[1] - 13) // 2
+    if header + first + second > len(record):
+        raise _Damaged
+    if record[header : header + first] != b"table":
+        return None
+    return record[header + first : header + first + second].decode("utf-8", "replace")
+
+
+def _pid_dead(pid: int) -> bool:
+    """Whether no process has the id `pid` (POSIX only: elsewhere signal 0 is no question, so never)."""
+    if os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # another user's process: alive
+    return False
+
+
+_swept = False
+
+
+def sweep_dead_copies(folder: str | None = None) -> list[Path]:
+    """Remove the private copies left by processes that died while they held them (`wren-sqlite-PID-*` of this
+    user whose PID is no process now); once a process, when it first copies. The folders removed."""
+    global _swept
+    if folder is None:
+        if _swept:
+            return []
+        _swept = True
+    where = folder or tempfile.gettempdir()
+    removed: list[Path] = []
+    me = os.getpid()
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(_PREFIX):
+            continue
+        pid_text = entry.name[len(_PREFIX) :].partition("-")[0]
+        if not pid_text.isdigit() or int(pid_text) == me:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid):
+            continue
+        if _pid_dead(int(pid_text)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
 
 
 @contextlib.contextmanager

@@ -101,6 +101,7 @@ class WrenApp(ViewerApp):
                     watch_mode=self.watch_mode,
                     store=store,
                     open_at=self.open_at,
+                    clock=self.clock,
                 )
             )
         else:

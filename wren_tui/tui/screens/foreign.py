@@ -40,6 +40,7 @@ from ...search.index import connect_read, index_path
 from ...search.listings import StoredSummaries
 from ...search.sources import SearchSource
 from .. import strings
+from ..clock import Clock, utc_now
 from ..tailing import WatchMode
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
@@ -88,8 +89,11 @@ class ForeignBrowser(SessionList):
         watch_mode: WatchMode = "auto",
         store: Path | None = None,
         open_at: OpenAt | None = None,
+        clock: Clock = utc_now,
     ):
         self.folders = list(folders)
+        # What "live" (a file changed in the last few seconds) is judged against: the app's clock.
+        self.clock = clock
         # The journals folder whose store (`wren ls --agent` keeps it) gives the rows of unchanged sessions.
         self.store = store
         self.open_session = open_session
@@ -146,6 +150,7 @@ class ForeignBrowser(SessionList):
             self._live.discard(gone)
             changed = True
         known = self._known() if not self._seen else None  # the first listing: unchanged rows from the store
+        now = self.clock().timestamp()
         for path in paths:
             stamp = _stamp(path)
             if stamp is None:
@@ -154,12 +159,12 @@ class ForeignBrowser(SessionList):
                 continue
             fmt = self._formats[path]
             if fmt.export_all is not None:
-                self._show_all(path, describe_exported(path, fmt))
+                self._show_all(path, describe_exported(path, fmt, now))
             elif known is not None:
-                row = remembered(path, fmt, _stat(path), self._held_now(), known)
+                row = remembered(path, fmt, _stat(path), self._held_now(), known, now)
                 self._show(path, _cells(row))
             else:
-                self._show(path, _cells(describe_agent_session(path, fmt, held=self._held_now())))
+                self._show(path, _cells(describe_agent_session(path, fmt, held=self._held_now(), now=now)))
             self._seen[path] = stamp
             changed = True
         if known is not None:
