@@ -48,7 +48,7 @@ from .query import Query
 from .rawpass import native
 from .sources import Item, Saved
 
-VERSION = 6  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 7  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
