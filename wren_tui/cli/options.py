@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ from ..agent.errors import UsageError
 from ..agent.models import MODELS
 from ..journal.errors import JournalError
 from ..journal.store import journals_dir
+from ..portable import access_mode
 
 if TYPE_CHECKING:
     from ..agent.session import Settings
@@ -118,10 +118,10 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def _check_seq_fd(fd: int) -> None:
     """--seq-fd names a descriptor open for writing, or the run does not start: a supervisor would get nothing."""
     try:
-        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE if fd >= 0 else None
+        mode = access_mode(fd) if fd >= 0 else -1  # None: the system cannot say how it is open
     except OSError:
-        mode = None
-    if mode is None:
+        mode = -1
+    if mode == -1:
         raise UsageError(f"--seq-fd {fd}: no such open file descriptor; open it for writing before starting wren")
-    if mode not in (os.O_WRONLY, os.O_RDWR):
+    if mode is not None and mode not in (os.O_WRONLY, os.O_RDWR):
         raise UsageError(f"--seq-fd {fd}: the descriptor is open for reading only; open it for writing")

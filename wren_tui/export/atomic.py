@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..journal.targets import fsync_dir, replaceable
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
 
 _FLUSH = 1 << 20
 # What an export's refusal of a FIFO, a device, a socket, a folder or a link at its name ends with.
@@ -69,7 +70,7 @@ class AtomicOutput:
         """
         self._flush()
         try:
-            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
         except OSError as exc:
             self.close()
             raise ExportRefused(f"{self.path.parent}: cannot write there ({_why(exc)})") from None
@@ -109,7 +110,7 @@ def _copy(src: int, dst: int) -> None:
     except OSError:
         pass  # not supported between these files: the reads below go on from where it stopped
     while offset < size:
-        chunk = os.pread(src, 1 << 20, offset)
+        chunk = pread(src, 1 << 20, offset)
         if not chunk:
             break
         view = memoryview(chunk)

@@ -29,6 +29,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..portable import O_BINARY, O_CLOEXEC
 from .targets import fsync_dir
 
 _HEAD = struct.Struct(">4sII")
@@ -178,7 +179,7 @@ class Objects:
             self._new_fanout = True
         tmp = fanout / f"tmp_obj_{os.getpid()}_{hexid[:8]}"
         data = zlib.compress(head + body, 1)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_BINARY | O_CLOEXEC, 0o444)
         try:
             try:
                 view = memoryview(data)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
+from ..portable import fcntl
 from .errors import JournalLocked
 
 
@@ -14,7 +14,10 @@ def lock(fd: int, path: Path) -> None:
 
     Raises:
         JournalLocked: another process holds it (named when /proc/locks says which).
+        OSError: the system has no such locks (Windows: the agent refuses to start there first).
     """
+    if fcntl is None:
+        raise OSError(f"{path}: this system has no file locks (fcntl) to keep one writer per journal")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY
 from .errors import JournalError
 
 
@@ -75,7 +76,7 @@ def replaceable(
 
 def fsync_dir(folder: str | os.PathLike[str]) -> None:
     """fsync a folder: what makes a new name in it (a rename, a new file) durable, not only the file's bytes."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(folder, os.O_RDONLY | O_DIRECTORY | O_BINARY | O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:

@@ -35,6 +35,7 @@ from ..foreign.reader import Translation
 from ..journal.events import Event, UnknownEvent
 from ..journal.lines import CUT_SHORT
 from ..journal.verdict import Stop
+from ..portable import pread
 from .query import Prefilter, Query
 from .rawpass import holds, native
 from .sources import SPOKEN, FileSession, Item, Saved, items_of
@@ -186,7 +187,7 @@ class Skim:
         lines = offset = 0
         rest = b""
         while True:
-            data = os.pread(fd, SKIM_CHUNK, offset)
+            data = pread(fd, SKIM_CHUNK, offset)
             if not data:
                 return lines, offset - len(rest)
             offset += len(data)

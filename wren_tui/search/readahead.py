@@ -20,7 +20,6 @@ hundred items at a time, then one of (END, ...) (how the file was and where its 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import marshal
 import os
@@ -35,6 +34,7 @@ from typing import IO, Any
 
 from ..foreign import FORMATS
 from ..journal.errors import JournalError
+from ..portable import CAN_FORK, fcntl, open_read_only
 from . import index
 from .foreign import ForeignSession
 from .index import fts_name, fts_text, item_blob, stop_blob
@@ -54,7 +54,6 @@ WORKERS = 3
 AHEAD_BYTES = 32 << 20
 PIPE_BYTES = 1 << 20  # how far a worker may read ahead of the writer (the pipe's size, where Linux allows it)
 _LENGTH = struct.Struct("<I")
-_OPEN = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 Frame = tuple[Any, ...]
 
@@ -93,7 +92,7 @@ def source_of(agent: str, path: str) -> SearchSource:
 def read_whole(source: SearchSource) -> Iterator[Frame]:
     """The frames of one file read whole, as the indexer reads a file new to it (`indexer._read`)."""
     try:
-        fd = os.open(source.path, _OPEN)
+        fd = open_read_only(source.path)
     except OSError:
         yield (SKIP,)
         return
@@ -192,7 +191,7 @@ def forking() -> bool:
     spends about 0.13 s of a CPU importing the readers first. Only from a process with one thread (`wren
     search`): a fork copies another thread's locks as they were, held or not, and the viewer has threads.
     """
-    return hasattr(os, "fork") and threading.active_count() == 1
+    return CAN_FORK and threading.active_count() == 1
 
 
 def _spawn(jobs: list[tuple[str, str]]) -> subprocess.Popen[bytes]:
@@ -283,8 +282,8 @@ def _frame(out: IO[bytes]) -> Frame | None:
 
 def _widen(fd: int) -> None:
     """Let a worker read further ahead than the default 64 kB pipe (Linux: F_SETPIPE_SZ; elsewhere as it is)."""
-    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if setpipe is None:
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if fcntl is None or setpipe is None:
         return
     with contextlib.suppress(OSError):  # past the system's limit: the pipe as it is
         fcntl.fcntl(fd, setpipe, PIPE_BYTES)
