@@ -27,6 +27,7 @@ PACKAGE = Path(wren_tui.__file__).parent
 # Module (or package) -> layer; the longest prefix wins. Adding a layer is one line here and one below.
 LAYERS: dict[str, str] = {
     "wren_tui": "base",  # the top package's __init__: the version
+    "wren_tui.portable": "base",  # what the systems do differently, one named operation each
     "wren_tui.journal": "journal",
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",

@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from ..foreign import FORMATS
 from ..journal.errors import JournalError
-from ..portable import CAN_FORK, fcntl, open_read_only
+from ..portable import HAS_FORK, fcntl, open_read_only
 from . import index
 from .foreign import ForeignSession
 from .index import fts_name, fts_text, item_blob, stop_blob
@@ -191,7 +191,7 @@ def forking() -> bool:
     spends about 0.13 s of a CPU importing the readers first. Only from a process with one thread (`wren
     search`): a fork copies another thread's locks as they were, held or not, and the viewer has threads.
     """
-    return CAN_FORK and threading.active_count() == 1
+    return HAS_FORK and threading.active_count() == 1
 
 
 def _spawn(jobs: list[tuple[str, str]]) -> subprocess.Popen[bytes]:
