@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import os
 import signal
 import stat
@@ -385,6 +386,20 @@ def open_read_only(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+def set_mode(fd: int, path: str | os.PathLike[str], mode: int) -> None:
+    """Give the file open at `fd` (a new file Wren made at `path`) the permissions `mode`, whatever the umask.
+
+    `os.fchmod` where the system has it (through the descriptor: nothing swapped in at the name is
+    touched). Without it (Windows before Python 3.13) `os.chmod` of the name, where it sets or clears
+    only the read-only attribute: the file was just made there with O_EXCL, and is Wren's.
+    """
+    fchmod = getattr(os, "fchmod", None)
+    if fchmod is not None:
+        fchmod(fd, mode)
+    else:
+        os.chmod(path, mode)
+
+
 # One lock for every descriptor read at an offset without pread: the seek and the read that follows it
 # are one step, whatever thread asks.
 _positioned = threading.Lock()
@@ -434,13 +449,6 @@ def fsync_folder(folder: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def _module(name: str) -> ModuleType | None:
-    try:
-        return __import__(name)
-    except ImportError:
-        return None
-
-
 # POSIX file locks and descriptor flags (absent on Windows): the agent's one-writer lock needs them.
 fcntl: ModuleType | None = _fcntl_mod
 
@@ -461,7 +469,7 @@ _ACCMODE: int = getattr(os, "O_ACCMODE", 3)  # 3: O_RDONLY 0, O_WRONLY 1, O_RDWR
 # Processes: process groups (a command and all it starts, stopped as one; Windows has none), and a
 # child's descriptors given by number (HAS_FORK, above: a copy of this process).
 # A child given a descriptor by its number (subprocess's pass_fds): POSIX's process creation only.
-PASS_FDS: bool = _module("_posixsubprocess") is not None
+PASS_FDS: bool = importlib.util.find_spec("_posixsubprocess") is not None
 PROCESS_GROUPS: bool = hasattr(os, "killpg") and hasattr(os, "setsid")
 
 # The signals that stop the agent or a mirror, the cancel recorded: SIGHUP (a closed terminal) only
@@ -563,7 +571,8 @@ def agent_unsupported() -> str | None:
     ]
     if not missing:
         return None
+    needs = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
     return (
-        f"the agent needs {', '.join(missing)}, which this system does not have: run it in WSL "
-        "(Windows Subsystem for Linux); every reading command (watch, ls, log, search, export, fork, diff) works here"
+        f"the agent (run, chat, resume, demo) needs {needs}, which this system lacks: run it in WSL (Windows "
+        "Subsystem for Linux); the reading commands (watch, ls, log, search, export, otel, fork, diff) work here"
     )

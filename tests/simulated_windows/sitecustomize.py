@@ -9,12 +9,14 @@ finds each place where Wren would die there (tests/test_simulated_windows.py):
   (`poll`, `epoll`) and of `mmap` (`PROT_*`, `MAP_*`, the `prot`/`flags` arguments) are removed;
 - a `dir_fd` argument raises NotImplementedError, as it does there (`os.supports_dir_fd` is empty);
 - `ctypes.CDLL(None)` raises TypeError, as it does there (no "the program itself" library);
-- there is no `/proc`: a path under it is not found.
+- there is no `/proc`: a path under it is not found;
+- `os.rename` onto a name that exists fails (FileExistsError), as it does there (`os.replace` replaces).
 
 It is a simulation, not Windows: `sys.platform` stays `linux` and paths stay POSIX paths. Two
 things keep the platform's own way, because on Windows they take their own, working, path: the
 standard library modules imported below before anything is removed (on Windows CPython's own
-`subprocess` and `asyncio` use Windows calls), and Textual's terminal driver (Textual picks its
+`subprocess` and `asyncio` use Windows calls), platformdirs (Textual's; it picks its module by
+`sys.platform`, its Windows one there), and Textual's terminal driver (Textual picks its
 Windows driver there; here its Linux driver stands in, so its own imports are let through).
 """
 
@@ -34,6 +36,8 @@ import signal
 import subprocess  # noqa: F401
 import sys
 import tempfile
+
+import platformdirs  # noqa: F401
 
 BLOCKED = frozenset({"fcntl", "termios", "tty", "pty", "pwd", "grp", "resource"})
 # Textual's Linux driver stands in for its Windows driver (see above).
@@ -216,6 +220,16 @@ def _no_proc(function):  # type: ignore[no-untyped-def]
     return call
 
 
+def _rename_not_over(function):  # type: ignore[no-untyped-def]
+    def call(src, dst, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.path.lexists(dst):
+            raise FileExistsError(17, "Cannot create a file when that file already exists", os.fsdecode(src))
+        return function(src, dst, *args, **kwargs)
+
+    call.__name__ = function.__name__
+    return call
+
+
 def _no_descriptor_listing(function):  # type: ignore[no-untyped-def]
     def call(path=None):  # type: ignore[no-untyped-def]
         if isinstance(path, int):
@@ -258,6 +272,7 @@ def simulate() -> None:
     for name in ("open", "stat", "lstat", "listdir", "scandir", "readlink", "access"):
         setattr(os, name, _no_proc(getattr(os, name)))
     builtins.open = io.open = _no_proc(io.open)
+    os.rename = _rename_not_over(os.rename)
     tempfile._O_TMPFILE_WORKS = False  # type: ignore[attr-defined]  # it would use O_TMPFILE, removed above
     os.supports_dir_fd = set()
     os.supports_fd = {os.stat}

@@ -11,7 +11,7 @@ from ..agent.errors import UsageError
 from ..agent.models import MODELS
 from ..journal.errors import JournalError
 from ..journal.store import journals_dir
-from ..portable import access_mode
+from ..portable import access_mode, agent_unsupported
 
 if TYPE_CHECKING:
     from ..agent.session import Settings
@@ -84,8 +84,21 @@ def agent_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def refuse_without_agent() -> None:
+    """Before the agent's commands (run, chat, resume, demo) touch anything: UsageError where it cannot run.
+
+    On a system without what the agent needs (Windows: no flock, no process groups, no /bin/sh; see
+    `portable.agent_unsupported`) the command stops here, with the sentence that names WSL, before
+    a folder, a journal or a workspace is made.
+    """
+    why = agent_unsupported()
+    if why is not None:
+        raise UsageError(why)
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
     """The agent's settings from the options; UsageError names the first one that cannot work."""
+    refuse_without_agent()
     from ..agent.session import Settings  # the agent's modules load only for the commands that run it
 
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()

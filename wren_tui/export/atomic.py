@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..journal.targets import fsync_dir, replaceable
-from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread, set_mode
 
 _FLUSH = 1 << 20
 # What an export's refusal of a FIFO, a device, a socket, a folder or a link at its name ends with.
@@ -76,7 +76,7 @@ class AtomicOutput:
             raise ExportRefused(f"{self.path.parent}: cannot write there ({_why(exc)})") from None
         try:
             with os.fdopen(fd, "wb", closefd=True) as out:
-                os.fchmod(out.fileno(), self.mode)  # exactly, whatever the umask
+                set_mode(out.fileno(), self._tmp, self.mode)  # exactly, whatever the umask
                 out.write(head.encode("utf-8", "surrogateescape"))
                 out.flush()
                 self._body.flush()
@@ -85,7 +85,7 @@ class AtomicOutput:
                 out.flush()
                 os.fsync(out.fileno())
             replaceable(self.path, advice=REPLACES_ONLY)
-            os.rename(self._tmp, self.path)
+            os.replace(self._tmp, self.path)  # over an earlier export: rename does not, on Windows
         except BaseException:
             self._tmp.unlink(missing_ok=True)
             raise

@@ -18,15 +18,13 @@ import contextlib
 import functools
 import importlib
 import re
-import signal
-import threading
 import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
+from ..portable import main_thread_ticks
 from .rawpass import holds, native
 
 # What a raw pass over a line's bytes can be given: `_scan.scan`'s needle, fold, escapes and extras.
@@ -68,31 +66,23 @@ _limit: list[float] = [REGEX_SECONDS]
 def regex_budget(seconds: float = REGEX_SECONDS) -> Iterator[None]:
     """While inside, a regex match that runs longer than `seconds` raises PatternTooSlow.
 
-    Python's `re` checks for signals as it matches, so a SIGALRM every _TICK interrupts it; the handler
-    raises only when the match under way is over budget. Only the main thread receives signals: elsewhere
-    (and with a SIGALRM handler already set by someone else) this does nothing.
+    Python's `re` checks for signals as it matches, so a tick every _TICK (`portable.main_thread_ticks`:
+    SIGALRM where there is setitimer, a timer thread's interrupt on Windows) interrupts it; the tick
+    raises only when the match under way is over budget. Only the main thread can be interrupted so:
+    elsewhere (and with a handler already set by someone else) this does nothing.
     """
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGALRM) not in (
-        signal.SIG_DFL,
-        None,
-    ):
-        yield
-        return
 
-    def tick(signum: int, frame: FrameType | None) -> None:
+    def tick() -> None:
         began = _matching[0]
         if began is not None and time.monotonic() - began > _limit[0]:
             _matching[0] = None
             raise PatternTooSlow(f"more than {_limit[0]:g} s on one text")
 
-    previous = signal.signal(signal.SIGALRM, tick)
     _limit[0] = seconds
-    signal.setitimer(signal.ITIMER_REAL, _TICK, _TICK)
     try:
-        yield
+        with main_thread_ticks(_TICK, tick):
+            yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
         _matching[0] = None
 
 
