@@ -64,23 +64,23 @@ EXPORT = "wren_tui.export"
 PRIVATE = {
     "wren_tui.foreign.exported line": {"os.write"},
     "wren_tui.tui.sources.exported line": {"os.pwrite"},
-    # The memory file's fallbacks (a file removed at once, or on close on Windows), and the copy into
-    # a descriptor given to `copy_range` (the memory file, an export's temporary file): never a path of
-    # a journal or of another agent's file.
+    # The named operations write only where their caller says: copy_range into the descriptor it is
+    # given, memory_file into an anonymous file (memfd, or where there is none, a 0600 file made in
+    # a 0700 folder of its own and both removed at once).
     "wren_tui.portable line": {
         "os.write",
-        "os.open with O_RDWR, O_CREAT, O_EXCL, O_TEMPORARY",
-        "os.open with O_RDWR, O_CREAT, O_EXCL",
+        "os.pwrite",
         "tempfile.mkdtemp",
+        "os.open with O_RDWR, O_CREAT, O_EXCL",
         "os.unlink",
         "os.rmdir",
+        "os.open with O_RDWR, O_CREAT, O_EXCL, O_TEMPORARY",  # memory_file on Windows: removed on close
         "os.fchmod",  # set_mode: an export's new temporary file
         "os.chmod",
     },
-    # copy_file_range writes into the copy it opened ('wb'), from a descriptor of the agent's file opened read-only.
+    # portable.copy_range writes into the copy it opened ('wb'), from a descriptor of the agent's file opened read-only.
     "wren_tui.foreign.snapshot line": {
         "open in mode 'wb'",
-        "os.copy_file_range",
         "tempfile.mkdtemp",
         "shutil.rmtree",
         ".unlink()",

@@ -274,6 +274,8 @@ def _record_calls() -> tuple[int, int, str] | None:
 
 _RECORD = _record_calls()
 _RECORD_LIVENESS = "none" if _RECORD is None else _RECORD[2]
+# Process-wide record locks (no F_OFD_*): the process loses its mark when it closes any descriptor of the file.
+MARK_PER_PROCESS = _RECORD is not None and _RECORD[2] == "F_GETLK"
 # How `wren ls` and the viewer tell a journal's writer is alive: Linux's lock table where there is
 # one (it names the writer's pid), else the writer's mark asked of the file.
 LIVENESS = "/proc/locks" if os.path.isfile("/proc/locks") else _RECORD_LIVENESS
@@ -321,6 +323,13 @@ def mark_holder(fd: int) -> int | None:
 HAS_FORK = hasattr(os, "fork")
 HAS_PREADV = hasattr(os, "preadv")
 _F_SETPIPE_SZ: int | None = getattr(_fcntl_mod, "F_SETPIPE_SZ", None)
+
+
+def in_forked_child(forget: Callable[[], None]) -> None:
+    """Call `forget` in a child made by fork, before it runs anything else; where there is no fork, nothing."""
+    register = getattr(os, "register_at_fork", None)
+    if register is not None:
+        register(after_in_child=forget)
 
 
 def usable_cpus() -> int:

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from .. import portable
 from ..journal.targets import fsync_dir, replaceable
-from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread, set_mode
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, set_mode
 
 _FLUSH = 1 << 20
 # What an export's refusal of a FIFO, a device, a socket, a folder or a link at its name ends with.
@@ -99,24 +100,7 @@ class AtomicOutput:
 
 def _copy(src: int, dst: int) -> None:
     """The whole of `src` appended to `dst`, in the kernel where it can be."""
-    size = os.fstat(src).st_size
-    offset = 0
-    try:
-        while offset < size:
-            copied = os.copy_file_range(src, dst, size - offset, offset)
-            if copied == 0:
-                break
-            offset += copied
-    except OSError:
-        pass  # not supported between these files: the reads below go on from where it stopped
-    while offset < size:
-        chunk = pread(src, 1 << 20, offset)
-        if not chunk:
-            break
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(dst, view) :]
-        offset += len(chunk)
+    portable.copy_range(src, dst, 0, os.fstat(src).st_size)
 
 
 def _why(exc: OSError) -> str:

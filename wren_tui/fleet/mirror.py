@@ -28,7 +28,7 @@ from nats.js import JetStreamContext
 from .. import __version__
 from ..journal.errors import JournalError
 from ..journal.events import Event, Fork, Usage
-from ..journal.locks import lock_holder
+from ..journal.locks import lock_holder, read_locks
 from ..journal.reader import decode_line
 from ..journal.store import SESSION_ID, SUFFIX, describe_session
 from ..journal.verdict import Stop
@@ -307,11 +307,7 @@ class Mirror:
         changed, self._changed = self._changed, set()
         if full or any(path.name not in self.sessions for path in changed):
             self._discover()
-        try:
-            with open("/proc/locks", encoding="ascii", errors="replace") as table:
-                locks = table.read()  # once per round, not once per journal
-        except OSError:
-            locks = ""
+        locks = read_locks()  # once per round, not once per journal (None: each journal is asked)
         now = time.monotonic()
         due = []
         for session in list(self.sessions.values()):
@@ -347,7 +343,7 @@ class Mirror:
                 lines=DurableLines(path),
             )
 
-    def _look(self, session: _Session, locks: str) -> tuple[int, int, int, int | None] | None:
+    def _look(self, session: _Session, locks: str | None) -> tuple[int, int, int, int | None] | None:
         """What a session's file looks like now; None (and the session forgotten) when it is gone."""
         try:
             st = os.stat(session.path, follow_symlinks=False)
@@ -356,7 +352,7 @@ class Mirror:
             return None
         return st.st_ino, st.st_size, st.st_mtime_ns, lock_holder(session.path, locks)
 
-    async def _guarded(self, session: _Session, look: tuple[int, int, int, int | None], locks: str) -> None:
+    async def _guarded(self, session: _Session, look: tuple[int, int, int, int | None], locks: str | None) -> None:
         async with self._gate:
             try:
                 session.caught_up = False
@@ -552,7 +548,7 @@ class Mirror:
 
     # --- the session list -------------------------------------------------------------------
 
-    def _derive_state(self, session: _Session, look: tuple[int, int, int, int | None], locks: str) -> None:
+    def _derive_state(self, session: _Session, look: tuple[int, int, int, int | None], locks: str | None) -> None:
         """The state `wren ls` would show: live while a writer holds the journal, else read from it once per change."""
         _inode, size, mtime, holder = look
         if holder is not None:

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import portable
 from ..journal.events import Event
 from ..journal.index import CheckedLines
 from ..journal.lines import Lines
@@ -75,7 +76,7 @@ class DurableLines:
         run = next(iter(scan), None)  # the next run of whole lines; a torn tail (no newline yet) is never read
         if run is None:
             return []
-        os.fdatasync(fd)  # what was read is on disk before any of it is shipped
+        portable.durable_sync(fd)  # what was read is on disk before any of it is shipped
         whole = scan.read(run)
         checked = self._lines.chunk(whole)
         base = self.offset

@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import portable
 from ..journal.reader import open_for_reading
 from .base import Format
 
 
 def memory_file(data: bytes, name: str = "wren-session") -> int:
     """A read-write descriptor of an anonymous file holding `data` (gone when the last descriptor closes)."""
-    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    fd = portable.memory_file(name)
     try:
         view = memoryview(data)
         while view:

@@ -2,14 +2,16 @@
 
 Claude Code and pi open the file for each write and close it again, so between two writes only
 its modification time tells; Codex keeps it open. Nothing here writes, locks or touches a file:
-the process table is read from /proc, and the file's times from stat.
+the process table is read from /proc (`portable`; where there is none, only the times tell), and the
+file's times from stat.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable
+
+from .. import portable
 
 # A file changed this recently is live, whoever wrote it.
 RECENT_S = 5.0
@@ -23,46 +25,28 @@ def held_for_writing(files: Iterable[FileKey], suffix: str = ".jsonl") -> set[Fi
     """Which of `files` some process has open for writing, from every process's open files in /proc.
 
     Only descriptors whose target ends with `suffix` are looked at closely (a stat and its flags),
-    so one pass over a machine's processes costs a few milliseconds.
+    so one pass over a machine's processes costs a few milliseconds. Where there is no /proc
+    (macOS, Windows) none is found, and a session is live only by its recent change.
     """
     wanted = set(files)
     found: set[FileKey] = set()
     if not wanted:
         return found
     try:
-        pids = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
+        pids = portable.proc_pids()
     except OSError:
         return found
     for pid in pids:
-        folder = f"/proc/{pid}/fd"
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue  # gone, or another user's
-        for name in names:
-            link = f"{folder}/{name}"
-            try:
-                target = os.readlink(link)
-                if not target.removesuffix(" (deleted)").endswith(suffix):
-                    continue
-                st = os.stat(link)
-            except OSError:
-                continue
+        for st, fd in portable.open_files(pid, suffix):
             key = (st.st_dev, st.st_ino)
-            if key in wanted and key not in found and _for_writing(pid, name):
+            if key in wanted and key not in found and _for_writing(pid, fd):
                 found.add(key)
     return found
 
 
 def _for_writing(pid: str, fd: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as info:
-            for row in info:
-                if row.startswith("flags:"):
-                    return (int(row.split()[1], 8) & _ACCESS) in _WRITING
-    except (OSError, ValueError):
-        return False
-    return False
+    flags = portable.open_flags(pid, fd)
+    return flags is not None and (flags & _ACCESS) in _WRITING
 
 
 def changed_recently(mtime: float, now: float | None = None) -> bool:

@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from .. import portable
 from ..journal.errors import JournalError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # How often a copy is taken again when the files change while they are copied, and the wait between.
 _ATTEMPTS = 50
 _PAUSE_S = 0.01
-_COPY_CHUNK = 1 << 20
 
 Key = tuple[int, int, int, int, int] | None  # inode, size, mtime_ns, ctime_ns, device; None: absent
 T = TypeVar("T")
@@ -57,11 +57,14 @@ def companions(db: Path) -> tuple[Path, Path]:
 
 def _open_quietly(path: Path) -> int:
     """A read-only descriptor that, where the kernel allows, does not even set the file's access time."""
-    try:
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOATIME)
-    except PermissionError:
-        # O_NOATIME is the owner's: another user's file costs its access time (never its mtime).
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if portable.O_NOATIME:
+        try:
+            return os.open(
+                path, os.O_RDONLY | portable.O_CLOEXEC | portable.O_NOFOLLOW | portable.O_NONBLOCK | portable.O_NOATIME
+            )
+        except PermissionError:
+            pass  # O_NOATIME is the owner's: another user's file costs its access time (never its mtime)
+    return portable.open_read_only(path)
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -69,14 +72,7 @@ def _copy(source: Path, target: Path) -> None:
     fd = _open_quietly(source)
     try:
         with open(target, "wb") as out:
-            offset = 0
-            with contextlib.suppress(OSError):  # not between these filesystems here: read and write
-                while copied := os.copy_file_range(fd, out.fileno(), _COPY_CHUNK * 64, offset, offset):
-                    offset += copied
-            while chunk := os.pread(fd, _COPY_CHUNK, offset):
-                out.seek(offset)
-                out.write(chunk)
-                offset += len(chunk)
+            portable.copy_range(fd, out.fileno(), 0, None, dst_offset=0)  # to the file's end, however far it grew
     finally:
         os.close(fd)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 
+from .. import portable
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
 from . import _fastpath
 from .calls import CallTracker
@@ -334,7 +335,7 @@ class _Copier:
                 _copy_range(self._src, self._dst, self._copied, wanted, self._ops)
                 self._copied = wanted
                 if self._copied - self._synced >= self._SYNC_EVERY:
-                    os.fdatasync(self._dst)
+                    portable.durable_sync(self._dst)
                     self._synced = self._copied
         except BaseException as exc:  # handed to the caller by stop()
             self._error = exc
@@ -355,7 +356,7 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
     and says what the reader says.
     """
     scan = getattr(_fastpath.native_lines, "scan_calls", None)
-    if scan is None or not hasattr(os, "preadv"):
+    if scan is None or not portable.HAS_PREADV:
         return False, None
     calls = CallTracker(states=False)
     buf = bytearray(_SCAN_CHUNK)
@@ -437,16 +438,11 @@ def _line_end(lines: bytes, index: int) -> int:
 
 def _copy_range(src: int, dst: int, start: int, end: int, ops: FileOps) -> None:
     """Append the parent's bytes [start, end) to dst: in the kernel where it can, else through a buffer."""
+    if type(ops) is FileOps:
+        if portable.copy_range(src, dst, start, end) < end:
+            raise JournalError("the parent journal shrank while it was being forked")
+        return
     copied = start
-    if type(ops) is FileOps and hasattr(os, "copy_file_range"):
-        try:
-            while copied < end:
-                n = os.copy_file_range(src, dst, end - copied, copied)
-                if n == 0:
-                    break
-                copied += n
-        except OSError:
-            pass  # not supported between these files; the buffered copy takes over where it stopped
     while copied < end:
         chunk = pread(src, min(1 << 20, end - copied), copied)
         if not chunk:

@@ -367,10 +367,7 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     """
     misnamed: list[Path] = []
     paths = journal_paths(folder, misnamed)
-    try:
-        locks = read_locks()  # once for the folder, not once per journal
-    except OSError:
-        locks = ""
+    locks = read_locks()  # once for the folder, not once per journal (None: each journal is asked)
     rows = []
     # A link or a FIFO named like a session is listed as unreadable, with why, never silently left out.
     for path in sorted([*paths, *misnamed], key=lambda p: p.name, reverse=True):

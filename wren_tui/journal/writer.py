@@ -17,12 +17,13 @@ from typing import Literal, NoReturn, TypeVar
 
 import msgspec
 
+from .. import portable
 from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, pread
 from . import _fastpath
 from ._watch import PathWatch, always
 from .errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
 from .events import KnownEvent
-from .locks import lock
+from .locks import REFRESH_MARK, hold_mark, lock, release
 from .reader import EventSink, open_for_reading, scan_events
 from .verdict import ReadVerdict
 
@@ -32,6 +33,7 @@ E = TypeVar("E", bound=KnownEvent)
 _encoder = msgspec.json.Encoder()
 # Bound once: append looks these up per event, and each module attribute lookup costs a little.
 _encode, _replace, _lseek, _SEEK_END = _encoder.encode, msgspec.structs.replace, os.lseek, os.SEEK_END
+_durable_sync = portable.durable_sync
 
 
 class FileOps:
@@ -44,7 +46,8 @@ class FileOps:
         return os.write(fd, data)
 
     def fdatasync(self, fd: int) -> None:
-        os.fdatasync(fd)
+        """The durable sync of an append: fdatasync, or F_FULLFSYNC on macOS (`portable.DURABLE_SYNC`)."""
+        _durable_sync(fd)
 
     def fsync(self, fd: int) -> None:
         os.fsync(fd)
@@ -338,6 +341,8 @@ class JournalWriter:
             )
             raise JournalUnusable(self._unusable) from exc
         self._synced_seq = self.last_seq
+        if REFRESH_MARK:
+            hold_mark(self._fd)  # taken again in case this process closed another descriptor of the journal
 
     def _undo_partial(self, seq: int, exc: BaseException) -> NoReturn:
         """After a failed or interrupted write: cut the file back to its last whole line."""
@@ -369,6 +374,7 @@ class JournalWriter:
             if self._fsync != "none" and not self._unusable:
                 self.sync()
         finally:
+            release(self._fd)
             self._ops.close(self._fd)
             self._fd = None
             self._watch.close()

@@ -32,9 +32,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from .. import portable
 from ..foreign import FORMATS
 from ..journal.errors import JournalError
-from ..portable import HAS_FORK, fcntl, open_read_only
+from ..portable import open_read_only
 from . import index
 from .foreign import ForeignSession
 from .index import fts_name, fts_text, item_blob, stop_blob
@@ -60,10 +61,7 @@ Frame = tuple[Any, ...]
 
 def workers() -> int:
     """How many processes read ahead here: none with one CPU (the writer would wait for them as long)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    cpus = portable.usable_cpus()
     return 0 if cpus < 2 else min(WORKERS, cpus)
 
 
@@ -191,7 +189,7 @@ def forking() -> bool:
     spends about 0.13 s of a CPU importing the readers first. Only from a process with one thread (`wren
     search`): a fork copies another thread's locks as they were, held or not, and the viewer has threads.
     """
-    return HAS_FORK and threading.active_count() == 1
+    return portable.HAS_FORK and threading.active_count() == 1
 
 
 def _spawn(jobs: list[tuple[str, str]]) -> subprocess.Popen[bytes]:
@@ -282,11 +280,7 @@ def _frame(out: IO[bytes]) -> Frame | None:
 
 def _widen(fd: int) -> None:
     """Let a worker read further ahead than the default 64 kB pipe (Linux: F_SETPIPE_SZ; elsewhere as it is)."""
-    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if fcntl is None or setpipe is None:
-        return
-    with contextlib.suppress(OSError):  # past the system's limit: the pipe as it is
-        fcntl.fcntl(fd, setpipe, PIPE_BYTES)
+    portable.widen_pipe(fd, PIPE_BYTES)  # past the system's limit, or no such call: the pipe as it is
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, fork
 from ...journal.index import LineScanner, decode_at, decode_span, tail_span
-from ...journal.locks import lock_holder
+from ...journal.locks import fd_holder, lock_holder
 from ...journal.reader import open_for_reading
 from ...journal.store import session_id_of
 from ...portable import pread
@@ -142,7 +142,7 @@ class LocalJournal:
     def writer_alive(self) -> bool:
         # Asked of the open file, not the name: a moved or deleted journal may still have its writer.
         fd = self._fd
-        return lock_holder(self._path if fd is None else Path(f"/proc/self/fd/{fd}")) is not None
+        return (lock_holder(self._path) if fd is None else fd_holder(fd)) is not None
 
     def arrival(self) -> Arrival | None:
         return None  # a file is read as it is
