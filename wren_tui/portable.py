@@ -496,62 +496,32 @@ def main_thread_ticks(interval: float, tick: Callable[[], None]) -> Iterator[boo
     """While inside, `tick()` runs in the main thread every `interval` seconds, also inside C code that
     checks for signals (a `re` match does): an exception it raises stops that code. Yields whether it runs.
 
-    With setitimer (POSIX), a SIGALRM every interval. Without it (Windows), a timer thread trips a
-    signal handler in the main thread through `_thread.interrupt_main`; SIGTERM's handler is used, as
-    Windows never delivers a real SIGTERM, and one that came (elsewhere) is passed on to the handler
-    that was there. Neither runs outside the main thread, or where someone else's handler is set:
-    there it yields False and `tick` never runs.
+    A SIGALRM every interval (setitimer). Without setitimer (Windows) nothing can: a timer thread
+    needs the GIL, which a `re` match never lets go of, so it yields False and the caller keeps its
+    limit another way (search: the `regex` library's own timeout). So too outside the main thread, or
+    where someone else's SIGALRM handler is set.
     """
     timer = getattr(signal, "setitimer", None)
-    sig = getattr(signal, "SIGALRM", None) if timer is not None else signal.SIGTERM
+    sig = getattr(signal, "SIGALRM", None)
     if (
-        sig is None
+        timer is None
+        or sig is None
         or threading.current_thread() is not threading.main_thread()
         or signal.getsignal(sig) not in (signal.SIG_DFL, None)
     ):
         yield False
         return
-    ours = threading.Event()
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if timer is None and not ours.is_set():
-            _pass_on(sig)  # a real SIGTERM, not a tick
-            return
-        ours.clear()
         tick()
 
     previous = signal.signal(sig, handler)
-    if timer is not None:
-        timer(signal.ITIMER_REAL, interval, interval)
-        try:
-            yield True
-        finally:
-            timer(signal.ITIMER_REAL, 0)
-            signal.signal(sig, previous)
-        return
-    import _thread
-
-    done = threading.Event()
-
-    def trip() -> None:
-        while not done.wait(interval):
-            ours.set()
-            _thread.interrupt_main(sig)
-
-    ticker = threading.Thread(target=trip, name="wren-ticks", daemon=True)
-    ticker.start()
+    timer(signal.ITIMER_REAL, interval, interval)
     try:
         yield True
     finally:
-        done.set()
-        ticker.join()
-        ours.clear()
+        timer(signal.ITIMER_REAL, 0)
         signal.signal(sig, previous)
-
-
-def _pass_on(sig: signal.Signals) -> None:
-    signal.signal(sig, signal.SIG_DFL)
-    signal.raise_signal(sig)
 
 
 def folder_read_only(folder: str | os.PathLike[str]) -> bool:

@@ -60,6 +60,9 @@ class PatternTooSlow(BadPattern):
 # When the running find() began (None: no regex is matching), read by the SIGALRM handler.
 _matching: list[float | None] = [None]
 _limit: list[float] = [REGEX_SECONDS]
+# Inside regex_budget where no tick can interrupt `re` (no setitimer: Windows): `find` matches with the
+# `regex` library (a dependency there), whose search takes a timeout, where it takes the pattern.
+_by_library: list[bool] = [False]
 
 
 @contextlib.contextmanager
@@ -80,10 +83,12 @@ def regex_budget(seconds: float = REGEX_SECONDS) -> Iterator[None]:
 
     _limit[0] = seconds
     try:
-        with main_thread_ticks(_TICK, tick):
+        with main_thread_ticks(_TICK, tick) as ticking:
+            _by_library[0] = not ticking  # no ticks here (Windows): each match is timed by the regex library
             yield
     finally:
         _matching[0] = None
+        _by_library[0] = False
 
 
 @dataclass(frozen=True)
@@ -154,10 +159,27 @@ class Query:
         else:
             _matching[0] = time.monotonic()
             try:
-                match = self.compiled.search(text)
+                timed = self._timed if _by_library[0] else None
+                match = self.compiled.search(text) if timed is None else timed.search(text, timeout=_limit[0])
+            except TimeoutError:
+                raise PatternTooSlow(f"more than {_limit[0]:g} s on one text") from None
             finally:
                 _matching[0] = None
         return None if match is None else match.span()
+
+    @functools.cached_property
+    def _timed(self) -> Any:
+        """The pattern compiled by the `regex` library (its search takes a timeout); None without it, or
+        for a pattern it reads otherwise than `re` (then the match is not limited)."""
+        try:
+            import regex  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        except ImportError:
+            return None
+        flags = self.compiled.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII)
+        try:
+            return regex.compile(self.compiled.pattern, flags | regex.VERSION0)
+        except (regex.error, OverflowError, RecursionError, MemoryError):
+            return None
 
     @functools.cached_property
     def _literal(self) -> str | None:
