@@ -308,8 +308,8 @@ def test_watch_shows_sessions_and_quits_with_0(target: str, recorded: Recorded, 
         "folder": (["--dir", str(recorded.journals)], recorded.sid, "Fixed: `test_mean_of_empty_list_is_zero`"),
         "claude-code folder": (
             ["--agent", "claude", "--dir", str(AGENTS / "claude-code")],
-            "multi-turn",
-            "hello.py has 3 lines.",
+            "killed",  # the newest, where the cursor is
+            "Starting the slow build.",
         ),
         "codex file": ([str(AGENTS / "codex" / "simple.jsonl")], None, "The folder holds two files"),
         "opencode database": ([str(AGENTS / "opencode" / "simple.opencode.db")], None, "The folder holds two files"),

@@ -17,7 +17,8 @@ things keep the platform's own way, because on Windows they take their own, work
 standard library modules imported below before anything is removed (on Windows CPython's own
 `subprocess` and `asyncio` use Windows calls), platformdirs (Textual's; it picks its module by
 `sys.platform`, its Windows one there), and Textual's terminal driver (Textual picks its
-Windows driver there; here its Linux driver stands in, so its own imports are let through).
+Windows driver there; here its Linux driver stands in, so its imports are let through and it keeps
+the POSIX signals it uses).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import asyncio  # noqa: F401  (this, selectors, subprocess and tempfile: see the
 import builtins
 import ctypes
 import importlib.abc
+import importlib.machinery
 import io
 import mmap
 import os
@@ -36,6 +38,7 @@ import signal
 import subprocess  # noqa: F401
 import sys
 import tempfile
+import types
 
 import platformdirs  # noqa: F401
 
@@ -190,6 +193,29 @@ class _Unimportable(importlib.abc.MetaPathFinder):
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 
+class _DriverStandIn(importlib.abc.MetaPathFinder):
+    """Textual's Linux drivers, once loaded, see `signal` as it was: they stand in for its Windows driver."""
+
+    def __init__(self, posix_signal: types.SimpleNamespace) -> None:
+        self.posix_signal = posix_signal
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name not in ("textual.drivers.linux_driver", "textual.drivers.linux_inline_driver"):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+        posix_signal = self.posix_signal
+
+        def exec_module(module: types.ModuleType) -> None:
+            load(module)
+            module.signal = posix_signal  # type: ignore[attr-defined]
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
 def _no_dir_fd(function):  # type: ignore[no-untyped-def]
     def call(*args, **kwargs):  # type: ignore[no-untyped-def]
         if any(kwargs.get(k) is not None for k in ("dir_fd", "src_dir_fd", "dst_dir_fd")):
@@ -257,6 +283,7 @@ class _WindowsCDLL(ctypes.CDLL):
 
 
 def simulate() -> None:
+    sys.meta_path.insert(0, _DriverStandIn(types.SimpleNamespace(**vars(signal))))
     for name in BLOCKED:
         sys.modules.pop(name, None)
     sys.meta_path.insert(0, _Unimportable())
@@ -283,7 +310,8 @@ def simulate() -> None:
             name in SIGNAL_FUNCTIONS_GONE
         ):
             delattr(signal, name)
-    for name in ("poll", "epoll", "devpoll", "kqueue", "kevent", "POLLIN", "POLLOUT", "EPOLLIN"):
+    # The constructors only: asyncio's selector, chosen at import as Linux's, reads the constants.
+    for name in ("poll", "epoll", "devpoll", "kqueue", "kevent"):
         if hasattr(select, name):
             delattr(select, name)
     for name in list(vars(mmap)):
