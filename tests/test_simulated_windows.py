@@ -408,3 +408,28 @@ def test_the_agent_is_refused_only_where_what_it_needs_is_missing(monkeypatch: p
     monkeypatch.setattr(portable, "PROCESS_GROUPS", False)
     why = portable.agent_unsupported()
     assert why is not None and "file locks (fcntl) and process groups" in why and "WSL" in why
+
+
+def test_without_the_loops_signal_handlers_a_signal_still_reaches_the_loop_and_is_put_back_after() -> None:
+    import asyncio
+
+    class WindowsLoop(asyncio.SelectorEventLoop):
+        """An event loop as Windows' are: no add_signal_handler, no remove_signal_handler."""
+
+        def add_signal_handler(self, sig: int, callback: object, *args: object) -> None:
+            raise NotImplementedError
+
+        def remove_signal_handler(self, sig: int) -> bool:
+            raise NotImplementedError
+
+    loop = WindowsLoop()
+    got: list[str] = []
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        remove = portable.add_signal_handler(loop, signal.SIGTERM, got.append, "stop")
+        signal.raise_signal(signal.SIGTERM)
+        loop.run_until_complete(asyncio.sleep(0))  # the handler ran in raise_signal: its call is due now
+        remove()
+    finally:
+        loop.close()
+    assert got == ["stop"] and signal.getsignal(signal.SIGTERM) is before

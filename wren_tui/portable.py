@@ -524,6 +524,30 @@ def main_thread_ticks(interval: float, tick: Callable[[], None]) -> Iterator[boo
         signal.signal(sig, previous)
 
 
+def add_signal_handler(loop: Any, sig: int, callback: Callable[..., object], *args: object) -> Callable[[], None]:
+    """`loop.add_signal_handler(sig, callback, *args)`: `callback` runs in the event loop when `sig` comes.
+    Returns what takes the handler away again.
+
+    Windows' event loops have no add_signal_handler (NotImplementedError): there `signal.signal` hands
+    the signal to the loop (call_soon_threadsafe), which is where Ctrl+C and a SIGTERM from Python's
+    own `os.kill` arrive; taking it away puts the handler that was there back.
+    """
+    try:
+        loop.add_signal_handler(sig, callback, *args)
+    except NotImplementedError:
+        previous = signal.signal(sig, lambda _signum, _frame: loop.call_soon_threadsafe(callback, *args))
+
+        def put_back() -> None:
+            signal.signal(sig, previous)
+
+        return put_back
+
+    def remove() -> None:
+        loop.remove_signal_handler(sig)
+
+    return remove
+
+
 def folder_read_only(folder: str | os.PathLike[str]) -> bool:
     """Whether the file system holding `folder` is mounted read-only; False where the system cannot say."""
     statvfs = getattr(os, "statvfs", None)
