@@ -78,8 +78,12 @@ def _cut(value: Any, clip: int) -> Any:
 
 def main() -> int:
     fd, start, length, prev_seq, clip = map(int, sys.argv[1:6])
-    if access_mode(fd) != os.O_RDONLY:  # None: the system cannot say, so it is not taken as read-only
-        sys.stderr.write("the journal's descriptor is open for writing (or cannot be told); this child only reads\n")
+    mode = access_mode(fd)
+    if mode is None:  # the system cannot say: not taken as read-only
+        sys.stderr.write("this system cannot tell how the journal's descriptor is open; this child only reads\n")
+        return 1
+    if mode != os.O_RDONLY:
+        sys.stderr.write("the journal's descriptor is open for writing; this child only reads\n")
         return 1
     line = pread(fd, length, start)
     if len(line) != length:
