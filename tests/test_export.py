@@ -20,6 +20,7 @@ from tests.tui.journals import SESSION, TEST_OUTPUT, assistant, finished_story, 
 from tests.tui.test_hostile_text import PAYLOADS
 from wren_tui.export import ExportRefused, export_session
 from wren_tui.journal.events import Delta, Error, ToolCall, ToolEnd, ToolStart
+from wren_tui.journal.locks import lock, release
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.visible import visible
 
@@ -219,13 +220,12 @@ def test_an_export_replaces_its_file_whole_and_leaves_no_temporary_file(tmp_path
 
 def test_an_export_of_a_live_session_shows_the_running_call(tmp_path: Path) -> None:
     journal = write_journal(tmp_path / f"{SESSION}.jsonl", story())
-    fd = os.open(journal, os.O_RDONLY)
+    fd = os.open(journal, os.O_WRONLY | os.O_APPEND)
     try:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_EX)  # a writer holds it, as a running agent does
+        lock(fd, journal)  # a writer holds it, as a running agent does
         html = export_session(journal, "html", tmp_path / "live.html").path.read_text()
     finally:
+        release(fd)
         os.close(fd)
     assert "live (still being written)" in html
     assert re.search(r'class="bar running"', html)

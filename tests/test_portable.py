@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,6 @@ import pytest
 import wren_tui
 from tests.conftest import MACOS_SIM, OS_SIM, REPO, run_wren
 from wren_tui import portable
-from wren_tui.agent.workspace import prepare_workspace
 
 PACKAGE = Path(wren_tui.__file__).parent
 MAC = {"WREN_SIMULATE_OS": "macos", "PYTHONPATH": os.pathsep.join([str(OS_SIM), str(REPO)])}
@@ -132,7 +132,7 @@ def test_a_memory_file_is_private_readable_writable_and_leaves_no_name(
     tmp_path: Path, way: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(portable.tempfile, "tempdir", None)  # read TMPDIR again
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     fd = portable.memory_file("wren-test")
     try:
         os.write(fd, b"lines\n")
@@ -161,6 +161,12 @@ def test_the_full_fsync_falls_back_to_fsync_where_the_filesystem_refuses_it(
     with pytest.raises(OSError) as raised:
         portable._full_fsync(fd)  # a closed descriptor is an error, not a reason to fall back
     assert raised.value.errno == errno.EBADF
+    fd = _file(tmp_path / "k", b"y")
+    try:
+        portable.full_sync(fd)  # a fork's file before its rename: the same call, and the same fallback
+        assert synced[-1] == fd
+    finally:
+        os.close(fd)
 
 
 def test_the_optional_flags_are_zero_where_the_system_has_none() -> None:
@@ -199,15 +205,18 @@ WRITER = """
     from wren_tui.journal.writer import JournalWriter
     w = JournalWriter.create(sys.argv[1])
     w.append(RunStart(pid=os.getpid(), cwd="/w", model="scripted", version="test"))
+    if sys.argv[2] == "reopen":  # as `wren resume` does: the journal read under the lock, then appended to
+        w.close()
+        w = JournalWriter.open(sys.argv[1], fsync="none")
     print("ready", flush=True)
     sys.stdin.readline()
     w.close()
 """
 
 
-def _writer(path: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def _writer(path: Path, env: dict[str, str], how: str = "create") -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(WRITER), str(path)],
+        [sys.executable, "-c", textwrap.dedent(WRITER), str(path), how],
         env={**os.environ, **env},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -247,6 +256,44 @@ def test_a_running_session_is_live_in_wren_ls_under_the_simulated_macos_and_not_
     finally:
         _end(writer)
     assert _ls_state(journal.parent, MAC) != "live"
+
+
+def test_a_reopened_journal_is_live_though_its_reading_closed_a_descriptor_of_it(tmp_path: Path) -> None:
+    # macOS's record locks belong to the process: closing the descriptor the reading used drops them.
+    journal = tmp_path / "j" / "s-20261207-000000-dddd.jsonl"
+    writer = _writer(journal, MAC, "reopen")
+    try:
+        assert _ls_state(journal.parent, MAC) == "live"
+    finally:
+        _end(writer)
+
+
+def test_a_refused_second_writer_in_the_same_process_leaves_the_first_one_live(tmp_path: Path) -> None:
+    from wren_tui.journal.errors import JournalLocked
+    from wren_tui.journal.events import RunStart
+    from wren_tui.journal.locks import lock_holder
+    from wren_tui.journal.writer import JournalWriter
+
+    path = tmp_path / "s-20261207-000000-eeee.jsonl"
+    with JournalWriter.create(path, fsync="none") as first:
+        first.append(RunStart(pid=os.getpid(), cwd="/w", model="scripted", version="test"))
+        with pytest.raises(JournalLocked):
+            JournalWriter.open(path)
+        assert lock_holder(path) == os.getpid()
+    assert lock_holder(path) is None
+
+
+def test_a_forked_child_does_not_count_itself_among_the_journals_writers(tmp_path: Path) -> None:
+    from wren_tui.journal import locks
+    from wren_tui.journal.writer import JournalWriter
+
+    with JournalWriter.create(tmp_path / "s-20261207-000000-ffff.jsonl", fsync="none"):
+        assert locks._held
+        pid = os.fork()
+        if pid == 0:
+            os._exit(1 if locks._held else 0)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert not locks._held
 
 
 def test_a_second_writer_under_the_simulated_macos_is_refused_and_the_first_named(tmp_path: Path) -> None:
@@ -295,7 +342,9 @@ def test_a_viewer_process_sees_its_writer_through_the_open_file_even_after_the_j
 
 
 def test_the_demo_runs_under_the_simulated_macos_and_its_journal_is_whole(tmp_path: Path) -> None:
-    workspace = prepare_workspace(tmp_path / "ws")
+    workspace = tmp_path / "ws"
+    prepared = run_wren(["demo", "--prepare", str(workspace)], cwd=tmp_path, env=MAC)
+    assert prepared.returncode == 0, prepared.stderr
     proc = run_wren(
         ["run", "--dir", "../journals", "--yes", "run the tests, find the failing case and fix it"],
         cwd=workspace,
@@ -323,3 +372,75 @@ def test_the_simulation_removes_what_macos_lacks_in_every_python_it_starts() -> 
     assert proc.returncode == 0, err
     assert out.strip() == "[] 51"
     assert signal.SIGHUP  # this process is untouched
+
+
+def test_plain_search_and_ls_over_every_agents_sessions_with_opencode_and_aider_under_the_simulated_macos(
+    tmp_path: Path,
+) -> None:
+    from tests.foreign.test_aider import history
+    from tests.foreign.test_opencode import database
+    from tests.search.test_cli_search_agents import CLAUDE, CODEX, EXTERNAL, PI, WREN, sessions
+    from tests.tui.journals import user, write_journal
+
+    write_journal(tmp_path / "wren" / f"{WREN}.jsonl", [user("a function, please")])
+    claude = tmp_path / "claude" / "projects" / "-Users-philipp-dev"
+    codex = tmp_path / "codex" / "sessions" / "2026" / "01" / "25"
+    pi = tmp_path / "pi" / "sessions" / "--Users-philipp-dev--"
+    for folder in (claude, codex, pi):
+        folder.mkdir(parents=True)
+    (claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl").write_bytes(CLAUDE.read_bytes())
+    (codex / "rollout-2026-01-25T10-31-58-crud.jsonl").write_bytes(CODEX.read_bytes())
+    (pi / PI.name).write_bytes((EXTERNAL / "pi" / "agentlogs_crud.jsonl").read_bytes())
+    database(tmp_path / "data" / "opencode")  # where OpenCode keeps it: $XDG_DATA_HOME/opencode/opencode.db
+    project = tmp_path / "project"
+    history(project)  # aider's, in the folder wren runs in
+    env = {
+        **MAC,
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    found = run_wren(["search", "--regex", "[a-z]", "--json"], cwd=project, env=env)
+    assert found.returncode == 0, found.stderr
+    assert {agent for agent, _session in sessions(found)} == {"wren", "claude", "codex", "pi", "opencode", "aider"}
+    listed = run_wren(["ls", "--agent", "all"], cwd=project, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert all(agent in listed.stdout for agent in ("opencode", "aider", "claude", "codex", "pi"))
+
+
+def test_a_run_killed_with_sigkill_under_the_simulated_macos_is_resumed_in_another_process(tmp_path: Path) -> None:
+    from tests.waiting import until
+    from wren_tui.journal.events import Recovery, RunEnd, ToolStart
+    from wren_tui.journal.reader import read_events
+    from wren_tui.journal.store import new_session_id
+
+    workspace = tmp_path / "ws"
+    assert run_wren(["demo", "--prepare", str(workspace)], cwd=tmp_path, env=MAC).returncode == 0
+    sid, task = new_session_id(), "run `sleep 60`"
+    journal = tmp_path / "journals" / f"{sid}.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")} | MAC
+    run = subprocess.Popen(
+        [sys.executable, "-m", "wren_tui", "run", "--dir", "../journals", "--yes", "--session-id", sid, task],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        until(
+            lambda: journal.exists() and any(isinstance(e, ToolStart) for e in read_events(journal).events),
+            "the command to start",
+        )
+        assert _ls_state(journal.parent, MAC) == "live"
+    finally:
+        run.kill()  # SIGKILL: nothing of Wren's runs after it
+        run.wait(timeout=30)
+    assert _ls_state(journal.parent, MAC) != "live"
+    resumed = run_wren(["resume", "--dir", "../journals", "--yes", "--assume-failed", sid], cwd=workspace, env=MAC)
+    assert resumed.returncode == 0, resumed.stderr
+    events = read_events(journal).events
+    assert any(isinstance(e, Recovery) for e in events)
+    assert isinstance(events[-1], RunEnd)

@@ -29,6 +29,9 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in _KEEP if k in os.environ}
     env["PATH"] = os.pathsep.join([str(BIN), "/usr/local/bin", "/usr/bin", "/bin"])
     env["PYTHONPATH"] = str(REPO)
+    if os.environ.get("WREN_SIMULATE_OS"):  # the simulated system (tests/os_sim) reaches the terminal too
+        env["WREN_SIMULATE_OS"] = os.environ["WREN_SIMULATE_OS"]
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "os_sim"), str(REPO)])
     env["TERM"] = "xterm-256color"
     env.update(extra or {})
     return env

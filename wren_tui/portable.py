@@ -20,16 +20,14 @@ commands with Windows' import surface simulated (tests/simulated_windows/sitecus
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
-import importlib.util
 import os
 import signal
 import stat
 import struct
 import sys
-import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from types import FrameType, ModuleType
 from typing import Any
@@ -81,6 +79,15 @@ def _full_fsync(fd: int) -> None:
 durable_sync: Callable[[int], None] = (
     _full_fsync if _F_FULLFSYNC is not None else _fdatasync if _fdatasync is not None else os.fsync
 )
+
+
+def full_sync(fd: int) -> None:
+    """The file's data and metadata on stable storage: F_FULLFSYNC where the system has it, else fsync."""
+    if _F_FULLFSYNC is not None:
+        _full_fsync(fd)
+    else:
+        os.fsync(fd)
+
 
 # --- a byte range from one descriptor to another -------------------------------------------------
 
@@ -143,6 +150,8 @@ def memory_file(name: str = "wren") -> int:
     if _memfd_create is not None:
         fd: int = _memfd_create(name, getattr(os, "MFD_CLOEXEC", 0))
         return fd
+    import tempfile  # here: only a system without memfd needs it, and every command imports this module
+
     if O_TEMPORARY:
         # Windows: an open file cannot be removed, so the system removes it when it is closed
         # (O_TEMPORARY), from the user's own temporary folder (no other user may open it there).
@@ -321,15 +330,17 @@ def mark_holder(fd: int) -> int | None:
 # --- processes and pipes ------------------------------------------------------------------------
 
 HAS_FORK = hasattr(os, "fork")
-HAS_PREADV = hasattr(os, "preadv")
-_F_SETPIPE_SZ: int | None = getattr(_fcntl_mod, "F_SETPIPE_SZ", None)
 
 
-def in_forked_child(forget: Callable[[], None]) -> None:
-    """Call `forget` in a child made by fork, before it runs anything else; where there is no fork, nothing."""
+def after_fork_in_child(fn: Callable[[], object]) -> None:
+    """Call `fn` in every child this process forks (nothing where the system cannot fork: Windows)."""
     register = getattr(os, "register_at_fork", None)
     if register is not None:
-        register(after_in_child=forget)
+        register(after_in_child=fn)
+
+
+HAS_PREADV = hasattr(os, "preadv")
+_F_SETPIPE_SZ: int | None = getattr(_fcntl_mod, "F_SETPIPE_SZ", None)
 
 
 def usable_cpus() -> int:
@@ -411,7 +422,7 @@ def set_mode(fd: int, path: str | os.PathLike[str], mode: int) -> None:
 
 # One lock for every descriptor read at an offset without pread: the seek and the read that follows it
 # are one step, whatever thread asks.
-_positioned = threading.Lock()
+_positioned = _thread.allocate_lock()
 
 
 def pread(fd: int, length: int, offset: int) -> bytes:
@@ -478,7 +489,7 @@ _ACCMODE: int = getattr(os, "O_ACCMODE", 3)  # 3: O_RDONLY 0, O_WRONLY 1, O_RDWR
 # Processes: process groups (a command and all it starts, stopped as one; Windows has none), and a
 # child's descriptors given by number (HAS_FORK, above: a copy of this process).
 # A child given a descriptor by its number (subprocess's pass_fds): POSIX's process creation only.
-PASS_FDS: bool = importlib.util.find_spec("_posixsubprocess") is not None
+PASS_FDS: bool = hasattr(os, "fork")  # a system that forks gives a child its descriptors by number
 PROCESS_GROUPS: bool = hasattr(os, "killpg") and hasattr(os, "setsid")
 
 # The signals that stop the agent or a mirror, the cancel recorded: SIGHUP (a closed terminal) only
@@ -501,6 +512,8 @@ def main_thread_ticks(interval: float, tick: Callable[[], None]) -> Iterator[boo
     limit another way (search: the `regex` library's own timeout). So too outside the main thread, or
     where someone else's SIGALRM handler is set.
     """
+    import threading  # here: only a regex search needs it
+
     timer = getattr(signal, "setitimer", None)
     sig = getattr(signal, "SIGALRM", None)
     if (

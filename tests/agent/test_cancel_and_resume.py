@@ -24,7 +24,7 @@ FIX = "run the tests, find the failing case and fix it"
 def test_ctrl_c_cancels_the_tool_records_it_exits_130_and_resume_waits_for_a_live_writer(workspace: Path) -> None:
     sid = new_session_id()
     journal = journals_of(workspace) / f"{sid}.jsonl"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_") or k == "WREN_SIMULATE_OS"}
     proc = subprocess.Popen(
         [
             sys.executable,

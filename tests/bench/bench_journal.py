@@ -19,6 +19,7 @@ import msgspec
 
 from tests.bench import BenchRow, best_of, compare, speedup
 from tests.bench.gen import generate_bytes, turns
+from wren_tui import portable
 from wren_tui.journal import _fastpath
 from wren_tui.journal.events import KnownEvent
 from wren_tui.journal.forking import fork, fork_points
@@ -43,17 +44,56 @@ def _append(folder: Path, events: list[KnownEvent], fsync: FsyncPolicy) -> Path:
     return path
 
 
-def _bare_writes(folder: Path, lines: list[bytes], *, sync: bool) -> None:
+# The direct call the journal's durable sync is measured against (fsync where there is no fdatasync).
+_DIRECT_SYNC: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
+
+
+def _bare_writes(folder: Path, lines: list[bytes], *, sync: Callable[[int], None] | None) -> None:
     path = folder / "bare.jsonl"
     path.unlink(missing_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         for line in lines:
             os.write(fd, line)
-            if sync:
-                os.fdatasync(fd)
+            if sync is not None:
+                sync(fd)
     finally:
         os.close(fd)
+
+
+def _durable_sync(folder: Path) -> list[BenchRow]:
+    """The durable append through wren_tui.portable against the direct call, and fsync (the fallback) against it.
+
+    On the disk, run in turns (a, b, c, a, b, c ...) so the disk's moods fall on all three alike; then in
+    memory (/dev/shm, where a sync has nothing to write), which leaves only what each call costs.
+    F_FULLFSYNC (macOS) cannot run on Linux: docs/journal.md says what is known of it.
+    """
+    lines = _append(folder, _events(DURABLE_EVENTS), "none").read_bytes().splitlines(keepends=True)
+    name = getattr(_DIRECT_SYNC, "__name__", "fsync")
+    rows = []
+    places = [(folder, lines, "on disk", 9)]
+    if os.path.isdir("/dev/shm"):
+        places.append((Path("/dev/shm"), lines * 20, "in memory (/dev/shm: the calls' own cost)", 5))
+    for place, written, where, rounds in places:
+        with tempfile.TemporaryDirectory(prefix="wren-bench-sync-", dir=place) as tmp:
+            here = Path(tmp)
+            ours, direct, fsync = _in_turns(
+                lambda: _bare_writes(here, written, sync=portable.durable_sync),  # noqa: B023 (called at once)
+                lambda: _bare_writes(here, written, sync=_DIRECT_SYNC),  # noqa: B023
+                lambda: _bare_writes(here, written, sync=os.fsync),  # noqa: B023
+                rounds=rounds,
+            )
+        rows.append(
+            compare(
+                f"durable append of {len(written):,} lines {where}: portable ({portable.DURABLE_SYNC}) vs os.{name}",
+                ours,
+                direct,
+                at_most=1.15,
+            )
+        )
+        fallback = f"the same with os.fsync (the fallback; Windows: FlushFileBuffers) vs os.{name}"
+        rows.append(compare(fallback, fsync, direct))
+    return rows
 
 
 def _appends(folder: Path) -> list[BenchRow]:
@@ -64,11 +104,11 @@ def _appends(folder: Path) -> list[BenchRow]:
     ):
         events = _events(count)
         lines = _append(folder, events, policy).read_bytes().splitlines(keepends=True)
-        sync = policy == "event"
+        sync = _DIRECT_SYNC if policy == "event" else None
         ours = best_of(lambda: _append(folder, events, policy))  # noqa: B023 (called at once)
         bare = best_of(lambda: _bare_writes(folder, lines, sync=sync))  # noqa: B023
         rows.append(compare(what, ours, bare, at_most=1.3 if sync else 4))
-        if not sync:
+        if sync is None:
             # The same appends with the line built in Python: what an install without a C compiler gets.
             saved, _fastpath.native_line = _fastpath.native_line, None
             try:
@@ -167,4 +207,4 @@ def run() -> list[BenchRow]:
     megabytes = int(os.environ.get("WREN_BENCH_MB", "100"))
     with tempfile.TemporaryDirectory(prefix="wren-bench-", dir=base) as tmp:
         folder = Path(tmp)
-        return _appends(folder) + _big(folder, megabytes)
+        return _appends(folder) + _durable_sync(folder) + _big(folder, megabytes)

@@ -18,7 +18,7 @@ from ..portable import fcntl
 from .errors import JournalLocked
 
 _held: set[tuple[int, int]] = set()  # (device, inode) of the journals this process writes
-portable.in_forked_child(_held.clear)  # a child is not their writer, whatever it inherited
+portable.after_fork_in_child(_held.clear)  # a child is not their writer, whatever it inherited
 # With process-wide record locks (no F_OFD_*), closing any descriptor of the journal drops the mark.
 REFRESH_MARK = portable.MARK_PER_PROCESS
 

@@ -50,7 +50,8 @@ class FileOps:
         _durable_sync(fd)
 
     def fsync(self, fd: int) -> None:
-        os.fsync(fd)
+        """Data and metadata durable (a fork before its rename): fsync, or F_FULLFSYNC on macOS."""
+        portable.full_sync(fd)
 
     def ftruncate(self, fd: int, length: int) -> None:
         os.ftruncate(fd, length)
@@ -244,8 +245,10 @@ class JournalWriter:
             fd = ops.open(path, os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_BINARY | O_CLOEXEC)
         except PermissionError:
             raise JournalError(f"{path}: permission denied (cannot append)") from None
+        locked = False
         try:
             lock(fd, path)
+            locked = True
             result = scan_events(path, on_events or _ignore)
             if result.stop is not None and not result.stop.torn:
                 raise JournalCorrupt(path, result.stop)
@@ -257,7 +260,11 @@ class JournalWriter:
                 aside = _set_torn_aside(path, size, ops)
                 ops.ftruncate(fd, size)
                 ops.fsync(fd)
+            if REFRESH_MARK:
+                hold_mark(fd)  # the reading above closed a descriptor of the journal: macOS drops the mark then
         except BaseException:
+            if locked:
+                release(fd)
             ops.close(fd)
             raise
         writer = cls(path, fd, result.last_seq, size, fsync, ops)
@@ -307,6 +314,8 @@ class JournalWriter:
             self._undo_partial(seq, exc)
         self._size += len(line)
         self.last_seq = seq
+        if REFRESH_MARK:
+            hold_mark(self._fd)  # again: with process-wide record locks, closing any descriptor of the file drops it
         if self._fsync == "event":
             self.sync()
         return _replace(event, seq=seq, ts=ts)
@@ -341,8 +350,6 @@ class JournalWriter:
             )
             raise JournalUnusable(self._unusable) from exc
         self._synced_seq = self.last_seq
-        if REFRESH_MARK:
-            hold_mark(self._fd)  # taken again in case this process closed another descriptor of the journal
 
     def _undo_partial(self, seq: int, exc: BaseException) -> NoReturn:
         """After a failed or interrupted write: cut the file back to its last whole line."""
