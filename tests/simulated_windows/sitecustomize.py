@@ -10,7 +10,8 @@ finds each place where Wren would die there (tests/test_simulated_windows.py):
 - a `dir_fd` argument raises NotImplementedError, as it does there (`os.supports_dir_fd` is empty);
 - `ctypes.CDLL(None)` raises TypeError, as it does there (no "the program itself" library);
 - there is no `/proc`: a path under it is not found;
-- `os.rename` onto a name that exists fails (FileExistsError), as it does there (`os.replace` replaces).
+- `os.rename` onto a name that exists fails (FileExistsError), as it does there (`os.replace` replaces);
+- `os.open` of a folder fails (PermissionError), as it does there.
 
 It is a simulation, not Windows: `sys.platform` stays `linux` and paths stay POSIX paths. Two
 things keep the platform's own way, because on Windows they take their own, working, path: the
@@ -246,6 +247,16 @@ def _no_proc(function):  # type: ignore[no-untyped-def]
     return call
 
 
+def _no_folder_open(function):  # type: ignore[no-untyped-def]
+    def call(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not isinstance(path, int) and kwargs.get("dir_fd") is None and os.path.isdir(path):
+            raise PermissionError(13, "Permission denied", os.fsdecode(os.fspath(path)))
+        return function(path, *args, **kwargs)
+
+    call.__name__ = function.__name__
+    return call
+
+
 def _rename_not_over(function):  # type: ignore[no-untyped-def]
     def call(src, dst, *args, **kwargs):  # type: ignore[no-untyped-def]
         if os.path.lexists(dst):
@@ -300,6 +311,7 @@ def simulate() -> None:
         setattr(os, name, _no_proc(getattr(os, name)))
     builtins.open = io.open = _no_proc(io.open)
     os.rename = _rename_not_over(os.rename)
+    os.open = _no_folder_open(os.open)
     tempfile._O_TMPFILE_WORKS = False  # type: ignore[attr-defined]  # it would use O_TMPFILE, removed above
     os.supports_dir_fd = set()
     os.supports_fd = {os.stat}

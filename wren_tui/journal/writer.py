@@ -18,7 +18,7 @@ from typing import Literal, NoReturn, TypeVar
 import msgspec
 
 from .. import portable
-from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, pread
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
 from . import _fastpath
 from ._watch import PathWatch, always
 from .errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
@@ -63,11 +63,7 @@ class FileOps:
         os.rename(src, dst)
 
     def fsync_dir(self, path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_BINARY | O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        portable.fsync_folder(path)  # nothing where a folder cannot be opened (Windows)
 
 
 _last_second: tuple[int, str] = (-1, "")  # formatting a time costs more than the write it stamps
