@@ -102,10 +102,15 @@ for name in ("SIGHUP", "SIGALRM", "SIGKILL", "setitimer", "alarm"):
     gone["signal." + name] = not hasattr(signal, name)
 gone["/proc"] = not os.path.exists("/proc/self")
 try:
-    os.stat("x", dir_fd=os.open(".", os.O_RDONLY))
+    os.stat("x", dir_fd=0)
     gone["dir_fd"] = False
 except NotImplementedError:
     gone["dir_fd"] = True
+try:
+    os.close(os.open(".", os.O_RDONLY))
+    gone["a folder's descriptor"] = False
+except PermissionError:
+    gone["a folder's descriptor"] = True
 try:
     ctypes.CDLL(None)
     gone["CDLL(None)"] = False
@@ -119,7 +124,7 @@ print(json.dumps(gone))
     assert result.returncode == 0, result.stderr
     gone = json.loads(result.stdout)
     assert [name for name, absent in gone.items() if not absent] == []
-    assert len(gone) == 27
+    assert len(gone) == 28
 
 
 def test_every_module_of_wren_imports_where_windows_lacks_posix(tmp_path: Path) -> None:
