@@ -44,6 +44,8 @@ MACOS_SIM = (
     "tests/search/test_cli_search.py::test_search_lists_every_match_newest_session_first_with_its_place",
     "tests/foreign/test_opencode.py",
     "tests/foreign/test_aider.py",
+    "tests/foreign/test_more_agents.py",
+    "tests/tui/test_opencode_aider.py",
     "tests/foreign/test_ls_and_log.py::test_ls_all_reads_each_agents_folder_from_its_own_variable_and_names_the_agent",
     "tests/journal/test_store.py::test_a_journal_with_a_writer_is_live_and_names_its_pid",
     "tests/journal/test_fork.py",
