@@ -486,10 +486,9 @@ def access_mode(fd: int) -> int | None:
 
 _ACCMODE: int = getattr(os, "O_ACCMODE", 3)  # 3: O_RDONLY 0, O_WRONLY 1, O_RDWR 2 on every system
 
-# Processes: process groups (a command and all it starts, stopped as one; Windows has none), and a
-# child's descriptors given by number (HAS_FORK, above: a copy of this process).
-# A child given a descriptor by its number (subprocess's pass_fds): POSIX's process creation only.
-PASS_FDS: bool = hasattr(os, "fork")  # a system that forks gives a child its descriptors by number
+# Processes: a child given a descriptor by its number (subprocess's pass_fds; a system that forks
+# does, Windows does not), and process groups (a command and all it starts, stopped as one).
+PASS_FDS: bool = hasattr(os, "fork")
 PROCESS_GROUPS: bool = hasattr(os, "killpg") and hasattr(os, "setsid")
 
 # The signals that stop the agent or a mirror, the cancel recorded: SIGHUP (a closed terminal) only
