@@ -28,6 +28,7 @@ from pathlib import Path
 # os.open flags that only read.
 READ_FLAGS = frozenset(
     {"O_RDONLY", "O_CLOEXEC", "O_NOFOLLOW", "O_NONBLOCK", "O_DIRECTORY", "O_NOATIME", "O_NOCTTY", "O_PATH"}
+    | {"O_BINARY"}  # Windows' own: no text-mode translation of what is read
 )
 # Calls that write, create, remove or rename whatever they are given (resolved through import aliases).
 WRITING_CALLS = frozenset(

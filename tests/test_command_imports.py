@@ -1,4 +1,8 @@
-"""`wren search` starts without the code it never runs: the export package and forking are not imported.
+"""Each command starts without the code it never runs; `wren --help` and `--version` import no command.
+
+`wren search` does not import the export package or forking. `wren --help`, `--version`, no command
+or an unknown one list the commands from `cli.SUMMARIES` without importing any command's module, and
+each command imports its own module and no other command's.
 
 The exit table knows their errors by where they are defined (`cli.exits.LAZY_EXITS`), so the
 commands that raise them still exit with their status and sentence (tests/test_exit_policy.py for a
@@ -7,10 +11,14 @@ fork point, tests/test_export.py for a refused export); here, that the names the
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from wren_tui.cli import COMMANDS, SUMMARIES, build_parser, listing_parser
 from wren_tui.cli.exits import LAZY_EXITS, Exit, exit_for
 from wren_tui.export import ExportRefused
 from wren_tui.journal.forking import NotAForkPoint
@@ -33,3 +41,37 @@ def test_the_errors_known_by_name_are_those_classes_and_keep_their_status() -> N
     assert {(c.__module__, c.__qualname__) for c in (NotAForkPoint, ExportRefused)} == set(LAZY_EXITS)
     assert exit_for(NotAForkPoint(Path("s.jsonl"), 4, [])) is Exit.USAGE
     assert exit_for(ExportRefused("no such folder")) is Exit.ERROR
+
+
+# The command modules each command loads besides its own (ls shows the snapshot store's space).
+ALSO = {"ls": {"snapshots"}}
+
+
+def _command_modules_loaded(args: list[str]) -> list[str]:
+    code = (
+        "import json, sys\nfrom wren_tui.cli import COMMANDS, main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        "names = {'wren_tui.cli.' + c.replace('-', '_'): c for c in COMMANDS}\n"
+        "print(json.dumps(sorted(names[m] for m in sys.modules if m in names)), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    names: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    return names
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], [], ["no-such-command"]], ids=repr)
+def test_wren_help_and_version_import_no_commands_module(args: list[str]) -> None:
+    assert _command_modules_loaded(args) == []
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_imports_its_own_module_and_no_other_commands(command: str) -> None:
+    assert set(_command_modules_loaded([command, "--help"])) == {command} | ALSO.get(command, set())
+
+
+def test_wren_help_lists_each_command_as_its_module_registers_it() -> None:
+    full, commands = build_parser()
+    registered = {a.dest: a.help for a in full._subparsers._group_actions[0]._choices_actions}  # type: ignore[union-attr]
+    assert registered == SUMMARIES and list(commands) == list(COMMANDS)
+    assert listing_parser().format_help() == full.format_help()

@@ -10,16 +10,26 @@ uses it. The one exception is the layout of `struct flock`, which is a fact of t
 
 The constants say which operation runs here (`DURABLE_SYNC`, `LIVENESS`, ...), for `wren --version`
 and the docs. This module imports nothing of Wren's, so every layer may use it.
+
+The last section is what Windows lacks of POSIX: a read at an offset (`pread`), the `O_*` flags
+(and the behaviour each guards, kept another way), a folder's fsync, a descriptor's access mode,
+SIGHUP, a signal timer (`main_thread_ticks`), process groups, and `agent_unsupported`, the one
+sentence the agent's commands refuse with there. tests/test_simulated_windows.py runs the reading
+commands with Windows' import surface simulated (tests/simulated_windows/sitecustomize.py).
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
+import signal
+import stat
 import struct
 import sys
 from collections.abc import Callable, Iterator
+from types import FrameType, ModuleType
 from typing import Any
 
 try:
@@ -39,6 +49,8 @@ O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+O_BINARY: int = getattr(os, "O_BINARY", 0)  # Windows' own (see the Windows section below)
+O_TEMPORARY: int = getattr(os, "O_TEMPORARY", 0)  # Windows' own: the file is removed when it is closed
 
 # --- the durable sync of an append -------------------------------------------------------------
 
@@ -108,13 +120,13 @@ def copy_range(src: int, dst: int, start: int, end: int | None = None, dst_offse
         except OSError:
             pass  # not between these files: the buffered copy goes on from where it stopped
     while end is None or offset < end:
-        chunk = os.pread(src, _CHUNK if end is None else min(_CHUNK, end - offset), offset)
+        chunk = pread(src, _CHUNK if end is None else min(_CHUNK, end - offset), offset)
         if not chunk:
             break
         view = memoryview(chunk)
         at = None if dst_offset is None else dst_offset + (offset - start)
         while view:
-            n = os.write(dst, view) if at is None else os.pwrite(dst, view, at)
+            n = os.write(dst, view) if at is None else _pwrite(dst, view, at)
             view = view[n:]
             if at is not None:
                 at += n
@@ -140,6 +152,11 @@ def memory_file(name: str = "wren") -> int:
         return fd
     import tempfile  # here: only a system without memfd needs it, and every command imports this module
 
+    if O_TEMPORARY:
+        # Windows: an open file cannot be removed, so the system removes it when it is closed
+        # (O_TEMPORARY), from the user's own temporary folder (no other user may open it there).
+        path = os.path.join(tempfile.gettempdir(), f"wren-mem-{os.getpid()}-{os.urandom(8).hex()}")
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY | O_TEMPORARY, 0o600)
     folder = tempfile.mkdtemp(prefix="wren-mem-")
     path = os.path.join(folder, name)
     try:
@@ -343,3 +360,234 @@ def widen_pipe(fd: int, size: int) -> None:
         return
     with contextlib.suppress(OSError):
         _fcntl_mod.fcntl(fd, _F_SETPIPE_SZ, size)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Windows: what CPython there lacks of POSIX (issue #33, the Windows half)
+# ---------------------------------------------------------------------------------------------------
+
+# The `open()` flags above that Windows lacks, and Windows' own O_BINARY (0 elsewhere). What each
+# guards, and how it is kept without it:
+# - O_CLOEXEC: a descriptor not inherited by a child. Python makes every descriptor it opens
+#   non-inheritable anyway (PEP 446; O_NOINHERIT on Windows), so nothing is lost where it is 0.
+# - O_NONBLOCK: opening a FIFO put where a file was expected does not wait for a writer. Where it is
+#   missing (Windows) a folder cannot hold a FIFO (named pipes live in \\.\pipe\), so nothing waits.
+# - O_NOFOLLOW: a symbolic link at the path is refused, not followed. Without it, `open_read_only`
+#   looks at the name first (lstat) and checks that what it opened is that file (fstat); a create
+#   with O_EXCL refuses whatever is already at the name, a link included, so it needs neither.
+# - O_DIRECTORY: what is opened is a folder. Only `fsync_folder` opens folders (see there).
+# - O_BINARY: Windows' own, and the one that must be there: without it a descriptor is in text mode
+#   there, and a read turns CR LF into LF and stops at Ctrl-Z. 0 elsewhere.
+
+
+def open_read_only(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of the file at `path`, never through a symbolic link there.
+
+    With O_NOFOLLOW the system refuses the link. Without it (Windows) the name is looked at first, and
+    what was opened is checked to be the file that was looked at: a link there, or swapped in between,
+    raises OSError(ELOOP) as O_NOFOLLOW would.
+
+    Raises:
+        OSError: as `os.open` does; ELOOP for a link.
+    """
+    if O_NOFOLLOW:
+        return os.open(path, os.O_RDONLY | O_BINARY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+    before = os.lstat(path)
+    if stat.S_ISLNK(before.st_mode):
+        raise OSError(errno.ELOOP, "a symbolic link, not followed", os.fspath(path))
+    fd = os.open(path, os.O_RDONLY | O_BINARY | O_CLOEXEC | O_NONBLOCK)
+    try:
+        after = os.fstat(fd)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise OSError(errno.ELOOP, "the name was replaced while it was opened", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def set_mode(fd: int, path: str | os.PathLike[str], mode: int) -> None:
+    """Give the file open at `fd` (a new file Wren made at `path`) the permissions `mode`, whatever the umask.
+
+    `os.fchmod` where the system has it (through the descriptor: nothing swapped in at the name is
+    touched). Without it (Windows before Python 3.13) `os.chmod` of the name, where it sets or clears
+    only the read-only attribute: the file was just made there with O_EXCL, and is Wren's.
+    """
+    fchmod = getattr(os, "fchmod", None)
+    if fchmod is not None:
+        fchmod(fd, mode)
+    else:
+        os.chmod(path, mode)
+
+
+# One lock for every descriptor read at an offset without pread: the seek and the read that follows it
+# are one step, whatever thread asks.
+_positioned = _thread.allocate_lock()
+
+
+def pread(fd: int, length: int, offset: int) -> bytes:
+    """Up to `length` bytes of `fd` from `offset`, its file position left alone where it can be.
+
+    `os.pread` where the system has it. Without it (Windows) a seek and a read under one lock: the
+    position moves, which nothing in Wren relies on (every read of a shared descriptor comes here).
+    """
+    if _os_pread is not None:
+        return _os_pread(fd, length, offset)
+    with _positioned:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, length)
+
+
+_os_pread: Callable[[int, int, int], bytes] | None = getattr(os, "pread", None)
+_os_pwrite: Callable[[int, bytes | memoryview, int], int] | None = getattr(os, "pwrite", None)
+
+
+def _pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+    """`os.pwrite`, or (Windows) a seek and a write under the lock `pread` takes: for `copy_range` only."""
+    if _os_pwrite is not None:
+        return _os_pwrite(fd, data, offset)
+    with _positioned:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.write(fd, data)
+
+
+def fsync_folder(folder: str | os.PathLike[str]) -> None:
+    """Make the names in `folder` durable (a rename into it, a new file): fsync of the folder.
+
+    Where a folder cannot be opened as a file (Windows: os.open refuses one), nothing: NTFS logs a
+    change of name in its own journal, and there is no descriptor of a folder for Python to sync.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    except PermissionError:
+        if O_DIRECTORY:
+            raise
+        return  # Windows: a folder has no descriptor
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# POSIX file locks and descriptor flags (absent on Windows): the agent's one-writer lock needs them.
+fcntl: ModuleType | None = _fcntl_mod
+
+
+def access_mode(fd: int) -> int | None:
+    """How `fd` is open: os.O_RDONLY, os.O_WRONLY or os.O_RDWR; None where the system cannot say (no fcntl).
+
+    Raises:
+        OSError: `fd` is not an open descriptor.
+    """
+    if fcntl is None:
+        return None
+    return int(fcntl.fcntl(fd, fcntl.F_GETFL)) & _ACCMODE
+
+
+_ACCMODE: int = getattr(os, "O_ACCMODE", 3)  # 3: O_RDONLY 0, O_WRONLY 1, O_RDWR 2 on every system
+
+# Processes: a child given a descriptor by its number (subprocess's pass_fds; a system that forks
+# does, Windows does not), and process groups (a command and all it starts, stopped as one).
+PASS_FDS: bool = hasattr(os, "fork")
+PROCESS_GROUPS: bool = hasattr(os, "killpg") and hasattr(os, "setsid")
+
+# The signals that stop the agent or a mirror, the cancel recorded: SIGHUP (a closed terminal) only
+# where the system has it (not Windows).
+SIGHUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
+# SIGTERM and SIGHUP: the two that end a chat as Ctrl+C does, whatever it is doing.
+END_SIGNALS: tuple[signal.Signals, ...] = tuple(s for s in (signal.SIGTERM, SIGHUP) if s is not None)
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, *END_SIGNALS)
+# SIGHUP's number where it exists, for the exit status 128 + N (1 on every system that has it).
+SIGHUP_NUMBER: int = int(SIGHUP) if SIGHUP is not None else 1
+
+
+@contextlib.contextmanager
+def main_thread_ticks(interval: float, tick: Callable[[], None]) -> Iterator[bool]:
+    """While inside, `tick()` runs in the main thread every `interval` seconds, also inside C code that
+    checks for signals (a `re` match does): an exception it raises stops that code. Yields whether it runs.
+
+    A SIGALRM every interval (setitimer). Without setitimer (Windows) nothing can: a timer thread
+    needs the GIL, which a `re` match never lets go of, so it yields False and the caller keeps its
+    limit another way (search: the `regex` library's own timeout). So too outside the main thread, or
+    where someone else's SIGALRM handler is set.
+    """
+    import threading  # here: only a regex search needs it
+
+    timer = getattr(signal, "setitimer", None)
+    sig = getattr(signal, "SIGALRM", None)
+    if (
+        timer is None
+        or sig is None
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(sig) not in (signal.SIG_DFL, None)
+    ):
+        yield False
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        tick()
+
+    previous = signal.signal(sig, handler)
+    timer(signal.ITIMER_REAL, interval, interval)
+    try:
+        yield True
+    finally:
+        timer(signal.ITIMER_REAL, 0)
+        signal.signal(sig, previous)
+
+
+def add_signal_handler(loop: Any, sig: int, callback: Callable[..., object], *args: object) -> Callable[[], None]:
+    """`loop.add_signal_handler(sig, callback, *args)`: `callback` runs in the event loop when `sig` comes.
+    Returns what takes the handler away again.
+
+    Windows' event loops have no add_signal_handler (NotImplementedError): there `signal.signal` hands
+    the signal to the loop (call_soon_threadsafe), which is where Ctrl+C and a SIGTERM from Python's
+    own `os.kill` arrive; taking it away puts the handler that was there back.
+    """
+    try:
+        loop.add_signal_handler(sig, callback, *args)
+    except NotImplementedError:
+        previous = signal.signal(sig, lambda _signum, _frame: loop.call_soon_threadsafe(callback, *args))
+
+        def put_back() -> None:
+            signal.signal(sig, previous)
+
+        return put_back
+
+    def remove() -> None:
+        loop.remove_signal_handler(sig)
+
+    return remove
+
+
+def folder_read_only(folder: str | os.PathLike[str]) -> bool:
+    """Whether the file system holding `folder` is mounted read-only; False where the system cannot say."""
+    statvfs = getattr(os, "statvfs", None)
+    if statvfs is None:
+        return False
+    return bool(statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 1))
+
+
+def agent_unsupported() -> str | None:
+    """Why the agent (`wren run`, `chat`, `resume`, `demo`) cannot run here, in one sentence; None if it can.
+
+    The agent needs a POSIX system: its one-writer lock is an flock (fcntl), each command runs in a
+    process group of its own so that a stop ends everything it started (killpg), and commands are
+    shell lines (/bin/sh). Windows has none of these; WSL (a Linux) has them all.
+    """
+    missing = [
+        what
+        for what, there in (
+            ("file locks (fcntl)", fcntl is not None),
+            ("process groups", PROCESS_GROUPS),
+            ("a POSIX shell (/bin/sh)", os.path.exists("/bin/sh")),
+        )
+        if not there
+    ]
+    if not missing:
+        return None
+    needs = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+    return (
+        f"the agent (run, chat, resume, demo) needs {needs}, which this system lacks: run it in WSL (Windows "
+        "Subsystem for Linux); the reading commands (watch, ls, log, search, export, otel, fork, diff) work here"
+    )

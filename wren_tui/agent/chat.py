@@ -25,6 +25,7 @@ from ..journal.reader import read_events
 from ..journal.replay import replay
 from ..journal.store import list_sessions, session_id_of, write_problem
 from ..journal.writer import JournalWriter
+from ..portable import END_SIGNALS, folder_read_only
 from . import outcomes
 from .errors import Ended, ResumeRefused, SnapshotStopped, UsageError
 from .loop import Agent, cancel_cause
@@ -109,7 +110,7 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
                     out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
                 current, text = agent, line
                 turn = run_until_signal(lambda: _turn(current, text, report))  # noqa: B023 (called before the loop moves on)
-                if turn.signal in (signal.SIGTERM, signal.SIGHUP):
+                if turn.signal in END_SIGNALS:
                     # The chat ends with the turn; Ctrl+C only stops the turn.
                     end, ended = "cancelled", turn
                     break
@@ -144,7 +145,7 @@ def _stopped_by_signals() -> Iterator[None]:
     def stop(signum: int, _frame: FrameType | None) -> None:
         raise _Stopped(signal.Signals(signum))
 
-    handled = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is not signal.SIG_IGN]
+    handled = [sig for sig in END_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]
     previous = {sig: signal.signal(sig, stop) for sig in handled}
     try:
         yield
@@ -209,7 +210,7 @@ class _Prompt:
             return Ended()
 
         waited = run_until_signal(readable)
-        if waited.signal in (signal.SIGTERM, signal.SIGHUP):
+        if waited.signal in END_SIGNALS:
             raise _Stopped(waited.signal)
         if waited.cancelled:
             raise KeyboardInterrupt
@@ -221,7 +222,7 @@ def check_folder(folder: Path) -> None:
     if os.path.lexists(folder) and not folder.is_dir():
         problem = write_problem(folder, NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)))
     elif folder.is_dir() and not os.access(folder, os.W_OK):
-        code = errno.EROFS if os.statvfs(folder).f_flag & os.ST_RDONLY else errno.EACCES
+        code = errno.EROFS if folder_read_only(folder) else errno.EACCES
         problem = write_problem(folder, OSError(code, os.strerror(code)))
     if problem is not None:
         raise JournalError(f"{problem}; give --dir a folder you can write (or set WREN_DIR)")

@@ -25,6 +25,7 @@ from ..journal.replay import Replayed, Replayer
 from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
 from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
+from ..portable import STOP_SIGNALS
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, UsageError, WorkspaceGone, WorkspaceUnclear
@@ -40,7 +41,6 @@ SYSTEM_PROMPT = (
     + outcomes.prompt_guide().replace("{", "{{").replace("}", "}}")
 )
 # The signals that stop a run the same way: the cancel is recorded, the command's group killed.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass

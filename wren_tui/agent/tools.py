@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from ..journal.targets import NotReplaceable, replaceable
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from .workspace import Place, Workspace, WorkspaceError
 
 OUTPUT_CAP = 16_000
@@ -461,7 +462,7 @@ def _read_regular(name: str, folder: int) -> bytes | None:
     try:
         if not stat.S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
             return None  # not even opened: opening a FIFO or a device can block or act
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        fd = os.open(name, os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_BINARY | O_CLOEXEC, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -509,7 +510,7 @@ def _new_temp(folder: int, name: str) -> tuple[int, str]:
     for _ in range(100):
         tmp = f".{name[:120]}.{secrets.token_hex(8)}.wren-tmp"
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC
             return os.open(tmp, flags, 0o644, dir_fd=folder), tmp
         except FileExistsError:
             continue

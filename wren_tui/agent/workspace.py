@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..journal.targets import kind_of
+from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from .errors import AgentError
 
 TEMPLATE = Path(__file__).resolve().parent / "demo_workspace"
@@ -103,7 +104,7 @@ class Workspace:
 
         With `create`, missing folders are made (only after the path was accepted).
         """
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(self.root, os.O_RDONLY | O_DIRECTORY | O_BINARY | O_CLOEXEC)
         try:
             for n, name in enumerate(parts):
                 try:
@@ -139,7 +140,7 @@ class Workspace:
                     f"{place.rel}: is {kind_of(st.st_mode)}, not a regular file; the file tools read and write "
                     "regular files only"
                 )
-            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+            fd = os.open(name, os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_BINARY | O_CLOEXEC, dir_fd=folder)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise WorkspaceError(f"{place.rel}: became a symbolic link while it was being opened") from None
@@ -149,7 +150,7 @@ class Workspace:
         return fd, os.fstat(fd)
 
 
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FOLDER = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_BINARY | O_CLOEXEC
 
 
 def _not_a_folder(parent: int, parts: tuple[str, ...], exc: OSError) -> Exception:

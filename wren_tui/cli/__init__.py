@@ -40,6 +40,26 @@ COMMANDS: tuple[str, ...] = (
     "mirror",
 )
 
+# What `wren --help` says of each command: the `help=` its module registers (tests/test_command_imports.py
+# checks they are the same), so the list is shown, and --version answered, without importing any command.
+SUMMARIES: dict[str, str] = {
+    "log": "the events of a session, and where and why reading stopped",
+    "ls": "sessions, newest first, with their state",
+    "search": "every match of a pattern across every session, newest first",
+    "fork": "list clean fork points, or fork a new session at SEQ",
+    "run": "one task to the end; prints the session id",
+    "resume": "continue this workspace's latest (or ID) session, optionally with a new MESSAGE",
+    "chat": "a REPL (you >) with /log, /fork [SEQ], /sessions, /quit",
+    "watch": "the viewer: a session live, or the journals of a folder",
+    "export": "write a session as Markdown, a self-contained HTML page, JSON, or an ATIF trajectory",
+    "otel": "send sessions as OpenTelemetry traces (OTLP/HTTP) to Phoenix, Langfuse or any collector",
+    "diff": "compare two sessions (a fork and its parent): what they share, then turn by turn",
+    "diff-files": "a unified diff of the workspace's files between two points of a session (from its snapshots)",
+    "snapshots": "the workspace snapshots' store: its space; prune drops what only deleted sessions refer to",
+    "demo": "the offline scripted agent fixing a failing test, watched live",
+    "mirror": "ship every journal of a folder to NATS JetStream, live (the fleet)",
+}
+
 Handler = Callable[[argparse.Namespace], Exit]
 Register = Callable[[Any, argparse.ArgumentParser], None]
 
@@ -60,6 +80,27 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     A command's module is imported to register it: running one command loads that module alone, so
     `wren run` does not pay for the viewer's, search's or the other agents' code.
     """
+    parser, sub = _top_parser()
+    common = common_options()
+    for name in COMMANDS if only is None else (only,):
+        register: Register = importlib.import_module(f"{__name__}.{name.replace('-', '_')}").register
+        register(sub, common)
+    return parser, dict(sub.choices)
+
+
+def listing_parser() -> argparse.ArgumentParser:
+    """The `wren` parser for what needs no command's own: --help, --version, no command or an unknown one.
+
+    Each command is listed by its summary (SUMMARIES) and imports nothing: `wren --help` and `wren
+    --version` start as fast as Python and this package's first modules allow.
+    """
+    parser, sub = _top_parser()
+    for name in COMMANDS:
+        sub.add_parser(name, help=SUMMARIES[name])
+    return parser
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser = _Parser(
         prog="wren",
         description="A coding agent that survives being killed, and a viewer that only watches it. "
@@ -69,12 +110,7 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     parser.add_argument(
         "--version", action=VersionAction, help="the version, the C modules in use and the journal's durable sync"
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    common = common_options()
-    for name in COMMANDS if only is None else (only,):
-        register: Register = importlib.import_module(f"{__name__}.{name.replace('-', '_')}").register
-        register(sub, common)
-    return parser, dict(sub.choices)
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -86,9 +122,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     words = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
     if at is None or words[at] not in COMMANDS:
-        return build_parser()[0].parse_args(words)  # --help, --version, no command, or an unknown one
+        return listing_parser().parse_args(words)  # --help, --version, no command, or an unknown one
     if at:
-        build_parser()[0].parse_args(words[:at])  # wren's own options before the command (--help, --version)
+        listing_parser().parse_args(words[:at])  # wren's own options before the command (--help, --version)
     # Only the command run is imported: a command starts without loading the others (the viewer, the agent).
     commands = build_parser(words[at])[1]
     args = commands[words[at]].parse_intermixed_args(words[at + 1 :])
@@ -127,7 +163,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
-        build_parser()[0].print_help()
+        listing_parser().print_help()
         return Exit.USAGE
     try:
         return handler(args)

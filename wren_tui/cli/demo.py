@@ -16,7 +16,7 @@ from ..journal.errors import JournalError
 from ..journal.store import SUFFIX, new_session_id, write_problem
 from .console import out
 from .exits import Exit
-from .options import folder_of
+from .options import folder_of, refuse_without_agent
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
 _STOP_WAIT_S = 5.0
@@ -43,6 +43,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> Exit:
+    refuse_without_agent()  # before the workspace or the journals folder is made
     from ..agent.workspace import prepare_workspace
 
     folder = folder_of(args)

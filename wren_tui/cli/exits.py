@@ -25,6 +25,7 @@ from ..journal.errors import (
 )
 from ..journal.verdict import Stop
 from ..journal.visible import visible_text
+from ..portable import SIGHUP_NUMBER
 from .console import err, out
 
 
@@ -38,7 +39,7 @@ class Exit(IntEnum):
     UNREADABLE = 4  # the journal cannot be read past a line
     JOURNAL_CHANGED = 5  # the journal was deleted, moved, replaced or written by another program under the run
     # Stopped by a signal, the cancel recorded: 128 + its number, as a shell reports it.
-    HANGUP = 128 + signal.SIGHUP
+    HANGUP = 128 + SIGHUP_NUMBER  # 129: where there is no SIGHUP (Windows) nothing exits so
     INTERRUPTED = 128 + signal.SIGINT
     TERMINATED = 128 + signal.SIGTERM
 

@@ -13,12 +13,12 @@ import sys
 from typing import Any
 
 from ..agent.errors import UsageError
+from ..portable import STOP_SIGNALS, add_signal_handler
 from .exits import Exit
 from .fleet import fleet_module
 from .options import named_folder_of
 
 URL_ENV = "WREN_NATS_URL"
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -79,14 +79,13 @@ async def _mirror_until_signal(mirror: Any, *, once: bool) -> Exit:
         received.append(sig)
         stop.set()
 
-    handled = [sig for sig in _STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]  # nohup's SIGHUP stays
-    for sig in handled:
-        loop.add_signal_handler(sig, on_signal, sig)
+    handled = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]  # nohup's SIGHUP stays
+    removers = [add_signal_handler(loop, sig, on_signal, sig) for sig in handled]
     try:
         not_mirrored: int = await mirror.run(stop, once=once)
     finally:
-        for sig in handled:
-            loop.remove_signal_handler(sig)
+        for remove in removers:
+            remove()
     if received:
         _report(f"stopped by {received[0].name}")
         return Exit.stopped_by(received[0])

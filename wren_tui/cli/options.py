@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ from ..agent.errors import UsageError
 from ..agent.models import MODELS
 from ..journal.errors import JournalError
 from ..journal.store import journals_dir
+from ..portable import access_mode, agent_unsupported
 
 if TYPE_CHECKING:
     from ..agent.session import Settings
@@ -84,8 +84,21 @@ def agent_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def refuse_without_agent() -> None:
+    """Before the agent's commands (run, chat, resume, demo) touch anything: UsageError where it cannot run.
+
+    On a system without what the agent needs (Windows: no flock, no process groups, no /bin/sh; see
+    `portable.agent_unsupported`) the command stops here, with the sentence that names WSL, before
+    a folder, a journal or a workspace is made.
+    """
+    why = agent_unsupported()
+    if why is not None:
+        raise UsageError(why)
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
     """The agent's settings from the options; UsageError names the first one that cannot work."""
+    refuse_without_agent()
     from ..agent.session import Settings  # the agent's modules load only for the commands that run it
 
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
@@ -118,10 +131,10 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def _check_seq_fd(fd: int) -> None:
     """--seq-fd names a descriptor open for writing, or the run does not start: a supervisor would get nothing."""
     try:
-        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE if fd >= 0 else None
+        mode = access_mode(fd) if fd >= 0 else -1  # None: the system cannot say how it is open
     except OSError:
-        mode = None
-    if mode is None:
+        mode = -1
+    if mode == -1:
         raise UsageError(f"--seq-fd {fd}: no such open file descriptor; open it for writing before starting wren")
-    if mode not in (os.O_WRONLY, os.O_RDWR):
+    if mode is not None and mode not in (os.O_WRONLY, os.O_RDWR):
         raise UsageError(f"--seq-fd {fd}: the descriptor is open for reading only; open it for writing")

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..portable import add_signal_handler
 from .console import out
 from .exits import CommandFailed, Exit
 
@@ -276,8 +277,8 @@ def serve(
             self.debug = debug
             self.initialize_logging()
             loop = asyncio.new_event_loop()
-            loop.add_signal_handler(signal.SIGINT, self.request_exit)
-            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            add_signal_handler(loop, signal.SIGINT, self.request_exit)  # on Windows too (portable)
+            add_signal_handler(loop, signal.SIGTERM, self.request_exit)
             web.run_app(
                 self._make_app(),
                 host=self.host,

@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from .. import portable
 from ..journal.targets import fsync_dir, replaceable
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, set_mode
 
 _FLUSH = 1 << 20
 # What an export's refusal of a FIFO, a device, a socket, a folder or a link at its name ends with.
@@ -70,13 +71,13 @@ class AtomicOutput:
         """
         self._flush()
         try:
-            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
         except OSError as exc:
             self.close()
             raise ExportRefused(f"{self.path.parent}: cannot write there ({_why(exc)})") from None
         try:
             with os.fdopen(fd, "wb", closefd=True) as out:
-                os.fchmod(out.fileno(), self.mode)  # exactly, whatever the umask
+                set_mode(out.fileno(), self._tmp, self.mode)  # exactly, whatever the umask
                 out.write(head.encode("utf-8", "surrogateescape"))
                 out.flush()
                 self._body.flush()
@@ -85,7 +86,7 @@ class AtomicOutput:
                 out.flush()
                 os.fsync(out.fileno())
             replaceable(self.path, advice=REPLACES_ONLY)
-            os.rename(self._tmp, self.path)
+            os.replace(self._tmp, self.path)  # over an earlier export: rename does not, on Windows
         except BaseException:
             self._tmp.unlink(missing_ok=True)
             raise

@@ -27,6 +27,7 @@ import msgspec
 from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
+from ..portable import open_read_only, pread
 from . import aider, atif, claude, codex, copilot, gemini, opencode, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator, split_member
 
@@ -124,16 +125,16 @@ def kind_of(path: Path) -> Kind:
         kind = kind_of(base)
         return kind if isinstance(kind, Format) and kind.export_all is not None else UNKNOWN
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_read_only(path)
     except OSError:
         return WREN
     try:
-        if os.pread(fd, len(LINE_START), 0) == LINE_START:
+        if pread(fd, len(LINE_START), 0) == LINE_START:
             return WREN  # a Wren line's start: no more of the file is read (a folder of journals is looked at fast)
-        head = os.pread(fd, _HEAD, 0)
+        head = pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).
         while b"\n" not in head and len(head) < _HEAD_MAX and len(head) % _HEAD == 0 and head:
-            more = os.pread(fd, len(head), len(head))
+            more = pread(fd, len(head), len(head))
             if not more:
                 break
             head += more

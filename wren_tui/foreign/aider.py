@@ -35,6 +35,7 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
+from ..portable import pread
 from . import make
 from .base import Format, Progress, Tail, Translated, Translator, decode_export, head_of, never_a_line
 
@@ -155,7 +156,7 @@ def export(path: Path, progress: Progress | None = None) -> bytes:
     fd = open_for_reading(path)
     try:
         size = os.fstat(fd).st_size
-        data = os.pread(fd, size, 0)
+        data = pread(fd, size, 0)
     finally:
         os.close(fd)
     if not data.startswith(HEADER) and not data.lstrip(b"\n").startswith(HEADER):

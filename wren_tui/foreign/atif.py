@@ -42,6 +42,7 @@ from ..journal.events import (
     ToolStart,
     Usage,
 )
+from ..portable import pread
 from . import make
 from .base import BadLine, Format, Translated, Translator, not_json
 
@@ -227,7 +228,7 @@ class DocumentFrames:
         end = os.fstat(self.fd).st_size if self.stop is None else self.stop
         parts, offset = [], 0
         while offset < end:
-            chunk = os.pread(self.fd, min(1 << 24, end - offset), offset)
+            chunk = pread(self.fd, min(1 << 24, end - offset), offset)
             if not chunk:
                 break
             parts.append(chunk)

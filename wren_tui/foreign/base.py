@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 import msgspec
 
 from ..journal.events import Event
+from ..portable import open_read_only, pread
 from .make import MALFORMED, note
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -290,11 +291,11 @@ def head_of(path: Path, size: int) -> bytes:
     """The first `size` bytes of the file at `path`; b"" when it cannot be opened or read (no link is followed,
     and a FIFO is never waited on)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_read_only(path)
     except OSError:
         return b""
     try:
-        return os.pread(fd, size, 0)
+        return pread(fd, size, 0)
     except OSError:
         return b""
     finally:

@@ -24,6 +24,7 @@ from ..journal.errors import JournalError, NotASession
 from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
+from ..portable import pread
 from . import FORMATS, WREN, Kind, kind_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
@@ -368,20 +369,20 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     if size == 0:
         return AgentSession(fmt.name, session_id, path, "live" if live else "empty", 0, None, None, 0, None)
     whole = size <= 2 * WINDOW
-    head = os.pread(fd, size if whole else WINDOW, 0)
+    head = pread(fd, size if whole else WINDOW, 0)
     while not whole and b"\n" not in head and len(head) < min(size, _HEAD_MAX):
-        head += os.pread(fd, WINDOW, len(head))
+        head += pread(fd, WINDOW, len(head))
     head_end = head.rfind(b"\n") + 1
     head_lines = head[:head_end].split(b"\n")[:-1]
     window = WINDOW
-    counted = None if whole or size > COUNTED_UNDER else os.pread(fd, size, 0)
+    counted = None if whole or size > COUNTED_UNDER else pread(fd, size, 0)
     try:
         # A file up to COUNTED_UNDER has every line checked, so its row says what `wren log` says of it.
         _check(head[:head_end] if counted is None else counted[: counted.rfind(b"\n") + 1])
         start, cwd = _start(fmt, head_lines)
         while True:
             tail_start = max(size - window, head_end)
-            tail = b"" if whole else os.pread(fd, size - tail_start, tail_start)
+            tail = b"" if whole else pread(fd, size - tail_start, tail_start)
             if tail and tail_start > head_end:
                 tail = tail[tail.find(b"\n") + 1 :]  # the window began inside a line
             tail_lines = tail.split(b"\n")[:-1]
@@ -434,7 +435,7 @@ def _newlines(fd: int, size: int) -> int:
     """The newlines in the first `size` bytes of `fd`, read a megabyte at a time."""
     count = offset = 0
     while offset < size:
-        block = os.pread(fd, min(1 << 20, size - offset), offset)
+        block = pread(fd, min(1 << 20, size - offset), offset)
         if not block:
             break
         count += block.count(b"\n")

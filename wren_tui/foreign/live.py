@@ -8,7 +8,6 @@ file's times from stat.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable
 
@@ -16,8 +15,9 @@ from .. import portable
 
 # A file changed this recently is live, whoever wrote it.
 RECENT_S = 5.0
-_ACCESS = os.O_ACCMODE
-_WRITING = (os.O_WRONLY, os.O_RDWR)
+# /proc/PID/fdinfo says Linux's flags: its O_ACCMODE, O_WRONLY and O_RDWR (os has no O_ACCMODE on Windows).
+_ACCESS = 0o3
+_WRITING = (0o1, 0o2)
 FileKey = tuple[int, int]  # (device, inode)
 
 

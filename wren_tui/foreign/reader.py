@@ -19,6 +19,7 @@ from ..journal.events import Event
 from ..journal.index import CHUNK, Chunk
 from ..journal.lines import Scan
 from ..journal.verdict import ReadVerdict, Stop
+from ..portable import pread
 from .base import BadLine, Format, Frames, Node, Skipped, Translated, Translator
 
 
@@ -26,7 +27,7 @@ def count_lines(fd: int, stop: int) -> int:
     """Newlines in the first `stop` bytes: how many lines come before a tail read from `stop`."""
     count, offset = 0, 0
     while offset < stop:
-        data = os.pread(fd, min(CHUNK * 4, stop - offset), offset)
+        data = pread(fd, min(CHUNK * 4, stop - offset), offset)
         if not data:
             break
         count += data.count(b"\n")
@@ -255,7 +256,7 @@ class Reading:
             return True
         end, tail = self.last
         # The unit's own bytes, not its delimiter: a newline for lines, another byte in a document (ATIF).
-        return os.pread(fd, len(tail), end - len(tail) - 1) == tail
+        return pread(fd, len(tail), end - len(tail) - 1) == tail
 
 
 # How much of the last line read is kept to tell that it is still there.

@@ -75,11 +75,14 @@ def companions(db: Path) -> tuple[Path, Path]:
 
 def _open_quietly(path: Path) -> int:
     """A read-only descriptor that, where the kernel allows, does not even set the file's access time."""
-    try:
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | portable.O_NOATIME)
-    except PermissionError:
-        # O_NOATIME is the owner's: another user's file costs its access time (never its mtime).
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if portable.O_NOATIME:
+        try:
+            return os.open(
+                path, os.O_RDONLY | portable.O_CLOEXEC | portable.O_NOFOLLOW | portable.O_NONBLOCK | portable.O_NOATIME
+            )
+        except PermissionError:
+            pass  # O_NOATIME is the owner's: another user's file costs its access time (never its mtime)
+    return portable.open_read_only(path)
 
 
 def _copy(source: Path, target: Path) -> None:

@@ -12,6 +12,8 @@ import select
 import weakref
 from collections.abc import Callable
 
+from ..portable import O_CLOEXEC, O_NONBLOCK
+
 _IN_ATTRIB, _IN_MOVE_SELF, _IN_DELETE_SELF, _IN_DONT_FOLLOW = 0x4, 0x800, 0x400, 0x2000000
 
 
@@ -23,7 +25,7 @@ def _inotify_calls() -> tuple[Callable[[int], int], Callable[[int, bytes, int], 
 
         libc = ctypes.CDLL(None, use_errno=True)
         init, add = libc.inotify_init1, libc.inotify_add_watch
-    except (ImportError, OSError, AttributeError):
+    except (ImportError, OSError, AttributeError, TypeError):  # TypeError: CDLL(None) on Windows
         return None
     init.argtypes, init.restype = [ctypes.c_int], ctypes.c_int
     add.argtypes, add.restype = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32], ctypes.c_int
@@ -50,7 +52,7 @@ class PathWatch:
         if calls is None:
             return
         init, add = calls
-        fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = init(O_NONBLOCK | O_CLOEXEC)
         if fd < 0:
             return
         self._fd = fd

@@ -17,6 +17,7 @@ from typing import Literal
 
 import msgspec
 
+from ..portable import pread
 from .events import Event, Fork, Message, RunEnd, RunStart, ToolEnd, ToolStart
 from .reader import open_for_reading, scan_events
 from .store import session_id_of
@@ -100,7 +101,7 @@ def common_prefix(a: Path, b: Path) -> int:
     try:
         offset = 0
         while True:
-            x, y = os.pread(fa, _CHUNK, offset), os.pread(fb, _CHUNK, offset)
+            x, y = pread(fa, _CHUNK, offset), pread(fb, _CHUNK, offset)
             if x != y:
                 n = min(len(x), len(y))
                 return offset + next((i for i in range(n) if x[i] != y[i]), n)

@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 
 from .. import portable
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
 from . import _fastpath
 from .calls import CallTracker
 from .errors import JournalError
@@ -174,7 +175,7 @@ def fork(
         else:
             final = folder / f"{new_id}{SUFFIX}"
             tmp = folder / f".{new_id}{SUFFIX}.tmp"
-        out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
         copier = _Copier(src, out, ops)
         try:
             try:
@@ -231,7 +232,7 @@ def fork_from_lines(
     ops = ops or FileOps()
     _ensure_dir(folder, ops)
     new_id, final, tmp = fresh_journal(folder)
-    out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
     try:
         found = _write_prefix(lines, seq, out, ops, parent)
         if isinstance(found, NotAForkPoint):
@@ -443,7 +444,7 @@ def _copy_range(src: int, dst: int, start: int, end: int, ops: FileOps) -> None:
         return
     copied = start
     while copied < end:
-        chunk = os.pread(src, min(1 << 20, end - copied), copied)
+        chunk = pread(src, min(1 << 20, end - copied), copied)
         if not chunk:
             raise JournalError("the parent journal shrank while it was being forked")
         _write_all(ops, dst, chunk)

@@ -34,6 +34,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from .writer import FileOps
 
 _HEAD = struct.Struct(">4sII")
@@ -176,10 +177,8 @@ class _ReadFailed(OSError):
 
 # Files are read and stored in chunks of this size: memory stays bounded whatever a file's size.
 CHUNK = 1 << 20
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows, which has no FIFOs and whose links need privileges
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)  # not on Windows (portable.O_CLOEXEC on branch win says the same)
-_BINARY = getattr(os, "O_BINARY", 0)  # Windows only
+# portable's flags are 0 where the system has none: Windows has no FIFOs, and its links need privileges.
+_NOFOLLOW, _NONBLOCK, _CLOEXEC, _BINARY = O_NOFOLLOW, O_NONBLOCK, O_CLOEXEC, O_BINARY
 _READ = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC | _BINARY
 _WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC | _BINARY
 _PACK_IDS: dict[tuple[str, int, int, int], frozenset[bytes]] = {}  # a pack's index (path, inode, size, mtime): ids
@@ -435,7 +434,7 @@ def stored(
 
 
 _AT = {os.open, os.readlink, os.stat} <= os.supports_dir_fd
-_FOLDER = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+_FOLDER = os.O_RDONLY | _NOFOLLOW | O_DIRECTORY | _CLOEXEC
 
 
 def _open_folder(path: bytes, identity: tuple[int, int]) -> int:

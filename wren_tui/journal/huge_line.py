@@ -10,7 +10,6 @@ writes nothing but its answer on stdout.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from ..portable import PASS_FDS, access_mode, pread
 from .events import Delta, Error, Event, Message, to_builtins
 from .reader import _decode_checked, _LineError, _parse_line
 
@@ -40,6 +40,8 @@ def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int)
 
     _LineError if it cannot be read; ChildFailed if no child could say.
     """
+    if not PASS_FDS:
+        raise ChildFailed("this system passes no descriptor to a child")
     args = [str(n) for n in (fd, start, length, prev_seq, clip)]
     try:
         done = subprocess.run(
@@ -76,10 +78,14 @@ def _cut(value: Any, clip: int) -> Any:
 
 def main() -> int:
     fd, start, length, prev_seq, clip = map(int, sys.argv[1:6])
-    if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY:
+    mode = access_mode(fd)
+    if mode is None:  # the system cannot say: not taken as read-only
+        sys.stderr.write("this system cannot tell how the journal's descriptor is open; this child only reads\n")
+        return 1
+    if mode != os.O_RDONLY:
         sys.stderr.write("the journal's descriptor is open for writing; this child only reads\n")
         return 1
-    line = os.pread(fd, length, start)
+    line = pread(fd, length, start)
     if len(line) != length:
         sys.stderr.write("the journal is shorter than the line\n")
         return 1

@@ -8,12 +8,12 @@ tail first).
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..portable import pread
 from .errors import JournalError
 from .events import Event
 from .huge_line import ChildFailed, decode_elsewhere
@@ -128,7 +128,7 @@ def _line_start(fd: int, offset: int, reach: int) -> int | None:
     end = offset
     while end > low:
         begin = max(end - CHUNK, low)
-        newline = os.pread(fd, end - begin, begin).rfind(b"\n")
+        newline = pread(fd, end - begin, begin).rfind(b"\n")
         if newline >= 0:
             return begin + newline + 1
         end = begin
@@ -155,7 +155,7 @@ def tail_span(fd: int, size: int, window: int, reach: int = TAIL_REACH) -> tuple
             return 0, stop
         begin = stop - window
         # The window ends with the newline of the line before `stop`, so it holds at least one.
-        start = begin + os.pread(fd, window, begin).find(b"\n") + 1
+        start = begin + pread(fd, window, begin).find(b"\n") + 1
         if start < stop:
             return start, stop
         stop = _line_start(fd, stop - 1, reach)  # the last line alone fills the window
@@ -164,7 +164,7 @@ def tail_span(fd: int, size: int, window: int, reach: int = TAIL_REACH) -> tuple
 
 def decode_span(fd: int, start: int, end: int) -> list[Event]:
     """The events on the lines between `start` and `end` (just past the last one's newline), validated once."""
-    data = os.pread(fd, end - start, start)
+    data = pread(fd, end - start, start)
     if len(data) != end - start:
         raise JournalError(f"the journal is shorter than its index (lines at byte {start}); it was replaced")
     return [_parse_line(line, 0) for _start, line in split(data, start)]
@@ -172,7 +172,7 @@ def decode_span(fd: int, start: int, end: int) -> list[Event]:
 
 def decode_at(fd: int, start: int, end: int) -> Event:
     """The event on the line between `start` and `end` (just past its newline), already validated once."""
-    line = os.pread(fd, end - start - 1, start)
+    line = pread(fd, end - start - 1, start)
     if len(line) != end - start - 1:
         raise JournalError(f"the journal is shorter than its index (line at byte {start}); it was replaced")
     return _parse_line(line, 0)

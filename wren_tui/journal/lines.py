@@ -21,10 +21,10 @@ with the reason a person reads, and the scanner says where.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..portable import pread
 from .verdict import Stop
 
 CHUNK = 1 << 20
@@ -72,7 +72,7 @@ class Lines:
         offset = self.start
         while stop is None or offset < stop:
             limit = size if stop is None else min(size, stop - offset)
-            data = os.pread(fd, limit, offset)
+            data = pread(fd, limit, offset)
             if not data:
                 return
             self.looked = max(self.looked, offset + len(data))
@@ -105,7 +105,7 @@ class Lines:
         """Just past the first newline at or after `offset` (before `stop`); None if there is none yet."""
         stop, size = self.stop, self.size
         while stop is None or offset < stop:
-            data = os.pread(self.fd, size if stop is None else min(size, stop - offset), offset)
+            data = pread(self.fd, size if stop is None else min(size, stop - offset), offset)
             if not data:
                 return None
             newline = data.find(b"\n")
@@ -174,7 +174,7 @@ def pread_exactly(fd: int, length: int, offset: int) -> bytes:
     """`length` bytes from `offset`, in as many reads as it takes (fewer only at the end of the file)."""
     parts = []
     while length > 0:
-        part = os.pread(fd, length, offset)
+        part = pread(fd, length, offset)
         if not part:
             break
         parts.append(part)
@@ -186,7 +186,7 @@ def pread_exactly(fd: int, length: int, offset: int) -> bytes:
 def only_nul_after(fd: int, offset: int) -> bool:
     """Whether the file holds nothing but NUL bytes and newlines from `offset` to its end."""
     while True:
-        chunk = os.pread(fd, CHUNK, offset)
+        chunk = pread(fd, CHUNK, offset)
         if not chunk:
             return True
         if chunk.strip(b"\x00\n"):

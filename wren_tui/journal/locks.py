@@ -10,11 +10,11 @@ asked of the file itself. A process answers for its own writers from what it hol
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from pathlib import Path
 
 from .. import portable
+from ..portable import fcntl
 from .errors import JournalLocked
 
 _held: set[tuple[int, int]] = set()  # (device, inode) of the journals this process writes
@@ -28,7 +28,10 @@ def lock(fd: int, path: Path) -> None:
 
     Raises:
         JournalLocked: another process holds it (named when the system says which).
+        OSError: the system has no such locks (Windows: the agent refuses to start there first).
     """
+    if fcntl is None:
+        raise OSError(f"{path}: this system has no file locks (fcntl) to keep one writer per journal")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         portable.hold_mark(fd)
@@ -64,7 +67,7 @@ def lock_holder(path: Path, locks: str | None = None) -> int | None:
     if table is not None:
         return _in_table(st, table)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = portable.open_read_only(path)
     except OSError:
         return None
     try:

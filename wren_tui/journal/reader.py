@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..portable import open_read_only, pread
 from . import _fastpath
 from ._framing import CRC_MISMATCH, crc_problem
 from .errors import JournalError
@@ -153,7 +154,7 @@ def open_for_reading(path: Path) -> int:
     """A read-only descriptor on a journal, or a JournalError that says what is wrong."""
     try:
         # O_NONBLOCK: a FIFO in place of a journal would otherwise block the open until a writer came
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_read_only(path)
     except FileNotFoundError:
         raise JournalError(f"{path}: no such journal") from None
     except PermissionError:
@@ -310,7 +311,7 @@ def read_head_and_tail(path: str | os.PathLike[str], window: int = 1 << 16) -> H
     fd = open_for_reading(Path(path))
     try:
         size = os.fstat(fd).st_size
-        head = os.pread(fd, window, 0)
+        head = pread(fd, window, 0)
         head_lines, head_events = _Lines(), list[Event]()
         cut = head.rfind(b"\n") + 1
         if cut == 0 or not head_lines.take(head[:cut], head_events):
@@ -318,10 +319,10 @@ def read_head_and_tail(path: str | os.PathLike[str], window: int = 1 << 16) -> H
         start = max(size - window, head_lines.offset)
         if start == size:
             return HeadAndTail(head_events, [], size)
-        tail = os.pread(fd, size - start, start)
+        tail = pread(fd, size - start, start)
         if not tail.endswith(b"\n"):
             return None
-        if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
+        if start > 0 and pread(fd, 1, start - 1) != b"\n":
             tail = tail[tail.find(b"\n") + 1 :]  # the window began inside a line
         tail_events: list[Event] = []
         if tail and not _Lines().take(tail, tail_events):

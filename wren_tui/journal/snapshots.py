@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..portable import O_BINARY, O_CLOEXEC
 from . import gitfiles
 from .events import Event, Fork, RunStart, Snapshot, ToolStart
 from .targets import fsync_dir
@@ -1054,7 +1055,7 @@ def _index_entries(index: Path) -> int:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # two threads may write at once
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_BINARY | O_CLOEXEC, 0o600)
     try:
         os.write(fd, data)
         os.fsync(fd)

@@ -14,6 +14,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Literal, cast
 
+from ..portable import open_read_only, pread
 from ._framing import LINE_START
 from .calls import open_calls
 from .errors import JournalError, SessionNotFound
@@ -399,11 +400,11 @@ def starts_as_journal(path: Path) -> bool:
     """True when the file at `path` begins as every line Wren writes does (`{"seq":`): a Wren journal,
     maybe damaged past that. The one cheap test, before any other agent's format is asked (`foreign.kind_of`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_read_only(path)
     except OSError:
         return False
     try:
-        return os.pread(fd, len(LINE_START), 0) == LINE_START
+        return pread(fd, len(LINE_START), 0) == LINE_START
     except OSError:
         return False
     finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ..portable import fsync_folder
 from .errors import JournalError
 
 
@@ -74,9 +75,8 @@ def replaceable(
 
 
 def fsync_dir(folder: str | os.PathLike[str]) -> None:
-    """fsync a folder: what makes a new name in it (a rename, a new file) durable, not only the file's bytes."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """fsync a folder: what makes a new name in it (a rename, a new file) durable, not only the file's bytes.
+
+    Where a folder cannot be opened (Windows), nothing (`portable.fsync_folder` says why).
+    """
+    fsync_folder(folder)

@@ -18,6 +18,7 @@ from typing import Literal, NoReturn, TypeVar
 import msgspec
 
 from .. import portable
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
 from . import _fastpath
 from ._watch import PathWatch, always
 from .errors import JournalChanged, JournalCorrupt, JournalError, JournalUnusable
@@ -62,11 +63,7 @@ class FileOps:
         os.rename(src, dst)
 
     def fsync_dir(self, path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        portable.fsync_folder(path)  # nothing where a folder cannot be opened (Windows)
 
 
 _last_second: tuple[int, str] = (-1, "")  # formatting a time costs more than the write it stamps
@@ -194,7 +191,7 @@ class JournalWriter:
         """
         path, ops = Path(path), ops or FileOps()
         _ensure_dir(path.parent, ops)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC
         try:
             fd = ops.open(path, flags, 0o600)
         except FileExistsError:
@@ -241,7 +238,7 @@ class JournalWriter:
         path, ops = Path(path), ops or FileOps()
         os.close(open_for_reading(path))  # the same checks and errors as reading: missing, link, folder
         try:
-            fd = ops.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = ops.open(path, os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_BINARY | O_CLOEXEC)
         except PermissionError:
             raise JournalError(f"{path}: permission denied (cannot append)") from None
         locked = False
@@ -400,13 +397,13 @@ def _set_torn_aside(path: Path, good: int, ops: FileOps) -> Path:
     """Copy the torn bytes to <name>.torn (kept, never deleted) before they are truncated away; returns that file."""
     fd = open_for_reading(path)
     try:
-        torn = os.pread(fd, os.fstat(fd).st_size - good, good)
+        torn = pread(fd, os.fstat(fd).st_size - good, good)
     finally:
         os.close(fd)
     for n in range(1000):
         aside = path.with_name(path.name + (".torn" if n == 0 else f".torn.{n}"))
         try:
-            out = ops.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            out = ops.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
         except FileExistsError:
             continue
         try:

@@ -37,6 +37,7 @@ from ..journal.events import Event, UnknownEvent
 from ..journal.lines import CUT_SHORT
 from ..journal.redact import MARK
 from ..journal.verdict import Stop
+from ..portable import pread
 from .query import Prefilter, Query
 from .rawpass import holds, native
 from .sources import SPOKEN, FileSession, Item, Saved, items_of
@@ -189,7 +190,7 @@ class Skim:
         lines = offset = 0
         rest = b""
         while True:
-            data = os.pread(fd, SKIM_CHUNK, offset)
+            data = pread(fd, SKIM_CHUNK, offset)
             if not data:
                 return lines, offset - len(rest)
             offset += len(data)

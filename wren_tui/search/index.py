@@ -44,6 +44,7 @@ from urllib.parse import quote
 from ..foreign.listing import owner_of
 from ..journal.store import journals_dir
 from ..journal.verdict import Stop
+from ..portable import open_read_only, pread
 from .query import Query
 from .rawpass import native
 from .sources import Item, Saved
@@ -256,9 +257,9 @@ def fresh(known: Known, st: os.stat_result) -> bool:
 
 def checksums(fd: int, offset: int) -> tuple[int, int]:
     """The checksums of the first bytes and of the bytes just before `offset`."""
-    head = zlib.crc32(os.pread(fd, min(CHECKED, offset), 0))
+    head = zlib.crc32(pread(fd, min(CHECKED, offset), 0))
     low = max(0, offset - CHECKED)
-    return head, zlib.crc32(os.pread(fd, offset - low, low))
+    return head, zlib.crc32(pread(fd, offset - low, low))
 
 
 def grown(known: Known, path: Path, st: os.stat_result) -> bool:
@@ -266,7 +267,7 @@ def grown(known: Known, path: Path, st: os.stat_result) -> bool:
     if not known.resumable or (known.dev, known.ino) != (st.st_dev, st.st_ino) or st.st_size < known.offset:
         return False
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_read_only(path)
     except OSError:
         return False
     try:

@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..journal.errors import JournalError
+from ..portable import open_read_only
 from . import index, readahead
 from .index import FILE_COLUMNS, fts_name, fts_text, item_blob, item_of, known_of, pairs_of, stop_blob
 from .readahead import EVERYTHING, Readahead
@@ -504,7 +505,7 @@ def _read(db: sqlite3.Connection, source: SearchSource) -> int:
     row = db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
     was = None if row is None else known_of(row)
     try:
-        fd = os.open(source.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_read_only(source.path)
     except OSError:
         return 0
     try:

@@ -18,15 +18,13 @@ import contextlib
 import functools
 import importlib
 import re
-import signal
-import threading
 import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
+from ..portable import main_thread_ticks
 from .rawpass import holds, native
 
 # What a raw pass over a line's bytes can be given: `_scan.scan`'s needle, fold, escapes and extras.
@@ -64,12 +62,15 @@ class PatternTooSlow(BadPattern):
         self.texts = texts  # how many texts it was matched on (the last one unfinished)
 
 
-# When the running find() began (None: no regex is matching), read by the SIGALRM handler; the seconds the
-# search's matches took before it, and how many there were; the budget (None: outside `regex_budget`).
+# When the running find() began (None: no regex is matching), read by the tick; the seconds the search's
+# matches took before it, and how many there were; the budget (None: outside `regex_budget`).
 _matching: list[float | None] = [None]
 _spent: list[float] = [0.0]
 _texts: list[int] = [0]
 _limit: list[float | None] = [None]
+# Inside regex_budget where no tick can interrupt `re` (no setitimer: Windows): `find` matches with the
+# `regex` library (a dependency there), whose search takes a timeout: what is left of the budget.
+_by_library: list[bool] = [False]
 
 
 @contextlib.contextmanager
@@ -77,33 +78,28 @@ def regex_budget(seconds: float = REGEX_SECONDS) -> Iterator[None]:
     """While inside, the regex matches of the search take `seconds` in all, then PatternTooSlow is raised.
 
     The whole search's, not each text's: 40 texts at 3 s each stop at the budget as one text at 120 s
-    does. Python's `re` checks for signals as it matches, so a SIGALRM every _TICK interrupts a long
-    match; the handler raises only once the search is over budget (and `find` checks after each match).
-    Only the main thread receives signals: elsewhere (and with a SIGALRM handler already set by someone
-    else) this does nothing.
+    does. Python's `re` checks for signals as it matches, so a tick every _TICK
+    (`portable.main_thread_ticks`: SIGALRM where there is setitimer) interrupts a long match; the tick
+    raises only once the search is over budget (and `find` checks after each match). Without ticks
+    (Windows) each match is timed by the `regex` library with what is left of the budget. Only the
+    main thread can be interrupted so: elsewhere (and with a handler already set by someone else) the
+    budget is checked after each match.
     """
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGALRM) not in (
-        signal.SIG_DFL,
-        None,
-    ):
-        yield
-        return
 
-    def tick(signum: int, frame: FrameType | None) -> None:
+    def tick() -> None:
         began, limit = _matching[0], _limit[0]
         if began is not None and limit is not None and _spent[0] + time.monotonic() - began > limit:
             _matching[0] = None
             raise PatternTooSlow(limit, _texts[0])
 
-    previous = signal.signal(signal.SIGALRM, tick)
     _limit[0], _spent[0], _texts[0] = seconds, 0.0, 0
-    signal.setitimer(signal.ITIMER_REAL, _TICK, _TICK)
     try:
-        yield
+        with main_thread_ticks(_TICK, tick) as ticking:
+            _by_library[0] = not ticking
+            yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
         _matching[0], _limit[0] = None, None
+        _by_library[0] = False
 
 
 @dataclass(frozen=True)
@@ -174,15 +170,35 @@ class Query:
         else:
             began = _matching[0] = time.monotonic()
             _texts[0] += 1
+            limit = _limit[0]
             try:
-                match = self.compiled.search(text)
+                timed = self._timed if _by_library[0] and limit is not None else None
+                if timed is None or limit is None:
+                    match = self.compiled.search(text)
+                else:
+                    match = timed.search(text, timeout=max(limit - _spent[0], 0.001))
+            except TimeoutError:
+                raise PatternTooSlow(limit or 0.0, _texts[0]) from None
             finally:
                 _matching[0] = None
                 _spent[0] += time.monotonic() - began
-            limit = _limit[0]
             if limit is not None and _spent[0] > limit:
                 raise PatternTooSlow(limit, _texts[0])
         return None if match is None else match.span()
+
+    @functools.cached_property
+    def _timed(self) -> Any:
+        """The pattern compiled by the `regex` library (its search takes a timeout); None without it, or
+        for a pattern it reads otherwise than `re` (then the match is not limited)."""
+        try:
+            import regex  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        except ImportError:
+            return None
+        flags = self.compiled.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII)
+        try:
+            return regex.compile(self.compiled.pattern, flags | regex.VERSION0)
+        except (regex.error, OverflowError, RecursionError, MemoryError):
+            return None
 
     @functools.cached_property
     def _literal(self) -> str | None:

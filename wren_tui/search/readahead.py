@@ -35,6 +35,7 @@ from typing import IO, Any
 from .. import portable
 from ..foreign import FORMATS
 from ..journal.errors import JournalError
+from ..portable import open_read_only
 from . import index
 from .foreign import ForeignSession
 from .index import fts_name, fts_text, item_blob, stop_blob
@@ -54,7 +55,6 @@ WORKERS = 3
 AHEAD_BYTES = 32 << 20
 PIPE_BYTES = 1 << 20  # how far a worker may read ahead of the writer (the pipe's size, where Linux allows it)
 _LENGTH = struct.Struct("<I")
-_OPEN = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 Frame = tuple[Any, ...]
 
@@ -90,7 +90,7 @@ def source_of(agent: str, path: str) -> SearchSource:
 def read_whole(source: SearchSource) -> Iterator[Frame]:
     """The frames of one file read whole, as the indexer reads a file new to it (`indexer._read`)."""
     try:
-        fd = os.open(source.path, _OPEN)
+        fd = open_read_only(source.path)
     except OSError:
         yield (SKIP,)
         return

@@ -37,6 +37,7 @@ from ...foreign.snapshot import companions
 from ...journal.errors import JournalError
 from ...journal.index import tail_span
 from ...journal.store import parse_ts
+from ...portable import pread
 from ..tailing import WatchMode, watch_folder
 from . import Whereabouts
 
@@ -175,7 +176,7 @@ class ExportedFile:
         return tail_span(self.fd(), size, window)
 
     def read(self, start: int, length: int) -> bytes:
-        return os.pread(self.fd(), length, start)
+        return pread(self.fd(), length, start)
 
     def look(self) -> Whereabouts:
         if self._replaced:

@@ -18,6 +18,7 @@ from ...journal.index import LineScanner, decode_at, decode_span, tail_span
 from ...journal.locks import fd_holder, lock_holder
 from ...journal.reader import open_for_reading
 from ...journal.store import session_id_of
+from ...portable import pread
 from ..tailing import WatchMode, watch_folder
 from ..timeline import CLIP_CHARS
 from . import Arrival, LineReader, Whereabouts
@@ -127,7 +128,7 @@ class LocalJournal:
         return scanner
 
     def read(self, start: int, length: int) -> bytes:
-        return os.pread(self._opened(), length, start)
+        return pread(self._opened(), length, start)
 
     def decode(self, start: int, end: int, part: int = 0) -> Event:
         assert part == 0, "a Wren journal's line holds one event"
