@@ -42,6 +42,8 @@ def mac_python(code: str, *, stdin: int | None = None) -> subprocess.Popen[str]:
 LINUX_ONLY = re.compile(
     r"os\.(fdatasync|copy_file_range|memfd_create|O_NOATIME|O_PATH|O_DIRECT|O_TMPFILE|posix_fadvise|pipe2"
     r"|sched_getaffinity|MFD_\w+)\b|\"/proc\b|'/proc\b|fcntl\.F_SETPIPE_SZ|fcntl\.F_OFD_|hasattr\(os,|getattr\(os,"
+    # and what Windows lacks, which the reading commands reach: portable has each with its fallback
+    r"|os\.(pread|pwrite|O_CLOEXEC|O_NOFOLLOW|O_NONBLOCK|O_DIRECTORY)\b"
 )
 # Left to the Windows work (issue 33's other half), never to grow: fcntl imported at the top, SIGHUP.
 WINDOWS_LEFT = re.compile(r"signal\.SIGHUP|^\s*import fcntl", re.MULTILINE)

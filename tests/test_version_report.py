@@ -60,13 +60,13 @@ def test_the_version_report_names_the_version_each_c_module_and_the_durable_sync
     assert sync.split(": ", 1)[1] in {"F_FULLFSYNC", "fdatasync", "fsync"}
 
 
-def test_the_durable_sync_reported_is_the_one_the_portable_layer_chose(tmp_path: Path) -> None:
-    try:
-        portable = importlib.import_module("wren_tui.portable")
-    except ImportError:
-        pytest.skip("no wren_tui.portable in this build: the writer calls os.fdatasync, and --version says so")
+def test_the_durable_sync_and_liveness_reported_are_the_ones_the_portable_layer_chose(tmp_path: Path) -> None:
+    from wren_tui import portable
+
     done = run_wren(["--version"], cwd=tmp_path)
-    assert f"Journal's durable sync: {portable.DURABLE_SYNC}" in done.stdout.splitlines()
+    lines = done.stdout.splitlines()
+    assert f"Journal's durable sync: {portable.DURABLE_SYNC}" in lines
+    assert f"A writer seen live by: {portable.LIVENESS}" in lines
 
 
 @pytest.mark.parametrize("refused", [MODULES, MODULES[:1]], ids=["none built", "one missing"])

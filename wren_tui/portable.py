@@ -126,7 +126,7 @@ def copy_range(src: int, dst: int, start: int, end: int | None = None, dst_offse
         view = memoryview(chunk)
         at = None if dst_offset is None else dst_offset + (offset - start)
         while view:
-            n = os.write(dst, view) if at is None else _pwrite(dst, view, at)
+            n = os.write(dst, view) if at is None else pwrite(dst, view, at)
             view = view[n:]
             if at is not None:
                 at += n
@@ -343,6 +343,12 @@ HAS_PREADV = hasattr(os, "preadv")
 _F_SETPIPE_SZ: int | None = getattr(_fcntl_mod, "F_SETPIPE_SZ", None)
 
 
+def effective_uid() -> int | None:
+    """The process's effective user id; None where the system has none (Windows: files have no owner uid)."""
+    geteuid = getattr(os, "geteuid", None)
+    return None if geteuid is None else int(geteuid())
+
+
 def usable_cpus() -> int:
     """How many CPUs this process may run on (its affinity where the system says, else all of them)."""
     affinity = getattr(os, "sched_getaffinity", None)
@@ -442,7 +448,7 @@ _os_pread: Callable[[int, int, int], bytes] | None = getattr(os, "pread", None)
 _os_pwrite: Callable[[int, bytes | memoryview, int], int] | None = getattr(os, "pwrite", None)
 
 
-def _pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
+def pwrite(fd: int, data: bytes | memoryview, offset: int) -> int:
     """`os.pwrite`, or (Windows) a seek and a write under the lock `pread` takes: for `copy_range` only."""
     if _os_pwrite is not None:
         return _os_pwrite(fd, data, offset)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
+from .. import __version__, portable
 
 # Each C module, what it does, and the Python that does the same without it.
 C_MODULES: tuple[tuple[str, str, str], ...] = (
@@ -31,16 +31,6 @@ def _c_module(name: str) -> str | None:
     except ImportError as exc:
         return str(exc) or type(exc).__name__
     return None
-
-
-def durable_sync() -> str:
-    """The call that puts each journal append on stable storage here (wren_tui.portable.DURABLE_SYNC)."""
-    try:
-        portable = importlib.import_module("wren_tui.portable")
-    except ImportError:  # a build from before the portable layer: the writer calls os.fdatasync
-        return "fdatasync"
-    named = getattr(portable, "DURABLE_SYNC", None)
-    return named if isinstance(named, str) else "fdatasync"
 
 
 def report() -> str:
@@ -60,7 +50,8 @@ def report() -> str:
             lines.append(f"  {short}: C ({what})")
         else:
             lines.append(f"  {short}: Python's fallback, {fallback} ({why})")
-    lines.append(f"Journal's durable sync: {durable_sync()}")
+    lines.append(f"Journal's durable sync: {portable.DURABLE_SYNC}")
+    lines.append(f"A writer seen live by: {portable.LIVENESS}")
     return "\n".join(lines)
 
 

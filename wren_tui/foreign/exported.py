@@ -1,7 +1,7 @@
 """A session read through a descriptor of its lines, whatever its agent keeps it in.
 
 Every reader of other agents' sessions (listing, `wren log`, fork points, search, the viewer) reads
-whole lines through a descriptor with `os.pread`. A JSONL session file is opened as it is. A
+whole lines through a descriptor with `pread` (`portable.pread`). A JSONL session file is opened as it is. A
 session kept otherwise (OpenCode's database, aider's Markdown) is exported by its format into lines
 (`Format.export`) held in an anonymous in-memory file: the same readers then read it unchanged,
 and the agent's own file is only ever read, through a private copy where it must be.

@@ -24,7 +24,7 @@ from ..journal.errors import JournalError, NotASession
 from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
-from ..portable import pread
+from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, pread
 from . import FORMATS, WREN, Kind, kind_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
@@ -109,11 +109,11 @@ def _session_through_link(fmt: Format, link: Path) -> bool:
     try:
         if not stat.S_ISREG(os.stat(link).st_mode):
             return False
-        fd = os.open(link, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(link, os.O_RDONLY | O_BINARY | O_CLOEXEC | O_NONBLOCK)
     except OSError:
         return False
     try:
-        head = os.pread(fd, 256, 0)
+        head = pread(fd, 256, 0)
     except OSError:
         return False
     finally:

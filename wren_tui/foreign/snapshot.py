@@ -234,7 +234,7 @@ def check_before_copy(db: Path) -> None:
         )
     fd = _open_quietly(db)
     try:
-        fault = _header_fault(os.pread(fd, 100, 0))
+        fault = _header_fault(portable.pread(fd, 100, 0))
     finally:
         os.close(fd)
     if fault is not None:
@@ -284,7 +284,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
 
 def _schema_tables(fd: int, size: int) -> set[str]:
     """The `table` rows' names in `sqlite_master` (the b-tree rooted at page 1), walked without recursion."""
-    head = os.pread(fd, 100, 0)
+    head = portable.pread(fd, 100, 0)
     page_size = int.from_bytes(head[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     usable = page_size - head[20]
@@ -296,7 +296,7 @@ def _schema_tables(fd: int, size: int) -> set[str]:
         read += 1
         if not 1 <= number <= pages or depth > _SCHEMA_DEPTH or read > _SCHEMA_PAGES:
             raise _Damaged
-        page = os.pread(fd, page_size, (number - 1) * page_size)
+        page = portable.pread(fd, page_size, (number - 1) * page_size)
         at = 100 if number == 1 else 0
         kind, cells = page[at], int.from_bytes(page[at + 3 : at + 5], "big")
         pointers = at + (12 if kind == 0x05 else 8)
@@ -370,7 +370,7 @@ def sweep_dead_copies(folder: str | None = None) -> list[Path]:
     where = folder or tempfile.gettempdir()
     removed: list[Path] = []
     me = os.getpid()
-    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    uid = portable.effective_uid()
     try:
         entries = list(os.scandir(where))
     except OSError:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..portable import O_BINARY, O_CLOEXEC
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, fcntl
 from . import gitfiles
 from .events import Event, Fork, RunStart, Snapshot, ToolStart
 from .targets import fsync_dir
@@ -121,7 +121,7 @@ MARK = "wren-store"
 # The store's lock (`Store._locked`) and the trees runs are about to name (`Store._register`).
 LOCK = "wren.lock"
 PENDING = "pending"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NOFOLLOW = O_NOFOLLOW
 _MARK = b"a workspace snapshot store made by Wren (docs/snapshots.md); its config is Wren's own\n"
 # Files that point git at other folders (objects, config): a store with any of them is not used.
 _REDIRECTS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree")
@@ -476,13 +476,11 @@ class Store:
         Where there is no flock (Windows), nothing is locked, and prune's grace alone keeps what a run
         is writing (docs/snapshots.md).
         """
-        try:
-            import fcntl
-        except ImportError:
+        if fcntl is None:
             yield
             return
         try:
-            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+            fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | O_CLOEXEC | _NOFOLLOW, 0o600)
         except OSError as exc:
             if not exclusive and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
                 # A store this process may only read (a fork from a read-only folder): no prune can run there.
@@ -507,7 +505,7 @@ class Store:
         try:
             folder.mkdir(mode=0o700, exist_ok=True)
             tmp = folder / f".{session_id}.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_BINARY | O_CLOEXEC | _NOFOLLOW, 0o600)
             try:
                 os.write(fd, tree.encode() + b"\n")
             finally:
@@ -950,7 +948,7 @@ def _under(name: bytes, folders: set[bytes]) -> bool:
 def _small(path: Path) -> bytes | None:
     """A small file's bytes (the first 64 KB and one more), never through a link; None when it is not there."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | O_BINARY | O_CLOEXEC | _NOFOLLOW)
     except FileNotFoundError:
         return None
     try:

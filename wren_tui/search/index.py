@@ -44,7 +44,7 @@ from urllib.parse import quote
 from ..foreign.listing import owner_of
 from ..journal.store import journals_dir
 from ..journal.verdict import Stop
-from ..portable import open_read_only, pread
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_read_only, pread
 from .query import Query
 from .rawpass import native
 from .sources import Item, Saved
@@ -61,8 +61,7 @@ SIDE_FILES = ("-wal", "-shm", "-journal")
 _HEADER = b"SQLite format 3\x00"
 # Feature-tested (Windows has neither; `linked` is what refuses a link there): open never through a link, never
 # waiting on a FIFO; and not inherited by a child.
-NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_NO_WAIT = getattr(os, "O_NONBLOCK", 0)
+NO_FOLLOW = O_NOFOLLOW | O_CLOEXEC
 # Bytes before where a reading ended (and at the file's start) whose checksum says a grown file was only appended to.
 CHECKED = 4096
 BUSY_MS = 10_000  # how long to wait for a writer that holds the index
@@ -297,7 +296,7 @@ def kind_at(path: Path) -> str:
     if linked(path) is not None:
         return "link"
     try:
-        fd = os.open(path, os.O_RDONLY | NO_FOLLOW | _NO_WAIT)
+        fd = os.open(path, os.O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_BINARY)
     except FileNotFoundError:
         return "absent"
     except OSError:
@@ -305,7 +304,7 @@ def kind_at(path: Path) -> str:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "odd"
-        header = os.pread(fd, 100, 0)
+        header = pread(fd, 100, 0)
     except OSError:
         return "garbage"
     finally:

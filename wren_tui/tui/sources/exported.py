@@ -1,7 +1,7 @@
 """A session its agent does not keep as JSON lines (OpenCode's database, aider's Markdown), read as if it did.
 
 Its format exports it into lines (`wren_tui.foreign.exported`), held in an anonymous in-memory
-file that the viewer reads exactly as it reads a session file: `os.pread` on one descriptor. The
+file that the viewer reads exactly as it reads a session file: `pread` (`portable.pread`) on one descriptor. The
 agent's files are watched through their folder (inotify, or polling their stat where it cannot):
 when the file, or a database's `-wal`, changes, the session is exported again (from a new private
 copy, for a database); lines added after the ones held are appended, so the screen follows them as
@@ -37,7 +37,7 @@ from ...foreign.snapshot import companions
 from ...journal.errors import JournalError
 from ...journal.index import tail_span
 from ...journal.store import parse_ts
-from ...portable import pread
+from ...portable import pread, pwrite
 from ..tailing import WatchMode, watch_folder
 from . import Whereabouts
 
@@ -210,7 +210,7 @@ class ExportedFile:
             view = memoryview(new)[len(old) :]
             at = len(old)
             while view:
-                wrote = os.pwrite(self._fd, view, at)
+                wrote = pwrite(self._fd, view, at)
                 view, at = view[wrote:], at + wrote
             self._data = new
         else:

@@ -1,7 +1,7 @@
 """Another agent's session file (Claude Code, Codex, pi) as a session source: its lines translated into Wren events.
 
 The file is opened, read, watched and followed exactly as a Wren journal is (`LocalJournal`: one
-read-only descriptor, `os.pread`, its folder watched), and never written, locked or touched. Each
+read-only descriptor, `pread` (`portable.pread`), its folder watched), and never written, locked or touched. Each
 line is translated by its format (`wren_tui.foreign`); seq is the line's number. A line is decoded
 again by its span and its place among the line's events, through the memory of the reading that
 read it last (when a call was asked, what a reply's earlier lines already counted).

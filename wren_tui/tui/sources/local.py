@@ -1,6 +1,6 @@
 """A Wren journal file on this machine, as a session source: read by offset, watched through its folder.
 
-The file is opened once, read-only, and read through that descriptor with `os.pread`, so a journal
+The file is opened once, read-only, and read through that descriptor with `pread` (`portable.pread`), so a journal
 that is moved or deleted while it is shown is still read (its name is only asked what became of it).
 """
 
