@@ -49,7 +49,9 @@ CREATE TABLE IF NOT EXISTS listings(
 );
 CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_file ON items(file, id);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, name, content='', columnsize=0, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    text, name, content='', columnsize=0, detail=none, tokenize='trigram'
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS pairs USING fts5(
     text, name, content='', columnsize=0, tokenize="ascii tokenchars '_'"
 );
