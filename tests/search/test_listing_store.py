@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import run_wren
 from tests.foreign.sessions import AN_HOUR, copy_session, lines_of
 from wren_tui.foreign.live import held_for_writing
@@ -97,3 +99,62 @@ def test_ls_agent_reads_unchanged_sessions_from_the_store_and_follows_every_chan
     removed.unlink()
     assert str(removed) not in {r["path"] for r in same(tmp_path)}
     assert str(removed) not in stored(tmp_path)
+
+
+# `wren ARGS` with every open of a file under OPENS_UNDER written to OPENS_TO at exit (Python's audit hook
+# sees each os.open and open, whoever calls it).
+COUNTING = """
+import atexit, os, sys
+root, opened = os.environ["OPENS_UNDER"], []
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0])
+        if path.startswith(root):
+            opened.append(path)
+sys.addaudithook(hook)
+atexit.register(lambda: open(os.environ["OPENS_TO"], "w").write("".join(p + "\\n" for p in opened)))
+sys.argv[0] = "wren"
+from wren_tui.cli import main
+sys.exit(main())
+"""
+
+
+def opened_by_ls(tmp_path: Path, agent: str, journals: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """`wren ls --agent AGENT --json` as a process: its rows, and the files under the agents' folders it opened."""
+    report = tmp_path / "opened.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")}
+    env |= {var: str(tmp_path / f"agents-{name}") for name, var in HOMES.items()}  # one prefix: "agents-"
+    env |= {"WREN_DIR": str(journals), "OPENS_UNDER": str(tmp_path / "agents-"), "OPENS_TO": str(report)}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    result = subprocess.run(
+        [sys.executable, "-c", COUNTING, "ls", "--agent", agent, "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), report.read_text().splitlines()
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi", "all"])
+def test_after_a_search_built_the_index_ls_agent_reads_no_session_file(tmp_path: Path, agent: str) -> None:
+    paths = [
+        copy_session(each, name, tmp_path / f"agents-{each}" / ROOTS[each], nested=True, stem=f"{each}-{name}")
+        for each in HOMES
+        for name in ("simple", "multi-turn", "killed")
+    ]
+    journals, elsewhere = tmp_path / "journals", tmp_path / "no-index-yet"
+    journals.mkdir()
+    elsewhere.mkdir()
+    # Without the index's rows, the listing opens every file it lists (the count sees them).
+    fresh, opened = opened_by_ls(tmp_path, agent, elsewhere)
+    assert fresh and {row["path"] for row in fresh} <= {str(p) for p in paths}
+    assert set(opened) >= {row["path"] for row in fresh}
+    env = {var: str(tmp_path / f"agents-{name}") for name, var in HOMES.items()} | {"WREN_DIR": str(journals)}
+    built = run_wren(["search", "--agent", agent, "zzz-no-such-words"], cwd=tmp_path, env=env)
+    assert built.returncode == 1, built.stderr
+    after, opened = opened_by_ls(tmp_path, agent, journals)
+    assert opened == []  # every row from the index's build: no second walk through the files
+    assert after == fresh

@@ -8,6 +8,7 @@ hits; a journal that cannot be opened is named on stderr and the others are stil
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import math
 import os
@@ -99,8 +100,36 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help='one JSON object a line: each match ({"type": "hit", ...}), and each session whose reading '
-        'stopped early ({"type": "stopped", ...})',
+        help='one JSON object a line: each match ({"type": "hit", ...}, every one: --json is not cut per session), '
+        'each session whose reading stopped early ({"type": "stopped", ...}), and after a page cut by --limit '
+        '{"type": "page", "after": CURSOR}',
+    )
+    p.add_argument(
+        "-l",
+        "--files-with-matches",
+        dest="files",
+        action="store_true",
+        help="only the sessions that match, one path a line (as rg -l; each one `wren log` opens), each read "
+        'no further than its first match; with --json {"type": "session", ...}',
+    )
+    p.add_argument(
+        "--all",
+        dest="every",
+        action="store_true",
+        help=f"every hit of each session (by default, on a terminal and in a pipe alike, the first {PER_SESSION} "
+        "of a session and a count of the rest)",
+    )
+    p.add_argument(
+        "--limit",
+        type=_count,
+        metavar="N",
+        help="at most N hits (with -l, N sessions), then the cursor of the next page on stderr "
+        "(next page: --after CURSOR)",
+    )
+    p.add_argument(
+        "--after",
+        metavar="CURSOR",
+        help="the next page: start where the page that printed CURSOR stopped (the same search, the same options)",
     )
     p.set_defaults(handler=cmd_search)
 
@@ -121,12 +150,17 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     for sentence in dict.fromkeys(skipped):
         err(f"{sentence}; they were not searched")
     index = None if opened is None else indexed(opened, sources)
+    after = None if args.after is None else Cursor.of(args.after)
+    if after is not None:
+        sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    cap = None if args.every or args.json or args.files else PER_SESSION
+    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     found = 0
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
-            found = _show(search(sources, query, filters, index=index, quiet=True), show)
+            found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
     except PatternTooSlow as exc:
         where = "on one text" if exc.texts <= 1 else f"over the {exc.texts:,} texts it was matched on"
         raise UsageError(
@@ -162,22 +196,124 @@ def _regex_seconds() -> float:
     return seconds
 
 
-def _show(results: Iterator[Hit | Searched], show: _Json | _Text) -> int:
-    found = 0
-    for each in results:
-        if isinstance(each, Hit):
-            found += 1
-            show.hit(each)
-            continue
-        if each.unreadable is not None:
-            err(f"{each.unreadable}; it was not searched")
-        for warning in each.warnings:
-            err(f"warning: {each.session}: {warning}")
-        if each.stop is not None:
-            show.stopped(each, each.stop)
-        if each.hits or each.stop is not None:
+PER_SESSION = 5  # hits of a session shown without --all: a screenful for a few sessions, then a count
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hits: give 1 or more, such as 20")
+    return n
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the next page starts: the hit numbered `skip` (from 0) of the session at `path`, `shown` of its
+    hits already shown on earlier pages (for the count of the rest). Printed as URL-safe base64 of JSON."""
+
+    path: str
+    skip: int
+    shown: int
+
+    def text(self) -> str:
+        raw = _json.encode([self.path, self.skip, self.shown])
+        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+    @classmethod
+    def of(cls, text: str) -> Cursor:
+        """The cursor `text` is. Raises UsageError: it is not one a page printed."""
+        try:
+            raw = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
+            path, skip, shown = msgspec.json.decode(raw, type=tuple[str, int, int])
+        except (ValueError, msgspec.DecodeError):
+            raise UsageError(
+                f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page: --after …'"
+            ) from None
+        if skip < 0 or shown < 0 or shown > skip:
+            raise UsageError(f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page'")
+        return cls(path, skip, shown)
+
+    def rest(self, sources: list[SearchSource]) -> list[SearchSource]:
+        """`sources` from the cursor's session on. Raises UsageError: that session is no longer listed."""
+        for at, source in enumerate(sources):
+            if str(source.path) == self.path:
+                return sources[at:]
+        raise UsageError(
+            f"the next page's session {self.path} is no longer among the sessions searched (moved or deleted): "
+            "search again without --after"
+        )
+
+
+class Pager:
+    """Hits shown as a page: at most `limit` (hits, or sessions with `files`), from `after`, `cap` of each session.
+
+    The sessions come in the listing's order, newest first; a session's hits in its order. Past `cap`, a
+    session's hits are counted, not shown, and the count said when its reading ends. Once `limit` are shown,
+    the next hit that would be shown ends the page, its place printed as the next page's cursor (nothing is
+    printed when there is no next hit).
+    """
+
+    def __init__(
+        self, show: _Json | _Text, *, limit: int | None, cap: int | None, after: Cursor | None, files: bool
+    ) -> None:
+        self.show, self.limit, self.cap, self.files = show, limit, cap, files
+        self.after = after
+        self.path: Path | None = None  # the session being shown
+        self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
+
+    def run(self, results: Iterator[Hit | Searched]) -> int:
+        """Show `results` as a page; how many hits (or sessions) it showed."""
+        printed = 0
+        for each in results:
+            if isinstance(each, Searched):
+                self._ended(each)
+                continue
+            if each.path != self.path:
+                self.path, self.seen, self.shown, self.hidden = each.path, 0, 0, 0
+                if self.after is not None and str(each.path) == self.after.path:
+                    self.shown = self.after.shown  # the session goes on from the last page
+            after = self.after
+            if after is not None and str(each.path) == after.path and self.seen < after.skip:
+                self.seen += 1  # on an earlier page
+                continue
+            if self.cap is not None and self.shown >= self.cap:
+                self.seen += 1
+                self.hidden += 1
+                continue
+            if self.limit is not None and printed >= self.limit:
+                self._next(Cursor(str(each.path), self.seen, self.shown))
+                break
+            self.show.session(each) if self.files else self.show.hit(each)
+            printed += 1
+            self.seen += 1
+            self.shown += 1
+        return printed
+
+    def _ended(self, searched: Searched) -> None:
+        if searched.unreadable is not None:
+            err(f"{searched.unreadable}; it was not searched")
+        for warning in searched.warnings:
+            err(f"warning: {searched.session}: {warning}")
+        if searched.path == self.path and self.hidden:
+            self.show.more(self.hidden)
+            self.hidden = 0
+        if searched.stop is not None:
+            if self.files and isinstance(self.show, _Text):
+                err(f"warning: {searched.path}: {stop_words(searched.stop)}")
+            else:
+                self.show.stopped(searched, searched.stop)
+        if searched.hits or searched.stop is not None:
             sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
-    return found
+
+    def _next(self, cursor: Cursor) -> None:
+        if isinstance(self.show, _Json):
+            self.show.page(cursor)
+        else:
+            sys.stdout.flush()
+            sys.stderr.write(f"next page: --after {cursor.text()}\n")  # not an error: no "wren:" before it
 
 
 @dataclass
@@ -299,6 +435,12 @@ class _Text:
         line = f"  {place:>10}  {item.ts}  {visible(role):<16}  {marked(hit, self.marks)}\n"
         sys.stdout.write(line)
 
+    def more(self, hidden: int) -> None:
+        sys.stdout.write(f"  … and {hidden:,} more in this session; --all prints every hit\n")
+
+    def session(self, hit: Hit) -> None:
+        sys.stdout.write(f"{visible(str(hit.path))}\n")
+
     def stopped(self, searched: Searched, stop: Stop) -> None:
         if self.heading is None or self.heading[0] != searched.session:
             sys.stdout.write(f"{searched.session}  {searched.agent}\n")
@@ -307,7 +449,17 @@ class _Text:
 
 
 class _Json:
-    """One object a line: hits, and sessions whose reading stopped before their end."""
+    """One object a line: hits (or sessions, with -l), sessions whose reading stopped before their end, the page."""
+
+    def more(self, hidden: int) -> None:
+        raise AssertionError("--json shows every hit")  # never cut per session
+
+    def session(self, hit: Hit) -> None:
+        row = {"type": "session", "agent": hit.agent, "session": hit.session, "path": str(hit.path)}
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
+
+    def page(self, cursor: Cursor) -> None:
+        sys.stdout.buffer.write(escaped_json(_json.encode({"type": "page", "after": cursor.text()})) + b"\n")
 
     def hit(self, hit: Hit) -> None:
         item = hit.item

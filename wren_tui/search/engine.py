@@ -82,6 +82,7 @@ def search(
     cancelled: Callable[[], bool] = lambda: False,
     index: Snapshot | None = None,
     quiet: bool = False,
+    first: bool = False,
 ) -> Iterator[Found]:
     """Every hit of `query` in `sources`, in their order and each one's order, and a `Searched` after each.
 
@@ -90,6 +91,8 @@ def search(
     a session the index knows as it is now is answered from it, one that grew from it and its tail.
     `quiet`: no `Searched` for a session with nothing to say (no hit, read to its end, no warning), as a
     command that shows no progress wants: most of 2,000 sessions, answered from the index in a few µs each.
+    `first`: a session's reading ends at its first hit (`wren search -l`); its `Searched` then says no stop,
+    as nothing after the hit was read.
     """
     for source in sources:
         if cancelled():
@@ -116,12 +119,18 @@ def search(
                 if hit is not None:
                     hits += 1
                     yield hit
+                    if first:
+                        break
         except JournalError as exc:
             yield Searched(source.agent, source.session, source.path, hits, unreadable=str(exc))
             continue
         except OSError as exc:
             why = (exc.strerror or str(exc)).lower()
             yield Searched(source.agent, source.session, source.path, hits, unreadable=f"{source.path}: {why}")
+            continue
+        if first and hits:
+            warned = answer.known.warnings if answer is not None and answer.whole else tuple(source.warnings)
+            yield Searched(source.agent, source.session, source.path, hits, None, warned)
             continue
         if answer is not None and answer.whole:
             known = answer.known

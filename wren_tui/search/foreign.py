@@ -30,6 +30,7 @@ import msgspec
 
 from ..foreign import Format
 from ..foreign.exported import open_lines
+from ..foreign.listing import AgentSession, describe_agent_session
 from ..foreign.make import THINKING
 from ..foreign.reader import Translation
 from ..foreign.redacted import clean, redacted
@@ -64,6 +65,14 @@ class ForeignSession(FileSession):
 
     def items(self, query: Query) -> Iterator[Item]:
         return self._read(None, Skim.of(query, self._format))
+
+    def listing(self) -> AgentSession | None:
+        """`wren ls --agent`'s row of this file as it is now, said as if no process were writing it (the
+        listing says "live" itself); None for a file that is not one session or cannot be read."""
+        if self._format.export is not None:
+            return None  # a database of sessions (`DB#ID`): listed from its export, not kept
+        row = describe_agent_session(self._path, self._format, held=set(), live=False)
+        return None if row.state == "unreadable" else row
 
     def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
         return self._read(saved)

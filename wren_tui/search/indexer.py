@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS listings(
 );
 CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS items_file ON items(file, id);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, name, content='', columnsize=0, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    text, name, content='', columnsize=0, detail=none, tokenize='trigram'
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS pairs USING fts5(
     text, name, content='', columnsize=0, tokenize="ascii tokenchars '_'"
 );
@@ -320,10 +322,10 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
             _merging(db, not merged)
         for source, place in todo:
             batch.open()
-            if reader is None or place is None:
-                read += _savepoint(db, source)
-            else:
-                read += _taken(db, source, reader, place)
+            done = _savepoint(db, source) if reader is None or place is None else _taken(db, source, reader, place)
+            if done:
+                _listed(db, source)
+            read += done
             batch.maybe_commit()
         for key in forget:
             row = db.execute("SELECT id FROM files WHERE path = ?", (key,)).fetchone()
@@ -354,6 +356,23 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
                 db.execute("PRAGMA wal_autocheckpoint=1000")  # SQLite's own, for what follows on this connection
                 db.execute(f"PRAGMA cache_size={cached}")
     return read
+
+
+def _listed(db: sqlite3.Connection, source: SearchSource) -> None:
+    """Keep `wren ls --agent`'s row of another agent's file just read (its head and tail read again, a few
+    kB), so the listing after a build reads none of them (docs/search-index.md, "wren ls --agent")."""
+    listing = getattr(source, "listing", None)  # a ForeignSession's (Wren's journals are listed otherwise)
+    if listing is None:
+        return
+    try:
+        st = os.stat(source.path)
+    except OSError:
+        return
+    row = listing()
+    if row is not None:
+        from .listings import keep  # the other agents' listing: loaded only when one of their files is read
+
+        keep(db, source.path, st, row)
 
 
 MERGE_AFTER = 200  # files to read in one refresh from which the full-text tables are merged into one segment

@@ -24,6 +24,22 @@ def _key(st: os.stat_result) -> _Key:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def packed(row: AgentSession) -> bytes:
+    """`row` as the `listings` table keeps it (its path as text)."""
+    fields = list(astuple(row))
+    fields[2] = str(fields[2])
+    return marshal.dumps(tuple(fields))
+
+
+def keep(db: sqlite3.Connection, path: Path, st: os.stat_result, row: AgentSession) -> None:
+    """Keep `row`, made of the file at `path` as `st` says it was, for the next `wren ls --agent` (in the
+    caller's transaction): the indexer keeps the row of each file it reads, so no listing reads it again."""
+    db.execute(
+        "INSERT OR REPLACE INTO listings(path, dev, ino, size, mtime, row) VALUES (?, ?, ?, ?, ?, ?)",
+        (str(path), *_key(st), packed(row)),
+    )
+
+
 class StoredSummaries:
     """`foreign.listing.Summaries` in the index's database (table `listings`), read at once, written at `save`."""
 
@@ -46,9 +62,7 @@ class StoredSummaries:
         return AgentSession(*fields)
 
     def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None:
-        fields = list(astuple(row))
-        fields[2] = str(path)
-        self.new[str(path)] = (_key(st), marshal.dumps(tuple(fields)))
+        self.new[str(path)] = (_key(st), packed(row))
 
     def save(self, places: list[Path]) -> None:
         """Write the rows read this time; drop those of files under `places` not listed. Raises sqlite3.Error."""
