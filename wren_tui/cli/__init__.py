@@ -36,6 +36,7 @@ COMMANDS: tuple[str, ...] = (
     "diff",
     "diff-files",
     "snapshots",
+    "rewind",
     "demo",
     "mirror",
 )
