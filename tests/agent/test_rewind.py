@@ -141,6 +141,13 @@ def test_a_file_someone_else_changed_since_is_kept_and_listed_and_force_rewinds_
     said = wren(["rewind", *dir_, sid, str(point["seq"]), "--yes", "--force"], workspace)
     assert "keep 0" in said
     assert state_of(workspace) == expected[2]
+    # Kept by one rewind, then put back by the person as the session had it: the next rewind rewinds it.
+    (workspace / "empty.txt").write_text("by hand again\n")
+    said = wren(["rewind", *dir_, sid, str(points[0]["seq"]), "--yes"], workspace)
+    assert "keep    empty.txt" in said and rewinds(journal)[-1].kept == ["empty.txt"]
+    (workspace / "empty.txt").write_bytes(expected[2]["empty.txt"][1])
+    said = wren(["rewind", *dir_, sid, str(points[-1]["seq"]), "--yes"], workspace)
+    assert "keep 0" in said and state_of(workspace) == expected[-1]
 
 
 def test_a_rewind_is_refused_while_the_session_is_live_and_changes_nothing(workspace: Path) -> None:
