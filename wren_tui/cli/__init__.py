@@ -37,6 +37,7 @@ COMMANDS: tuple[str, ...] = (
     "diff-files",
     "snapshots",
     "rewind",
+    "blame",
     "demo",
     "mirror",
 )
