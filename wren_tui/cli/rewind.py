@@ -24,6 +24,7 @@ from ..journal.rewinding import (
     last_rewind,
     make_plan,
     remove_temps,
+    rewound_paths,
     shown,
     unfinished,
     workspace_of,
@@ -83,7 +84,12 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
         workspace = _workspace(events, sid)
         leave_out = (path.parent,)
         try:
-            _finish(store, events, workspace, sid, leave_out, report)
+            cut = last_rewind(events)
+            if cut is not None and store.exists() and remove_temps(workspace, rewound_paths(store, cut)):
+                report("removed temporary files")  # a kill between writing beside a path and the rename
+            taken = store.take(workspace, sid, leave_out=leave_out) if store.exists() else None
+            if taken is not None and _finish(store, events, workspace, taken.id, report):
+                taken = store.take(workspace, sid, leave_out=leave_out)
             if args.undo:
                 last = last_rewind(events)
                 if last is None:
@@ -91,13 +97,13 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
                 at_seq, target, undoes = last.seq - 1, last.before, last.seq
             else:
                 at_seq, target, undoes = args.seq, _target(events, path, args.seq), None
-            if not store.exists():
+            if taken is None:
                 raise CommandFailed(f"{sid} has no snapshots in {store.path}; nothing was changed")
             plan = make_plan(
                 store,
                 events,
                 workspace,
-                sid,
+                taken,
                 at_seq=at_seq,
                 target=target,
                 undoes=undoes,
@@ -152,30 +158,20 @@ def _target(events: list[Event], path: Path, seq: int) -> str:
     return files.id
 
 
-def _finish(
-    store: Store, events: list[Event], workspace: Path, sid: str, leave_out: tuple[Path, ...], report: Any
-) -> None:
+def _finish(store: Store, events: list[Event], workspace: Path, now: str, report: Any) -> bool:
     """A rewind a kill cut short (some of its paths still hold their before bytes) is finished first, and said."""
     if last_rewind(events) is None:
-        return
-    remove_temps(workspace, _paths_of(store, events))
-    now = store.files_of(store.take(workspace, sid, leave_out=leave_out).id)
+        return False
     cut = unfinished(store, events, now)
     if cut is None:
-        return
+        return False
     plan = finish_plan(store, cut, now)
     problems = apply(store, plan, workspace, report)
     out(
         f"the rewind at seq {cut.seq} was cut short: finished it ({len(plan.restore)} restored, "
         f"{len(plan.delete)} deleted)" + "".join(f"\n  not done: {p}" for p in problems)
     )
-
-
-def _paths_of(store: Store, events: list[Event]) -> list[bytes]:
-    last = last_rewind(events)
-    if last is None:
-        return []
-    return list(set(store.files_of(last.before)) | set(store.files_of(last.snapshot)))
+    return True
 
 
 def _said(plan: Plan) -> None:

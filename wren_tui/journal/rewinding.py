@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
-from .snapshots import SnapshotError, Store
+from .snapshots import SnapshotError, Store, Taken
 
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
 _TEMP = ".wren-rewind-"
@@ -127,7 +127,7 @@ def make_plan(
     store: Store,
     events: Sequence[Event],
     workspace: Path,
-    session_id: str,
+    taken: Taken,
     *,
     at_seq: int,
     target: str,
@@ -135,45 +135,82 @@ def make_plan(
     force: bool,
     leave_out: Sequence[Path],
 ) -> Plan:
-    """Snapshot the workspace as it is (the rewind's `before`) and decide what each path gets.
+    """Decide what each path gets, from the workspace's snapshot `taken` now (the rewind's `before`).
+
+    Only the paths that differ are read (git compares the trees), so a rewind of a large workspace
+    where few files changed reads few.
 
     Raises:
-        SnapshotError: a snapshot could not be taken or read (one sentence).
+        SnapshotError: a snapshot could not be read (one sentence).
     """
-    taken = store.take(workspace, session_id, leave_out=leave_out)
-    now = store.files_of(taken.id)
-    goal = store.files_of(target)
-    own = session_files(events, store)
-    if own is None:
-        own = now
+    pairs = _diff(store, taken.id, target)  # path -> (now, at the point)
     plan = Plan(at_seq, target, taken.id, undoes)
     plan.not_covered, plan.not_covered_count = list(taken.not_covered), taken.not_covered_count
     plan.not_covered += store.not_covered(workspace, leave_out)
     plan.not_covered_count += len(plan.not_covered) - len(taken.not_covered)
     plan.commands = commands_after(events, at_seq)
-    kept: set[bytes] = set()
-    for path in sorted(set(goal) | set(now)):
-        if goal.get(path) == now.get(path):
-            continue
-        if now.get(path) != own.get(path) and not force:
-            kept.add(path)
+    kept: set[bytes] = set() if force else _changed_by_others(store, events, taken.id, pairs)
     # A path to restore under a kept file, or a kept file under a path to restore, is kept too (one is in the way).
-    changed = sorted(p for p in set(goal) | set(now) if goal.get(p) != now.get(p))
+    changed = sorted(pairs)
     for path in changed:
         if path in kept:
             continue
         if any(a in kept for a in _ancestors(path)) or any(k.startswith(path + b"/") for k in kept):
             kept.add(path)
     for path in changed:
+        goal = pairs[path][1]
         if path in kept:
             continue
-        if path in goal:
-            plan.restore.append((path, *goal[path]))
+        if goal is not None:
+            plan.restore.append((path, *goal))
         else:
             plan.delete.append(path)
     plan.kept = sorted(kept)
     plan.added, plan.removed = _lines_changed(store, taken.id, target, {p for p in changed if p not in kept})
     return plan
+
+
+def _changed_by_others(store: Store, events: Sequence[Event], now: str, pairs: dict[bytes, Pair]) -> set[bytes]:
+    """The paths of `pairs` whose entry now differs from the session's own last files (`session_files`)."""
+    last = next((e for e in reversed(events) if _names_files(e)), None)
+    if last is None:
+        return set()
+    if isinstance(last, Rewind) and last.kept:
+        # The paths it kept are the session's as they were before it: the whole listing, the rare case.
+        own, files = session_files(events, store) or {}, store.files_of(now)
+        return {p for p in pairs if files.get(p) != own.get(p)}
+    tree = last.snapshot if isinstance(last, Rewind | Fork) else last.id if isinstance(last, Snapshot) else None
+    return set(store.changed_between(tree, now)) & set(pairs) if tree else set()
+
+
+def _names_files(event: Event) -> bool:
+    return (
+        (isinstance(event, Snapshot) and bool(event.id))
+        or (isinstance(event, Fork) and bool(event.snapshot))
+        or isinstance(event, Rewind)
+    )
+
+
+Entry = tuple[str, str]  # (mode, object id)
+Pair = tuple[Entry | None, Entry | None]
+
+
+def _diff(store: Store, a: str, b: str) -> dict[bytes, Pair]:
+    """Each path that differs between two snapshots -> its entry in a and in b (None: not there)."""
+    if a == b:
+        return {}
+    items = store.git("diff-tree", "-r", "-z", "--no-renames", a, b).split(b"\0")
+    found: dict[bytes, Pair] = {}
+    for meta, path in zip(items[::2], items[1::2], strict=False):
+        fields = meta.lstrip(b":").decode().split()
+        if len(fields) != 5:
+            continue
+        mode_a, mode_b, oid_a, oid_b, _status = fields
+        found[path] = (
+            None if mode_a == "000000" else (mode_a, oid_a),
+            None if mode_b == "000000" else (mode_b, oid_b),
+        )
+    return found
 
 
 def _ancestors(path: bytes) -> Iterator[bytes]:
@@ -196,39 +233,38 @@ def _lines_changed(store: Store, a: str, b: str, paths: set[bytes]) -> tuple[int
     return added, removed
 
 
-def unfinished(store: Store, events: Sequence[Event], now: Files) -> Rewind | None:
+def unfinished(store: Store, events: Sequence[Event], now: str) -> Rewind | None:
     """The session's last rewind, if a kill cut it short: a path it was to change still holds its before bytes.
 
-    Only when nothing ran since (a run after it snapshots what it found).
+    `now`: a snapshot of the workspace as it is. Only when nothing ran since (a run snapshots what it found).
     """
     for event in reversed(events):
         if isinstance(event, RunStart | Snapshot):
             return None
         if isinstance(event, Rewind):
-            before, goal = store.files_of(event.before), store.files_of(event.snapshot)
-            kept = {k.encode("utf-8", "surrogateescape") for k in event.kept or ()}
-            for path in set(before) | set(goal):
-                if path in kept or before.get(path) == goal.get(path):
-                    continue
-                if now.get(path) == before.get(path):
-                    return event
-            return None
+            rest = finish_plan(store, event, now)
+            return event if rest.restore or rest.delete else None
     return None
 
 
-def finish_plan(store: Store, rewind: Rewind, now: Files) -> Plan:
-    """The rest of a rewind a kill cut short: the paths that still hold their before bytes."""
-    before, goal = store.files_of(rewind.before), store.files_of(rewind.snapshot)
+def finish_plan(store: Store, rewind: Rewind, now: str) -> Plan:
+    """The rest of a rewind a kill cut short: the paths it was to change that still hold their before bytes."""
     kept = {k.encode("utf-8", "surrogateescape") for k in rewind.kept or ()}
+    moved = set(store.changed_between(now, rewind.before))  # paths that no longer hold their before bytes
     plan = Plan(rewind.at_seq, rewind.snapshot, rewind.before, rewind.undoes)
-    for path in sorted(set(before) | set(goal)):
-        if path in kept or before.get(path) == goal.get(path) or now.get(path) != before.get(path):
+    for path, (_before, goal) in sorted(_diff(store, rewind.before, rewind.snapshot).items()):
+        if path in kept or path in moved:
             continue
-        if path in goal:
-            plan.restore.append((path, *goal[path]))
+        if goal is not None:
+            plan.restore.append((path, *goal))
         else:
             plan.delete.append(path)
     return plan
+
+
+def rewound_paths(store: Store, rewind: Rewind) -> list[bytes]:
+    """The paths a rewind was to change."""
+    return list(_diff(store, rewind.before, rewind.snapshot))
 
 
 # --- applying -----------------------------------------------------------------------------------
@@ -385,6 +421,7 @@ __all__ = [
     "last_rewind",
     "make_plan",
     "remove_temps",
+    "rewound_paths",
     "session_files",
     "unfinished",
     "workspace_of",
