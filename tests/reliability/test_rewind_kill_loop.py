@@ -6,8 +6,9 @@ rewind event journaled, then each path deleted or replaced); the parent SIGKILLs
 k of them, for every k until the rewind ends unkilled. After each kill the workspace is compared,
 path by path (bytes, exec bit, link target), with the two states the test took itself outside
 Wren: the files before the rewind and the files at SEQ. Killed before its event was journaled, the
-workspace is untouched. Then the same command again finishes it: exactly the files at SEQ, no
-temporary file left. A rewind to the session's last point puts the workspace back for the next kill.
+workspace is untouched. Cut short after it, `wren resume` refuses (exit 3, nothing written) and
+`wren rewind SID --finish` finishes it: exactly the files at SEQ, no temporary file left. A rewind
+to the session's last point puts the workspace back for the next kill.
 """
 
 from __future__ import annotations
@@ -118,11 +119,18 @@ def test_kill_9_at_every_step_of_a_rewind_leaves_each_path_old_or_new_and_the_ne
             assert ended == 0 and now == target and not temps, context
             break
         kills += 1
-        # The same command again: it finishes the rewind cut short (saying so), then rewinds to the same point.
-        again = wren(["rewind", *dir_, sid, str(first), "--yes"], tmp_path)
-        assert again.returncode == 0, f"{context}: {again.stderr}"
         if journaled and now != target:
-            assert "was cut short: finished it" in again.stdout, f"{context}: {again.stdout}"
+            # Resume refuses to go on in a half-rewound workspace, writing nothing; `--finish` finishes it.
+            lines = journal.read_bytes()
+            resumed = wren(["resume", *dir_, "--yes", sid, "go on"], tmp_path)
+            assert resumed.returncode == 3 and "was cut short" in resumed.stderr, f"{context}: {resumed.stderr}"
+            assert journal.read_bytes() == lines, context
+            finished = wren(["rewind", *dir_, sid, "--finish"], tmp_path)
+            assert "was cut short: finished it" in finished.stdout, f"{context}: {finished.stdout}{finished.stderr}"
+        else:
+            # Nothing to finish: the same command again rewinds to the point (the files were left as they were).
+            again = wren(["rewind", *dir_, sid, str(first), "--yes"], tmp_path)
+            assert again.returncode == 0 and "cut short" not in again.stdout, f"{context}: {again.stderr}"
         assert state_of(workspace) == target, context
         back = wren(["rewind", *dir_, sid, str(last), "--yes"], tmp_path)
         assert back.returncode == 0, f"{context}: {back.stderr}"

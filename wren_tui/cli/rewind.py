@@ -49,11 +49,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "journaled first; nothing in the journal is removed. A file someone else changed since the session's "
         "last snapshot of it is kept and listed, unless --force. Commands that ran are not undone (they are "
         "listed), and files the snapshots do not cover are left as they are. --undo puts the files and the "
-        "conversation back as they were just before the last rewind.",
+        "conversation back as they were just before the last rewind. A rewind a kill cut short is finished by the "
+        "next one, or by --finish alone.",
     )
     p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
     p.add_argument("seq", metavar="SEQ", type=int, nargs="?", help="the clean point to go back to (`wren fork ID`)")
     p.add_argument("--undo", action="store_true", help="undo the session's last rewind (files and conversation)")
+    p.add_argument("--finish", action="store_true", help="only finish a rewind a kill cut short, if there is one")
     p.add_argument("--yes", action="store_true", help="do not ask after the preview")
     p.add_argument("--force", action="store_true", help="rewind files someone else changed since, too")
     p.add_argument("--seq-fd", type=int, metavar="FD", help=argparse.SUPPRESS)  # each step done, one line (tests)
@@ -61,8 +63,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_rewind(args: argparse.Namespace) -> Exit:
-    if (args.seq is None) == (not args.undo):
-        raise UsageError("wren rewind needs SEQ (the point to go back to) or --undo, and not both")
+    if [args.seq is not None, args.undo, args.finish].count(True) != 1:
+        raise UsageError("wren rewind needs one of SEQ (the point to go back to), --undo or --finish")
     path = resolve(folder_of(args), args.session)
     sid = session_id_of(path)
     events: list[Event] = []
@@ -88,8 +90,13 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
             if cut is not None and store.exists() and remove_temps(workspace, rewound_paths(store, cut)):
                 report("removed temporary files")  # a kill between writing beside a path and the rename
             taken = store.take(workspace, sid, leave_out=leave_out) if store.exists() else None
-            if taken is not None and _finish(store, events, workspace, taken.id, report):
+            finished = taken is not None and _finish(store, events, workspace, taken.id, report)
+            if finished:
                 taken = store.take(workspace, sid, leave_out=leave_out)
+            if args.finish:
+                if not finished:
+                    out(f"{sid} has no rewind cut short; nothing was changed")
+                return Exit.OK
             if args.undo:
                 last = last_rewind(events)
                 if last is None:
