@@ -3,16 +3,17 @@
 A session's snapshots are its file's history: the snapshot before a call and the next one bound
 what that call changed (an edit tool or a command); between a turn's end snapshot and the next
 turn's first, the file changed outside the session (a person's edit); a rewind's snapshot is the
-rewind's change. The versions of the file (one `git cat-file --batch-check` for all snapshots, one
-`--batch` for their bytes) are compared in turn, line by line (difflib, as a unified diff sees
-them): a line the same as one before keeps its origin, any other line is the change's. Lines the
-first snapshot already held are older than it; lines the workspace holds that the last snapshot
-does not are not snapshotted yet.
+rewind's change. One `git diff-tree --stdin -U0` compares each snapshot of the file with the next
+(git's own diff, as `git blame` pairs lines): a line outside a hunk keeps its origin, a line a
+hunk puts in is the change's. Lines the first snapshot already held are older than it; lines the
+workspace holds that the last snapshot does not (difflib, once) are not snapshotted yet.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,35 +84,92 @@ def history(events: Sequence[Event]) -> list[Change]:
 
 
 def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None) -> list[tuple[bytes, Origin]]:
-    """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it)."""
+    """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it).
+
+    One `git diff-tree --stdin -U0` process compares every snapshot with the next at that path (git's
+    own diff, as `git blame` uses); its hunks say which lines each change put in.
+    """
     changes = history(events)
-    name = path.decode("utf-8", "surrogateescape")
-    asked = "".join(f"{c.tree}:{name}\n" for c in changes).encode("utf-8", "surrogateescape")
-    found = store.git("cat-file", "--batch-check", input=asked).splitlines() if changes else []
-    oids = [_blob(line) for line in found]
-    contents = _contents(store, [o for o in oids if o])
-    lines: list[tuple[bytes, Origin]] = []
-    previous: str | None = None
-    for change, oid in zip(changes, oids, strict=True):
-        if oid == previous:
-            continue
-        if oid is None:
-            lines = []  # deleted: a file made again later is all new
-        else:
-            text = contents[oid].splitlines(keepends=True)
-            lines = _carry(lines, text, change.origin)
-        previous = oid
+    if not changes:
+        return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
+    origins: list[Origin] = []
+    first = _lines_at(store, changes[0].tree, path)
+    if first is not None:
+        origins = [BEFORE] * len(first)
+    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
+    out = (
+        store.git(
+            "diff-tree",
+            "--stdin",
+            "-r",
+            "-p",
+            "-U0",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--full-index",
+            "--",
+            path.decode("utf-8", "surrogateescape"),
+            input=pairs,
+        )
+        if pairs
+        else b""
+    )
+    index = 0
+    hunks: list[tuple[int, int, int, int]] = []
+    binary = False
+
+    def settle() -> None:
+        nonlocal origins
+        if index and binary:  # no lines to pair: every line is the change's
+            origins = [changes[index].origin] * len(_lines_at(store, changes[index].tree, path) or [])
+        elif index:
+            origins = _applied(origins, hunks, changes[index].origin)
+
+    for line in out.split(b"\n"):
+        if _PAIR.fullmatch(line):
+            settle()
+            index, hunks, binary = index + 1, [], False
+        elif line.startswith(b"@@ "):
+            found = _HUNK.match(line)
+            if found:
+                a, b, c, d = (int(g) if g is not None else 1 for g in found.groups())
+                hunks.append((a, b, c, d))
+        elif line.startswith(b"Binary files "):
+            binary = True
+    settle()
+    last = _lines_at(store, changes[-1].tree, path)
+    lines = list(zip(last or [], origins, strict=False))
     if now is not None:
         lines = _carry(lines, now.splitlines(keepends=True), UNSNAPSHOTTED)
     return lines
 
 
-def _blob(line: bytes) -> str | None:
-    """The object id of a `cat-file --batch-check` answer, when it names a blob (a file or a link) at that path."""
-    if line.endswith(b" missing"):
+_PAIR = re.compile(rb"[0-9a-f]{40,64} [0-9a-f]{40,64}")
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def _applied(old: list[Origin], hunks: list[tuple[int, int, int, int]], origin: Origin) -> list[Origin]:
+    """The origins after a change whose hunks (-U0: old start and count, new start and count) are `hunks`."""
+    new: list[Origin] = []
+    at = 0
+    for a, b, _c, d in hunks:
+        start = a - 1 if b else a  # an empty old range sits after line a
+        new.extend(old[at:start])
+        new.extend([origin] * d)
+        at = start + b
+    new.extend(old[at:])
+    return new
+
+
+def _lines_at(store: Store, tree: str, path: bytes) -> list[bytes] | None:
+    name = path.decode("utf-8", "surrogateescape")
+    found = store.git("cat-file", "--batch", input=f"{tree}:{name}\n".encode("utf-8", "surrogateescape"))
+    header, _, rest = found.partition(b"\n")
+    if header.endswith(b" missing") or b" blob " not in header:
         return None
-    parts = line.split()
-    return parts[0].decode() if len(parts) == 3 and parts[1] == b"blob" else None
+    size = int(header.split()[2])
+    return rest[:size].splitlines(keepends=True)
 
 
 def _carry(old: list[tuple[bytes, Origin]], new: list[bytes], origin: Origin) -> list[tuple[bytes, Origin]]:
@@ -122,20 +180,6 @@ def _carry(old: list[tuple[bytes, Origin]], new: list[bytes], origin: Origin) ->
         for k in range(j1, j2):
             result.append((new[k], old[i1 + k - j1][1] if tag == "equal" else origin))
     return result
-
-
-def _contents(store: Store, oids: list[str]) -> dict[str, bytes]:
-    if not oids:
-        return {}
-    out = store.git("cat-file", "--batch", input=("\n".join(dict.fromkeys(oids)) + "\n").encode())
-    found: dict[str, bytes] = {}
-    at = 0
-    while at < len(out):
-        end = out.index(b"\n", at)
-        oid, _kind, size = out[at:end].split()
-        found[oid.decode()] = out[end + 1 : end + 1 + int(size)]
-        at = end + 1 + int(size) + 1
-    return found
 
 
 __all__ = ["BEFORE", "UNSNAPSHOTTED", "Change", "Origin", "blame", "history"]
