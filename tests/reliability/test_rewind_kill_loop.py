@@ -6,9 +6,9 @@ rewind event journaled, then each path deleted or replaced); the parent SIGKILLs
 k of them, for every k until the rewind ends unkilled. After each kill the workspace is compared,
 path by path (bytes, exec bit, link target), with the two states the test took itself outside
 Wren: the files before the rewind and the files at SEQ. Killed before its event was journaled, the
-workspace is untouched. Cut short after it, `wren resume` refuses (exit 3, nothing written) and
-`wren rewind SID --finish` finishes it: exactly the files at SEQ, no temporary file left. A rewind
-to the session's last point puts the workspace back for the next kill.
+workspace is untouched. Cut short after it, `wren resume` and `wren chat --resume` refuse (exit 3,
+nothing written) and `wren rewind SID --finish` finishes it: exactly the files at SEQ, no temporary
+file left. A rewind to the session's last point puts the workspace back for the next kill.
 """
 
 from __future__ import annotations
@@ -124,6 +124,9 @@ def test_kill_9_at_every_step_of_a_rewind_leaves_each_path_old_or_new_and_the_ne
             lines = journal.read_bytes()
             resumed = wren(["resume", *dir_, "--yes", sid, "go on"], tmp_path)
             assert resumed.returncode == 3 and "was cut short" in resumed.stderr, f"{context}: {resumed.stderr}"
+            assert journal.read_bytes() == lines, context
+            chat = wren(["chat", *dir_, "--yes", "--resume", sid], tmp_path)
+            assert chat.returncode == 3 and "was cut short" in chat.stderr, f"{context}: {chat.stderr}"
             assert journal.read_bytes() == lines, context
             finished = wren(["rewind", *dir_, sid, "--finish"], tmp_path)
             assert "was cut short: finished it" in finished.stdout, f"{context}: {finished.stdout}{finished.stderr}"
