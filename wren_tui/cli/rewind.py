@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from ..journal.rewinding import (
     unfinished,
     workspace_of,
 )
-from ..journal.snapshots import SnapshotError, Store, files_at, store_of
+from ..journal.snapshots import SnapshotError, Store, Taken, files_at, store_of
 from ..journal.store import resolve, session_id_of
 from ..journal.writer import JournalWriter
 from .console import out
@@ -89,7 +90,7 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
             cut = last_rewind(events)
             if cut is not None and store.exists() and remove_temps(workspace, rewound_paths(store, cut)):
                 report("removed temporary files")  # a kill between writing beside a path and the rename
-            taken = store.take(workspace, sid, leave_out=leave_out) if store.exists() else None
+            taken, listed = _snapshot(store, workspace, sid, leave_out) if store.exists() else (None, [])
             finished = taken is not None and _finish(store, events, workspace, taken.id, report)
             if finished:
                 taken = store.take(workspace, sid, leave_out=leave_out)
@@ -111,6 +112,7 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
                 events,
                 workspace,
                 taken,
+                listed=listed,
                 at_seq=at_seq,
                 target=target,
                 undoes=undoes,
@@ -140,6 +142,14 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
     if undoes is None:
         out(f"to put it all back: {wren_command('rewind', sid, '--undo', folder=path.parent)}")
     return Exit.ERROR if problems else Exit.OK
+
+
+def _snapshot(store: Store, workspace: Path, sid: str, leave_out: tuple[Path, ...]) -> tuple[Taken, list[str]]:
+    """The workspace's snapshot, and what the snapshots do not cover in it (found beside it, as a turn's end does)."""
+    with ThreadPoolExecutor(1) as pool:
+        listing = pool.submit(store.not_covered, workspace, leave_out)
+        taken = store.take(workspace, sid, leave_out=leave_out)
+        return taken, listing.result()
 
 
 def _workspace(events: list[Event], sid: str) -> Path:
@@ -187,11 +197,13 @@ def _said(plan: Plan) -> None:
     if len(plan.kept) > _LISTED:
         out(f"  ... and {len(plan.kept) - _LISTED} more kept")
     if plan.commands:
-        out(f"  not undone: {len(plan.commands)} commands ran after that point; their effects outside the files stay:")
+        ran = f"{len(plan.commands)} command{'s' if len(plan.commands) != 1 else ''} ran"
+        out(f"  not undone: {ran} after that point; their effects outside the files stay:")
         for command in plan.commands[:_LISTED]:
             out(f"    {command}")
     if plan.not_covered_count:
-        out(f"  left as they are: {plan.not_covered_count} paths the snapshots do not cover")
+        paths = "path" if plan.not_covered_count == 1 else "paths"
+        out(f"  left as they are: {plan.not_covered_count} {paths} the snapshots do not cover")
         for name in plan.not_covered[:_LISTED]:
             out(f"    {name}")
 

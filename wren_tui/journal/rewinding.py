@@ -129,6 +129,7 @@ def make_plan(
     workspace: Path,
     taken: Taken,
     *,
+    listed: Sequence[str] = (),
     at_seq: int,
     target: str,
     undoes: int | None,
@@ -137,17 +138,20 @@ def make_plan(
 ) -> Plan:
     """Decide what each path gets, from the workspace's snapshot `taken` now (the rewind's `before`).
 
+    `listed`: what `Store.not_covered` found in the workspace besides (the rules leave out, no files).
+
     Only the paths that differ are read (git compares the trees), so a rewind of a large workspace
     where few files changed reads few.
 
     Raises:
         SnapshotError: a snapshot could not be read (one sentence).
     """
-    pairs = _diff(store, taken.id, target)  # path -> (now, at the point)
+    counts: dict[bytes, tuple[int, int]] = {}
+    pairs = _diff(store, taken.id, target, counts)  # path -> (now, at the point)
     plan = Plan(at_seq, target, taken.id, undoes)
     plan.not_covered, plan.not_covered_count = list(taken.not_covered), taken.not_covered_count
-    plan.not_covered += store.not_covered(workspace, leave_out)
-    plan.not_covered_count += len(plan.not_covered) - len(taken.not_covered)
+    plan.not_covered += list(listed)
+    plan.not_covered_count += len(listed)
     plan.commands = commands_after(events, at_seq)
     kept: set[bytes] = set() if force else _changed_by_others(store, events, taken.id, pairs)
     # A path to restore under a kept file, or a kept file under a path to restore, is kept too (one is in the way).
@@ -166,7 +170,8 @@ def make_plan(
         else:
             plan.delete.append(path)
     plan.kept = sorted(kept)
-    plan.added, plan.removed = _lines_changed(store, taken.id, target, {p for p in changed if p not in kept})
+    done = [counts.get(p, (0, 0)) for p in changed if p not in kept]
+    plan.added, plan.removed = sum(a for a, _ in done), sum(r for _, r in done)
     return plan
 
 
@@ -195,21 +200,28 @@ Entry = tuple[str, str]  # (mode, object id)
 Pair = tuple[Entry | None, Entry | None]
 
 
-def _diff(store: Store, a: str, b: str) -> dict[bytes, Pair]:
-    """Each path that differs between two snapshots -> its entry in a and in b (None: not there)."""
+def _diff(store: Store, a: str, b: str, lines: dict[bytes, tuple[int, int]] | None = None) -> dict[bytes, Pair]:
+    """Each path that differs between two snapshots -> its entry in a and in b (None: not there).
+
+    With `lines`, also each path's lines added and removed (`--numstat`, in the same git process).
+    """
     if a == b:
         return {}
-    items = store.git("diff-tree", "-r", "-z", "--no-renames", a, b).split(b"\0")
+    args = ["diff-tree", "-r", "-z", "--no-renames", "--raw"] + (["--numstat"] if lines is not None else [])
+    items = iter(store.git(*args, a, b).split(b"\0"))
     found: dict[bytes, Pair] = {}
-    for meta, path in zip(items[::2], items[1::2], strict=False):
-        fields = meta.lstrip(b":").decode().split()
-        if len(fields) != 5:
-            continue
-        mode_a, mode_b, oid_a, oid_b, _status = fields
-        found[path] = (
-            None if mode_a == "000000" else (mode_a, oid_a),
-            None if mode_b == "000000" else (mode_b, oid_b),
-        )
+    for item in items:
+        if item.startswith(b":"):
+            path = next(items, b"")
+            mode_a, mode_b, oid_a, oid_b, _status = item[1:].decode().split()
+            found[path] = (
+                None if mode_a == "000000" else (mode_a, oid_a),
+                None if mode_b == "000000" else (mode_b, oid_b),
+            )
+        elif lines is not None and item.count(b"\t") >= 2:
+            added, removed, path = item.split(b"\t", 2)
+            if added != b"-":  # a binary file has no lines
+                lines[path] = (int(added), int(removed))
     return found
 
 
@@ -217,20 +229,6 @@ def _ancestors(path: bytes) -> Iterator[bytes]:
     parts = path.split(b"/")
     for i in range(1, len(parts)):
         yield b"/".join(parts[:i])
-
-
-def _lines_changed(store: Store, a: str, b: str, paths: set[bytes]) -> tuple[int, int]:
-    if not paths or a == b:
-        return 0, 0
-    out = store.git("diff-tree", "-r", "-z", "--numstat", "--no-renames", a, b)
-    added = removed = 0
-    items = out.split(b"\0")
-    for item in items:
-        fields = item.split(b"\t")
-        if len(fields) == 3 and fields[2] in paths and fields[0] != b"-":
-            added += int(fields[0])
-            removed += int(fields[1])
-    return added, removed
 
 
 def unfinished(store: Store, events: Sequence[Event], now: str) -> Rewind | None:
