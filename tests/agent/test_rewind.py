@@ -207,3 +207,18 @@ async def test_a_resume_after_a_rewind_sends_the_conversation_up_to_its_point_as
     ]
     # The turns after the point are in the journal, never sent.
     assert all("rm -r deep" not in (m.get("content") or "") for m in sent)
+
+
+def test_prune_keeps_what_a_rewind_names_so_its_undo_still_puts_the_files_back(workspace: Path) -> None:
+    sid, expected, points = session(workspace)
+    journals = journals_of(workspace)
+    dir_ = ["--dir", str(journals)]
+    (workspace / "mine.txt").write_text("written by hand, only in the rewind's before-snapshot\n")
+    before = state_of(workspace)
+    wren(["rewind", *dir_, sid, str(points[1]["seq"]), "--yes", "--force"], workspace)
+    assert state_of(workspace) == expected[1]
+    # A later turn takes newer snapshots (the store's record of the session's last tree moves on).
+    wren(["resume", "--yes", *dir_, sid, "run `printf later > later.txt`"], workspace)
+    wren(["snapshots", "prune", "--now", *dir_], workspace)
+    wren(["rewind", *dir_, sid, "--undo", "--yes", "--force"], workspace)
+    assert state_of(workspace) == before
