@@ -11,7 +11,9 @@ old or new, never half written. A rewind cut short is finished by the next one (
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,6 +281,7 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
     for path in sorted(plan.delete, key=lambda p: -p.count(b"/")):
         full = root / os.fsdecode(path)
         try:
+            _no_link_on_the_way(path, root)
             full.unlink(missing_ok=True)
         except OSError as exc:
             problems.append(f"{shown(path)}: not deleted ({exc.strerror})")
@@ -291,6 +294,7 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
         for path, mode, oid in chunk:
             full = root / os.fsdecode(path)
             try:
+                _no_link_on_the_way(path, root)
                 _replace(full, root, mode, contents.get(oid, b""))
             except OSError as exc:
                 problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
@@ -300,6 +304,19 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
     for folder in sorted(touched, key=lambda f: -len(f.parts)):
         _fsync_folder(folder if folder.is_dir() else _existing(folder, root))
     return problems
+
+
+def _no_link_on_the_way(path: bytes, root: Path) -> None:
+    """OSError when a folder on the way to `path` is a link now (swapped in since the plan): never written through."""
+    at = root
+    for part in path.split(b"/")[:-1]:
+        at = at / os.fsdecode(part)
+        try:
+            st = os.lstat(at)
+        except FileNotFoundError:
+            return  # made as a real folder when the file is written
+        if stat.S_ISLNK(st.st_mode):
+            raise OSError(errno.ELOOP, f"{shown(os.fsencode(at.relative_to(root)))} is a link now, not followed")
 
 
 def _chunks(items: list[tuple[bytes, str, str]], size: int) -> Iterator[list[tuple[bytes, str, str]]]:
