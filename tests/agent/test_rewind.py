@@ -66,6 +66,23 @@ def session(workspace: Path) -> tuple[str, list[State], list[dict[str, Any]]]:
     return sid, expected, points
 
 
+def lines_changed(old: State, new: State) -> tuple[int, int]:
+    """Lines added and removed from `old` to `new`, summed over the paths that differ: each file's length less
+    the longest common subsequence of its lines (what any minimal diff, git's among them, counts)."""
+    added = removed = 0
+    for path in set(old) | set(new):
+        if old.get(path) == new.get(path):
+            continue
+        a = old[path][1].splitlines() if path in old else []
+        b = new[path][1].splitlines() if path in new else []
+        common = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i in range(len(a) - 1, -1, -1):
+            for j in range(len(b) - 1, -1, -1):
+                common[i][j] = common[i + 1][j + 1] + 1 if a[i] == b[j] else max(common[i + 1][j], common[i][j + 1])
+        added, removed = added + len(b) - common[0][0], removed + len(a) - common[0][0]
+    return added, removed
+
+
 def rewinds(journal: Path) -> list[Rewind]:
     return [e for e in events_of(journal) if isinstance(e, Rewind)]
 
@@ -83,6 +100,11 @@ def test_a_rewind_to_every_clean_point_gives_its_exact_files_and_undo_gives_back
         before, lines = state_of(workspace), journal.read_bytes()
         said = wren(["rewind", *dir_, sid, str(point["seq"]), "--yes"], elsewhere)
         assert state_of(workspace) == expected[index], f"point {point['seq']} (#{index}): {said}"
+        changed = {p for p in set(before) | set(expected[index]) if before.get(p) != expected[index].get(p)}
+        gone = {p for p in changed if p not in expected[index]}
+        added, removed = lines_changed(before, expected[index])
+        preview = f"restore {len(changed - gone)} file{'' if len(changed - gone) == 1 else 's'} (+{added} -{removed}), "
+        assert preview + f"delete {len(gone)}, keep 0" in said, said
         assert journal.read_bytes().startswith(lines)  # append-only: nothing before it changed
         last = rewinds(journal)[-1]
         assert (last.at_seq, last.undoes, last.kept) == (point["seq"], None, None)
@@ -122,6 +144,13 @@ def test_a_file_someone_else_changed_since_is_kept_and_listed_and_force_rewinds_
     lines = journal.read_bytes()
     said = wren(["rewind", *dir_, sid, str(point["seq"])], workspace, stdin="n\n")
     assert "keep 3 changed since by someone else" in said and "nothing was changed" in said
+    hands = ("empty.txt", "mine.txt", "stats/core.py")
+    left = {p: v for p, v in mine.items() if p not in hands}
+    goal = {p: v for p, v in expected[2].items() if p not in hands}
+    changed = {p for p in set(left) | set(goal) if left.get(p) != goal.get(p)}
+    gone = {p for p in changed if p not in goal}
+    added, removed = lines_changed(left, goal)  # the kept files' lines are not counted
+    assert f"restore {len(changed - gone)} files (+{added} -{removed}), delete {len(gone)}, keep 3" in said, said
     assert state_of(workspace) == mine and journal.read_bytes() == lines  # asked, declined: nothing at all
 
     said = wren(["rewind", *dir_, sid, str(point["seq"])], workspace, stdin="y\n")
