@@ -44,6 +44,8 @@ INTERMIXED = [
     ),
     (["diff-files", "--dir", "j", SID, "3", "9"], ["diff-files", SID, "3", "--dir", "j", "9"]),
     (["snapshots", "--now", "--dir", "j", "prune"], ["snapshots", "prune", "--dir", "j", "--now"]),
+    (["blame", "--json", "--session", SID, "f.py"], ["blame", "f.py", "--json", "--session", SID]),
+    (["rewind", "--yes", "--force", "--dir", "j", SID, "7"], ["rewind", SID, "--yes", "7", "--dir", "j", "--force"]),
 ]
 
 

@@ -40,6 +40,7 @@ from .session import (
     refusal,
     resume_workspace,
     resumed_line,
+    rewind_cut_short,
     run_start,
     run_until_signal,
     session_to_resume,
@@ -67,6 +68,9 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
         chosen: list[tuple[Settings, str]] = []
 
         def decide(plan: ResumePlan) -> None:
+            cut = rewind_cut_short(plan)
+            if cut is not None:
+                raise ResumeRefused(cut)
             if plan.replayed.uncertain_calls:
                 raise ResumeRefused(refusal(plan, settings))
             chosen.append(resume_workspace(settings, plan))

@@ -16,12 +16,14 @@ from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, RunEnd, RunStart
+from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, Rewind, RunEnd, RunStart, Snapshot
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
 from ..journal.redact import Redactor
 from ..journal.replay import Replayed, Replayer
+from ..journal.rewinding import finish_plan
+from ..journal.snapshots import SnapshotError, Store, store_of
 from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
 from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
@@ -293,6 +295,8 @@ class ResumePlan:
     replayed: Replayed
     # The cwd of the journal's last run_start: the folder the session last worked in.
     workspace: str | None = None
+    # The session's last rewind when nothing ran since (a kill may have cut it short: `rewind_cut_short`).
+    rewind: Rewind | None = None
 
 
 class _LastWorkspace:
@@ -303,9 +307,16 @@ class _LastWorkspace:
 
     def __init__(self) -> None:
         self.cwd: str | None = None
+        self.rewind: Rewind | None = None
 
     def feed(self, events: list[Event]) -> None:
         kinds = list(map(type, events))
+        if Rewind in kinds or (self.rewind is not None and (RunStart in kinds or Snapshot in kinds)):
+            for event in events:
+                if isinstance(event, Rewind):
+                    self.rewind = event
+                elif isinstance(event, RunStart | Snapshot):
+                    self.rewind = None
         if RunStart in kinds or Fork in kinds:
             for event in reversed(events):
                 if isinstance(event, RunStart):
@@ -341,7 +352,7 @@ def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[Jou
         workspace.feed(events)
 
     def check(verdict: ReadVerdict) -> None:
-        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd))
+        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd, workspace.rewind))
         decide(plans[0])
 
     try:
@@ -444,6 +455,9 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
     chosen: list[tuple[Settings, str]] = []
 
     def decide(plan: ResumePlan) -> None:
+        cut = rewind_cut_short(plan)
+        if cut is not None:
+            raise ResumeRefused(cut)
         if plan.replayed.uncertain_calls and not assume_failed:
             raise ResumeRefused(refusal(plan, settings))
         if not _has_work(plan.replayed, message):
@@ -471,6 +485,33 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
             return await agent.turn()
 
         return await drive(agent, turn)
+
+
+def rewind_cut_short(plan: ResumePlan) -> str | None:
+    """Why resume will not go on after a rewind a kill cut short (some paths still hold their old files), or None.
+
+    Only asked when the session's last event of its files is a rewind; one snapshot of the workspace tells.
+    """
+    rewind, workspace = plan.rewind, plan.workspace
+    if rewind is None or workspace is None or not os.path.isabs(workspace) or not os.path.isdir(workspace):
+        return None
+    store = Store(store_of(plan.path.parent))
+    sid = session_id_of(plan.path)
+    try:
+        if not store.exists():
+            return None
+        now = store.take(Path(workspace), sid, leave_out=(plan.path.parent,)).id
+        rest = finish_plan(store, rewind, now)
+    except SnapshotError:
+        return None  # the run's own first snapshot says what is wrong with the workspace or the store
+    if not rest.restore and not rest.delete:
+        return None
+    again = wren_command("rewind", sid, "--finish", folder=plan.path.parent)
+    left = len(rest.restore) + len(rest.delete)
+    return (
+        f"will not resume {sid}: its rewind at seq {rewind.seq} was cut short, and {left} of its files are still as "
+        f"they were before it. Nothing was written. Finish it with `{again}`, then resume."
+    )
 
 
 def resumed_line(plan: ResumePlan, writer: JournalWriter) -> str:

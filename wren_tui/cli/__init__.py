@@ -36,6 +36,8 @@ COMMANDS: tuple[str, ...] = (
     "diff",
     "diff-files",
     "snapshots",
+    "rewind",
+    "blame",
     "demo",
     "mirror",
 )

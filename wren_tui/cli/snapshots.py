@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..journal.errors import JournalError
-from ..journal.events import Fork, Snapshot
+from ..journal.events import Fork, Rewind, Snapshot
 from ..journal.reader import read_events
 from ..journal.snapshots import SnapshotError, Store, store_of
 from ..journal.store import journal_paths, session_id_of
@@ -110,4 +110,6 @@ def _named(folder: Path) -> tuple[set[str], set[str]]:
                 keep.add(event.id)
             elif isinstance(event, Fork) and event.snapshot:
                 keep.add(event.snapshot)
+            elif isinstance(event, Rewind):
+                keep.update((event.snapshot, event.before))  # the rewind's files, and what --undo puts back
     return keep, live

@@ -14,12 +14,13 @@ all ask this module.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Literal, TypeGuard
 
-from .events import ChatMessage, Event, Message, ToolCall, ToolEnd, ToolStart
+from .events import ChatMessage, Event, Message, Rewind, ToolCall, ToolEnd, ToolStart
 
 CallState = Literal[
     "never_started", "not_run", "read_only_started", "outcome_unknown", "output_lost", "no_result_recorded"
@@ -68,9 +69,12 @@ _ON_RESUME: dict[CallState, ResumeAction] = {
     "no_result_recorded": "refuse",
 }
 
-_TRACKED = frozenset({Message, ToolStart, ToolEnd})
-# Which calls are open is decided by messages alone; starts and ends only tell an open call's state.
-_MESSAGES = frozenset({Message})
+_TRACKED = frozenset({Message, ToolStart, ToolEnd, Rewind})
+# Which calls are open is decided by messages alone (and rewinds); starts and ends only tell an open call's state.
+_MESSAGES = frozenset({Message, Rewind})
+
+
+_State = tuple[list[ChatMessage], list[int], dict[str, ToolCall], dict[str, ToolStart], dict[str, ToolEnd]]
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,10 @@ class CallTracker:
     With `keep_messages`, it also keeps every message it follows, in order (`messages`): a replay.
     With `states=False` it follows which calls are open and no more (a fork's only question): tool
     starts and ends pass by too, and `open_calls` cannot be asked.
+
+    A `rewind` event (`wren rewind`) takes the conversation back to the one at its atSeq, a clean
+    point (no call open there); an undo (`undoes`) to the one just before the rewind it undoes, its
+    open calls included. `messages` is changed in place.
     """
 
     def __init__(self, *, keep_messages: bool = False, states: bool = True) -> None:
@@ -109,6 +117,12 @@ class CallTracker:
         self._asked: dict[str, ToolCall] = {}
         self._started: dict[str, ToolStart] = {}
         self._ended: dict[str, ToolEnd] = {}
+        # For rewinds: the seq of each kept message; the conversations a rewind left (from which seq each
+        # held, its messages and their seqs); the state just before each rewind, by its seq (for an undo).
+        self._seqs: list[int] = []
+        self._start = 0
+        self._left: list[tuple[int, list[ChatMessage], list[int]]] = []
+        self._before: dict[int, _State] = {}
 
     def feed(self, events: Sequence[Event], kinds: list[type] | None = None) -> None:
         """Take the next run of events (`kinds`: their types, if the caller has them already)."""
@@ -137,6 +151,7 @@ class CallTracker:
                 msg = event.message
                 if kept is not None:
                     kept.append(msg)
+                    self._seqs.append(event.seq)
                 if msg.tool_calls:
                     for call in msg.tool_calls:
                         asked[call.id] = call
@@ -156,6 +171,31 @@ class CallTracker:
             elif type(event) is tuple:  # a message asking for these calls, their names and arguments unread
                 for call_id in event:
                     asked[call_id] = ToolCall(id=call_id, name="", args="")
+            elif type(event) is Rewind:
+                self._rewind(event)
+
+    def _rewind(self, event: Rewind) -> None:
+        kept, seqs = self.messages if self.messages is not None else [], self._seqs
+        self._before[event.seq] = (list(kept), list(seqs), dict(self._asked), dict(self._started), dict(self._ended))
+        self._left.append((self._start, list(kept), list(seqs)))
+        self._start = event.seq
+        undone = self._before.get(event.undoes) if event.undoes is not None else None
+        if undone is not None:
+            messages, seqs_then, asked, started, ended = undone
+        else:
+            # The conversation at atSeq: the messages up to it of the one that held then (a clean point: none open).
+            held = next((c for c in reversed(self._left) if c[0] <= event.at_seq), (0, [], []))
+            cut = bisect.bisect_right(held[2], event.at_seq)
+            messages, seqs_then, asked, started, ended = held[1][:cut], held[2][:cut], {}, {}, {}
+        if self.messages is not None:
+            self.messages[:] = messages
+            self._seqs[:] = seqs_then
+        self._asked.clear()
+        self._asked.update(asked)
+        self._started.clear()
+        self._started.update(started)
+        self._ended.clear()
+        self._ended.update(ended)
 
     @property
     def any_open(self) -> bool:

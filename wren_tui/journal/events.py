@@ -136,11 +136,29 @@ class Snapshot(_Event, frozen=True, tag="snapshot"):
     off: str | None = None
 
 
+class Rewind(_Event, frozen=True, tag="rewind"):
+    """The session went back to the point atSeq: its workspace to the files of `snapshot`, its conversation to atSeq's.
+
+    Journaled before any file changes (`wren rewind`); nothing before it is removed. `before` is the
+    snapshot of the files just before the rewind (what `--undo` puts back). An undo is a rewind too:
+    `undoes` names the rewind it undoes, and the conversation is put back as it was just before that one.
+    """
+
+    at_seq: int
+    snapshot: str
+    before: str
+    undoes: int | None = None
+    # Paths left as they were: changed since the session's last snapshot of them by someone else.
+    kept: list[str] | None = None
+
+
 class RunEnd(_Event, frozen=True, tag="run_end"):
     reason: Literal["done", "cancelled", "error", "limit"]
 
 
-KnownEvent = RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot
+KnownEvent = (
+    RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot | Rewind
+)
 
 # The "type" tag of each member of KnownEvent: a line of one of these types must decode as it.
 KNOWN_TYPES: frozenset[str] = frozenset(str(cls.__struct_config__.tag) for cls in get_args(KnownEvent))
@@ -211,6 +229,9 @@ def describe(event: Event) -> str:
             return f"forked from {event.from_} at seq {event.at_seq}{files}"
         case Snapshot():
             return _snapshot(event)
+        case Rewind():
+            undo = f"undid the rewind at seq {event.undoes}: " if event.undoes is not None else ""
+            return f"{undo}rewound to seq {event.at_seq} · files of {event.snapshot[:12]} (before: {event.before[:12]})"
         case Recovery():
             return f"[{event.id}] {event.decision}"
         case Delta():

@@ -378,6 +378,8 @@ def _scanned_line_end(src: int, seq: int, checked_to: Callable[[int], object]) -
             return False, None
         if len(decoded) != marks.count(None):
             return False, None
+        if buf.find(b'"type":"rewind"', 0, end) >= 0:
+            return False, None  # a rewind up to here changes which calls are open; the scan reads no such line
         if reached:
             last = decoded.pop()
             marks.pop()

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, fcntl
 from . import gitfiles
-from .events import Event, Fork, RunStart, Snapshot, ToolStart
+from .events import Event, Fork, Rewind, RunStart, Snapshot, ToolStart
 from .targets import fsync_dir
 
 STORE = ".snapshots"
@@ -173,8 +173,8 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
                 break
         elif isinstance(event, Fork) and event.snapshot:
             return FilesAt(event.snapshot)
-        elif isinstance(event, ToolStart) and not event.read_only:
-            break
+        elif isinstance(event, Rewind) or (isinstance(event, ToolStart) and not event.read_only):
+            break  # a rewind changed the files
     for event in reversed(events[: at + 1]):
         if isinstance(event, Snapshot):
             if event.id:
@@ -182,6 +182,8 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
             return FilesAt(None, event.off or "snapshots were off")
         if isinstance(event, Fork) and event.snapshot:
             return FilesAt(event.snapshot)
+        if isinstance(event, Rewind):
+            return FilesAt(event.snapshot)  # the files a rewind put back (a file it kept is not the session's)
         if isinstance(event, RunStart) or (isinstance(event, ToolStart) and not event.read_only):
             break
     offs = [e for e in events if isinstance(e, Snapshot) and e.off]

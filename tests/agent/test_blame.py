@@ -1,0 +1,106 @@
+"""`wren blame`: every line's origin in a session whose every line's origin the test knows.
+
+The session's turns write, `sed -i`, reorder, delete and recreate a file from the shell, the edit
+tool fixes a bug, and a person appends a line between turns; the test knows which turn made each
+line and compares with `wren blame --json` (a separate process) after each turn.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.agent.conftest import events_of, journals_of, only_journal
+from tests.conftest import run_wren
+from wren_tui.journal.events import Message, ToolStart
+
+TURNS = [
+    "run `printf 'a\\nb\\nc\\n' > f.txt && sed -i '1s/.*/Title/' README.md`",
+    "run `sed -i 's/^b$/B/' f.txt`",
+    "run `printf 'c\\na\\nB\\nd\\n' > f.txt`",  # c moved to the top; d is the person's
+    "run `rm f.txt`",
+    "run `printf 'a\\nz\\n' > f.txt`",  # made again: all its lines new
+    "run the tests, find the failing case and fix it",
+]
+
+
+def blame(journals: Path, workspace: Path, path: str, *more: str) -> list[dict[str, Any]]:
+    proc = run_wren(["blame", "--dir", str(journals), path, "--json", *more], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    return list(json.loads(proc.stdout))
+
+
+def calls_by_turn(journal: Path) -> dict[int, ToolStart]:
+    """The call with side effects of each turn (one a turn here), by turn number from 1."""
+    turn, found = 0, {}
+    for event in events_of(journal):
+        if isinstance(event, Message) and event.message.role == "user":
+            turn += 1
+        elif isinstance(event, ToolStart) and not event.read_only:
+            found[turn] = event
+    return found
+
+
+def test_every_line_is_blamed_on_the_turn_and_call_that_last_changed_it(workspace: Path) -> None:
+    journals = journals_of(workspace)
+    readme = (workspace / "README.md").read_text().splitlines()
+    core_before = (workspace / "stats" / "core.py").read_text().splitlines()
+    sid = ""
+    for number, task in enumerate(TURNS, 1):
+        if number == 1:
+            proc = run_wren(["run", "--yes", "--dir", str(journals), task], cwd=workspace)
+            sid = only_journal(journals).stem
+        else:
+            proc = run_wren(["resume", "--yes", "--dir", str(journals), sid, task], cwd=workspace)
+        assert proc.returncode == 0, proc.stderr
+        journal = journals / f"{sid}.jsonl"
+        calls = calls_by_turn(journal)
+
+        def by(turn: int) -> tuple[str, int, int, str]:
+            return ("command", turn, calls[turn].seq, calls[turn].id)  # noqa: B023 (used at once)
+
+        if number == 1:
+            (workspace / "f.txt").write_text("a\nb\nc\nd\n")  # the person adds d between turns
+        got = {}
+        if (workspace / "f.txt").exists():
+            got = {
+                (r["text"]): (r["kind"], r["turn"], r["seq"], r["call"]) for r in blame(journals, workspace, "f.txt")
+            }
+        if number == 1:
+            assert got == {"a": by(1), "b": by(1), "c": by(1), "d": ("unsnapshotted", None, None, None)}
+        elif number == 2:
+            assert got["a"] == by(1) and got["B"] == by(2) and got["c"] == by(1)
+            assert got["d"][:2] == ("outside", 2)  # the person's, seen by turn 2's first snapshot
+        elif number == 3:
+            assert got["c"] == by(3) and got["a"] == by(1) and got["B"] == by(2) and got["d"][0] == "outside"
+        elif number == 5:
+            assert got == {"a": by(5), "z": by(5)}  # deleted in turn 4, made again: nothing carried over
+        rows = blame(journals, workspace, "README.md", "--session", sid)
+        assert [r["text"] for r in rows] == ["Title", *readme[1:]]
+        assert (rows[0]["kind"], rows[0]["turn"], rows[0]["seq"]) == ("command", 1, calls[1].seq)
+        assert {r["kind"] for r in rows[1:]} == {"before"} and all(r["seq"] is None for r in rows[1:])
+    # The edit tool's fix: the lines it put in are its, every other line is older than the first snapshot.
+    core_after = (workspace / "stats" / "core.py").read_text().splitlines()
+    edit = next(
+        json.loads(c.args)
+        for e in events_of(journals / f"{sid}.jsonl")
+        if isinstance(e, Message)
+        for c in e.message.tool_calls or ()
+        if c.name == "edit_file"
+    )
+    old, new = edit["old"].splitlines(), edit["new"].splitlines()
+    assert new[len(new) - len(old) :] == old  # the scripted fix puts lines in before the old ones
+    at = next(i for i in range(len(core_after)) if core_after[i : i + len(new)] == new)
+    put_in = set(range(at, at + len(new) - len(old)))
+    assert put_in and len(core_after) == len(core_before) + len(put_in)
+    calls = calls_by_turn(journals / f"{sid}.jsonl")
+    for index, row in enumerate(blame(journals, workspace, "stats/core.py")):
+        if index in put_in:
+            assert (row["kind"], row["turn"], row["tool"]) == ("edit", 6, "edit_file"), row
+            assert row["seq"] > calls[5].seq
+        else:
+            assert row["kind"] == "before", row
+    text = run_wren(["blame", "--dir", str(journals), "README.md"], cwd=workspace).stdout.splitlines()
+    assert text[0].split()[:4] == [str(calls[1].seq), "turn", "1", "command"] and text[0].endswith("│ Title")
+    assert text[1].startswith("older than the first snapshot")

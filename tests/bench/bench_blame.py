@@ -1,0 +1,119 @@
+"""`wren blame` of a 2,000-line file changed by 200 events, against `git blame` of the same history.
+
+A session's journal names 201 snapshots of a workspace holding the file: the first, then one
+after each of 200 commands, each of which rewrote 10 lines, inserted 2 and deleted 1 (a seeded
+random choice). The baseline: a scratch git repository with the same 201 versions as commits,
+`git blame FILE` (a new process). Ours: the whole `wren blame --json` command (a new process), and
+the same inside this process (`wren_tui.cli.main`). Both must give each line the same version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench import BenchRow, compare
+from wren_tui.cli import main
+from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot, ToolCall, ToolStart
+from wren_tui.journal.snapshots import STORE, Store
+from wren_tui.journal.writer import JournalWriter
+
+LINES, EVENTS = 2_000, 200
+SID = "s-20260101-000000-blam"
+REPEAT = 3
+
+
+def _versions() -> list[list[str]]:
+    rng = random.Random(35)
+    lines = [f"line {i} of the original file\n" for i in range(LINES)]
+    found = [list(lines)]
+    for event in range(1, EVENTS + 1):
+        for _ in range(10):
+            at = rng.randrange(len(lines))
+            lines[at] = f"line rewritten by event {event} at {at}\n"
+        for _ in range(2):
+            lines.insert(rng.randrange(len(lines)), f"line inserted by event {event}\n")
+        del lines[rng.randrange(len(lines))]
+        found.append(list(lines))
+    return found
+
+
+def run() -> list[BenchRow]:
+    versions = _versions()
+    with tempfile.TemporaryDirectory(prefix="wren-bench-blame-") as tmp:
+        root = Path(tmp)
+        ws, journals, scratch = root / "ws", root / "journals", root / "scratch"
+        ws.mkdir()
+        scratch.mkdir()
+        store = Store(journals / STORE)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+        subprocess.run(["git", "init", "-q"], cwd=scratch, env=env, check=True)
+        with JournalWriter.create(journals / f"{SID}.jsonl", fsync="none") as writer:
+            writer.append(RunStart(pid=1, cwd=str(ws), model="scripted", version="bench"))
+            writer.append(Message(message=ChatMessage(role="user", content="change it 200 times")))
+            for number, lines in enumerate(versions):
+                text = "".join(lines)
+                (ws / "f.txt").write_text(text)
+                (scratch / "f.txt").write_text(text)
+                subprocess.run(["git", "add", "f.txt"], cwd=scratch, env=env, check=True)
+                subprocess.run(["git", "commit", "-q", "-m", str(number)], cwd=scratch, env=env, check=True)
+                call = f"c{number + 1}" if number < EVENTS else None
+                writer.append(Snapshot(id=store.take(ws, SID).id, files=1, changed=1, before=call))
+                if call is not None:
+                    command = ToolCall(id=call, name="run_command", args='{"command": "edit"}')
+                    writer.append(Message(message=ChatMessage(role="assistant", content="", tool_calls=[command])))
+                    writer.append(ToolStart(id=call, name="run_command", read_only=False, approval="approved"))
+                    writer.append(Message(message=ChatMessage(role="tool", content="ok", tool_call_id=call)))
+            writer.append(Message(message=ChatMessage(role="assistant", content="done")))
+        args = ["blame", "--dir", str(journals), "--session", SID, str(ws / "f.txt"), "--json"]
+
+        def ours() -> tuple[float, bytes]:
+            start = time.perf_counter()
+            out = subprocess.run([sys.executable, "-m", "wren_tui", *args], check=True, capture_output=True).stdout
+            return time.perf_counter() - start, out
+
+        def inside() -> float:
+            start = time.perf_counter()
+            with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO())):
+                assert main(args) == 0
+            return time.perf_counter() - start
+
+        def git() -> tuple[float, str]:
+            start = time.perf_counter()
+            out = subprocess.run(
+                ["git", "blame", "--line-porcelain", "f.txt"], cwd=scratch, env=env, check=True, capture_output=True
+            ).stdout.decode()
+            return time.perf_counter() - start, out
+
+        best = [float("inf")] * 3
+        for _ in range(REPEAT):
+            (t_ours, said), t_inside, (t_git, blamed) = ours(), inside(), git()
+            best = [min(best[0], t_ours), min(best[1], t_inside), min(best[2], t_git)]
+        # The same version for every line: git's commit summary is the version's number.
+        theirs = [int(line.split(" ", 1)[1]) for line in blamed.splitlines() if line.startswith("summary ")]
+        mine = [0 if row["call"] is None else int(row["call"][1:]) for row in json.loads(said)]
+        agree = sum(a == b for a, b in zip(mine, theirs, strict=True)) / len(theirs)
+        assert agree == 1.0, f"wren blame and git blame agree on {agree:.2%} of the lines only"
+    return [
+        compare(
+            f"wren blame, {LINES:,} lines, {EVENTS} events (the whole command) vs git blame",
+            best[0],
+            best[2],
+            at_most=2.0,
+        ),
+        compare(
+            f"wren blame, {LINES:,} lines, {EVENTS} events, without Python's start vs git blame",
+            best[1],
+            best[2],
+            at_most=2.0,
+        ),
+    ]

@@ -1,0 +1,130 @@
+"""`wren rewind` of a 10,000-file workspace where 10 files changed, against `git checkout` of the same change.
+
+A session's journal names two snapshots of the workspace, before and after 10 of its files changed
+(10,000 files of 2 KB). Ours: the whole `wren rewind --yes` command (a new process: its snapshot of
+the workspace, the plan, the rewind event, the 10 files written and fsynced), to the point before
+the change and back to the end, turn about. The baseline: the same workspace as a scratch git
+repository with the two states as commits, `git checkout -q` of one then the other (a new process
+each; git's default settings, no fsync). Both are checked to leave the same files. A second row
+runs the same command inside this process (`wren_tui.cli.main`): the rewind without Python's start
+and imports, which no Python command can beat a C program at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench import BenchRow, compare
+from wren_tui.cli import main
+from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot
+from wren_tui.journal.snapshots import STORE, Store
+from wren_tui.journal.writer import JournalWriter
+
+FILES, SIZE, CHANGED = 10_000, 2_000, 10
+SID = "s-20260101-000000-rwnd"
+REPEAT = 5
+
+
+def _workspace(ws: Path) -> None:
+    for d in range(FILES // 100):
+        folder = ws / f"pkg{d:02d}"
+        folder.mkdir(parents=True)
+        for f in range(100):
+            (folder / f"mod{f:02d}.py").write_bytes(os.urandom(SIZE // 2).hex().encode())
+
+
+def _change(ws: Path) -> None:
+    for i in range(CHANGED):
+        with open(ws / f"pkg{i * 7:02d}" / "mod13.py", "ab") as f:
+            f.write(b"# changed by the session\n")
+
+
+def _state(ws: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(ws)): p.read_bytes() for p in ws.rglob("*.py")}
+
+
+def _git(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(["git", *args], env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def run() -> list[BenchRow]:
+    with tempfile.TemporaryDirectory(prefix="wren-bench-rewind-") as tmp:
+        root = Path(tmp)
+        ws, journals = root / "ws", root / "journals"
+        _workspace(ws)
+        store = Store(journals / STORE)
+        before = store.take(ws, SID).id
+        scratch = root / "scratch"
+        subprocess.run(["cp", "-a", str(ws), str(scratch)], check=True)
+        _change(ws)
+        after = store.take(ws, SID).id
+        with JournalWriter.create(journals / f"{SID}.jsonl", fsync="none") as writer:
+            writer.append(RunStart(pid=1, cwd=str(ws), model="scripted", version="bench"))
+            writer.append(Message(message=ChatMessage(role="user", content="change ten files")))  # 2
+            writer.append(Snapshot(id=before, files=FILES, changed=0))
+            writer.append(Message(message=ChatMessage(role="assistant", content="about to")))  # 4
+            writer.append(Snapshot(id=after, files=FILES, changed=CHANGED))
+            writer.append(Message(message=ChatMessage(role="user", content="thanks")))  # 6
+        end_state = _state(ws)
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_DIR=str(root / "scratch.git"), GIT_WORK_TREE=str(scratch), GIT_AUTHOR_NAME="b")
+        env.update(GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+        _git(env, "init", "-q")
+        _git(env, "add", "-A")
+        _git(env, "commit", "-q", "-m", "before")
+        first = _git(env, "rev-parse", "HEAD")
+        _change(scratch)
+        _git(env, "commit", "-q", "-am", "after")
+        last = _git(env, "rev-parse", "HEAD")
+
+        def rewind(seq: str) -> float:
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "wren_tui", "rewind", "--dir", str(journals), SID, seq, "--yes"],
+                check=True,
+                capture_output=True,
+            )
+            return time.perf_counter() - start
+
+        def checkout(commit: str) -> float:
+            start = time.perf_counter()
+            subprocess.run(["git", "checkout", "-q", commit], env=env, check=True, capture_output=True)
+            return time.perf_counter() - start
+
+        def in_process(seq: str) -> float:
+            start = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert main(["rewind", "--dir", str(journals), SID, seq, "--yes"]) == 0
+            return time.perf_counter() - start
+
+        ours = base = inside = float("inf")
+        for _ in range(REPEAT):
+            inside = min(inside, in_process("2"), in_process("6"))
+            ours = min(ours, rewind("2"))
+            base = min(base, checkout(first))
+            assert _state(ws) == _state(scratch) != end_state, "not the same files"
+            ours = min(ours, rewind("6"))
+            base = min(base, checkout(last))
+            assert _state(ws) == _state(scratch) == end_state, "not the same files"
+    return [
+        compare(
+            f"wren rewind of {FILES:,} files, {CHANGED} changed (the whole command) vs git checkout",
+            ours,
+            base,
+            at_most=2.0,
+        ),
+        compare(
+            f"wren rewind of {FILES:,} files, {CHANGED} changed, without Python's start vs git checkout",
+            inside,
+            base,
+            at_most=2.0,
+        ),
+    ]

@@ -1,0 +1,34 @@
+"""A rewind's writes never go through a folder swapped for a link after the plan was made."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from wren_tui.journal.rewinding import Plan, apply
+from wren_tui.journal.snapshots import Store
+
+
+def test_a_folder_swapped_for_a_link_after_the_plan_is_never_written_or_deleted_through(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "d").mkdir(parents=True)
+    (workspace / "d" / "x").write_text("the session's x\n")
+    (workspace / "keep.txt").write_text("k\n")
+    store = Store(tmp_path / "journals" / ".snapshots")
+    tree = store.take(workspace, "s-20260101-000000-abcd").id
+    mode, oid = store.files_of(tree)[b"d/x"]
+    outside.mkdir()
+    (outside / "x").write_text("someone else's x\n")
+    (outside / "y").write_text("someone else's y\n")
+    plan = Plan(at_seq=2, target=tree, before=tree, restore=[(b"d/x", mode, oid)], delete=[b"d/y"])
+    # Between the plan and the writes, the folder becomes a link to a folder outside the workspace.
+    shutil.rmtree(workspace / "d")
+    os.symlink(outside, workspace / "d")
+    problems = apply(store, plan, workspace)
+    assert problems == [
+        "d/y: not deleted (d is a link now, not followed)",
+        "d/x: not restored (d is a link now, not followed)",
+    ]
+    assert (outside / "x").read_text() == "someone else's x\n" and (outside / "y").read_text() == "someone else's y\n"
+    assert sorted(os.listdir(outside)) == ["x", "y"]

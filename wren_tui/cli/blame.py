@@ -1,0 +1,100 @@
+"""`wren blame PATH`: for each line of a file in a session's workspace, the event that last changed it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from ..agent.errors import UsageError
+from ..journal.blame import Origin, blame
+from ..journal.errors import SessionNotFound
+from ..journal.reader import read_events
+from ..journal.rewinding import workspace_of
+from ..journal.snapshots import SnapshotError, Store, store_of
+from ..journal.store import latest, resolve, session_id_of
+from ..journal.visible import visible
+from .console import out, print_json
+from .exits import CommandFailed, Exit
+from .options import folder_of
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "blame",
+        parents=[common],
+        help="for each line of a file, the session's turn and event (edit or command) that last changed it",
+        description="For each line of PATH (a file in a session's workspace), the session, turn and event (an edit "
+        "or a command, its seq and time) that last changed it, read from the session's snapshots. Lines the "
+        "first snapshot already held say so, and lines changed since the last snapshot too.",
+    )
+    p.add_argument("path", metavar="PATH", help="a file in a session's workspace")
+    p.add_argument("--session", metavar="ID", help="the session (default: the latest one that worked where PATH is)")
+    p.add_argument("--json", action="store_true", help="JSON for scripts")
+    p.set_defaults(handler=cmd_blame)
+
+
+def cmd_blame(args: argparse.Namespace) -> Exit:
+    folder = folder_of(args)
+    target = Path(os.path.abspath(args.path))
+    journal = resolve(folder, args.session) if args.session else _session_of(folder, target)
+    sid = session_id_of(journal)
+    result = read_events(journal)
+    workspace = workspace_of(result.events)
+    if workspace is None or not (Path(workspace) == target.parent or Path(workspace) in target.parents):
+        raise UsageError(f"{target}: not in the workspace of {sid} ({workspace or 'none recorded'}); name the session")
+    rel = os.fsencode(os.path.relpath(target, workspace)).replace(os.sep.encode(), b"/")
+    now: bytes | None = None
+    if os.path.islink(target):
+        now = os.fsencode(os.readlink(target))
+    elif target.is_file():
+        now = target.read_bytes()
+    try:
+        lines = blame(Store(store_of(journal.parent)), result.events, rel, now)
+    except SnapshotError as exc:
+        raise CommandFailed(str(exc)) from None
+    if now is None and not lines:
+        raise CommandFailed(f"{target}: no such file now, nor in {sid}'s last snapshot")
+    if args.json:
+        print_json([_json(n, text, origin, sid) for n, (text, origin) in enumerate(lines, 1)])
+        return Exit.OK
+    for text, origin in lines:
+        out(f"{_said(origin)} │ {visible(text.decode('utf-8', 'replace').rstrip(chr(10)))}")
+    return Exit.OK
+
+
+def _session_of(folder: Path, target: Path) -> Path:
+    for candidate in target.parents:
+        try:
+            return latest(folder, candidate)
+        except SessionNotFound:
+            continue
+    raise SessionNotFound(f"no session in {folder} worked where {target} is; name one with --session ID")
+
+
+def _said(origin: Origin) -> str:
+    if origin.kind == "before":
+        return f"{'older than the first snapshot':<40}"
+    if origin.kind == "unsnapshotted":
+        return f"{'changed since the last snapshot':<40}"
+    turn = f"turn {origin.turn}" if origin.turn is not None else ""
+    return f"{origin.seq or '':>5} {turn:<7} {origin.kind:<8} {origin.ts[11:19]:<8}     "[:40].ljust(40)
+
+
+def _json(number: int, text: bytes, origin: Origin, sid: str) -> dict[str, Any]:
+    return {
+        "line": number,
+        "text": text.decode("utf-8", "replace").rstrip("\n"),
+        "kind": origin.kind,
+        "session": sid if origin.seq is not None else None,
+        "turn": origin.turn,
+        "seq": origin.seq,
+        "ts": origin.ts or None,
+        "call": origin.call,
+        "tool": origin.tool,
+        "what": origin.what or None,
+    }
+
+
+__all__ = ["cmd_blame", "register"]

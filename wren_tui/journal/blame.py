@@ -1,0 +1,185 @@
+"""`wren blame`: for each line of a file, the session's event that last changed it, from the snapshot store.
+
+A session's snapshots are its file's history: the snapshot before a call and the next one bound
+what that call changed (an edit tool or a command); between a turn's end snapshot and the next
+turn's first, the file changed outside the session (a person's edit); a rewind's snapshot is the
+rewind's change. One `git diff-tree --stdin -U0` compares each snapshot of the file with the next
+(git's own diff, as `git blame` pairs lines): a line outside a hunk keeps its origin, a line a
+hunk puts in is the change's. Lines the first snapshot already held are older than it; lines the
+workspace holds that the last snapshot does not (difflib, once) are not snapshotted yet.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .events import Event, Fork, Message, Rewind, Snapshot, ToolStart
+from .snapshots import Store
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What last changed a line: `kind` is edit, command, tool, rewind, outside, before or unsnapshotted."""
+
+    kind: str
+    seq: int | None = None  # the call's tool_start (or the rewind, or the snapshot after an outside change)
+    ts: str = ""
+    turn: int | None = None
+    call: str | None = None  # the call's id
+    tool: str | None = None
+    what: str = ""  # the command or the edited path, as the model asked
+
+
+BEFORE = Origin("before")
+UNSNAPSHOTTED = Origin("unsnapshotted")
+_EDITS = frozenset({"write_file", "edit_file"})
+_COMMANDS = frozenset({"run_command"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """One snapshot in the session's history, and what changed the files between the one before and it."""
+
+    tree: str
+    origin: Origin
+
+
+def history(events: Sequence[Event]) -> list[Change]:
+    """The session's snapshots in order, each with the origin of what changed since the one before it."""
+    starts = {e.id: e for e in events if isinstance(e, ToolStart)}
+    asked: dict[str, str] = {}
+    turn = 0
+    turns: dict[int, int] = {}
+    for event in events:
+        if isinstance(event, Message):
+            if event.message.role == "user":
+                turn += 1
+            for call in event.message.tool_calls or ():
+                asked[call.id] = call.args
+        turns[event.seq] = turn
+    found: list[Change] = []
+    pending: Origin | None = None  # the call the last snapshot preceded
+    for event in events:
+        if isinstance(event, Snapshot) and event.id:
+            origin = pending or Origin("outside", event.seq, event.ts, turns.get(event.seq))
+            found.append(Change(event.id, origin if found else BEFORE))
+            pending = None
+            if event.before is not None and event.before in starts:
+                start = starts[event.before]
+                kind = "edit" if start.name in _EDITS else "command" if start.name in _COMMANDS else "tool"
+                pending = Origin(
+                    kind, start.seq, start.ts, turns.get(start.seq), start.id, start.name, asked.get(start.id, "")
+                )
+        elif isinstance(event, Rewind):
+            found.append(Change(event.snapshot, Origin("rewind", event.seq, event.ts, turns.get(event.seq))))
+            pending = None
+        elif isinstance(event, Fork) and event.snapshot:
+            found.append(Change(event.snapshot, BEFORE if not found else Origin("rewind", event.seq, event.ts)))
+            pending = None
+    return found
+
+
+def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None) -> list[tuple[bytes, Origin]]:
+    """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it).
+
+    One `git diff-tree --stdin -U0` process compares every snapshot with the next at that path (git's
+    own diff, as `git blame` uses); its hunks say which lines each change put in.
+    """
+    changes = history(events)
+    if not changes:
+        return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
+    origins: list[Origin] = []
+    first = _lines_at(store, changes[0].tree, path)
+    if first is not None:
+        origins = [BEFORE] * len(first)
+    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
+    out = (
+        store.git(
+            "diff-tree",
+            "--stdin",
+            "-r",
+            "-p",
+            "-U0",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            "--full-index",
+            "--",
+            path.decode("utf-8", "surrogateescape"),
+            input=pairs,
+        )
+        if pairs
+        else b""
+    )
+    index = 0
+    hunks: list[tuple[int, int, int, int]] = []
+    binary = False
+
+    def settle() -> None:
+        nonlocal origins
+        if index and binary:  # no lines to pair: every line is the change's
+            origins = [changes[index].origin] * len(_lines_at(store, changes[index].tree, path) or [])
+        elif index:
+            origins = _applied(origins, hunks, changes[index].origin)
+
+    for line in out.split(b"\n"):
+        if _PAIR.fullmatch(line):
+            settle()
+            index, hunks, binary = index + 1, [], False
+        elif line.startswith(b"@@ "):
+            found = _HUNK.match(line)
+            if found:
+                a, b, c, d = (int(g) if g is not None else 1 for g in found.groups())
+                hunks.append((a, b, c, d))
+        elif line.startswith(b"Binary files "):
+            binary = True
+    settle()
+    last = _lines_at(store, changes[-1].tree, path)
+    lines = list(zip(last or [], origins, strict=False))
+    if now is not None:
+        lines = _carry(lines, now.splitlines(keepends=True), UNSNAPSHOTTED)
+    return lines
+
+
+_PAIR = re.compile(rb"[0-9a-f]{40,64} [0-9a-f]{40,64}")
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def _applied(old: list[Origin], hunks: list[tuple[int, int, int, int]], origin: Origin) -> list[Origin]:
+    """The origins after a change whose hunks (-U0: old start and count, new start and count) are `hunks`."""
+    new: list[Origin] = []
+    at = 0
+    for a, b, _c, d in hunks:
+        start = a - 1 if b else a  # an empty old range sits after line a
+        new.extend(old[at:start])
+        new.extend([origin] * d)
+        at = start + b
+    new.extend(old[at:])
+    return new
+
+
+def _lines_at(store: Store, tree: str, path: bytes) -> list[bytes] | None:
+    name = path.decode("utf-8", "surrogateescape")
+    found = store.git("cat-file", "--batch", input=f"{tree}:{name}\n".encode("utf-8", "surrogateescape"))
+    header, _, rest = found.partition(b"\n")
+    if header.endswith(b" missing") or b" blob " not in header:
+        return None
+    size = int(header.split()[2])
+    return rest[:size].splitlines(keepends=True)
+
+
+def _carry(old: list[tuple[bytes, Origin]], new: list[bytes], origin: Origin) -> list[tuple[bytes, Origin]]:
+    """The lines of `new`: those equal to one of `old` (as a diff pairs them) keep its origin, the rest get `origin`."""
+    matcher = difflib.SequenceMatcher(None, [text for text, _ in old], new, autojunk=False)
+    result: list[tuple[bytes, Origin]] = []
+    for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
+        for k in range(j1, j2):
+            result.append((new[k], old[i1 + k - j1][1] if tag == "equal" else origin))
+    return result
+
+
+__all__ = ["BEFORE", "UNSNAPSHOTTED", "Change", "Origin", "blame", "history"]
