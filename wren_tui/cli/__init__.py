@@ -58,6 +58,8 @@ SUMMARIES: dict[str, str] = {
     "diff": "compare two sessions (a fork and its parent): what they share, then turn by turn",
     "diff-files": "a unified diff of the workspace's files between two points of a session (from its snapshots)",
     "snapshots": "the workspace snapshots' store: its space; prune drops what only deleted sessions refer to",
+    "rewind": "put a session's workspace and conversation back as they were at SEQ (in place; --undo puts them back)",
+    "blame": "for each line of a file, the session's turn and event (edit or command) that last changed it",
     "demo": "the offline scripted agent fixing a failing test, watched live",
     "mirror": "ship every journal of a folder to NATS JetStream, live (the fleet)",
 }

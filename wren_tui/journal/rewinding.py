@@ -18,16 +18,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
 from .events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
 from .snapshots import SnapshotError, Store, Taken
 
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
 _TEMP = ".wren-rewind-"
 _BATCH = 256  # objects read from the store at a time
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_BINARY = getattr(os, "O_BINARY", 0)
+# portable's flags are 0 where the system has none (Windows: no O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC).
+_DIRECTORY, _NOFOLLOW, _CLOEXEC, _BINARY = O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC, O_BINARY
 
 
 @dataclass
