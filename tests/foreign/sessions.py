@@ -26,10 +26,11 @@ FOLDER = {
     "qwen": "qwen-code",
     "copilot": "copilot-cli",
     "opencode": "opencode",
+    "kilo": "kilo-cli",
     "aider": "aider",
 }
 # The formats whose files are not JSON lines, by how a recording's name ends.
-_NOT_JSONL = {"opencode": ".opencode.db", "aider": ".chat.history.md"}
+_NOT_JSONL = {"opencode": ".opencode.db", "kilo": ".kilo.db", "aider": ".chat.history.md"}
 # What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
 _NAMES = {
     "claude": "-var-tmp-ws/{stem}.jsonl",
