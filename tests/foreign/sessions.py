@@ -28,10 +28,11 @@ FOLDER = {
     "opencode": "opencode",
     "kilo": "kilo-cli",
     "kimi": "kimi-cli",
+    "continue": "continue-cli",
     "aider": "aider",
 }
 # The formats whose files are not JSON lines, by how a recording's name ends.
-_NOT_JSONL = {"opencode": ".opencode.db", "kilo": ".kilo.db", "aider": ".chat.history.md"}
+_NOT_JSONL = {"opencode": ".opencode.db", "kilo": ".kilo.db", "aider": ".chat.history.md", "continue": ".json"}
 # What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
 _NAMES = {
     "claude": "-var-tmp-ws/{stem}.jsonl",

@@ -6,6 +6,7 @@ nothing. A property test: random JSON, JSON lines, SQLite, YAML and Markdown fil
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import string
 from contextlib import closing
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_wren
+from tests.foreign.sessions import AGENTS
 from wren_tui.cli import main
 from wren_tui.foreign import what_wren_opens
 
@@ -76,22 +78,20 @@ def test_a_file_no_format_claims_is_refused_by_every_command_in_one_sentence_wit
         assert done.stdout == ""
 
 
-@pytest.mark.parametrize("agent", ["continue-cli", "cline"])
-def test_a_folder_of_sessions_wren_cannot_read_says_so_instead_of_listing_nothing(agent: str, tmp_path: Path) -> None:
-    folder = tmp_path / agent
-    folder.mkdir()
-    for name, text in {
-        "continue-cli": {"424d6214.json": '{"sessionId": "424d6214", "history": []}\n'},
-        "cline": {"1796616408353_q9pgb.json": '{"status": "running", "pid": 1}\n'},
-    }[agent].items():
-        (folder / name).write_text(text)
-    listed = run_wren(["ls", "--agent", "all", "--dir", str(folder)], cwd=tmp_path)
+def test_a_folder_of_sessions_wren_cannot_read_says_so_instead_of_listing_nothing(tmp_path: Path) -> None:
+    # Cline CLI's session files (a reader is not written yet), as Cline keeps them: <id>/<id>.json and .messages.json.
+    folder = tmp_path / "cline" / "1796616408353_q9pgb"
+    folder.mkdir(parents=True)
+    for name in ("simple.json", "simple.messages.json"):
+        shutil.copyfile(AGENTS / "cline" / name, folder / name.replace("simple", folder.name))
+    sessions = folder.parent
+    listed = run_wren(["ls", "--agent", "all", "--dir", str(sessions)], cwd=tmp_path)
     assert listed.returncode == 4 and listed.stdout == ""
     assert listed.stderr == (
-        f"wren: {folder}: 1 file, none of them {what_wren_opens()}, so Wren lists no session in it\n"
+        f"wren: {sessions}: 2 files, none of them {what_wren_opens()}, so Wren lists no session in it\n"
     )
-    searched = run_wren(["search", "hello", "--dir", str(folder)], cwd=tmp_path)
-    assert searched.returncode == 4 and f"{folder}: 1 file, none of them" in searched.stderr
+    searched = run_wren(["search", "hello", "--dir", str(sessions)], cwd=tmp_path)
+    assert searched.returncode == 4 and f"{sessions}: 2 files, none of them" in searched.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     nothing = run_wren(["ls", "--agent", "all", "--dir", str(empty)], cwd=tmp_path)
