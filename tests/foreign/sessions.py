@@ -29,10 +29,17 @@ FOLDER = {
     "kilo": "kilo-cli",
     "kimi": "kimi-cli",
     "continue": "continue-cli",
+    "cline": "cline",
     "aider": "aider",
 }
 # The formats whose files are not JSON lines, by how a recording's name ends.
-_NOT_JSONL = {"opencode": ".opencode.db", "kilo": ".kilo.db", "aider": ".chat.history.md", "continue": ".json"}
+_NOT_JSONL = {
+    "opencode": ".opencode.db",
+    "kilo": ".kilo.db",
+    "aider": ".chat.history.md",
+    "continue": ".json",
+    "cline": ".messages.json",
+}
 # What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
 _NAMES = {
     "claude": "-var-tmp-ws/{stem}.jsonl",

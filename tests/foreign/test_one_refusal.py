@@ -79,11 +79,11 @@ def test_a_file_no_format_claims_is_refused_by_every_command_in_one_sentence_wit
 
 
 def test_a_folder_of_sessions_wren_cannot_read_says_so_instead_of_listing_nothing(tmp_path: Path) -> None:
-    # Cline CLI's session files (a reader is not written yet), as Cline keeps them: <id>/<id>.json and .messages.json.
-    folder = tmp_path / "cline" / "1796616408353_q9pgb"
-    folder.mkdir(parents=True)
-    for name in ("simple.json", "simple.messages.json"):
-        shutil.copyfile(AGENTS / "cline" / name, folder / name.replace("simple", folder.name))
+    # Mistral Vibe's session files (no reader yet), as Vibe keeps them: <uuid>/meta.json and generations/.
+    folder = tmp_path / "unified" / "4267b4f3-7219-dc3b-2a3a-b41d845d58d0"
+    (folder / "generations").mkdir(parents=True)
+    shutil.copyfile(AGENTS / "mistral-vibe" / "simple.meta.json", folder / "meta.json")
+    shutil.copyfile(AGENTS / "mistral-vibe" / "simple.manifest.json", folder / "generations" / "manifest.json")
     sessions = folder.parent
     listed = run_wren(["ls", "--agent", "all", "--dir", str(sessions)], cwd=tmp_path)
     assert listed.returncode == 4 and listed.stdout == ""

@@ -249,10 +249,11 @@ def ls_agents(args: argparse.Namespace) -> Exit:
         out(f"no sessions in {where}")
         return Exit.OK
     many = args.agent == ALL
-    head = f"{'AGENT':<7}  " if many else ""
+    width = max((len(s.agent) for s in sessions), default=0) if many else 0
+    head = f"{'AGENT':<{max(width, 7)}}  " if many else ""
     out(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
     for s in sessions:
-        agent = f"{s.agent:<7}  " if many else ""
+        agent = f"{s.agent:<{max(width, 7)}}  " if many else ""
         if s.state in ("unreadable", UNKNOWN):
             why = "not a session Wren reads" if s.state == UNKNOWN else s.reason
             out(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({why})"))

@@ -1,5 +1,5 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, Kimi CLI, OpenCode,
-Kilo Code CLI, aider, Continue), read as Wren events: the foreign layer.
+Kilo Code CLI, aider, Continue, Cline), read as Wren events: the foreign layer.
 
 Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
 contract the commands, search and the viewer ask: how to translate its lines into Wren's events
@@ -27,7 +27,7 @@ import msgspec
 from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
-from . import aider, atif, claude, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen
+from . import aider, atif, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator, split_member
 
 FORMATS: dict[str, Format] = {
@@ -45,6 +45,7 @@ FORMATS: dict[str, Format] = {
         kilo.FORMAT,
         aider.FORMAT,
         continuecli.FORMAT,
+        cline.FORMAT,
     )
 }
 # Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.
