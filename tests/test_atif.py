@@ -291,8 +291,10 @@ def test_a_json_file_that_is_no_trajectory_is_refused_in_one_sentence(tmp_path: 
     path.write_text('{"theme": "dark"}\n')
     for command in (["log", str(path)], ["fork", str(path)], ["export", str(path), "--format", "atif"]):
         done = run_wren(command, cwd=tmp_path)
-        assert done.returncode != 0 and "Traceback" not in done.stderr
-        assert "not an ATIF trajectory" in done.stderr, done.stderr
+        assert done.returncode == 4 and "Traceback" not in done.stderr
+        # The one refusal: what Wren reads (ATIF among them), and why this .json is none of them.
+        assert done.stderr.startswith(f"wren: {path}: not a Wren journal, an ATIF trajectory or a session of ")
+        assert '(no "schema_version": "ATIF-v..." at its start)' in done.stderr, done.stderr
 
 
 def test_a_trajectory_cut_short_stops_reading_where_it_breaks(tmp_path: Path) -> None:

@@ -26,10 +26,20 @@ FOLDER = {
     "qwen": "qwen-code",
     "copilot": "copilot-cli",
     "opencode": "opencode",
+    "kilo": "kilo-cli",
+    "kimi": "kimi-cli",
+    "continue": "continue-cli",
+    "cline": "cline",
     "aider": "aider",
 }
 # The formats whose files are not JSON lines, by how a recording's name ends.
-_NOT_JSONL = {"opencode": ".opencode.db", "aider": ".chat.history.md"}
+_NOT_JSONL = {
+    "opencode": ".opencode.db",
+    "kilo": ".kilo.db",
+    "aider": ".chat.history.md",
+    "continue": ".json",
+    "cline": ".messages.json",
+}
 # What each client named its files, and where under its sessions folder (see tests/fixtures/agents/README).
 _NAMES = {
     "claude": "-var-tmp-ws/{stem}.jsonl",
@@ -38,6 +48,8 @@ _NAMES = {
     "gemini": "ws/chats/session-2026-12-01T14-08-{stem}.jsonl",
     "qwen": "-home-user-project-ws/chats/{stem}.jsonl",
     "copilot": "{stem}/events.jsonl",
+    # Kimi CLI: the md5 of the workspace's path, then the session's uuid (its wire.jsonl, renamed simple.jsonl here).
+    "kimi": "1b7f573fa294b83a549b9f57561f7241/{stem}/wire.jsonl",
 }
 AN_HOUR = 3600.0
 

@@ -4,12 +4,16 @@ picker into a Wren journal; the agent's files keep every byte and time."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import run_wren
 from tests.foreign.sessions import AGENTS, AN_HOUR, age
 from tests.foreign.test_opencode import database, fingerprint
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
@@ -231,3 +235,24 @@ def test_watch_agent_aider_help_says_where_it_looks() -> None:
         [sys.executable, "-m", "wren_tui", "watch", "--help"], capture_output=True, text=True, check=True
     )
     assert "aider" in result.stdout and "AIDER_CHAT_HISTORY_FILE" in result.stdout
+
+
+@pytest.mark.parametrize("agent", ["gemini", "aider"])
+async def test_a_killed_sessions_status_line_says_the_same_ending_as_the_list(agent: str, tmp_path: Path) -> None:
+    from tests.foreign.sessions import copy_session
+    from tests.foreign.test_more_agents import CALL_LINE
+
+    if agent == "gemini":  # stopped in its tool: the file ends with the reply that asked for the call
+        path = copy_session("gemini", "tool-error", tmp_path / "gemini", lines=CALL_LINE["gemini"], nested=True)
+    else:  # aider killed while the model answered: the prompt with no reply
+        whole = (AIDER / "simple.chat.history.md").read_bytes()
+        path = aider_history(tmp_path / "aider", data=whole[: whole.index(b"\n\n", whole.index(b"#### ")) + 2])
+    listed = run_wren(["ls", "--agent", agent, "--dir", str(tmp_path / agent), "--json"], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert row["state"] == {"gemini": "last: reply", "aider": "interrupted"}[agent]
+    app = _app(path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for_text(pilot, {"gemini": "Show me missing.txt please.", "aider": "List the files"}[agent])
+        await wait_for(pilot, lambda: f" {row['state']} " in _status(app), "the listing's ending")
+        assert " ended " not in _status(app)

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..agent.errors import UsageError
-from ..foreign import FORMATS, UNKNOWN, Format, detect, identify, kind_of
+from ..foreign import FORMATS, UNKNOWN, WREN, Format, Kind, detect, identify, kind_of, what_wren_opens
 from ..foreign.base import split_member
 from ..foreign.conversation import fork_points, outline
 from ..foreign.exported import open_lines
 from ..foreign.listing import AgentSession, list_agent_sessions, list_every_session, roots
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalError, SessionNotFound
+from ..journal.errors import JournalError, NotASession, SessionNotFound
 from ..journal.forking import fork_listing
 from ..journal.store import DOCUMENT_SUFFIX, SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
@@ -68,23 +68,74 @@ def resolve(folder: Path, ref: str) -> Path:
             raise SessionNotFound(
                 f"{base}: is a symbolic link; sessions are opened only directly (name the file it points to)"
             ) from None
-        if "\x00" not in ref and base.is_file():
-            fmt = detect(path)
-            if fmt is not None and fmt.export is not None:
+        if "\x00" not in ref and base.is_file() and not base.is_symlink():
+            kind = kind_of(path)
+            if isinstance(kind, Format) and kind.export is not None:
                 return path
+            if _of_no_kind(path, kind):
+                # A file a person named, of no kind Wren reads (a .db, .yaml, .md, .json of another program's):
+                # the one refusal, naming what Wren reads, never "not a session id".
+                raise NotASession(path, what_wren_opens(), NOT_THEIRS) from None
         raise
+
+
+def _of_no_kind(path: Path, kind: Kind) -> bool:
+    """Whether a file that is not named as a journal (no .jsonl) is of no kind Wren reads: unknown, or what would be
+    taken for a Wren journal only for want of a whole line (a binary file, an empty one) though it can be read."""
+    if kind == UNKNOWN:
+        return True
+    return kind == WREN and path.suffix != SUFFIX and split_member(path)[1] is None and os.access(path, os.R_OK)
+
+
+# Why a file that is not JSON lines is refused (a .jsonl file's sentence says its first lines are of no kind).
+NOT_THEIRS = "nothing at its start is of their kinds"
+# How many entries of a folder that lists no session are looked at to say it holds files of no kind Wren reads.
+_LOOKED_AT = 4096
+
+
+def refuse_unknown_file(path: Path) -> None:
+    """NotASession (exit 4, the one refusal) for a regular file `--dir` names whose kind Wren does not read."""
+    if path.is_file() and not path.is_symlink() and _of_no_kind(path, kind_of(path)):
+        raise NotASession(path, what_wren_opens(), NOT_THEIRS)
+
+
+def nothing_readable(folder: Path) -> str | None:
+    """For a folder that lists no session: a sentence when it holds files (none of them a session Wren reads), so
+    that it is not taken for an empty folder; None when it holds no file (or cannot be read: said elsewhere)."""
+    files = looked = 0
+    stack = [folder]
+    while stack and looked < _LOOKED_AT:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    looked += 1
+                    if entry.name.startswith("."):
+                        continue  # hidden: Wren's own index (.index), a tool's folder, never a session it lists
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        files += 1
+                    if looked >= _LOOKED_AT:
+                        break
+        except OSError:
+            continue
+    if not files:
+        return None
+    many = "+" if looked >= _LOOKED_AT else ""
+    return (
+        f"{folder}: {files}{many} file{'s' if files != 1 else ''}, none of them {what_wren_opens()}, so Wren lists "
+        "no session in it"
+    )
 
 
 def foreign_format(path: Path) -> Format | None:
     """The format of another agent's session file (by its content), or None for a Wren journal; NotASession
     (exit 4, naming what Wren opens) for a file that is neither.
 
-    A .json file is opened only when its content is an ATIF trajectory (SessionNotFound otherwise).
+    A .json file is opened only when its content is an ATIF trajectory (NotASession otherwise).
     """
     if path.suffix == DOCUMENT_SUFFIX and not isinstance(kind_of(path), Format):
-        raise SessionNotFound(
-            f'{path}: not an ATIF trajectory (no "schema_version": "ATIF-v..." at its start), so not a session'
-        )
+        raise NotASession(path, what_wren_opens(), 'no "schema_version": "ATIF-v..." at its start')
     return identify(path)
 
 
@@ -187,18 +238,27 @@ def ls_agents(args: argparse.Namespace) -> Exit:
     for s in sessions:
         if s.state in ("unreadable", UNKNOWN):
             err(f"{s.reason}; it is listed as {s.state}")
+    # --agent all --dir: every file was judged by its content, so a folder of files that lists nothing holds none
+    # Wren reads (with one agent named, it may hold another's).
+    named = Path(args.dir).expanduser() if args.agent == ALL and getattr(args, "dir", None) else None
+    if not sessions and named is not None and (said := nothing_readable(named)) is not None:
+        err(said)  # a folder of files Wren does not read is not an empty folder
+        if args.json:
+            print_json([])
+        return Exit.UNREADABLE
     if args.json:
         print_json([_row(s) for s in sessions])
         return Exit.OK
     if not sessions:
-        where = ", ".join(str(root) for _fmt, root in places)
+        where = ", ".join(dict.fromkeys(str(root) for _fmt, root in places))  # --dir: every agent's is the same
         out(f"no sessions in {where}")
         return Exit.OK
     many = args.agent == ALL
-    head = f"{'AGENT':<7}  " if many else ""
+    width = max((len(s.agent) for s in sessions), default=0) if many else 0
+    head = f"{'AGENT':<{max(width, 7)}}  " if many else ""
     out(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
     for s in sessions:
-        agent = f"{s.agent:<7}  " if many else ""
+        agent = f"{s.agent:<{max(width, 7)}}  " if many else ""
         if s.state in ("unreadable", UNKNOWN):
             why = "not a session Wren reads" if s.state == UNKNOWN else s.reason
             out(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({why})"))

@@ -18,7 +18,7 @@ from ..foreign import Format
 from ..journal.errors import JournalError
 from ..journal.locks import lock_holder
 from ..journal.reader import Tail, scan_events
-from ..journal.store import journal_paths, resolve, session_id_of
+from ..journal.store import journal_paths, session_id_of
 from ..journal.verdict import Stop
 from . import fleet, foreign
 from .console import err, out
@@ -93,7 +93,7 @@ def cmd_otel(args: argparse.Namespace) -> Exit:
     # --all of a folder that is not there is a typo, never "nothing to send".
     folder = named_folder_of(args) if args.all else folder_of(args)
     remote = args.session is not None and fleet.is_remote(args.session)
-    paths = [] if remote else journal_paths(folder) if args.all else [resolve(folder, args.session)]
+    paths = [] if remote else journal_paths(folder) if args.all else [foreign.resolve(folder, args.session)]
     try:
         sender = OtlpSender(args.endpoint)
     except (OtelMissing, SendFailed) as exc:

@@ -35,6 +35,7 @@ from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, reg
 from ..search.sources import ROLES, SearchSource
 from .console import err
 from .exits import Exit
+from .foreign import nothing_readable, refuse_unknown_file
 from .options import named_folder_of
 
 _json = msgspec.json.Encoder()
@@ -142,6 +143,8 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
+    if named is not None:
+        refuse_unknown_file(named)  # a file of no kind Wren reads: the one refusal, exit 4
     skipped: list[str] = []
     opened = None if args.no_index else open_index(folder, query)
     # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.
@@ -149,6 +152,9 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     sources = sessions_of(args.agent, folder, named, skipped, recall)
     for sentence in dict.fromkeys(skipped):
         err(f"{sentence}; they were not searched")
+    if not sources and named is not None and named.is_dir() and (said := nothing_readable(named)) is not None:
+        err(said)  # a folder of files Wren does not read is not a folder without the word
+        return Exit.UNREADABLE
     index = None if opened is None else indexed(opened, sources)
     after = None if args.after is None else Cursor.of(args.after)
     if after is not None:

@@ -1,5 +1,5 @@
-"""Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, OpenCode, aider), read
-as Wren events: the foreign layer.
+"""Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, Kimi CLI, OpenCode,
+Kilo Code CLI, aider, Continue, Cline), read as Wren events: the foreign layer.
 
 Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
 contract the commands, search and the viewer ask: how to translate its lines into Wren's events
@@ -28,7 +28,7 @@ from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from ..portable import open_read_only, pread
-from . import aider, atif, claude, codex, copilot, gemini, opencode, pi, qwen
+from . import aider, atif, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen
 from .base import BadLine, Format, Skipped, Translated, Translator, split_member
 
 FORMATS: dict[str, Format] = {
@@ -40,9 +40,13 @@ FORMATS: dict[str, Format] = {
         gemini.FORMAT,
         qwen.FORMAT,
         copilot.FORMAT,
+        kimi.FORMAT,
         # Not JSON lines: recognised from the file itself (claims_file), exported into lines.
         opencode.FORMAT,
+        kilo.FORMAT,
         aider.FORMAT,
+        continuecli.FORMAT,
+        cline.FORMAT,
     )
 }
 # Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.

@@ -494,7 +494,7 @@ def _end(fmt: Format, lines: list[bytes]) -> tuple[str, str | None]:
         events = translator.translate(lineno, lines[lineno - 1], learn=False).events
         if last_ts is None:
             last_ts = next((e.ts for e in reversed(events) if e.ts), None)
-        state = _ending(events, fmt)
+        state = ending(events, fmt)
         if state != "empty":
             return state, last_ts
     return "empty", last_ts
@@ -518,7 +518,7 @@ def _tokens(fmt: Format, lines: list[bytes]) -> int:
 LAST_REPLY = "last: reply"
 
 
-def _ending(events: list[Event], fmt: Format) -> str:
+def ending(events: list[Event], fmt: Format) -> str:
     """How a session ends, from its last events: its last reply done (or only its last record, where calls come with
     their results), a call with no result, or cut short."""
     for event in reversed(events):
@@ -556,7 +556,7 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
             cwd.append(line.cwd)
 
     verdict = scan(fd, fmt, take)
-    state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.stop else _ending(events, fmt)
+    state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.stop else ending(events, fmt)
     return AgentSession(
         agent=fmt.name,
         id=session_id,

@@ -58,22 +58,42 @@ T = TypeVar("T")
 
 # The tables a database must have to be OpenCode's (positive evidence, not its name).
 _TABLES = frozenset({"session", "message", "part", "event", "event_sequence"})
+# The tables Kilo Code CLI (a fork of OpenCode, `kilo.db`) adds to OpenCode's: a database with them is Kilo's.
+KILO_TABLES = frozenset({"kilo_board", "kilo_board_message"})
 MAPPED = ("session.created.1", "message.part.updated.1", "message.updated.1")
-SKIPPED = ("session.updated.1",)
+# A part removed is only ever one never shown (Kilo's transient spinner text, `_transient`).
+SKIPPED = ("session.updated.1", "message.part.removed.1")
 _KNOWN = frozenset({*MAPPED, *SKIPPED})
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Whose database of OpenCode's layout it is, told by its tables: OpenCode's own, or a fork's that adds some."""
+
+    name: str  # as --agent takes it
+    label: str  # as a person knows the agent
+    tables: frozenset[str]  # the tables it must have
+    others: frozenset[str] = frozenset()  # tables it never has (they are a fork's)
+
+    def fits(self, tables: set[str] | frozenset[str]) -> bool:
+        return tables >= self.tables and not tables & self.others
+
+
+OPENCODE = Schema(NAME, LABEL, _TABLES, KILO_TABLES)
+KILO = Schema("kilo", "Kilo Code CLI", _TABLES | KILO_TABLES)
 
 
 # --- naming a session ---------------------------------------------------------------------------
 
 
-def session_id(path: Path) -> str:
+def session_id(path: Path, schema: Schema = OPENCODE) -> str:
     """The id after `#`; for the database alone, its only session's (its name when it has not exactly one)."""
     db, session = split_member(path)
     if session is not None:
         return session
     try:
         with kept(db) as snap:
-            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn, db) else [])
+            ids = snap.query(lambda conn: _ids(conn) if is_opencode(conn, db, schema) else [])
     except JournalError:
         return db.name
     return ids[0] if len(ids) == 1 else db.name
@@ -86,14 +106,15 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
 
 
-def _has_tables(conn: sqlite3.Connection) -> bool:
-    return _tables(conn) >= _TABLES
+def _has_tables(conn: sqlite3.Connection, schema: Schema = OPENCODE) -> bool:
+    return schema.fits(_tables(conn))
 
 
-def is_opencode(conn: sqlite3.Connection, db: Path | str = "the database") -> bool:
-    """Whether the database has OpenCode's tables; JournalError when they are there but not plain tables of
-    stored columns (a generated column, a virtual table: SQL of the file's own that reading would run)."""
-    if not _has_tables(conn):
+def is_opencode(conn: sqlite3.Connection, db: Path | str = "the database", schema: Schema = OPENCODE) -> bool:
+    """Whether the database has the tables of `schema` (OpenCode's, or Kilo's); JournalError when they are there
+    but the ones read are not plain tables of stored columns (a generated column, a virtual table: SQL of the
+    file's own that reading would run)."""
+    if not _has_tables(conn, schema):
         return False
     for table in sorted(_TABLES):
         sql = conn.execute("select sql from sqlite_master where type = 'table' and name = ?", (table,)).fetchone()
@@ -148,30 +169,40 @@ def _rows(
         yield owner, seq, kind, data if data is not None else b"null"
 
 
-def _one(conn: sqlite3.Connection, db: Path, session: str | None) -> str:
-    if not is_opencode(conn, db):
-        raise JournalError(f"{db}: a SQLite database, but not OpenCode's (it has no session, part and event tables)")
+def _one(conn: sqlite3.Connection, db: Path, session: str | None, schema: Schema = OPENCODE) -> str:
+    if not is_opencode(conn, db, schema):
+        if schema is OPENCODE and KILO.fits(_tables(conn)):
+            raise JournalError(f"{db}: a Kilo Code CLI database (OpenCode's tables and Kilo's), not OpenCode's")
+        raise JournalError(
+            f"{db}: a SQLite database, but not {schema.label}'s (it has no session, part and event tables)"
+        )
     ids = _ids(conn)
     if session is None:
         if len(ids) == 1:
             return ids[0]
         if not ids:
-            raise JournalError(f"{db}: an OpenCode database that holds no session yet")
+            raise JournalError(f"{db}: {_an(schema.label)} database that holds no session yet")
         raise JournalError(
-            f"{db}: an OpenCode database of {len(ids)} sessions; name one as {db}{MEMBER}ID "
-            f"(`wren ls --agent opencode --dir {db.parent}` lists them)"
+            f"{db}: {_an(schema.label)} database of {len(ids)} sessions; name one as {db}{MEMBER}ID "
+            f"(`wren ls --agent {schema.name} --dir {db.parent}` lists them)"
         )
     if session not in ids:
-        raise JournalError(f"{db}: no OpenCode session {session} in it")
+        raise JournalError(f"{db}: no {schema.label} session {session} in it")
     return session
 
 
-def export(path: Path, snap: Snapshot | None = None, progress: Progress | None = None) -> bytes:
+def _an(label: str) -> str:
+    return f"{'an' if label[:1] in 'AEIOU' else 'a'} {label}"
+
+
+def export(
+    path: Path, snap: Snapshot | None = None, progress: Progress | None = None, schema: Schema = OPENCODE
+) -> bytes:
     """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
     db, session = split_member(path)
 
     def read(conn: sqlite3.Connection) -> bytes:
-        chosen = _one(conn, db, session)
+        chosen = _one(conn, db, session, schema)
         rows = _rows(conn, chosen)
         if progress is not None:
             total = conn.execute("select count(*) from event where aggregate_id = ?", (chosen,)).fetchone()[0]
@@ -188,8 +219,9 @@ class Follower:
     """The session's export again and again from one snapshot, whose copy of the database is kept while unchanged;
     the last export is kept while neither the database nor its WAL changed."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, schema: Schema = OPENCODE) -> None:
         self.path = path
+        self.schema = schema
         self._snap: Snapshot | None = None
         self._keys: tuple[Key, Key] | None = None
         self._last = b""
@@ -203,19 +235,19 @@ class Follower:
     def __call__(self, progress: Progress | None = None) -> bytes:
         keys = self.snap.keys()
         if keys != self._keys:
-            self._last = export(self.path, self.snap, progress)
+            self._last = export(self.path, self.snap, progress, self.schema)
             self._keys = self.snap.taken  # the files as they were copied for that export
         return self._last
 
     def tail(self, least: int) -> Tail | None:
-        return export_tail(self.path, least, self.snap)
+        return export_tail(self.path, least, self.snap, self.schema)
 
 
 def exporter(path: Path) -> Follower:
     return Follower(path)
 
 
-def export_tail(path: Path, least: int, snap: Snapshot | None = None) -> Tail | None:
+def export_tail(path: Path, least: int, snap: Snapshot | None = None, schema: Schema = OPENCODE) -> Tail | None:
     """The session's last rows as `export` gives them, about `least` bytes of rows or more, read newest first.
 
     The rows are cut where a user's message starts a turn (its first row: OpenCode records the
@@ -227,7 +259,7 @@ def export_tail(path: Path, least: int, snap: Snapshot | None = None) -> Tail | 
     db, session = split_member(path)
 
     def read(conn: sqlite3.Connection) -> Tail | None:
-        chosen = _one(conn, db, session)
+        chosen = _one(conn, db, session, schema)
         newest_first = conn.execute(
             "select aggregate_id, seq, type, cast(data as blob) from event where aggregate_id = ? order by seq desc",
             (chosen,),
@@ -301,16 +333,16 @@ def _message_of(row: tuple[str, int, str, bytes]) -> tuple[str | None, str | Non
     return (data.part.message_id or None) if data.part is not None else None, None
 
 
-def export_all(db: Path, said: list[str] | None = None) -> dict[Path, bytes]:
+def export_all(db: Path, said: list[str] | None = None, schema: Schema = OPENCODE) -> dict[Path, bytes]:
     """Every session of the database (by its path, `DB#ID`), as `export` gives each, from one copy; a row of no
     session (its session id not UTF-8 text) is left out, and `said` told so in a sentence."""
 
     tables = tables_in_file(db)  # no copy of another program's database (nor of what is no database)
-    if tables is not None and not tables >= _TABLES:
+    if tables is not None and not schema.fits(tables):
         return {}
 
     def read(conn: sqlite3.Connection) -> dict[Path, bytes]:
-        if not is_opencode(conn, db):
+        if not is_opencode(conn, db, schema):
             return {}  # another program's database beside it: no session of OpenCode's
         out: dict[str, list[bytes]] = {id_: [] for id_ in _ids(conn)}
         exporters: dict[str, Exporter] = {}
@@ -394,12 +426,18 @@ class _XState(msgspec.Struct):
     status: str = ""
 
 
+class _XMeta(msgspec.Struct):
+    lifecycle: str = msgspec.field(default="", name="kilocode.lifecycle")
+
+
 class _XPart(msgspec.Struct):
     id: str = ""
     message_id: str = msgspec.field(default="", name="messageID")
     type: str = ""
     text: msgspec.Raw = msgspec.Raw(b"")
     ignored: bool = False
+    synthetic: bool = False
+    metadata: _XMeta | None = None
     time: _Time | None = None
     call_id: str = msgspec.field(default="", name="callID")
     state: _XState | None = None
@@ -432,6 +470,8 @@ class _Line(msgspec.Struct, omit_defaults=True):
     role: str = ""  # the role of the message a part belongs to
     model: str = ""
     adds: list[str] = []
+    # The rows of calls held back until the text said before them was finished (added after it: "held").
+    calls: list[msgspec.Raw] = []
     data: msgspec.Raw = msgspec.Raw(b"{}")
 
 
@@ -459,6 +499,11 @@ class Exporter:
     answered: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)  # messages whose error was added
     last_ts: str = ""
+    # Per message, its text parts started and not yet finished; and the calls (their rows) that started while
+    # one was open. OpenCode finishes a text said before a call only once the call runs: the call is added
+    # with that text's last row, after it, as it was said.
+    open_text: dict[str, set[str]] = field(default_factory=dict)
+    held: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
     def lines(self, rows: Iterator[tuple[str, int, str, bytes]]) -> Iterator[bytes]:
         """Each row's line, in pieces (joined once by the caller: a row's data is not copied per line)."""
@@ -483,6 +528,7 @@ class Exporter:
         ts = self._ts(data)
         role = model = ""
         adds: list[str] = []
+        calls: list[bytes] = []
         info, part = data.info, data.part
         if info is not None and kind.startswith("message.updated"):
             if info.role:
@@ -495,7 +541,11 @@ class Exporter:
         elif part is not None and kind.startswith("message.part.updated"):
             role = self.roles.get(part.message_id, "")
             model = self.models.get(part.message_id, "")
-            adds = self._part(part, role)
+            adds = self._part(part, role, raw)
+            if part.type == "text" and "text" in adds:
+                calls = self._released(part.message_id)
+                if calls:
+                    adds.append("held")
         # As `_Line` encodes, written out: this runs once per row of a session that may hold a hundred thousand.
         head = b'{"type":%s,"n":%d,"ts":"%s"' % (_encode.encode(kind), seq, ts.encode())
         if role:
@@ -504,7 +554,17 @@ class Exporter:
             head += b',"model":%s' % _encode.encode(model)
         if adds:
             head += b',"adds":%s' % _encode.encode(adds)
+        if calls:
+            head += b',"calls":[%s]' % b",".join(calls)
         return head + b',"data":', raw, b"}\n"
+
+    def _released(self, message: str) -> list[bytes]:
+        """The rows of the calls of `message` held back, once none of its texts is still being said."""
+        if self.open_text.get(message) or message not in self.held:
+            return []
+        held = self.held.pop(message)
+        self.asked.update(held)
+        return list(held.values())
 
     def _ts(self, data: _XData) -> str:
         ms = data.time
@@ -514,9 +574,17 @@ class Exporter:
         self.last_ts = ts
         return ts
 
-    def _part(self, part: _XPart, role: str) -> list[str]:
+    def _part(self, part: _XPart, role: str, raw: bytes) -> list[str]:
         if part.type in ("text", "reasoning"):
+            if _transient(part):
+                return []
             finished = part.time is None or part.time.end is not None
+            if part.type == "text" and role == "assistant":
+                opened = self.open_text.setdefault(part.message_id, set())
+                if finished:
+                    opened.discard(part.id)
+                elif part.time is not None and part.time.start is not None:
+                    opened.add(part.id)
             if finished and bytes(part.text) not in _EMPTY_TEXT and not part.ignored and part.id not in self.said:
                 self.said.add(part.id)
                 return [part.type]
@@ -524,8 +592,14 @@ class Exporter:
         if part.type == "tool" and part.state is not None:
             adds: list[str] = []
             status = part.state.status
+            held = self.held.get(part.message_id, {})
+            if status == "running" and part.call_id not in self.asked and self.open_text.get(part.message_id):
+                held.setdefault(part.call_id, raw)  # the text before it is still being said: added after it
+                self.held[part.message_id] = held
+                return []
             if status in ("running", "completed", "error") and part.call_id not in self.asked:
                 self.asked.add(part.call_id)
+                held.pop(part.call_id, None)
                 adds.append("call")
             if status in ("completed", "error") and part.call_id not in self.answered:
                 self.answered.add(part.call_id)
@@ -538,6 +612,11 @@ class Exporter:
             self.said.add(part.id)
             return ["compaction"]
         return []
+
+
+def _transient(part: _XPart) -> bool:
+    """A part the client shows while it works and then removes (Kilo's "Initializing snapshot..."): never said."""
+    return part.synthetic and part.metadata is not None and part.metadata.lifecycle == "transient"
 
 
 # --- lines to events ----------------------------------------------------------------------------
@@ -610,8 +689,15 @@ class OpenCodeTranslator(Translator):
             elif add == "reasoning":
                 events.append(make.thinking(seq, ts, part.text or ""))
             elif add == "call" and part.state is not None:
-                args = msgspec.json.encode(part.state.input if part.state.input is not None else {}).decode()
-                events.append(make.assistant(seq, ts, "", [ToolCall(part.call_id, part.tool, args)]))
+                events.append(_call(seq, ts, part))
+            elif add == "held":
+                for held in line.calls:
+                    try:
+                        call = _data.decode(held).part
+                    except msgspec.DecodeError:
+                        call = None
+                    if call is not None and call.state is not None:
+                        events.append(_call(seq, ts, call))
             elif add == "result" and part.state is not None:
                 state = part.state
                 out = _text(state.output) if state.status == "completed" else _text(state.error)
@@ -625,6 +711,12 @@ class OpenCodeTranslator(Translator):
             elif add == "compaction":
                 events.append(make.note(seq, ts, make.COMPACTION, text=""))
         return events
+
+
+def _call(seq: int, ts: str, part: _Part) -> Event:
+    assert part.state is not None
+    args = msgspec.json.encode(part.state.input if part.state.input is not None else {}).decode()
+    return make.assistant(seq, ts, "", [ToolCall(part.call_id, part.tool, args)])
 
 
 def _error_text(value: Any) -> str:
@@ -667,16 +759,16 @@ def tokens_of(data: bytes) -> int:
 # --- recognising and finding ---------------------------------------------------------------------
 
 
-def claims_file(path: Path, head: bytes) -> bool:
-    """A SQLite database (its header) whose copy has OpenCode's tables."""
+def claims_file(path: Path, head: bytes, schema: Schema = OPENCODE) -> bool:
+    """A SQLite database (its header) whose copy has OpenCode's tables (and not Kilo's: `schema`)."""
     if not head.startswith(SQLITE_HEADER):
         return False
     try:
         tables = tables_in_file(path)  # from its own pages, before anything is copied
         if tables is not None:
-            return tables >= _TABLES
+            return schema.fits(tables)
         with kept(path) as snap:
-            return snap.query(_has_tables)
+            return snap.query(lambda conn: _has_tables(conn, schema))
     except JournalError:
         return False
 

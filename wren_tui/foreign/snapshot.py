@@ -164,10 +164,11 @@ class Snapshot:
         """`read` run on a fresh consistent copy; the copy is SQLite's to change, the agent's files never are.
 
         A copy SQLite finds damaged is taken again only if the files changed since it was taken."""
+        lenient = False
         for _attempt in range(_ATTEMPTS):
             copy = self._take()
             try:
-                with contextlib.closing(_connect(copy)) as conn:
+                with contextlib.closing(_connect(copy, lenient)) as conn:
                     return read(conn)
             except sqlite3.DataError as exc:
                 if "too big" not in str(exc):
@@ -176,6 +177,12 @@ class Snapshot:
                     f"{self.db}: a value in it is longer than {VALUE_CAP >> 20} MiB, more than Wren reads of a value"
                 ) from None
             except sqlite3.DatabaseError as exc:
+                if "unsafe use of" in str(exc) and not lenient:
+                    # An index of the schema computes a function SQLite does not trust in a schema (Kilo Code
+                    # CLI's json_extract indexes): the copy is opened again with such indexes left unparsed
+                    # (still read-only; none of its SQL is run, the tables are read without them).
+                    lenient = True
+                    continue
                 if "malformed" not in str(exc) and "not a database" not in str(exc):
                     raise JournalError(f"{self.db}: {exc}") from None
                 if self.keys() == self.taken:
@@ -184,12 +191,16 @@ class Snapshot:
         raise JournalError(f"{self.db}: SQLite finds it damaged; it is not a database Wren can read")
 
 
-def _connect(copy: Path) -> sqlite3.Connection:
-    """The copy opened read-only, running none of its schema's SQL it need not, each value at most `VALUE_CAP`."""
+def _connect(copy: Path, lenient: bool = False) -> sqlite3.Connection:
+    """The copy opened read-only, running none of its schema's SQL it need not, each value at most `VALUE_CAP`;
+    `lenient`: an entry of its schema SQLite refuses (an index on a function it does not trust there) is left out
+    rather than failing every query (`writable_schema` on a read-only connection: nothing can be written)."""
     conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
     try:
         conn.execute("pragma trusted_schema = off")  # no function the schema names that has side effects
         conn.execute("pragma cell_size_check = on")  # a damaged page is an error, never read past its end
+        if lenient:
+            conn.execute("pragma writable_schema = on")
         if hasattr(conn, "setlimit"):  # Python 3.11+
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, VALUE_CAP)
     except BaseException:

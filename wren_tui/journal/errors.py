@@ -27,9 +27,9 @@ class NotASession(JournalError):
         opens: What Wren opens, as a person reads it ("a Wren journal or a session of Claude Code, ...").
     """
 
-    def __init__(self, path: Path | str, opens: str) -> None:
+    def __init__(self, path: Path | str, opens: str, why: str = "none of its first lines is of their kinds") -> None:
         self.path = path
-        super().__init__(f"{path}: not {opens} (none of its first lines is of their kinds), so Wren does not read it")
+        super().__init__(f"{path}: not {opens} ({why}), so Wren does not read it")
 
 
 class JournalCorrupt(JournalError):

@@ -20,7 +20,10 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol
 
+from ..foreign import FORMATS
+from ..foreign.listing import ending
 from ..journal.errors import JournalError
+from ..journal.events import Event
 from ..journal.index import Chunk
 from ..journal.timing import duration
 from ..journal.verdict import Stop
@@ -29,6 +32,9 @@ from .search import find_all
 from .sources import ForeignSource, LineReader, SessionSource, TailFirst, Whereabouts
 from .text import shorten
 from .timeline import Clip, Timeline, clips_of
+
+# How many of a session's last events are looked at for how it ends (its last message is among them).
+_ENDING_EVENTS = 64
 
 # Bytes read before the first frame; the rest of a bigger journal is indexed in the background.
 TAIL_WINDOW = 1 << 20
@@ -332,14 +338,27 @@ class SessionReader:
     def mode(self, follow: bool) -> str:
         """Live (or paused), ended, stopped mid-call, moved, deleted, or silent: what the status line leads with."""
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
-        if mode == strings.ENDED and isinstance(self.source, ForeignSource) and self.timeline.any_open_call:
-            mode = strings.STOPPED_MID_CALL  # nobody writes it, and its last call has no result
+        if mode == strings.ENDED and isinstance(self.source, ForeignSource):
+            # Nobody writes it: its last call has no result, or it ends as the listing says.
+            mode = strings.STOPPED_MID_CALL if self.timeline.any_open_call else self._foreign_ending()
         if self.gone is not None:
             mode = strings.DELETED_MODE if self.gone.change == "deleted" else strings.MOVED_MODE
         arrival = self.source.arrival()
         if arrival is not None and arrival.silent is not None:
             mode = strings.SILENT_MODE  # what is shown may be old: neither live nor known to have ended
         return mode
+
+    def _foreign_ending(self) -> str:
+        """How another agent's session that nobody writes ends, in the listing's words (`listing.ending`): "ended"
+        for a last reply that asks for nothing, else the listing's ("interrupted", "last: reply", "error")."""
+        fmt = FORMATS.get(self.source.agent or "")
+        if fmt is None:
+            return strings.ENDED
+        last: list[Event] = []
+        for position in range(len(self.timeline) - 1, max(len(self.timeline) - _ENDING_EVENTS, 0) - 1, -1):
+            last.append(self.timeline.event(position))
+        said = ending(last[::-1], fmt)
+        return strings.ENDED if said in ("done", "empty") else said
 
     def notes(self) -> str | None:
         """What the status line adds: silence, the journal's place, where it stops, the other agent's branches."""

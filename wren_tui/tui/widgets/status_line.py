@@ -34,7 +34,13 @@ class Status:
 
 
 # Modes whose words are not their style's name.
-_MODE_CLASS = {strings.STOPPED_MID_CALL: "stopped"}
+# The listing's endings of another agent's session, shown in the mode's place.
+_MODE_CLASS = {
+    strings.STOPPED_MID_CALL: "stopped",
+    "interrupted": "stopped",
+    "last: reply": "ended",
+    "error": "problem",
+}
 
 
 def _age(seconds: float) -> str:

@@ -1,0 +1,62 @@
+"""Kilo Code CLI's sessions (one SQLite database, `~/.local/share/kilo/kilo.db`), read as Wren events.
+
+Kilo Code CLI is a fork of OpenCode and keeps OpenCode's tables, rows and events, plus two tables of
+its own (`kilo_board`, `kilo_board_message`): by those it is told from OpenCode (`opencode.Schema`),
+and its database is read by OpenCode's reader. Its rows differ in one way the reader minds: while it
+works it writes a synthetic text part marked transient ("Initializing snapshot..."), then removes
+it (`message.part.removed.1`); such a part is never a reply (`opencode._transient`).
+
+A session is named `DB#SESSION_ID`; the database alone names its only session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import opencode
+from .base import Format, never_a_line
+
+NAME = opencode.KILO.name
+LABEL = opencode.KILO.label
+ENV = opencode.ENV
+SUFFIX = ".db"
+WHERE = "Kilo Code CLI keeps every session in one database (one of them is named DB#ID)"
+MAPPED = opencode.MAPPED
+SKIPPED = opencode.SKIPPED
+WRITE_TOOLS = opencode.WRITE_TOOLS
+_SCHEMA = opencode.KILO
+
+
+def session_id(path: Path) -> str:
+    return opencode.session_id(path, _SCHEMA)
+
+
+def export(path: Path) -> bytes:
+    return opencode.export(path, schema=_SCHEMA)
+
+
+def export_all(db: Path, said: list[str] | None = None) -> dict[Path, bytes]:
+    return opencode.export_all(db, said, _SCHEMA)
+
+
+def exporter(path: Path) -> opencode.Follower:
+    return opencode.Follower(path, _SCHEMA)
+
+
+def claims_file(path: Path, head: bytes) -> bool:
+    """A SQLite database whose tables are OpenCode's and Kilo's own two."""
+    return opencode.claims_file(path, head, _SCHEMA)
+
+
+def root(env: Mapping[str, str], home: Path) -> Path:
+    """$XDG_DATA_HOME/kilo, else ~/.local/share/kilo."""
+    base = env.get(ENV)
+    return (Path(base).expanduser() if base else home / ".local" / "share") / "kilo"
+
+
+is_session_file = opencode.is_session_file
+tokens_of = opencode.tokens_of
+claims = never_a_line
+
+FORMAT = Format.of(__name__, opencode.OpenCodeTranslator)
