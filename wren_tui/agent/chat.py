@@ -19,7 +19,7 @@ from types import FrameType
 from typing import Literal
 
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, RunEnd, describe, event_type
+from ..journal.events import Error, RunEnd, describe, event_type
 from ..journal.forking import fork, fork_listing, fork_points
 from ..journal.reader import read_events
 from ..journal.replay import replay
@@ -33,6 +33,8 @@ from .session import (
     ResumePlan,
     Settings,
     continue_with,
+    give_instructions,
+    instructions_given,
     make_agent,
     new_session,
     open_resume,
@@ -43,6 +45,7 @@ from .session import (
     run_until_signal,
     session_to_resume,
     start_new,
+    tell,
 )
 
 HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
@@ -76,6 +79,7 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
         out.line(resumed_line(plan, writer))
         out.line(working_in)
         run_start(agent, settings.workspace, resumed=True)
+        give_instructions(agent, settings, plan.instructions)
     else:
         check_folder(settings.folder)
         out.line(f"new session in {settings.folder}: its journal is created with your first message")
@@ -107,8 +111,8 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
                     writer = new_session(settings, None)
                     agent = start_new(settings, writer)
                     out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
-                current, text = agent, line
-                turn = run_until_signal(lambda: _turn(current, text, report))  # noqa: B023 (called before the loop moves on)
+                current, text, now = agent, line, settings
+                turn = run_until_signal(lambda: _turn(current, now, text, report))  # noqa: B023 (called before the loop moves on)
                 if turn.signal in (signal.SIGTERM, signal.SIGHUP):
                     # The chat ends with the turn; Ctrl+C only stops the turn.
                     end, ended = "cancelled", turn
@@ -227,8 +231,8 @@ def check_folder(folder: Path) -> None:
         raise JournalError(f"{problem}; give --dir a folder you can write (or set WREN_DIR)")
 
 
-async def _turn(agent: Agent, text: str, report: Report) -> Ended:
-    agent.say(ChatMessage(role="user", content=text))
+async def _turn(agent: Agent, settings: Settings, text: str, report: Report) -> Ended:
+    tell(agent, settings, text)
     try:
         await agent.turn()
     except asyncio.CancelledError as exc:
@@ -288,8 +292,10 @@ def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str, report: Rep
     agent.append(RunEnd(reason="done"))
     agent.writer.close()
     writer = JournalWriter.open(forked.path)
-    child = make_agent(settings, writer, replay(read_events(forked.path).events).messages)
+    events = read_events(forked.path).events
+    child = make_agent(settings, writer, replay(events).messages)
     run_start(child, settings.workspace, resumed=True)
+    give_instructions(child, settings, instructions_given(events))
     out.line(f"forked {forked.parent} at seq {forked.at_seq}: now in {forked.id}")
     return child
 

@@ -16,7 +16,7 @@ from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, RunEnd, RunStart
+from ..journal.events import ChatMessage, Error, Event, Fork, Injected, Recovery, RunEnd, RunStart
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
@@ -28,6 +28,15 @@ from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, UsageError, WorkspaceGone, WorkspaceUnclear
+from .injection import (
+    INSTRUCTIONS_MARK,
+    Given,
+    fingerprint,
+    instructions_message,
+    read_instructions,
+    resolve_references,
+    total_line,
+)
 from .loop import MAX_REPLY, Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
@@ -207,6 +216,86 @@ def run_start(agent: Agent, workspace: Path, *, resumed: bool) -> None:
         agent.snapshots.announce(agent.append)
 
 
+def give_instructions(agent: Agent, settings: Settings, before: frozenset[tuple[str, str, int]] | None) -> None:
+    """Give the project's instructions at a run's start: when none were given yet, or the files changed since.
+
+    Each file is journaled (an `injected` event: path, hash, size, tokens, or why it was refused)
+    before the message that carries the text, so a resume or a fork sends the model what this run sent.
+    """
+    given = read_instructions(settings.workspace, settings.folder)
+    now = fingerprint(given)
+    if now == (before or frozenset()):
+        if given:
+            settings.printer.line("instructions: unchanged since they were given")
+        return
+    changed = "changed since they were given; " if before else ""
+    settings.printer.line(f"instructions: {changed}{len(given)} file{'' if len(given) == 1 else 's'}")
+    _journal_given(agent, given)
+    text = instructions_message(given)
+    if text is None:
+        if not any(sha for _, sha, _ in before or ()):
+            return  # nothing was given before, and nothing is now (each file refused, and said)
+        text = (
+            f"{INSTRUCTIONS_MARK} The project's instruction files given before are no longer given (gone, or "
+            "refused as printed); no project instructions apply now."
+        )
+    agent.say(ChatMessage(role="user", content=text))
+
+
+def _journal_given(agent: Agent, given: list[Given]) -> None:
+    for item in given:
+        agent.printer.line(item.line())
+        agent.append(
+            Injected(
+                kind=item.kind,
+                path=item.path,
+                ref=item.label if item.kind == "reference" else None,
+                sha256=item.sha256,
+                size=item.size,
+                chars=item.chars,
+                tokens=item.tokens,
+                note=item.note,
+                refused=item.text is None,
+            )
+        )
+    if len(given) > 1 or any(g.kind == "reference" for g in given):
+        agent.printer.line(total_line(given))
+
+
+def tell(agent: Agent, settings: Settings, text: str) -> ChatMessage:
+    """Say a message the person typed, its `@` references resolved into it (each printed and journaled first)."""
+    content, given = resolve_references(text, settings.workspace, settings.folder)
+    if given:
+        agent.printer.line("references:")
+        _journal_given(agent, given)
+    return agent.say(ChatMessage(role="user", content=content))
+
+
+def instructions_given(events: list[Event]) -> frozenset[tuple[str, str, int]]:
+    """The fingerprint of the last project instructions these events gave."""
+    tracker = _GivenInstructions()
+    tracker.feed(events)
+    return frozenset(tracker.last)
+
+
+class _GivenInstructions:
+    """The fingerprint of the last instructions a journal gave (its consecutive `injected` instructions events)."""
+
+    def __init__(self) -> None:
+        self.last: set[tuple[str, str, int]] = set()
+        self._seq = -1
+
+    def feed(self, events: list[Event]) -> None:
+        if Injected not in map(type, events):
+            return
+        for event in events:
+            if isinstance(event, Injected) and event.kind == "instructions":
+                if event.seq != self._seq + 1:
+                    self.last = set()
+                self.last.add((event.path, event.sha256, event.size))
+                self._seq = event.seq
+
+
 # --- wren run -----------------------------------------------------------------------------------
 
 
@@ -234,6 +323,7 @@ def start_new(settings: Settings, writer: JournalWriter) -> Agent:
     try:
         agent = make_agent(settings, writer)
         run_start(agent, settings.workspace, resumed=False)
+        give_instructions(agent, settings, None)
     except BaseException as exc:
         _remove_unwritten(writer)
         if isinstance(exc, JournalUnusable):
@@ -268,7 +358,7 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
         settings.printer.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
 
         async def turn() -> str:
-            agent.say(ChatMessage(role="user", content=task))
+            tell(agent, settings, task)
             return await agent.turn()
 
         try:
@@ -293,6 +383,8 @@ class ResumePlan:
     replayed: Replayed
     # The cwd of the journal's last run_start: the folder the session last worked in.
     workspace: str | None = None
+    # The project instructions the journal gave last (path, hash, size of each file).
+    instructions: frozenset[tuple[str, str, int]] = frozenset()
 
 
 class _LastWorkspace:
@@ -334,14 +426,16 @@ def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[Jou
     """
     replayer = Replayer()
     workspace = _LastWorkspace()
+    instructions = _GivenInstructions()
     plans: list[ResumePlan] = []
 
     def feed(events: list[Event], lines: object) -> None:
         replayer.feed(events)
         workspace.feed(events)
+        instructions.feed(events)
 
     def check(verdict: ReadVerdict) -> None:
-        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd))
+        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd, frozenset(instructions.last)))
         decide(plans[0])
 
     try:
@@ -463,8 +557,9 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
 
         async def turn() -> str:
             await settle(agent, plan.replayed.open_calls)
+            give_instructions(agent, settings, plan.instructions)
             if message:
-                agent.say(ChatMessage(role="user", content=message))
+                tell(agent, settings, message)
             last = agent.messages[-1] if agent.messages else None
             if last is not None and last.role == "assistant" and not last.tool_calls:
                 return "done"

@@ -136,11 +136,35 @@ class Snapshot(_Event, frozen=True, tag="snapshot"):
     off: str | None = None
 
 
+class Injected(_Event, frozen=True, tag="injected"):
+    """What Wren put into the conversation from a file, written before the message that carries its text.
+
+    `instructions`: a project's AGENTS.md (or CLAUDE.md) given at a run's start; `reference`: an `@`
+    reference in a typed message. The text itself is in the message event that follows (so a resume
+    or fork sends what was sent); this event says where it came from: the path, the SHA-256 and
+    size of the bytes given, its characters and estimated tokens, and a sentence when it was clipped
+    or refused (then nothing of it was given).
+    """
+
+    kind: Literal["instructions", "reference"]
+    path: str
+    # A reference as it was written (`@src/a.py:10-40`, `@docs/`).
+    ref: str | None = None
+    sha256: str = ""
+    size: int = 0
+    chars: int = 0
+    tokens: int = 0
+    note: str | None = None
+    refused: bool = False
+
+
 class RunEnd(_Event, frozen=True, tag="run_end"):
     reason: Literal["done", "cancelled", "error", "limit"]
 
 
-KnownEvent = RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot
+KnownEvent = (
+    RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot | Injected
+)
 
 # The "type" tag of each member of KnownEvent: a line of one of these types must decode as it.
 KNOWN_TYPES: frozenset[str] = frozenset(str(cls.__struct_config__.tag) for cls in get_args(KnownEvent))
@@ -213,6 +237,8 @@ def describe(event: Event) -> str:
             return _snapshot(event)
         case Recovery():
             return f"[{event.id}] {event.decision}"
+        case Injected():
+            return _injected(event)
         case Delta():
             of = " of reasoning" if event.reasoning else ""
             return f"streamed {len(event.text)} chars{of}: {_fragment(event.text)}"
@@ -220,6 +246,13 @@ def describe(event: Event) -> str:
             return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
         case _:
             assert_never(event)
+
+
+def _injected(event: Injected) -> str:
+    size = f"{event.chars:,} chars, ~{event.tokens:,} tokens"
+    name = f"{event.ref} ({event.path})" if event.ref else event.path
+    given = f"{name} refused" if event.refused else f"{name} · {size}"
+    return f"{event.kind} {given}" + (f" · {event.note}" if event.note else "")
 
 
 def _snapshot(event: Snapshot) -> str:

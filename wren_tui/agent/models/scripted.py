@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...journal.events import ChatMessage, ToolCall
+from ..injection import INSTRUCTIONS_MARK, given_blocks, typed_part
 from ..outcomes import INTERRUPTED, NOT_RUN, OUTCOME_UNKNOWN, OUTPUT_LOST
 from ..tools import Tool
 from ..workspace import python_command
@@ -129,10 +130,12 @@ def _pieces(text: str) -> list[str]:
 
 
 def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    last_user = max((i for i, m in enumerate(messages) if _is_request(m)), default=-1)
     if last_user < 0:
         return Decision("There is no request from you yet; tell me what to do.")
-    task = messages[last_user].content
+    # What was typed decides; the files its `@` references gave are read below, not taken as the request.
+    task = typed_part(messages[last_user].content)
+    given = given_blocks(messages[last_user].content)
     history, turn = messages[:last_user], messages[last_user + 1 :]
     steps = _steps(turn)
     if steps and steps[-1].refused:
@@ -144,6 +147,8 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
         return _run_given(command.group(1), steps, root)
     if _FIX.search(task):
         return _work(steps, root, fix=True)
+    if given and not _TESTS.search(task):
+        return Decision(_read_given(given))
     if _is_question(task):
         answer = answer_from_history(task, history, root)
         if answer is not None:
@@ -159,6 +164,24 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
         "case I can read from the traceback, run a command you give in backquotes, and answer questions "
         "about earlier turns. Set WREN_API_KEY (and WREN_BASE_URL, WREN_MODEL) to talk to a real model."
     )
+
+
+def _is_request(message: ChatMessage) -> bool:
+    """A user's message, not the project's instructions given at a run's start."""
+    return message.role == "user" and not message.content.startswith(INSTRUCTIONS_MARK)
+
+
+def _read_given(given: list[tuple[str, str]]) -> str:
+    """What the files given by `@` references hold, as read: each one's lines and its first and last line."""
+    said = []
+    for label, text in given:
+        lines = text.splitlines()
+        if not lines:
+            said.append(f"{label} is empty.")
+            continue
+        ends = f"it begins {lines[0].strip()!r}" + (f" and ends {lines[-1].strip()!r}" if len(lines) > 1 else "")
+        said.append(f"{label} holds {len(lines)} line{'' if len(lines) == 1 else 's'}: {ends}.")
+    return "I read what you gave me. " + " ".join(said)
 
 
 def _is_question(task: str) -> bool:
@@ -475,7 +498,7 @@ def answer_from_history(question: str, history: Sequence[ChatMessage], root: Pat
             return "I have not changed any file in this session."
         return "I changed: " + "; ".join(f"{s.args.get('path')} ({s.result})" for s in edits) + "."
     if "ask" in q or "request" in q:
-        asked = [m.content for m in history if m.role == "user"]
+        asked = [typed_part(m.content) for m in history if _is_request(m)]
         return _recall(q, asked, "you asked", "request") if asked else None
     replies = [m.content for m in history if m.role == "assistant" and m.content]
     return _recall(q, replies, "I said", "reply") if replies else None
