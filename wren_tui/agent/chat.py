@@ -91,7 +91,9 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
         with _stopped_by_signals():
             while True:
                 try:
-                    typed = prompt.read("you > ")
+                    # The context the next message would be sent with, against the model's window.
+                    gauge = f"{agent.gauge.short()} " if agent is not None and agent.gauge is not None else ""
+                    typed = prompt.read(f"{gauge}you > ")
                 except KeyboardInterrupt:
                     out.line("")
                     end, ended = "cancelled", Ended(cancelled=True, signal=signal.SIGINT)

@@ -24,6 +24,7 @@ from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
+from .context import Gauge
 from .errors import SnapshotStopped
 from .models.base import (
     NOTHING,
@@ -236,6 +237,7 @@ class Agent:
         on_append: Callable[[int], None] | None = None,
         messages: list[ChatMessage] | None = None,
         snapshots: Snapshotter | None = None,
+        gauge: Gauge | None = None,
     ) -> None:
         self.writer = writer
         self.gateway = gateway
@@ -247,6 +249,9 @@ class Agent:
         self.on_append = on_append
         self.messages: list[ChatMessage] = list(messages or [])
         self.snapshots = snapshots
+        # The size of the next request against the model's window (None: not kept).
+        self.gauge = gauge
+        self._estimated = 0
         # Loop detection looks at this process's calls only: a resumed history is not held against it.
         self._own_from = len(self.messages)
 
@@ -267,6 +272,8 @@ class Agent:
         """Append a message and add it to the conversation exactly as the journal holds it."""
         stamped = self.append(Message(message=message))
         self.messages.append(stamped.message)
+        if self.gauge is not None:
+            self.gauge.add(stamped.message)
         return stamped.message
 
     # --- a turn -------------------------------------------------------------------------------
@@ -287,8 +294,12 @@ class Agent:
                         input_tokens=reply.input_tokens,
                         output_tokens=reply.output_tokens or 0,
                         model=self.gateway.model,
+                        estimated=self._estimated,
+                        window=(self.gauge.window or 0) if self.gauge is not None else 0,
                     )
                 )
+                if self.gauge is not None:
+                    self.gauge.reported(reply.input_tokens)
             if not said.tool_calls:
                 self.snapshot(None)
                 return "done"
@@ -330,6 +341,7 @@ class Agent:
             _DeltaBatcher(lambda text: self.printer.reasoning(self.redactor.clean(text)), self.redactor, interval=0),
         )
         pairs, size = _Pairs(), 0
+        self._estimated = self.gauge.sending() if self.gauge is not None else 0
         async for raw in self.gateway.stream(self.messages, list(TOOLS.values())):
             part = pairs.mend(raw)
             size += _size(part)

@@ -27,6 +27,7 @@ from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
+from .context import Gauge, tools_chars, window_from
 from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, UsageError, WorkspaceGone, WorkspaceUnclear
 from .injection import (
     INSTRUCTIONS_MARK,
@@ -41,7 +42,7 @@ from .loop import MAX_REPLY, Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .snapshotting import Snapshotter
-from .tools import COMMAND_TIMEOUT, Toolbox
+from .tools import COMMAND_TIMEOUT, TOOLS, Toolbox
 
 SYSTEM_PROMPT = (
     "You are Wren, a coding agent working in the workspace folder {root}. Use the tools to look before you "
@@ -72,6 +73,8 @@ class Settings:
     max_reply: int | None = None
     # Snapshot the workspace before each call with side effects and at each turn's end (--no-snapshots: off).
     snapshots: bool = True
+    # Keep the context gauge (each request's size against the model's window); off only to measure its cost.
+    gauge: bool = True
 
     def __post_init__(self) -> None:
         if self.model is not None and self.model not in MODELS:
@@ -106,9 +109,15 @@ def choose_gateway(settings: Settings) -> Gateway:
 
 def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMessage] | None = None) -> Agent:
     reporter = _seq_reporter(settings.seq_fd)
+    gateway = choose_gateway(settings)
+    gauge: Gauge | None = None
+    if settings.gauge:
+        window, _source = window_from(gateway.model, os.environ)
+        fixed = len(SYSTEM_PROMPT.format(root=settings.workspace)) + tools_chars(list(TOOLS.values()))
+        gauge = Gauge(window, fixed, messages or [])
     return Agent(
         writer,
-        choose_gateway(settings),
+        gateway,
         Toolbox(settings.workspace, protected=(settings.folder,), command_timeout=settings.command_timeout),
         ApprovalGate.for_terminal(settings.yes),
         redactor=Redactor(),
@@ -119,6 +128,7 @@ def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMes
         snapshots=Snapshotter(
             settings.folder, settings.workspace, session_id_of(writer.path), enabled=settings.snapshots
         ),
+        gauge=gauge,
     )
 
 
@@ -369,8 +379,15 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
             # What was recorded up to the failure can be continued; the command says what failed.
             settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
             raise
+        say_gauge(agent)
     settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
     return ended
+
+
+def say_gauge(agent: Agent) -> None:
+    """The context the next request would fill, said at a run's end (`wren run`, `wren resume`)."""
+    if agent.gauge is not None:
+        agent.printer.line(f"context: {agent.gauge.text()}")
 
 
 # --- wren resume --------------------------------------------------------------------------------
@@ -565,7 +582,9 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
                 return "done"
             return await agent.turn()
 
-        return await drive(agent, turn)
+        ended = await drive(agent, turn)
+        say_gauge(agent)
+        return ended
 
 
 def resumed_line(plan: ResumePlan, writer: JournalWriter) -> str:

@@ -96,6 +96,10 @@ class Usage(_Event, frozen=True, tag="usage"):
     input_tokens: int
     output_tokens: int
     model: str = ""
+    # The request's tokens as Wren estimated them before sending it, and the model's window as Wren
+    # knows it (WREN_CONTEXT_WINDOW, or its table of models); 0: not known (an older journal).
+    estimated: int = 0
+    window: int = 0
 
 
 class Error(_Event, frozen=True, tag="error"):
@@ -222,7 +226,7 @@ def describe(event: Event) -> str:
         case ToolEnd():
             return _ended(event)
         case Usage():
-            return f"{event.input_tokens} in / {event.output_tokens} out tokens {event.model}"
+            return f"{event.input_tokens} in / {event.output_tokens} out tokens {event.model}" + _context(event)
         case Error():
             retry = f", retry {event.attempt}" if event.retryable else ""
             return f"{event.message}{retry}"
@@ -246,6 +250,15 @@ def describe(event: Event) -> str:
             return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
         case _:
             assert_never(event)
+
+
+def _context(event: Usage) -> str:
+    """The gauge at this request: the prompt's tokens against the window, and Wren's estimate before it was sent."""
+    if not event.window:
+        return f" · estimated {event.estimated:,}" if event.estimated else ""
+    share = 100 * event.input_tokens / event.window
+    estimate = f", estimated {event.estimated:,}" if event.estimated else ""
+    return f" · context {event.input_tokens:,} / {event.window:,} ({share:.1f}%){estimate}"
 
 
 def _injected(event: Injected) -> str:
