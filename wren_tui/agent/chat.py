@@ -48,7 +48,7 @@ from .session import (
     tell,
 )
 
-HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
+HELP = "commands: /log  /fork [SEQ]  /compact  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
 NOTHING_YET = "nothing yet: this session's journal is created with your first message"
 # Takes what went wrong in a turn or a /fork, for the command to say; the chat goes on.
 Report = Callable[[Exception], object]
@@ -75,7 +75,7 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
 
         writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide)
         settings, working_in = chosen[0]
-        agent = make_agent(settings, writer, plan.replayed.messages)
+        agent = make_agent(settings, writer, plan.replayed.messages, plan.replayed.seqs)
         out.line(resumed_line(plan, writer))
         out.line(working_in)
         run_start(agent, settings.workspace, resumed=True)
@@ -258,10 +258,13 @@ def _command(agent: Agent | None, settings: Settings, line: str, report: Report)
         for info in list_sessions(settings.folder):
             mark = "*" if agent is not None and info.path == agent.writer.path else " "
             out.line(f"{mark} {info.id}  {info.state:<15}  {info.events:>5} events")
-    elif name not in ("/log", "/fork"):
+    elif name not in ("/log", "/fork", "/compact"):
         out.line(HELP)
     elif agent is None:
         out.line(NOTHING_YET)
+    elif name == "/compact":
+        current = agent
+        run_until_signal(lambda: _compact_now(current, report))
     elif name == "/log":
         result = read_events(agent.writer.path)
         for event in result.events:
@@ -274,6 +277,22 @@ def _command(agent: Agent | None, settings: Settings, line: str, report: Report)
     else:
         return _switch_to_fork(agent, settings, rest[0], report)
     return agent
+
+
+async def _compact_now(agent: Agent, report: Report) -> Ended:
+    """/compact: the whole conversation replaced by the model's summary (journal first), or why not."""
+    try:
+        done = await agent.compact()
+    except asyncio.CancelledError:
+        agent.printer.line("[compaction stopped: nothing was compacted]")
+        return Ended(cancelled=True)
+    except GatewayError as exc:
+        agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
+        report(exc)
+        return Ended()
+    if not done:
+        agent.printer.line("[nothing to compact yet: the conversation holds fewer than two messages to summarize]")
+    return Ended()
 
 
 def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str, report: Report) -> Agent:
@@ -295,7 +314,8 @@ def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str, report: Rep
     agent.writer.close()
     writer = JournalWriter.open(forked.path)
     events = read_events(forked.path).events
-    child = make_agent(settings, writer, replay(events).messages)
+    replayed = replay(events)
+    child = make_agent(settings, writer, replayed.messages, replayed.seqs)
     run_start(child, settings.workspace, resumed=True)
     give_instructions(child, settings, instructions_given(events))
     out.line(f"forked {forked.parent} at seq {forked.at_seq}: now in {forked.id}")

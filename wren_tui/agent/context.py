@@ -15,6 +15,9 @@ from ..journal.events import ChatMessage
 from .errors import UsageError
 from .tools import Tool
 
+# The first word of the request that asks the model for a summary of the conversation (a compaction).
+COMPACT_MARK = "[compaction]"
+
 # The context windows (tokens) of well-known models, by the start of their name (after any `vendor/`):
 # the longest matching start wins. The scripted model stands for a common window.
 WINDOWS: dict[str, int] = {
@@ -91,10 +94,15 @@ class Gauge:
 
     def __init__(self, window: int | None, fixed_chars: int, messages: Sequence[ChatMessage] = ()) -> None:
         self.window = window
+        self._fixed = fixed_chars
         self._chars = fixed_chars + sum(map(message_chars, messages))
         self._sent_chars = self._chars
         # The server's count of the last request's prompt, and the characters that request held.
         self._base: tuple[int, int] | None = None
+
+    def rebuilt(self, messages: Sequence[ChatMessage]) -> Gauge:
+        """A gauge of the same window for another conversation (a compacted one): estimated, no server count yet."""
+        return Gauge(self.window, self._fixed, messages)
 
     def add(self, message: ChatMessage) -> None:
         self._chars += message_chars(message)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-# The first line of a message of project instructions: the scripted model (and a person reading the
-# journal) tells it from a task by it.
-INSTRUCTIONS_MARK = "[project instructions]"
+from ..journal.events import INSTRUCTIONS_MARK
+
+__all__ = ["INSTRUCTIONS_MARK"]
 # What one instructions file gives at most (bytes read; the rest is clipped, and said).
 INSTRUCTIONS_LIMIT = 32_768
 # What one `@` reference gives at most, what one message's references give together, a listing's entries.

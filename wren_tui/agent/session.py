@@ -75,12 +75,25 @@ class Settings:
     snapshots: bool = True
     # Keep the context gauge (each request's size against the model's window); off only to measure its cost.
     gauge: bool = True
+    # The share of the window past which the conversation is compacted (WREN_COMPACT_AT, a percent, sets it).
+    compact_at: float = 0.8
 
     def __post_init__(self) -> None:
         if self.model is not None and self.model not in MODELS:
             raise UsageError(unknown_model(self.model))
         if self.max_reply is None:
             self.max_reply = max_reply_from(os.environ)
+        self.compact_at = compact_at_from(os.environ, self.compact_at)
+
+
+def compact_at_from(env: Mapping[str, str], default: float) -> float:
+    """WREN_COMPACT_AT (a percent of the window, 1 to 99), or `default` when it is unset."""
+    raw = env.get("WREN_COMPACT_AT", "").strip().removesuffix("%")
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= 99:
+        raise UsageError(f"WREN_COMPACT_AT={raw[:40]!r} is not a percent of the window from 1 to 99")
+    return int(raw) / 100
 
 
 def max_reply_from(env: Mapping[str, str]) -> int:
@@ -107,7 +120,9 @@ def choose_gateway(settings: Settings) -> Gateway:
         raise UsageError(str(exc)) from None
 
 
-def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMessage] | None = None) -> Agent:
+def make_agent(
+    settings: Settings, writer: JournalWriter, messages: list[ChatMessage] | None = None, seqs: list[int] | None = None
+) -> Agent:
     reporter = _seq_reporter(settings.seq_fd)
     gateway = choose_gateway(settings)
     gauge: Gauge | None = None
@@ -121,7 +136,9 @@ def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMes
         Toolbox(settings.workspace, protected=(settings.folder,), command_timeout=settings.command_timeout),
         ApprovalGate.for_terminal(settings.yes),
         redactor=Redactor(),
-        limits=Limits(max_steps=settings.max_steps, max_reply=settings.max_reply or MAX_REPLY),
+        limits=Limits(
+            max_steps=settings.max_steps, max_reply=settings.max_reply or MAX_REPLY, compact_at=settings.compact_at
+        ),
         printer=settings.printer,
         on_append=reporter,
         messages=messages,
@@ -129,6 +146,7 @@ def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMes
             settings.folder, settings.workspace, session_id_of(writer.path), enabled=settings.snapshots
         ),
         gauge=gauge,
+        seqs=seqs,
     )
 
 
@@ -567,7 +585,7 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
     writer, plan = open_resume(path, decide)
     settings, working_in = chosen[0]
     with writer:
-        agent = make_agent(settings, writer, plan.replayed.messages)
+        agent = make_agent(settings, writer, plan.replayed.messages, plan.replayed.seqs)
         settings.printer.line(resumed_line(plan, writer))
         settings.printer.line(working_in)
         run_start(agent, settings.workspace, resumed=True)

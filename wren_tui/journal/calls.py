@@ -105,6 +105,8 @@ class CallTracker:
 
     def __init__(self, *, keep_messages: bool = False, states: bool = True) -> None:
         self.messages: list[ChatMessage] | None = [] if keep_messages else None
+        # With `keep_messages`, the seq of each kept message (a compaction names its range by them).
+        self.seqs: list[int] = []
         self._tracked = _TRACKED if states else _MESSAGES
         self._asked: dict[str, ToolCall] = {}
         self._started: dict[str, ToolStart] = {}
@@ -131,12 +133,13 @@ class CallTracker:
         self._follow(items)
 
     def _follow(self, events: Iterable[Event | str | tuple[str, ...]]) -> None:
-        asked, started, ended, kept = self._asked, self._started, self._ended, self.messages
+        asked, started, ended, kept, seqs = self._asked, self._started, self._ended, self.messages, self.seqs
         for event in events:
             if type(event) is Message:
                 msg = event.message
                 if kept is not None:
                     kept.append(msg)
+                    seqs.append(event.seq)
                 if msg.tool_calls:
                     for call in msg.tool_calls:
                         asked[call.id] = call

@@ -13,6 +13,11 @@ import msgspec
 
 Role = Literal["user", "assistant", "tool"]
 
+# The first words of the user messages Wren itself puts into a conversation: a project's instructions,
+# and the summary a compaction put in place of the messages it replaced.
+INSTRUCTIONS_MARK = "[project instructions]"
+SUMMARY_MARK = "[summary of the conversation so far]"
+
 
 # gc=False: events hold only strings, numbers and lists or dicts of them, so they cannot form a
 # cycle; untracked, a million decoded events cost the garbage collector nothing.
@@ -162,12 +167,40 @@ class Injected(_Event, frozen=True, tag="injected"):
     refused: bool = False
 
 
+class Compaction(_Event, frozen=True, tag="compaction"):
+    """The conversation's messages from `firstSeq` to `lastSeq` (as rebuilt at this point) replaced by a summary.
+
+    Written once the summary is whole, before any request uses it; nothing of the journal is rewritten.
+    The rebuild (`replay.compact`) puts the last project instructions of the range, then the summary
+    (a user message starting SUMMARY_MARK), where the range was.
+    """
+
+    summary: str
+    first_seq: int
+    last_seq: int
+    replaced: int
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
 class RunEnd(_Event, frozen=True, tag="run_end"):
     reason: Literal["done", "cancelled", "error", "limit"]
 
 
 KnownEvent = (
-    RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot | Injected
+    RunStart
+    | Message
+    | Delta
+    | ToolStart
+    | ToolEnd
+    | Usage
+    | Error
+    | Recovery
+    | Fork
+    | RunEnd
+    | Snapshot
+    | Injected
+    | Compaction
 )
 
 # The "type" tag of each member of KnownEvent: a line of one of these types must decode as it.
@@ -243,6 +276,11 @@ def describe(event: Event) -> str:
             return f"[{event.id}] {event.decision}"
         case Injected():
             return _injected(event)
+        case Compaction():
+            return (
+                f"compacted {event.replaced} messages (seq {event.first_seq}-{event.last_seq}) into a summary of "
+                f"{len(event.summary):,} chars · ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+            )
         case Delta():
             of = " of reasoning" if event.reasoning else ""
             return f"streamed {len(event.text)} chars{of}: {_fragment(event.text)}"
