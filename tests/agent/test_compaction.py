@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
+import pytest
+
 from tests.agent.conftest import events_of, only_journal
 from tests.agent.openai_server import Answer, OpenAIServer, Status, reply_stream
 from tests.agent.test_instructions import wren
 from tests.conftest import run_wren
-from wren_tui.journal.events import SUMMARY_MARK, ChatMessage, Compaction, Event, Message, RunStart
+from wren_tui.agent.models.http import ServerError, too_long
+from wren_tui.journal.events import SUMMARY_MARK, ChatMessage, Compaction, Error, Event, Message, RunStart
 from wren_tui.journal.replay import Replayer, replay, summary_message
 
 SMALL = {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "50"}
@@ -204,3 +207,95 @@ def test_a_kill_while_the_summary_streams_leaves_no_compaction_and_the_next_resu
     # The killed run's message is kept, and the summary holds every request before the last one.
     assert "Request 2: 'and @b.txt?'" in compaction.summary
     assert "First you asked: 'what is in @a.txt'." in again.stdout
+
+
+LIMIT = 5000  # characters of messages the fake server takes in one request
+
+TOO_LONG_BODIES: dict[str, dict[str, Any]] = {
+    "openai": {
+        "error": {
+            "message": "This model's maximum context length is 1250 tokens. However, your messages resulted in "
+            "1400 tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    },
+    "vllm": {
+        "object": "error",
+        "message": "This model's maximum context length is 1250 tokens. However, you requested 1400 tokens "
+        "(1400 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    },
+    "llama.cpp": {
+        "error": {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": 1400,
+            "n_ctx": 1250,
+        }
+    },
+    "ollama": {"error": "input length exceeds the context length (1400 > 1250)"},
+    "deepseek": {
+        "error": {
+            "message": "This model's maximum context length is 1250 tokens. However, you requested 1400 tokens "
+            "(1400 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_request_error",
+        }
+    },
+    "openrouter": {
+        "error": {
+            "message": "This endpoint's maximum context length is 1250 tokens. However, you requested about 1400 "
+            'tokens. Please reduce the length of either one, or use the "middle-out" transform.',
+            "code": 400,
+        }
+    },
+    "anthropic-shape": {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "prompt is too long: 1400 tokens > 1250 maximum"},
+    },
+}
+
+
+@pytest.mark.parametrize("server", sorted(TOO_LONG_BODIES))
+async def test_a_request_the_server_refuses_as_too_long_is_compacted_and_sent_again(
+    tmp_path: Path, server: str
+) -> None:
+    workspace, journals = two_files(tmp_path)
+    accepted: list[int] = []
+
+    def answer(body: dict[str, Any], headers: dict[str, str]) -> Answer:
+        size = sum(len(m["content"] or "") for m in body["messages"] if m["role"] != "system")
+        if size > LIMIT:
+            return Status(400, TOO_LONG_BODIES[server])
+        accepted.append(size)
+        if body["messages"][-1]["content"].startswith("[compaction]"):
+            return reply_stream("Summary: a.txt was read.")
+        return reply_stream("Read.")
+
+    async with OpenAIServer(answer) as fake:
+        env = {"WREN_BASE_URL": fake.base_url, "WREN_API_KEY": "not-a-real-key-0000"}
+        first = await wren(["run", "--dir", str(journals), "--model", "openai", "see @a.txt"], workspace, env)
+        assert first.returncode == 0, first.stderr
+        second = await wren(["resume", "--dir", str(journals), "--model", "openai", "and @b.txt?"], workspace, env)
+        assert second.returncode == 0, second.stderr
+    assert "[the server refused the request as too long; compacted, sending it again]" in second.stdout
+    events = events_of(only_journal(journals))
+    (compaction,) = compactions(events)
+    assert compaction.summary == "Summary: a.txt was read."
+    refused = [e for e in events if isinstance(e, Error)]
+    assert len(refused) == 1 and refused[0].seq < compaction.seq
+    assert len(accepted) == 3 and max(accepted) <= LIMIT
+    last = replay(events).messages
+    assert last[0].content.startswith(SUMMARY_MARK) and last[-1].content == "Read."
+
+
+def test_a_refusal_that_is_not_about_length_is_not_taken_for_one() -> None:
+    assert not too_long(400, ServerError("Invalid model name", "invalid_request_error"))
+    assert not too_long(400, ServerError("max_tokens must be at most 4096", "invalid_request_error"))
+    assert too_long(413, None)

@@ -313,7 +313,17 @@ class Agent:
         for _ in range(self.limits.max_steps):
             if self._over_threshold():
                 await self.compact(keep_from=self._last_request())
-            reply = await self._reply()
+            try:
+                reply = await self._reply()
+            except GatewayError as exc:
+                # Refused as longer than the window: compacted once, the request goes again.
+                if not exc.too_long:
+                    raise
+                self.append(Error(message=str(exc), retryable=True))
+                if not await self.compact(keep_from=self._last_request()):
+                    raise
+                self.printer.line("[the server refused the request as too long; compacted, sending it again]")
+                reply = await self._reply()
             calls = reply.tool_calls(f"call_{len(self.messages)}")
             said = self.say(
                 ChatMessage(
