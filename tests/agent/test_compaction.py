@@ -65,6 +65,11 @@ async def test_past_the_threshold_a_summary_is_journaled_before_the_request_and_
     assert "Request 1: 'what is in @a.txt'" in compaction.summary
     rebuilt = replay(events).messages
     assert wire(rebuilt) == wire([summary_message(compaction), task2.message, reply2.message])
+    # `wren fork ID` marks the first point after the compaction.
+    listed = run_wren(["fork", journal.stem, "--dir", str(journals)], cwd=workspace).stdout.splitlines()
+    marked = [line for line in listed if "after the compaction" in line]
+    assert len(marked) == 1 and marked[0].strip().startswith(f"{reply2.seq}  assistant:")
+    assert f"after the compaction at seq {compaction.seq}" in marked[0]
 
     def answer(body: dict[str, Any], headers: dict[str, str]) -> Answer:
         return reply_stream("Fine.")
