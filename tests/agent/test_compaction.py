@@ -149,10 +149,10 @@ def test_a_second_compaction_replaces_the_first_summary_too_and_keeps_the_projec
         said(2, "user", "one"),
         said(3, "assistant", "did one"),
         said(4, "user", "two"),
-        Compaction(seq=5, ts="2026-12-07T07:00:00.000Z", summary="S1", first_seq=1, last_seq=3, replaced=3),
+        Compaction(seq=5, ts="2026-12-07T07:00:00.000Z", summary="S1", first_seq=1, last_seq=3, replaced=3, keep_seq=1),
         said(6, "assistant", "did two"),
         said(7, "user", "three"),
-        Compaction(seq=8, ts="2026-12-07T07:00:00.000Z", summary="S2", first_seq=1, last_seq=6, replaced=4),
+        Compaction(seq=8, ts="2026-12-07T07:00:00.000Z", summary="S2", first_seq=1, last_seq=6, replaced=4, keep_seq=1),
         said(9, "assistant", "did three"),
     ]
     result = replay(events)

@@ -399,7 +399,13 @@ class Agent:
         summary = self.redactor.clean(valid_text("".join(pieces))).strip()
         if not summary:
             raise GatewayError("the model sent an empty summary; nothing was compacted")
-        draft = Compaction(summary=summary, first_seq=self.seqs[0], last_seq=self.seqs[end - 1], replaced=end)
+        # The project instructions stay ahead of the summary: the last ones given in the range.
+        keep = next(
+            (self.seqs[i] for i in range(end - 1, -1, -1) if self.messages[i].content.startswith(INSTRUCTIONS_MARK)), 0
+        )
+        draft = Compaction(
+            summary=summary, first_seq=self.seqs[0], last_seq=self.seqs[end - 1], replaced=end, keep_seq=keep
+        )
         after_messages, after_seqs = list(self.messages), list(self.seqs)
         compact(after_messages, after_seqs, draft)
         after = self.gauge.rebuilt(after_messages).used() if self.gauge is not None else 0

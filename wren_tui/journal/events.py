@@ -171,14 +171,15 @@ class Compaction(_Event, frozen=True, tag="compaction"):
     """The conversation's messages from `firstSeq` to `lastSeq` (as rebuilt at this point) replaced by a summary.
 
     Written once the summary is whole, before any request uses it; nothing of the journal is rewritten.
-    The rebuild (`replay.compact`) puts the last project instructions of the range, then the summary
-    (a user message starting SUMMARY_MARK), where the range was.
+    The rebuild (`replay.compact`) puts the message of the range with seq `keep_seq` (the project
+    instructions, 0: none), then the summary (a user message starting SUMMARY_MARK), where the range was.
     """
 
     summary: str
     first_seq: int
     last_seq: int
     replaced: int
+    keep_seq: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
 

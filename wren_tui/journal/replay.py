@@ -1,18 +1,20 @@
 """Replay: the conversation rebuilt from `message` events (and the `compaction` events that replace a range of them).
 
 The one rule: the messages are the message events in order, except that a compaction event replaces
-the messages it names (from its firstSeq to its lastSeq, as rebuilt at that point) by the last
-project instructions among them and its summary. `compact` is that rule; the agent applies the same
-function to its own conversation when it compacts, so a resume rebuilds what the run sent.
+the messages it names (from its firstSeq to its lastSeq, as rebuilt at that point) by the message
+of the range it keeps (keepSeq: the project instructions) and its summary. `compact` is that rule;
+the agent applies the same function to its own conversation when it compacts, so a resume rebuilds
+what the run sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .calls import CallTracker, OpenCall
-from .events import INSTRUCTIONS_MARK, SUMMARY_MARK, ChatMessage, Compaction, Event, Message
+from .events import SUMMARY_MARK, ChatMessage, Compaction, Event, Message
 
 
 def summary_message(event: Compaction) -> ChatMessage:
@@ -36,11 +38,11 @@ def compact(messages: list[ChatMessage], seqs: list[int], event: Compaction) -> 
         return
     if hi <= lo:
         return
-    instructions = [
-        (m, s)
-        for m, s in zip(messages[lo:hi], seqs[lo:hi], strict=True)
-        if m.role == "user" and m.content.startswith(INSTRUCTIONS_MARK)
-    ][-1:]
+    instructions: list[tuple[ChatMessage, int]] = []
+    if event.keep_seq:
+        with contextlib.suppress(ValueError):
+            at = seqs.index(event.keep_seq, lo, hi)
+            instructions = [(messages[at], seqs[at])]
     messages[lo:hi] = [*(m for m, _ in instructions), summary_message(event)]
     seqs[lo:hi] = [*(s for _, s in instructions), event.seq]
 
@@ -92,13 +94,13 @@ class Replayer:
             self._calls.feed(run, kinds)
             return
         start = 0
-        for index, kind in enumerate(kinds):
-            if kind is Compaction:
-                self._calls.feed(run[start:index], kinds[start:index])
-                event = run[index]
-                assert isinstance(event, Compaction)
-                compact(self.messages, self._calls.seqs, event)
-                start = index + 1
+        for _ in range(kinds.count(Compaction)):
+            index = kinds.index(Compaction, start)  # found in C: a run is mostly deltas and messages
+            self._calls.feed(run[start:index], kinds[start:index])
+            event = run[index]
+            assert isinstance(event, Compaction)
+            compact(self.messages, self._calls.seqs, event)
+            start = index + 1
         self._calls.feed(run[start:], kinds[start:])
 
     def result(self) -> Replayed:
