@@ -304,3 +304,19 @@ def test_a_refusal_that_is_not_about_length_is_not_taken_for_one() -> None:
     assert not too_long(400, ServerError("Invalid model name", "invalid_request_error"))
     assert not too_long(400, ServerError("max_tokens must be at most 4096", "invalid_request_error"))
     assert too_long(413, None)
+
+
+def test_the_project_instructions_stay_ahead_of_the_summary_and_are_not_summarized(tmp_path: Path) -> None:
+    workspace, journals = two_files(tmp_path)
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("Answer in one line.\n")
+    typed = "what is in @a.txt\nand @b.txt?\n/compact\n/quit\n"
+    done = run_wren(["chat", "--dir", str(journals), "--yes"], cwd=workspace, input=typed)
+    assert done.returncode == 0, done.stderr
+    events = events_of(only_journal(journals))
+    (compaction,) = compactions(events)
+    instructions = next(e for e in events if isinstance(e, Message))
+    assert compaction.keep_seq == instructions.seq and compaction.first_seq == instructions.seq
+    rebuilt = replay(events).messages
+    assert wire(rebuilt) == wire([instructions.message, summary_message(compaction)])
+    assert "Answer in one line" not in compaction.summary
