@@ -21,7 +21,7 @@ from wren_tui.agent.models.http import ServerError, too_long
 from wren_tui.journal.events import SUMMARY_MARK, ChatMessage, Compaction, Error, Event, Message, RunStart
 from wren_tui.journal.replay import Replayer, replay, summary_message
 
-SMALL = {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "50"}
+SMALL = {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "40"}
 
 
 def two_files(tmp_path: Path) -> tuple[Path, Path]:
@@ -106,7 +106,9 @@ async def test_a_summary_request_that_fails_leaves_no_compaction_and_the_next_ru
         return reply_stream("Fine.")
 
     async with OpenAIServer(answer) as server:
-        env = {"WREN_BASE_URL": server.base_url, "WREN_API_KEY": "not-a-real-key-0000", **SMALL}
+        # The server counts 10 tokens a request: the gauge passes half of 1000 on what came after it.
+        env = {"WREN_BASE_URL": server.base_url, "WREN_API_KEY": "not-a-real-key-0000"}
+        env |= {"WREN_CONTEXT_WINDOW": "1000", "WREN_COMPACT_AT": "50"}
         first = await wren(["run", "--dir", str(journals), "--model", "openai", "see @a.txt"], workspace, env)
         assert first.returncode == 0, first.stderr
         second = await wren(["resume", "--dir", str(journals), "--model", "openai", "and @b.txt"], workspace, env)

@@ -43,6 +43,7 @@ from .session import (
     resumed_line,
     run_start,
     run_until_signal,
+    seed_gauge,
     session_to_resume,
     start_new,
     tell,
@@ -76,6 +77,7 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
         writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide)
         settings, working_in = chosen[0]
         agent = make_agent(settings, writer, plan.replayed.messages, plan.replayed.seqs)
+        seed_gauge(agent, plan)
         out.line(resumed_line(plan, writer))
         out.line(working_in)
         run_start(agent, settings.workspace, resumed=True)

@@ -114,6 +114,10 @@ class Gauge:
         tokens, chars = self._base
         return tokens + estimate_tokens_of(max(0, self._chars - chars))
 
+    def seed(self, input_tokens: int, later: Sequence[ChatMessage]) -> None:
+        """The server counted a request of this conversation before `later` were added (a resumed last usage)."""
+        self._base = (input_tokens, self._chars - sum(map(message_chars, later)))
+
     def sending(self) -> int:
         """A request is about to go: its estimated size (kept to be corrected by the server's usage)."""
         self._sent_chars = self._chars

@@ -16,7 +16,19 @@ from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, Event, Fork, Injected, Recovery, RunEnd, RunStart
+from ..journal.events import (
+    ChatMessage,
+    Compaction,
+    Error,
+    Event,
+    Fork,
+    Injected,
+    Message,
+    Recovery,
+    RunEnd,
+    RunStart,
+    Usage,
+)
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
@@ -306,6 +318,30 @@ def instructions_given(events: list[Event]) -> frozenset[tuple[str, str, int]]:
     return frozenset(tracker.last)
 
 
+class _LastUsage:
+    """The server's count of the journal's last request (its last `usage`), and the messages after that request.
+
+    Found at C speed: per run, a count of types. A compaction after it voids it (its messages are gone).
+    """
+
+    def __init__(self) -> None:
+        self.tokens: int | None = None
+        self.later = 0
+
+    def feed(self, events: list[Event]) -> None:
+        kinds = list(map(type, events))
+        if Usage in kinds:
+            at = len(kinds) - 1 - kinds[::-1].index(Usage)
+            usage = events[at]
+            assert isinstance(usage, Usage)
+            # The reply that usage counted the request of was journaled just before it.
+            self.tokens, self.later = usage.input_tokens, 1 + kinds[at:].count(Message)
+        else:
+            self.later += kinds.count(Message)
+        if Compaction in kinds and (Usage not in kinds or kinds[::-1].index(Compaction) < kinds[::-1].index(Usage)):
+            self.tokens = None
+
+
 class _GivenInstructions:
     """The fingerprint of the last instructions a journal gave (its consecutive `injected` instructions events)."""
 
@@ -402,6 +438,14 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
     return ended
 
 
+def seed_gauge(agent: Agent, plan: ResumePlan) -> None:
+    """A resumed gauge starts from the server's count of the journal's last request, not from characters."""
+    if agent.gauge is not None and plan.usage is not None:
+        tokens, later = plan.usage
+        if later <= len(agent.messages):
+            agent.gauge.seed(tokens, agent.messages[len(agent.messages) - later :])
+
+
 def say_gauge(agent: Agent) -> None:
     """The context the next request would fill, said at a run's end (`wren run`, `wren resume`)."""
     if agent.gauge is not None:
@@ -420,6 +464,8 @@ class ResumePlan:
     workspace: str | None = None
     # The project instructions the journal gave last (path, hash, size of each file).
     instructions: frozenset[tuple[str, str, int]] = frozenset()
+    # The server's count of the last request, and the messages after it (None: no usage, or compacted since).
+    usage: tuple[int, int] | None = None
 
 
 class _LastWorkspace:
@@ -462,15 +508,18 @@ def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[Jou
     replayer = Replayer()
     workspace = _LastWorkspace()
     instructions = _GivenInstructions()
+    usage = _LastUsage()
     plans: list[ResumePlan] = []
 
     def feed(events: list[Event], lines: object) -> None:
         replayer.feed(events)
         workspace.feed(events)
         instructions.feed(events)
+        usage.feed(events)
 
     def check(verdict: ReadVerdict) -> None:
-        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd, frozenset(instructions.last)))
+        counted = (usage.tokens, usage.later) if usage.tokens is not None else None
+        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd, frozenset(instructions.last), counted))
         decide(plans[0])
 
     try:
@@ -586,6 +635,7 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
     settings, working_in = chosen[0]
     with writer:
         agent = make_agent(settings, writer, plan.replayed.messages, plan.replayed.seqs)
+        seed_gauge(agent, plan)
         settings.printer.line(resumed_line(plan, writer))
         settings.printer.line(working_in)
         run_start(agent, settings.workspace, resumed=True)
