@@ -18,6 +18,7 @@ from tests.agent.openai_server import Answer, OpenAIServer, Status, reply_stream
 from tests.agent.test_instructions import wren
 from tests.conftest import run_wren
 from wren_tui.agent.models.http import ServerError, too_long
+from wren_tui.agent.models.scripted import summarize
 from wren_tui.journal.events import SUMMARY_MARK, ChatMessage, Compaction, Error, Event, Message, RunStart
 from wren_tui.journal.replay import Replayer, replay, summary_message
 
@@ -322,3 +323,11 @@ def test_the_project_instructions_stay_ahead_of_the_summary_and_are_not_summariz
     rebuilt = replay(events).messages
     assert wire(rebuilt) == wire([instructions.message, summary_message(compaction)])
     assert "Answer in one line" not in compaction.summary
+
+
+def test_the_scripted_summary_of_a_long_conversation_is_bounded_and_keeps_the_first_request() -> None:
+    said = [ChatMessage(role="user", content=f"request number {n}") for n in range(1, 101)]
+    summary = summarize(said)
+    assert summary.count("Request ") == 30
+    assert "Request 1: 'request number 1'" in summary and "Request 100: 'request number 100'" in summary
+    assert "(70 requests between these are left out)" in summary

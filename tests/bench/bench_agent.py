@@ -6,12 +6,14 @@ A run is the scripted model doing the whole demo task (run the tests, read, edit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.bench import BenchRow, best_of, compare
@@ -78,7 +80,8 @@ def _long_chat(base: Path, n: list[int], *, gauge: bool) -> None:
         for i in range(HISTORY)
     ]
     writer = new_session(settings, None)
-    with writer:
+    # A window the history does not near: the row measures the gauge, not a compaction.
+    with writer, _environment("WREN_CONTEXT_WINDOW", "1000000000"):
         agent = make_agent(settings, writer, history)
 
         async def turns() -> None:
@@ -87,6 +90,19 @@ def _long_chat(base: Path, n: list[int], *, gauge: bool) -> None:
                 await agent.turn()
 
         asyncio.run(turns())
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
 
 
 def _cli(args: list[str], cwd: Path) -> None:

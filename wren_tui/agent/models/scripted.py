@@ -33,6 +33,7 @@ _TESTS = re.compile(r"\b(tests?|failing|fails?|failure)\b", re.I)
 _RUN = re.compile(r"\b(run|rerun|check|execute)\b", re.I)
 _LIST = re.compile(r"\b(list|show)\b.*\bfiles?\b|\bwhat files\b", re.I)
 _MAX_EDITS = 3
+_SUMMARY_REQUESTS = 30
 _SUMMARIZED = re.compile(r"^Request \d+: ('.*'|\".*\")$", re.M)
 # At pace 1.0 a step takes two or three seconds, like a real model: think, stream, then ask for a tool.
 _THINK_S, _PIECE_S, _CALL_S = 1.0, 0.08, 0.4
@@ -189,7 +190,12 @@ def _requests(messages: Sequence[ChatMessage]) -> list[str]:
 def summarize(messages: Sequence[ChatMessage]) -> str:
     """A summary made from the conversation alone, the same for the same messages: what the scripted model answers
     when asked to summarize (each request, an earlier summary's too; the tools called; the last reply)."""
-    lines = [f"Request {n}: {text!r}" for n, text in enumerate(_requests(messages), 1)]
+    numbered = list(enumerate(_requests(messages), 1))
+    # Bounded like a real summary: the first requests and the latest, the rest counted.
+    shown = numbered if len(numbered) <= _SUMMARY_REQUESTS else numbered[:5] + numbered[-(_SUMMARY_REQUESTS - 5) :]
+    lines = [f"Request {n}: {text[:300]!r}" for n, text in shown]
+    if len(shown) < len(numbered):
+        lines.insert(5, f"({len(numbered) - len(shown)} requests between these are left out)")
     calls = [c.name for m in messages if m.role == "assistant" for c in m.tool_calls or ()]
     if calls:
         lines.append(f"Tool calls: {len(calls)} ({', '.join(sorted(set(calls)))})")
