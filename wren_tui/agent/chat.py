@@ -19,7 +19,7 @@ from types import FrameType
 from typing import Literal
 
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, RunEnd, describe, event_type
+from ..journal.events import Error, RunEnd, describe, event_type
 from ..journal.forking import fork, fork_listing, fork_points
 from ..journal.reader import read_events
 from ..journal.replay import replay
@@ -34,6 +34,8 @@ from .session import (
     ResumePlan,
     Settings,
     continue_with,
+    give_instructions,
+    instructions_given,
     make_agent,
     new_session,
     open_resume,
@@ -43,11 +45,13 @@ from .session import (
     rewind_cut_short,
     run_start,
     run_until_signal,
+    seed_gauge,
     session_to_resume,
     start_new,
+    tell,
 )
 
-HELP = "commands: /log  /fork [SEQ]  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
+HELP = "commands: /log  /fork [SEQ]  /compact  /sessions  /quit   (Ctrl+C stops a turn; Ctrl+D or /quit leaves)"
 NOTHING_YET = "nothing yet: this session's journal is created with your first message"
 # Takes what went wrong in a turn or a /fork, for the command to say; the chat goes on.
 Report = Callable[[Exception], object]
@@ -77,10 +81,12 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
 
         writer, plan = open_resume(session_to_resume(settings.folder, resume_ref or None, settings.workspace), decide)
         settings, working_in = chosen[0]
-        agent = make_agent(settings, writer, plan.replayed.messages)
+        agent = make_agent(settings, writer, plan.replayed.messages, plan.replayed.seqs)
+        seed_gauge(agent, plan)
         out.line(resumed_line(plan, writer))
         out.line(working_in)
         run_start(agent, settings.workspace, resumed=True)
+        give_instructions(agent, settings, plan.instructions)
     else:
         check_folder(settings.folder)
         out.line(f"new session in {settings.folder}: its journal is created with your first message")
@@ -92,7 +98,9 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
         with _stopped_by_signals():
             while True:
                 try:
-                    typed = prompt.read("you > ")
+                    # The context the next message would be sent with, against the model's window.
+                    gauge = f"{agent.gauge.short()} " if agent is not None and agent.gauge is not None else ""
+                    typed = prompt.read(f"{gauge}you > ")
                 except KeyboardInterrupt:
                     out.line("")
                     end, ended = "cancelled", Ended(cancelled=True, signal=signal.SIGINT)
@@ -112,8 +120,8 @@ def chat(settings: Settings, resume_ref: str | None, report: Report) -> Ended:
                     writer = new_session(settings, None)
                     agent = start_new(settings, writer)
                     out.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
-                current, text = agent, line
-                turn = run_until_signal(lambda: _turn(current, text, report))  # noqa: B023 (called before the loop moves on)
+                current, text, now = agent, line, settings
+                turn = run_until_signal(lambda: _turn(current, now, text, report))  # noqa: B023 (called before the loop moves on)
                 if turn.signal in END_SIGNALS:
                     # The chat ends with the turn; Ctrl+C only stops the turn.
                     end, ended = "cancelled", turn
@@ -232,8 +240,8 @@ def check_folder(folder: Path) -> None:
         raise JournalError(f"{problem}; give --dir a folder you can write (or set WREN_DIR)")
 
 
-async def _turn(agent: Agent, text: str, report: Report) -> Ended:
-    agent.say(ChatMessage(role="user", content=text))
+async def _turn(agent: Agent, settings: Settings, text: str, report: Report) -> Ended:
+    tell(agent, settings, text)
     try:
         await agent.turn()
     except asyncio.CancelledError as exc:
@@ -257,10 +265,13 @@ def _command(agent: Agent | None, settings: Settings, line: str, report: Report)
         for info in list_sessions(settings.folder):
             mark = "*" if agent is not None and info.path == agent.writer.path else " "
             out.line(f"{mark} {info.id}  {info.state:<15}  {info.events:>5} events")
-    elif name not in ("/log", "/fork"):
+    elif name not in ("/log", "/fork", "/compact"):
         out.line(HELP)
     elif agent is None:
         out.line(NOTHING_YET)
+    elif name == "/compact":
+        current = agent
+        run_until_signal(lambda: _compact_now(current, report))
     elif name == "/log":
         result = read_events(agent.writer.path)
         for event in result.events:
@@ -273,6 +284,22 @@ def _command(agent: Agent | None, settings: Settings, line: str, report: Report)
     else:
         return _switch_to_fork(agent, settings, rest[0], report)
     return agent
+
+
+async def _compact_now(agent: Agent, report: Report) -> Ended:
+    """/compact: the whole conversation replaced by the model's summary (journal first), or why not."""
+    try:
+        done = await agent.compact()
+    except asyncio.CancelledError:
+        agent.printer.line("[compaction stopped: nothing was compacted]")
+        return Ended(cancelled=True)
+    except GatewayError as exc:
+        agent.append(Error(message=str(exc), retryable=exc.retryable, attempt=exc.attempt))
+        report(exc)
+        return Ended()
+    if not done:
+        agent.printer.line("[nothing to compact yet: the conversation holds fewer than two messages to summarize]")
+    return Ended()
 
 
 def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str, report: Report) -> Agent:
@@ -293,8 +320,11 @@ def _switch_to_fork(agent: Agent, settings: Settings, seq_text: str, report: Rep
     agent.append(RunEnd(reason="done"))
     agent.writer.close()
     writer = JournalWriter.open(forked.path)
-    child = make_agent(settings, writer, replay(read_events(forked.path).events).messages)
+    events = read_events(forked.path).events
+    replayed = replay(events)
+    child = make_agent(settings, writer, replayed.messages, replayed.seqs)
     run_start(child, settings.workspace, resumed=True)
+    give_instructions(child, settings, instructions_given(events))
     out.line(f"forked {forked.parent} at seq {forked.at_seq}: now in {forked.id}")
     return child
 

@@ -17,13 +17,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TextIO, TypeVar
 
-from ..journal.events import ChatMessage, Delta, Error, KnownEvent, Message, ToolCall, ToolEnd, ToolStart, Usage
+import msgspec
+
+from ..journal.events import (
+    INSTRUCTIONS_MARK,
+    SUMMARY_MARK,
+    ChatMessage,
+    Compaction,
+    Delta,
+    Error,
+    KnownEvent,
+    Message,
+    ToolCall,
+    ToolEnd,
+    ToolStart,
+    Usage,
+)
 from ..journal.redact import Redactor
+from ..journal.replay import compact
 from ..journal.snapshots import SnapshotError
 from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
 from . import outcomes
 from .approval import ApprovalGate, preview_call
+from .context import COMPACT_MARK, Gauge
 from .errors import SnapshotStopped
 from .models.base import (
     NOTHING,
@@ -60,6 +77,16 @@ class Limits:
     loop_repeats: int = 3
     # Characters of one reply (text, reasoning and tool-call arguments together); WREN_MAX_REPLY sets it.
     max_reply: int = MAX_REPLY
+    # The share of the window past which the conversation is compacted before the next request (WREN_COMPACT_AT).
+    compact_at: float = 0.8
+
+
+# The last message of the request that asks the model for a summary (the scripted model knows it by its start).
+COMPACT_REQUEST = (
+    f"{COMPACT_MARK} Summarize this conversation so far for yourself, to continue the work from the summary "
+    "alone: each request the user made, what was done (files read, changed, commands run and what they "
+    "showed), what is decided, and what is left to do. Plain text, no tool calls."
+)
 
 
 class Printer:
@@ -236,6 +263,8 @@ class Agent:
         on_append: Callable[[int], None] | None = None,
         messages: list[ChatMessage] | None = None,
         snapshots: Snapshotter | None = None,
+        gauge: Gauge | None = None,
+        seqs: list[int] | None = None,
     ) -> None:
         self.writer = writer
         self.gateway = gateway
@@ -246,7 +275,12 @@ class Agent:
         self.printer = printer or Printer()
         self.on_append = on_append
         self.messages: list[ChatMessage] = list(messages or [])
+        # The seq of each message (a compaction names the range it replaces by them).
+        self.seqs: list[int] = list(seqs) if seqs is not None else [0] * len(self.messages)
         self.snapshots = snapshots
+        # The size of the next request against the model's window (None: not kept).
+        self.gauge = gauge
+        self._estimated = 0
         # Loop detection looks at this process's calls only: a resumed history is not held against it.
         self._own_from = len(self.messages)
 
@@ -267,6 +301,9 @@ class Agent:
         """Append a message and add it to the conversation exactly as the journal holds it."""
         stamped = self.append(Message(message=message))
         self.messages.append(stamped.message)
+        self.seqs.append(stamped.seq)
+        if self.gauge is not None:
+            self.gauge.add(stamped.message)
         return stamped.message
 
     # --- a turn -------------------------------------------------------------------------------
@@ -274,7 +311,19 @@ class Agent:
     async def turn(self) -> EndReason:
         """Model replies and tool calls until a reply asks for no tool, or the step limit."""
         for _ in range(self.limits.max_steps):
-            reply = await self._reply()
+            if self._over_threshold():
+                await self.compact(keep_from=self._last_request())
+            try:
+                reply = await self._reply()
+            except GatewayError as exc:
+                # Refused as longer than the window: compacted once, the request goes again.
+                if not exc.too_long:
+                    raise
+                self.append(Error(message=str(exc), retryable=True))
+                if not await self.compact(keep_from=self._last_request()):
+                    raise
+                self.printer.line("[the server refused the request as too long; compacted, sending it again]")
+                reply = await self._reply()
             calls = reply.tool_calls(f"call_{len(self.messages)}")
             said = self.say(
                 ChatMessage(
@@ -287,8 +336,12 @@ class Agent:
                         input_tokens=reply.input_tokens,
                         output_tokens=reply.output_tokens or 0,
                         model=self.gateway.model,
+                        estimated=self._estimated,
+                        window=(self.gauge.window or 0) if self.gauge is not None else 0,
                     )
                 )
+                if self.gauge is not None:
+                    self.gauge.reported(reply.input_tokens)
             if not said.tool_calls:
                 self.snapshot(None)
                 return "done"
@@ -296,6 +349,72 @@ class Agent:
         self.snapshot(None)
         self.printer.line(f"[stopped: {self.limits.max_steps} model steps in one turn is the limit]")
         return "limit"
+
+    # --- compaction ---------------------------------------------------------------------------
+
+    def _over_threshold(self) -> bool:
+        gauge = self.gauge
+        return gauge is not None and bool(gauge.window) and gauge.used() > self.limits.compact_at * (gauge.window or 0)
+
+    def _last_request(self) -> int:
+        """The index of the person's last message: the turn in progress starts there and is kept whole."""
+        for index in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[index]
+            if message.role == "user" and not message.content.startswith((INSTRUCTIONS_MARK, SUMMARY_MARK)):
+                return index
+        return len(self.messages)
+
+    async def compact(self, *, keep_from: int | None = None) -> bool:
+        """Replace the messages before `keep_from` (all: None) by the model's summary of them, journal first.
+
+        The summary is asked for with a request of its own; only once it is whole is the `compaction`
+        event written, and only then does the conversation change (by the replay's one rule), so a
+        kill during the summary leaves nothing and the next run tries again. False when there is
+        nothing worth replacing (the instructions and an earlier summary alone).
+
+        Raises:
+            GatewayError: the summary request failed; nothing was written.
+        """
+        end = len(self.messages) if keep_from is None else keep_from
+        worth = [m for m in self.messages[:end] if not m.content.startswith((INSTRUCTIONS_MARK, SUMMARY_MARK))]
+        if len(worth) < 2:
+            return False
+        before = self.gauge.used() if self.gauge is not None else 0
+        self.printer.line(f"[compacting {end} messages (~{before:,} tokens): asking the model for a summary]")
+        request = [*self.messages[:end], ChatMessage(role="user", content=COMPACT_REQUEST)]
+        pieces: list[str] = []
+        size = 0
+        async for part in self.gateway.stream(request, []):
+            if isinstance(part, RetryPart):
+                self.printer.line(f"[{part.message}; retry {part.attempt} in {part.delay:.1f} s]")
+                pieces, size = [], 0
+            elif isinstance(part, TextPart):
+                pieces.append(part.text)
+                size += len(part.text)
+                if size > self.limits.max_reply:
+                    raise GatewayError(
+                        f"the model's summary passed {self.limits.max_reply:,} characters, the limit for one reply "
+                        "(WREN_MAX_REPLY); nothing was compacted"
+                    )
+        summary = self.redactor.clean(valid_text("".join(pieces))).strip()
+        if not summary:
+            raise GatewayError("the model sent an empty summary; nothing was compacted")
+        # The project instructions stay ahead of the summary: the last ones given in the range.
+        keep = next(
+            (self.seqs[i] for i in range(end - 1, -1, -1) if self.messages[i].content.startswith(INSTRUCTIONS_MARK)), 0
+        )
+        draft = Compaction(
+            summary=summary, first_seq=self.seqs[0], last_seq=self.seqs[end - 1], replaced=end, keep_seq=keep
+        )
+        after_messages, after_seqs = list(self.messages), list(self.seqs)
+        compact(after_messages, after_seqs, draft)
+        after = self.gauge.rebuilt(after_messages).used() if self.gauge is not None else 0
+        event = self.append(msgspec.structs.replace(draft, tokens_before=before, tokens_after=after))
+        compact(self.messages, self.seqs, event)
+        if self.gauge is not None:
+            self.gauge = self.gauge.rebuilt(self.messages)
+        self.printer.line(f"[compacted {end} messages into a summary: ~{before:,} -> ~{after:,} tokens]")
+        return True
 
     def snapshot(self, before: ToolCall | None) -> None:
         """Snapshot the workspace and journal it (before `before` starts, or at a turn's end), when snapshots are on.
@@ -330,6 +449,7 @@ class Agent:
             _DeltaBatcher(lambda text: self.printer.reasoning(self.redactor.clean(text)), self.redactor, interval=0),
         )
         pairs, size = _Pairs(), 0
+        self._estimated = self.gauge.sending() if self.gauge is not None else 0
         async for raw in self.gateway.stream(self.messages, list(TOOLS.values())):
             part = pairs.mend(raw)
             size += _size(part)

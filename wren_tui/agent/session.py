@@ -16,7 +16,21 @@ from .. import __version__
 from ..journal.calls import OpenCall
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalChanged, JournalError, JournalUnusable
-from ..journal.events import ChatMessage, Error, Event, Fork, Recovery, Rewind, RunEnd, RunStart, Snapshot
+from ..journal.events import (
+    ChatMessage,
+    Compaction,
+    Error,
+    Event,
+    Fork,
+    Injected,
+    Message,
+    Recovery,
+    Rewind,
+    RunEnd,
+    RunStart,
+    Snapshot,
+    Usage,
+)
 from ..journal.forking import fork_points
 from ..journal.index import LineScanner
 from ..journal.reader import open_for_reading
@@ -30,12 +44,22 @@ from ..journal.writer import FsyncPolicy, JournalWriter
 from ..portable import STOP_SIGNALS
 from . import outcomes
 from .approval import ApprovalGate, preview_call
+from .context import Gauge, tools_chars, window_from
 from .errors import Ended, ResumeRefused, SessionFinished, SnapshotStopped, UsageError, WorkspaceGone, WorkspaceUnclear
+from .injection import (
+    INSTRUCTIONS_MARK,
+    Given,
+    fingerprint,
+    instructions_message,
+    read_instructions,
+    resolve_references,
+    total_line,
+)
 from .loop import MAX_REPLY, Agent, Limits, Printer, cancel_cause, not_run_label
 from .models import MODELS, default_model, unknown_model
 from .models.base import Gateway, GatewayError, ModelSetup, ModelUnavailable
 from .snapshotting import Snapshotter
-from .tools import COMMAND_TIMEOUT, Toolbox
+from .tools import COMMAND_TIMEOUT, TOOLS, Toolbox
 
 SYSTEM_PROMPT = (
     "You are Wren, a coding agent working in the workspace folder {root}. Use the tools to look before you "
@@ -65,12 +89,27 @@ class Settings:
     max_reply: int | None = None
     # Snapshot the workspace before each call with side effects and at each turn's end (--no-snapshots: off).
     snapshots: bool = True
+    # Keep the context gauge (each request's size against the model's window); off only to measure its cost.
+    gauge: bool = True
+    # The share of the window past which the conversation is compacted (WREN_COMPACT_AT, a percent, sets it).
+    compact_at: float = 0.8
 
     def __post_init__(self) -> None:
         if self.model is not None and self.model not in MODELS:
             raise UsageError(unknown_model(self.model))
         if self.max_reply is None:
             self.max_reply = max_reply_from(os.environ)
+        self.compact_at = compact_at_from(os.environ, self.compact_at)
+
+
+def compact_at_from(env: Mapping[str, str], default: float) -> float:
+    """WREN_COMPACT_AT (a percent of the window, 1 to 99), or `default` when it is unset."""
+    raw = env.get("WREN_COMPACT_AT", "").strip().removesuffix("%")
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= 99:
+        raise UsageError(f"WREN_COMPACT_AT={raw[:40]!r} is not a percent of the window from 1 to 99")
+    return int(raw) / 100
 
 
 def max_reply_from(env: Mapping[str, str]) -> int:
@@ -97,21 +136,33 @@ def choose_gateway(settings: Settings) -> Gateway:
         raise UsageError(str(exc)) from None
 
 
-def make_agent(settings: Settings, writer: JournalWriter, messages: list[ChatMessage] | None = None) -> Agent:
+def make_agent(
+    settings: Settings, writer: JournalWriter, messages: list[ChatMessage] | None = None, seqs: list[int] | None = None
+) -> Agent:
     reporter = _seq_reporter(settings.seq_fd)
+    gateway = choose_gateway(settings)
+    gauge: Gauge | None = None
+    if settings.gauge:
+        window, _source = window_from(gateway.model, os.environ)
+        fixed = len(SYSTEM_PROMPT.format(root=settings.workspace)) + tools_chars(list(TOOLS.values()))
+        gauge = Gauge(window, fixed, messages or [])
     return Agent(
         writer,
-        choose_gateway(settings),
+        gateway,
         Toolbox(settings.workspace, protected=(settings.folder,), command_timeout=settings.command_timeout),
         ApprovalGate.for_terminal(settings.yes),
         redactor=Redactor(),
-        limits=Limits(max_steps=settings.max_steps, max_reply=settings.max_reply or MAX_REPLY),
+        limits=Limits(
+            max_steps=settings.max_steps, max_reply=settings.max_reply or MAX_REPLY, compact_at=settings.compact_at
+        ),
         printer=settings.printer,
         on_append=reporter,
         messages=messages,
         snapshots=Snapshotter(
             settings.folder, settings.workspace, session_id_of(writer.path), enabled=settings.snapshots
         ),
+        gauge=gauge,
+        seqs=seqs,
     )
 
 
@@ -209,6 +260,110 @@ def run_start(agent: Agent, workspace: Path, *, resumed: bool) -> None:
         agent.snapshots.announce(agent.append)
 
 
+def give_instructions(agent: Agent, settings: Settings, before: frozenset[tuple[str, str, int]] | None) -> None:
+    """Give the project's instructions at a run's start: when none were given yet, or the files changed since.
+
+    Each file is journaled (an `injected` event: path, hash, size, tokens, or why it was refused)
+    before the message that carries the text, so a resume or a fork sends the model what this run sent.
+    """
+    given = read_instructions(settings.workspace, settings.folder)
+    now = fingerprint(given)
+    if now == (before or frozenset()):
+        if given:
+            settings.printer.line("instructions: unchanged since they were given")
+        return
+    changed = "changed since they were given; " if before else ""
+    settings.printer.line(f"instructions: {changed}{len(given)} file{'' if len(given) == 1 else 's'}")
+    _journal_given(agent, given)
+    text = instructions_message(given)
+    if text is None:
+        if not any(sha for _, sha, _ in before or ()):
+            return  # nothing was given before, and nothing is now (each file refused, and said)
+        text = (
+            f"{INSTRUCTIONS_MARK} The project's instruction files given before are no longer given (gone, or "
+            "refused as printed); no project instructions apply now."
+        )
+    agent.say(ChatMessage(role="user", content=text))
+
+
+def _journal_given(agent: Agent, given: list[Given]) -> None:
+    for item in given:
+        agent.printer.line(item.line())
+        agent.append(
+            Injected(
+                kind=item.kind,
+                path=item.path,
+                ref=item.label if item.kind == "reference" else None,
+                sha256=item.sha256,
+                size=item.size,
+                chars=item.chars,
+                tokens=item.tokens,
+                note=item.note,
+                refused=item.text is None,
+            )
+        )
+    if len(given) > 1 or any(g.kind == "reference" for g in given):
+        agent.printer.line(total_line(given))
+
+
+def tell(agent: Agent, settings: Settings, text: str) -> ChatMessage:
+    """Say a message the person typed, its `@` references resolved into it (each printed and journaled first)."""
+    content, given = resolve_references(text, settings.workspace, settings.folder)
+    if given:
+        agent.printer.line("references:")
+        _journal_given(agent, given)
+    return agent.say(ChatMessage(role="user", content=content))
+
+
+def instructions_given(events: list[Event]) -> frozenset[tuple[str, str, int]]:
+    """The fingerprint of the last project instructions these events gave."""
+    tracker = _GivenInstructions()
+    tracker.feed(events)
+    return frozenset(tracker.last)
+
+
+class _LastUsage:
+    """The server's count of the journal's last request (its last `usage`), and the messages after that request.
+
+    Found at C speed: per run, a count of types. A compaction after it voids it (its messages are gone).
+    """
+
+    def __init__(self) -> None:
+        self.tokens: int | None = None
+        self.later = 0
+
+    def feed(self, events: list[Event]) -> None:
+        kinds = list(map(type, events))
+        if Usage in kinds:
+            at = len(kinds) - 1 - kinds[::-1].index(Usage)
+            usage = events[at]
+            assert isinstance(usage, Usage)
+            # The reply that usage counted the request of was journaled just before it.
+            self.tokens, self.later = usage.input_tokens, 1 + kinds[at:].count(Message)
+        else:
+            self.later += kinds.count(Message)
+        if Compaction in kinds and (Usage not in kinds or kinds[::-1].index(Compaction) < kinds[::-1].index(Usage)):
+            self.tokens = None
+
+
+class _GivenInstructions:
+    """The fingerprint of the last instructions a journal gave (its consecutive `injected` instructions events)."""
+
+    def __init__(self) -> None:
+        self.last: set[tuple[str, str, int]] = set()
+        self._seq = -1
+
+    def feed(self, events: list[Event]) -> None:
+        if Injected not in map(type, events):
+            return
+        for event in events:
+            if isinstance(event, Injected) and event.kind == "instructions":
+                if event.seq != self._seq + 1:
+                    self.last = set()
+                self.last.add((event.path, event.sha256, event.size))
+                self._seq = event.seq
+
+
 # --- wren run -----------------------------------------------------------------------------------
 
 
@@ -236,6 +391,7 @@ def start_new(settings: Settings, writer: JournalWriter) -> Agent:
     try:
         agent = make_agent(settings, writer)
         run_start(agent, settings.workspace, resumed=False)
+        give_instructions(agent, settings, None)
     except BaseException as exc:
         _remove_unwritten(writer)
         if isinstance(exc, JournalUnusable):
@@ -270,7 +426,7 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
         settings.printer.line(f"session {session_id_of(writer.path)}  (journal: {writer.path})")
 
         async def turn() -> str:
-            agent.say(ChatMessage(role="user", content=task))
+            tell(agent, settings, task)
             return await agent.turn()
 
         try:
@@ -281,8 +437,23 @@ async def run_task(settings: Settings, task: str, session_id: str | None) -> End
             # What was recorded up to the failure can be continued; the command says what failed.
             settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
             raise
+        say_gauge(agent)
     settings.printer.line(f"continue with: {continue_with(settings, writer.path)}")
     return ended
+
+
+def seed_gauge(agent: Agent, plan: ResumePlan) -> None:
+    """A resumed gauge starts from the server's count of the journal's last request, not from characters."""
+    if agent.gauge is not None and plan.usage is not None:
+        tokens, later = plan.usage
+        if later <= len(agent.messages):
+            agent.gauge.seed(tokens, agent.messages[len(agent.messages) - later :])
+
+
+def say_gauge(agent: Agent) -> None:
+    """The context the next request would fill, said at a run's end (`wren run`, `wren resume`)."""
+    if agent.gauge is not None:
+        agent.printer.line(f"context: {agent.gauge.text()}")
 
 
 # --- wren resume --------------------------------------------------------------------------------
@@ -297,6 +468,10 @@ class ResumePlan:
     workspace: str | None = None
     # The session's last rewind when nothing ran since (a kill may have cut it short: `rewind_cut_short`).
     rewind: Rewind | None = None
+    # The project instructions the journal gave last (path, hash, size of each file).
+    instructions: frozenset[tuple[str, str, int]] = frozenset()
+    # The server's count of the last request, and the messages after it (None: no usage, or compacted since).
+    usage: tuple[int, int] | None = None
 
 
 class _LastWorkspace:
@@ -345,14 +520,29 @@ def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[Jou
     """
     replayer = Replayer()
     workspace = _LastWorkspace()
+    instructions = _GivenInstructions()
+    usage = _LastUsage()
     plans: list[ResumePlan] = []
 
     def feed(events: list[Event], lines: object) -> None:
         replayer.feed(events)
         workspace.feed(events)
+        instructions.feed(events)
+        usage.feed(events)
 
     def check(verdict: ReadVerdict) -> None:
-        plans.append(ResumePlan(path, verdict, replayer.result(), workspace.cwd, workspace.rewind))
+        counted = (usage.tokens, usage.later) if usage.tokens is not None else None
+        plans.append(
+            ResumePlan(
+                path,
+                verdict,
+                replayer.result(),
+                workspace.cwd,
+                rewind=workspace.rewind,
+                instructions=frozenset(instructions.last),
+                usage=counted,
+            )
+        )
         decide(plans[0])
 
     try:
@@ -470,21 +660,25 @@ async def resume_session(settings: Settings, ref: str | None, message: str | Non
     writer, plan = open_resume(path, decide)
     settings, working_in = chosen[0]
     with writer:
-        agent = make_agent(settings, writer, plan.replayed.messages)
+        agent = make_agent(settings, writer, plan.replayed.messages, plan.replayed.seqs)
+        seed_gauge(agent, plan)
         settings.printer.line(resumed_line(plan, writer))
         settings.printer.line(working_in)
         run_start(agent, settings.workspace, resumed=True)
 
         async def turn() -> str:
             await settle(agent, plan.replayed.open_calls)
+            give_instructions(agent, settings, plan.instructions)
             if message:
-                agent.say(ChatMessage(role="user", content=message))
+                tell(agent, settings, message)
             last = agent.messages[-1] if agent.messages else None
             if last is not None and last.role == "assistant" and not last.tool_calls:
                 return "done"
             return await agent.turn()
 
-        return await drive(agent, turn)
+        ended = await drive(agent, turn)
+        say_gauge(agent)
+        return ended
 
 
 def rewind_cut_short(plan: ResumePlan) -> str | None:

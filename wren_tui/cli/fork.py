@@ -224,6 +224,8 @@ def _changes(path: Path, events: list[Event], points: list[ForkPoint]) -> dict[i
 
 def _point_json(point: ForkPoint, change: PointChange | None) -> dict[str, Any]:
     row: dict[str, Any] = {"seq": point.seq, "role": point.role, "preview": point.preview}
+    if point.compaction:
+        row["afterCompaction"] = point.compaction  # a fork from here rebuilds the summary
     row["filesChanged"] = change.files_changed if change else None
     row["changedBy"] = (
         [{"seq": c.seq, "id": c.id, "tool": c.tool, "kind": c.kind, "files": c.files} for c in change.calls]

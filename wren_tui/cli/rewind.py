@@ -16,7 +16,7 @@ from typing import Any
 from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalLocked
-from ..journal.events import Event
+from ..journal.events import Compaction, Event
 from ..journal.forking import fork_points
 from ..journal.rewinding import (
     Plan,
@@ -168,6 +168,14 @@ def _target(events: list[Event], path: Path, seq: int) -> str:
         raise UsageError(
             f"{session_id_of(path)}: seq {seq} is not a clean point (a user message or a final answer, no call "
             f"open); the last clean points: {listed}"
+        )
+    compacted = [e.seq for e in events if isinstance(e, Compaction) and e.seq > seq]
+    if compacted:
+        # The conversation before a compaction is gone from the rebuilt messages (the summary stands for it).
+        again = wren_command("fork", session_id_of(path), str(seq), folder=path.parent)
+        raise UsageError(
+            f"{session_id_of(path)}: seq {seq} is before the compaction at seq {compacted[-1]}, and a rewind "
+            f"cannot bring back the messages it summarized; fork there instead ({again}), which rebuilds them"
         )
     files = files_at(events, seq)
     if files.id is None:

@@ -14,7 +14,6 @@ all ask this module.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -113,13 +112,14 @@ class CallTracker:
 
     def __init__(self, *, keep_messages: bool = False, states: bool = True) -> None:
         self.messages: list[ChatMessage] | None = [] if keep_messages else None
+        # With `keep_messages`, the seq of each kept message (a compaction names its range by them).
+        self.seqs: list[int] = []
         self._tracked = _TRACKED if states else _MESSAGES
         self._asked: dict[str, ToolCall] = {}
         self._started: dict[str, ToolStart] = {}
         self._ended: dict[str, ToolEnd] = {}
-        # For rewinds: the seq of each kept message; the conversations a rewind left (from which seq each
-        # held, its messages and their seqs); the state just before each rewind, by its seq (for an undo).
-        self._seqs: list[int] = []
+        # For rewinds: the conversations a rewind left (from which seq each held, its messages and their
+        # seqs); the state just before each rewind, by its seq (for an undo).
         self._start = 0
         self._left: list[tuple[int, list[ChatMessage], list[int]]] = []
         self._before: dict[int, _State] = {}
@@ -145,13 +145,13 @@ class CallTracker:
         self._follow(items)
 
     def _follow(self, events: Iterable[Event | str | tuple[str, ...]]) -> None:
-        asked, started, ended, kept = self._asked, self._started, self._ended, self.messages
+        asked, started, ended, kept, seqs = self._asked, self._started, self._ended, self.messages, self.seqs
         for event in events:
             if type(event) is Message:
                 msg = event.message
                 if kept is not None:
                     kept.append(msg)
-                    self._seqs.append(event.seq)
+                    seqs.append(event.seq)
                 if msg.tool_calls:
                     for call in msg.tool_calls:
                         asked[call.id] = call
@@ -175,7 +175,7 @@ class CallTracker:
                 self._rewind(event)
 
     def _rewind(self, event: Rewind) -> None:
-        kept, seqs = self.messages if self.messages is not None else [], self._seqs
+        kept, seqs = self.messages if self.messages is not None else [], self.seqs
         self._before[event.seq] = (list(kept), list(seqs), dict(self._asked), dict(self._started), dict(self._ended))
         self._left.append((self._start, list(kept), list(seqs)))
         self._start = event.seq
@@ -183,13 +183,16 @@ class CallTracker:
         if undone is not None:
             messages, seqs_then, asked, started, ended = undone
         else:
-            # The conversation at atSeq: the messages up to it of the one that held then (a clean point: none open).
+            # The conversation at atSeq: the messages of the one that held then that were there at atSeq (a
+            # clean point: none open). Not a prefix by position: a compaction's summary stands where its range
+            # was, with the compaction's seq (`wren rewind` refuses a point before a compaction).
             held = next((c for c in reversed(self._left) if c[0] <= event.at_seq), (0, [], []))
-            cut = bisect.bisect_right(held[2], event.at_seq)
-            messages, seqs_then, asked, started, ended = held[1][:cut], held[2][:cut], {}, {}, {}
+            there = [i for i, seq in enumerate(held[2]) if seq <= event.at_seq]
+            messages, seqs_then = [held[1][i] for i in there], [held[2][i] for i in there]
+            asked, started, ended = {}, {}, {}
         if self.messages is not None:
             self.messages[:] = messages
-            self._seqs[:] = seqs_then
+            self.seqs[:] = seqs_then
         self._asked.clear()
         self._asked.update(asked)
         self._started.clear()

@@ -13,6 +13,11 @@ import msgspec
 
 Role = Literal["user", "assistant", "tool"]
 
+# The first words of the user messages Wren itself puts into a conversation: a project's instructions,
+# and the summary a compaction put in place of the messages it replaced.
+INSTRUCTIONS_MARK = "[project instructions]"
+SUMMARY_MARK = "[summary of the conversation so far]"
+
 
 # gc=False: events hold only strings, numbers and lists or dicts of them, so they cannot form a
 # cycle; untracked, a million decoded events cost the garbage collector nothing.
@@ -96,6 +101,10 @@ class Usage(_Event, frozen=True, tag="usage"):
     input_tokens: int
     output_tokens: int
     model: str = ""
+    # The request's tokens as Wren estimated them before sending it, and the model's window as Wren
+    # knows it (WREN_CONTEXT_WINDOW, or its table of models); 0: not known (an older journal).
+    estimated: int = 0
+    window: int = 0
 
 
 class Error(_Event, frozen=True, tag="error"):
@@ -152,12 +161,64 @@ class Rewind(_Event, frozen=True, tag="rewind"):
     kept: list[str] | None = None
 
 
+class Injected(_Event, frozen=True, tag="injected"):
+    """What Wren put into the conversation from a file, written before the message that carries its text.
+
+    `instructions`: a project's AGENTS.md (or CLAUDE.md) given at a run's start; `reference`: an `@`
+    reference in a typed message. The text itself is in the message event that follows (so a resume
+    or fork sends what was sent); this event says where it came from: the path, the SHA-256 and
+    size of the bytes given, its characters and estimated tokens, and a sentence when it was clipped
+    or refused (then nothing of it was given).
+    """
+
+    kind: Literal["instructions", "reference"]
+    path: str
+    # A reference as it was written (`@src/a.py:10-40`, `@docs/`).
+    ref: str | None = None
+    sha256: str = ""
+    size: int = 0
+    chars: int = 0
+    tokens: int = 0
+    note: str | None = None
+    refused: bool = False
+
+
+class Compaction(_Event, frozen=True, tag="compaction"):
+    """The conversation's messages from `firstSeq` to `lastSeq` (as rebuilt at this point) replaced by a summary.
+
+    Written once the summary is whole, before any request uses it; nothing of the journal is rewritten.
+    The rebuild (`replay.compact`) puts the message of the range with seq `keep_seq` (the project
+    instructions, 0: none), then the summary (a user message starting SUMMARY_MARK), where the range was.
+    """
+
+    summary: str
+    first_seq: int
+    last_seq: int
+    replaced: int
+    keep_seq: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
 class RunEnd(_Event, frozen=True, tag="run_end"):
     reason: Literal["done", "cancelled", "error", "limit"]
 
 
 KnownEvent = (
-    RunStart | Message | Delta | ToolStart | ToolEnd | Usage | Error | Recovery | Fork | RunEnd | Snapshot | Rewind
+    RunStart
+    | Message
+    | Delta
+    | ToolStart
+    | ToolEnd
+    | Usage
+    | Error
+    | Recovery
+    | Fork
+    | RunEnd
+    | Snapshot
+    | Rewind
+    | Injected
+    | Compaction
 )
 
 # The "type" tag of each member of KnownEvent: a line of one of these types must decode as it.
@@ -216,7 +277,7 @@ def describe(event: Event) -> str:
         case ToolEnd():
             return _ended(event)
         case Usage():
-            return f"{event.input_tokens} in / {event.output_tokens} out tokens {event.model}"
+            return f"{event.input_tokens} in / {event.output_tokens} out tokens {event.model}" + _context(event)
         case Error():
             retry = f", retry {event.attempt}" if event.retryable else ""
             return f"{event.message}{retry}"
@@ -234,6 +295,13 @@ def describe(event: Event) -> str:
             return f"{undo}rewound to seq {event.at_seq} · files of {event.snapshot[:12]} (before: {event.before[:12]})"
         case Recovery():
             return f"[{event.id}] {event.decision}"
+        case Injected():
+            return _injected(event)
+        case Compaction():
+            return (
+                f"compacted {event.replaced} messages (seq {event.first_seq}-{event.last_seq}) into a summary of "
+                f"{len(event.summary):,} chars · ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+            )
         case Delta():
             of = " of reasoning" if event.reasoning else ""
             return f"streamed {len(event.text)} chars{of}: {_fragment(event.text)}"
@@ -241,6 +309,22 @@ def describe(event: Event) -> str:
             return " ".join(f"{k}={v!r}" for k, v in event.fields.items())
         case _:
             assert_never(event)
+
+
+def _context(event: Usage) -> str:
+    """The gauge at this request: the prompt's tokens against the window, and Wren's estimate before it was sent."""
+    if not event.window:
+        return f" · estimated {event.estimated:,}" if event.estimated else ""
+    share = 100 * event.input_tokens / event.window
+    estimate = f", estimated {event.estimated:,}" if event.estimated else ""
+    return f" · context {event.input_tokens:,} / {event.window:,} ({share:.1f}%){estimate}"
+
+
+def _injected(event: Injected) -> str:
+    size = f"{event.chars:,} chars, ~{event.tokens:,} tokens"
+    name = f"{event.ref} ({event.path})" if event.ref else event.path
+    given = f"{name} refused" if event.refused else f"{name} · {size}"
+    return f"{event.kind} {given}" + (f" · {event.note}" if event.note else "")
 
 
 def _snapshot(event: Snapshot) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, pread
 from . import _fastpath
 from .calls import CallTracker
 from .errors import JournalError
-from .events import Event, Fork, KnownEvent
+from .events import Compaction, Event, Fork, KnownEvent
 from .reader import _Lines, open_for_reading, read_events, scan_events
 from .store import SESSION_ID, SUFFIX, new_session_id, session_id_of
 from .targets import replaceable
@@ -31,9 +31,16 @@ class ForkPoint:
     seq: int
     role: str
     preview: str
+    # The seq of the compaction just before this point (set on the first point after one): a fork from
+    # here on rebuilds its summary, a fork before it the full messages.
+    compaction: int = 0
 
     def __str__(self) -> str:
-        return f"{self.seq}  {self.role}: {self.preview}"
+        return f"{self.seq}  {self.role}: {self.preview}{_compacted(self)}"
+
+
+def _compacted(point: ForkPoint) -> str:
+    return f"  · after the compaction at seq {point.compaction}" if point.compaction else ""
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Forked:
 def fork_listing(points: list[ForkPoint]) -> list[str]:
     """One line per point, the seqs right-aligned so the roles line up past seq 9."""
     width = max((len(str(p.seq)) for p in points), default=1)
-    return [f"{p.seq:>{width}}  {p.role}: {p.preview}" for p in points]
+    return [f"{p.seq:>{width}}  {p.role}: {p.preview}{_compacted(p)}" for p in points]
 
 
 class NotAForkPoint(JournalError):
@@ -92,10 +99,21 @@ def fork_points(events: Iterable[Event]) -> list[ForkPoint]:
     Returns:
         One point per user message or tool-free assistant message with no call open, in order.
     """
-    return [
-        ForkPoint(m.seq, m.message.role, preview(m.message.content))
-        for m in CallTracker(states=False).clean_points(events)
-    ]
+    seen: list[int] = []
+
+    def watched(events: Iterable[Event]) -> Iterator[Event]:
+        for event in events:
+            if type(event) is Compaction:
+                seen.append(event.seq)
+            yield event
+
+    points: list[ForkPoint] = []
+    marked = 0
+    for m in CallTracker(states=False).clean_points(watched(events)):
+        compaction = seen[-1] if seen and seen[-1] != marked else 0
+        marked = seen[-1] if seen else 0
+        points.append(ForkPoint(m.seq, m.message.role, preview(m.message.content), compaction))
+    return points
 
 
 def fresh_journal(folder: Path) -> tuple[str, Path, Path]:

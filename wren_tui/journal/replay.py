@@ -1,12 +1,50 @@
-"""Replay: the conversation rebuilt from `message` events alone, and the tool calls left open."""
+"""Replay: the conversation rebuilt from `message` events (and the `compaction` events that replace a range of them).
+
+The one rule: the messages are the message events in order, except that a compaction event replaces
+the messages it names (from its firstSeq to its lastSeq, as rebuilt at that point) by the message
+of the range it keeps (keepSeq: the project instructions) and its summary. `compact` is that rule;
+the agent applies the same function to its own conversation when it compacts, so a resume rebuilds
+what the run sent.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .calls import CallTracker, OpenCall
-from .events import ChatMessage, Event, Message
+from .events import SUMMARY_MARK, ChatMessage, Compaction, Event, Message
+
+
+def summary_message(event: Compaction) -> ChatMessage:
+    """The user message a compaction puts where the messages it replaced were."""
+    return ChatMessage(
+        role="user",
+        content=f"{SUMMARY_MARK} Wren replaced {event.replaced} earlier messages of this conversation by this "
+        f"summary of them; go on from it.\n\n{event.summary}",
+    )
+
+
+def compact(messages: list[ChatMessage], seqs: list[int], event: Compaction) -> None:
+    """Apply a compaction to a rebuilt conversation, in place: the one rule (see the module's doc).
+
+    `seqs` holds each message's seq (a summary's is its compaction's). A range this conversation does
+    not hold (a journal written by another program) changes nothing.
+    """
+    try:
+        lo, hi = seqs.index(event.first_seq), seqs.index(event.last_seq) + 1
+    except ValueError:
+        return
+    if hi <= lo:
+        return
+    instructions: list[tuple[ChatMessage, int]] = []
+    if event.keep_seq:
+        with contextlib.suppress(ValueError):
+            at = seqs.index(event.keep_seq, lo, hi)
+            instructions = [(messages[at], seqs[at])]
+    messages[lo:hi] = [*(m for m, _ in instructions), summary_message(event)]
+    seqs[lo:hi] = [*(s for _, s in instructions), event.seq]
 
 
 @dataclass
@@ -17,6 +55,8 @@ class Replayed:
     replayed: int
     skipped: int
     open_calls: list[OpenCall] = field(default_factory=list)
+    # The seq of each message (a compaction's summary has the compaction's).
+    seqs: list[int] = field(default_factory=list)
 
     @property
     def uncertain_calls(self) -> list[OpenCall]:
@@ -25,7 +65,7 @@ class Replayed:
 
 
 def replay(events: Iterable[Event]) -> Replayed:
-    """Only message events rebuild the conversation; every other type is for people."""
+    """Only message and compaction events rebuild the conversation; every other type is for people."""
     replayer = Replayer()
     replayer.feed(events)
     return replayer.result()
@@ -50,7 +90,20 @@ class Replayer:
         run = events if isinstance(events, list) else list(events)
         kinds = list(map(type, run))
         self.skipped += len(run) - kinds.count(Message)
-        self._calls.feed(run, kinds)
+        if Compaction not in kinds:
+            self._calls.feed(run, kinds)
+            return
+        start = 0
+        for _ in range(kinds.count(Compaction)):
+            index = kinds.index(Compaction, start)  # found in C: a run is mostly deltas and messages
+            self._calls.feed(run[start:index], kinds[start:index])
+            event = run[index]
+            assert isinstance(event, Compaction)
+            compact(self.messages, self._calls.seqs, event)
+            start = index + 1
+        self._calls.feed(run[start:], kinds[start:])
 
     def result(self) -> Replayed:
-        return Replayed(self.messages, len(self.messages), self.skipped, self._calls.open_calls())
+        return Replayed(
+            self.messages, len(self.messages), self.skipped, self._calls.open_calls(), list(self._calls.seqs)
+        )

@@ -79,10 +79,12 @@ NOTHING = TextPart("")
 class GatewayError(AgentError):
     """The model could not be reached or refused the request; the message is a sentence for a person."""
 
-    def __init__(self, message: str, *, retryable: bool = False, attempt: int = 0) -> None:
+    def __init__(self, message: str, *, retryable: bool = False, attempt: int = 0, too_long: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.attempt = attempt
+        # The server refused the request as longer than the model's window (compacting may help).
+        self.too_long = too_long
 
 
 class ModelUnavailable(Exception):

@@ -13,6 +13,7 @@ import asyncio
 import json
 import math
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -381,6 +382,24 @@ def give_up_hint(endpoint: Endpoint, status: int) -> str:
     return f"The server is failing: try again later, or check {endpoint.base_var}."
 
 
+# How servers say a request passes the model's window (lowercased): OpenAI's code, OpenAI, vLLM, DeepSeek
+# and OpenRouter ("maximum context length is"), Anthropic ("prompt is too long"), llama.cpp server
+# ("exceeds the available context size"), Ollama and others ("exceed… context length / window").
+_TOO_LONG = re.compile(
+    r"context_length_exceeded|exceed_context_size|maximum context length|prompt is too long|"
+    r"available context size|exceed\w*\b.{0,40}\bcontext (length|window|size)|"
+    r"context (length|window|size)\b.{0,40}\bexceed",
+    re.S,
+)
+
+
+def too_long(status: int, error: ServerError | None) -> bool:
+    """Whether a refusal says the request passes the model's context window (HTTP 413, or the server's words)."""
+    if status == 413:
+        return True
+    return error is not None and _TOO_LONG.search(f"{error.code} {error.message}".lower()) is not None
+
+
 def fail(endpoint: Endpoint, status: int, error: ServerError | None, retry_after: float | None = None) -> Exception:
     """The exception for a failed request (an HTTP status, or an error a 200 body or stream carried)."""
     said = f" ({error.message})" if error else ""
@@ -389,7 +408,8 @@ def fail(endpoint: Endpoint, status: int, error: ServerError | None, retry_after
         return Retry(f"the model server answered HTTP {status}{said}", retry_after=retry_after, hint=hint)
     return GatewayError(
         f"the model server at {endpoint.url} refused the request: HTTP {status}{said}; "
-        f"{refusal_hint(endpoint, status, error)}"
+        f"{refusal_hint(endpoint, status, error)}",
+        too_long=too_long(status, error),
     )
 
 
@@ -421,7 +441,10 @@ def in_body_error(endpoint: Endpoint, payload: Any, where: str) -> Exception | N
         if isinstance(exc, Retry):
             return Retry(f"the model server reported {where}: {error.message} (code {status})", hint=exc.hint)
     hint = f"; {refusal_hint(endpoint, 0, error)}" if error.code in _PERMANENT_CODES else ""
-    return GatewayError(f"the model server at {endpoint.url} reported {where}: {error.message}{hint}")
+    return GatewayError(
+        f"the model server at {endpoint.url} reported {where}: {error.message}{hint}",
+        too_long=too_long(status or 0, error),
+    )
 
 
 def _describe(exc: httpx.TransportError) -> str:

@@ -17,7 +17,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...journal.events import ChatMessage, ToolCall
+from ...journal.events import SUMMARY_MARK, ChatMessage, ToolCall
+from ..context import COMPACT_MARK
+from ..injection import INSTRUCTIONS_MARK, given_blocks, typed_part
 from ..outcomes import INTERRUPTED, NOT_RUN, OUTCOME_UNKNOWN, OUTPUT_LOST
 from ..tools import Tool
 from ..workspace import python_command
@@ -31,6 +33,8 @@ _TESTS = re.compile(r"\b(tests?|failing|fails?|failure)\b", re.I)
 _RUN = re.compile(r"\b(run|rerun|check|execute)\b", re.I)
 _LIST = re.compile(r"\b(list|show)\b.*\bfiles?\b|\bwhat files\b", re.I)
 _MAX_EDITS = 3
+_SUMMARY_REQUESTS = 30
+_SUMMARIZED = re.compile(r"^Request \d+: ('.*'|\".*\")$", re.M)
 # At pace 1.0 a step takes two or three seconds, like a real model: think, stream, then ask for a tool.
 _THINK_S, _PIECE_S, _CALL_S = 1.0, 0.08, 0.4
 
@@ -129,10 +133,14 @@ def _pieces(text: str) -> list[str]:
 
 
 def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    if messages and messages[-1].role == "user" and messages[-1].content.startswith(COMPACT_MARK):
+        return Decision(summarize(messages[:-1]))
+    last_user = max((i for i, m in enumerate(messages) if _is_request(m)), default=-1)
     if last_user < 0:
         return Decision("There is no request from you yet; tell me what to do.")
-    task = messages[last_user].content
+    # What was typed decides; the files its `@` references gave are read below, not taken as the request.
+    task = typed_part(messages[last_user].content)
+    given = given_blocks(messages[last_user].content)
     history, turn = messages[:last_user], messages[last_user + 1 :]
     steps = _steps(turn)
     if steps and steps[-1].refused:
@@ -144,6 +152,8 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
         return _run_given(command.group(1), steps, root)
     if _FIX.search(task):
         return _work(steps, root, fix=True)
+    if given and not _TESTS.search(task):
+        return Decision(_read_given(given))
     if _is_question(task):
         answer = answer_from_history(task, history, root)
         if answer is not None:
@@ -159,6 +169,53 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
         "case I can read from the traceback, run a command you give in backquotes, and answer questions "
         "about earlier turns. Set WREN_API_KEY (and WREN_BASE_URL, WREN_MODEL) to talk to a real model."
     )
+
+
+def _is_request(message: ChatMessage) -> bool:
+    """A user's message: not the project's instructions, not a compaction's summary or its request."""
+    return message.role == "user" and not message.content.startswith((INSTRUCTIONS_MARK, SUMMARY_MARK, COMPACT_MARK))
+
+
+def _requests(messages: Sequence[ChatMessage]) -> list[str]:
+    """The person's requests in order: those an earlier summary holds (`Request N: '...'`), then the typed ones."""
+    summarized = [
+        str(ast.literal_eval(line))
+        for m in messages
+        if m.role == "user" and m.content.startswith(SUMMARY_MARK)
+        for line in _SUMMARIZED.findall(m.content)
+    ]
+    return summarized + [typed_part(m.content) for m in messages if _is_request(m)]
+
+
+def summarize(messages: Sequence[ChatMessage]) -> str:
+    """A summary made from the conversation alone, the same for the same messages: what the scripted model answers
+    when asked to summarize (each request, an earlier summary's too; the tools called; the last reply)."""
+    numbered = list(enumerate(_requests(messages), 1))
+    # Bounded like a real summary: the first requests and the latest, the rest counted.
+    shown = numbered if len(numbered) <= _SUMMARY_REQUESTS else numbered[:5] + numbered[-(_SUMMARY_REQUESTS - 5) :]
+    lines = [f"Request {n}: {text[:300]!r}" for n, text in shown]
+    if len(shown) < len(numbered):
+        lines.insert(5, f"({len(numbered) - len(shown)} requests between these are left out)")
+    calls = [c.name for m in messages if m.role == "assistant" for c in m.tool_calls or ()]
+    if calls:
+        lines.append(f"Tool calls: {len(calls)} ({', '.join(sorted(set(calls)))})")
+    replies = [m.content for m in messages if m.role == "assistant" and m.content]
+    if replies:
+        lines.append(f"Last reply: {replies[-1][:200]!r}")
+    return "\n".join(lines) or "Nothing was asked yet."
+
+
+def _read_given(given: list[tuple[str, str]]) -> str:
+    """What the files given by `@` references hold, as read: each one's lines and its first and last line."""
+    said = []
+    for label, text in given:
+        lines = text.splitlines()
+        if not lines:
+            said.append(f"{label} is empty.")
+            continue
+        ends = f"it begins {lines[0].strip()!r}" + (f" and ends {lines[-1].strip()!r}" if len(lines) > 1 else "")
+        said.append(f"{label} holds {len(lines)} line{'' if len(lines) == 1 else 's'}: {ends}.")
+    return "I read what you gave me. " + " ".join(said)
 
 
 def _is_question(task: str) -> bool:
@@ -475,7 +532,8 @@ def answer_from_history(question: str, history: Sequence[ChatMessage], root: Pat
             return "I have not changed any file in this session."
         return "I changed: " + "; ".join(f"{s.args.get('path')} ({s.result})" for s in edits) + "."
     if "ask" in q or "request" in q:
-        asked = [m.content for m in history if m.role == "user"]
+        # Requests a compaction replaced are read back from its summary (`Request N: '...'`).
+        asked = _requests(history)
         return _recall(q, asked, "you asked", "request") if asked else None
     replies = [m.content for m in history if m.role == "assistant" and m.content]
     return _recall(q, replies, "I said", "reply") if replies else None
