@@ -40,6 +40,7 @@ from wren_tui.journal.events import (
     RunStart,
     ToolEnd,
     ToolStart,
+    Usage,
 )
 from wren_tui.journal.replay import Replayer, replay, summary_message
 
@@ -422,9 +423,7 @@ class LongTask:
 async def test_a_thirty_step_task_far_past_a_small_window_finishes_with_compactions_and_no_request_past_it(
     tmp_path: Path, model: str
 ) -> None:
-    workspace, journals = two_files(tmp_path)
-    for n in range(STEPS - 1):
-        (workspace / f"f{n:02}.txt").write_text("".join(f"file {n} line {k} of the long task\n" for k in range(40)))
+    workspace, journals = long_task_files(tmp_path)
     task = LongTask(model)
     async with OpenAIServer(task.answer) as server:
         env = env_for(model, server.base_url) | {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "80"}
@@ -432,15 +431,44 @@ async def test_a_thirty_step_task_far_past_a_small_window_finishes_with_compacti
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     assert f"All {STEPS - 1} files read." in done.stdout, done.stdout[-3000:]
     events = events_of(only_journal(journals))
-    # Far more than the window went through the task: 29 files of ~1,300 characters each.
-    assert sum(len((workspace / f"f{n:02}.txt").read_text()) for n in range(STEPS - 1)) > 3 * WINDOW_CHARS
-    assert len(compactions(events)) >= 2
+    each_file_read_once_past_two_compactions(events, workspace)
     assert max(task.accepted) <= WINDOW_CHARS
     if model == "anthropic":
         # Its usage says 5 tokens a request, so Wren's gauge trusts too little: the refusals (the server's own
         # body) are what compact, and a summary request refused in turn is summarized in two parts.
         assert task.refused >= 2 and "[the server refused the request as too long; compacted" in done.stdout
         assert "[the summary request was refused as too long; summarizing the first part alone]" in done.stdout
+    rebuilt = replay(events).messages
+    assert rebuilt[-1].content == f"All {STEPS - 1} files read."
+
+
+def test_a_thirty_step_task_of_the_scripted_model_past_a_small_window_finishes_with_compactions(
+    tmp_path: Path,
+) -> None:
+    workspace, journals = long_task_files(tmp_path)
+    env = {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "80"}
+    done = run_wren(["run", "--dir", str(journals), "read every file here"], cwd=workspace, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    # The scripted model knows where it stands after a compaction from the summary it wrote (its files read).
+    assert f"I read all {STEPS - 1} files, one a step: {40 * (STEPS - 1)} lines in all." in done.stdout
+    events = events_of(only_journal(journals))
+    each_file_read_once_past_two_compactions(events, workspace)
+    usages = [e for e in events if isinstance(e, Usage)]
+    assert usages and all(u.estimated <= 3000 and u.window == 3000 for u in usages)
+
+
+def long_task_files(tmp_path: Path) -> tuple[Path, Path]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for n in range(STEPS - 1):
+        (workspace / f"f{n:02}.txt").write_text("".join(f"file {n} line {k} of the long task\n" for k in range(40)))
+    return workspace, tmp_path / "journals"
+
+
+def each_file_read_once_past_two_compactions(events: list[Event], workspace: Path) -> None:
+    # Far more than the window went through the task: 29 files of ~1,300 characters each.
+    assert sum(len(f.read_text()) for f in workspace.iterdir()) > 3 * WINDOW_CHARS
+    assert len(compactions(events)) >= 2
     # Each file was read once, in order: no step lost to a compaction, none run twice.
     started = [e for e in events if isinstance(e, ToolStart)]
     calls = {
@@ -448,6 +476,6 @@ async def test_a_thirty_step_task_far_past_a_small_window_finishes_with_compacti
     }
     assert [calls[s.id] for s in started] == [f"f{n:02}.txt" for n in range(STEPS - 1)]
     assert all(e.ok for e in events if isinstance(e, ToolEnd))
-    # The journal rebuilds what the run would send next: the last summary, then what came after it.
+    # The journal rebuilds what the run sent last: a summary, then what came after it.
     rebuilt = replay(events).messages
-    assert rebuilt[0].content.startswith(SUMMARY_MARK) and rebuilt[-1].content == f"All {STEPS - 1} files read."
+    assert rebuilt[0].content.startswith(SUMMARY_MARK)

@@ -324,7 +324,9 @@ class Agent:
                     raise
                 self.printer.line("[the server refused the request as too long; compacted, sending it again]")
                 reply = await self._reply()
-            calls = reply.tool_calls(f"call_{len(self.messages)}")
+            # A call the model sent without an id is named after the seq of the message before it: unique in the
+            # journal, where the conversation's length repeats once a compaction has shortened it.
+            calls = reply.tool_calls(f"call_{self.seqs[-1] if self.seqs else 0}")
             said = self.say(
                 ChatMessage(
                     role="assistant", content=reply.content, tool_calls=calls or None, reasoning=reply.reasoning
