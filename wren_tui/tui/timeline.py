@@ -242,6 +242,8 @@ class Timeline:
         # Items shown from a clip: big lines (never decoded again on the UI thread) and partial replies.
         self.clips: dict[int, Clip] = {}
         self.partial_items: array[int] = array("i")
+        # The context gauge of the last `usage` that holds one: (estimated tokens, window); None before.
+        self.gauge: tuple[int, int] | None = None
         # Replies that carry the model's reasoning (shown by the "thinking" filter even without text).
         self.reasoning_items: array[int] = array("i")
         # Item positions of errors (error events, failed calls), tool starts and clean fork points.
@@ -361,6 +363,8 @@ class Timeline:
             kind = "error"
             chars = clip.chars if clip else len(event.message)
         elif isinstance(event, Usage):
+            if event.window:
+                self.gauge = (event.estimated, event.window)
             used = event.input_tokens + event.output_tokens
             self.tokens += used
             if not self.turn_tokens:
