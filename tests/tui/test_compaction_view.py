@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.conftest import run_wren
 from tests.tui.conftest import screen_text, session_app, wait_for, wait_for_text
 from tests.tui.journals import SESSION, assistant, user, write_journal
 from wren_tui.journal.events import INSTRUCTIONS_MARK, ChatMessage, Compaction, Message, Usage
@@ -81,3 +82,17 @@ async def test_the_status_line_shows_the_context_gauge_of_the_last_usage(tmp_pat
     async with app.run_test(size=(140, 40)) as pilot:
         status = app.screen.query_one(StatusLine)
         await wait_for(pilot, lambda: "context 874 / 3,000 (29%)" in str(status.render()), "the gauge")
+
+
+async def test_the_fork_picker_marks_the_first_point_after_a_compaction_as_wren_fork_does(tmp_path: Path) -> None:
+    journal = long_session(tmp_path)
+    listed = run_wren(["fork", SESSION, "--dir", str(journal.parent)], cwd=tmp_path).stdout.splitlines()
+    (marked,) = [line.strip() for line in listed if "after the compaction" in line]
+    assert marked.startswith("7  user:") and marked.endswith("· after the compaction at seq 6")
+    app = session_app(journal, watch_mode="poll")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for_text(pilot, "It says alpha.")
+        await pilot.press("p")
+        await wait_for_text(pilot, "after the compaction at seq 6")
+        rows = [row.strip() for row in screen_text(app).splitlines() if "after the compaction" in row]
+        assert len(rows) == 1 and "7  after the compaction at seq 6 ·  user: what" in rows[0]

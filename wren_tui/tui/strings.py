@@ -21,6 +21,8 @@ EMPTY_SESSION = "Nothing in this journal yet: waiting for the first event."
 # A compaction: the divider where the model's summary replaced the messages before it (their events stay).
 COMPACTED = "compacted {messages} messages, ~{before:,} tokens → ~{after:,}"
 SUMMARY = "summary: "
+# The fork picker's mark on the first point after a compaction (a fork from there on gets the summary).
+AFTER_COMPACTION = "after the compaction at seq {seq} ·"
 # Text Wren put into a message from files: shown as such, folded.
 INSTRUCTIONS_LABEL = "project instructions (given by Wren)"
 REFERENCES = "given with it: {refs}"
