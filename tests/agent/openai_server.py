@@ -29,6 +29,9 @@ class Stream:
     # Any iterable: an endless generator stands for a server that never stops (it is read as the client reads).
     pieces: Iterable[bytes]
     drop_after: int | None = None
+    # After this many pieces the server holds the stream open, sending nothing more, until it is closed
+    # (`holding` is set then): a client killed there was killed in the middle of the reply.
+    hang_after: int | None = None
 
 
 @dataclass
@@ -89,6 +92,10 @@ class OpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
+        # Each request's body as the bytes received.
+        self.raw: list[bytes] = []
+        self.holding = asyncio.Event()
+        self._closing = asyncio.Event()
         self._server: asyncio.Server | None = None
 
     @property
@@ -103,6 +110,7 @@ class OpenAIServer:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
+        self._closing.set()
         self._server.close()
         await self._server.wait_closed()
 
@@ -112,7 +120,9 @@ class OpenAIServer:
             lines = head.decode("latin-1").split("\r\n")
             self.paths.append(lines[0].split(" ")[1])
             headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
-            body = json.loads(await reader.readexactly(int(headers.get("content-length", "0"))))
+            raw = await reader.readexactly(int(headers.get("content-length", "0")))
+            body = json.loads(raw)
+            self.raw.append(raw)
             self.requests.append(body)
             self.headers.append(headers)
             answer = self.answer(body, headers)
@@ -139,8 +149,14 @@ class OpenAIServer:
                     b"Connection: close\r\n\r\n"
                 )
                 pieces, drop_after = answer.pieces, answer.drop_after
+            hang_after = answer.hang_after if isinstance(answer, Stream) else None
             for number, piece in enumerate(pieces):
                 if drop_after is not None and number >= drop_after:
+                    writer.transport.abort()
+                    return
+                if hang_after is not None and number >= hang_after:
+                    self.holding.set()
+                    await self._closing.wait()
                     writer.transport.abort()
                     return
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))

@@ -14,12 +14,34 @@ from typing import Any, Literal
 import pytest
 
 from tests.agent.conftest import events_of, only_journal
-from tests.agent.openai_server import Answer, OpenAIServer, Status, reply_stream
+from tests.agent.hostile_streams import anthropic_call, anthropic_text, env_for
+from tests.agent.openai_server import (
+    Answer,
+    OpenAIServer,
+    Status,
+    Stream,
+    call_chunk,
+    finish_chunk,
+    reply_stream,
+    sse,
+    usage_chunk,
+)
 from tests.agent.test_instructions import wren
 from tests.conftest import run_wren
 from wren_tui.agent.models.http import ServerError, too_long
 from wren_tui.agent.models.scripted import summarize
-from wren_tui.journal.events import SUMMARY_MARK, ChatMessage, Compaction, Error, Event, Message, RunStart
+from wren_tui.journal.events import (
+    SUMMARY_MARK,
+    ChatMessage,
+    Compaction,
+    Error,
+    Event,
+    Message,
+    RunStart,
+    ToolEnd,
+    ToolStart,
+    Usage,
+)
 from wren_tui.journal.replay import Replayer, replay, summary_message
 
 SMALL = {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "40"}
@@ -348,3 +370,112 @@ def test_a_rewind_to_a_point_before_a_compaction_is_refused_naming_the_fork_that
     assert f"is before the compaction at seq {compaction.seq}" in done.stderr
     assert f"fork there instead (wren fork --dir {journals} {journal.stem} {before[-1]})" in done.stderr
     assert journal.read_bytes() == lines  # nothing journaled, nothing changed
+
+
+STEPS = 30  # model steps (the default limit of one turn): 29 files read, then the answer
+WINDOW_CHARS = 12_000  # what each fake server takes in one request: its messages as JSON, in characters
+
+
+class LongTask:
+    """A model server of a small window that works a 30-step task: it reads f00.txt … f28.txt, one a step, then answers.
+
+    It refuses a request whose messages pass its window with that server's own error body, and measures
+    each request it accepts. Its progress is its own (the calls it has sent), so a compaction that lost a
+    step's result would show as a file read twice or never. The OpenAI one reports honest usage (a token a
+    4 characters); the Anthropic one 5 input tokens whatever it got, as a server that counts wrong."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.step = 0
+        self.accepted: list[int] = []
+        self.refused = 0
+        self.summaries = 0
+
+    def answer(self, body: dict[str, Any], headers: dict[str, str]) -> Answer:
+        size = len(json.dumps(body["messages"]))
+        if size > WINDOW_CHARS:
+            self.refused += 1
+            if self.model == "anthropic":
+                return Status(400, TOO_LONG_BODIES["anthropic-shape"])
+            return Status(400, TOO_LONG_BODIES["openai"])
+        self.accepted.append(size)
+        if "[compaction]" in json.dumps(body["messages"][-1]):
+            self.summaries += 1
+            return self._text(f"Summary {self.summaries}: the task is to read f00.txt to f28.txt; {self.step} read.")
+        if self.step == STEPS - 1:
+            return self._text(f"All {self.step} files read.")
+        name, self.step = f"f{self.step:02}.txt", self.step + 1
+        return self._call(f"call_{self.step}", json.dumps({"path": name}), size // 4)
+
+    def _text(self, text: str) -> Answer:
+        if self.model == "anthropic":
+            return Stream([anthropic_text([text])])
+        return reply_stream(text)
+
+    def _call(self, call_id: str, args: str, tokens: int) -> Answer:
+        if self.model == "anthropic":
+            return Stream([anthropic_call(call_id, "read_file", args)])
+        call = call_chunk(0, args, call_id=call_id, name="read_file")
+        return Stream([sse(call, finish_chunk("tool_calls"), usage_chunk(tokens, 9))])
+
+
+@pytest.mark.parametrize("model", ["openai", "anthropic"])
+async def test_a_thirty_step_task_far_past_a_small_window_finishes_with_compactions_and_no_request_past_it(
+    tmp_path: Path, model: str
+) -> None:
+    workspace, journals = long_task_files(tmp_path)
+    task = LongTask(model)
+    async with OpenAIServer(task.answer) as server:
+        env = env_for(model, server.base_url) | {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "80"}
+        done = await wren(["run", "--dir", str(journals), "--model", model, "read every f*.txt"], workspace, env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert f"All {STEPS - 1} files read." in done.stdout, done.stdout[-3000:]
+    events = events_of(only_journal(journals))
+    each_file_read_once_past_two_compactions(events, workspace)
+    assert max(task.accepted) <= WINDOW_CHARS
+    if model == "anthropic":
+        # Its usage says 5 tokens a request, so Wren's gauge trusts too little: the refusals (the server's own
+        # body) are what compact, and a summary request refused in turn is summarized in two parts.
+        assert task.refused >= 2 and "[the server refused the request as too long; compacted" in done.stdout
+        assert "[the summary request was refused as too long; summarizing the first part alone]" in done.stdout
+    rebuilt = replay(events).messages
+    assert rebuilt[-1].content == f"All {STEPS - 1} files read."
+
+
+def test_a_thirty_step_task_of_the_scripted_model_past_a_small_window_finishes_with_compactions(
+    tmp_path: Path,
+) -> None:
+    workspace, journals = long_task_files(tmp_path)
+    env = {"WREN_CONTEXT_WINDOW": "3000", "WREN_COMPACT_AT": "80"}
+    done = run_wren(["run", "--dir", str(journals), "read every file here"], cwd=workspace, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    # The scripted model knows where it stands after a compaction from the summary it wrote (its files read).
+    assert f"I read all {STEPS - 1} files, one a step: {40 * (STEPS - 1)} lines in all." in done.stdout
+    events = events_of(only_journal(journals))
+    each_file_read_once_past_two_compactions(events, workspace)
+    usages = [e for e in events if isinstance(e, Usage)]
+    assert usages and all(u.estimated <= 3000 and u.window == 3000 for u in usages)
+
+
+def long_task_files(tmp_path: Path) -> tuple[Path, Path]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for n in range(STEPS - 1):
+        (workspace / f"f{n:02}.txt").write_text("".join(f"file {n} line {k} of the long task\n" for k in range(40)))
+    return workspace, tmp_path / "journals"
+
+
+def each_file_read_once_past_two_compactions(events: list[Event], workspace: Path) -> None:
+    # Far more than the window went through the task: 29 files of ~1,300 characters each.
+    assert sum(len(f.read_text()) for f in workspace.iterdir()) > 3 * WINDOW_CHARS
+    assert len(compactions(events)) >= 2
+    # Each file was read once, in order: no step lost to a compaction, none run twice.
+    started = [e for e in events if isinstance(e, ToolStart)]
+    calls = {
+        c.id: json.loads(c.args)["path"] for e in events if isinstance(e, Message) for c in e.message.tool_calls or []
+    }
+    assert [calls[s.id] for s in started] == [f"f{n:02}.txt" for n in range(STEPS - 1)]
+    assert all(e.ok for e in events if isinstance(e, ToolEnd))
+    # The journal rebuilds what the run sent last: a summary, then what came after it.
+    rebuilt = replay(events).messages
+    assert rebuilt[0].content.startswith(SUMMARY_MARK)

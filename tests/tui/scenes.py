@@ -19,9 +19,19 @@ from tests.conftest import FIXTURES
 from tests.foreign.sessions import copy_session
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.family import FORK_START, family, other_path, write_fork
-from tests.tui.journals import FORK_SESSION, SESSION, START, after_last, finished_story, story, write_journal
+from tests.tui.journals import (
+    FORK_SESSION,
+    SESSION,
+    START,
+    after_last,
+    assistant,
+    finished_story,
+    story,
+    user,
+    write_journal,
+)
 from wren_tui.foreign import FORMATS
-from wren_tui.journal.events import Fork, KnownEvent
+from wren_tui.journal.events import INSTRUCTIONS_MARK, ChatMessage, Compaction, Fork, KnownEvent, Message, Usage
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.foreign import ForeignFolder
 
@@ -68,6 +78,28 @@ def session(root: Path) -> WrenApp:
     folder = _folder(root)
     clock = _clock(finished_story(), 42)
     return WrenApp(folder=Path("journals"), session=folder / f"{SESSION}.jsonl", clock=clock)  # type: ignore[arg-type]
+
+
+def compacted(root: Path) -> WrenApp:
+    """A session past its window: project instructions, two turns compacted, a message with a file given by `@`."""
+    rules = INSTRUCTIONS_MARK + "\n" + "\n".join(f"rule {n}: keep it short" for n in range(12))
+    given = "what does @a.txt say?\n\n--- @a.txt ---\n" + "".join(f"alpha line {n}\n" for n in range(20))
+    summary = "\n".join(f"Request {n}: 'read part {n}'" for n in range(1, 9))
+    events: list[KnownEvent] = [
+        Message(message=ChatMessage(role="user", content=rules)),
+        user("read part 1"),
+        assistant("Part 1 read."),
+        user("read part 2"),
+        assistant("Part 2 read."),
+        Compaction(
+            summary=summary, first_seq=1, last_seq=5, replaced=5, keep_seq=1, tokens_before=2412, tokens_after=704
+        ),
+        user(given + "--- end of @a.txt ---"),
+        assistant("It says alpha."),
+        Usage(input_tokens=900, output_tokens=12, model="scripted", estimated=874, window=3000),
+    ]
+    path = write_journal(root / "journals" / f"{SESSION}.jsonl", events)
+    return WrenApp(folder=Path("journals"), session=path, clock=_clock(events, 42))  # type: ignore[arg-type]
 
 
 def outcome_unknown(root: Path) -> WrenApp:
@@ -209,4 +241,5 @@ SCENES = [
     Scene("qwen-session", (100, 32), (), _agent_session("qwen", "tool-error")),
     Scene("copilot-session", (100, 32), (), _agent_session("copilot", "tool-error")),
     Scene("search-all", (120, 16), ("/", *"zerodivision", "enter"), browser, _results_done),
+    Scene("compaction", (100, 32), (), compacted),
 ]

@@ -312,7 +312,7 @@ class Agent:
         """Model replies and tool calls until a reply asks for no tool, or the step limit."""
         for _ in range(self.limits.max_steps):
             if self._over_threshold():
-                await self.compact(keep_from=self._last_request())
+                await self.compact(keep_from=self._cut())
             try:
                 reply = await self._reply()
             except GatewayError as exc:
@@ -320,11 +320,13 @@ class Agent:
                 if not exc.too_long:
                     raise
                 self.append(Error(message=str(exc), retryable=True))
-                if not await self.compact(keep_from=self._last_request()):
+                if not await self.compact(keep_from=self._cut()):
                     raise
                 self.printer.line("[the server refused the request as too long; compacted, sending it again]")
                 reply = await self._reply()
-            calls = reply.tool_calls(f"call_{len(self.messages)}")
+            # A call the model sent without an id is named after the seq of the message before it: unique in the
+            # journal, where the conversation's length repeats once a compaction has shortened it.
+            calls = reply.tool_calls(f"call_{self.seqs[-1] if self.seqs else 0}")
             said = self.say(
                 ChatMessage(
                     role="assistant", content=reply.content, tool_calls=calls or None, reasoning=reply.reasoning
@@ -364,6 +366,54 @@ class Agent:
                 return index
         return len(self.messages)
 
+    def _cut(self) -> int:
+        """Where a compaction before the next request ends: at the person's last request, so the turn in
+        progress is kept whole; but when that turn alone is past the threshold (a long task), at its last
+        step (the last assistant message), so everything replaced has its results and the step the model
+        just took stays in view with them."""
+        last = self._last_request()
+        gauge = self.gauge
+        if gauge is None or not gauge.window:
+            return last
+        if gauge.rebuilt(self.messages[last:]).used() <= self.limits.compact_at * gauge.window:
+            return last
+        for index in range(len(self.messages) - 1, last, -1):
+            if self.messages[index].role == "assistant":
+                return index
+        return last
+
+    def _clean_cut(self, end: int) -> int | None:
+        """A point near the middle of the first `end` messages where a step or a request begins (every call
+        before it has its result), with at least two messages worth a summary before it; None if none."""
+        worth, points = 0, []
+        for i, message in enumerate(self.messages[:end]):
+            starts = message.role == "assistant" or (
+                message.role == "user" and not message.content.startswith(SUMMARY_MARK)
+            )
+            if starts and worth >= 2:
+                points.append(i)
+            worth += not message.content.startswith((INSTRUCTIONS_MARK, SUMMARY_MARK))
+        return min(points, key=lambda i: abs(i - end // 2), default=None)
+
+    async def _summary(self, messages: list[ChatMessage]) -> str:
+        """The model's summary of `messages`, asked for with a request of its own and collected whole."""
+        request = [*messages, ChatMessage(role="user", content=COMPACT_REQUEST)]
+        pieces: list[str] = []
+        size = 0
+        async for part in self.gateway.stream(request, []):
+            if isinstance(part, RetryPart):
+                self.printer.line(f"[{part.message}; retry {part.attempt} in {part.delay:.1f} s]")
+                pieces, size = [], 0
+            elif isinstance(part, TextPart):
+                pieces.append(part.text)
+                size += len(part.text)
+                if size > self.limits.max_reply:
+                    raise GatewayError(
+                        f"the model's summary passed {self.limits.max_reply:,} characters, the limit for one reply "
+                        "(WREN_MAX_REPLY); nothing was compacted"
+                    )
+        return self.redactor.clean(valid_text("".join(pieces))).strip()
+
     async def compact(self, *, keep_from: int | None = None) -> bool:
         """Replace the messages before `keep_from` (all: None) by the model's summary of them, journal first.
 
@@ -381,22 +431,19 @@ class Agent:
             return False
         before = self.gauge.used() if self.gauge is not None else 0
         self.printer.line(f"[compacting {end} messages (~{before:,} tokens): asking the model for a summary]")
-        request = [*self.messages[:end], ChatMessage(role="user", content=COMPACT_REQUEST)]
-        pieces: list[str] = []
-        size = 0
-        async for part in self.gateway.stream(request, []):
-            if isinstance(part, RetryPart):
-                self.printer.line(f"[{part.message}; retry {part.attempt} in {part.delay:.1f} s]")
-                pieces, size = [], 0
-            elif isinstance(part, TextPart):
-                pieces.append(part.text)
-                size += len(part.text)
-                if size > self.limits.max_reply:
-                    raise GatewayError(
-                        f"the model's summary passed {self.limits.max_reply:,} characters, the limit for one reply "
-                        "(WREN_MAX_REPLY); nothing was compacted"
-                    )
-        summary = self.redactor.clean(valid_text("".join(pieces))).strip()
+        try:
+            summary = await self._summary(self.messages[:end])
+        except GatewayError as exc:
+            # The range alone passes the window (the server refused the request that carried it): its first
+            # part is summarized first (a compaction of its own), then the rest with that summary.
+            half = self._clean_cut(end) if exc.too_long else None
+            if half is None:
+                raise
+            self.printer.line("[the summary request was refused as too long; summarizing the first part alone]")
+            had = len(self.messages)
+            if not await self.compact(keep_from=half):
+                raise
+            return await self.compact(keep_from=end - (had - len(self.messages)))
         if not summary:
             raise GatewayError("the model sent an empty summary; nothing was compacted")
         # The project instructions stay ahead of the summary: the last ones given in the range.

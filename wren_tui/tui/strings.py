@@ -18,6 +18,16 @@ FOLDED = "… {more} · Enter to expand"
 NOT_SHOWN = "… {more} not shown: too long to show here (search still finds them) · Enter to fold"
 UNFOLD_HINT = "Enter to fold"
 EMPTY_SESSION = "Nothing in this journal yet: waiting for the first event."
+# A compaction: the divider where the model's summary replaced the messages before it (their events stay).
+COMPACTED = "compacted {messages} messages, ~{before:,} tokens → ~{after:,}"
+SUMMARY = "summary: "
+# The fork picker's mark on the first point after a compaction (a fork from there on gets the summary).
+AFTER_COMPACTION = "after the compaction at seq {seq} ·"
+# Text Wren put into a message from files: shown as such, folded.
+INSTRUCTIONS_LABEL = "project instructions (given by Wren)"
+REFERENCES = "given with it: {refs}"
+# The status line's context gauge: the last request's size against the model's window.
+GAUGE = "context {used:,} / {window:,} ({percent:.0%})"
 
 # Status line
 LIVE, PAUSED, ENDED = "live", "paused", "ended"

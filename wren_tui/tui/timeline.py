@@ -25,6 +25,7 @@ from textual.cache import LRUCache
 from ..foreign import write_tools
 from ..journal.calls import WORDS, CallState, CallTracker, Ended, ended_as, open_state
 from ..journal.events import (
+    Compaction,
     Delta,
     Error,
     Event,
@@ -242,6 +243,12 @@ class Timeline:
         # Items shown from a clip: big lines (never decoded again on the UI thread) and partial replies.
         self.clips: dict[int, Clip] = {}
         self.partial_items: array[int] = array("i")
+        # The first fork point after each compaction (its position) -> the compaction's seq: a fork from there on
+        # rebuilds the summary, as `wren fork ID` marks it.
+        self.fork_after: dict[int, int] = {}
+        self._compaction_unmarked = 0
+        # The context gauge of the last `usage` that holds one: (estimated tokens, window); None before.
+        self.gauge: tuple[int, int] | None = None
         # Replies that carry the model's reasoning (shown by the "thinking" filter even without text).
         self.reasoning_items: array[int] = array("i")
         # Item positions of errors (error events, failed calls), tool starts and clean fork points.
@@ -341,6 +348,8 @@ class Timeline:
                     self.item_call[position] = answered
             if self._calls.is_clean_point(event):
                 self.fork_items.append(position)
+                if self._compaction_unmarked:
+                    self.fork_after[position], self._compaction_unmarked = self._compaction_unmarked, 0
             self._calls.add(event)
         elif isinstance(event, ToolStart):
             number = self._call_number(event.id)
@@ -361,11 +370,15 @@ class Timeline:
             kind = "error"
             chars = clip.chars if clip else len(event.message)
         elif isinstance(event, Usage):
+            if event.window:
+                self.gauge = (event.estimated, event.window)
             used = event.input_tokens + event.output_tokens
             self.tokens += used
             if not self.turn_tokens:
                 self.turn_tokens.append(0)
             self.turn_tokens[-1] += used
+        elif isinstance(event, Compaction):
+            self._compaction_unmarked = event.seq
         elif isinstance(event, RunStart):
             self.ended = False
         elif isinstance(event, RunEnd):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import hashlib
 import importlib.util
 import json
 import re
@@ -32,6 +33,9 @@ _FIX = re.compile(r"\b(fix|repair|correct|make (?:it|them|the tests?) pass)\b", 
 _TESTS = re.compile(r"\b(tests?|failing|fails?|failure)\b", re.I)
 _RUN = re.compile(r"\b(run|rerun|check|execute)\b", re.I)
 _LIST = re.compile(r"\b(list|show)\b.*\bfiles?\b|\bwhat files\b", re.I)
+_READ_EACH = re.compile(r"\bread (each|every|all)\b", re.I)
+_FILES_READ = re.compile(r"^Files read: (\[.*\])$", re.M)
+_SUMMARY_READS = 200
 _MAX_EDITS = 3
 _SUMMARY_REQUESTS = 30
 _SUMMARIZED = re.compile(r"^Request \d+: ('.*'|\".*\")$", re.M)
@@ -113,10 +117,13 @@ class ScriptedModel:
             yield TextPart(piece)
             if self._pace:
                 await asyncio.sleep(_PIECE_S * self._pace)
+        # After a compaction the conversation's length repeats: the ids then name the last summary too.
+        summaries = [m.content for m in messages if _is_summary(m)]
+        tail = f"_{hashlib.sha256(summaries[-1].encode()).hexdigest()[:8]}" if summaries else ""
         for index, (name, args) in enumerate(decision.calls):
             if self._pace:
                 await asyncio.sleep(_CALL_S * self._pace)
-            yield ToolCallPart(index=index, id=f"call_{len(messages)}_{index}", name=name, args=json.dumps(args))
+            yield ToolCallPart(index=index, id=f"call_{len(messages)}_{index}{tail}", name=name, args=json.dumps(args))
         read = sum(len(m.content) + sum(len(c.args) for c in m.tool_calls or ()) for m in messages)
         wrote = len(decision.text) + sum(len(json.dumps(a)) for _, a in decision.calls)
         # No tokenizer offline: about four characters per token, as the usage a real model would report.
@@ -136,12 +143,18 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
     if messages and messages[-1].role == "user" and messages[-1].content.startswith(COMPACT_MARK):
         return Decision(summarize(messages[:-1]))
     last_user = max((i for i, m in enumerate(messages) if _is_request(m)), default=-1)
-    if last_user < 0:
+    last_summary = max((i for i, m in enumerate(messages) if _is_summary(m)), default=-1)
+    if last_summary > last_user and _requests(messages[last_summary : last_summary + 1]):
+        # The turn in progress was compacted inside it: its request and what it did are in the summary.
+        task, given = _requests(messages[last_summary : last_summary + 1])[-1], []
+        history, turn = messages[:last_summary], messages[last_summary + 1 :]
+    elif last_user < 0:
         return Decision("There is no request from you yet; tell me what to do.")
-    # What was typed decides; the files its `@` references gave are read below, not taken as the request.
-    task = typed_part(messages[last_user].content)
-    given = given_blocks(messages[last_user].content)
-    history, turn = messages[:last_user], messages[last_user + 1 :]
+    else:
+        # What was typed decides; the files its `@` references gave are read below, not taken as the request.
+        task = typed_part(messages[last_user].content)
+        given = given_blocks(messages[last_user].content)
+        history, turn = messages[:last_user], messages[last_user + 1 :]
     steps = _steps(turn)
     if steps and steps[-1].refused:
         return _report_refusal(steps[-1])
@@ -160,6 +173,9 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
             return Decision(answer)
     if _TESTS.search(task):
         return _work(steps, root, fix=False)
+    if _READ_EACH.search(task):
+        summarized = _files_read(messages[last_summary : last_summary + 1]) if last_summary > last_user else []
+        return _read_each(summarized + [str(s.args.get("path", "")) for s in steps if s.call.name == "read_file"], root)
     if _LIST.search(task):
         if not steps:
             return Decision("Let me look at the workspace.", [("list_dir", {"path": "."})])
@@ -174,6 +190,33 @@ def decide(messages: Sequence[ChatMessage], root: Path) -> Decision:
 def _is_request(message: ChatMessage) -> bool:
     """A user's message: not the project's instructions, not a compaction's summary or its request."""
     return message.role == "user" and not message.content.startswith((INSTRUCTIONS_MARK, SUMMARY_MARK, COMPACT_MARK))
+
+
+def _is_summary(message: ChatMessage) -> bool:
+    return message.role == "user" and message.content.startswith(SUMMARY_MARK)
+
+
+def _files_read(messages: Sequence[ChatMessage]) -> list[str]:
+    """The files read_file read: those an earlier summary names (`Files read: [...]`), then the calls'."""
+    read: list[str] = []
+    for m in messages:
+        if _is_summary(m):
+            for found in _FILES_READ.findall(m.content):
+                read.extend(str(name) for name in json.loads(found))
+        for call in m.tool_calls or ():
+            if call.name == "read_file":
+                read.append(str(Step(call, None).args.get("path", "")))
+    return read
+
+
+def _read_each(read: list[str], root: Path) -> Decision:
+    """Read the workspace's files one a step, in name order, then say how many and their lines."""
+    files = sorted(p.name for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
+    for name in files:
+        if name not in read:
+            return Decision(f"Reading {name}.", [("read_file", {"path": name})])
+    lines = sum(len((root / name).read_text(errors="replace").splitlines()) for name in files)
+    return Decision(f"I read all {len(files)} files, one a step: {lines} lines in all.")
 
 
 def _requests(messages: Sequence[ChatMessage]) -> list[str]:
@@ -199,6 +242,9 @@ def summarize(messages: Sequence[ChatMessage]) -> str:
     calls = [c.name for m in messages if m.role == "assistant" for c in m.tool_calls or ()]
     if calls:
         lines.append(f"Tool calls: {len(calls)} ({', '.join(sorted(set(calls)))})")
+    read = _files_read(messages)
+    if read:
+        lines.append(f"Files read: {json.dumps(read[-_SUMMARY_READS:])}")
     replies = [m.content for m in messages if m.role == "assistant" and m.content]
     if replies:
         lines.append(f"Last reply: {replies[-1][:200]!r}")

@@ -85,7 +85,8 @@ class ForkFlow:
         for position in timeline.fork_items:
             event = timeline.event(position)
             if isinstance(event, Message):
-                points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content)))
+                after = timeline.fork_after.get(position, 0)
+                points.append(ForkPoint(event.seq, event.message.role, preview(event.message.content), after))
         journal = self.source.path if isinstance(self.source, LocalJournal) else None
         self.app.push_screen(ForkPicker(self.session, points, pick=self.pick, journal=journal), self._chosen)
 

@@ -156,6 +156,9 @@ def _prompt(point: ForkPoint, changed: int | None = None) -> Text:
     text.append(f"{point.seq:>6}  ", "bold")
     if changed is not None:
         text.append(f"{strings.CHANGED_SINCE.format(n=changed):>10}  ", "yellow" if changed else "dim")
+    if point.compaction:
+        # Ahead of the preview, so a long one does not push it out of view.
+        text.append(strings.AFTER_COMPACTION.format(seq=point.compaction) + "  ", "cyan")
     text.append(f"{point.role}: ", "dim")
     text.append(shorten(point.preview, 200))
     return text

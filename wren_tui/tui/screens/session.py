@@ -224,6 +224,7 @@ class SessionScreen(Screen[None]):
             match=self.search.status(conversation.cursor),
             only=None if only is None else strings.ONLY.format(what=LABEL[only], hidden=conversation.hidden, key="0"),
             spent=reader.spent(self.clock()),
+            gauge=self.timeline.gauge,
         )
 
     def _only_changed(self, _only: Only | None) -> None:

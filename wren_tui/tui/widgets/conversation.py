@@ -7,6 +7,7 @@ items never drawn are estimated from their size hints and corrected when they ar
 
 from __future__ import annotations
 
+import re
 from array import array
 from itertools import repeat
 from typing import ClassVar
@@ -22,7 +23,16 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...journal.events import Delta, Event, Message, UnknownEvent, describe, event_type
+from ...journal.events import (
+    INSTRUCTIONS_MARK,
+    Compaction,
+    Delta,
+    Event,
+    Message,
+    UnknownEvent,
+    describe,
+    event_type,
+)
 from .. import strings
 from ..filters import Only, revealed, shown
 from ..messages import TimelineGrew, TimelineReplaced, WriterChanged
@@ -53,6 +63,7 @@ class ConversationView(ScrollView, can_focus=True):
         & > .conversation--fold { color: $text-muted; text-style: italic; }
         & > .conversation--stream { color: $text-success; text-style: italic; }
         & > .conversation--reasoning { color: $text-muted; text-style: italic; }
+        & > .conversation--compaction { color: $text-accent; text-style: bold; }
         & > .conversation--match { text-style: bold reverse; }
         & > .conversation--cursor { background: $boost; }
         &:focus > .conversation--cursor { background: $block-cursor-blurred-background; }
@@ -69,6 +80,7 @@ class ConversationView(ScrollView, can_focus=True):
         "conversation--fold",
         "conversation--stream",
         "conversation--reasoning",
+        "conversation--compaction",
         "conversation--match",
         "conversation--cursor",
     }
@@ -479,6 +491,10 @@ TOOL_FOLD: Fold = (8, 5)  # a tool result longer than 8 rows shows its first 5 a
 MESSAGE_FOLD: Fold = (40, 30)  # the same for what the user and the model say
 CALL_FOLD: Fold = (8, 5)  # a tool call's arguments
 REASONING_FOLD: Fold = (3, 2)  # the model's reasoning before its reply: folded early, it is not the reply
+# What Wren put in (a compaction's summary, project instructions, files given by `@`): one row until opened.
+GIVEN_FOLD: Fold = (1, 1)
+# The first line of a file given by an `@` reference in a typed message (agent/injection.py writes them).
+_GIVEN = re.compile(r"^--- @(\S.*?) ---$", re.M)
 EXPANDED_ROWS = 2000  # an expanded text shows at most this many rows (search still finds the rest)
 STREAM_ROWS = 12  # a reply streaming in shows its last rows
 
@@ -586,6 +602,8 @@ def _layout(item: Item, width: int) -> list[Line]:
     event = item.event
     if isinstance(event, Message):
         return _message_layout(event, item, width)
+    if isinstance(event, Compaction):
+        return _compaction_layout(event, item, width)
     if item.kind == "partial" and isinstance(event, Delta):
         return _partial_layout(event, item, width)
     if isinstance(event, UnknownEvent) and isinstance(event.fields.get("text"), str):
@@ -610,11 +628,33 @@ def _message_layout(event: Message, item: Item, width: int) -> list[Line]:
             lines.extend(_block(strings.THINKING + thought, width, "reasoning", REASONING_FOLD, item.expanded))
         if any(r.data for r in msg.reasoning):
             lines.extend(_block(strings.THINKING + strings.THINKING_SEALED, width, "reasoning", REASONING_FOLD, False))
-    if msg.content:
+    if role == "user" and msg.content.startswith(INSTRUCTIONS_MARK):
+        lines[0] = (f"▌ {strings.INSTRUCTIONS_LABEL}  #{event.seq} {_time(event.ts)}", "note")
+        lines.extend(_block(msg.content, width, "note", GIVEN_FOLD, item.expanded, item.clip))
+    elif role == "user" and (given := _GIVEN.search(msg.content)) is not None:
+        # What was typed, then the files its references gave, folded under one line that names them.
+        typed = msg.content[: given.start()].rstrip("\n")
+        refs = ", ".join(f"@{m.group(1)}" for m in _GIVEN.finditer(msg.content) if not m.group(1).startswith("end of "))
+        if typed:
+            lines.extend(_block(typed, width, "body", MESSAGE_FOLD, item.expanded))
+        head = strings.REFERENCES.format(refs=shorten(refs, 200)) + "\n"
+        lines.extend(_block(head + msg.content[given.start() :], width, "note", GIVEN_FOLD, item.expanded, item.clip))
+    elif msg.content:
         fold = TOOL_FOLD if role == "tool" else MESSAGE_FOLD
         lines.extend(_block(msg.content, width, "body", fold, item.expanded, item.clip))
     for call in msg.tool_calls or ():
         lines.extend(_block(f"→ {call.name}({call.args})", width, "note", CALL_FOLD, item.expanded))
+    lines.append(("", "body"))
+    return lines
+
+
+def _compaction_layout(event: Compaction, item: Item, width: int) -> list[Line]:
+    """A divider across the pane where the summary replaced the messages before it; the summary folded under it."""
+    said = strings.COMPACTED.format(messages=event.replaced, before=event.tokens_before, after=event.tokens_after)
+    label = f" {said}  #{event.seq} {_time(event.ts)} "
+    rule = max(width - len(label) - 2, 2)
+    lines: list[Line] = [(shorten("──" + label + "─" * rule, max(width, 10)), "compaction")]
+    lines.extend(_block(strings.SUMMARY + event.summary, width, "note", GIVEN_FOLD, item.expanded))
     lines.append(("", "body"))
     return lines
 

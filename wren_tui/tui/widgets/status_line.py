@@ -31,6 +31,8 @@ class Status:
     only: str | None = None
     # Where the time went: "model 1m12s · tools 8.2 s".
     spent: str | None = None
+    # The context gauge of the last usage: (estimated tokens of the last request, the model's window).
+    gauge: tuple[int, int] | None = None
 
 
 # Modes whose words are not their style's name.
@@ -108,6 +110,9 @@ class StatusLine(Widget):
         if s.busy:
             text.append(" · " + s.busy)
         text.append(f" · {s.tokens} tokens")
+        if s.gauge is not None:
+            used, window = s.gauge
+            text.append(" · " + strings.GAUGE.format(used=used, window=window, percent=used / window))
         if s.age_s is not None:
             text.append(" · " + strings.AGO.format(age=_age(s.age_s)))
         if s.spent:
