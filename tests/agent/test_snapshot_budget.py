@@ -86,6 +86,10 @@ def test_a_session_writing_far_more_than_the_budget_is_thinned_under_it_and_ever
     at_rewind = tmp_path / "at-rewind"
     wren(["fork", *dir_, sid, str(rewind_seq), "--workspace", str(at_rewind)], tmp_path)
     assert state_of(at_rewind) == rewound
+    # Blame still answers: each line from a kept snapshot's change, or "thinned" where the ones between were dropped.
+    lines = json.loads(wren(["blame", *dir_, "--session", sid, "--json", str(workspace / "turn.txt")], tmp_path))
+    rows = lines if isinstance(lines, list) else lines["lines"]
+    assert [r["kind"] for r in rows] and {r["kind"] for r in rows} <= {"command", "thinned"}
     # The undo of the rewind still puts back the files it replaced (its `before`).
     wren(["rewind", *dir_, sid, "--undo", "--yes"], tmp_path)
 
