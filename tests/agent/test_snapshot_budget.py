@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
-from wren_tui.journal.budget import Snap, choose, parse_size
+from wren_tui.journal.budget import ENV, Snap, choose, parse_size
 from wren_tui.journal.events import Fork, Rewind, Snapshot
 from wren_tui.journal.snapshots import PENDING, STORE, Store
 
@@ -153,3 +154,30 @@ def test_a_budget_that_is_not_a_size_is_one_sentence(tmp_path: Path) -> None:
     proc = run_wren(["snapshots", "--dir", str(tmp_path)], cwd=tmp_path, env={"WREN_SNAPSHOT_BUDGET": "0"})
     assert proc.returncode == 2 and "WREN_SNAPSHOT_BUDGET" in proc.stderr
     shutil.rmtree(tmp_path / "nothing", ignore_errors=True)
+
+
+def test_a_run_that_ends_with_the_store_over_its_budget_prunes_it_under_and_says_so(
+    workspace: Path, tmp_path: Path
+) -> None:
+    journals = journals_of(workspace)
+    sid = turn(journals, workspace, None, 0)
+    for n in range(1, 8):
+        turn(journals, workspace, sid, n)
+    store = Store(journals / STORE)
+    budget = parse_size("1.2MB", "test")
+    assert store.size() > budget
+    # Objects older than the two hours a plain prune (the one after a run too) leaves alone.
+    old = (datetime.now(UTC) - timedelta(hours=3)).timestamp()
+    for folder, _dirs, files in os.walk(store.path / "objects"):
+        for name in files:
+            os.utime(os.path.join(folder, name), (old, old))
+    task = "run `echo one more > turn.txt`"
+    proc = run_wren(["resume", "--yes", "--dir", str(journals), sid, task], cwd=workspace, env={ENV: "1.2MB"})
+    assert proc.returncode == 0, proc.stderr
+    assert "was over its 1.2 MB budget" in proc.stderr and "thinned " in proc.stderr, proc.stderr
+    assert store.size() <= budget
+    events = events_of(journals / f"{sid}.jsonl")
+    store.check_whole([e.id for e in events if isinstance(e, Snapshot) and e.id][-1])
+    # Under its budget (the default here), a run does not prune: nothing said.
+    proc = run_wren(["resume", "--yes", "--dir", str(journals), sid, task], cwd=workspace)
+    assert proc.returncode == 0 and "budget" not in proc.stderr, proc.stderr

@@ -116,6 +116,41 @@ def cmd_snapshots(args: argparse.Namespace) -> Exit:
     return Exit.OK
 
 
+def keep_within_budget(folder: Path) -> None:
+    """After a run: a store over its budget is pruned as `wren snapshots prune` does (the two-hour grace kept).
+
+    One line on stderr says what it did; nothing here fails the run (a journal that cannot be read
+    whole stops it with its sentence, changing nothing).
+    """
+    store = Store(store_of(folder))
+    if not store.exists():
+        return
+    try:
+        budget = budget_of(None)
+    except BudgetError as exc:
+        err(f"{exc}; the snapshot store was not held to a budget")
+        return
+    size = store.size()
+    if size <= budget:
+        return
+    chosen: list[Thinning] = []
+
+    def named() -> tuple[set[str], set[str]]:
+        seen = _named(folder)
+        chosen.append(_thin(store, seen, budget))
+        return chosen[-1].keep, seen.live
+
+    try:
+        before, after, _kept = store.prune(named, grace=GRACE)
+    except (SnapshotError, CommandFailed) as exc:
+        err(f"snapshots: {store.path} ({human(size)}) is over its {human(budget)} budget and was not pruned: {exc}")
+        return
+    said = dropped_sentence(chosen[-1], human(budget)) if chosen else "nothing thinned"
+    err(
+        f"snapshots: {store.path} was over its {human(budget)} budget: pruned {human(before)} -> {human(after)}; {said}"
+    )
+
+
 def _thin(store: Store, seen: Named, budget: int) -> Thinning:
     """The trees to keep within `budget` (journal.budget's policy), with what a live run recorded never dropped."""
     present = store.present(seen.all | set(store._pending().values()))
