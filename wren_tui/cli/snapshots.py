@@ -29,9 +29,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="the workspace snapshots' store: its space; prune drops what only deleted sessions refer to",
         description="Show where the workspace snapshots are kept (.snapshots in the journals folder) and the "
-        "space they take. `wren snapshots prune` removes what no journal in the folder names any more (the "
-        "snapshots of deleted sessions) and packs the rest. It is safe while a run is writing: a snapshot being "
-        "taken holds the store's lock, and a run's newest snapshot is kept until its journal names it. What "
+        "space they take against their budget (2 GB, WREN_SNAPSHOT_BUDGET or --budget), and what a prune would "
+        "free. `wren snapshots prune` removes what no journal in the folder names any more (the snapshots of "
+        "deleted sessions), thins the rest to keep within the budget (never a snapshot a fork or rewind names, "
+        "nor a session's last; a thinned point says 'files thinned' in `wren fork ID`) and packs it. It is safe "
+        "while a run is writing: a snapshot being taken holds the store's lock, and a run's newest snapshot is "
+        "kept until its journal names it. What "
         "was written in the last two hours is kept too, for a writer that does not take the lock (--now: not "
         "even that). A journal that cannot be read whole stops it, changing nothing.",
     )
