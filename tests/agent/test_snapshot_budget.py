@@ -181,3 +181,15 @@ def test_a_run_that_ends_with_the_store_over_its_budget_prunes_it_under_and_says
     # Under its budget (the default here), a run does not prune: nothing said.
     proc = run_wren(["resume", "--yes", "--dir", str(journals), sid, task], cwd=workspace)
     assert proc.returncode == 0 and "budget" not in proc.stderr, proc.stderr
+
+
+def test_snapshots_beside_a_damaged_journal_still_says_the_size_and_why_the_rest_is_not_known(
+    workspace: Path, tmp_path: Path
+) -> None:
+    journals = journals_of(workspace)
+    sid = turn(journals, workspace, None, 0)
+    with open(journals / f"{sid}.jsonl", "ab") as f:
+        f.write(b'{"not": "an event"}\n{"seq": 99}\n')
+    proc = run_wren(["snapshots", "--dir", str(journals)], cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("snapshots: ") and "budget" in proc.stdout
+    assert "what a prune would free is not known" in proc.stderr and len(proc.stderr.splitlines()) == 1

@@ -171,13 +171,13 @@ def _status(folder: Path, store: Store, budget: int, as_json: bool) -> Exit:
             out(f"no snapshots yet in {folder} (a run makes {store.path} when it takes its first)")
         return Exit.OK
     size = store.size()
-    seen = _named(folder)
     try:
+        seen = _named(folder)
         thin = _thin(store, seen, budget)
         frees: int | None = max(0, size - store.disk_usage(thin.keep))
-    except SnapshotError as exc:
+    except (SnapshotError, CommandFailed) as exc:
         err(f"{exc}; what a prune would free is not known")
-        thin, frees = Thinning(set()), None
+        seen, thin, frees = Named(), Thinning(set()), None
     oldest = min((s.ts for s in seen.snaps if s.ts), default=None)
     sessions = len({s.session for s in seen.snaps})
     if as_json:
