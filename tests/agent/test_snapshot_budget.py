@@ -193,3 +193,21 @@ def test_snapshots_beside_a_damaged_journal_still_says_the_size_and_why_the_rest
     proc = run_wren(["snapshots", "--dir", str(journals)], cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("snapshots: ") and "budget" in proc.stdout
     assert "what a prune would free is not known" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_over_the_budget_prune_thins_the_fewest_snapshots_that_fit_it() -> None:
+    """Against every budget, the oldest-first order cut as early as the budget allows (brute force as the oracle)."""
+    now = datetime(2026, 12, 7, tzinfo=UTC)
+    snaps = [Snap(f"{i:040x}", "s1", (now - timedelta(hours=30 - i)).isoformat(), i % 3 == 0) for i in range(20)]
+    sizes = {s.tree: 1 + (i * 7) % 11 for i, s in enumerate(snaps)}
+    order = sorted(snaps, key=lambda s: (s.end_of_turn, s.ts))
+
+    def usage(keep: set[str]) -> int:
+        return sum(sizes[t] for t in keep)
+
+    for budget in range(1, 140):
+        target = int(budget * 0.9)
+        fewest = next((k for k in range(len(order) + 1) if usage({s.tree for s in order[k:]}) <= target), len(order))
+        thin = choose(snaps, set(), budget, usage, now=now)
+        assert len(thin.dropped) == fewest, budget
+        assert thin.keep == {s.tree for s in order[fewest:]}
