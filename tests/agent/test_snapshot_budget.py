@@ -103,6 +103,10 @@ def test_a_session_writing_far_more_than_the_budget_is_thinned_under_it_and_ever
     refused = run_wren(["fork", *dir_, sid, str(thinned[0]), "--workspace", str(tmp_path / "no")], cwd=tmp_path)
     assert refused.returncode == 1 and "were thinned from the snapshot store" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "no").exists()
+    files = state_of(workspace)
+    refused = run_wren(["rewind", *dir_, sid, str(thinned[0]), "--yes"], cwd=tmp_path)
+    assert refused.returncode == 1 and "were thinned from the snapshot store" in refused.stderr, refused.stderr
+    assert state_of(workspace) == files
 
 
 def test_prune_under_a_tiny_budget_never_drops_what_a_live_run_recorded_and_not_yet_named(
