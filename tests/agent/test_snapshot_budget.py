@@ -8,6 +8,8 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
@@ -160,8 +162,9 @@ def test_a_budget_that_is_not_a_size_is_one_sentence(tmp_path: Path) -> None:
     shutil.rmtree(tmp_path / "nothing", ignore_errors=True)
 
 
+@pytest.mark.parametrize("ending", ["resume", "chat"])
 def test_a_run_that_ends_with_the_store_over_its_budget_prunes_it_under_and_says_so(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, ending: str
 ) -> None:
     journals = journals_of(workspace)
     sid = turn(journals, workspace, None, 0)
@@ -176,7 +179,11 @@ def test_a_run_that_ends_with_the_store_over_its_budget_prunes_it_under_and_says
         for name in files:
             os.utime(os.path.join(folder, name), (old, old))
     task = "run `echo one more > turn.txt`"
-    proc = run_wren(["resume", "--yes", "--dir", str(journals), sid, task], cwd=workspace, env={ENV: "1.2MB"})
+    if ending == "resume":
+        proc = run_wren(["resume", "--yes", "--dir", str(journals), sid, task], cwd=workspace, env={ENV: "1.2MB"})
+    else:
+        chat = ["chat", "--yes", "--dir", str(journals), "--resume", sid]
+        proc = run_wren(chat, cwd=workspace, env={ENV: "1.2MB"}, input=f"{task}\n/quit\n")
     assert proc.returncode == 0, proc.stderr
     assert "was over its 1.2 MB budget" in proc.stderr and "thinned " in proc.stderr, proc.stderr
     assert store.size() <= budget
