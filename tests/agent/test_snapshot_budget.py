@@ -68,6 +68,8 @@ def test_a_session_writing_far_more_than_the_budget_is_thinned_under_it_and_ever
     said = wren(["snapshots", "prune", "--now", *dir_], tmp_path, env={"WREN_SNAPSHOT_BUDGET": "1.6MB"})
     assert "thinned " in said and "to keep within 1.6 MB" in said, said
     assert store.size() <= budget, said
+    after = json.loads(wren(["snapshots", *dir_, "--json"], tmp_path, env={"WREN_SNAPSHOT_BUDGET": "1.6MB"}))
+    assert after["thinned"] > 0 and after["snapshots"] == status["snapshots"] and after["bytes"] <= budget
 
     # Every snapshot a fork or rewind event names is whole, and so is each session's last.
     named: set[str] = set()

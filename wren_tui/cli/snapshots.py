@@ -180,6 +180,11 @@ def _status(folder: Path, store: Store, budget: int, as_json: bool) -> Exit:
         seen, thin, frees = Named(), Thinning(set()), None
     oldest = min((s.ts for s in seen.snaps if s.ts), default=None)
     sessions = len({s.session for s in seen.snaps})
+    named = {s.tree for s in seen.snaps}
+    try:
+        thinned = len(named - store.present(named))
+    except SnapshotError:
+        thinned = 0
     if as_json:
         print_json(
             {
@@ -188,7 +193,8 @@ def _status(folder: Path, store: Store, budget: int, as_json: bool) -> Exit:
                 "bytes": size,
                 "budget": budget,
                 "sessions": sessions,
-                "snapshots": len({s.tree for s in seen.snaps}),
+                "snapshots": len(named),
+                "thinned": thinned,
                 "oldest": oldest,
                 "pruneWouldFree": frees,
                 "pruneWouldThin": len(thin.dropped),
@@ -196,13 +202,18 @@ def _status(folder: Path, store: Store, budget: int, as_json: bool) -> Exit:
         )
         return Exit.OK
     out(f"snapshots: {human(size)} of a {human(budget)} budget in {store.path}")
-    out(f"  {sessions} sessions, {len({s.tree for s in seen.snaps})} snapshots, the oldest taken {oldest or '-'}")
+    gone = f" ({thinned} of them thinned)" if thinned else ""
+    out(f"  {_n(sessions, 'session')}, {_n(len(named), 'snapshot')}{gone}, the oldest taken {oldest or '-'}")
     if frees is not None:
         out(
             f"  `wren snapshots prune` would free about {human(frees)}"
             + (f" and thin {len(thin.dropped)} snapshots" if thin.dropped else "")
         )
     return Exit.OK
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _named(folder: Path) -> Named:
