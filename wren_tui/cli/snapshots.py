@@ -112,9 +112,10 @@ def cmd_snapshots(args: argparse.Namespace) -> Exit:
         out(f"pruned {store.path}: {human(before)} -> {human(after)} (budget {human(budget)}); {kept} snapshots kept")
         out(said)
         if after > budget:
+            recent = "" if args.now else ", and what was written in the last two hours (--now: not that)"
             out(
-                f"still over the budget: what forks, rewinds and each session's last snapshot need takes "
-                f"{human(after)}; delete sessions you no longer need (`wren rm`) or raise {ENV}"
+                f"still over the budget: it holds what forks, rewinds and each session's last snapshot need"
+                f"{recent}; move the journals of sessions you no longer need out of the folder, or raise {ENV}"
             )
     return Exit.OK
 
