@@ -192,8 +192,9 @@ def _waiting_on(lock: Path, pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs /proc/locks to see that prune waits")
+@pytest.mark.parametrize("budget", [[], ["--budget", "1KB"]], ids=["no budget", "thinning to a tiny budget"])
 def test_a_prune_started_while_a_snapshot_is_being_taken_waits_for_it_and_keeps_its_tree(
-    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: list[str]
 ) -> None:
     """Prune starts after the snapshot's objects are written and before its tree is recorded: the worst moment."""
     journals, sid = two_turns(workspace)
@@ -213,7 +214,7 @@ def test_a_prune_started_while_a_snapshot_is_being_taken_waits_for_it_and_keeps_
     taking = threading.Thread(target=lambda: taken.append(store.take(workspace, sid, leave_out=(journals,)).id))
     taking.start()
     written.wait()
-    args = [sys.executable, "-m", "wren_tui", "snapshots", "prune", "--now", "--dir", str(journals)]
+    args = [sys.executable, "-m", "wren_tui", "snapshots", "prune", "--now", *budget, "--dir", str(journals)]
     prune = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         # Until prune waits for the store's lock, or (were it not to wait) ends: a condition, not a time.

@@ -17,7 +17,7 @@ from tests.conftest import run_wren
 from tests.tmux import Terminal, python_argv
 from tests.tmux import terminal as own_terminal
 from wren_tui.agent.workspace import prepare_workspace
-from wren_tui.journal.events import Fork, Message
+from wren_tui.journal.events import Fork, Message, Rewind
 from wren_tui.journal.reader import read_events
 
 pytestmark = [
@@ -76,3 +76,39 @@ def test_fork_with_files_from_the_viewers_picker_then_resume_in_the_new_folder(
     assert f"working in {target}, the session's workspace" in resumed.stdout
     told = [e.message for e in read_events(journals / f"{new}.jsonl").events if isinstance(e, Message)][-2]
     assert told.role == "tool" and told.content.splitlines()[1] == str(target)
+
+
+def test_rewind_from_the_viewers_picker_shows_the_preview_then_rewinds_in_place_through_wren_rewind(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    workspace = prepare_workspace(tmp_path / "ws")
+    before = state_of(workspace)
+    journals = tmp_path / "journals"
+    proc = run_wren(["run", "--yes", "--dir", str(journals), "run the tests, find the failing case and fix it"],
+                    cwd=workspace)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    after = state_of(workspace)
+    sid = next(journals.glob("s-*.jsonl")).stem
+
+    terminal.start(python_argv("watch", sid, "--dir", str(journals)), tmp_path, (160, 45))
+    terminal.wait_for("passes now")
+    terminal.keys("p")
+    terminal.wait_for("1 changed")
+    terminal.keys("Up")  # the user's point, before the fix
+    terminal.wait_for("+    if not values:")
+    terminal.keys("r")
+    screen = terminal.wait_for("in place?", timeout=30)
+    assert "restore 1 file" in screen  # the preview `wren rewind` printed, with no answer given
+    assert state_of(workspace) == after  # the preview changed nothing
+    assert not any(isinstance(e, Rewind) for e in read_events(journals / f"{sid}.jsonl").events)
+    terminal.keys("y")
+    screen = terminal.wait_for("Undo with:", timeout=30)
+    assert f"Rewound {sid} to seq 2" in screen and "--undo" in screen
+    terminal.keys("Enter")
+    terminal.wait_gone("Undo with:")
+    terminal.keys("q")
+    terminal.wait_for("WREN-EXITED-0")
+
+    assert state_of(workspace) == before
+    rewinds = [e for e in read_events(journals / f"{sid}.jsonl").events if isinstance(e, Rewind)]
+    assert len(rewinds) == 1 and rewinds[0].at_seq == 2

@@ -26,5 +26,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_chat(args: argparse.Namespace) -> Exit:
     settings = settings_of(args)
     from ..agent.chat import chat
+    from .snapshots import keep_within_budget
 
-    return Exit.of(chat(settings, args.resume, report))
+    ended = chat(settings, args.resume, report)
+    keep_within_budget(settings.folder)  # the snapshot store: held to its budget after each session
+    return Exit.of(ended)

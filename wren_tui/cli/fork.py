@@ -14,6 +14,7 @@ from ..journal.events import Event
 from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
 from ..journal.reader import read_events
 from ..journal.snapshots import (
+    THINNED,
     FilesAt,
     PointChange,
     SnapshotError,
@@ -94,8 +95,15 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
                     f"{path}: the files at seq {args.seq} cannot be restored: {files.why}. Fork without "
                     "--workspace to restore the conversation only"
                 )
+            store = Store(store_of(path.parent))
             try:
-                restored = Store(store_of(path.parent)).materialise(files.id, target, new_id)
+                if not store.present([files.id]):
+                    raise CommandFailed(
+                        f"{path}: the files at seq {args.seq} were thinned from the snapshot store to keep it within "
+                        f"its budget, so they cannot be restored; nothing was forked (fork without --workspace for "
+                        f"the conversation only; `wren fork {session_id_of(path)}` says which points kept their files)"
+                    )
+                restored = store.materialise(files.id, target, new_id)
             except SnapshotError as exc:
                 raise CommandFailed(f"{exc}; nothing was forked") from None
     try:
@@ -227,6 +235,7 @@ def _point_json(point: ForkPoint, change: PointChange | None) -> dict[str, Any]:
     if point.compaction:
         row["afterCompaction"] = point.compaction  # a fork from here rebuilds the summary
     row["filesChanged"] = change.files_changed if change else None
+    row["filesThinned"] = bool(change and change.why == THINNED)
     row["changedBy"] = (
         [{"seq": c.seq, "id": c.id, "tool": c.tool, "kind": c.kind, "files": c.files} for c in change.calls]
         if change
@@ -236,6 +245,8 @@ def _point_json(point: ForkPoint, change: PointChange | None) -> dict[str, Any]:
 
 
 def _since(change: PointChange | None) -> str:
+    if change is not None and change.why == THINNED:
+        return f"  · {THINNED}"
     if change is None or change.files_changed is None:
         return ""
     if not change.files_changed:

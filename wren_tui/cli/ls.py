@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..foreign import UNKNOWN, WREN, Format, kind_of, what_wren_opens
+from ..journal.budget import BudgetError, budget_of
 from ..journal.errors import NotASession
 from ..journal.snapshots import Store, store_of
 from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
@@ -122,5 +123,9 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         )
     store = Store(store_of(folder))
     if store.exists():
-        out(visible(f"snapshots: {human(store.size())} in {store.path}"))
+        try:
+            budget = f" of a {human(budget_of(None))} budget"
+        except BudgetError as exc:
+            budget = f" ({exc})"
+        out(visible(f"snapshots: {human(store.size())}{budget} in {store.path}"))
     return Exit.OK

@@ -36,5 +36,8 @@ def cmd_resume(args: argparse.Namespace) -> Exit:
     message = " ".join(words).strip() or None
     settings = settings_of(args)
     from ..agent.session import resume_session, run_until_signal
+    from .snapshots import keep_within_budget
 
-    return Exit.of(run_until_signal(lambda: resume_session(settings, ref, message, args.assume_failed)))
+    ended = run_until_signal(lambda: resume_session(settings, ref, message, args.assume_failed))
+    keep_within_budget(settings.folder)  # the snapshot store: held to its budget after each run
+    return Exit.of(ended)

@@ -107,6 +107,11 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
                 at_seq, target, undoes = args.seq, _target(events, path, args.seq), None
             if taken is None:
                 raise CommandFailed(f"{sid} has no snapshots in {store.path}; nothing was changed")
+            if not store.present([target]):
+                raise CommandFailed(
+                    f"{path}: the files at seq {at_seq} were thinned from the snapshot store to keep it within its "
+                    f"budget; nothing was changed (`wren fork {sid}` says which points kept their files)"
+                )
             plan = make_plan(
                 store,
                 events,

@@ -36,5 +36,8 @@ def cmd_run(args: argparse.Namespace) -> Exit:
         raise UsageError("TASK is empty; say what to do")
     settings = settings_of(args)
     from ..agent.session import run_task, run_until_signal
+    from .snapshots import keep_within_budget
 
-    return Exit.of(run_until_signal(lambda: run_task(settings, task, args.session_id)))
+    ended = run_until_signal(lambda: run_task(settings, task, args.session_id))
+    keep_within_budget(settings.folder)  # the snapshot store: held to its budget after each run
+    return Exit.of(ended)

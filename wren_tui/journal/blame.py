@@ -23,7 +23,11 @@ from .snapshots import Store
 
 @dataclass(frozen=True)
 class Origin:
-    """What last changed a line: `kind` is edit, command, tool, rewind, outside, before or unsnapshotted."""
+    """What last changed a line: `kind` is edit, command, tool, rewind, outside, before, unsnapshotted or thinned.
+
+    thinned: changed between two snapshots the store kept, the ones in between dropped to keep it within its
+    budget; `seq` is the later kept snapshot's event.
+    """
 
     kind: str
     seq: int | None = None  # the call's tool_start (or the rewind, or the snapshot after an outside change)
@@ -89,13 +93,13 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
     One `git diff-tree --stdin -U0` process compares every snapshot with the next at that path (git's
     own diff, as `git blame` uses); its hunks say which lines each change put in.
     """
-    changes = history(events)
+    changes, gap_first = _kept(store, history(events))
     if not changes:
         return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
     origins: list[Origin] = []
     first = _lines_at(store, changes[0].tree, path)
     if first is not None:
-        origins = [BEFORE] * len(first)
+        origins = [changes[0].origin if gap_first else BEFORE] * len(first)
     pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
     out = (
         store.git(
@@ -143,6 +147,30 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
     if now is not None:
         lines = _carry(lines, now.splitlines(keepends=True), UNSNAPSHOTTED)
     return lines
+
+
+def _kept(store: Store, changes: list[Change]) -> tuple[list[Change], bool]:
+    """The changes whose snapshots the store still holds; the first after a thinned one says `thinned`.
+
+    A prune that keeps the store within its budget may drop snapshots (`journal.budget`): what changed
+    between the kept ones is then known only to lie between them, and its lines say so. The flag: the
+    session's first snapshots were thinned (the first kept one's lines are not older than the session).
+    """
+    present = store.present(c.tree for c in changes)
+    kept: list[Change] = []
+    gap = False
+    gap_first = False
+    for change in changes:
+        if change.tree not in present:
+            gap = True
+            continue
+        if gap:
+            was = change.origin
+            change = Change(change.tree, Origin("thinned", was.seq, was.ts, was.turn))
+            gap_first = gap_first or not kept
+        kept.append(change)
+        gap = False
+    return kept, gap_first
 
 
 _PAIR = re.compile(rb"[0-9a-f]{40,64} [0-9a-f]{40,64}")

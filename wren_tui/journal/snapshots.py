@@ -127,6 +127,10 @@ _MARK = b"a workspace snapshot store made by Wren (docs/snapshots.md); its confi
 _REDIRECTS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree")
 
 
+# What a point whose snapshot a prune dropped to keep the store within its budget says (`wren fork ID`).
+THINNED = "files thinned"
+
+
 class SnapshotError(Exception):
     """A snapshot could not be taken or read; the message is one sentence."""
 
@@ -232,10 +236,11 @@ def call_changes(events: Sequence[Event], store: Store) -> list[CallChange]:
     """Each call with side effects that ran, with the files that differ between its snapshot and the next."""
     names = {e.id: e.name for e in events if isinstance(e, ToolStart)}
     snaps = [e for e in events if isinstance(e, Snapshot) and e.id]
+    present = store.present(s.id for s in snaps)
     found: list[CallChange] = []
     for here, after in itertools.pairwise(snaps):
-        if here.before is None or here.before not in names:
-            continue
+        if here.before is None or here.before not in names or not {here.id, after.id} <= present:
+            continue  # a thinned snapshot: what that call changed is not known any more
         tool = names[here.before]
         kind = "edit" if tool in _EDIT_TOOLS else "shell" if tool in _SHELL_TOOLS else "other"
         found.append(CallChange(here.seq, here.before, tool, kind, len(store.changed_between(here.id, after.id))))
@@ -247,10 +252,16 @@ def point_changes(events: Sequence[Event], seqs: Iterable[int], store: Store) ->
     last = last_snapshot(events)
     calls = call_changes(events, store) if last else []
     result: list[PointChange] = []
-    for seq in seqs:
-        at = files_at(events, seq)
+    wanted = list(seqs)
+    at_each = {seq: files_at(events, seq) for seq in wanted}
+    present = store.present([a.id for a in at_each.values() if a.id] + ([last] if last else []))
+    for seq in wanted:
+        at = at_each[seq]
         if at.id is None or last is None:
             result.append(PointChange(seq, None, [], at.why or "the session has no snapshots"))
+            continue
+        if at.id not in present or last not in present:
+            result.append(PointChange(seq, None, [], THINNED))
             continue
         after = [c for c in calls if c.seq > seq and c.files]
         result.append(PointChange(seq, len(store.changed_between(at.id, last)), after))
@@ -557,14 +568,39 @@ class Store:
         except SnapshotError:
             return False
 
-    def size(self) -> int:
-        """Bytes the store takes on disk (blocks, not lengths)."""
+    def size(self, *, outside_objects: bool = False) -> int:
+        """Bytes the store takes on disk (blocks, not lengths); `outside_objects`: all but `objects/`."""
         total = 0
-        for root, _dirs, files in os.walk(self.path):
+        for root, dirs, files in os.walk(self.path):
+            if outside_objects and root == str(self.path):
+                dirs[:] = [d for d in dirs if d != "objects"]
             for name in files:
                 with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(root, name)).st_blocks * 512
         return total
+
+    def disk_usage(self, trees: Iterable[str]) -> int:
+        """Bytes the objects these trees reach take in the store now (git's own count), plus all but `objects/`."""
+        roots = sorted(trees)
+        used = 0
+        if roots:
+            # Not `rev-list --disk-usage` (git 2.38): snapshots work from git 2.36 (MIN_GIT).
+            ids = self.git(
+                "rev-list", "--objects", "--no-object-names", "--stdin", input=("\n".join(roots) + "\n").encode()
+            )
+            sizes = self.git("cat-file", "--batch-check=%(objectsize:disk)", input=ids)
+            used = sum(int(row) for row in sizes.split() if row.isdigit())
+        return used + self.size(outside_objects=True)
+
+    def present(self, trees: Iterable[str]) -> set[str]:
+        """Those of `trees` the store holds (one `cat-file` for all)."""
+        asked = sorted(set(trees))
+        if not asked:
+            return set()
+        text = self.git(
+            "cat-file", "--batch-check=%(objectname) %(objecttype)", input=("\n".join(asked) + "\n").encode()
+        )
+        return {row.split()[0] for row in text.decode("ascii", "replace").splitlines() if row.endswith(" tree")}
 
     # --- taking -------------------------------------------------------------------------------
 

@@ -66,7 +66,20 @@ TOOL_COLUMNS = ("tool", "arguments", "elapsed", "size", "state")
 FORK_TITLE = "Fork points of {session}"
 FORK_HELP = "Enter: fork at the highlighted point · Esc: back"
 PICK_HELP = "Enter: pick this point (printed as ID SEQ on exit) · Esc: back"
-FORK_FILES_HELP = "Enter: fork the conversation · f: fork it with its files, into a new folder · Esc: back"
+FORK_FILES_HELP = (
+    "Enter: fork the conversation · f: fork it with its files, into a new folder · "
+    "r: rewind this session here · Esc: back"
+)
+# The rewind key: the preview is `wren rewind ID SEQ` run as a child with no answer (it changes nothing).
+READING_REWIND = "Reading what a rewind to seq {seq} would do…"
+CONFIRM_REWIND = (
+    "Rewind {session} to seq {seq}, in place?\n\n{preview}\n\n"
+    "Its workspace gets its files as they were then, and its next turn continues from there. "
+    "Nothing is erased: `wren rewind {session} --undo` puts it all back."
+)
+REWOUND = "Rewound {session} to seq {seq}.\n\n{said}\n\nUndo with:\n  {command}"
+REWIND_FAILED = "Could not rewind: {reason}"
+NO_FILES_TO_REWIND = "No snapshot holds the files at seq {seq}, so the session cannot be rewound there."
 READING_SNAPSHOTS = "Reading the snapshots…"
 CHANGED_SINCE = "{n} changed"
 NO_DIFF = "No files to show for seq {seq}: {why}"

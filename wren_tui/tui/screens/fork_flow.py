@@ -30,7 +30,7 @@ from ..sources.local import LocalJournal
 from ..text import shorten
 from ..wren_child import run_wren
 from .dialogs import Confirm, Notice
-from .fork_picker import ForkPicker, WithFiles
+from .fork_picker import ForkPicker, RewindTo, WithFiles
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,9 @@ class ForkFlow:
             )
             self.app.push_screen(Confirm(question), partial(self._confirmed, self._fork_foreign, point))
             return
+        if isinstance(point, RewindTo) and isinstance(source, LocalJournal):
+            self.reader.runner.in_thread("rewind", partial(self._rewind_preview, source.path, point))
+            return
         if isinstance(point, WithFiles) and isinstance(source, LocalJournal):
             target = fork_folder_for(source.path, point.seq)
             question = strings.CONFIRM_FORK_FILES.format(
@@ -197,6 +200,37 @@ class ForkFlow:
             return
         command = wren_command("resume", new, folder=path.parent)
         text = strings.FORKED_FILES.format(parent=self.session, seq=point.seq, new=new, target=target, command=command)
+        to_ui(partial(self._notice, text))
+
+    def _rewind_preview(self, journal: Path, point: ForkPoint, cancelled: Cancelled) -> None:
+        """`wren rewind JOURNAL SEQ` with no answer on its stdin: it prints its preview and changes nothing."""
+        to_ui = self.reader.runner.to_ui
+        done = run_wren(["rewind", str(journal), str(point.seq)])
+        if not done.ok:
+            to_ui(partial(self._notice, strings.REWIND_FAILED.format(reason=done.said)))
+            return
+        said = "\n".join(
+            line for line in done.stdout.splitlines() if line.strip() and line.strip() != "nothing was changed"
+        )
+        question = strings.CONFIRM_REWIND.format(session=self.session, seq=point.seq, preview=said.strip())
+        rewind = partial(self._rewind, journal)
+        to_ui(partial(self._ask, question, partial(self._confirmed, rewind, point)))
+
+    def _ask(self, question: str, then: Callable[[bool | None], None]) -> None:
+        self.app.push_screen(Confirm(question), then)
+
+    def _rewind(self, journal: Path, point: ForkPoint) -> None:
+        self.reader.runner.in_thread("rewind", partial(self._rewind_now, journal, point))
+
+    def _rewind_now(self, journal: Path, point: ForkPoint, cancelled: Cancelled) -> None:
+        """`wren rewind JOURNAL SEQ --yes` as a person types it, in a child: the viewer writes nothing."""
+        to_ui = self.reader.runner.to_ui
+        done = run_wren(["rewind", str(journal), str(point.seq), "--yes"])
+        if not done.ok:
+            to_ui(partial(self._notice, strings.REWIND_FAILED.format(reason=done.said)))
+            return
+        command = wren_command("rewind", self.session, folder=journal.parent, tail="--undo")
+        text = strings.REWOUND.format(session=self.session, seq=point.seq, said=done.stdout.strip(), command=command)
         to_ui(partial(self._notice, text))
 
     def _notice(self, text: str) -> None:

@@ -3,7 +3,8 @@
 For a Wren journal it also shows, beside each point, how many files changed since it, and the
 diff of the highlighted point's files to the last snapshot, both read by the `wren` commands
 that read the snapshot store (`wren fork --json`, `wren diff-files`) run as a child; `f` forks
-with the files (the session screen runs `wren fork ... --workspace DIR`).
+with the files (the session screen runs `wren fork ... --workspace DIR`), `r` rewinds the session
+there in place (`wren rewind`, its preview shown first; the viewer writes nothing itself).
 """
 
 from __future__ import annotations
@@ -36,12 +37,18 @@ class WithFiles(ForkPoint):
     """A point chosen to fork with its files (`f` in the picker)."""
 
 
+@dataclass(frozen=True)
+class RewindTo(ForkPoint):
+    """A point chosen to rewind the session to, in place (`r` in the picker: `wren rewind` runs it)."""
+
+
 class ForkPicker(ModalScreen[ForkPoint | None]):
     """Dismissed with the chosen point (a WithFiles for a fork with its files), or None on Esc."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back"),
         Binding("f", "with_files", "Fork with files"),
+        Binding("r", "rewind", "Rewind here"),
     ]
 
     def __init__(self, session: str, points: list[ForkPoint], *, pick: bool, journal: Path | None = None) -> None:
@@ -98,6 +105,18 @@ class ForkPicker(ModalScreen[ForkPoint | None]):
             self.notify(strings.NO_FILES_AT.format(seq=point.seq), severity="warning", timeout=4)
             return
         self.dismiss(WithFiles(point.seq, point.role, point.preview))
+
+    def action_rewind(self) -> None:
+        if self.journal is None or not self.points:
+            return
+        at = self.query_one(OptionList).highlighted
+        if at is None:
+            return
+        point = self.points[at]
+        if self.changed.get(point.seq, 0) is None:
+            self.notify(strings.NO_FILES_TO_REWIND.format(seq=point.seq), severity="warning", timeout=4)
+            return
+        self.dismiss(RewindTo(point.seq, point.role, point.preview))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
