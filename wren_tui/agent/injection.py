@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..journal.events import INSTRUCTIONS_MARK
+from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
 __all__ = ["INSTRUCTIONS_MARK"]
 # What one instructions file gives at most (bytes read; the rest is clipped, and said).
@@ -81,9 +82,8 @@ def _inside(path: Path, folder: Path) -> bool:
 
 def _read(path: Path, limit: int) -> tuple[bytes, int]:
     """The first `limit` bytes of a regular file, and its size; never blocks on a FIFO nor follows a swapped-in link."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_BINARY | O_CLOEXEC)
     except OSError as exc:
         raise Refused(f"it cannot be read ({exc.strerror})") from None
     try:

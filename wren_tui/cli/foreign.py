@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..agent.errors import UsageError
-from ..foreign import FORMATS, UNKNOWN, WREN, Format, Kind, detect, identify, kind_of, what_wren_opens
+from ..foreign import FORMATS, UNKNOWN, Format, detect, identify, kind_of, what_wren_opens
 from ..foreign.base import split_member
 from ..foreign.conversation import fork_points, outline
 from ..foreign.exported import open_lines
@@ -31,6 +31,7 @@ from ..search.indexer import IndexRefused, IndexUnavailable, connect_write
 from ..search.listings import StoredSummaries
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable
+from .refusal import NOT_THEIRS, nothing_readable, of_no_kind
 
 if TYPE_CHECKING:
     from ..tui.app import WrenApp
@@ -72,60 +73,11 @@ def resolve(folder: Path, ref: str) -> Path:
             kind = kind_of(path)
             if isinstance(kind, Format) and kind.export is not None:
                 return path
-            if _of_no_kind(path, kind):
+            if of_no_kind(path, kind):
                 # A file a person named, of no kind Wren reads (a .db, .yaml, .md, .json of another program's):
                 # the one refusal, naming what Wren reads, never "not a session id".
                 raise NotASession(path, what_wren_opens(), NOT_THEIRS) from None
         raise
-
-
-def _of_no_kind(path: Path, kind: Kind) -> bool:
-    """Whether a file that is not named as a journal (no .jsonl) is of no kind Wren reads: unknown, or what would be
-    taken for a Wren journal only for want of a whole line (a binary file, an empty one) though it can be read."""
-    if kind == UNKNOWN:
-        return True
-    return kind == WREN and path.suffix != SUFFIX and split_member(path)[1] is None and os.access(path, os.R_OK)
-
-
-# Why a file that is not JSON lines is refused (a .jsonl file's sentence says its first lines are of no kind).
-NOT_THEIRS = "nothing at its start is of their kinds"
-# How many entries of a folder that lists no session are looked at to say it holds files of no kind Wren reads.
-_LOOKED_AT = 4096
-
-
-def refuse_unknown_file(path: Path) -> None:
-    """NotASession (exit 4, the one refusal) for a regular file `--dir` names whose kind Wren does not read."""
-    if path.is_file() and not path.is_symlink() and _of_no_kind(path, kind_of(path)):
-        raise NotASession(path, what_wren_opens(), NOT_THEIRS)
-
-
-def nothing_readable(folder: Path) -> str | None:
-    """For a folder that lists no session: a sentence when it holds files (none of them a session Wren reads), so
-    that it is not taken for an empty folder; None when it holds no file (or cannot be read: said elsewhere)."""
-    files = looked = 0
-    stack = [folder]
-    while stack and looked < _LOOKED_AT:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    looked += 1
-                    if entry.name.startswith("."):
-                        continue  # hidden: Wren's own index (.index), a tool's folder, never a session it lists
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
-                    elif entry.is_file(follow_symlinks=False):
-                        files += 1
-                    if looked >= _LOOKED_AT:
-                        break
-        except OSError:
-            continue
-    if not files:
-        return None
-    many = "+" if looked >= _LOOKED_AT else ""
-    return (
-        f"{folder}: {files}{many} file{'s' if files != 1 else ''}, none of them {what_wren_opens()}, so Wren lists "
-        "no session in it"
-    )
 
 
 def foreign_format(path: Path) -> Format | None:

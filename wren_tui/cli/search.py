@@ -35,8 +35,8 @@ from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, reg
 from ..search.sources import ROLES, SearchSource
 from .console import err
 from .exits import Exit
-from .foreign import nothing_readable, refuse_unknown_file
 from .options import named_folder_of
+from .refusal import nothing_readable, refuse_unknown_file
 
 _json = msgspec.json.Encoder()
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
