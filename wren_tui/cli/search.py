@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _others() -> str:
-    return ", ".join(f"{f.name}: {f.label}, ${f.env}" for f in FORMATS.values())
+    return ", ".join(f"{name}: {label}, ${env}" for name in FORMATS for label, env in [FORMATS.described(name)])
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -112,7 +112,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> Exit:
     from .searching import cmd_search as run  # the engine, the index, the readers: only for a search
 
-    return run(args)
+    return run(args, PER_SESSION)
 
 
 PER_SESSION = 5  # hits of a session shown without --all: a screenful for a few sessions, then a count

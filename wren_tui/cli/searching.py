@@ -35,7 +35,6 @@ from .console import err
 from .exits import Exit
 from .foreign import nothing_readable, refuse_unknown_file
 from .options import named_folder_of
-from .search import PER_SESSION
 
 _json = msgspec.json.Encoder()
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
@@ -44,7 +43,8 @@ _DURATION = re.compile(r"(\d+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-def cmd_search(args: argparse.Namespace) -> Exit:
+def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
+    """The search `args` ask for; `per_session`: the hits of a session shown without --all (`search.PER_SESSION`)."""
     try:
         query = Query.of(args.pattern, regex=args.regex)
     except BadPattern as exc:
@@ -69,7 +69,7 @@ def cmd_search(args: argparse.Namespace) -> Exit:
     if after is not None:
         sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
     show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    cap = None if args.every or args.json or args.files else PER_SESSION
+    cap = None if args.every or args.json or args.files else per_session
     pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     found = 0
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS

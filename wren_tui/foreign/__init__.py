@@ -18,9 +18,12 @@ is the one place that says which.
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
@@ -28,27 +31,83 @@ from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from ..portable import open_read_only, pread
-from . import aider, atif, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen
+from . import atif
 from .base import BadLine, Format, Skipped, Translated, Translator, split_member
 
-FORMATS: dict[str, Format] = {
-    f.name: f
-    for f in (
-        claude.FORMAT,
-        codex.FORMAT,
-        pi.FORMAT,
-        gemini.FORMAT,
-        qwen.FORMAT,
-        copilot.FORMAT,
-        kimi.FORMAT,
+if TYPE_CHECKING:  # each format's module, imported on first use (`__getattr__`): FORMATS[name] asks for it
+    from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen  # noqa: F401
+
+
+class Registry(MutableMapping[str, Format]):
+    """The formats by name, each module imported when its format is first asked for.
+
+    Its names, their order and whether a name is here need no import (`wren search --agent claude` and
+    `--help` list them); `FORMATS[name]` imports that agent's module alone, and iterating the formats
+    (`values()`, `items()`) imports each in this order. A format set here (a test's) is kept as given.
+    """
+
+    def __init__(self, homes: dict[str, tuple[str, str, str]]) -> None:
+        self._homes = dict(homes)
+        self._names = list(homes)
+        self._loaded: dict[str, Format] = {}
+
+    def __getitem__(self, name: str) -> Format:
+        fmt = self._loaded.get(name)
+        if fmt is None:
+            if name not in self._homes:
+                raise KeyError(name)
+            fmt = getattr(sys.modules[__name__], self._homes[name][0]).FORMAT  # imported by __getattr__, below
+            assert isinstance(fmt, Format) and fmt.name == name, (name, fmt)
+            self._loaded[name] = fmt
+        return fmt
+
+    def __setitem__(self, name: str, fmt: Format) -> None:
+        if name not in self._names:
+            self._names.append(name)
+        self._loaded[name] = fmt
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._names:
+            raise KeyError(name)
+        self._names.remove(name)
+        self._homes.pop(name, None)
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def described(self, name: str) -> tuple[str, str]:
+        """A format's label and variable (`Format.label`, `Format.env`) without importing its module."""
+        fmt = self._loaded.get(name)
+        return (fmt.label, fmt.env) if fmt is not None else self._homes[name][1:]
+
+
+# Each format's name: its module, and its label and variable as the module's FORMAT has them
+# (tests/test_command_imports.py checks they agree), so `wren search --help` names every agent without
+# importing any. A new format is one module and one line here.
+FORMATS: Registry = Registry(
+    {
+        "claude": ("claude", "Claude Code", "CLAUDE_CONFIG_DIR"),
+        "codex": ("codex", "Codex", "CODEX_HOME"),
+        "pi": ("pi", "pi", "PI_CODING_AGENT_DIR"),
+        "gemini": ("gemini", "Gemini CLI", "GEMINI_CLI_HOME"),
+        "qwen": ("qwen", "Qwen Code", "QWEN_HOME"),
+        "copilot": ("copilot", "Copilot CLI", "COPILOT_HOME"),
+        "kimi": ("kimi", "Kimi CLI", "KIMI_SHARE_DIR"),
         # Not JSON lines: recognised from the file itself (claims_file), exported into lines.
-        opencode.FORMAT,
-        kilo.FORMAT,
-        aider.FORMAT,
-        continuecli.FORMAT,
-        cline.FORMAT,
-    )
-}
+        "opencode": ("opencode", "OpenCode", "XDG_DATA_HOME"),
+        "kilo": ("kilo", "Kilo Code CLI", "XDG_DATA_HOME"),
+        "aider": ("aider", "aider", "AIDER_CHAT_HISTORY_FILE"),
+        "continue": ("continuecli", "Continue", "CONTINUE_GLOBAL_DIR"),
+        "cline": ("cline", "Cline", "CLINE_DIR"),
+    }
+)
 # Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.
 DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT}
 
@@ -166,6 +225,17 @@ def identify(path: Path) -> Format | None:
     return kind if isinstance(kind, Format) else None
 
 
+# The format modules, each imported when first asked for (by FORMATS, or as `foreign.claude`).
+_READERS = frozenset(("aider", "claude", "cline", "codex", "continuecli", "copilot", "gemini", "kilo", "kimi"))
+_READERS |= {"opencode", "pi", "qwen"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _READERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return importlib.import_module(f"{__name__}.{name}")  # the import sets the attribute: found here once
+
+
 __all__ = [
     "DOCUMENTS",
     "FORMATS",
@@ -175,6 +245,7 @@ __all__ = [
     "Format",
     "Kind",
     "NotASession",
+    "Registry",
     "Skipped",
     "Translated",
     "Translator",
