@@ -95,7 +95,7 @@ ALLOWED: dict[str, set[str]] = {
         "wren_tui.search._scan",
         "wren_tui.foreign._aider",
     },
-    # The parser: the shared options, and what --agent, --role and --regex's help name (no reader, no engine).
+    # The parser: the shared options, and what --agent, --role and --regex's help name (no reader, no journal).
     "search --help": {
         "wren_tui",
         "wren_tui.cli",
@@ -103,33 +103,13 @@ ALLOWED: dict[str, set[str]] = {
         "wren_tui.cli.options",
         "wren_tui.cli.search",
         "wren_tui.portable",
-        "wren_tui.foreign",
-        "wren_tui.foreign.atif",
-        "wren_tui.foreign.base",
-        "wren_tui.foreign.make",
-        "wren_tui.journal",
-        "wren_tui.journal._framing",
-        "wren_tui.journal._fastpath",  # the journal's store (a session's id), and the reader it names
-        "wren_tui.journal._lines",
-        "wren_tui.journal.calls",
-        "wren_tui.journal.errors",
-        "wren_tui.journal.events",
-        "wren_tui.journal.lines",
-        "wren_tui.journal.locks",
-        "wren_tui.journal.reader",
-        "wren_tui.journal.store",
-        "wren_tui.journal.targets",
-        "wren_tui.journal.verdict",
-        "wren_tui.journal.visible",
+        "wren_tui.foreign",  # the registry alone: the agents' names, labels and variables
         "wren_tui.search",
-        "wren_tui.search._scan",
-        "wren_tui.search.query",
-        "wren_tui.search.rawpass",
-        "wren_tui.search.sources",
+        "wren_tui.search.choices",
     },
 }
-# Outside the standard library, only msgspec (the formats' decoder, and what it imports) may load, for search --help.
-OTHERS = {"--help": set(), "--version": set(), "search --help": {"msgspec", "typing_extensions"}}
+# Nothing outside the standard library (msgspec, the journal's and the formats' decoder, alone is 2x bare Python).
+OTHERS: dict[str, set[str]] = {"--help": set(), "--version": set(), "search --help": set()}
 
 
 def _loaded_by(args: list[str], env: dict[str, str] | None = None) -> set[str]:

@@ -14,8 +14,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..foreign import FORMATS, WREN
-from ..search.query import REGEX_SECONDS
-from ..search.sources import ROLES
+from ..search.choices import REGEX_SECONDS, ROLES
 
 if TYPE_CHECKING:
     from .exits import Exit

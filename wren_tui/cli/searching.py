@@ -26,10 +26,11 @@ from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import escaped_json, visible
 from ..search.agents import sessions_of
+from ..search.choices import REGEX_SECONDS
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.index import Snapshot, connect_read, index_path
 from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
-from ..search.query import REGEX_SECONDS, BadPattern, PatternTooSlow, Query, regex_budget
+from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import SearchSource
 from .console import err
 from .exits import Exit
