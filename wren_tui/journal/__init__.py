@@ -1,8 +1,8 @@
 """Wren's journal: an append-only JSON Lines log of an agent's steps, as a library.
 
 Everything a program needs is importable from here; the submodules are the implementation, and a
-name not in `__all__` may change without notice. Every name is loaded on first use:
-a program that only reads never loads the code that writes, and one that names an error loads no reader.
+name not in `__all__` may change without notice. The writer and the fork are loaded on first use,
+so a program that only reads never loads the code that writes.
 
 - Open and append: `JournalWriter.create(path)` for a new journal, `JournalWriter.open(path)` for an
   existing one (one writer at a time; a torn tail is set aside, corruption refused), then
@@ -27,147 +27,55 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .calls import (
-        CallState,
-        CallTracker,
-        OpenCall,
-        ResumeAction,
-    )
-    from .errors import (
-        JournalChanged,
-        JournalCorrupt,
-        JournalError,
-        JournalLocked,
-        JournalUnusable,
-        SessionNotFound,
-    )
-    from .events import (
-        KNOWN_TYPES,
-        ChatMessage,
-        Delta,
-        Error,
-        Event,
-        Fork,
-        KnownEvent,
-        Message,
-        Recovery,
-        Rewind,
-        RunEnd,
-        RunStart,
-        Snapshot,
-        ToolCall,
-        ToolEnd,
-        ToolStart,
-        UnknownEvent,
-        Usage,
-        describe,
-        event_type,
-        to_builtins,
-    )
-    from .forking import (
-        Forked,
-        ForkPoint,
-        NotAForkPoint,
-        fork,
-        fork_from_lines,
-        fork_points,
-    )
-    from .locks import (
-        lock_holder,
-    )
-    from .reader import (
-        EventSink,
-        Tail,
-        TailBatch,
-        decode_line,
-        read_events,
-        scan_events,
-    )
-    from .replay import (
-        Replayed,
-        Replayer,
-        replay,
-    )
-    from .store import (
-        SessionInfo,
-        describe_session,
-        journals_dir,
-        latest,
-        list_sessions,
-        new_session_id,
-        resolve,
-        session_id_of,
-    )
-    from .verdict import (
-        ReadResult,
-        ReadVerdict,
-        Stop,
-    )
-    from .visible import (
-        visible,
-        visible_text,
-    )
-    from .writer import (
-        FileOps,
-        FsyncPolicy,
-        JournalWriter,
-    )
+from .calls import CallState, CallTracker, OpenCall, ResumeAction
+from .errors import JournalChanged, JournalCorrupt, JournalError, JournalLocked, JournalUnusable, SessionNotFound
+from .events import (
+    KNOWN_TYPES,
+    ChatMessage,
+    Delta,
+    Error,
+    Event,
+    Fork,
+    KnownEvent,
+    Message,
+    Recovery,
+    Rewind,
+    RunEnd,
+    RunStart,
+    Snapshot,
+    ToolCall,
+    ToolEnd,
+    ToolStart,
+    UnknownEvent,
+    Usage,
+    describe,
+    event_type,
+    to_builtins,
+)
+from .locks import lock_holder
+from .reader import EventSink, Tail, TailBatch, decode_line, read_events, scan_events
+from .replay import Replayed, Replayer, replay
+from .store import (
+    SessionInfo,
+    describe_session,
+    journals_dir,
+    latest,
+    list_sessions,
+    new_session_id,
+    resolve,
+    session_id_of,
+)
+from .verdict import ReadResult, ReadVerdict, Stop
+from .visible import visible, visible_text
 
-# Every name, and its module: loaded on first use, so `import wren_tui.journal` (or a submodule of it, such as
-# the errors a command names) loads only what is asked for. The code that writes (forking, writer) too: a
-# program that only reads (the viewer until it forks, `wren log`) never loads it.
-_HOMES: dict[str, str] = {
-    **dict.fromkeys(["CallState", "CallTracker", "OpenCall", "ResumeAction"], "calls"),
-    **dict.fromkeys(
-        ["JournalChanged", "JournalCorrupt", "JournalError", "JournalLocked", "JournalUnusable", "SessionNotFound"],
-        "errors",
-    ),
-    **dict.fromkeys(
-        [
-            "KNOWN_TYPES",
-            "ChatMessage",
-            "Delta",
-            "Error",
-            "Event",
-            "Fork",
-            "KnownEvent",
-            "Message",
-            "Recovery",
-            "Rewind",
-            "RunEnd",
-            "RunStart",
-            "Snapshot",
-            "ToolCall",
-            "ToolEnd",
-            "ToolStart",
-            "UnknownEvent",
-            "Usage",
-            "describe",
-            "event_type",
-            "to_builtins",
-        ],
-        "events",
-    ),
-    **dict.fromkeys(["lock_holder"], "locks"),
-    **dict.fromkeys(["EventSink", "Tail", "TailBatch", "decode_line", "read_events", "scan_events"], "reader"),
-    **dict.fromkeys(["Replayed", "Replayer", "replay"], "replay"),
-    **dict.fromkeys(
-        [
-            "SessionInfo",
-            "describe_session",
-            "journals_dir",
-            "latest",
-            "list_sessions",
-            "new_session_id",
-            "resolve",
-            "session_id_of",
-        ],
-        "store",
-    ),
-    **dict.fromkeys(["ReadResult", "ReadVerdict", "Stop"], "verdict"),
-    **dict.fromkeys(["visible", "visible_text"], "visible"),
-    **dict.fromkeys(["Forked", "ForkPoint", "NotAForkPoint", "fork", "fork_from_lines", "fork_points"], "forking"),
+if TYPE_CHECKING:
+    from .forking import Forked, ForkPoint, NotAForkPoint, fork, fork_from_lines, fork_points
+    from .writer import FileOps, FsyncPolicy, JournalWriter
+
+# The code that writes is loaded on first use, so a program that only reads (the viewer until it
+# forks, `wren log`) never loads it. Each such name, and its module:
+_WRITING: dict[str, str] = {
+    **dict.fromkeys(["ForkPoint", "Forked", "NotAForkPoint", "fork", "fork_from_lines", "fork_points"], "forking"),
     **dict.fromkeys(["FileOps", "FsyncPolicy", "JournalWriter"], "writer"),
 }
 
@@ -239,7 +147,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
+    home = _WRITING.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
