@@ -12,16 +12,21 @@ fork point, tests/test_export.py for a refused export); here, that the names the
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from wren_tui.cli import COMMANDS, SUMMARIES, build_parser, listing_parser
+from wren_tui.cli import COMMANDS, SUMMARIES, SUMMARY, build_parser, listing_parser
 from wren_tui.cli.exits import LAZY_EXITS, Exit, exit_for
 from wren_tui.export import ExportRefused
+from wren_tui.foreign import FORMATS
 from wren_tui.journal.forking import NotAForkPoint
+from wren_tui.search.agents import agents
 
 NEVER = ("wren_tui.export", "wren_tui.journal.forking")
 
@@ -75,3 +80,111 @@ def test_wren_help_lists_each_command_as_its_module_registers_it() -> None:
     registered = {a.dest: a.help for a in full._subparsers._group_actions[0]._choices_actions}  # type: ignore[union-attr]
     assert registered == SUMMARIES and list(commands) == list(COMMANDS)
     assert listing_parser().format_help() == full.format_help()
+
+
+# What each of these may import of Wren's (besides the standard library): nothing of a command's that it does
+# not run. `--version` loads the C modules (to say whether they are in use) without their packages.
+ALLOWED: dict[str, set[str]] = {
+    "--help": {"wren_tui", "wren_tui.cli", "wren_tui.cli.about"},
+    "--version": {
+        "wren_tui",
+        "wren_tui.cli",
+        "wren_tui.cli.about",
+        "wren_tui.portable",
+        "wren_tui.journal._lines",
+        "wren_tui.search._scan",
+        "wren_tui.foreign._aider",
+    },
+    # The parser: the shared options, and what --agent, --role and --regex's help name (no reader, no journal).
+    "search --help": {
+        "wren_tui",
+        "wren_tui.cli",
+        "wren_tui.cli.about",
+        "wren_tui.cli.options",
+        "wren_tui.cli.search",
+        "wren_tui.portable",
+        "wren_tui.foreign",  # the registry alone: the agents' names, labels and variables
+        "wren_tui.search",
+        "wren_tui.search.choices",
+    },
+}
+# Nothing outside the standard library (msgspec, the journal's and the formats' decoder, alone is 2x bare Python).
+OTHERS: dict[str, set[str]] = {"--help": set(), "--version": set(), "search --help": set()}
+
+
+def _loaded_by(args: list[str], env: dict[str, str] | None = None) -> set[str]:
+    """The modules `wren ARGS` adds to those a bare `python -c` has, run as its own process."""
+    code = (
+        "import json, sys\nbefore = set(sys.modules)\nfrom wren_tui.cli import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    return set(loaded)
+
+
+def _outside_the_standard_library(names: set[str]) -> set[str]:
+    tops = {name.split(".")[0] for name in names}
+    return {top for top in tops if top not in sys.stdlib_module_names and not top.startswith("_") and top != "wren_tui"}
+
+
+@pytest.mark.parametrize("words", list(ALLOWED))
+def test_help_version_and_search_help_import_only_the_modules_they_need(words: str) -> None:
+    loaded = _loaded_by(words.split())
+    assert {name for name in loaded if name.startswith("wren_tui")} - ALLOWED[words] == set()
+    assert _outside_the_standard_library(loaded) <= OTHERS[words]
+    assert "sqlite3" not in loaded  # the index, and OpenCode's and Kilo's readers
+
+
+def test_search_help_loads_no_engine_index_reader_or_viewer() -> None:
+    loaded = _loaded_by(["search", "--help"])
+    readers = {f"wren_tui.foreign.{home}" for home, _label, _env in FORMATS._homes.values()}
+    never = {"wren_tui.cli.searching", "wren_tui.search.engine", "wren_tui.search.index", "wren_tui.search.indexer"}
+    assert loaded & (readers | never) == set()
+    assert not {name for name in loaded if name.split(".")[0] in ("textual", "httpx", "rich")}
+
+
+def test_each_format_is_registered_by_its_name_label_and_variable() -> None:
+    for name in FORMATS:
+        fmt = FORMATS[name]
+        assert (fmt.name, fmt.label, fmt.env) == (name, *FORMATS.described(name))
+    assert "nobody" not in FORMATS and FORMATS.get("nobody") is None
+
+
+def test_search_agent_choices_are_the_agents_search_reads() -> None:
+    _parser, commands = build_parser("search")
+    (agent,) = [a for a in commands["search"]._actions if a.dest == "agent"]
+    assert tuple(agent.choices or ()) == (*agents(), "all")
+
+
+def test_the_exit_statuses_help_lists_are_the_exit_tables() -> None:
+    listed = dict(re.findall(r"(\d+) ([a-z][a-z ]+?)(?:,| \()", SUMMARY.split(": ", 1)[1]))
+    assert {int(n) for n in listed} == {int(status) for status in Exit if status < 128}
+
+
+EXTERNAL = Path(__file__).resolve().parent / "fixtures" / "external"
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_search_over_one_agent_imports_that_agents_reader_and_no_other(tmp_path: Path, agent: str) -> None:
+    claude = tmp_path / "claude" / "projects" / "-work"
+    codex = tmp_path / "codex" / "sessions" / "2026" / "01" / "25"
+    for folder in (claude, codex, tmp_path / "wren"):
+        folder.mkdir(parents=True)
+    shutil.copy(
+        EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
+    )
+    shutil.copy(EXTERNAL / "codex" / "agentlogs_crud_rollout.jsonl", codex / "rollout-2026-01-25T10-31-58-crud.jsonl")
+    env = {
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    loaded = _loaded_by(["search", "joke", "--agent", agent, "--json", "--no-index"], env)
+    readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
+    assert {readers[name] for name in loaded if name in readers} == {agent}

@@ -14,11 +14,19 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .about import VersionAction
-from .exits import SUMMARY, Exit, report
-from .options import common_options
+
+if TYPE_CHECKING:
+    from .exits import Exit
+
+# What `wren --help` says of the exit statuses (`exits.Exit`; tests/test_command_imports.py checks they agree). Here,
+# not in exits.py: the exit table imports the agent's and the journal's errors, which --help and --version need not.
+SUMMARY = (
+    "exit status: 0 ok, 1 error, 2 bad usage, 3 resume refused (outcome unknown), 4 journal unreadable past a "
+    "line, 5 the journal was changed under the run, 128+N stopped by signal N (130 Ctrl+C, 143 SIGTERM)"
+)
 
 # The commands, in the order `wren --help` lists them: each a module of this package with
 # `register(sub, common)`. A new command is one module and one line here.
@@ -64,7 +72,7 @@ SUMMARIES: dict[str, str] = {
     "mirror": "ship every journal of a folder to NATS JetStream, live (the fleet)",
 }
 
-Handler = Callable[[argparse.Namespace], Exit]
+Handler = Callable[[argparse.Namespace], "Exit"]
 Register = Callable[[Any, argparse.ArgumentParser], None]
 
 
@@ -84,6 +92,8 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict
     A command's module is imported to register it: running one command loads that module alone, so
     `wren run` does not pay for the viewer's, search's or the other agents' code.
     """
+    from .options import common_options
+
     parser, sub = _top_parser()
     common = common_options()
     for name in COMMANDS if only is None else (only,):
@@ -168,10 +178,12 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         listing_parser().print_help()
-        return Exit.USAGE
+        return 2  # Exit.USAGE, without importing the exit table
     try:
         return handler(args)
     except BaseException as exc:
+        from .exits import report  # the command imported it already; loaded here only to report
+
         status = report(exc)
         if status is None:
             raise  # not in the table: a bug, whose traceback says where (or SystemExit, as it is)

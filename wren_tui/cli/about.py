@@ -8,13 +8,13 @@ here, as the code that uses it imports it, and a module that does not import is 
 from __future__ import annotations
 
 import argparse
-import importlib
-import platform
+import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import __version__, portable
+from .. import __version__
 
 # Each C module, what it does, and the Python that does the same without it.
 C_MODULES: tuple[tuple[str, str, str], ...] = (
@@ -25,9 +25,28 @@ C_MODULES: tuple[tuple[str, str, str], ...] = (
 
 
 def _c_module(name: str) -> str | None:
-    """None when the module is in use, else why not."""
+    """None when the module is in use, else why not.
+
+    It is found by the import system's finders (sys.meta_path, as `import` asks them) and loaded, but its
+    package is not imported: `wren_tui.journal` and `wren_tui.foreign` would load the journal and every
+    agent's reader, and the report needs neither. It is not kept in sys.modules (the process exits).
+    """
+    if name in sys.modules:
+        return None
+    package, _, _leaf = name.rpartition(".")
+    root = sys.modules["wren_tui"].__path__[0]
+    folder = os.path.join(root, *package.split(".")[1:])
     try:
-        importlib.import_module(name)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, [folder]) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        if spec.loader is None:
+            raise ImportError(f"No loader for {name!r}", name=name)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
     except ImportError as exc:
         return str(exc) or type(exc).__name__
     return None
@@ -35,6 +54,10 @@ def _c_module(name: str) -> str | None:
 
 def report() -> str:
     """What `wren --version` prints."""
+    import platform  # here: only --version needs it
+
+    from .. import portable
+
     lines = [
         f"wren {__version__}",
         f"Python: {platform.python_implementation()} {platform.python_version()} on "

@@ -56,13 +56,6 @@ class Exit(IntEnum):
         return cls.stopped_by(ended.signal) if ended.signal is not None else cls.INTERRUPTED
 
 
-# What `wren --help` says of them.
-SUMMARY = (
-    "exit status: 0 ok, 1 error, 2 bad usage, 3 resume refused (outcome unknown), 4 journal unreadable past a "
-    "line, 5 the journal was changed under the run, 128+N stopped by signal N (130 Ctrl+C, 143 SIGTERM)"
-)
-
-
 class Unreadable(Exception):
     """A journal a command needs whole stops before its end: it exits 4 with where and why.
 

@@ -17,12 +17,10 @@ import msgspec
 from ..agent.errors import UsageError
 from ..foreign import FORMATS, UNKNOWN, Format, detect, identify, kind_of, what_wren_opens
 from ..foreign.base import split_member
-from ..foreign.conversation import fork_points, outline
 from ..foreign.exported import open_lines
 from ..foreign.listing import AgentSession, list_agent_sessions, list_every_session, roots
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, NotASession, SessionNotFound
-from ..journal.forking import fork_listing
 from ..journal.store import DOCUMENT_SUFFIX, SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
@@ -260,6 +258,10 @@ def fork_foreign(path: Path, fmt: Format, seq: int | None, folder: Path, as_json
 
 def _list(path: Path, fmt: Format, folder: Path, as_json: bool) -> Exit:
     """The clean points of every branch; a file damaged before its end gives those before the damage (exit 4)."""
+    # Here: `wren search` and `wren ls` use this module's other parts and never fork (tests/test_command_imports.py).
+    from ..foreign.conversation import fork_points, outline
+    from ..journal.forking import fork_listing
+
     fd = open_lines(path, fmt)
     try:
         read = outline(fd, fmt)

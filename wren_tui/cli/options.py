@@ -7,14 +7,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..agent.errors import UsageError
-from ..agent.models import MODELS
-from ..journal.errors import JournalError
-from ..journal.store import journals_dir
 from ..portable import access_mode, agent_unsupported
 
 if TYPE_CHECKING:
     from ..agent.session import Settings
+
+# What a command needs of the journal and the agent is imported where it is used: every command's parser is
+# built with this module (`common_options`), and `wren search --help` loads neither (tests/test_command_imports.py).
 
 # Where journals go when --dir is not given (journal/store.py:journals_dir decides it).
 DEFAULT_DIR_HELP = "$WREN_DIR, else $XDG_STATE_HOME/wren/journals, else ~/.local/state/wren/journals"
@@ -29,6 +28,8 @@ def common_options() -> argparse.ArgumentParser:
 
 def folder_of(args: argparse.Namespace) -> Path:
     """The journals folder: --dir, else WREN_DIR, else the per-user default."""
+    from ..journal.store import journals_dir
+
     return journals_dir(getattr(args, "dir", None))
 
 
@@ -37,6 +38,8 @@ def named_folder_of(args: argparse.Namespace) -> Path:
 
     A folder the person named is a typo until it exists; the default folder is simply not made yet.
     """
+    from ..journal.errors import JournalError
+
     folder = folder_of(args)
     if not os.path.lexists(folder) and (getattr(args, "dir", None) or os.environ.get("WREN_DIR")):
         raise JournalError(
@@ -47,6 +50,8 @@ def named_folder_of(args: argparse.Namespace) -> Path:
 
 def agent_options(p: argparse.ArgumentParser) -> None:
     """The options of the commands that run the agent (run, resume, chat)."""
+    from ..agent.models import MODELS
+
     p.add_argument("--workspace", metavar="DIR", help="the folder the agent works in (default: the current folder)")
     p.add_argument("-y", "--yes", action="store_true", help="allow every tool call without asking")
     p.add_argument(
@@ -93,13 +98,17 @@ def refuse_without_agent() -> None:
     """
     why = agent_unsupported()
     if why is not None:
+        from ..agent.errors import UsageError
+
         raise UsageError(why)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """The agent's settings from the options; UsageError names the first one that cannot work."""
     refuse_without_agent()
+    from ..agent.errors import UsageError
     from ..agent.session import Settings  # the agent's modules load only for the commands that run it
+    from ..journal.store import journals_dir
 
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
     if not workspace.is_dir():
@@ -130,6 +139,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def _check_seq_fd(fd: int) -> None:
     """--seq-fd names a descriptor open for writing, or the run does not start: a supervisor would get nothing."""
+    from ..agent.errors import UsageError
+
     try:
         mode = access_mode(fd) if fd >= 0 else -1  # None: the system cannot say how it is open
     except OSError:

@@ -17,9 +17,10 @@ from pathlib import Path
 from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
 from ..journal.verdict import Stop
+from .choices import Role
 from .index import Snapshot
 from .query import Query
-from .sources import Item, Resumable, Role, SearchSource
+from .sources import Item, Resumable, SearchSource
 
 SNIPPET = 96  # characters of text shown around a match
 _BEFORE = 32  # of them, before the match when there is that much

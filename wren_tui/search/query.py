@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..portable import main_thread_ticks
+from .choices import REGEX_SECONDS
 from .rawpass import holds, native
 
 # What a raw pass over a line's bytes can be given: `_scan.scan`'s needle, fold, escapes and extras.
@@ -46,10 +47,6 @@ class BadPattern(ValueError):
     """The pattern cannot be searched for; the message is one sentence a person reads."""
 
 
-# Python's regex engine backtracks: `(a+)+$` takes time exponential in the length of a run of a's.
-# A search keeps Python's syntax (look-around, backreferences) and gives its matches this many seconds
-# in all, over every text it searches; a pattern that takes longer is too complex (see `regex_budget`).
-REGEX_SECONDS = 5.0
 _TICK = 0.2
 
 

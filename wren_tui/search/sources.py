@@ -17,10 +17,9 @@ from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..journal.events import Error, Event, Message
 from ..journal.verdict import Stop
+from .choices import Role
 from .query import Query
 
-Role = Literal["user", "assistant", "tool", "thinking", "error"]
-ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "thinking", "error")
 # What the text is: a message's text, a tool call's arguments, a tool's result, a model's reasoning,
 # an error, a reply streamed and thrown away (a retry, a crash, a cancel).
 Kind = Literal["message", "call", "result", "reasoning", "error", "partial"]

@@ -1,0 +1,401 @@
+"""What `wren search` does once its options are parsed: open the index, read the sessions, print the hits.
+
+`cli/search.py` registers the command and imports this module only when a search runs, so `wren search
+--help` (and every other command) does not load the search engine, the index or sqlite3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import math
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import msgspec
+
+from ..agent.errors import UsageError
+from ..journal.store import project_label
+from ..journal.verdict import Stop
+from ..journal.visible import escaped_json, visible
+from ..search.agents import sessions_of
+from ..search.choices import REGEX_SECONDS
+from ..search.engine import Filters, Hit, Searched, search
+from ..search.index import Snapshot, connect_read, index_path
+from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
+from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
+from ..search.sources import SearchSource
+from .console import err
+from .exits import Exit
+from .options import named_folder_of
+from .refusal import nothing_readable, refuse_unknown_file
+
+_json = msgspec.json.Encoder()
+# What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
+_MARKS = {True: ("\x1b[7m", "\x1b[27m"), False: ("«", "»")}
+_DURATION = re.compile(r"(\d+)([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
+    """The search `args` ask for; `per_session`: the hits of a session shown without --all (`search.PER_SESSION`)."""
+    try:
+        query = Query.of(args.pattern, regex=args.regex)
+    except BadPattern as exc:
+        raise UsageError(str(exc)) from None
+    filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
+    folder = named_folder_of(args)
+    named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
+    if named is not None:
+        refuse_unknown_file(named)  # a file of no kind Wren reads: the one refusal, exit 4
+    skipped: list[str] = []
+    opened = None if args.no_index else open_index(folder, query)
+    # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.
+    recall = None if opened is None else opened.snapshot.wren_as_read
+    sources = sessions_of(args.agent, folder, named, skipped, recall)
+    for sentence in dict.fromkeys(skipped):
+        err(f"{sentence}; they were not searched")
+    if not sources and named is not None and named.is_dir() and (said := nothing_readable(named)) is not None:
+        err(said)  # a folder of files Wren does not read is not a folder without the word
+        return Exit.UNREADABLE
+    index = None if opened is None else indexed(opened, sources)
+    after = None if args.after is None else Cursor.of(args.after)
+    if after is not None:
+        sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
+    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    cap = None if args.every or args.json or args.files else per_session
+    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
+    found = 0
+    seconds = _regex_seconds() if query.regex else REGEX_SECONDS
+    try:
+        with regex_budget(seconds) if query.regex else contextlib.nullcontext():
+            found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
+    except PatternTooSlow as exc:
+        where = "on one text" if exc.texts <= 1 else f"over the {exc.texts:,} texts it was matched on"
+        raise UsageError(
+            f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s {where}, most likely "
+            "catastrophic backtracking (as in (a+)+$): simplify it, leave out --regex, or give it more time "
+            "with WREN_REGEX_SECONDS"
+        ) from None
+    return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
+
+
+MOST_REGEX_SECONDS = 1e6  # about 11 days: more is a typing slip, and more than setitimer's clock takes
+
+
+def _regex_seconds() -> float:
+    """How long the search's regex matches may take in all (WREN_REGEX_SECONDS, else REGEX_SECONDS)."""
+    raw = os.environ.get("WREN_REGEX_SECONDS", "").strip()
+    if not raw:
+        return REGEX_SECONDS
+    shown = repr(raw[:40])
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if math.isnan(seconds):
+        raise UsageError(f"WREN_REGEX_SECONDS={shown} is not a number of seconds: give one more than 0, such as 5")
+    if seconds <= 0:
+        raise UsageError(f"WREN_REGEX_SECONDS={shown} is not more than 0 seconds: give a number more than 0, such as 5")
+    if seconds >= MOST_REGEX_SECONDS:
+        raise UsageError(
+            f"WREN_REGEX_SECONDS={shown} is too many seconds (the most is {MOST_REGEX_SECONDS:,.0f}, about 11 days): "
+            "give fewer, such as 60"
+        )
+    return seconds
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the next page starts: the hit numbered `skip` (from 0) of the session at `path`, `shown` of its
+    hits already shown on earlier pages (for the count of the rest). Printed as URL-safe base64 of JSON."""
+
+    path: str
+    skip: int
+    shown: int
+
+    def text(self) -> str:
+        raw = _json.encode([self.path, self.skip, self.shown])
+        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+    @classmethod
+    def of(cls, text: str) -> Cursor:
+        """The cursor `text` is. Raises UsageError: it is not one a page printed."""
+        try:
+            raw = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
+            path, skip, shown = msgspec.json.decode(raw, type=tuple[str, int, int])
+        except (ValueError, msgspec.DecodeError):
+            raise UsageError(
+                f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page: --after …'"
+            ) from None
+        if skip < 0 or shown < 0 or shown > skip:
+            raise UsageError(f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page'")
+        return cls(path, skip, shown)
+
+    def rest(self, sources: list[SearchSource]) -> list[SearchSource]:
+        """`sources` from the cursor's session on. Raises UsageError: that session is no longer listed."""
+        for at, source in enumerate(sources):
+            if str(source.path) == self.path:
+                return sources[at:]
+        raise UsageError(
+            f"the next page's session {self.path} is no longer among the sessions searched (moved or deleted): "
+            "search again without --after"
+        )
+
+
+class Pager:
+    """Hits shown as a page: at most `limit` (hits, or sessions with `files`), from `after`, `cap` of each session.
+
+    The sessions come in the listing's order, newest first; a session's hits in its order. Past `cap`, a
+    session's hits are counted, not shown, and the count said when its reading ends. Once `limit` are shown,
+    the next hit that would be shown ends the page, its place printed as the next page's cursor (nothing is
+    printed when there is no next hit).
+    """
+
+    def __init__(
+        self, show: _Json | _Text, *, limit: int | None, cap: int | None, after: Cursor | None, files: bool
+    ) -> None:
+        self.show, self.limit, self.cap, self.files = show, limit, cap, files
+        self.after = after
+        self.path: Path | None = None  # the session being shown
+        self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
+
+    def run(self, results: Iterator[Hit | Searched]) -> int:
+        """Show `results` as a page; how many hits (or sessions) it showed."""
+        printed = 0
+        for each in results:
+            if isinstance(each, Searched):
+                self._ended(each)
+                continue
+            if each.path != self.path:
+                self.path, self.seen, self.shown, self.hidden = each.path, 0, 0, 0
+                if self.after is not None and str(each.path) == self.after.path:
+                    self.shown = self.after.shown  # the session goes on from the last page
+            after = self.after
+            if after is not None and str(each.path) == after.path and self.seen < after.skip:
+                self.seen += 1  # on an earlier page
+                continue
+            if self.cap is not None and self.shown >= self.cap:
+                self.seen += 1
+                self.hidden += 1
+                continue
+            if self.limit is not None and printed >= self.limit:
+                self._next(Cursor(str(each.path), self.seen, self.shown))
+                break
+            self.show.session(each) if self.files else self.show.hit(each)
+            printed += 1
+            self.seen += 1
+            self.shown += 1
+        return printed
+
+    def _ended(self, searched: Searched) -> None:
+        if searched.unreadable is not None:
+            err(f"{searched.unreadable}; it was not searched")
+        for warning in searched.warnings:
+            err(f"warning: {searched.session}: {warning}")
+        if searched.path == self.path and self.hidden:
+            self.show.more(self.hidden)
+            self.hidden = 0
+        if searched.stop is not None:
+            if self.files and isinstance(self.show, _Text):
+                err(f"warning: {searched.path}: {stop_words(searched.stop)}")
+            else:
+                self.show.stopped(searched, searched.stop)
+        if searched.hits or searched.stop is not None:
+            sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
+
+    def _next(self, cursor: Cursor) -> None:
+        if isinstance(self.show, _Json):
+            self.show.page(cursor)
+        else:
+            sys.stdout.flush()
+            sys.stderr.write(f"next page: --after {cursor.text()}\n")  # not an error: no "wren:" before it
+
+
+@dataclass
+class Opened:
+    """The index of a journals folder, opened and its files' rows read, before the sessions are listed."""
+
+    path: Path
+    db: sqlite3.Connection
+    writable: bool
+    snapshot: Snapshot
+
+
+def open_index(folder: Path, query: Query) -> Opened | None:
+    """The index of `folder`, opened for `query` with what it knows of each file read; None: read the files.
+
+    A folder that does not exist yet gets no index; one where the index cannot be written is searched
+    from an index already there (as far as it is up to date, the rest read).
+    """
+    if not folder.is_dir():
+        return None
+    path = index_path(folder)
+    said: list[str] = []
+    try:
+        db: sqlite3.Connection | None = connect_write(path, said)
+    except IndexRefused as exc:
+        err(f"warning: {exc}")
+        return None
+    except IndexUnavailable:
+        db, writable = connect_read(path), False
+    else:
+        writable = True
+    for sentence in said:
+        err(f"warning: {sentence}")
+    if db is None:
+        return None
+    snapshot = Snapshot(db, query)
+    if not snapshot.begin():
+        return None
+    return Opened(path, db, writable, snapshot)
+
+
+def indexed(opened: Opened, sources: list[SearchSource]) -> Snapshot | None:
+    """The index `opened` brought up to date with `sources` and read for its query; None: read the files.
+
+    Only the sessions the index does not know as they are now are given to the indexer.
+    """
+    db, snapshot = opened.db, opened.snapshot
+    stale = set(snapshot.stale((source.path, getattr(source, "looked", None)) for source in sources))
+    gone = snapshot.gone(source.path for source in sources)
+    if (stale or gone) and opened.writable:
+        db.execute("COMMIT")  # the read transaction ends; the indexer writes; a new one begins
+        try:
+            refresh(db, [source for source in sources if source.path in stale], forget=gone)
+        except sqlite3.Error as exc:
+            err(f"warning: the search index {opened.path} could not be brought up to date ({exc}); the files were read")
+            db.close()
+            return None
+        snapshot = Snapshot(db, snapshot.query)
+        if not snapshot.begin():
+            return None
+    if snapshot.load():
+        return snapshot
+    snapshot.close()
+    return None
+
+
+def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
+    """The moment --since names: an ISO date or time (UTC unless it says), or a duration ago (3d, 12h, 30m, 2w).
+
+    Raises:
+        UsageError: it is neither.
+    """
+    if text is None:
+        return None
+    ago = _DURATION.fullmatch(text.strip())
+    if ago is not None:
+        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--since {text!r} is not a date: give 2026-11-30, 2026-11-30T14:00 or a time ago such as 3d or 12h"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _project(text: str | None) -> Path | None:
+    return None if text is None else Path(text).expanduser().resolve()
+
+
+def marked(hit: Hit, marks: tuple[str, str]) -> str:
+    """The snippet on one line, the match between `marks`; what could drive a terminal shown, never obeyed."""
+    parts = (hit.snippet[: hit.start], hit.snippet[hit.start : hit.end], hit.snippet[hit.end :])
+    before, match, after = (visible(part) for part in parts)
+    return f"{before}{marks[0]}{match}{marks[1]}{after}"
+
+
+def stop_words(stop: Stop) -> str:
+    if stop.torn:
+        return f"reading stops at line {stop.line} (byte {stop.offset}), a crash's torn tail: {stop.why}"
+    return f"reading stops at line {stop.line} (byte {stop.offset}): {stop.why}; nothing after it was searched"
+
+
+class _Text:
+    """Hits under a header per session (and per project, when a session's runs worked in several)."""
+
+    def __init__(self, colour: bool) -> None:
+        self.marks = _MARKS[colour]
+        self.heading: tuple[str, str | None] | None = None
+
+    def hit(self, hit: Hit) -> None:
+        item = hit.item
+        if self.heading != (hit.session, item.project):
+            self.heading = (hit.session, item.project)
+            where = project_label(item.project, 60) if item.project else "-"
+            sys.stdout.write(f"{hit.session}  {hit.agent}  {visible(where)}\n")
+        place = f"seq {item.seq}" if hit.agent == "wren" else f"line {item.seq}"
+        role = item.role if item.name is None else f"{item.role}:{item.name}"
+        line = f"  {place:>10}  {item.ts}  {visible(role):<16}  {marked(hit, self.marks)}\n"
+        sys.stdout.write(line)
+
+    def more(self, hidden: int) -> None:
+        sys.stdout.write(f"  … and {hidden:,} more in this session; --all prints every hit\n")
+
+    def session(self, hit: Hit) -> None:
+        sys.stdout.write(f"{visible(str(hit.path))}\n")
+
+    def stopped(self, searched: Searched, stop: Stop) -> None:
+        if self.heading is None or self.heading[0] != searched.session:
+            sys.stdout.write(f"{searched.session}  {searched.agent}\n")
+            self.heading = (searched.session, None)
+        sys.stdout.write(f"  {visible(stop_words(stop))}\n")
+
+
+class _Json:
+    """One object a line: hits (or sessions, with -l), sessions whose reading stopped before their end, the page."""
+
+    def more(self, hidden: int) -> None:
+        raise AssertionError("--json shows every hit")  # never cut per session
+
+    def session(self, hit: Hit) -> None:
+        row = {"type": "session", "agent": hit.agent, "session": hit.session, "path": str(hit.path)}
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
+
+    def page(self, cursor: Cursor) -> None:
+        sys.stdout.buffer.write(escaped_json(_json.encode({"type": "page", "after": cursor.text()})) + b"\n")
+
+    def hit(self, hit: Hit) -> None:
+        item = hit.item
+        row = {
+            "type": "hit",
+            "agent": hit.agent,
+            "session": hit.session,
+            "path": str(hit.path),
+            "project": item.project,
+            "seq" if hit.agent == "wren" else "line": item.seq,
+            "offset": item.offset,
+            "part": item.part,
+            "ts": item.ts,
+            "role": item.role,
+            "kind": item.kind,
+            "tool": item.name,
+            "inToolName": hit.in_name,
+            "snippet": hit.snippet,
+            "matchStart": hit.start,
+            "matchEnd": hit.end,
+        }
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
+
+    def stopped(self, searched: Searched, stop: Stop) -> None:
+        row = {
+            "type": "stopped",
+            "agent": searched.agent,
+            "session": searched.session,
+            "path": str(searched.path),
+            "hits": searched.hits,
+            "stoppedAtLine": stop.line,
+            "stoppedAtOffset": stop.offset,
+            "reason": stop.why,
+            "torn": stop.torn,
+        }
+        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
