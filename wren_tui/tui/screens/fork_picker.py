@@ -95,28 +95,27 @@ class ForkPicker(ModalScreen[ForkPoint | None]):
             self._diff(self.journal, self.points[event.option_index].seq)
 
     def action_with_files(self) -> None:
-        if self.journal is None or not self.points:
-            return
-        at = self.query_one(OptionList).highlighted
-        if at is None:
-            return
-        point = self.points[at]
-        if self.changed.get(point.seq, 0) is None:
-            self.notify(strings.NO_FILES_AT.format(seq=point.seq), severity="warning", timeout=4)
-            return
-        self.dismiss(WithFiles(point.seq, point.role, point.preview))
+        point = self._point_with_files(strings.NO_FILES_AT)
+        if point is not None:
+            self.dismiss(WithFiles(point.seq, point.role, point.preview))
 
     def action_rewind(self) -> None:
+        point = self._point_with_files(strings.NO_FILES_TO_REWIND)
+        if point is not None:
+            self.dismiss(RewindTo(point.seq, point.role, point.preview))
+
+    def _point_with_files(self, without: str) -> ForkPoint | None:
+        """The highlighted point, if the session's snapshots hold its files; else None, `without` said."""
         if self.journal is None or not self.points:
-            return
+            return None
         at = self.query_one(OptionList).highlighted
         if at is None:
-            return
+            return None
         point = self.points[at]
         if self.changed.get(point.seq, 0) is None:
-            self.notify(strings.NO_FILES_TO_REWIND.format(seq=point.seq), severity="warning", timeout=4)
-            return
-        self.dismiss(RewindTo(point.seq, point.role, point.preview))
+            self.notify(without.format(seq=point.seq), severity="warning", timeout=4)
+            return None
+        return point
 
     def action_cancel(self) -> None:
         self.dismiss(None)
