@@ -250,8 +250,8 @@ _F_GETLK: int | None = getattr(_fcntl_mod, "F_GETLK", None)
 _F_WRLCK: int = getattr(_fcntl_mod, "F_WRLCK", 1)
 _F_UNLCK: int = getattr(_fcntl_mod, "F_UNLCK", 2)
 
-# struct flock: Linux puts the type and whence first; BSD and macOS put the offsets first.
-if sys.platform == "darwin" or "bsd" in sys.platform:
+# struct flock: Linux puts the type and whence first; BSD, DragonFly and macOS put the offsets first.
+if sys.platform == "darwin" or "bsd" in sys.platform or sys.platform.startswith("dragonfly"):
     _FLOCK = struct.Struct("qqihh")
 
     def _pack(kind: int, start: int) -> bytes:

@@ -129,3 +129,15 @@ def test_a_budget_out_of_range_says_which_way(tmp_path: Path, budget: str, says:
 def test_the_help_says_which_engine_and_why() -> None:
     result = run_wren(["search", "--help"], cwd=Path.cwd())
     assert "backtracks" in result.stdout and "WREN_REGEX_SECONDS" in result.stdout
+
+
+def test_a_budget_inside_another_puts_the_outer_one_back_when_it_ends() -> None:
+    from wren_tui.search import query
+
+    slow = query.Query.of("(a+)+$", regex=True)
+    with pytest.raises(query.PatternTooSlow), query.regex_budget(0.5):
+        with query.regex_budget(10):
+            assert slow.find("ab") is None  # quick: within both
+        assert query._limit[0] == 0.5  # the outer budget holds again, not none
+        slow.find("a" * 40 + "b")  # catastrophic: stopped by the outer 0.5 s
+    assert query._limit[0] is None

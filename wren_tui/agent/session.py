@@ -325,7 +325,8 @@ def instructions_given(events: list[Event]) -> frozenset[tuple[str, str, int]]:
 class _LastUsage:
     """The server's count of the journal's last request (its last `usage`), and the messages after that request.
 
-    Found at C speed: per run, a count of types. A compaction after it voids it (its messages are gone).
+    Found at C speed: per run, a count of types. A compaction or a rewind after it voids it (the messages it
+    counted are no longer the conversation's).
     """
 
     def __init__(self) -> None:
@@ -342,8 +343,9 @@ class _LastUsage:
             self.tokens, self.later = usage.input_tokens, 1 + kinds[at:].count(Message)
         else:
             self.later += kinds.count(Message)
-        if Compaction in kinds and (Usage not in kinds or kinds[::-1].index(Compaction) < kinds[::-1].index(Usage)):
-            self.tokens = None
+        for voids in (Compaction, Rewind):
+            if voids in kinds and (Usage not in kinds or kinds[::-1].index(voids) < kinds[::-1].index(Usage)):
+                self.tokens = None
 
 
 class _GivenInstructions:
@@ -354,10 +356,15 @@ class _GivenInstructions:
         self._seq = -1
 
     def feed(self, events: list[Event]) -> None:
-        if Injected not in map(type, events):
+        kinds = set(map(type, events))
+        if Injected not in kinds and Rewind not in kinds:
             return
         for event in events:
-            if isinstance(event, Injected) and event.kind == "instructions":
+            if isinstance(event, Rewind):
+                # The conversation went back: which instructions it now holds is not known here, so the next
+                # run gives them again (at worst once more than needed; never a model left with stale ones).
+                self.last, self._seq = set(), -1
+            elif isinstance(event, Injected) and event.kind == "instructions":
                 if event.seq != self._seq + 1:
                     self.last = set()
                 self.last.add((event.path, event.sha256, event.size))

@@ -89,14 +89,15 @@ def regex_budget(seconds: float = REGEX_SECONDS) -> Iterator[None]:
             _matching[0] = None
             raise PatternTooSlow(limit, _texts[0])
 
+    outer = (_limit[0], _spent[0], _texts[0], _by_library[0])  # a budget this one is inside, put back after
     _limit[0], _spent[0], _texts[0] = seconds, 0.0, 0
     try:
         with main_thread_ticks(_TICK, tick) as ticking:
             _by_library[0] = not ticking
             yield
     finally:
-        _matching[0], _limit[0] = None, None
-        _by_library[0] = False
+        _matching[0] = None
+        _limit[0], _spent[0], _texts[0], _by_library[0] = outer
 
 
 @dataclass(frozen=True)
