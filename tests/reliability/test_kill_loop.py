@@ -53,27 +53,16 @@ def wren(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_and_kill(workspace: Path, sid: str, after: int) -> list[int]:
-    """Start the run, SIGKILL it once `after` seqs were reported (or when it ends); every reported seq."""
+def kill_after(args: list[str], cwd: Path, after: int) -> tuple[bytes, int | None]:
+    """`wren ARGS --seq-fd W` in `cwd`, SIGKILLed once it reported `after` lines on W (or when it ended).
+
+    Every line it reported (what it wrote before it died is still in the pipe), and its exit status if it
+    ended on its own before the chosen moment (None: killed there).
+    """
     read_end, write_end = os.pipe()
     child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "wren_tui",
-            "run",
-            "--dir",
-            "journals",
-            "--yes",
-            "--pace-factor",
-            PACE,
-            "--session-id",
-            sid,
-            "--seq-fd",
-            str(write_end),
-            FIX,
-        ],
-        cwd=workspace,
+        [sys.executable, "-m", "wren_tui", *args, "--seq-fd", str(write_end)],
+        cwd=cwd,
         env=ENV,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -89,18 +78,25 @@ def run_and_kill(workspace: Path, sid: str, after: int) -> list[int]:
             assert ready, "the child reported nothing for 60 s"
             chunk = os.read(read_end, 4096)
             if not chunk:
-                break  # it finished before the chosen moment
+                break  # it ended before the chosen moment
             data += chunk
-        child.kill()
-        child.wait(30)
-        # What it reported before it died is still in the pipe.
+        ended = data.count(b"\n") < after
+        if not ended:
+            child.kill()
+        child.wait(30)  # a child that closed its end of the pipe is exiting: its own status, not a kill's
         while chunk := os.read(read_end, 4096):
             data += chunk
     finally:
         child.kill()
         child.wait(30)
         os.close(read_end)
-    return [int(n) for n in data.split()]
+    return data, (child.returncode if ended else None)
+
+
+def run_and_kill(workspace: Path, sid: str, after: int) -> list[int]:
+    """Start the run, SIGKILL it once `after` seqs were reported (or when it ends); every reported seq."""
+    args = ["run", "--dir", "journals", "--yes", "--pace-factor", PACE, "--session-id", sid, FIX]
+    return [int(n) for n in kill_after(args, workspace, after)[0].split()]
 
 
 def side_effect_starts(events: list[Event]) -> Counter[str]:

@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.agent.test_snapshot_forks import State, state_of
-from tests.reliability.test_kill_loop import ENV, wren
+from tests.reliability.test_kill_loop import kill_after, wren
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import Rewind
 from wren_tui.journal.reader import read_events
@@ -39,37 +35,8 @@ TURNS = [
 
 def rewind_and_kill(workspace: Path, args: list[str], after: int) -> tuple[list[str], int | None]:
     """`wren ARGS --seq-fd W`, SIGKILLed after `after` reported steps; the steps, and its exit status if it ended."""
-    read_end, write_end = os.pipe()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", *args, "--seq-fd", str(write_end)],
-        cwd=workspace,
-        env=ENV,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        pass_fds=(write_end,),
-    )
-    os.close(write_end)
-    data = b""
-    deadline = time.monotonic() + 60
-    try:
-        while data.count(b"\n") < after:
-            ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, "the child reported nothing for 60 s"
-            chunk = os.read(read_end, 4096)
-            if not chunk:
-                break  # it ended before the chosen moment
-            data += chunk
-        ended = child.poll() if data.count(b"\n") < after else None
-        child.kill()
-        child.wait(30)
-        while chunk := os.read(read_end, 4096):
-            data += chunk
-    finally:
-        child.kill()
-        child.wait(30)
-        os.close(read_end)
-    return data.decode().splitlines(), (child.returncode if ended is not None else None)
+    data, ended = kill_after(args, workspace, after)
+    return data.decode().splitlines(), ended
 
 
 def without_temps(state: State) -> tuple[State, list[str]]:

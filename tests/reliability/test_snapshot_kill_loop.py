@@ -16,17 +16,15 @@ from __future__ import annotations
 import json
 import os
 import random
-import select
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tests.agent.test_snapshot_forks import state_of
-from tests.reliability.test_kill_loop import ENV, check_after_kill
+from tests.reliability.test_kill_loop import ENV, check_after_kill, kill_after
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import Message, Snapshot
 from wren_tui.journal.reader import read_events
@@ -54,37 +52,8 @@ def wren(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def run_and_kill(workspace: Path, journals: Path, sid: str, after: int) -> list[int]:
     """`wren run TASK` in the workspace (journals outside it), SIGKILLed after `after` reported seqs."""
-    read_end, write_end = os.pipe()
-    args = ["run", "--dir", str(journals), "--yes", "--pace-factor", PACE, "--session-id", sid]
-    child = subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", *args, "--seq-fd", str(write_end), TASK],
-        cwd=workspace,
-        env=ENV,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=(write_end,),
-    )
-    os.close(write_end)
-    data = b""
-    deadline = time.monotonic() + 60
-    try:
-        while data.count(b"\n") < after:
-            ready, _, _ = select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, "the child reported nothing for 60 s"
-            chunk = os.read(read_end, 4096)
-            if not chunk:
-                break  # it finished before the chosen moment
-            data += chunk
-        child.kill()
-        child.wait(30)
-        while chunk := os.read(read_end, 4096):  # what it reported before it died is still in the pipe
-            data += chunk
-    finally:
-        child.kill()
-        child.wait(30)
-        os.close(read_end)
-    return [int(n) for n in data.split()]
+    args = ["run", "--dir", str(journals), "--yes", "--pace-factor", PACE, "--session-id", sid, TASK]
+    return [int(n) for n in kill_after(args, workspace, after)[0].split()]
 
 
 @pytest.mark.slow
