@@ -1,5 +1,5 @@
-"""Real session files of Claude Code, Codex, pi, Gemini CLI, Qwen Code and Copilot CLI (tests/fixtures/agents),
-copied where a test needs them.
+"""Real session files of the other agents (tests/fixtures/agents), copied where a test needs them; and the
+commands every reader's tests run on them (`wren_json`, `fork_and_resume`).
 
 A copy's modification time is set an hour back unless asked otherwise, so it is not taken for a
 session still being written (live: a process holds it open for writing, or it changed in the last
@@ -8,13 +8,16 @@ few seconds).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, run_wren
+from wren_tui.journal.events import Fork, Message, RunStart
+from wren_tui.journal.reader import read_events
 
 AGENTS = FIXTURES / "agents"
 EXTERNAL = FIXTURES / "external"
@@ -114,3 +117,34 @@ def peak_rss_kb_of_wren(
     )
     peak, code, out = ran.stdout.split("\n", 2)
     return int(peak), subprocess.CompletedProcess(args, int(code), out, ran.stderr)
+
+
+def wren_json(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> object:
+    """What `wren ARGS --json` prints, decoded; it must exit 0."""
+    result = run_wren([*args, "--json"], cwd=cwd, env=env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def fork_and_resume(
+    session: Path, seq: int, journals: Path, cwd: Path
+) -> tuple[RunStart, list[tuple[str, str]], subprocess.CompletedProcess[str]]:
+    """Fork another agent's session at `seq` into a Wren journal, then resume it with the scripted model.
+
+    The new journal reads whole and ends in its fork event at `seq`; the agent's file is left byte- and
+    mtime-identical. Its run_start, the (role, text) of its messages, and the resume's process.
+    """
+    before = session.read_bytes(), session.stat().st_mtime_ns
+    made = wren_json(["fork", str(session), str(seq), "--dir", str(journals)], cwd)
+    assert isinstance(made, dict)
+    result = read_events(Path(made["path"]))
+    assert result.ok
+    start, *middle, last = result.events
+    assert isinstance(start, RunStart) and isinstance(last, Fork) and last.at_seq == seq
+    said = [(e.message.role, e.message.content) for e in middle if isinstance(e, Message)]
+    resumed = run_wren(
+        ["resume", made["id"], "what did you find?", "--dir", str(journals), "--model", "scripted"], cwd=cwd
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert (session.read_bytes(), session.stat().st_mtime_ns) == before
+    return start, said, resumed

@@ -9,11 +9,9 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import AGENTS, AN_HOUR, age
+from tests.foreign.sessions import AGENTS, AN_HOUR, age, fork_and_resume, wren_json
 from wren_tui.foreign import FORMATS, detect
 from wren_tui.foreign.listing import list_agent_sessions
-from wren_tui.journal.events import Fork, Message, RunStart
-from wren_tui.journal.reader import read_events
 
 CLINE = AGENTS / "cline"
 RECORDED_CWD = "/home/user/project/ws"
@@ -46,19 +44,13 @@ def killed(root: Path) -> Path:
     return session(root, "tool-error", messages=messages, head=head)
 
 
-def _json(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> object:
-    result = run_wren([*args, "--json"], cwd=cwd, env=env)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 def test_ls_lists_clines_sessions_with_their_workspace_and_a_killed_run_stopped_mid_call(tmp_path: Path) -> None:
     home = tmp_path / "home"
     sessions = home / ".cline" / "data" / "sessions"
     session(sessions, "simple")
     session(sessions, "multi-turn")
     killed(sessions)
-    rows = _json(["ls", "--agent", "cline"], tmp_path, env={"HOME": str(home)})
+    rows = wren_json(["ls", "--agent", "cline"], tmp_path, env={"HOME": str(home)})
     assert isinstance(rows, list)
     assert {r["id"]: (r["state"], r["project"]) for r in rows} == {
         IDS["simple"]: ("done", RECORDED_CWD),
@@ -69,7 +61,7 @@ def test_ls_lists_clines_sessions_with_their_workspace_and_a_killed_run_stopped_
     assert {r["id"]: r["tokens"] for r in rows}[IDS["simple"]] == 2 * 930
     moved = tmp_path / "cline-dir"
     session(moved / "data" / "sessions", "simple")
-    rows = _json(["ls", "--agent", "cline"], tmp_path, env={"HOME": str(home), "CLINE_DIR": str(moved)})
+    rows = wren_json(["ls", "--agent", "cline"], tmp_path, env={"HOME": str(home), "CLINE_DIR": str(moved)})
     assert isinstance(rows, list) and [r["id"] for r in rows] == [IDS["simple"]]
 
 
@@ -85,7 +77,7 @@ def test_a_killed_run_that_says_running_is_live_only_while_its_files_change(tmp_
 def test_log_shows_the_prompt_unwrapped_the_failed_call_its_time_and_the_answer(tmp_path: Path) -> None:
     path = session(tmp_path, "tool-error")
     assert detect(path) is FORMATS["cline"] and detect(path.with_name(f"{IDS['tool-error']}.json")) is None
-    doc = _json(["log", str(path)], tmp_path)
+    doc = wren_json(["log", str(path)], tmp_path)
     assert isinstance(doc, dict) and doc["agent"] == "cline" and doc["id"] == IDS["tool-error"]
     events = doc["events"]
     said = [(e["message"]["role"], e["message"]["content"]) for e in events if e["type"] == "message"]
@@ -111,21 +103,8 @@ def test_fork_a_cline_session_into_wren_then_resume(tmp_path: Path) -> None:
     head = json.loads((CLINE / "multi-turn.json").read_bytes())
     head["cwd"] = str(workspace)
     path = session(tmp_path / "cline", "multi-turn", head=head)
-    before = path.read_bytes(), path.stat().st_mtime_ns
-    journals = tmp_path / "journals"
-    made = _json(["fork", str(path), "5", "--dir", str(journals)], tmp_path)
-    assert isinstance(made, dict)
-    result = read_events(Path(made["path"]))
-    assert result.ok
-    start, *middle, last = result.events
-    assert isinstance(start, RunStart) and start.cwd == str(workspace)
-    assert isinstance(last, Fork) and last.at_seq == 5
-    said = [(e.message.role, e.message.content) for e in middle if isinstance(e, Message)]
+    start, said, resumed = fork_and_resume(path, 5, tmp_path / "journals", tmp_path)
+    assert start.cwd == str(workspace)
     assert [role for role, _ in said] == ["user", "assistant", "tool", "assistant"]
     assert said[3] == ("assistant", "notes.txt is a short to-do list with two items.")
-    resumed = run_wren(
-        ["resume", made["id"], "what did you find?", "--dir", str(journals), "--model", "scripted"], cwd=tmp_path
-    )
-    assert resumed.returncode == 0, resumed.stderr
     assert f"working in {workspace}" in resumed.stdout
-    assert (path.read_bytes(), path.stat().st_mtime_ns) == before

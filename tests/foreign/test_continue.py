@@ -9,10 +9,8 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import AGENTS, AN_HOUR, age, fixture
+from tests.foreign.sessions import AGENTS, AN_HOUR, age, fixture, fork_and_resume, wren_json
 from wren_tui.foreign import FORMATS, detect
-from wren_tui.journal.events import Fork, Message, RunStart
-from wren_tui.journal.reader import read_events
 
 CONTINUE = AGENTS / "continue-cli"
 RECORDED_CWD = "/home/user/project/ws"
@@ -32,19 +30,13 @@ def document(folder: Path, scenario: str, data: bytes | None = None) -> Path:
     return path
 
 
-def _json(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> object:
-    result = run_wren([*args, "--json"], cwd=cwd, env=env)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 def test_ls_lists_continues_sessions_from_its_folder_not_its_index(tmp_path: Path) -> None:
     home = tmp_path / "home"
     sessions = home / ".continue" / "sessions"
     for scenario in IDS:
         document(sessions, scenario)
     (sessions / "sessions.json").write_bytes((CONTINUE / "simple.sessions-index.json").read_bytes())
-    rows = _json(["ls", "--agent", "continue"], tmp_path, env={"HOME": str(home)})
+    rows = wren_json(["ls", "--agent", "continue"], tmp_path, env={"HOME": str(home)})
     assert isinstance(rows, list)
     assert {r["id"]: (r["state"], r["tokens"], r["project"]) for r in rows} == {
         IDS["simple"]: ("done", 2 * 930, RECORDED_CWD),
@@ -54,14 +46,16 @@ def test_ls_lists_continues_sessions_from_its_folder_not_its_index(tmp_path: Pat
     assert all(r["agent"] == "continue" for r in rows)
     moved = tmp_path / "global"
     document(moved / "sessions", "simple")
-    rows = _json(["ls", "--agent", "continue"], tmp_path, env={"HOME": str(home), "CONTINUE_GLOBAL_DIR": str(moved)})
+    rows = wren_json(
+        ["ls", "--agent", "continue"], tmp_path, env={"HOME": str(home), "CONTINUE_GLOBAL_DIR": str(moved)}
+    )
     assert isinstance(rows, list) and [r["id"] for r in rows] == [IDS["simple"]]
 
 
 def test_log_shows_the_prompt_the_failed_call_and_the_answer(tmp_path: Path) -> None:
     path = document(tmp_path, "tool-error")
     assert detect(path) is FORMATS["continue"]
-    doc = _json(["log", str(path)], tmp_path)
+    doc = wren_json(["log", str(path)], tmp_path)
     assert isinstance(doc, dict) and doc["agent"] == "continue" and doc["id"] == IDS["tool-error"]
     events = doc["events"]
     said = [(e["message"]["role"], e["message"]["content"]) for e in events if e["type"] == "message"]
@@ -78,7 +72,7 @@ def test_a_call_whose_state_holds_no_result_is_stopped_mid_call_never_done(tmp_p
     whole["history"] = whole["history"][:2]  # the call asked, no answer after it
     whole["history"][1]["toolCallStates"][0]["status"] = "calling"
     path = document(tmp_path / "s", "tool-error", json.dumps(whole, indent=2).encode())
-    rows = _json(["ls", "--agent", "continue", "--dir", str(path.parent)], tmp_path)
+    rows = wren_json(["ls", "--agent", "continue", "--dir", str(path.parent)], tmp_path)
     assert isinstance(rows, list) and [r["state"] for r in rows] == ["stopped mid-call"]
 
 
@@ -105,25 +99,13 @@ def test_fork_a_continue_session_into_wren_then_resume(tmp_path: Path) -> None:
     workspace.mkdir()
     data = fixture("continue", "multi-turn").read_bytes().replace(RECORDED_CWD.encode(), str(workspace).encode())
     session = document(tmp_path / "continue", "multi-turn", data)
-    before = session.read_bytes(), session.stat().st_mtime_ns
     journals = tmp_path / "journals"
     listed = run_wren(["fork", str(session), "--dir", str(journals)], cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "5  assistant: notes.txt is a short to-do list with two items." in listed.stdout
     assert "Clean fork points of this Continue session" in listed.stdout
-    made = _json(["fork", str(session), "5", "--dir", str(journals)], tmp_path)
-    assert isinstance(made, dict)
-    result = read_events(Path(made["path"]))
-    assert result.ok
-    start, *middle, last = result.events
-    assert isinstance(start, RunStart) and start.cwd == str(workspace)
-    assert isinstance(last, Fork) and last.at_seq == 5
-    said = [(e.message.role, e.message.content) for e in middle if isinstance(e, Message)]
+    start, said, resumed = fork_and_resume(session, 5, journals, tmp_path)
+    assert start.cwd == str(workspace)
     assert [role for role, _ in said] == ["user", "assistant", "tool", "assistant"]
     assert said[0] == ("user", "What does notes.txt say?") and "buy milk" in said[2][1]
-    resumed = run_wren(
-        ["resume", made["id"], "what did you find?", "--dir", str(journals), "--model", "scripted"], cwd=tmp_path
-    )
-    assert resumed.returncode == 0, resumed.stderr
     assert f"working in {workspace}" in resumed.stdout
-    assert (session.read_bytes(), session.stat().st_mtime_ns) == before

@@ -9,20 +9,12 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import AGENTS, AN_HOUR, copy_session, fixture, lines_of
+from tests.foreign.sessions import AGENTS, AN_HOUR, copy_session, fixture, fork_and_resume, lines_of, wren_json
 from wren_tui.foreign import FORMATS, detect
 from wren_tui.foreign.listing import list_agent_sessions
-from wren_tui.journal.events import Fork, Message, RunStart
-from wren_tui.journal.reader import read_events
 
 KIMI = AGENTS / "kimi-cli"
 CALL_LINE = 4  # tool-error: the ToolCall line, written before the tool ran
-
-
-def _json(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> object:
-    result = run_wren([*args, "--json"], cwd=cwd, env=env)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_ls_lists_kimis_sessions_from_its_folder_with_honest_states_and_tokens(tmp_path: Path) -> None:
@@ -32,7 +24,7 @@ def test_ls_lists_kimis_sessions_from_its_folder_with_honest_states_and_tokens(t
     copy_session("kimi", "multi-turn", sessions, nested=True, stem="0002-multi")
     stopped = copy_session("kimi", "tool-error", sessions, nested=True, stem="0003-stopped", lines=CALL_LINE)
     (stopped.parent / "context.jsonl").write_bytes(b'{"role": "_checkpoint", "id": 0}\n')  # no session of its own
-    rows = _json(["ls", "--agent", "kimi"], tmp_path, env={"HOME": str(home)})
+    rows = wren_json(["ls", "--agent", "kimi"], tmp_path, env={"HOME": str(home)})
     assert isinstance(rows, list)
     by_id = {r["id"]: r for r in rows}
     assert {k: r["state"] for k, r in by_id.items()} == {
@@ -45,7 +37,7 @@ def test_ls_lists_kimis_sessions_from_its_folder_with_honest_states_and_tokens(t
     assert multi["lines"] == len(lines_of("kimi", "multi-turn")) and multi["tokens"] == 4 * 930
     share = tmp_path / "share"
     copy_session("kimi", "simple", share / "sessions", nested=True)
-    moved = _json(["ls", "--agent", "kimi"], tmp_path, env={"HOME": str(home), "KIMI_SHARE_DIR": str(share)})
+    moved = wren_json(["ls", "--agent", "kimi"], tmp_path, env={"HOME": str(home), "KIMI_SHARE_DIR": str(share)})
     assert isinstance(moved, list) and [r["id"] for r in moved] == ["0000-simple"]
 
 
@@ -61,7 +53,7 @@ def test_a_wire_line_just_written_is_live_and_an_hour_old_one_is_not(tmp_path: P
 def test_log_shows_the_prompt_the_failed_call_its_time_and_the_answer(tmp_path: Path) -> None:
     path = fixture("kimi", "tool-error")
     assert detect(path) is FORMATS["kimi"]
-    doc = _json(["log", str(path)], tmp_path)
+    doc = wren_json(["log", str(path)], tmp_path)
     assert isinstance(doc, dict) and doc["agent"] == "kimi" and doc["skipped"]["unknown"] == {}
     events = doc["events"]
     said = [(e["message"]["role"], e["message"]["content"]) for e in events if e["type"] == "message"]
@@ -103,23 +95,11 @@ def test_search_agent_kimi_finds_a_word_of_its_sessions(tmp_path: Path) -> None:
 
 def test_fork_a_kimi_session_into_wren_then_resume(tmp_path: Path) -> None:
     session = copy_session("kimi", "multi-turn", tmp_path / "kimi")
-    before = session.read_bytes(), session.stat().st_mtime_ns
     journals = tmp_path / "journals"
     listed = run_wren(["fork", str(session), "--dir", str(journals)], cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "8  assistant: notes.txt is a short to-do list with two items." in listed.stdout
     assert "Clean fork points of this Kimi CLI session" in listed.stdout
-    made = _json(["fork", str(session), "8", "--dir", str(journals)], tmp_path)
-    assert isinstance(made, dict)
-    result = read_events(Path(made["path"]))
-    assert result.ok
-    start, *middle, last = result.events
-    assert isinstance(start, RunStart) and isinstance(last, Fork) and last.at_seq == 8
-    said = [(e.message.role, e.message.content) for e in middle if isinstance(e, Message)]
+    _start, said, _resumed = fork_and_resume(session, 8, journals, tmp_path)
     assert [role for role, _ in said] == ["user", "assistant", "tool", "assistant"]
     assert said[0] == ("user", "What does notes.txt say?") and "buy milk" in said[2][1]
-    resumed = run_wren(
-        ["resume", made["id"], "what did you find?", "--dir", str(journals), "--model", "scripted"], cwd=tmp_path
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    assert (session.read_bytes(), session.stat().st_mtime_ns) == before
