@@ -20,6 +20,7 @@ from typing import Literal
 
 from ..journal.events import INSTRUCTIONS_MARK
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
+from .tools import read_at_most
 
 __all__ = ["INSTRUCTIONS_MARK"]
 # What one instructions file gives at most (bytes read; the rest is clipped, and said).
@@ -90,15 +91,7 @@ def _read(path: Path, limit: int) -> tuple[bytes, int]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Refused("it is not a regular file (a FIFO, a device or a socket), so it is not read")
-        chunks: list[bytes] = []
-        left = limit
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks), info.st_size
+        return read_at_most(fd, limit), info.st_size
     except OSError as exc:
         raise Refused(f"it cannot be read ({exc.strerror})") from None
     finally:

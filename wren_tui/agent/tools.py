@@ -165,7 +165,7 @@ async def _read_file(box: Toolbox, args: dict[str, Any]) -> ToolResult:
     try:
         if stat.S_ISDIR(st.st_mode):
             raise ToolFailure(f"{place.rel}: is a folder; use list_dir")
-        data = _read_at_most(fd, _READ_LIMIT)
+        data = read_at_most(fd, _READ_LIMIT)
     finally:
         os.close(fd)
     if b"\x00" in data[:8192]:
@@ -226,7 +226,7 @@ async def _grep(box: Toolbox, args: dict[str, Any]) -> ToolResult:
 def _texts(box: Toolbox, start: Place, fd: int, st: os.stat_result) -> Iterator[tuple[str, bytes]]:
     """The regular files at `start` (a file, or a folder walked without following links), their first bytes."""
     if stat.S_ISREG(st.st_mode):
-        yield start.rel, _read_at_most(fd, _READ_LIMIT)
+        yield start.rel, read_at_most(fd, _READ_LIMIT)
         return
     for where, folders, files, folder_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
         base = os.path.normpath(os.path.join(start.rel, where))
@@ -267,7 +267,7 @@ async def _edit_file(box: Toolbox, args: dict[str, Any]) -> ToolResult:
                 f"{place.rel}: is {st.st_size} bytes, and edit_file edits files up to {_EDIT_LIMIT} bytes; "
                 "use run_command for this one"
             )
-        data = _read_at_most(fd, _EDIT_LIMIT)
+        data = read_at_most(fd, _EDIT_LIMIT)
     finally:
         os.close(fd)
     if not old:
@@ -444,7 +444,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         await asyncio.shield(proc.wait())
 
 
-def _read_at_most(fd: int, limit: int) -> bytes:
+def read_at_most(fd: int, limit: int) -> bytes:
     """Up to `limit` bytes from the start of an open file: a 2 GB file costs `limit` bytes of memory, no more."""
     chunks: list[bytes] = []
     left = limit
@@ -466,7 +466,7 @@ def _read_regular(name: str, folder: int) -> bytes | None:
     except OSError:
         return None
     try:
-        return _read_at_most(fd, _READ_LIMIT) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        return read_at_most(fd, _READ_LIMIT) if stat.S_ISREG(os.fstat(fd).st_mode) else None
     except OSError:
         return None
     finally:
