@@ -23,6 +23,8 @@ from tests.conftest import run_wren
 from wren_tui.journal.locks import read_locks
 from wren_tui.journal.snapshots import LOCK, MARK, STORE, SnapshotError, Store
 
+MADE = b"a workspace snapshot store made by Wren (docs/snapshots.md); its config is Wren's own\n"
+
 TASK = "run the tests, find the failing case and fix it"
 HOOKS = ("post-index-change", "reference-transaction", "post-checkout", "pre-auto-gc", "post-commit")
 
@@ -196,7 +198,7 @@ def test_a_run_starting_while_another_makes_the_store_waits_for_it_and_both_snap
     making = threading.Thread(target=lambda: taken.append(store.take(other, "s-20260101-000000-abcd").id))
     making.start()
     initialised.wait()
-    assert not (store.path / MARK).exists() and (store.path / "objects").is_dir()
+    assert (store.path / MARK).read_bytes() != MADE and (store.path / "objects").is_dir()  # the making mark
     args = [sys.executable, "-m", "wren_tui", "run", "--yes", "--dir", str(journals), TASK]
     second = subprocess.Popen(args, cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -223,3 +225,58 @@ def _waiting(lock: Path, pid: int) -> bool:
         len(parts) >= 7 and parts[1] == "->" and parts[5] == str(pid) and parts[6] == dev
         for parts in (row.split() for row in read_locks().splitlines())
     )
+
+
+# A process that starts making the store in JOURNALS and is killed by kill -9 right after the git command named.
+_KILLED_WHILE_MAKING = """
+import os, signal, sys
+from pathlib import Path
+from wren_tui.journal.snapshots import Store
+run = Store._run
+def killed_after(self, *args, **kwargs):
+    done = run(self, *args, **kwargs)
+    if args[0] == sys.argv[2]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return done
+Store._run = killed_after
+Store(Path(sys.argv[1])).ensure()
+"""
+
+
+@pytest.mark.parametrize("step", ["init", "add"])
+def test_a_store_whose_making_a_kill_cut_short_is_made_again_by_the_next_run(workspace: Path, step: str) -> None:
+    """kill -9 right after `git init` (no indexes, no config of Wren's yet) or after a first `git add`: never stuck."""
+    journals = journals_of(workspace)
+    if step == "add":  # a first snapshot's own git commands, after the store was made: the store is whole
+        seventy_files(workspace)
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_MAKING, str(journals / STORE), step], capture_output=True, timeout=120
+    )
+    if step == "init":
+        assert child.returncode == -9, child.stderr
+        assert (journals / STORE / MARK).read_bytes() != MADE and (journals / STORE / "objects").is_dir()
+    wren(["run", "--yes", "--dir", str(journals), TASK], workspace)
+    assert (journals / STORE / MARK).read_bytes() == MADE
+    sid = only_journal(journals).stem
+    seq = json.loads(wren(["fork", "--dir", str(journals), sid, "--json"], workspace))[0]["seq"]
+    target = workspace.parent / f"forked-{step}"
+    wren(["fork", "--dir", str(journals), sid, str(seq), "--workspace", str(target)], workspace.parent)
+    assert sorted(p.name for p in target.iterdir() if p.is_file()) == sorted(
+        p.name for p in workspace.iterdir() if p.is_file()
+    )
+
+
+def test_an_unfinished_store_holding_a_file_making_never_writes_is_refused_and_left_as_it_is(
+    workspace: Path, tmp_path: Path
+) -> None:
+    journals = journals_of(workspace)
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_MAKING, str(journals / STORE), "init"], capture_output=True, timeout=120
+    )
+    assert child.returncode == -9, child.stderr
+    (journals / STORE / "letter.txt").write_text("mine\n")
+    before = sorted(os.listdir(journals / STORE))
+    ran = run_wren(["run", "--yes", "--dir", str(journals), "run `touch made-by-the-call`"], cwd=workspace)
+    assert ran.returncode == 1 and "making never writes" in ran.stderr and "'letter.txt'" in ran.stderr, ran.stderr
+    assert sorted(os.listdir(journals / STORE)) == before
+    assert not (workspace / "made-by-the-call").exists()

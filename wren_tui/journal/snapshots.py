@@ -123,6 +123,13 @@ LOCK = "wren.lock"
 PENDING = "pending"
 _NOFOLLOW = O_NOFOLLOW
 _MARK = b"a workspace snapshot store made by Wren (docs/snapshots.md); its config is Wren's own\n"
+# The mark while a store is being made (written first, before `git init`): a run that finds it under the store's
+# lock knows the run making the store was killed part way, clears what that run made and makes the store again.
+_MAKING = b"a workspace snapshot store Wren began to make; a run finding this under the store's lock makes it anew\n"
+# What making a store writes in its folder (`git init --bare --template=` and Wren's own): all a cleared one holds.
+_MADE_NAMES = frozenset(
+    {"HEAD", "config", "description", "objects", "refs", "info", "hooks", "branches", "indexes", PENDING, LOCK, MARK}
+)
 # Files that point git at other folders (objects, config): a store with any of them is not used.
 _REDIRECTS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree")
 
@@ -381,7 +388,11 @@ class Store:
         It is made in a new or empty folder only (`.snapshots` may be a link to one on another disk),
         under the store's lock, its mark written last.
         """
-        if os.path.lexists(self.path / MARK):
+        try:
+            made = _small(self.path / MARK) == _MARK
+        except OSError:
+            made = True  # a mark that cannot be read: `_check` says why
+        if made:
             self._check()
             return
         # No mark: a new store, one being made by another run right now (its lock is waited for), or one an
@@ -394,9 +405,34 @@ class Store:
         except OSError as exc:
             raise SnapshotError(f"{self.path}: the snapshot store cannot be made ({_why(exc)})") from None
         with self._locked(exclusive=True):
+            if _small(self.path / MARK) == _MAKING:  # its maker was killed part way (it held this lock)
+                self._clear_unfinished()
             if not self.exists() and not os.path.lexists(self.path / MARK):
                 self._make()
         self._check()
+
+    def _clear_unfinished(self) -> None:
+        """Remove what a killed run's `_make` left (only the names making writes; anything else is refused)."""
+        try:
+            names = os.listdir(self.path)
+            other = sorted(set(names) - _MADE_NAMES)
+            if other:
+                raise SnapshotError(
+                    f"{self.path}: a snapshot store whose making stopped part way, holding {other[0]!r}, which "
+                    "making never writes, so it is left as it is; move it aside and the next run makes a new one"
+                )
+            for name in names:
+                if name in (LOCK, MARK):
+                    continue
+                where = self.path / name
+                if where.is_dir() and not where.is_symlink():
+                    shutil.rmtree(where)
+                else:
+                    os.unlink(where)
+            os.unlink(self.path / MARK)
+            fsync_dir(self.path)
+        except OSError as exc:
+            raise SnapshotError(f"{self.path}: the unfinished snapshot store cannot be cleared ({_why(exc)})") from None
 
     def _refuse_other_files(self) -> None:
         """SnapshotError when the store's folder holds anything (but the store's lock): it is someone else's."""
@@ -410,6 +446,8 @@ class Store:
         """A new store in the (empty) folder: git's, then Wren's config, attributes and folders, the mark last."""
         try:
             self._refuse_other_files()
+            _write_atomic(self.path / MARK, _MAKING)
+            fsync_dir(self.path)
             self._run("init", "--bare", "--quiet", "--template=", str(self.path), cwd=self.path)
             (self.path / "indexes").mkdir(mode=0o700, exist_ok=True)
             _write_atomic(self.path / "config", _STORE_CONFIG)
