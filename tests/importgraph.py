@@ -1,8 +1,9 @@
 """The import graph of a package, read from its source with `ast`, and the two checks made on it.
 
 Every `import` and `from ... import` counts, wherever it is (in a function, under TYPE_CHECKING),
-relative imports resolved; so do `importlib.import_module("name")` and a child process started as
-`python -m name`. Importing a module also runs its parent packages' `__init__`, so those count too.
+relative imports resolved; so do `importlib.import_module("name")` and a child process started
+as `python -m name` (of a package: its `__main__`). Importing a module also runs its parent
+packages' `__init__`, so those count too.
 
 One exception, names loaded on first use: a package `__init__` with a module-level `__getattr__`
 that imports what its `if TYPE_CHECKING:` block names (the journal's writer and fork). There those
@@ -281,7 +282,9 @@ class _Reader(ast.NodeVisitor):
                         self._imports(self.module.name, node.lineno)
                         return
                     if isinstance(target, ast.Constant) and target.value in self.ours:
-                        self._imports(str(target.value), node.lineno)
+                        # `python -m PACKAGE` runs the package's __main__ (after its __init__).
+                        main = f"{target.value}.__main__"
+                        self._imports(main if main in self.ours else str(target.value), node.lineno)
                         return
         self._writes(node, f"{what} starts a program the check cannot see into")
 

@@ -3,9 +3,10 @@
 journal imports nothing of ours; agent, export, search, fleet and foreign (other agents' session
 files) import journal, and search imports foreign too (it reads other agents' sessions); tui (the
 viewer) imports journal, foreign, export, search, and fleet (a session mirrored to a fleet's server);
-cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`). Outside
-`journal.forking` and `foreign.fork` (a new journal beside the one shown, or from another agent's
-session) and `export` (a file that is never a journal, written only by `export.atomic`), nothing
+cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`), which
+the viewer starts only where CLIMBS lists it. Outside `journal.forking` and `foreign.fork` (a new
+journal beside the one shown, or from another agent's session), `export` (a file that is never a
+journal, written only by `export.atomic`) and its child `tui.write.__main__` (a fork with files), nothing
 the viewer loads opens a file for writing, and neither does the child process it starts to decode a
 huge line. The checker (tests/importgraph.py) is shown to catch each kind of violation on a small
 package planted in tmp_path.
@@ -58,6 +59,14 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 FORK = "wren_tui.journal.forking"
 FOREIGN_FORK = "wren_tui.foreign.fork"
 EXPORT = "wren_tui.export"
+# The third: a child process, `python -m wren_tui.tui.write` (a fork with files, and reading the snapshot
+# store), which the viewer starts and never imports.
+WRITE_CHILD = "wren_tui.tui.write.__main__"
+# Climbs the viewer makes by starting the CLI itself as a child (`python -m wren_tui` runs its __main__),
+# each listed with why; any other fails the layer test. The rewind: its preview and question are
+# `wren rewind`'s own (cli/rewind.py), not yet a library call the viewer's child could make.
+CLI_CHILD = "wren_tui.__main__"
+CLIMBS = {"wren_tui.tui.rewind_child (tui) imports wren_tui.__main__ (main)"}
 # A session kept in a database or in Markdown is read through private places of Wren's own, never
 # the agent's files: its export in an anonymous in-memory file (memfd: os.write, os.pwrite), and a
 # database's copy in a temporary folder Wren makes and removes (`foreign.snapshot`).
@@ -102,7 +111,7 @@ def test_every_import_of_wren_tui_keeps_to_the_layer_table() -> None:
     modules = scan(PACKAGE)
     assert set(LAYERS) <= set(modules), "the layer table names a module that is not there"
     found = {re.sub(r" at line \d+$", "", sentence) for sentence in layer_violations(modules, LAYERS, ALLOWED)}
-    assert found == set()
+    assert found == CLIMBS
 
 
 def test_the_cli_is_one_package_and_nothing_but_the_entry_point_imports_it() -> None:
@@ -122,7 +131,7 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
     assert "wren_tui.tui.screens.session" in viewer and not any(name.startswith("wren_tui.cli") for name in viewer)
-    loaded = closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT])
+    loaded = closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT, WRITE_CHILD, CLI_CHILD])
     assert _not_private(writers_in(modules, loaded)) == []
     # An export writes in one place: its atomic output (a temporary name, fsync, rename).
     exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
@@ -135,6 +144,17 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     assert writers_in(modules, closure(modules, viewer)) != []
 
 
+def test_the_viewers_child_is_in_its_graph_and_reaches_no_cli() -> None:
+    modules = scan(PACKAGE)
+    # The viewer starts it (`python -m wren_tui.tui.write`) and does not import it.
+    assert WRITE_CHILD in modules["wren_tui.tui.write_child"].imports
+    importers = {name for name, module in modules.items() if WRITE_CHILD in module.imports and name != WRITE_CHILD}
+    assert importers == {"wren_tui.tui.write_child"}
+    assert not any(name.startswith("wren_tui.cli") for name in closure(modules, [WRITE_CHILD]))
+    # It writes through the fork and the snapshot store: the cut above is what keeps the viewer's rule.
+    assert FORK in closure(modules, [WRITE_CHILD])
+
+
 def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_nothing() -> None:
     modules = scan(PACKAGE)
     child = "wren_tui.journal.huge_line"
@@ -142,7 +162,7 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     assert child in modules[child].imports
     assert modules[child].writes == []
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert child in closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT])
+    assert child in closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT, WRITE_CHILD, CLI_CHILD])
     # What it loads writes nothing either, but the private places of PRIVATE (`portable`'s memory file and
     # copy, which the child never calls: it only reads its descriptor).
     assert _not_private(writers_in(modules, closure(modules, [child]))) == []
@@ -248,6 +268,23 @@ def test_the_write_check_catches_each_way_of_writing_and_passes_reading(tmp_path
     ]
     # The child it starts as `python -m` is in its graph, with the child's own write.
     assert "fake.journal.child line 2: os.unlink" in writers_in(modules, closure(modules, ["fake.tui.writes"]))
+
+
+def test_a_child_started_as_python_m_package_runs_its_main_and_an_unlisted_climb_is_caught(tmp_path: Path) -> None:
+    package = _plant(
+        tmp_path,
+        {
+            "__main__.py": "from .cli import main\nmain()\n",
+            "cli.py": "def main():\n    open('x', 'w')\n",
+            "tui/child.py": "import subprocess\nimport sys\n\nsubprocess.run([sys.executable, '-m', 'fake'])\n",
+        },
+    )
+    modules = scan(package)
+    assert "fake.__main__" in modules["fake.tui.child"].imports
+    layers = {**FAKE_LAYERS, "fake.__main__": "main"}
+    allowed = {**FAKE_ALLOWED, "main": ("base", "cli")}
+    assert layer_violations(modules, layers, allowed) == ["fake.tui.child (tui) imports fake.__main__ (main) at line 4"]
+    assert "fake.cli line 2: open in mode 'w'" in writers_in(modules, closure(modules, ["fake.tui.child"]))
 
 
 def test_the_viewer_rule_follows_imports_through_parent_packages_and_cuts_only_fork(tmp_path: Path) -> None:

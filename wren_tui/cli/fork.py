@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,20 +10,20 @@ from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event
-from ..journal.forking import ForkPoint, NotAForkPoint, fork, fork_listing, fork_points
-from ..journal.reader import read_events
-from ..journal.snapshots import (
-    THINNED,
-    FilesAt,
-    PointChange,
-    SnapshotError,
-    Store,
-    files_at,
-    last_snapshot,
-    point_changes,
-    store_of,
+from ..journal.forking import (
+    FilesNotForked,
+    ForkPoint,
+    NotAForkPoint,
+    WorkspaceRefused,
+    changes_since_points,
+    fork_listing,
+    fork_points,
+    fork_with_files,
+    workspace_target,
 )
-from ..journal.store import SUFFIX, new_session_id, session_id_of, starts_as_journal, write_problem
+from ..journal.reader import read_events
+from ..journal.snapshots import THINNED, PointChange, SnapshotError
+from ..journal.store import SUFFIX, session_id_of, starts_as_journal, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
@@ -81,50 +80,21 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
             raise UsageError("--workspace needs SEQ: the point whose files to write")
         return _list(path, args.json)
     target = _target(args.workspace, (path.parent, folder_of(args))) if args.workspace else None
-    new_id = new_session_id()
-    while (path.parent / f"{new_id}{SUFFIX}").exists():
-        new_id = new_session_id()
-    # Only a fork with its files reads the journal twice: the snapshot at the point, then the copy.
-    files, restored = FilesAt(None), 0
-    if target is not None:
-        events = read_events(path).events
-        if args.seq in {p.seq for p in fork_points(events)}:  # anything else is fork's to refuse, listing the points
-            files = files_at(events, args.seq)
-            if files.id is None:
-                raise CommandFailed(
-                    f"{path}: the files at seq {args.seq} cannot be restored: {files.why}. Fork without "
-                    "--workspace to restore the conversation only"
-                )
-            store = Store(store_of(path.parent))
-            try:
-                if not store.present([files.id]):
-                    raise CommandFailed(
-                        f"{path}: the files at seq {args.seq} were thinned from the snapshot store to keep it within "
-                        f"its budget, so they cannot be restored; nothing was forked (fork without --workspace for "
-                        f"the conversation only; `wren fork {session_id_of(path)}` says which points kept their files)"
-                    )
-                restored = store.materialise(files.id, target, new_id)
-            except SnapshotError as exc:
-                raise CommandFailed(f"{exc}; nothing was forked") from None
     try:
-        forked = fork(
-            path,
-            args.seq,
-            folder=path.parent,
-            new_id=new_id,
-            workspace=str(target) if target is not None else None,
-            snapshot=files.id,
-        )
+        made = fork_with_files(path, args.seq, target)
     except NotAForkPoint as exc:
         if exc.past_stop and exc.stop is not None:
             # No point lies past where the journal stops: say where and why, then the points before it.
             raise Unreadable(path, exc.stop, _before(exc, path)) from None
         raise
+    except FilesNotForked as exc:
+        raise CommandFailed(str(exc)) from None
     except OSError as exc:
         raise JournalError(
             f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
             "the journal to a folder you can write and fork it there"
         ) from None
+    forked, restored = made.forked, made.files_restored
     if args.json:
         print_json(
             {
@@ -133,8 +103,8 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
                 "from": forked.parent,
                 "atSeq": forked.at_seq,
                 "workspace": str(target) if target is not None else None,
-                "snapshot": files.id,
-                "filesRestored": restored if target is not None else None,
+                "snapshot": made.snapshot,
+                "filesRestored": restored,
             }
         )
     else:
@@ -166,29 +136,11 @@ def _wren_journal(folder: Path, ref: str) -> Path | None:
 
 
 def _target(given: str, journals: tuple[Path, ...]) -> Path:
-    """--workspace DIR, absolute; a new folder or an empty one, checked before anything is written.
-
-    Refused: a symbolic link (dangling or not: the fork would write wherever it points), and anywhere in
-    a journals folder or the snapshot store (the files would become journals, refs or objects).
-    """
-    named = Path(os.path.abspath(Path(given).expanduser()))
-    if os.path.islink(named):
-        raise UsageError(
-            f"--workspace {named}: a symbolic link, and a fork writes its files into a real folder; name a new "
-            "folder (or the folder the link points to)"
-        )
-    target = named.resolve()
-    for folder in journals:
-        for inside in (folder, store_of(folder)):
-            held = inside.resolve()
-            if target == held or held in target.parents:
-                raise UsageError(
-                    f"--workspace {named}: inside {inside}, where Wren keeps journals and snapshots; a fork's "
-                    "files go into a folder of their own outside it"
-                )
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise UsageError(f"--workspace {target}: not a new or empty folder; a fork writes its files into a fresh one")
-    return target
+    """--workspace DIR, absolute, new or empty (`forking.workspace_target`); a refusal is a usage error."""
+    try:
+        return workspace_target(given, journals)
+    except WorkspaceRefused as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _list(path: Path, as_json: bool) -> Exit:
@@ -220,11 +172,8 @@ def _list(path: Path, as_json: bool) -> Exit:
 
 
 def _changes(path: Path, events: list[Event], points: list[ForkPoint]) -> dict[int, PointChange]:
-    store = Store(store_of(path.parent))
-    if not points or last_snapshot(events) is None or not store.exists():
-        return {}
     try:
-        return {c.seq: c for c in point_changes(events, [p.seq for p in points], store)}
+        return changes_since_points(path, events, points)
     except SnapshotError as exc:
         err(f"{exc}; the fork points are listed without what changed since each")
         return {}

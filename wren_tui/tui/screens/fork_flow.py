@@ -1,13 +1,12 @@
 """Forking from the session screen: its points, the picker, the question asked, the fork made, what is said after.
 
-A Wren journal forks in place (`SessionSource.fork`), or with its workspace's files through a
-`wren fork` child; another agent's session forks into a new Wren journal off the UI. With
+A Wren journal forks in place (`SessionSource.fork`), or with its workspace's files through the
+viewer's child (`tui/write_child.py`); another agent's session forks into a new Wren journal off the UI. With
 `wren watch --pick` the point chosen ends the app instead (`Picked`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
@@ -24,11 +23,13 @@ from ...journal.forking import ForkPoint, preview
 from ...journal.store import project_of
 from ...journal.verdict import Stop
 from .. import strings
+from ..rewind_child import run_wren
 from ..session_reader import Cancelled, SessionReader
 from ..sources import ForeignSource, SessionSource
 from ..sources.local import LocalJournal
 from ..text import shorten
-from ..wren_child import run_wren
+from ..write import Failed
+from ..write_child import fork_with_files
 from .dialogs import Confirm, Notice
 from .fork_picker import ForkPicker, RewindTo, WithFiles
 
@@ -186,20 +187,16 @@ class ForkFlow:
         self.reader.runner.in_thread("fork", partial(self._fork_with_files_now, journal, point, target))
 
     def _fork_with_files_now(self, journal: Path, point: ForkPoint, target: Path, cancelled: Cancelled) -> None:
-        """`wren fork JOURNAL SEQ --workspace TARGET` as a person types it, in a child: the viewer writes nothing."""
+        """`fork_with_files` in the viewer's child (`tui/write_child.py`): the viewer writes nothing."""
         to_ui = self.reader.runner.to_ui
-        done = run_wren(["fork", str(journal), str(point.seq), "--workspace", str(target), "--json"])
-        if not done.ok:
+        done = fork_with_files(journal, point.seq, target)
+        if isinstance(done, Failed):
             to_ui(partial(self._notice, strings.FORK_FAILED.format(reason=done.said)))
             return
-        try:
-            forked = json.loads(done.stdout)
-            new, path = str(forked["id"]), Path(str(forked["path"]))
-        except (ValueError, KeyError, TypeError):
-            to_ui(partial(self._notice, strings.FORK_FAILED.format(reason=done.stdout.strip() or done.said)))
-            return
-        command = wren_command("resume", new, folder=path.parent)
-        text = strings.FORKED_FILES.format(parent=self.session, seq=point.seq, new=new, target=target, command=command)
+        command = wren_command("resume", done.id, folder=Path(done.path).parent)
+        text = strings.FORKED_FILES.format(
+            parent=self.session, seq=point.seq, new=done.id, target=target, command=command
+        )
         to_ui(partial(self._notice, text))
 
     def _rewind_preview(self, journal: Path, point: ForkPoint, cancelled: Cancelled) -> None:

@@ -1,18 +1,17 @@
 """The fork picker: the clean fork points of a session in an OptionList; Enter picks one.
 
 For a Wren journal it also shows, beside each point, how many files changed since it, and the
-diff of the highlighted point's files to the last snapshot, both read by the `wren` commands
-that read the snapshot store (`wren fork --json`, `wren diff-files`) run as a child; `f` forks
-with the files (the session screen runs `wren fork ... --workspace DIR`), `r` rewinds the session
-there in place (`wren rewind`, its preview shown first; the viewer writes nothing itself).
+diff of the highlighted point's files to the last snapshot, both read from the snapshot store by
+the viewer's child (`tui/write_child.py`); `f` forks with the files (the session screen asks the
+child for `fork_with_files`), `r` rewinds the session there in place (`wren rewind`, its preview
+shown first; the viewer writes nothing itself).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -27,7 +26,8 @@ from ...journal.forking import ForkPoint
 from ...journal.visible import visible
 from .. import strings
 from ..text import shorten
-from ..wren_child import run_wren
+from ..write import Diff
+from ..write_child import diff_files, files_changed
 
 _DIFF_LINES = 400
 
@@ -124,15 +124,7 @@ class ForkPicker(ModalScreen[ForkPoint | None]):
 
     @work(thread=True, exclusive=True, group="fork-counts")
     def _counts(self, journal: Path) -> None:
-        done = run_wren(["fork", str(journal), "--json"])
-        rows: list[dict[str, Any]] = []
-        if done.ok:
-            try:
-                rows = json.loads(done.stdout)
-            except ValueError:
-                rows = []
-        changed = {int(r["seq"]): r.get("filesChanged") for r in rows if isinstance(r, dict) and "seq" in r}
-        self.app.call_from_thread(self._show_counts, changed)
+        self.app.call_from_thread(self._show_counts, files_changed(journal))
 
     def _show_counts(self, changed: dict[int, int | None]) -> None:
         if not self.is_running:
@@ -144,8 +136,9 @@ class ForkPicker(ModalScreen[ForkPoint | None]):
 
     @work(thread=True, exclusive=True, group="fork-diff")
     def _diff(self, journal: Path, seq: int) -> None:
-        done = run_wren(["diff-files", str(journal), str(seq)])
-        self.app.call_from_thread(self._show_diff, seq, done.ok, done.stdout if done.ok else done.said)
+        done = diff_files(journal, seq)
+        ok = isinstance(done, Diff)
+        self.app.call_from_thread(self._show_diff, seq, ok, done.text if isinstance(done, Diff) else done.said)
 
     def _show_diff(self, seq: int, ok: bool, text: str) -> None:
         if not self.is_running:

@@ -1,8 +1,8 @@
-"""`wren` commands the viewer runs as a child process: what a fork with files and the store's diffs need.
+"""`wren rewind` run as a child of the viewer: its preview and question are the command's own (cli/rewind.py).
 
-The viewer itself opens no file for writing and starts no other program: a fork with files is the
-same `wren fork ... --workspace DIR` a person types, run as `python -m wren_tui`, and what changed
-since a point is read by `wren fork --json` and `wren diff-files`, which read the snapshot store.
+The one place the viewer starts the whole CLI (`python -m wren_tui`), listed as a climb in
+tests/test_layers.py; a fork with files and the snapshot store's reads go through the viewer's
+own child instead (`tui/write_child.py`).
 """
 
 from __future__ import annotations
