@@ -34,13 +34,63 @@ def test_every_library_whose_private_names_wren_uses_has_an_upper_bound(name: st
 
 
 def test_textual_serve_still_builds_its_web_app_in_make_app() -> None:
-    # wren_tui/cli/watch.py: ViewerServer.serve() hands aiohttp's run_app the awaitable _make_app() returns.
+    # wren_tui/cli/serve.py: ViewerServer.serve() hands aiohttp's run_app the awaitable _make_app() returns.
     from textual_serve.server import Server
 
     make_app = getattr(Server, "_make_app", None)
     assert make_app is not None and inspect.iscoroutinefunction(make_app)
     assert list(inspect.signature(make_app).parameters) == ["self"]
     assert inspect.signature(make_app).return_annotation in ("web.Application", "Application")
+
+
+def test_every_method_the_viewer_server_overrides_is_still_textual_serves_with_the_same_parameters() -> None:
+    # wren_tui/cli/serve.py: ViewerServer replaces _make_app, serve, handle_index, handle_websocket (and two
+    # hooks) wholesale; a method textual-serve renames or reshapes would be silently skipped or misfed.
+    from textual_serve.server import Server
+
+    from wren_tui.cli.serve import ViewerServer
+
+    overridden = {
+        name: value
+        for name, value in vars(ViewerServer).items()
+        if inspect.isfunction(value) and not name.startswith("__") and name not in ("announce", "guard")
+    }
+    assert set(overridden) == {
+        "_make_app", "serve", "handle_index", "handle_websocket", "initialize_logging", "on_startup",
+    }  # fmt: skip
+    for name, ours in overridden.items():
+        theirs = getattr(Server, name, None)
+        assert theirs is not None, f"textual-serve's Server has no {name} any more"
+        assert inspect.iscoroutinefunction(theirs) == inspect.iscoroutinefunction(ours), name
+        assert list(inspect.signature(theirs).parameters) == list(inspect.signature(ours).parameters), name
+    assert list(inspect.signature(Server.__init__).parameters)[:5] == ["self", "command", "host", "port", "title"]
+
+
+def _template_names(template: str) -> set[str]:
+    """The dotted names a Jinja template reads (`{{ a.b or 'x' }}` reads a.b)."""
+    return set(re.findall(r"{{\s*([A-Za-z_][\w.]*)", template))
+
+
+def test_the_viewer_servers_page_context_gives_every_name_textual_serves_page_template_reads() -> None:
+    # wren_tui/cli/serve.py: handle_index renders textual-serve's app_index.html with a context of its own.
+    import textual_serve
+
+    from wren_tui.cli.serve import index_context
+
+    template = (Path(textual_serve.__file__).parent / "templates" / "app_index.html").read_text()
+    read = _template_names(template)
+    # ping_url: read by the template, given by neither textual-serve's own handle_index nor ours.
+    assert read == {"font_size", "app_websocket_url", "config.static.url", "application.name", "ping_url"}
+    context = index_context(16, "wren watch")
+    for name in read - {"ping_url"}:
+        value: object = context
+        for part in name.split("."):
+            assert isinstance(value, dict) and part in value, f"the page's {name} is not in the context"
+            value = value[part]
+
+
+def test_the_template_name_reader_reads_dotted_names_and_ignores_statements() -> None:
+    assert _template_names("{{ a }} {{b.c or 'x'}} {% if d %}{{ e.f.g }}{% endif %}") == {"a", "b.c", "e.f.g"}
 
 
 def test_textuals_footer_key_still_has_what_the_fitting_footer_measures() -> None:

@@ -16,6 +16,8 @@ so the server answers no request without three things (docs/security.md):
 
 Each viewer is a process of about 50 MB: at most `--max-viewers` (4) are open at once, more are
 refused with a sentence (503), and the terminal size a page asks for is clamped to 400 x 200.
+
+This module loads aiohttp and textual-serve: `wren watch` imports it only to serve.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from aiohttp import WSMsgType, web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server
 
 from ..portable import add_signal_handler
 from .console import out
@@ -204,25 +210,38 @@ class _Redacting(logging.Formatter):
 _TOKEN_IN_TEXT = re.compile(rf"((?:{_TOKEN_PARAM}|wren-serve-\d+)=)[A-Za-z0-9_\-]+")
 
 
-def serve(
-    folder: Path,
-    session: Path | None,
-    *,
-    host: str,
-    port: int,
-    poll: bool,
-    only: str | None = None,
-    max_viewers: int = MAX_VIEWERS,
-) -> Exit:
-    """Serve the viewer until interrupted (Ctrl+C or SIGTERM: exit 0)."""
-    from aiohttp import WSMsgType, web
-    from textual_serve.app_service import AppService
-    from textual_serve.server import Server
+def index_context(font_size: int, title: str | None) -> dict[str, Any]:
+    """What textual-serve's page template (`app_index.html`) reads, with relative addresses.
 
-    gate = Gate(host, port)
+    The page's websocket goes back where the browser came from (a tunnel's port included) without the
+    request's Host ever being written into the page. tests/test_private_api_fences.py holds these keys
+    against the template's.
+    """
+    return {
+        "font_size": font_size,
+        "app_websocket_url": "/ws",
+        "config": {"static": {"url": "/static/"}},
+        "application": {"name": title},
+    }
 
-    def announce(_aiohttp_says: str) -> None:
+
+class ViewerServer(Server):
+    """textual-serve's server behind the gate, with a limit on viewers and on the size a page asks for.
+
+    It overrides textual-serve's `_make_app` (private: the gate and the headers go into the web app it
+    builds), `serve`, `handle_index` and `handle_websocket` wholesale; tests/test_private_api_fences.py
+    holds their signatures and the template's keys, and textual-serve is capped in pyproject.toml.
+    """
+
+    def __init__(self, command: str, gate: Gate, *, max_viewers: int = MAX_VIEWERS, title: str = "wren watch") -> None:
+        super().__init__(command, host=gate.host, port=gate.port, title=title)
+        self.gate = gate
+        self.max_viewers = max_viewers
+        self.viewers = 0
+
+    def announce(self, _aiohttp_says: str) -> None:
         """Said once the server listens (not before: a port in use is then an error, not a promise)."""
+        gate, host, port = self.gate, self.gate.host, self.gate.port
         out(f"serving the viewer at {gate.address()} (Ctrl+C stops it; the token keeps everyone else out)")
         if is_loopback(host):
             tunnelled = Gate("127.0.0.1", port, gate.token).address()
@@ -230,11 +249,13 @@ def serve(
             out(f"from another machine: ssh -L {port}:{target}:{port} THIS-HOST, then open {tunnelled}")
         else:
             out(f"anyone who can reach {host}:{port} and has the address above can read these sessions")
-        out(f"at most {max_viewers} viewers at once")
+        out(f"at most {self.max_viewers} viewers at once")
         sys.stdout.flush()
 
     @web.middleware
-    async def guard(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
+    async def guard(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
+        """Every request through the gate (403 with its sentence); the token's cookie set on the first."""
+        gate = self.gate
         try:
             query = request.query.get(_TOKEN_PARAM)
             why = gate.refusal(
@@ -250,115 +271,120 @@ def serve(
             response.set_cookie(gate.cookie, gate.token, httponly=True, samesite="Strict", path="/")
         return response
 
-    async def private_headers(_request: web.Request, response: web.StreamResponse) -> None:
-        # The address holds the token: never sent on to another site, the page never framed by one.
-        response.headers["Referrer-Policy"] = "no-referrer"
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Cache-Control"] = "no-store"
+    async def on_startup(self, app: Any) -> None:
+        pass  # textual-serve's banner: `announce` says what a person needs, once listening
 
-    class ViewerServer(Server):
-        """textual-serve's server behind the gate, with a limit on viewers and on the size a page asks for."""
+    async def _make_app(self) -> web.Application:
+        app = await super()._make_app()
+        app.middlewares.append(self.guard)
+        app.on_response_prepare.append(_private_headers)
+        return app
 
-        viewers = 0
+    def initialize_logging(self) -> None:
+        quiet_logging()
 
-        async def on_startup(self, app: Any) -> None:
-            pass  # textual-serve's banner: `announce` says what a person needs, once listening
+    def serve(self, debug: bool = False) -> None:
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.new_event_loop()
+        add_signal_handler(loop, signal.SIGINT, self.request_exit)  # on Windows too (portable)
+        add_signal_handler(loop, signal.SIGTERM, self.request_exit)
+        web.run_app(
+            self._make_app(),
+            host=self.host,
+            port=self.port,
+            handle_signals=False,
+            loop=loop,
+            print=self.announce,
+            access_log=None,  # no line per request: noise, and a page's first request holds the token
+        )
 
-        async def _make_app(self) -> web.Application:
-            app = await super()._make_app()
-            app.middlewares.append(guard)
-            app.on_response_prepare.append(private_headers)
-            return app
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        import aiohttp_jinja2
 
-        def initialize_logging(self) -> None:
-            quiet_logging()
+        if self.viewers >= self.max_viewers:
+            return web.Response(status=503, text=TOO_MANY.format(n=self.max_viewers) + "\n")
+        context = index_context(clamp(request.query.get("fontsize"), 16, 64), self.title)
+        return aiohttp_jinja2.render_template("app_index.html", request, context)
 
-        def serve(self, debug: bool = False) -> None:
-            self.debug = debug
-            self.initialize_logging()
-            loop = asyncio.new_event_loop()
-            add_signal_handler(loop, signal.SIGINT, self.request_exit)  # on Windows too (portable)
-            add_signal_handler(loop, signal.SIGTERM, self.request_exit)
-            web.run_app(
-                self._make_app(),
-                host=self.host,
-                port=self.port,
-                handle_signals=False,
-                loop=loop,
-                print=announce,
-                access_log=None,  # no line per request: noise, and a page's first request holds the token
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        if self.viewers >= self.max_viewers:
+            raise web.HTTPServiceUnavailable(text=TOO_MANY.format(n=self.max_viewers) + "\n")
+        width = clamp(request.query.get("width"), 80, MAX_COLUMNS)
+        height = clamp(request.query.get("height"), 24, MAX_ROWS)
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
+        self.viewers += 1  # counted before the first await: two requests cannot both take the last place
+        viewer: AppService | None = None
+
+        async def close() -> None:
+            await websocket.close()
+
+        try:
+            await websocket.prepare(request)
+            viewer = AppService(
+                self.command,
+                write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str,
+                close=close,
+                download_manager=self.download_manager,
+                debug=self.debug,
             )
+            await viewer.start(width, height)
+            await _relay(websocket, viewer)
+        except asyncio.CancelledError:
+            await websocket.close()
+        finally:
+            self.viewers -= 1
+            if viewer is not None:
+                await viewer.stop()
+        return websocket
 
-        async def handle_index(self, request: web.Request) -> web.StreamResponse:
-            import aiohttp_jinja2
 
-            if self.viewers >= max_viewers:
-                return web.Response(status=503, text=TOO_MANY.format(n=max_viewers) + "\n")
-            # Relative addresses: the page's websocket goes back where the browser came from (a tunnel's
-            # port included) without the request's Host ever being written into the page.
-            context = {
-                "font_size": clamp(request.query.get("fontsize"), 16, 64),
-                "app_websocket_url": "/ws",
-                "config": {"static": {"url": "/static/"}},
-                "application": {"name": self.title},
-            }
-            return aiohttp_jinja2.render_template("app_index.html", request, context)
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-            if self.viewers >= max_viewers:
-                raise web.HTTPServiceUnavailable(text=TOO_MANY.format(n=max_viewers) + "\n")
-            width = clamp(request.query.get("width"), 80, MAX_COLUMNS)
-            height = clamp(request.query.get("height"), 24, MAX_ROWS)
-            websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
-            self.viewers += 1  # counted before the first await: two requests cannot both take the last place
-            viewer: AppService | None = None
 
-            async def close() -> None:
-                await websocket.close()
+async def _private_headers(_request: web.Request, response: web.StreamResponse) -> None:
+    # The address holds the token: never sent on to another site, the page never framed by one.
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Cache-Control"] = "no-store"
 
-            try:
-                await websocket.prepare(request)
-                viewer = AppService(
-                    self.command,
-                    write_bytes=websocket.send_bytes,
-                    write_str=websocket.send_str,
-                    close=close,
-                    download_manager=self.download_manager,
-                    debug=self.debug,
-                )
-                await viewer.start(width, height)
-                await _relay(websocket, viewer)
-            except asyncio.CancelledError:
-                await websocket.close()
-            finally:
-                self.viewers -= 1
-                if viewer is not None:
-                    await viewer.stop()
-            return websocket
 
-    async def _relay(websocket: web.WebSocketResponse, viewer: AppService) -> None:
-        """The page's messages to its viewer: keys, a size (clamped), focus; anything else is dropped."""
-        async for message in websocket:
-            if message.type != WSMsgType.TEXT:
+async def _relay(websocket: web.WebSocketResponse, viewer: AppService) -> None:
+    """The page's messages to its viewer: keys, a size (clamped), focus; anything else is dropped."""
+    async for message in websocket:
+        if message.type != WSMsgType.TEXT:
+            continue
+        with contextlib.suppress(ValueError):
+            envelope = json.loads(message.data)
+            if not isinstance(envelope, list) or not envelope:
                 continue
-            with contextlib.suppress(ValueError):
-                envelope = json.loads(message.data)
-                if not isinstance(envelope, list) or not envelope:
-                    continue
-                kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
-                if kind == "stdin" and isinstance(data, str):
-                    await viewer.send_bytes(data.encode("utf-8", "replace"))
-                elif kind == "resize" and isinstance(data, dict):
-                    size = clamp(data.get("width"), 80, MAX_COLUMNS), clamp(data.get("height"), 24, MAX_ROWS)
-                    await viewer.set_terminal_size(*size)
-                elif kind == "ping":
-                    await websocket.send_json(["pong", data])
-                elif kind == "blur":
-                    await viewer.blur()
-                elif kind == "focus":
-                    await viewer.focus()
+            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+            if kind == "stdin" and isinstance(data, str):
+                await viewer.send_bytes(data.encode("utf-8", "replace"))
+            elif kind == "resize" and isinstance(data, dict):
+                size = clamp(data.get("width"), 80, MAX_COLUMNS), clamp(data.get("height"), 24, MAX_ROWS)
+                await viewer.set_terminal_size(*size)
+            elif kind == "ping":
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await viewer.blur()
+            elif kind == "focus":
+                await viewer.focus()
 
-    server = ViewerServer(viewer_command(folder, session, poll, only), host=host, port=port, title="wren watch")
+
+def serve(
+    folder: Path,
+    session: Path | None,
+    *,
+    host: str,
+    port: int,
+    poll: bool,
+    only: str | None = None,
+    max_viewers: int = MAX_VIEWERS,
+) -> Exit:
+    """Serve the viewer until interrupted (Ctrl+C or SIGTERM: exit 0)."""
+    server = ViewerServer(viewer_command(folder, session, poll, only), Gate(host, port), max_viewers=max_viewers)
     try:
         server.serve()
     except OSError as exc:

@@ -31,7 +31,7 @@ from .options import folder_of, named_folder_of
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-MAX_VIEWERS = 4  # serve.MAX_VIEWERS (serve.py loads aiohttp's names only when it serves)
+MAX_VIEWERS = 4  # serve.MAX_VIEWERS (serve.py loads aiohttp: it is imported only to serve)
 
 # The viewer's filters (tui/filters.py:ONLY, which loads Textual: not imported for every command).
 ONLY_CHOICES = ("thinking", "tools", "writes", "errors")
