@@ -29,7 +29,7 @@ from tests.bench.latency import percentiles, screen_latency
 from tests.tmux import terminal
 from wren_tui.journal.events import Message
 from wren_tui.journal.forking import fork_points
-from wren_tui.journal.index import LineScanner
+from wren_tui.journal.offsets import LineScanner
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench-data"

@@ -359,7 +359,7 @@ import os, time
 os.environ["CLAUDE_CONFIG_DIR"] = {str(config)!r}
 from pathlib import Path
 from wren_tui.search.agents import sessions_of
-from wren_tui.search.index import Snapshot, index_path
+from wren_tui.search.index import IndexRead, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import Query
 folder = Path({str(journals)!r})
@@ -373,7 +373,7 @@ for round in range(5):
     with open(target, "ab") as out:
         out.write(line + b"\\n")
     start = time.perf_counter()
-    snapshot = Snapshot(db, Query.of("anything"))
+    snapshot = IndexRead(db, Query.of("anything"))
     snapshot.begin()
     stale = set(snapshot.stale((source.path, None) for source in sources))
     db.execute("COMMIT")

@@ -164,8 +164,8 @@ def test_another_programs_database_in_the_folder_is_recognised_by_its_tables_wit
 _HOLD = """
 import sys
 from pathlib import Path
-from wren_tui.foreign.snapshot import Snapshot
-snap = Snapshot(Path(sys.argv[1]))
+from wren_tui.foreign.snapshot import DatabaseCopy
+snap = DatabaseCopy(Path(sys.argv[1]))
 snap.query(lambda conn: conn.execute("select count(*) from event").fetchone())
 print(snap._dir, flush=True)
 sys.stdin.read()

@@ -105,7 +105,18 @@ def session_id(path: Path) -> str:
     return path.stem
 
 
-FORMAT = Format.of(__name__, ToyTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=ToyTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+)
 
 
 def session(started: str = "2026-12-01T09:00:00Z") -> bytes:

@@ -32,8 +32,8 @@ from tests.conftest import run_wren
 from tests.journal.strategies import encode, journals
 from wren_tui.fleet.remote import _Lines as RemoteLines
 from wren_tui.journal._framing import python_line
-from wren_tui.journal.index import LineScanner
 from wren_tui.journal.lines import CUT_SHORT
+from wren_tui.journal.offsets import LineScanner
 from wren_tui.journal.reader import Tail, scan_events
 from wren_tui.journal.verdict import Stop
 from wren_tui.search.engine import Searched, search

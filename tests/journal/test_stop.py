@@ -12,7 +12,7 @@ from tests.conftest import run_wren
 from tests.journal.helpers import write_journal
 from wren_tui.journal.errors import JournalCorrupt
 from wren_tui.journal.forking import NotAForkPoint, fork
-from wren_tui.journal.index import LineScanner
+from wren_tui.journal.offsets import LineScanner
 from wren_tui.journal.reader import Tail, read_events, scan_events
 from wren_tui.journal.verdict import Stop
 from wren_tui.journal.writer import JournalWriter

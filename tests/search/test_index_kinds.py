@@ -17,7 +17,7 @@ from typing import Any
 from tests.conftest import run_wren
 from tests.search.test_index_cli import indexed_paths, same
 from tests.tui.journals import assistant, user, write_journal
-from wren_tui.search.index import Snapshot, connect_read, index_path
+from wren_tui.search.index import IndexRead, connect_read, index_path
 from wren_tui.search.query import Query
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -51,7 +51,7 @@ def wren_as_read(folder: Path, name: str) -> bool:
     """What the index says of the file `name` now: a Wren journal it holds as it is (not to be opened)."""
     db = connect_read(index_path(folder))
     assert db is not None
-    snapshot = Snapshot(db, Query.of("parrot"))
+    snapshot = IndexRead(db, Query.of("parrot"))
     try:
         assert snapshot.begin()
         return snapshot.wren_as_read(folder / name)

@@ -24,7 +24,7 @@ from tests.tui.journals import assistant, user
 from wren_tui.journal.events import Delta, Error
 from wren_tui.search.agents import sessions_of
 from wren_tui.search.engine import Found, Hit, search
-from wren_tui.search.index import Snapshot, index_path
+from wren_tui.search.index import IndexRead, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import BadPattern, Query
 
@@ -57,7 +57,7 @@ def both(folder: Path, query: Query, *, update: bool) -> tuple[list[tuple[Any, .
     try:
         if update:
             refresh(db, sessions_of("all", folder, folder))
-        snapshot = Snapshot(db, query)
+        snapshot = IndexRead(db, query)
         assert snapshot.begin()
         # As `wren search --dir` lists them: the journals the index read as Wren's and holds as they are not opened.
         listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)

@@ -22,7 +22,7 @@ from tests.search.test_index_properties import both
 from tests.tui.journals import assistant, user
 from wren_tui.journal.events import ToolCall
 from wren_tui.search import index
-from wren_tui.search.index import Snapshot, fts_text, index_path, pair_query, python_pairs
+from wren_tui.search.index import IndexRead, fts_text, index_path, pair_query, python_pairs
 from wren_tui.search.indexer import connect_write
 from wren_tui.search.query import Query
 from wren_tui.search.rawpass import native
@@ -140,7 +140,7 @@ def test_the_pair_tables_hits_are_the_scans(pattern: str) -> None:
         assert indexed == scanned
         db = connect_write(index_path(folder))
         try:
-            snapshot = Snapshot(db, query)
+            snapshot = IndexRead(db, query)
             if pair_query(query) is not None:
                 assert snapshot.load() and snapshot.pairs is not None  # answered by the pair table
         finally:
@@ -204,7 +204,7 @@ def test_candidates_the_index_does_not_confirm_are_confirmed_by_search(
             assert indexed == scanned, pattern
         db = connect_write(index_path(folder))
         try:
-            snapshot = Snapshot(db, Query.of("yzero because the guard"))  # candidates, none a match
+            snapshot = IndexRead(db, Query.of("yzero because the guard"))  # candidates, none a match
             assert snapshot.load() and snapshot.candidates  # left to search, not confirmed away
         finally:
             db.close()

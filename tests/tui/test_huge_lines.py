@@ -10,7 +10,7 @@ import pytest
 from tests.tui.journals import SESSION, encode, finished_story, user, write_journal
 from wren_tui.journal import huge_line
 from wren_tui.journal.events import Event, Message
-from wren_tui.journal.index import LineScanner
+from wren_tui.journal.offsets import LineScanner
 from wren_tui.journal.reader import read_events
 
 BIG = 3 << 20

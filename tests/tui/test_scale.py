@@ -16,7 +16,7 @@ from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION
 from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.forking import fork_points
-from wren_tui.journal.index import Chunk, LineScanner, decode_at, tail_span
+from wren_tui.journal.offsets import Chunk, LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
 from wren_tui.tui import session_reader, tailing
 from wren_tui.tui.app import WrenApp

@@ -22,7 +22,7 @@ from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from tests.tui.journals import SESSION, encode, story, ts_at, user, write_journal
 from wren_tui.journal.events import ChatMessage, Event, KnownEvent, Message, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.forking import Forked
-from wren_tui.journal.index import Chunk
+from wren_tui.journal.offsets import Chunk
 from wren_tui.journal.verdict import Stop
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen

@@ -32,7 +32,7 @@ from ..journal.events import (
     Usage,
 )
 from ..journal.forking import fork_points
-from ..journal.index import LineScanner
+from ..journal.offsets import LineScanner
 from ..journal.reader import open_for_reading
 from ..journal.redact import Redactor
 from ..journal.replay import Replayed, Replayer

@@ -28,7 +28,7 @@ from ..journal.visible import escaped_json, visible
 from ..search.agents import sessions_of
 from ..search.choices import REGEX_SECONDS
 from ..search.engine import Filters, Hit, Searched, search
-from ..search.index import Snapshot, connect_read, index_path
+from ..search.index import IndexRead, connect_read, index_path
 from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import SearchSource
@@ -226,7 +226,7 @@ class Opened:
     path: Path
     db: sqlite3.Connection
     writable: bool
-    snapshot: Snapshot
+    snapshot: IndexRead
 
 
 def open_index(folder: Path, query: Query) -> Opened | None:
@@ -252,13 +252,13 @@ def open_index(folder: Path, query: Query) -> Opened | None:
         err(f"warning: {sentence}")
     if db is None:
         return None
-    snapshot = Snapshot(db, query)
+    snapshot = IndexRead(db, query)
     if not snapshot.begin():
         return None
     return Opened(path, db, writable, snapshot)
 
 
-def indexed(opened: Opened, sources: list[SearchSource]) -> Snapshot | None:
+def indexed(opened: Opened, sources: list[SearchSource]) -> IndexRead | None:
     """The index `opened` brought up to date with `sources` and read for its query; None: read the files.
 
     Only the sessions the index does not know as they are now are given to the indexer.
@@ -274,7 +274,7 @@ def indexed(opened: Opened, sources: list[SearchSource]) -> Snapshot | None:
             err(f"warning: the search index {opened.path} could not be brought up to date ({exc}); the files were read")
             db.close()
             return None
-        snapshot = Snapshot(db, snapshot.query)
+        snapshot = IndexRead(db, snapshot.query)
         if not snapshot.begin():
             return None
     if snapshot.load():

@@ -2,7 +2,7 @@
 
 A session is read with an ordered consumer from its first message: the history in chunks, then
 live. Each message is joined into its line (big lines travel in parts), and every line goes
-through `journal.index.CheckedLines`, which checks it exactly as `read_events` checks a file (its
+through `journal.offsets.CheckedLines`, which checks it exactly as `read_events` checks a file (its
 CRC, its seq, that it is one whole line of format 1) and stops at the first line it cannot read.
 The lines laid end to end are the journal's bytes, so the byte offsets here are the journal's own.
 A read may also start at a line further on (`ReadFrom`, found with `find_line`) or stop before one
@@ -29,7 +29,7 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
-from ..journal.index import CheckedLines, Chunk
+from ..journal.offsets import CheckedLines, Chunk
 from ..journal.reader import EventSink
 from ..journal.store import parse_ts
 from ..journal.verdict import ReadVerdict, Stop

@@ -2,7 +2,7 @@
 
 Durable: the bytes are read first, then this process's own read-only descriptor is fdatasynced,
 so every byte read is on disk before any of it leaves the machine. Valid: the lines come from the
-one scanner (`journal.lines`) and `journal.index.CheckedLines` checks each exactly as `read_events`
+one scanner (`journal.lines`) and `journal.offsets.CheckedLines` checks each exactly as `read_events`
 does, so reading stops at the line the reader stops at; a torn tail (no newline yet) is never read.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from .. import portable
 from ..journal.events import Event
-from ..journal.index import CheckedLines
 from ..journal.lines import Lines
+from ..journal.offsets import CheckedLines
 from ..journal.reader import open_for_reading
 from ..journal.verdict import Stop
 from . import FleetError

@@ -313,4 +313,24 @@ claims = never_a_line
 WRITE_TOOLS: frozenset[str] = frozenset()
 
 
-FORMAT = Format.of(__name__, AiderTranslator, exporter=Follower, hidden_folders=False, own_folder=False)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=AiderTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    suffix=SUFFIX,
+    claims_file=claims_file,
+    export=export,
+    exporter=Follower,
+    hidden_folders=False,
+    own_folder=False,
+    unrecorded=UNRECORDED,
+    where=WHERE,
+)

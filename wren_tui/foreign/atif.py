@@ -500,4 +500,17 @@ def is_session_file(path: Path) -> bool:
 WRITE_TOOLS = None
 
 
-FORMAT = Format.of(__name__, AtifTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=AtifTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    frames=frames,
+)

@@ -376,7 +376,7 @@ def never_a_line(_line: dict[str, Any]) -> bool:
 
 
 class ExportAll(Protocol):
-    def __call__(self, path: Path, said: list[str] | None = None) -> dict[Path, bytes]: ...
+    def __call__(self, path: Path, said: list[str] | None = None, /) -> dict[Path, bytes]: ...  # positional: any name
 
 
 @dataclass(frozen=True)
@@ -384,7 +384,8 @@ class Format:
     """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
     translate them, and what the agent's calls are. The commands, search and the viewer ask this, never a name.
 
-    A format module declares one with `Format.of`, from its own names for the fields.
+    A format module declares one explicitly, `FORMAT = Format(name=NAME, label=LABEL, ...)`, each field
+    named, so that mypy checks every one and a search for a field's name finds where it is given.
     """
 
     name: str  # as --agent takes it: claude, codex, pi
@@ -442,12 +443,16 @@ class Format:
     # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
     where: str | None = None
 
+    # Deprecated: each format module in wren_tui/foreign/ builds its Format explicitly. Kept while a format
+    # module written against it is merged (a branch of this round adds one); then removed, with the test of it
+    # in tests/tui/test_toy_format.py (a forgotten field is then mypy's and Python's TypeError).
     @classmethod
     def of(cls, module: str, translator: Callable[[], Translator], **fields: Any) -> Format:
-        """The format the module named `module` declares, each field by the module's own name for it: a constant
-        in capitals (NAME, LABEL, ENV, MAPPED, SKIPPED and WRITE_TOOLS, which every format has; SUFFIX,
-        UNRECORDED, WHERE, ...), a function by the field's name (claims, root and session_id, which every format
-        has; node_of, is_session_file, tokens_of, totals, claims_file, export, ...); `fields`: any other.
+        """Deprecated (see above). The format the module named `module` declares, each field by the module's
+        own name for it: a constant in capitals (NAME, LABEL, ENV, MAPPED, SKIPPED and WRITE_TOOLS, which every
+        format has; SUFFIX, UNRECORDED, WHERE, ...), a function by the field's name (claims, root and session_id,
+        which every format has; node_of, is_session_file, tokens_of, totals, claims_file, export, ...); `fields`:
+        any other.
 
         Raises:
             KeyError: the module lacks a name every format has (a forgotten WRITE_TOOLS is no silent default).

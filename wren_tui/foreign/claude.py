@@ -286,4 +286,18 @@ totals = field_reader(_Cost, b'"cost-state"', _total, None)
 WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
 
 
-FORMAT = Format.of(__name__, ClaudeTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=ClaudeTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    node_of=node_of,
+    is_session_file=is_session_file,
+    totals=totals,
+)

@@ -255,4 +255,19 @@ claims = never_a_line
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("run_commands", "write_to_file", "replace_in_file", "editor"))
 
-FORMAT = Format.of(__name__, ClineTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=ClineTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    suffix=SUFFIX,
+    claims_file=claims_file,
+    export=export,
+)

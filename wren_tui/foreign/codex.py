@@ -440,4 +440,16 @@ def totals(data: bytes) -> int | None:
 WRITE_TOOLS = frozenset(("exec_command", "local_shell", "apply_patch", "write_stdin"))
 
 
-FORMAT = Format.of(__name__, CodexTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=CodexTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    totals=totals,
+)

@@ -224,4 +224,19 @@ claims = never_a_line
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit"))
 
-FORMAT = Format.of(__name__, ContinueTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=ContinueTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    suffix=SUFFIX,
+    claims_file=claims_file,
+    export=export,
+)

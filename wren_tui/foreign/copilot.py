@@ -221,4 +221,17 @@ tokens_of = field_reader(_UsageLine, b'"session.usage_record"', _tokens, 0)
 WRITE_TOOLS = frozenset(("bash", "create", "edit"))
 
 
-FORMAT = Format.of(__name__, CopilotTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=CopilotTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    tokens_of=tokens_of,
+)

@@ -321,4 +321,17 @@ def claims(line: dict[str, Any]) -> bool:
 WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 
 
-FORMAT = Format.of(__name__, GeminiTranslator, open_calls_recorded=False)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=GeminiTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    open_calls_recorded=False,
+)

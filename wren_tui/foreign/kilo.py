@@ -59,4 +59,23 @@ is_session_file = opencode.is_session_file
 tokens_of = opencode.tokens_of
 claims = never_a_line
 
-FORMAT = Format.of(__name__, opencode.OpenCodeTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=opencode.OpenCodeTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    tokens_of=tokens_of,
+    suffix=SUFFIX,
+    claims_file=claims_file,
+    export=export,
+    export_all=export_all,
+    exporter=exporter,
+    where=WHERE,
+)

@@ -215,4 +215,17 @@ tokens_of = field_reader(_UsageLine, b'"token_usage"', _tokens, 0)
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("Shell", "WriteFile", "StrReplaceFile", "Patch"))
 
-FORMAT = Format.of(__name__, KimiTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=KimiTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    tokens_of=tokens_of,
+)

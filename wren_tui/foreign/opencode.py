@@ -46,7 +46,7 @@ from .base import (
     never_a_line,
     split_member,
 )
-from .snapshot import SQLITE_HEADER, Key, Snapshot, borrowed, kept, snapshot, tables_in_file
+from .snapshot import SQLITE_HEADER, DatabaseCopy, Key, borrowed, kept, snapshot, tables_in_file
 
 NAME = "opencode"
 LABEL = "OpenCode"
@@ -196,7 +196,7 @@ def _an(label: str) -> str:
 
 
 def export(
-    path: Path, snap: Snapshot | None = None, progress: Progress | None = None, schema: Schema = OPENCODE
+    path: Path, snap: DatabaseCopy | None = None, progress: Progress | None = None, schema: Schema = OPENCODE
 ) -> bytes:
     """The session `path` names, as lines (one per event row, each saying what it adds), from a private copy."""
     db, session = split_member(path)
@@ -222,12 +222,12 @@ class Follower:
     def __init__(self, path: Path, schema: Schema = OPENCODE) -> None:
         self.path = path
         self.schema = schema
-        self._snap: Snapshot | None = None
+        self._snap: DatabaseCopy | None = None
         self._keys: tuple[Key, Key] | None = None
         self._last = b""
 
     @property
-    def snap(self) -> Snapshot:
+    def snap(self) -> DatabaseCopy:
         if self._snap is None:  # at the first export: the copy recognising and naming the session took, if still right
             self._snap = borrowed(split_member(self.path)[0])
         return self._snap
@@ -247,7 +247,7 @@ def exporter(path: Path) -> Follower:
     return Follower(path)
 
 
-def export_tail(path: Path, least: int, snap: Snapshot | None = None, schema: Schema = OPENCODE) -> Tail | None:
+def export_tail(path: Path, least: int, snap: DatabaseCopy | None = None, schema: Schema = OPENCODE) -> Tail | None:
     """The session's last rows as `export` gives them, about `least` bytes of rows or more, read newest first.
 
     The rows are cut where a user's message starts a turn (its first row: OpenCode records the
@@ -791,4 +791,23 @@ claims = never_a_line
 WRITE_TOOLS = frozenset(("bash", "write", "edit", "patch", "multiedit"))
 
 
-FORMAT = Format.of(__name__, OpenCodeTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=OpenCodeTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    tokens_of=tokens_of,
+    suffix=SUFFIX,
+    claims_file=claims_file,
+    export=export,
+    export_all=export_all,
+    exporter=exporter,
+    where=WHERE,
+)

@@ -251,4 +251,17 @@ tokens_of = field_reader(_UsageLine, b'"usage"', _tokens, 0)
 WRITE_TOOLS = frozenset(("bash", "write", "edit"))
 
 
-FORMAT = Format.of(__name__, PiTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=PiTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    node_of=node_of,
+    tokens_of=tokens_of,
+)

@@ -233,4 +233,18 @@ tokens_of = field_reader(_UsageLine, b'"usageMetadata"', _tokens, 0)
 WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 
 
-FORMAT = Format.of(__name__, QwenTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=QwenTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    node_of=node_of,
+    is_session_file=is_session_file,
+    tokens_of=tokens_of,
+)

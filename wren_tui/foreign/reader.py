@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from ..journal import lines as scanner
 from ..journal.events import Event
-from ..journal.index import CHUNK, Chunk
 from ..journal.lines import Scan
+from ..journal.offsets import CHUNK, Chunk
 from ..journal.verdict import ReadVerdict, Stop
 from ..portable import pread
 from .base import BadLine, Format, Frames, Node, Skipped, Translated, Translator

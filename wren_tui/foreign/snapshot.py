@@ -95,7 +95,7 @@ def _copy(source: Path, target: Path) -> None:
         os.close(fd)
 
 
-class Snapshot:
+class DatabaseCopy:
     """Consistent private copies of the database at `db`, taken again when asked (`query`)."""
 
     def __init__(self, db: Path) -> None:
@@ -405,8 +405,8 @@ def sweep_dead_copies(folder: str | None = None) -> list[Path]:
 
 
 @contextlib.contextmanager
-def snapshot(db: Path) -> Iterator[Snapshot]:
-    snap = Snapshot(db)
+def snapshot(db: Path) -> Iterator[DatabaseCopy]:
+    snap = DatabaseCopy(db)
     try:
         yield snap
     finally:
@@ -415,11 +415,11 @@ def snapshot(db: Path) -> Iterator[Snapshot]:
 
 # The last copy taken, kept for the next reader of the same database: recognising a database, naming its
 # session and opening it in the viewer read one copy, not one each (copying is what opening a big one costs).
-_kept: Snapshot | None = None
+_kept: DatabaseCopy | None = None
 _keeping = threading.Lock()
 
 
-def borrowed(db: Path) -> Snapshot:
+def borrowed(db: Path) -> DatabaseCopy:
     """A snapshot of `db`, the one last `given_back` when it is of the same database (its copy is kept while
     the database is unchanged); the caller owns it until it gives it back, or closes it."""
     global _kept
@@ -429,10 +429,10 @@ def borrowed(db: Path) -> Snapshot:
         return snap
     if snap is not None:
         snap.close()
-    return Snapshot(db)
+    return DatabaseCopy(db)
 
 
-def give_back(snap: Snapshot) -> None:
+def give_back(snap: DatabaseCopy) -> None:
     global _kept
     with _keeping:
         earlier, _kept = _kept, snap
@@ -440,7 +440,7 @@ def give_back(snap: Snapshot) -> None:
         earlier.close()
 
 
-_live: weakref.WeakSet[Snapshot] = weakref.WeakSet()
+_live: weakref.WeakSet[DatabaseCopy] = weakref.WeakSet()
 
 
 @atexit.register
@@ -451,7 +451,7 @@ def _forget() -> None:
 
 
 @contextlib.contextmanager
-def kept(db: Path) -> Iterator[Snapshot]:
+def kept(db: Path) -> Iterator[DatabaseCopy]:
     """`snapshot`, through the copy kept for the next reader (`borrowed`, then `give_back`)."""
     snap = borrowed(db)
     try:

@@ -1,7 +1,7 @@
 """The one line scanner: whole lines of a file in runs, and where and why a reading of them stops.
 
 Every reader of JSON Lines takes its lines from here: a Wren journal's (`reader.read_events`,
-`scan_events`, `Tail`), the viewer's index (`index.LineScanner`), other agents' files
+`scan_events`, `Tail`), the viewer's line offsets (`offsets.LineScanner`), other agents' files
 (`foreign.reader`), search's raw pass (`search.wren`) and the fleet's remote reader
 (`fleet.remote`, fed whole lines from the stream). The scanner owns what they all must say alike:
 

@@ -175,7 +175,7 @@ class _Lines(Scan):
 
     The scanner's hook for a Wren journal (see `lines`): each run of lines is checked whole by the
     fast path, or line by line as `_parse_line` reads each. `offset`, `lineno` and `prev_seq` may
-    start anywhere a line starts (the viewer's index, the fleet's reader read from the middle):
+    start anywhere a line starts (the viewer's line offsets, the fleet's reader read from the middle):
     a stop's line number is then counted from the file's start, and seq must go on increasing.
     """
 

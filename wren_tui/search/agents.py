@@ -102,7 +102,7 @@ def sessions_of(
     Wren's are read from `journals`, the others' from their own folders; `named` (the folder --dir
     names) is every agent's folder instead. `skipped` receives a sentence for each folder that
     could not be listed. `recall` says which files of `named` are Wren journals without their first bytes
-    being read (`index.Snapshot.wren_as_read`: the index read them so and they have not changed since).
+    being read (`index.IndexRead.wren_as_read`: the index read them so and they have not changed since).
     """
     places = Places(journals, named, [] if skipped is None else skipped, recall)
     if agent != "all":

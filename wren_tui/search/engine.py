@@ -18,7 +18,7 @@ from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
 from ..journal.verdict import Stop
 from .choices import Role
-from .index import Snapshot
+from .index import IndexRead
 from .query import Query
 from .sources import Item, Resumable, SearchSource
 
@@ -81,7 +81,7 @@ def search(
     filters: Filters = Filters(),  # frozen, never changed
     *,
     cancelled: Callable[[], bool] = lambda: False,
-    index: Snapshot | None = None,
+    index: IndexRead | None = None,
     quiet: bool = False,
     first: bool = False,
 ) -> Iterator[Found]:

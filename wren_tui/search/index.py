@@ -351,7 +351,7 @@ class Answer:
     saved: Saved | None = None  # grown: where the reading of the rest goes on from
 
 
-class Snapshot:
+class IndexRead:
     """One read of the index, for one query: each file's candidates, in one read transaction held to `close`.
 
     The index is in WAL mode: the transaction sees the index as it was when it began, while another

@@ -270,7 +270,7 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     """Bring the index up to date with `sources`; how many files were read. Forget the files at `forget`
     (None: every file the index knows that is not among `sources` and no longer there).
 
-    `wren search` asks a `Snapshot` which sessions are stale (and which are gone) first, and gives only
+    `wren search` asks a `IndexRead` which sessions are stale (and which are gone) first, and gives only
     those. Files are written a few at a time in one transaction (each file whole or not at all),
     committed every half second or so: a kill loses at most that, never makes the index wrong. A
     file that cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.

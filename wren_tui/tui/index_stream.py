@@ -1,8 +1,8 @@
 """The browser's search read from the index as the full-text table gives it, so the first hits show at once.
 
-`Snapshot.load` (what `wren search` does) asks the full-text table for every candidate before the
+`IndexRead.load` (what `wren search` does) asks the full-text table for every candidate before the
 first session is answered: over 1,000 Wren journals, a phrase of common words takes most of a
-second. The viewer wants the first hit within 50 ms, so `StreamedSnapshot` keeps the table's
+second. The viewer wants the first hit within 50 ms, so `StreamedRead` keeps the table's
 answer as a cursor, in rowid order, and reads it only as far as the session being answered needs:
 a file's candidates are all known once the cursor is past the file's last item. Items are stored
 file after file as the indexer read them (newest first, the order search answers in), so the newest
@@ -14,7 +14,7 @@ The candidates of each file are the same as `load` gives (the rows of the same q
 read transaction), so `answer`, and search's hits, are the same: only when they are read changes.
 
 `WarmIndex` keeps the index open on a thread of its own and, at `/`, begins the next search's read
-transaction and reads what the index knows of each file while the pattern is typed (`Snapshot.begin`:
+transaction and reads what the index knows of each file while the pattern is typed (`IndexRead.begin`:
 over 2,000 files, 7 ms at Enter otherwise). A search started within PREPARED_SECONDS uses it: the
 index as it was at `/`. That is as right as a read begun at Enter: a file changed or indexed again
 since is not as that read knows it (its device, inode, size and time differ), so it is read from the
@@ -33,7 +33,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..search.index import Answer, Snapshot, connect_read, index_path, phrase
+from ..search.index import Answer, IndexRead, connect_read, index_path, phrase
 from ..search.query import Query
 
 # Seconds the cursor is read on for one file; a file it has not passed by then is asked for alone (its own
@@ -44,8 +44,8 @@ READ_ON = 0.005
 PREPARED_SECONDS = 30.0
 
 
-class StreamedSnapshot(Snapshot):
-    """A `Snapshot` whose candidates are read from the full-text table as the files are answered, in order."""
+class StreamedRead(IndexRead):
+    """A `IndexRead` whose candidates are read from the full-text table as the files are answered, in order."""
 
     def __init__(self, db: sqlite3.Connection, query: Query) -> None:
         super().__init__(db, query)
@@ -53,7 +53,7 @@ class StreamedSnapshot(Snapshot):
         self._at = 0  # the cursor's last rowid: every candidate up to it is in `candidates`
         self._done = False  # the cursor is at its end: every candidate is known
         self._alone: set[int] = set()  # files asked for alone: the cursor's rows of them are left out
-        # What the index is asked, as `Snapshot.load` asks it: the pair table for a pattern of whole words, else
+        # What the index is asked, as `IndexRead.load` asks it: the pair table for a pattern of whole words, else
         # the trigram table for its longest literal piece (None: the index cannot narrow this pattern).
         self._asked: tuple[str, str] | None = (
             ("pairs", self.pairs)
@@ -174,12 +174,12 @@ class WarmIndex:
             self._jobs.put(None)
             self._thread = None
 
-    def snapshot(self, db: sqlite3.Connection | None, query: Query) -> StreamedSnapshot | None:
+    def snapshot(self, db: sqlite3.Connection | None, query: Query) -> StreamedRead | None:
         """On the thread: the index read for `query`, in the read begun at `/` if recent; None: read the files."""
         prepared, self._prepared = self._prepared, None
         if db is None:
             return None
-        snapshot = StreamedSnapshot(db, query)
+        snapshot = StreamedRead(db, query)
         if prepared is not None and db.in_transaction:
             if time.monotonic() - prepared[0] <= PREPARED_SECONDS:
                 snapshot.rows = prepared[1]
@@ -194,7 +194,7 @@ class WarmIndex:
         self._end_prepared(db)
         if db is None:
             return
-        snapshot = Snapshot(db, _ANY)
+        snapshot = IndexRead(db, _ANY)
         if snapshot.begin():
             self._prepared = (time.monotonic(), snapshot.rows)
 

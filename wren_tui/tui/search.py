@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 
 from ..journal.events import Delta, Event, Message, describe
-from ..journal.index import CHUNK
+from ..journal.offsets import CHUNK
 from .sources import SessionSource
 from .timeline import Timeline
 

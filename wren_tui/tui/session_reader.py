@@ -24,7 +24,7 @@ from ..foreign import FORMATS
 from ..foreign.listing import ending
 from ..journal.errors import JournalError
 from ..journal.events import Event
-from ..journal.index import Chunk
+from ..journal.offsets import Chunk
 from ..journal.timing import duration
 from ..journal.verdict import Stop
 from . import strings
@@ -45,7 +45,7 @@ FOREIGN_INDEX_AFTER_S = 0.2
 # Of a session opened tail first, how much of the index's progress is making its whole export (about
 # as long as reading it after).
 _WHOLE_SHARE = 0.4
-# Chunks (of journal.index.CHUNK bytes) between two progress reports of the background index.
+# Chunks (of journal.offsets.CHUNK bytes) between two progress reports of the background index.
 _PROGRESS_EVERY = 16
 
 Cancelled = Callable[[], bool]

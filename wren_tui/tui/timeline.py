@@ -38,7 +38,7 @@ from ..journal.events import (
     UnknownEvent,
     Usage,
 )
-from ..journal.index import Chunk
+from ..journal.offsets import Chunk
 from ..journal.store import parse_ts
 from ..journal.timing import TimeSpent
 

@@ -32,7 +32,7 @@ from ...search.engine import Found, Hit, Searched, search
 from ...search.query import Query
 from ...search.sources import SearchSource
 from .. import strings
-from ..index_stream import StreamedSnapshot, WarmIndex
+from ..index_stream import StreamedRead, WarmIndex
 from ..text import shorten
 
 # The sessions to search, made on the search's thread (newest first, as `wren search` orders them).
@@ -159,7 +159,7 @@ class SearchResults(Vertical):
             with contextlib.suppress(RuntimeError):
                 self._app.call_from_thread(self._app.call_later, fail)
 
-    def _search(self, index: StreamedSnapshot | None, run: _Run, query: Query, sources: Listing) -> None:
+    def _search(self, index: StreamedRead | None, run: _Run, query: Query, sources: Listing) -> None:
         """The search's thread: the sessions listed, each answered from the index (or read), in batches to the UI."""
         cancelled = run.cancelled.is_set
         if cancelled():

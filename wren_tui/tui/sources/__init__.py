@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ...journal.events import Event
-from ...journal.index import Chunk
+from ...journal.offsets import Chunk
 from ...journal.verdict import Stop
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from ...foreign.exported import memory_file
 from ...foreign.reader import LineIndex, count_lines
 from ...foreign.snapshot import companions
 from ...journal.errors import JournalError
-from ...journal.index import tail_span
+from ...journal.offsets import tail_span
 from ...journal.store import parse_ts
 from ...portable import pread, pwrite
 from ..tailing import WatchMode, watch_folder

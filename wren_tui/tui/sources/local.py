@@ -14,8 +14,8 @@ from pathlib import Path
 from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, fork
-from ...journal.index import LineScanner, decode_at, decode_span, tail_span
 from ...journal.locks import fd_holder, lock_holder
+from ...journal.offsets import LineScanner, decode_at, decode_span, tail_span
 from ...journal.reader import open_for_reading
 from ...journal.store import session_id_of
 from ...portable import pread

@@ -27,7 +27,7 @@ from ...fleet.remote import SILENT_AFTER_S, Fleet, ReadFrom, RemoteChunk, Remote
 from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, fork_from_lines
-from ...journal.index import CHUNK, CheckedLines, Chunk
+from ...journal.offsets import CHUNK, CheckedLines, Chunk
 from ...journal.reader import decode_line
 from ...journal.store import parse_ts
 from ...journal.verdict import Stop

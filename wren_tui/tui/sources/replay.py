@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...journal.events import Event
-from ...journal.index import Chunk
+from ...journal.offsets import Chunk
 from ...journal.verdict import Stop
 from . import Arrival, LineReader, SessionSource, Whereabouts
 
