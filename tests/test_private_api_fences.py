@@ -105,6 +105,24 @@ def test_textuals_footer_key_still_has_what_the_fitting_footer_measures() -> Non
     assert callable(Footer.compose)
 
 
+def test_textuals_on_decorator_still_records_a_classs_handlers_in_decorated_handlers_by_message_type() -> None:
+    # wren_tui/tui/messages.py: is_pane reads a widget class's `_decorated_handlers` (Textual's private table of
+    # its `@on(...)` handlers) to tell a pane that handles a pane message by `@on` rather than by name.
+    from textual import on
+    from textual.message import Message
+    from textual.widget import Widget
+
+    class Ping(Message):
+        pass
+
+    class Handles(Widget):
+        @on(Ping)
+        def pinged(self, message: Ping) -> None: ...
+
+    table = vars(Handles).get("_decorated_handlers")
+    assert isinstance(table, dict) and Ping in table
+
+
 def test_nats_pys_protocol_queue_is_still_a_coroutine_taking_the_bytes_of_a_command() -> None:
     # wren_tui/fleet/batch.py: an atomic batch's plain messages go straight to Client._send_command.
     pytest.importorskip("nats", reason="the fleet extra is not installed")

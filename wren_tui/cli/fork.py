@@ -19,7 +19,6 @@ from ..journal.forking import (
     fork_listing,
     fork_points,
     fork_with_files,
-    workspace_target,
 )
 from ..journal.reader import read_events
 from ..journal.snapshots import THINNED, PointChange, SnapshotError
@@ -79,9 +78,10 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
         if args.workspace:
             raise UsageError("--workspace needs SEQ: the point whose files to write")
         return _list(path, args.json)
-    target = _target(args.workspace, (path.parent, folder_of(args))) if args.workspace else None
     try:
-        made = fork_with_files(path, args.seq, target)
+        made = fork_with_files(path, args.seq, args.workspace or None, journals=(folder_of(args),))
+    except WorkspaceRefused as exc:
+        raise UsageError(str(exc)) from None
     except NotAForkPoint as exc:
         if exc.past_stop and exc.stop is not None:
             # No point lies past where the journal stops: say where and why, then the points before it.
@@ -94,7 +94,7 @@ def cmd_fork(args: argparse.Namespace) -> Exit:
             f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
             "the journal to a folder you can write and fork it there"
         ) from None
-    forked, restored = made.forked, made.files_restored
+    forked, target, restored = made.forked, made.workspace, made.files_restored
     if args.json:
         print_json(
             {
@@ -133,14 +133,6 @@ def _wren_journal(folder: Path, ref: str) -> Path | None:
     except SessionNotFound:
         return None
     return path if path.suffix == SUFFIX and starts_as_journal(path) else None
-
-
-def _target(given: str, journals: tuple[Path, ...]) -> Path:
-    """--workspace DIR, absolute, new or empty (`forking.workspace_target`); a refusal is a usage error."""
-    try:
-        return workspace_target(given, journals)
-    except WorkspaceRefused as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _list(path: Path, as_json: bool) -> Exit:

@@ -153,6 +153,7 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
             only=args.only,
             max_viewers=args.max_viewers,
         )
+    from ..tui import strings
     from ..tui.app import WrenApp
 
     # Another agent's session forks into the journals folder (--dir, WREN_DIR or the default), never beside it.
@@ -170,7 +171,7 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
     if not args.pick:
         return Exit.OK
     if picked is None:
-        raise CommandFailed("no fork point picked")
+        raise CommandFailed(strings.PICKED_NOTHING)
     out(f"{picked.session} {picked.seq}")
     if picked.stop is not None and not picked.stop.torn and session is not None:
         raise Unreadable(session, picked.stop)

@@ -276,19 +276,25 @@ def workspace_target(given: str | os.PathLike[str], journals: Iterable[Path]) ->
     return target
 
 
-def fork_with_files(parent: Path, seq: int, target: Path | None) -> ForkedWithFiles:
-    """`fork`, with the workspace's files as they were at `seq` written into `target` first (when given).
+def fork_with_files(
+    parent: Path, seq: int, workspace: str | os.PathLike[str] | None, *, journals: Iterable[Path] = ()
+) -> ForkedWithFiles:
+    """`fork`, with the workspace's files as they were at `seq` written into the folder `workspace` first (when given).
 
-    The order: a new id free beside the parent; the journal read for the snapshot of the files at
-    the point; the snapshot written into `target` (`workspace_target` checked it); then the fork,
-    which records the folder and the snapshot. A point that is no clean point is `fork`'s to refuse
-    (listing the points), so its files are looked for only at a clean one.
+    The order: the folder checked before anything is written (`workspace_target`: new or empty, no
+    link, outside the parent's folder, `journals` and their snapshot stores); a new id free beside
+    the parent; the journal read for the snapshot of the files at the point; the snapshot written
+    into the folder; then the fork, which records the folder and the snapshot. A point that is no
+    clean point is `fork`'s to refuse (listing the points), so its files are looked for only at a
+    clean one.
 
     Raises:
+        WorkspaceRefused: the folder is refused; nothing was read or written.
         FilesNotForked: the files at `seq` cannot be restored (no snapshot holds them, or they were
             thinned from the store), or the store failed; nothing was forked.
         NotAForkPoint, JournalError, OSError: as `fork`.
     """
+    target = workspace_target(workspace, (parent.parent, *journals)) if workspace is not None else None
     new_id = new_session_id()
     while (parent.parent / f"{new_id}{SUFFIX}").exists():
         new_id = new_session_id()

@@ -68,7 +68,8 @@ def is_pane(widget_type: type[Widget]) -> bool:
     for cls in widget_type.__mro__:
         if names & vars(cls).keys():
             return True
-        # Textual's table of `@on(...)` handlers of the class, by message type.
+        # Textual's table of `@on(...)` handlers of the class, by message type: a private name (textual is capped
+        # in pyproject.toml; tests/test_private_api_fences.py holds it).
         decorated = vars(cls).get("_decorated_handlers") or {}
         if any(kind in decorated for kind in PANE_MESSAGES):
             return True

@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from ...journal.errors import JournalError
-from ...journal.forking import FilesNotForked, changes_since_points, fork_points, fork_with_files, workspace_target
+from ...journal.forking import FilesNotForked, changes_since_points, fork_points, fork_with_files
 from ...journal.reader import read_events
 from ...journal.snapshots import SnapshotError, Store, files_at, last_snapshot, store_of
 from ...journal.store import journals_dir, session_id_of, write_problem
@@ -28,8 +28,7 @@ from . import Answer, Changes, Diff, Failed, ForkMade
 
 def fork(journal: Path, seq: int, given: str) -> ForkMade | Failed:
     try:
-        target = workspace_target(given, (journal.parent, journals_dir(None)))
-        made = fork_with_files(journal, seq, target)
+        made = fork_with_files(journal, seq, given, journals=(journals_dir(None),))
     except (FilesNotForked, JournalError) as exc:
         return Failed(str(exc))
     except OSError as exc:
@@ -37,8 +36,8 @@ def fork(journal: Path, seq: int, given: str) -> ForkMade | Failed:
             f"{write_problem(journal.parent, exc)}, so the fork (written beside {journal.name}) was not made; copy "
             "the journal to a folder you can write and fork it there"
         )
-    assert made.files_restored is not None
-    return ForkMade(made.forked.id, str(made.forked.path), str(target), made.files_restored)
+    assert made.workspace is not None and made.files_restored is not None
+    return ForkMade(made.forked.id, str(made.forked.path), str(made.workspace), made.files_restored)
 
 
 def changes(journal: Path) -> Changes:
