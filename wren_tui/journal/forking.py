@@ -197,9 +197,8 @@ def fork(
         else:
             final = folder / f"{new_id}{SUFFIX}"
             tmp = folder / f".{new_id}{SUFFIX}.tmp"
-        out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
-        copier = _Copier(src, out, ops)
-        try:
+        with _new_journal(tmp, final, ops) as out:
+            copier = _Copier(src, out, ops)
             try:
                 sure, prefix_len = _scanned_line_end(src, seq, copier.copy_to)
                 if not sure:
@@ -212,16 +211,25 @@ def fork(
             _copy_range(src, out, copied, prefix_len, ops)
             marker = Fork(from_=parent_id, at_seq=seq, workspace=workspace, snapshot=snapshot)
             _write_all(ops, out, encode_line(marker, seq + 1, now_ts()))
-            ops.fsync(out)
-        except BaseException:
-            ops.close(out)
-            tmp.unlink(missing_ok=True)
-            raise
-        ops.close(out)
     finally:
         os.close(src)
-    put_in_place(tmp, final, ops)
     return Forked(new_id, final, parent_id, seq)
+
+
+@contextlib.contextmanager
+def _new_journal(tmp: Path, final: Path, ops: FileOps) -> Iterator[int]:
+    """A new journal written at `tmp`: fsynced, closed and put in place at `final` when the block ends, closed
+    and removed when it raises; so a crash or an error leaves either no fork or a whole one."""
+    out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
+    try:
+        yield out
+        ops.fsync(out)
+    except BaseException:
+        ops.close(out)
+        tmp.unlink(missing_ok=True)
+        raise
+    ops.close(out)
+    put_in_place(tmp, final, ops)
 
 
 class FilesNotForked(JournalError):
@@ -383,19 +391,11 @@ def fork_from_lines(
     ops = ops or FileOps()
     _ensure_dir(folder, ops)
     new_id, final, tmp = fresh_journal(folder)
-    out = ops.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY | O_CLOEXEC, 0o600)
-    try:
+    with _new_journal(tmp, final, ops) as out:
         found = _write_prefix(lines, seq, out, ops, parent)
         if isinstance(found, NotAForkPoint):
             raise found
         _write_all(ops, out, encode_line(Fork(from_=parent, at_seq=seq), seq + 1, now_ts()))
-        ops.fsync(out)
-    except BaseException:
-        ops.close(out)
-        tmp.unlink(missing_ok=True)
-        raise
-    ops.close(out)
-    put_in_place(tmp, final, ops)
     return Forked(new_id, final, parent, seq)
 
 
