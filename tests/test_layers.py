@@ -66,7 +66,7 @@ WRITE_CHILD = "wren_tui.tui.write.__main__"
 # each listed with why; any other fails the layer test. The rewind: its preview and question are
 # `wren rewind`'s own (cli/rewind.py), not yet a library call the viewer's child could make.
 CLI_CHILD = "wren_tui.__main__"
-CLIMBS = {"wren_tui.tui.rewind_child (tui) imports wren_tui.__main__ (main)"}
+CLIMBS = {"wren_tui.tui.wren_child (tui) imports wren_tui.__main__ (main)"}
 # A session kept in a database or in Markdown is read through private places of Wren's own, never
 # the agent's files: its export in an anonymous in-memory file (memfd: os.write, os.pwrite), and a
 # database's copy in a temporary folder Wren makes and removes (`foreign.snapshot`).

@@ -4,7 +4,7 @@ The viewer itself opens no file for writing and starts no program that writes: a
 files, and what reading the snapshot store needs (what changed since each point, the diff of a
 point's files), run in a child (`tui/write/__main__.py`), which prints one typed answer (a
 msgspec Struct of `tui/write/__init__.py`, as JSON) that is read back here as the same type. A
-rewind still runs `wren rewind` itself (`tui/rewind_child.py`).
+rewind still runs `wren rewind` itself (`tui/wren_child.py`).
 """
 
 from __future__ import annotations

@@ -23,11 +23,11 @@ from ...journal.forking import ForkPoint, preview
 from ...journal.store import project_of
 from ...journal.verdict import Stop
 from .. import strings
-from ..rewind_child import run_wren
 from ..session_reader import Cancelled, SessionReader
 from ..sources import ForeignSource, SessionSource
 from ..sources.local import LocalJournal
 from ..text import shorten
+from ..wren_child import run_wren
 from ..write import Failed
 from ..write_child import fork_with_files
 from .dialogs import Confirm, Notice

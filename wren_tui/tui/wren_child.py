@@ -1,8 +1,9 @@
-"""`wren rewind` run as a child of the viewer: its preview and question are the command's own (cli/rewind.py).
+"""`wren ARGS` run as a child of the viewer: the one place it starts the whole CLI (`python -m wren_tui`).
 
-The one place the viewer starts the whole CLI (`python -m wren_tui`), listed as a climb in
-tests/test_layers.py; a fork with files and the snapshot store's reads go through the viewer's
-own child instead (`tui/write_child.py`).
+Used for `wren rewind`, whose preview and question are the command's own (cli/rewind.py, not yet a
+library call). It is a climb from the viewer to the CLI, listed in tests/test_layers.py (`CLIMBS`);
+a fork with files and the snapshot store's reads go through the viewer's own child instead
+(`tui/write_child.py`).
 """
 
 from __future__ import annotations
