@@ -7,14 +7,18 @@ as the fork picker and the fork flow ask it, and each typed answer is held again
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+
+import msgspec
 
 from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import Fork
 from wren_tui.journal.reader import read_events
-from wren_tui.tui.write import Diff, Failed, ForkMade
+from wren_tui.tui.write import Answer, Diff, Failed, ForkMade
 from wren_tui.tui.write_child import diff_files, files_changed, fork_with_files
 
 
@@ -67,3 +71,12 @@ def test_a_question_the_child_does_not_know_is_answered_failed_not_a_crash(tmp_p
     assert answer == {}
     said = diff_files(gone, 2)
     assert isinstance(said, Failed) and str(gone) in said.said
+    # Asked by hand, as `python -m wren_tui.tui.write`: a question it does not know is one sentence, exit 0.
+    for words in (["diff", str(journal), "two"], ["rewind", str(journal), "2"], []):
+        done = subprocess.run(
+            [sys.executable, "-m", "wren_tui.tui.write", *words], capture_output=True, timeout=60, check=False
+        )
+        assert done.returncode == 0 and done.stderr == b"", words
+        assert msgspec.json.decode(done.stdout, type=Answer) == Failed(
+            f"not a question of the viewer's child: {' '.join(words)}"
+        )

@@ -66,11 +66,11 @@ def diff(journal: Path, seq: int) -> Diff | Failed:
 
 def answer(args: Sequence[str]) -> Answer:
     match list(args):
-        case ["fork", journal, seq, target]:
+        case ["fork", journal, seq, target] if seq.isdigit():
             return fork(Path(journal), int(seq), target)
         case ["changes", journal]:
             return changes(Path(journal))
-        case ["diff", journal, seq]:
+        case ["diff", journal, seq] if seq.isdigit():
             return diff(Path(journal), int(seq))
     return Failed(f"not a question of the viewer's child: {' '.join(args)}")
 
