@@ -235,7 +235,7 @@ def _new_journal(tmp: Path, final: Path, ops: FileOps) -> Iterator[int]:
 class FilesNotForked(JournalError):
     """A fork with files not made: the point's files cannot be restored, or the snapshot store failed.
 
-    Nothing was forked and nothing was written into the target folder's place.
+    Nothing was forked. The sentence names `wren fork`'s options, as the command and the viewer say it.
     """
 
 
