@@ -1,5 +1,5 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, Kimi CLI, OpenCode,
-Kilo Code CLI, aider, Continue, Cline), read as Wren events: the foreign layer.
+Kilo Code CLI, aider, Continue, Cline, Mistral Vibe), read as Wren events: the foreign layer.
 
 Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
 contract the commands, search and the viewer ask: how to translate its lines into Wren's events
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.foreign` alone loads no reader
     from ..journal.errors import NotASession
-    from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen  # noqa: F401
+    from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen, vibe  # noqa: F401
     from .base import BadLine, Format, Skipped, Translated, Translator, split_member  # noqa: F401
     from .kinds import DOCUMENTS, Kind, detect, detect_head, identify, kind_of, what_wren_opens, write_tools
 
@@ -100,6 +100,7 @@ FORMATS: Registry = Registry(
         "aider": ("aider", "aider", "AIDER_CHAT_HISTORY_FILE"),
         "continue": ("continuecli", "Continue", "CONTINUE_GLOBAL_DIR"),
         "cline": ("cline", "Cline", "CLINE_DIR"),
+        "vibe": ("vibe", "Mistral Vibe", "VIBE_HOME"),
     }
 )
 # What a file is when no format claims it: a Wren journal (by a line or its name), or none Wren knows.
@@ -109,7 +110,7 @@ UNKNOWN: Literal["unknown"] = "unknown"
 
 # The format modules, each imported when first asked for (by FORMATS, or as `foreign.claude`).
 _READERS = frozenset(("aider", "claude", "cline", "codex", "continuecli", "copilot", "gemini", "kilo", "kimi"))
-_READERS |= {"opencode", "pi", "qwen"}
+_READERS |= {"opencode", "pi", "qwen", "vibe"}
 
 
 # The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`base`).
