@@ -24,7 +24,7 @@ from ..journal.snapshots import (
     point_changes,
     store_of,
 )
-from ..journal.store import SUFFIX, new_session_id, session_id_of, starts_as_journal, write_problem
+from ..journal.store import SESSION_ID, SUFFIX, new_session_id, session_id_of, starts_as_journal, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
@@ -162,7 +162,8 @@ def _wren_journal(folder: Path, ref: str) -> Path | None:
         path = resolve_journal(folder, ref)
     except SessionNotFound:
         return None
-    return path if path.suffix == SUFFIX and starts_as_journal(path) else None
+    # Named as Wren names its journals, too: a file of the design's lines (mca) starts so, and is not Wren's.
+    return path if path.suffix == SUFFIX and SESSION_ID.match(path.stem) and starts_as_journal(path) else None
 
 
 def _target(given: str, journals: tuple[Path, ...]) -> Path:
