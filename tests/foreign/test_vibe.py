@@ -192,3 +192,18 @@ def test_fork_a_vibe_session_into_wren_then_resume_leaves_its_folder_unchanged(t
     assert f"working in {workspace}" in resumed.stdout
     after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in meta.parent.rglob("*") if p.is_file()}
     assert after == before and sorted(os.listdir(meta.parent)) == ["chunks", "generations", "journal", "meta.json"]
+
+
+def test_otel_sends_a_vibe_session_from_its_export_with_its_calls_not_its_meta_json_as_lines(tmp_path: Path) -> None:
+    from tests.otel.collector import running_collector
+
+    meta = session(tmp_path, "multi-turn")
+    with running_collector() as collector:
+        done = run_wren(["otel", str(meta), "--endpoint", collector.url], cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        [root] = collector.named("invoke_agent ")
+        tools = collector.named("execute_tool ")
+    assert root.name == "invoke_agent vibe"
+    names = sorted(tool.name for tool in tools)
+    assert names == ["execute_tool file_system.bash", "execute_tool file_system.read_file"]
+    assert all(tool.parent_span_id == root.span_id for tool in tools)
