@@ -122,6 +122,9 @@ def test_log_reads_the_compacted_first_turn_then_the_journal_after_it_never_a_tu
         ("assistant", "hello.py has 3 lines."),
     ]
     assert doc["skipped"] == {"known": {}, "unknown": {}, "malformed": {}}
+    points = wren_json(["fork", str(meta)], tmp_path)
+    assert isinstance(points, list)  # each turn's prompt and its last answer, by line of the reading
+    assert [(p["seq"], p["role"]) for p in points] == [(2, "user"), (5, "assistant"), (7, "user"), (12, "assistant")]
 
 
 def test_a_turn_is_shown_once_whether_its_segment_is_still_there_or_only_its_compacted_generation(
