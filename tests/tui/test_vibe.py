@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.conftest import FIXTURES
-from tests.foreign.sessions import AN_HOUR, age
+from tests.foreign.sessions import AN_HOUR, age, wren_json
 from tests.foreign.test_vibe import FIRST, VIBE, killed, session
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from wren_tui.tui.app import WrenApp
@@ -118,3 +118,7 @@ async def test_the_designs_journal_shows_in_the_viewer_with_its_failed_call(tmp_
         text = screen_text(app)
         assert text.index("run the tests and see which case fails") < text.index("Let me run the tests first.")
         assert "mca" in _status(app)
+        # It ends with a tool's result no reply followed: the status line says what `wren ls` says.
+        await wait_for(pilot, lambda: " interrupted " in _status(app), "interrupted, as the list says")
+    rows = wren_json(["ls", "--agent", "all", "--dir", str(tmp_path)], tmp_path)
+    assert isinstance(rows, list) and [(r["agent"], r["state"]) for r in rows] == [("mca", "interrupted")]

@@ -27,7 +27,17 @@ if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.
     from ..journal.errors import NotASession
     from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen, vibe  # noqa: F401
     from .base import BadLine, Format, Skipped, Translated, Translator, split_member  # noqa: F401
-    from .kinds import DOCUMENTS, Kind, detect, detect_head, identify, kind_of, what_wren_opens, write_tools
+    from .kinds import (
+        DOCUMENTS,
+        Kind,
+        detect,
+        detect_head,
+        format_named,
+        identify,
+        kind_of,
+        what_wren_opens,
+        write_tools,
+    )
 
 
 class Registry(MutableMapping[str, "Format"]):
@@ -117,7 +127,7 @@ _READERS |= {"opencode", "pi", "qwen", "vibe"}
 _HOMES: dict[str, str] = {
     **dict.fromkeys(["BadLine", "Format", "Skipped", "Translated", "Translator", "split_member"], ".base"),
     **dict.fromkeys(["DOCUMENTS", "Kind", "detect", "detect_head", "identify", "kind_of"], ".kinds"),
-    **dict.fromkeys(["what_wren_opens", "write_tools"], ".kinds"),
+    **dict.fromkeys(["format_named", "what_wren_opens", "write_tools"], ".kinds"),
     "NotASession": "..journal.errors",
 }
 
@@ -148,6 +158,7 @@ __all__ = [
     "Translator",
     "detect",
     "detect_head",
+    "format_named",
     "identify",
     "kind_of",
     "what_wren_opens",

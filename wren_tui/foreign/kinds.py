@@ -26,10 +26,16 @@ DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT, mca.FORMAT.name: 
 Kind = Format | Literal["wren", "unknown"]
 
 
+def format_named(agent: str) -> Format | None:
+    """The format named `agent`: an agent's (`FORMATS`) or a document's (`DOCUMENTS`: ATIF, the design's journals);
+    None for a name neither has."""
+    return FORMATS.get(agent) or DOCUMENTS.get(agent)
+
+
 def write_tools(agent: str) -> frozenset[str]:
     """The tools of `agent` (a format's name) whose calls change the workspace; for a document of any agent's
     session (ATIF), every format's; none for a name no format has."""
-    fmt = FORMATS.get(agent) or DOCUMENTS.get(agent)
+    fmt = format_named(agent)
     if fmt is None:
         return frozenset()
     if fmt.write_tools is not None:
