@@ -6,15 +6,20 @@ too. Nothing of the session's folder changes."""
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+
+from textual.widgets import DataTable
 
 from tests.conftest import FIXTURES
 from tests.foreign.sessions import AN_HOUR, age, wren_json
 from tests.foreign.test_vibe import FIRST, VIBE, killed, session
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
+from wren_tui.foreign import FORMATS
 from wren_tui.tui.app import WrenApp
+from wren_tui.tui.screens.foreign import ForeignFolder
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -122,3 +127,29 @@ async def test_the_designs_journal_shows_in_the_viewer_with_its_failed_call(tmp_
         await wait_for(pilot, lambda: " interrupted " in _status(app), "interrupted, as the list says")
     rows = wren_json(["ls", "--agent", "all", "--dir", str(tmp_path)], tmp_path)
     assert isinstance(rows, list) and [(r["agent"], r["state"]) for r in rows] == [("mca", "interrupted")]
+
+
+def _rows(app: WrenApp) -> list[list[str]]:
+    table = app.screen.query_one(DataTable)
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_the_browser_lists_vibes_sessions_one_row_each_and_a_new_one_as_it_starts(tmp_path: Path) -> None:
+    root = tmp_path / "unified"
+    session(root, "multi-turn")
+    killed(root)
+    app = WrenApp(folder=root, agents=[ForeignFolder(FORMATS["vibe"], root)], clock=FixedClock(CLOCK))
+    async with app.run_test(size=(180, 20)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 2, "two sessions")
+        assert sorted(row[-2] for row in _rows(app)) == ["done", "stopped mid-call"]
+        # Vibe starts another session: its folder, its journal, then its meta.json.
+        fresh = session(root, "simple")
+        for path in fresh.parent.rglob("*"):
+            if path.is_file():
+                os.utime(path, (CLOCK.timestamp(), CLOCK.timestamp()))  # written as the app's clock reads: live
+        await wait_for(pilot, lambda: len(_rows(app)) == 3, "the new session", 15)
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=next(i for i, row in enumerate(_rows(app)) if row[-2] == "live"))
+        await pilot.press("enter")
+        await wait_for_text(pilot, "The folder holds two files")
+        assert isinstance(app.screen, SessionScreen)
