@@ -1,8 +1,9 @@
 """A Mistral Vibe session in the viewer, through Pilot: a resumed session's compacted first turn and its second;
 the failed call; a run killed in its tool shows the text said before the call, then the call with no result
 recorded, and says stopped mid-call; the simple run's journal replayed as its growth log saw it grow is followed
-from its meta.json (the journal folder is watched), then ends. The design's own journal (mca) shows in the viewer
-too. Nothing of the session's folder changes."""
+from its meta.json (the journal folder is watched), then ends; the browser lists one row per session folder and a
+new one as it starts. The design's own journal (mca) shows in the viewer, ending as the list says. Nothing of the
+session's folder changes."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ new Wren journal from a point of a session), loaded only when asked for. This la
 A file is never guessed at: it is a format's only when one of its first lines is of that format's
 kinds (`Format.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
 or its name is a Wren session's, and otherwise refused (`NotASession`) or listed as unknown: `kind_of`
-is the one place that says which.
+is the one place that says which. Documents (`kinds.DOCUMENTS`: ATIF trajectories, the design's own
+journals) have no folder of their own and are not in `FORMATS`: opened by path, found by `--dir`.
 """
 
 from __future__ import annotations
