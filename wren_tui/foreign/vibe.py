@@ -448,7 +448,10 @@ def parts(path: Path) -> Path:
     return folder_of(path) / JOURNAL
 
 
-# Its tools that change the workspace: the calls the writes filter keeps.
-WRITE_TOOLS = frozenset(("file_system.bash", "file_system.write_file", "file_system.search_replace"))
+# Its tools that change the workspace: the calls the writes filter keeps (as the effects name them: the recordings'
+# `file_system.bash`; its file writes as its documentation names them, write_file, search_replace and edit).
+WRITE_TOOLS = frozenset(
+    ("file_system.bash", "file_system.write_file", "file_system.search_replace", "file_system.edit")
+)
 
 FORMAT = Format.of(__name__, VibeTranslator)
