@@ -70,8 +70,8 @@ def test_fork_makes_a_wren_journal_that_resume_continues_and_the_designs_is_neve
     before = path.read_bytes(), path.stat().st_mtime_ns
     refused = run_wren(["resume", str(path), "go on", "--dir", str(tmp_path / "journals")], cwd=tmp_path)
     assert refused.returncode == 2 and refused.stderr.startswith(
-        f"wren: {path}: is a mca journal session, not a Wren journal, and wren resume continues Wren journals only; "
-        f"fork it into one first (`wren fork --dir {tmp_path / 'journals'} {path}` lists its points)"
+        f"wren: {path}: is a design journal (mca) session, not a Wren journal, and wren resume continues Wren "
+        f"journals only; fork it into one first (`wren fork --dir {tmp_path / 'journals'} {path}` lists its points)"
     ), refused.stderr
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
 

@@ -46,7 +46,7 @@ def write_tools(agent: str) -> frozenset[str]:
 def what_wren_opens() -> str:
     """The kinds of file Wren opens, as a person reads them: "a Wren journal or a session of Claude Code, ..."."""
     labels = [f.label for f in FORMATS.values()]
-    documents = "".join(f", an {f.label}" for f in DOCUMENTS.values())
+    documents = "".join(f", {'an' if f.label[:1].lower() in 'aeiou' else 'a'} {f.label}" for f in DOCUMENTS.values())
     return f"a Wren journal{documents} or a session of {', '.join(labels[:-1])} or {labels[-1]}"
 
 

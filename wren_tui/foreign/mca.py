@@ -26,7 +26,7 @@ from . import make
 from .base import BadLine, Format, Translated, Translator, not_json
 
 NAME = "mca"
-LABEL = "mca journal"
+LABEL = "design journal (mca)"  # "a design journal (mca) session", "an ATIF trajectory, a design journal (mca) or ..."
 ENV = ""  # a document opened by its path: no folder of its own
 MAPPED = ("run_start", "message", "tool_start", "tool_end", "usage", "error")
 SKIPPED = ()
