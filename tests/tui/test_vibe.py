@@ -154,3 +154,15 @@ async def test_the_browser_lists_vibes_sessions_one_row_each_and_a_new_one_as_it
         await pilot.press("enter")
         await wait_for_text(pilot, "The folder holds two files")
         assert isinstance(app.screen, SessionScreen)
+
+
+async def test_the_browser_of_any_agents_folder_lists_a_vibe_session_and_the_designs_journal(tmp_path: Path) -> None:
+    root = tmp_path / "mixed"
+    session(root, "tool-error")
+    design = root / "design-run.jsonl"
+    design.write_bytes((FIXTURES / "seed" / "mca_excerpt.jsonl").read_bytes())
+    age(design, AN_HOUR)
+    app = WrenApp(folder=root, agents=[ForeignFolder(None, root)], clock=FixedClock(CLOCK))
+    async with app.run_test(size=(180, 20)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 2, "two sessions")
+        assert sorted((row[0], row[-2]) for row in _rows(app)) == [("mca", "interrupted"), ("vibe", "done")]
