@@ -293,7 +293,8 @@ def test_a_json_file_that_is_no_trajectory_is_refused_in_one_sentence(tmp_path: 
         done = run_wren(command, cwd=tmp_path)
         assert done.returncode == 4 and "Traceback" not in done.stderr
         # The one refusal: what Wren reads (ATIF among them), and why this .json is none of them.
-        assert done.stderr.startswith(f"wren: {path}: not a Wren journal, an ATIF trajectory or a session of ")
+        opens = "not a Wren journal, an ATIF trajectory, a design journal (mca) or a session of "
+        assert done.stderr.startswith(f"wren: {path}: {opens}")
         assert '(no "schema_version": "ATIF-v..." at its start)' in done.stderr, done.stderr
 
 

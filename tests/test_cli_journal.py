@@ -86,10 +86,24 @@ def test_log_of_another_agents_file_reads_it_as_that_agents_session(tmp_path: Pa
     assert "user: 'create a file `JOKE.md`" in proc.stdout and "stopped at" not in proc.stdout
 
 
-def test_log_json_of_the_reference_lines_stops_at_line_1_for_want_of_a_crc(tmp_path: Path) -> None:
+def test_log_json_of_the_reference_lines_reads_them_as_the_designs_journal_not_as_wren_s(tmp_path: Path) -> None:
     from tests.conftest import FIXTURES
 
     proc = run_wren(["log", "--json", str(FIXTURES / "seed" / "mca_excerpt.jsonl")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["agent"] == "mca" and doc["reason"] is None
+    assert [e["type"] for e in doc["events"]] == ["message", "message", "tool_end", "message"]
+
+
+def test_log_json_of_the_reference_lines_named_as_a_wren_session_stops_at_line_1_for_want_of_a_crc(
+    tmp_path: Path,
+) -> None:
+    from tests.conftest import FIXTURES
+
+    path = tmp_path / "s-20260907-100000-abcd.jsonl"  # a Wren journal's name: its lines must carry their crcs
+    path.write_bytes((FIXTURES / "seed" / "mca_excerpt.jsonl").read_bytes())
+    proc = run_wren(["log", "--json", str(path)], cwd=tmp_path)
     assert proc.returncode == 4, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["events"] == [] and doc["stoppedAtLine"] == 1

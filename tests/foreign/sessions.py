@@ -33,6 +33,7 @@ FOLDER = {
     "kimi": "kimi-cli",
     "continue": "continue-cli",
     "cline": "cline",
+    "vibe": "mistral-vibe",
     "aider": "aider",
 }
 # The formats whose files are not JSON lines, by how a recording's name ends.
@@ -59,7 +60,11 @@ AN_HOUR = 3600.0
 
 def fixture(agent: str, name: str) -> Path:
     """A real recording: name is simple, tool-error, multi-turn or (Claude Code, Codex, pi) killed (SIGKILL during
-    its tool)."""
+    its tool). Mistral Vibe keeps a folder per session (tests/foreign/test_vibe.py copies it whole): its first
+    journal segment that holds records, which is recognised by its content."""
+    if agent == "vibe":
+        segments = sorted((AGENTS / FOLDER[agent] / name).glob("*/journal/*.jsonl"))
+        return next(path for path in segments if path.stat().st_size)
     return AGENTS / FOLDER[agent] / f"{name}{_NOT_JSONL.get(agent, '.jsonl')}"
 
 

@@ -79,23 +79,34 @@ def test_a_file_no_format_claims_is_refused_by_every_command_in_one_sentence_wit
 
 
 def test_a_folder_of_sessions_wren_cannot_read_says_so_instead_of_listing_nothing(tmp_path: Path) -> None:
-    # Mistral Vibe's session files (no reader yet), as Vibe keeps them: <uuid>/meta.json and generations/.
-    folder = tmp_path / "unified" / "4267b4f3-7219-dc3b-2a3a-b41d845d58d0"
-    (folder / "generations").mkdir(parents=True)
-    shutil.copyfile(AGENTS / "mistral-vibe" / "simple.meta.json", folder / "meta.json")
-    shutil.copyfile(AGENTS / "mistral-vibe" / "simple.manifest.json", folder / "generations" / "manifest.json")
-    sessions = folder.parent
+    # Another program's files where sessions are looked for: settings, a database, notes (a .jsonl file of no
+    # agent's would be listed, as unknown).
+    sessions = tmp_path / "sessions"
+    _files(sessions / "4267b4f3-7219-dc3b-2a3a-b41d845d58d0")["events.jsonl"].unlink()
     listed = run_wren(["ls", "--agent", "all", "--dir", str(sessions)], cwd=tmp_path)
     assert listed.returncode == 4 and listed.stdout == ""
     assert listed.stderr == (
-        f"wren: {sessions}: 2 files, none of them {what_wren_opens()}, so Wren lists no session in it\n"
+        f"wren: {sessions}: 4 files, none of them {what_wren_opens()}, so Wren lists no session in it\n"
     )
     searched = run_wren(["search", "hello", "--dir", str(sessions)], cwd=tmp_path)
-    assert searched.returncode == 4 and f"{sessions}: 2 files, none of them" in searched.stderr
+    assert searched.returncode == 4 and f"{sessions}: 4 files, none of them" in searched.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     nothing = run_wren(["ls", "--agent", "all", "--dir", str(empty)], cwd=tmp_path)
     assert nothing.returncode == 0 and nothing.stdout == f"no sessions in {empty}\n"  # said once, not per agent
+
+
+def test_a_folder_of_mistral_vibe_sessions_is_listed_not_refused(tmp_path: Path) -> None:
+    # Mistral Vibe's session folder as Vibe keeps it (refused before Wren read it): <uuid>/meta.json, journal/, ...
+    sessions = tmp_path / "unified"
+    shutil.copytree(AGENTS / "mistral-vibe" / "simple", sessions)
+    listed = run_wren(["ls", "--agent", "all", "--dir", str(sessions), "--json"], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert [(row["agent"], row["id"]) for row in json.loads(listed.stdout)] == [
+        ("vibe", "4267b4f3-7219-dc3b-2a3a-b41d845d58d0")
+    ]
+    searched = run_wren(["search", "tiny script", "--dir", str(sessions)], cwd=tmp_path)
+    assert searched.returncode == 0 and "tiny script" in searched.stdout
 
 
 # --- the property: any file not made by a known agent ------------------------------------------------------------

@@ -51,7 +51,9 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
         "--agent",
         choices=(*FORMATS, ALL),
         help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
-        f"its variable names ({env}), else its default ({defaults}){where}",
+        f"its variable names ({env}), else its default ({defaults}){where}; an mca journal (the design's own: JSON "
+        "lines of seq, ts and type with no crc) has no folder of its own: it is read by its path, and listed with "
+        "--agent all --dir",
     )
 
 

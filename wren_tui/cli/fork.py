@@ -22,7 +22,7 @@ from ..journal.forking import (
 )
 from ..journal.reader import read_events
 from ..journal.snapshots import THINNED, PointChange, SnapshotError
-from ..journal.store import SUFFIX, session_id_of, starts_as_journal, write_problem
+from ..journal.store import SESSION_ID, SUFFIX, session_id_of, starts_as_journal, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from .console import err, out, print_json
@@ -132,7 +132,8 @@ def _wren_journal(folder: Path, ref: str) -> Path | None:
         path = resolve_journal(folder, ref)
     except SessionNotFound:
         return None
-    return path if path.suffix == SUFFIX and starts_as_journal(path) else None
+    # Named as Wren names its journals, too: a file of the design's lines (mca) starts so, and is not Wren's.
+    return path if path.suffix == SUFFIX and SESSION_ID.match(path.stem) and starts_as_journal(path) else None
 
 
 def _list(path: Path, as_json: bool) -> Exit:

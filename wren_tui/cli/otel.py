@@ -218,13 +218,13 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
     import os
 
     from ..foreign.base import Translated
-    from ..foreign.live import changed_recently, held_for_writing
+    from ..foreign.exported import open_lines
+    from ..foreign.live import changed_at, changed_recently, held_for_writing
     from ..foreign.reader import Branch, scan
     from ..foreign.redacted import shown
-    from ..journal.reader import open_for_reading
 
     spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
-    fd = open_for_reading(path)
+    fd = open_lines(path, fmt)  # the file itself, or the lines a session kept otherwise exports into
     try:
         st = os.fstat(fd)
         branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
@@ -234,7 +234,10 @@ def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tupl
                 spans.take(shown(line))  # its secrets redacted
 
         verdict = scan(fd, fmt, take, st.st_size)
-        alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+        if fmt.export is None:
+            alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
+        else:  # its export's time says nothing: the agent's files' does
+            alive = changed_recently(changed_at(path, fmt) or 0.0)
     finally:
         os.close(fd)
     spans.finish(writer_alive=alive)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..journal.store import SESSION_ID
@@ -35,6 +36,12 @@ def cmd_resume(args: argparse.Namespace) -> Exit:
         ref = words.pop(0)
     message = " ".join(words).strip() or None
     settings = settings_of(args)
+    if ref is not None and not SESSION_ID.match(Path(ref).stem) and Path(ref).is_file():
+        # A path not named as Wren names journals: another agent's session, or the design's own journal (mca),
+        # is never continued in place (nothing proves its lines whole): one sentence, and the way there (a fork).
+        from .foreign import only_wren
+
+        only_wren(Path(ref), settings.folder, "resume", "continues")
     from ..agent.session import resume_session, run_until_signal
     from .snapshots import keep_within_budget
 

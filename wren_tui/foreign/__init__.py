@@ -1,5 +1,5 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, Kimi CLI, OpenCode,
-Kilo Code CLI, aider, Continue, Cline), read as Wren events: the foreign layer.
+Kilo Code CLI, aider, Continue, Cline, Mistral Vibe), read as Wren events: the foreign layer.
 
 Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
 contract the commands, search and the viewer ask: how to translate its lines into Wren's events
@@ -13,7 +13,8 @@ new Wren journal from a point of a session), loaded only when asked for. This la
 A file is never guessed at: it is a format's only when one of its first lines is of that format's
 kinds (`Format.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
 or its name is a Wren session's, and otherwise refused (`NotASession`) or listed as unknown: `kind_of`
-is the one place that says which.
+is the one place that says which. Documents (`kinds.DOCUMENTS`: ATIF trajectories, the design's own
+journals) have no folder of their own and are not in `FORMATS`: opened by path, found by `--dir`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,19 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.foreign` alone loads no reader
     from ..journal.errors import NotASession
-    from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen  # noqa: F401
+    from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen, vibe  # noqa: F401
     from .base import BadLine, Format, Skipped, Translated, Translator, split_member  # noqa: F401
-    from .kinds import DOCUMENTS, Kind, detect, detect_head, identify, kind_of, what_wren_opens, write_tools
+    from .kinds import (
+        DOCUMENTS,
+        Kind,
+        detect,
+        detect_head,
+        format_named,
+        identify,
+        kind_of,
+        what_wren_opens,
+        write_tools,
+    )
 
 
 class Registry(MutableMapping[str, "Format"]):
@@ -100,6 +111,7 @@ FORMATS: Registry = Registry(
         "aider": ("aider", "aider", "AIDER_CHAT_HISTORY_FILE"),
         "continue": ("continuecli", "Continue", "CONTINUE_GLOBAL_DIR"),
         "cline": ("cline", "Cline", "CLINE_DIR"),
+        "vibe": ("vibe", "Mistral Vibe", "VIBE_HOME"),
     }
 )
 # What a file is when no format claims it: a Wren journal (by a line or its name), or none Wren knows.
@@ -109,14 +121,14 @@ UNKNOWN: Literal["unknown"] = "unknown"
 
 # The format modules, each imported when first asked for (by FORMATS, or as `foreign.claude`).
 _READERS = frozenset(("aider", "claude", "cline", "codex", "continuecli", "copilot", "gemini", "kilo", "kimi"))
-_READERS |= {"opencode", "pi", "qwen"}
+_READERS |= {"opencode", "pi", "qwen", "vibe"}
 
 
 # The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`base`).
 _HOMES: dict[str, str] = {
     **dict.fromkeys(["BadLine", "Format", "Skipped", "Translated", "Translator", "split_member"], ".base"),
     **dict.fromkeys(["DOCUMENTS", "Kind", "detect", "detect_head", "identify", "kind_of"], ".kinds"),
-    **dict.fromkeys(["what_wren_opens", "write_tools"], ".kinds"),
+    **dict.fromkeys(["format_named", "what_wren_opens", "write_tools"], ".kinds"),
     "NotASession": "..journal.errors",
 }
 
@@ -147,6 +159,7 @@ __all__ = [
     "Translator",
     "detect",
     "detect_head",
+    "format_named",
     "identify",
     "kind_of",
     "what_wren_opens",

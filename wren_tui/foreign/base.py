@@ -442,6 +442,9 @@ class Format:
     # Where its sessions are found when that is not one file a session in the agent's own folder, as
     # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
     where: str | None = None
+    # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
+    # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
+    parts: Callable[[Path], Path] | None = None
 
     # Deprecated: each format module in wren_tui/foreign/ builds its Format explicitly. Kept while a format
     # module written against it is merged (a branch of this round adds one); then removed, with the test of it

@@ -16,19 +16,26 @@ from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from ..portable import open_read_only, pread
-from . import FORMATS, UNKNOWN, WREN, atif
+from . import FORMATS, UNKNOWN, WREN, atif, mca
 from .base import Format, split_member
 
-# Formats that are one document, opened by path only (no agent folder to list): ATIF trajectories.
-DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT}
+# Formats opened by path only, and listed in a folder given with --dir (no agent folder of their own): ATIF
+# trajectories, and the design's own journals (mca).
+DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT, mca.FORMAT.name: mca.FORMAT}
 
 Kind = Format | Literal["wren", "unknown"]
+
+
+def format_named(agent: str) -> Format | None:
+    """The format named `agent`: an agent's (`FORMATS`) or a document's (`DOCUMENTS`: ATIF, the design's journals);
+    None for a name neither has."""
+    return FORMATS.get(agent) or DOCUMENTS.get(agent)
 
 
 def write_tools(agent: str) -> frozenset[str]:
     """The tools of `agent` (a format's name) whose calls change the workspace; for a document of any agent's
     session (ATIF), every format's; none for a name no format has."""
-    fmt = FORMATS.get(agent) or DOCUMENTS.get(agent)
+    fmt = format_named(agent)
     if fmt is None:
         return frozenset()
     if fmt.write_tools is not None:
@@ -39,7 +46,7 @@ def write_tools(agent: str) -> frozenset[str]:
 def what_wren_opens() -> str:
     """The kinds of file Wren opens, as a person reads them: "a Wren journal or a session of Claude Code, ..."."""
     labels = [f.label for f in FORMATS.values()]
-    documents = "".join(f", an {f.label}" for f in DOCUMENTS.values())
+    documents = "".join(f", {'an' if f.label[:1].lower() in 'aeiou' else 'a'} {f.label}" for f in DOCUMENTS.values())
     return f"a Wren journal{documents} or a session of {', '.join(labels[:-1])} or {labels[-1]}"
 
 
@@ -58,8 +65,12 @@ def detect_head(head: bytes, name: str = "") -> Kind:
     session's name, or no whole line yet (an empty journal, or one whose first line is being
     written: read as today); otherwise unknown.
     An ATIF trajectory is one document, recognised by its start (an object whose schema_version is an
-    ATIF tag).
+    ATIF tag); the design's own journal (mca) by every whole line of its start being an event line with
+    no crc, under a name that is not a Wren session's (`mca.claims_head`): a Wren journal that lost a
+    crc is still Wren's, and damaged.
     """
+    if mca.claims_head(head, name):
+        return mca.FORMAT
     if head.startswith(LINE_START):
         return WREN  # a Wren journal, maybe damaged past its first line
     if atif.claims_head(head):
@@ -100,8 +111,8 @@ def kind_of(path: Path) -> Kind:
     except OSError:
         return WREN
     try:
-        if pread(fd, len(LINE_START), 0) == LINE_START:
-            return WREN  # a Wren line's start: no more of the file is read (a folder of journals is looked at fast)
+        if pread(fd, len(LINE_START), 0) == LINE_START and SESSION_ID.match(path.name.removesuffix(".jsonl")):
+            return WREN  # a Wren line's start, a Wren session's name: no more is read (a folder of journals, fast)
         head = pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).
         while b"\n" not in head and len(head) < _HEAD_MAX and len(head) % _HEAD == 0 and head:

@@ -28,7 +28,7 @@ from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, pread
 from . import FORMATS, WREN, Kind, kind_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
-from .live import FileKey, changed_recently, held_for_writing
+from .live import FileKey, changed_at, changed_recently, held_for_writing
 from .reader import scan
 from .snapshot import SQLITE_HEADER
 
@@ -154,6 +154,8 @@ def every_session(
             kind = kind or (recall and recall(path)) or kind_of(path)
             if kind == WREN and not top:
                 continue
+            if isinstance(kind, Format) and kind.suffix != JSONL and not path.name.endswith(kind.suffix):
+                continue  # a part of a session its own file names (a Vibe journal segment beside its meta.json)
         elif kind is None:
             claimants = [
                 f
@@ -285,10 +287,7 @@ def describe_exported(
         return [_unreadable(fmt, fmt.session_id(path), path, str(exc))]
     mtime: float | None = None  # a database's sessions: the time of each one's last record
     if fmt.export_all is None:
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            mtime = None
+        mtime = changed_at(path, fmt)
     rows = []
     for where, data in sessions.items():
         fd = memory_file(data)

@@ -8,10 +8,16 @@ file's times from stat.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import portable
+
+if TYPE_CHECKING:
+    from .base import Format
 
 # A file changed this recently is live, whoever wrote it.
 RECENT_S = 5.0
@@ -55,3 +61,23 @@ def changed_recently(mtime: float, now: float | None = None) -> bool:
     A time further ahead than that (a clock set wrong where it was written) is not recent: such a file would
     otherwise be live for as long as the clocks disagree."""
     return abs((time.time() if now is None else now) - mtime) < RECENT_S
+
+
+def changed_at(path: Path, fmt: Format) -> float | None:
+    """When the session at `path` last changed: its file's time, or the newest of its parts' (`Format.parts`); None
+    when it cannot be stat'ed."""
+    try:
+        when = os.stat(path).st_mtime
+    except OSError:
+        return None
+    if fmt.parts is not None:
+        try:
+            with os.scandir(fmt.parts(path)) as entries:
+                for entry in entries:
+                    try:
+                        when = max(when, entry.stat(follow_symlinks=False).st_mtime)
+                    except OSError:
+                        continue
+        except OSError:
+            pass
+    return when

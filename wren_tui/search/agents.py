@@ -108,6 +108,8 @@ def sessions_of(
     if agent != "all":
         return _listed(agent, places)
     found = [source for name in agents() for source in _listed(name, places)]
+    if named is not None:  # a document of no agent's folder found there (an mca journal): its format is no agent's
+        found += [ForeignSession(path, fmt) for fmt, path in places.in_named()[1] if fmt.name not in FORMATS]
     return sorted(found, key=_newest, reverse=True)
 
 

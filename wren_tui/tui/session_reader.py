@@ -20,7 +20,7 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol
 
-from ..foreign import FORMATS
+from ..foreign import format_named
 from ..foreign.listing import ending
 from ..journal.errors import JournalError
 from ..journal.events import Event
@@ -351,7 +351,7 @@ class SessionReader:
     def _foreign_ending(self) -> str:
         """How another agent's session that nobody writes ends, in the listing's words (`listing.ending`): "ended"
         for a last reply that asks for nothing, else the listing's ("interrupted", "last: reply", "error")."""
-        fmt = FORMATS.get(self.source.agent or "")
+        fmt = format_named(self.source.agent or "")  # an agent's, or a document's (the design's journal, ATIF)
         if fmt is None:
             return strings.ENDED
         last: list[Event] = []

@@ -19,7 +19,6 @@ session (`read_whole`, on its own handle) and the screen adopts it with the inde
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import threading
@@ -32,6 +31,7 @@ from ...foreign import Format
 from ...foreign.base import Progress
 from ...foreign.base import split_member as split
 from ...foreign.exported import memory_file
+from ...foreign.live import changed_at
 from ...foreign.reader import LineIndex, count_lines
 from ...foreign.snapshot import companions
 from ...journal.errors import JournalError
@@ -187,8 +187,7 @@ class ExportedFile:
         """When the session last changed: its own file's time, or (a database's session) its last record's."""
         when = self._grew_at
         if self._format.export_all is None:
-            with contextlib.suppress(OSError):
-                when = max(when, os.stat(self._source).st_mtime)
+            when = max(when, changed_at(self._source, self._format) or 0.0)
         else:
             last = self._data.rstrip(b"\n").rpartition(b"\n")[2]
             found = _TS.search(last)
@@ -220,20 +219,24 @@ class ExportedFile:
 
     def watched(self) -> set[Path]:
         """The agent's files whose change may change the session: the file, or the database and its WAL."""
+        if self._format.parts is not None:
+            return {self._source, self._format.parts(self._source)}
         if self._format.export_all is None:
             return {self._source}
         return {self._source, companions(self._source)[0]}
 
     async def follow(self, changed: Callable[[], Awaitable[None]]) -> None:
         watched = self.watched()
+        # A session spread over a folder's files (Format.parts): any change in that folder.
+        folder = self._format.parts(self._source) if self._format.parts is not None else self._source.parent
 
         async def seen(paths: set[Path]) -> None:
-            if paths and not paths & watched:
+            if paths and not paths & watched and not any(p.parent == folder for p in paths):
                 return
             if await asyncio.to_thread(self._refresh_quietly):
                 await changed()
 
-        await watch_folder(self._source.parent, seen, self.watch_mode)
+        await watch_folder(folder, seen, self.watch_mode)
 
     def _refresh_quietly(self) -> bool:
         try:
