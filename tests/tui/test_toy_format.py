@@ -9,8 +9,6 @@ changed; the browser is the app `wren watch --agent toy` runs, driven through Pi
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from tests.foreign.sessions import AN_HOUR, age
 from tests.tui.conftest import wait_for, wait_for_text
 from wren_tui.cli import main, parse_args
 from wren_tui.cli.foreign import agents_browser
-from wren_tui.foreign import FORMATS, Format
+from wren_tui.foreign import FORMATS
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.widgets.conversation import ConversationView
@@ -58,17 +56,6 @@ def test_an_unregistered_format_is_no_agent_wren_knows(capsys: pytest.CaptureFix
         main(["ls", "--agent", "toy"])
     assert refused.value.code == 2
     assert "invalid choice: 'toy'" in capsys.readouterr().err
-
-
-def test_a_format_module_that_forgets_its_write_tools_is_refused_at_import_naming_them(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    forgetful = types.ModuleType("tests.foreign.forgetful")
-    for name in ("NAME", "LABEL", "ENV", "MAPPED", "SKIPPED", "claims", "root", "session_id"):
-        setattr(forgetful, name, getattr(toy_format, name))
-    monkeypatch.setitem(sys.modules, forgetful.__name__, forgetful)
-    with pytest.raises(KeyError, match="declares no WRITE_TOOLS"):
-        Format.of(forgetful.__name__, toy_format.ToyTranslator)
 
 
 def test_wren_ls_lists_the_toy_session_from_its_folder_and_its_help_names_it(

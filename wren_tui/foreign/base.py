@@ -10,11 +10,9 @@ never change which events there are. Seq is the line's number in the file, from 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import operator
 import os
-import sys
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -445,31 +443,6 @@ class Format:
     # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
     # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
     parts: Callable[[Path], Path] | None = None
-
-    # Deprecated: each format module in wren_tui/foreign/ builds its Format explicitly. Kept while a format
-    # module written against it is merged (a branch of this round adds one); then removed, with the test of it
-    # in tests/tui/test_toy_format.py (a forgotten field is then mypy's and Python's TypeError).
-    @classmethod
-    def of(cls, module: str, translator: Callable[[], Translator], **fields: Any) -> Format:
-        """Deprecated (see above). The format the module named `module` declares, each field by the module's
-        own name for it: a constant in capitals (NAME, LABEL, ENV, MAPPED, SKIPPED and WRITE_TOOLS, which every
-        format has; SUFFIX, UNRECORDED, WHERE, ...), a function by the field's name (claims, root and session_id,
-        which every format has; node_of, is_session_file, tokens_of, totals, claims_file, export, ...); `fields`:
-        any other.
-
-        Raises:
-            KeyError: the module lacks a name every format has (a forgotten WRITE_TOOLS is no silent default).
-        """
-        names = vars(sys.modules[module])
-        declared: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            if f.name.upper() in names:
-                declared[f.name] = names[f.name.upper()]
-            elif callable(names.get(f.name)):
-                declared[f.name] = names[f.name]
-            elif f.default is dataclasses.MISSING and f.name not in fields and f.name != "translator":
-                raise KeyError(f"{module} declares no {f.name.upper()} (or {f.name}), which every format has")
-        return cls(**{**declared, "translator": translator, **fields})
 
     def follower(self, path: Path) -> Follower:
         """The export of the session at `path`, to call again as it changes (an exported format's)."""

@@ -151,4 +151,17 @@ def session_id(path: Path) -> str:
 # Its tools that change the workspace, as the design names them.
 WRITE_TOOLS = frozenset(("run_command", "write_file", "edit_file"))
 
-FORMAT = Format.of(__name__, McaTranslator, own_folder=False)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=McaTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    where=WHERE,
+    own_folder=False,
+)

@@ -454,4 +454,21 @@ WRITE_TOOLS = frozenset(
     ("file_system.bash", "file_system.write_file", "file_system.search_replace", "file_system.edit")
 )
 
-FORMAT = Format.of(__name__, VibeTranslator)
+FORMAT = Format(
+    name=NAME,
+    label=LABEL,
+    env=ENV,
+    translator=VibeTranslator,
+    claims=claims,
+    root=root,
+    session_id=session_id,
+    mapped=MAPPED,
+    skipped=SKIPPED,
+    write_tools=WRITE_TOOLS,
+    is_session_file=is_session_file,
+    suffix=SUFFIX,
+    claims_file=claims_file,
+    export=export,
+    where=WHERE,
+    parts=parts,
+)
