@@ -23,7 +23,6 @@ pattern with neither reads the sessions.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import re
@@ -41,7 +40,7 @@ from pathlib import Path
 from types import FrameType
 from urllib.parse import quote
 
-from ..foreign.listing import owner_of
+from ..foreign import own_folder_of
 from ..journal.store import journals_dir
 from ..journal.verdict import Stop
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_read_only, pread
@@ -90,9 +89,11 @@ def index_path(folder: Path) -> Path:
     Wren writes nothing into another agent's folder, so that folder's index is kept in Wren's state folder
     instead, under a name made from the folder's real path.
     """
-    if owner_of(folder) is None:
+    if own_folder_of(folder) is None:
         return folder / FOLDER / NAME
     where = os.path.realpath(folder)
+    import hashlib  # only for an agent's own folder: not loaded by every search
+
     name = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
     return journals_dir(None).parent / "indexes" / name / NAME
 
