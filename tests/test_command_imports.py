@@ -48,8 +48,9 @@ def test_the_errors_known_by_name_are_those_classes_and_keep_their_status() -> N
     assert exit_for(ExportRefused("no such folder")) is Exit.ERROR
 
 
-# The command modules each command loads besides its own (ls shows the snapshot store's space).
-ALSO = {"ls": {"snapshots"}}
+# The command modules each command loads besides its own when its help is asked (none: ls loads the snapshots
+# command's module only once it lists Wren's journals, to show the snapshot store's space).
+ALSO: dict[str, set[str]] = {}
 
 
 def _command_modules_loaded(args: list[str]) -> list[str]:
@@ -224,3 +225,29 @@ def test_an_indexed_search_over_one_agent_imports_that_agents_reader_and_no_othe
         loaded = _loaded_by(["search", "joke", "--agent", agent, "--json"], env)
         assert {readers[name] for name in loaded if name in readers} == {agent}
     assert (tmp_path / "wren" / ".index" / "search.sqlite").is_file()
+
+
+def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_every_agent(tmp_path: Path) -> None:
+    claude = tmp_path / "claude" / "projects" / "-work"
+    claude.mkdir(parents=True)
+    (tmp_path / "wren").mkdir()
+    shutil.copy(
+        EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
+    )
+    env = {
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
+    loaded = _loaded_by(["ls", "--agent", "claude", "--json"], env)
+    assert {readers[name] for name in loaded if name in readers} == {"claude"}
+    assert "asyncio" not in loaded  # the fleet's, for `wren ls nats://...` only
+    helped = subprocess.run(
+        [sys.executable, "-m", "wren_tui", "ls", "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    said = " ".join(helped.split())
+    for name in FORMATS:
+        fmt = FORMATS[name]
+        assert f"{name}: {fmt.label}" in said
+        assert str(fmt.root({}, Path("~"))) in said
