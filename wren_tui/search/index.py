@@ -373,6 +373,7 @@ class Snapshot:
         self.fresh: set[str] = set()  # paths `stale` found as the index read them
         # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
         self.candidates: dict[int, array[int]] = {}
+        self._full: dict[int, tuple[object, ...]] = {}  # file id: its files row (FILE_COLUMNS), if it has candidates
         self._may_hold = _may_hold(query)
 
     def begin(self) -> bool:
@@ -477,6 +478,14 @@ class Snapshot:
                         f"SELECT id, file FROM items WHERE id IN ({marks}) ORDER BY id", batch
                     ):
                         self._add(file, ident)
+            # The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
+            # every session asks each of them).
+            files = array("q", self.candidates)
+            for at in range(0, len(files), _FETCH * 2):
+                batch = files[at : at + _FETCH * 2]
+                marks = ",".join("?" * len(batch))
+                for full in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", batch):
+                    self._full[full[0]] = full
         except sqlite3.Error:
             self.close()
             return False
@@ -525,8 +534,10 @@ class Snapshot:
             return None
         if not found and row[3] and row[2] == _identity(st):
             return _NOTHING
+        full = self._full.get(row[0])
         try:
-            full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
+            if full is None:
+                full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
         except sqlite3.Error:
             return None
         if full is None:
@@ -547,9 +558,12 @@ class Snapshot:
         return None
 
     def _items(self, ids: array[int]) -> Iterator[Item]:
-        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction)."""
-        for at in range(0, len(ids), _FETCH):
-            batch = ids[at : at + _FETCH]
+        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction): a few first,
+        then more each time, so a search that stops at a file's first hit (`-l`) reads no more than it shows."""
+        at, size = 0, _FIRST_FETCH
+        while at < len(ids):
+            batch = ids[at : at + size]
+            at, size = at + size, min(size * 4, _FETCH)
             marks = ",".join("?" * len(batch))
             for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
                 yield item_of(data)
@@ -612,6 +626,7 @@ def _may_hold(query: Query) -> Callable[[bytes], bool] | None:
 
 _MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
+_FIRST_FETCH = 4  # a file's first candidates read at once
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
 _CONFIRMED = 4096
