@@ -9,7 +9,8 @@ every Claude Code session ("many lines does", in every turn), one of the generat
 
 Each query is the whole process, index warm, run in turn with its baseline (the quickest of each kept).
 agentsview syncs the folder first (its `sync`, in a home of its own), then its daemon is started, as its CLI
-starts it on first use (`session search` and `session list` ask it; it is stopped at the end):
+starts it on first use (`session search` and `session list` ask it; it is stopped at the end), and it is asked
+for every session (`--include-one-shot --include-automated`: by default it leaves those out, Wren does not):
 
 - `wren search WORD --agent claude --json` against `agentsview session search WORD --fts --json --limit
   500`, target at most 1.0x, the same sessions found (asserted; the words are in fewer than 500 messages);
@@ -17,7 +18,7 @@ starts it on first use (`session search` and `session list` ask it; it is stoppe
   (every session holds it: each page's sessions are among rg's), target at most 1.0x;
 - `wren search -l PHRASE` against `rg -l -F PHRASE`, target at most 1.5x, the same files (asserted);
 - `wren ls --agent claude --json --limit 500` against `agentsview session list --agent claude --limit 500
-  --json`, target at most 1.0x, and how many of the sessions are the same;
+  --json`, target at most 1.0x, the same sessions (asserted: each copy is on a day of its own);
 - the same words over the Wren journals (`--dir` the folder; the phrase as a page) against agentsview's
   figure for the same over the Claude Code sessions: agentsview reads no Wren journal.
 """
@@ -35,6 +36,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import date, timedelta
 from pathlib import Path
 
 import wren_tui
@@ -53,9 +55,13 @@ WREN_PHRASE = "guard checks the wrong"  # in most journals
 IN_RARE, IN_COMMON = 3, 200
 SEEDS = 25
 JOURNAL_BYTES = 600_000
+RECORDED_DAY = b'"2026-11-30T'  # how every time in the recording starts
 PAGE = 50  # the phrase's page, agentsview's default
 LIST_PAGE = 500  # agentsview's largest page
 PAIRED = 7
+# agentsview leaves out by default the sessions it takes for one-shot or automated runs; Wren lists and searches every
+# session, so agentsview is asked for every one too (the same sessions, the same query).
+EVERY = ("--include-one-shot", "--include-automated")
 
 
 def _sessions() -> int:
@@ -77,9 +83,11 @@ def _chosen(count: int, rng: random.Random) -> tuple[set[int], set[int]]:
 
 
 def claude_corpus(root: Path) -> Path:
-    """CLAUDE_CONFIG_DIR for the sessions: one made, copied under fresh names, a user's line added to some."""
+    """CLAUDE_CONFIG_DIR for the sessions: one made, copied under fresh names, each on a day of its own (so that
+    newest first is one order for everyone: the copies are alike to the second), a user's line added to some."""
     count = _sessions()
-    model = claude_session(root / "model.jsonl", _kb() << 10)
+    model = claude_session(root / "model.jsonl", _kb() << 10).read_bytes()
+    (root / "model.jsonl").unlink()
     projects = root / "claude" / "projects"
     rng = random.Random(39)
     rare, common = _chosen(count, rng)
@@ -87,16 +95,16 @@ def claude_corpus(root: Path) -> Path:
     for n in range(count):
         path = projects / f"-var-tmp-project-{n % PROJECTS}" / f"{uuid.UUID(int=rng.getrandbits(128))}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(model, path)
+        day = f'"{date(2020, 1, 1) + timedelta(days=n)}T'.encode()
+        data = model.replace(RECORDED_DAY, day)
         word = RARE if n in rare else COMMON if n in common else None
         if word is not None:
             said = f"please check the {word} settings before the release"
             line = dict(user, uuid=str(uuid.uuid4()), parentUuid=None, message={"role": "user", "content": said})
-            with path.open("ab") as out:
-                out.write(json.dumps(line).encode() + b"\n")
+            data += json.dumps(line).encode().replace(RECORDED_DAY, day) + b"\n"
+        path.write_bytes(data)
         then = 1_700_000_000 + n
         os.utime(path, (then, then))
-    model.unlink()
     return root / "claude"
 
 
@@ -244,7 +252,7 @@ def _claude_rows(
     for word, holds in ((RARE, IN_RARE), (COMMON, IN_COMMON), (NONE, 0)):
         (mine, out), (them, answer) = _paired(
             [wren, "search", word, "--agent", "claude", "--json"],
-            [agentsview, "session", "search", word, "--fts", "--json", "--limit", str(LIST_PAGE)],
+            [agentsview, "session", "search", word, "--fts", "--json", "--limit", str(LIST_PAGE), *EVERY],
             env,
             peer_env,
         )
@@ -263,7 +271,7 @@ def _claude_rows(
     # The phrase: a page of each (every session holds it), and the files that hold it against rg -l.
     (mine, out), (them, answer) = _paired(
         [wren, "search", PHRASE, "--agent", "claude", "--json", "--limit", str(PAGE)],
-        [agentsview, "session", "search", PHRASE, "--fts", "--json", "--limit", str(PAGE)],
+        [agentsview, "session", "search", PHRASE, "--fts", "--json", "--limit", str(PAGE), *EVERY],
         env,
         peer_env,
     )
@@ -292,13 +300,14 @@ def _claude_rows(
     # A page of the listing.
     (mine, out), (them, answer) = _paired(
         [wren, "ls", "--agent", "claude", "--json", "--limit", str(LIST_PAGE)],
-        [agentsview, "session", "list", "--agent", "claude", "--limit", str(LIST_PAGE), "--json"],
+        [agentsview, "session", "list", "--agent", "claude", "--limit", str(LIST_PAGE), "--json", *EVERY],
         env,
         peer_env,
     )
     ours = {row["id"] for row in json.loads(out)}
     theirs = {row["id"] for row in json.loads(answer)["sessions"]}
-    same = "the same" if ours == theirs else f"{len(ours & theirs)} of them the same"
+    assert ours == theirs, f"{len(ours & theirs)} of the {len(ours)} sessions the same"
+    same = "the same"
     rows.append(
         compare(
             f"wren ls --agent claude --json --limit {LIST_PAGE}, sessions unchanged, vs agentsview session list "
