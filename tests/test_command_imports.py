@@ -48,8 +48,9 @@ def test_the_errors_known_by_name_are_those_classes_and_keep_their_status() -> N
     assert exit_for(ExportRefused("no such folder")) is Exit.ERROR
 
 
-# The command modules each command loads besides its own (ls shows the snapshot store's space).
-ALSO = {"ls": {"snapshots"}}
+# The command modules each command loads besides its own when its help is asked (none: ls loads the snapshots
+# command's module only once it lists Wren's journals, to show the snapshot store's space).
+ALSO: dict[str, set[str]] = {}
 
 
 def _command_modules_loaded(args: list[str]) -> list[str]:
@@ -155,6 +156,19 @@ def test_each_format_is_registered_by_its_name_label_and_variable() -> None:
     assert "nobody" not in FORMATS and FORMATS.get("nobody") is None
 
 
+@pytest.mark.parametrize("setting", ["unset", "set", "both"])
+def test_each_agents_own_folder_by_the_registrys_rule_is_its_modules_root(tmp_path: Path, setting: str) -> None:
+    home = tmp_path / "home"
+    variables = {v for rule in FORMATS._roots.values() if rule is not None for v in rule[0]}
+    env = {"HOME": str(home)}
+    if setting != "unset":
+        env |= {v: str(tmp_path / v.lower()) for v in sorted(variables)}
+    if setting == "both":
+        env["QWEN_RUNTIME_DIR"] = ""  # set but empty: the next variable is the one
+    ruled = dict(FORMATS.own_folders(env))
+    assert ruled == {name: FORMATS[name].root(env, home) for name in FORMATS if FORMATS[name].own_folder}
+
+
 def test_search_agent_choices_are_the_agents_search_reads() -> None:
     _parser, commands = build_parser("search")
     (agent,) = [a for a in commands["search"]._actions if a.dest == "agent"]
@@ -188,3 +202,52 @@ def test_a_search_over_one_agent_imports_that_agents_reader_and_no_other(tmp_pat
     loaded = _loaded_by(["search", "joke", "--agent", agent, "--json", "--no-index"], env)
     readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
     assert {readers[name] for name in loaded if name in readers} == {agent}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_an_indexed_search_over_one_agent_imports_that_agents_reader_and_no_other(tmp_path: Path, agent: str) -> None:
+    claude = tmp_path / "claude" / "projects" / "-work"
+    codex = tmp_path / "codex" / "sessions" / "2026" / "01" / "25"
+    for folder in (claude, codex, tmp_path / "wren"):
+        folder.mkdir(parents=True)
+    shutil.copy(
+        EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
+    )
+    shutil.copy(EXTERNAL / "codex" / "agentlogs_crud_rollout.jsonl", codex / "rollout-2026-01-25T10-31-58-crud.jsonl")
+    env = {
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
+    for _ in ("built", "warm"):  # the first search builds the index, the second is answered from it
+        loaded = _loaded_by(["search", "joke", "--agent", agent, "--json"], env)
+        assert {readers[name] for name in loaded if name in readers} == {agent}
+    assert (tmp_path / "wren" / ".index" / "search.sqlite").is_file()
+
+
+def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_every_agent(tmp_path: Path) -> None:
+    claude = tmp_path / "claude" / "projects" / "-work"
+    claude.mkdir(parents=True)
+    (tmp_path / "wren").mkdir()
+    shutil.copy(
+        EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
+    )
+    env = {
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
+    loaded = _loaded_by(["ls", "--agent", "claude", "--json"], env)
+    assert {readers[name] for name in loaded if name in readers} == {"claude"}
+    assert "asyncio" not in loaded  # the fleet's, for `wren ls nats://...` only
+    helped = subprocess.run(
+        [sys.executable, "-m", "wren_tui", "ls", "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    said = " ".join(helped.split())
+    for name in FORMATS:
+        fmt = FORMATS[name]
+        assert f"{name}: {fmt.label}" in said
+        assert str(fmt.root({}, Path("~"))) in said

@@ -158,3 +158,33 @@ def test_after_a_search_built_the_index_ls_agent_reads_no_session_file(tmp_path:
     after, opened = opened_by_ls(tmp_path, agent, journals)
     assert opened == []  # every row from the index's build: no second walk through the files
     assert after == fresh
+
+
+def test_ls_limit_lists_the_newest_n_sessions_of_the_whole_listing(tmp_path: Path) -> None:
+    from wren_tui.journal.events import ChatMessage, Message, RunEnd, RunStart
+    from wren_tui.journal.writer import JournalWriter
+
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    for n in range(4):  # Wren's own journals, one a minute
+        with JournalWriter.create(journals / f"s-20260101-00{n:02d}00-abc{n}.jsonl", fsync="none") as writer:
+            writer.append(RunStart(pid=1, cwd="/work", model="scripted", version="test"))
+            writer.append(Message(message=ChatMessage(role="user", content=f"hello {n}")))
+            writer.append(RunEnd(reason="done"))
+    for agent in HOMES:
+        for name in ("simple", "multi-turn", "killed"):
+            copy_session(agent, name, tmp_path / agent / ROOTS[agent], nested=True, stem=f"{agent}-{name}")
+    env = {var: str(tmp_path / agent) for agent, var in HOMES.items()} | {"WREN_DIR": str(journals)}
+    for agent in ([], ["--agent", "claude"], ["--agent", "all"]):
+        whole = run_wren(["ls", *agent, "--json"], cwd=tmp_path, env=env)
+        assert whole.returncode == 0, whole.stderr
+        rows = json.loads(whole.stdout)
+        assert len(rows) >= 3, rows
+        for limit in (1, 2, len(rows), len(rows) + 5):
+            page = run_wren(["ls", *agent, "--json", "--limit", str(limit)], cwd=tmp_path, env=env)
+            assert page.returncode == 0, page.stderr
+            assert json.loads(page.stdout) == rows[:limit]
+        text = run_wren(["ls", *agent, "--limit", "2"], cwd=tmp_path, env=env)
+        assert len(text.stdout.splitlines()) == 3, text.stdout  # the heading and two sessions
+    refused = run_wren(["ls", "--limit", "0"], cwd=tmp_path, env=env)
+    assert refused.returncode == 2 and "'0' is not a number of sessions" in refused.stderr

@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,20 +42,37 @@ _PROJECT_WIDTH = 28
 
 
 def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
-    """`--agent NAME|all` (a name of `FORMATS`), for `wren ls` and `wren watch`."""
-    formats = list(FORMATS.values())
-    names = ", ".join(f"{f.name}: {f.label}" for f in formats)
-    env = ", ".join(f"${f.env}" for f in formats)
-    defaults = ", ".join(str(f.root({}, Path("~"))) for f in formats)
-    where = "".join(f"; {f.where}" for f in formats if f.where)
-    parser.add_argument(
-        "--agent",
-        choices=(*FORMATS, ALL),
-        help=f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
-        f"its variable names ({env}), else its default ({defaults}){where}; an mca journal (the design's own: JSON "
-        "lines of seq, ts and type with no crc) has no folder of its own: it is read by its path, and listed with "
-        "--agent all --dir",
-    )
+    """`--agent NAME|all` (a name of `FORMATS`), for `wren ls` and `wren watch`; its help made when shown."""
+
+    def helped() -> str:
+        formats = list(FORMATS.values())  # every reader imported: their folders and where they keep sessions
+        names = ", ".join(f"{f.name}: {f.label}" for f in formats)
+        env = ", ".join(f"${f.env}" for f in formats)
+        defaults = ", ".join(str(f.root({}, Path("~"))) for f in formats)
+        where = "".join(f"; {f.where}" for f in formats if f.where)
+        return (
+            f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
+            f"its variable names ({env}), else its default ({defaults}){where}; an mca journal (the design's own: JSON "
+            "lines of seq, ts and type with no crc) has no folder of its own: it is read by its path, and listed with "
+            "--agent all --dir"
+        )
+
+    parser.add_argument("--agent", choices=(*FORMATS, ALL), help=ShownHelp(helped))
+
+
+class ShownHelp(str):
+    """A help text made only when help is shown: argparse fills a help in (`help % params`) as it prints it, so a
+    command run without --help never makes it (the `--agent` help imports every agent's reader)."""
+
+    def __new__(cls, make: Callable[[], str]) -> ShownHelp:
+        shown = super().__new__(cls, "(made when shown)")
+        shown._make = make
+        return shown
+
+    _make: Callable[[], str]
+
+    def __mod__(self, params: object) -> str:
+        return self._make() % params
 
 
 def resolve(folder: Path, ref: str) -> Path:
@@ -185,6 +203,7 @@ def ls_agents(args: argparse.Namespace) -> Exit:
         sessions = list_every_session(places[0][1], skipped)  # one folder for all: each file by its content
     else:
         sessions = _listed(places, journals_dir(None), skipped)
+    sessions = sessions[: getattr(args, "limit", None)]  # a page: the newest N
     for sentence in dict.fromkeys(skipped):  # a folder two agents share is said once
         err(f"{sentence}; they are not listed")
     for s in sessions:

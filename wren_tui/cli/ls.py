@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..foreign import UNKNOWN, WREN, Format, kind_of, what_wren_opens
-from ..journal.budget import BudgetError, budget_of
 from ..journal.errors import NotASession
-from ..journal.snapshots import Store, store_of
 from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
 from ..journal.visible import visible
-from . import fleet, foreign
+from . import foreign
 from .console import err, out, print_json
 from .exits import Exit
 from .options import named_folder_of
-from .snapshots import human
 
 _PROJECT_WIDTH = 28
 
@@ -44,8 +41,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--project", metavar="PATH", help="only the sessions whose last run worked in PATH or a folder inside it"
     )
+    p.add_argument(
+        "--limit",
+        type=_page,
+        metavar="N",
+        help="the first N sessions only (the newest), as a page: the listing is sorted first, so the N are the same",
+    )
     foreign.add_agent_option(p, "list the sessions")
     p.set_defaults(handler=cmd_ls)
+
+
+def _page(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of sessions: give 1 or more, such as 500")
+    return n
 
 
 def _row(info: SessionInfo) -> dict[str, Any]:
@@ -85,6 +98,8 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
 
 def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
+        from . import fleet  # asyncio and NATS: only for a fleet's server
+
         return fleet.ls_remote(args.server, args.json)
     if getattr(args, "agent", None) is not None:
         return foreign.ls_agents(args)
@@ -96,6 +111,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.project is not None:
         project = Path(args.project).expanduser().resolve()
         sessions = [s for s in sessions if in_project(s.project, project)]
+    sessions = sessions[: args.limit]
     if args.json:
         print_json([_row(s) for s in sessions])
         return Exit.OK
@@ -121,6 +137,10 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
                 f"{place:<{_PROJECT_WIDTH}}  {origin}"
             )
         )
+    from ..journal.budget import BudgetError, budget_of
+    from ..journal.snapshots import Store, store_of
+    from .snapshots import human
+
     store = Store(store_of(folder))
     if store.exists():
         try:

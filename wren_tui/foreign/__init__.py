@@ -20,8 +20,10 @@ journals) have no folder of their own and are not in `FORMATS`: opened by path, 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.foreign` alone loads no reader
@@ -49,10 +51,14 @@ class Registry(MutableMapping[str, "Format"]):
     (`values()`, `items()`) imports each in this order. A format set here (a test's) is kept as given.
     """
 
-    def __init__(self, homes: dict[str, tuple[str, str, str]]) -> None:
+    def __init__(
+        self, homes: dict[str, tuple[str, str, str]], roots: dict[str, tuple[tuple[str, ...], str, str] | None]
+    ) -> None:
         self._homes = dict(homes)
+        self._roots = dict(roots)
         self._names = list(homes)
         self._loaded: dict[str, Format] = {}
+        self._given: set[str] = set()  # set here (a test's): its own root, not the registry's rule
 
     def __getitem__(self, name: str) -> Format:
         fmt = self._loaded.get(name)
@@ -70,13 +76,16 @@ class Registry(MutableMapping[str, "Format"]):
         if name not in self._names:
             self._names.append(name)
         self._loaded[name] = fmt
+        self._given.add(name)
 
     def __delitem__(self, name: str) -> None:
         if name not in self._names:
             raise KeyError(name)
         self._names.remove(name)
         self._homes.pop(name, None)
+        self._roots.pop(name, None)
         self._loaded.pop(name, None)
+        self._given.discard(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._names))
@@ -91,6 +100,26 @@ class Registry(MutableMapping[str, "Format"]):
         """A format's label and variable (`Format.label`, `Format.env`) without importing its module."""
         fmt = self._loaded.get(name)
         return (fmt.label, fmt.env) if fmt is not None else self._homes[name][1:]
+
+    def own_folders(self, env: Mapping[str, str] | None = None) -> list[tuple[str, Path]]:
+        """Each agent's own sessions folder (`Format.root`, for a format whose `own_folder` it is), by name, without
+        importing any module: from the registry's rule for it (`ROOTS`), or from a format set here."""
+        env = os.environ if env is None else env
+        home = Path(env.get("HOME") or Path.home())
+        found = []
+        for name in self._names:
+            if name in self._given:
+                fmt = self._loaded[name]
+                if fmt.own_folder:
+                    found.append((name, fmt.root(env, home)))
+                continue
+            rule = self._roots.get(name)
+            if rule is None:
+                continue  # no folder of its own (aider writes beside each project)
+            variables, default, below = rule
+            base = next((env[v] for v in variables if env.get(v)), None)
+            found.append((name, (Path(base).expanduser() if base else home / default) / below))
+        return found
 
 
 # Each format's name: its module, and its label and variable as the module's FORMAT has them
@@ -112,11 +141,44 @@ FORMATS: Registry = Registry(
         "continue": ("continuecli", "Continue", "CONTINUE_GLOBAL_DIR"),
         "cline": ("cline", "Cline", "CLINE_DIR"),
         "vibe": ("vibe", "Mistral Vibe", "VIBE_HOME"),
-    }
+    },
+    # Where each agent keeps its sessions, as its module's `root` says (tests/test_command_imports.py checks
+    # they agree): the first of its variables that is set, else that folder under the home folder, and the
+    # folder below it; None: no folder of its own. Read to keep Wren from writing into another agent's folder
+    # (`own_folder_of`) without importing every reader.
+    {
+        "claude": (("CLAUDE_CONFIG_DIR",), ".claude", "projects"),
+        "codex": (("CODEX_HOME",), ".codex", "sessions"),
+        "pi": (("PI_CODING_AGENT_DIR",), ".pi/agent", "sessions"),
+        "gemini": (("GEMINI_CLI_HOME",), "", ".gemini/tmp"),
+        "qwen": (("QWEN_RUNTIME_DIR", "QWEN_HOME"), ".qwen", "projects"),
+        "copilot": (("COPILOT_HOME",), ".copilot", "session-state"),
+        "kimi": (("KIMI_SHARE_DIR",), ".kimi", "sessions"),
+        "opencode": (("XDG_DATA_HOME",), ".local/share", "opencode"),
+        "kilo": (("XDG_DATA_HOME",), ".local/share", "kilo"),
+        "aider": None,
+        "continue": (("CONTINUE_GLOBAL_DIR",), ".continue", "sessions"),
+        "cline": (("CLINE_DIR",), ".cline", "data/sessions"),
+        "vibe": (("VIBE_HOME",), ".vibe", "logs/session/unified"),
+    },
 )
 # What a file is when no format claims it: a Wren journal (by a line or its name), or none Wren knows.
 WREN: Literal["wren"] = "wren"
 UNKNOWN: Literal["unknown"] = "unknown"
+
+
+def own_folder_of(folder: Path, env: Mapping[str, str] | None = None) -> tuple[str, Path] | None:
+    """The agent whose own sessions folder `folder` is or is inside (links resolved), by name, and that folder;
+    else None. No reader is imported: `listing.owner_of` gives the format.
+
+    Wren writes nothing there: no fork, no search index, no listing store.
+    """
+    where = Path(os.path.realpath(folder))
+    for name, root in FORMATS.own_folders(env):
+        agent_root = Path(os.path.realpath(root))
+        if where == agent_root or agent_root in where.parents:
+            return name, root
+    return None
 
 
 # The format modules, each imported when first asked for (by FORMATS, or as `foreign.claude`).
@@ -162,6 +224,7 @@ __all__ = [
     "format_named",
     "identify",
     "kind_of",
+    "own_folder_of",
     "what_wren_opens",
     "write_tools",
 ]

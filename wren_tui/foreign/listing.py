@@ -25,7 +25,7 @@ from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
 from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, pread
-from . import FORMATS, WREN, Kind, kind_of
+from . import FORMATS, WREN, Kind, kind_of, own_folder_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, changed_at, changed_recently, held_for_writing
@@ -79,12 +79,8 @@ def owner_of(folder: Path) -> tuple[Format, Path] | None:
 
     Wren writes nothing there: no fork, no search index, no listing store.
     """
-    where = Path(os.path.realpath(folder))
-    for fmt, root in roots([name for name, f in FORMATS.items() if f.own_folder]):
-        agent_root = Path(os.path.realpath(root))
-        if where == agent_root or agent_root in where.parents:
-            return fmt, root
-    return None
+    owner = own_folder_of(folder)
+    return None if owner is None else (FORMATS[owner[0]], owner[1])
 
 
 def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> Iterator[Path]:

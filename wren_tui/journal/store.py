@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +47,8 @@ State = Literal[
 
 def new_session_id(now: datetime | None = None) -> str:
     """s-YYYYMMDD-HHMMSS-xxxx: UTC time so names sort by time, four random characters for ties."""
+    import secrets  # here: its hmac and hashlib (OpenSSL) are for a new session, not for every reader of a journal
+
     now = now or datetime.now(UTC)
     tail = "".join(secrets.choice(_ALPHABET) for _ in range(4))
     return f"s-{now:%Y%m%d-%H%M%S}-{tail}"

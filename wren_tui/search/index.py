@@ -23,7 +23,6 @@ pattern with neither reads the sessions.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import re
@@ -41,7 +40,7 @@ from pathlib import Path
 from types import FrameType
 from urllib.parse import quote
 
-from ..foreign.listing import owner_of
+from ..foreign import own_folder_of
 from ..journal.store import journals_dir
 from ..journal.verdict import Stop
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_read_only, pread
@@ -90,9 +89,11 @@ def index_path(folder: Path) -> Path:
     Wren writes nothing into another agent's folder, so that folder's index is kept in Wren's state folder
     instead, under a name made from the folder's real path.
     """
-    if owner_of(folder) is None:
+    if own_folder_of(folder) is None:
         return folder / FOLDER / NAME
     where = os.path.realpath(folder)
+    import hashlib  # only for an agent's own folder: not loaded by every search
+
     name = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
     return journals_dir(None).parent / "indexes" / name / NAME
 
@@ -372,6 +373,7 @@ class IndexRead:
         self.fresh: set[str] = set()  # paths `stale` found as the index read them
         # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
         self.candidates: dict[int, array[int]] = {}
+        self._full: dict[int, tuple[object, ...]] = {}  # file id: its files row (FILE_COLUMNS), if it has candidates
         self._may_hold = _may_hold(query)
 
     def begin(self) -> bool:
@@ -456,26 +458,37 @@ class IndexRead:
             return False
         try:
             with _bounded(self.db, QUERY_SECONDS):
-                ids = array("q", (ident for (ident,) in self.db.execute(matching, (asked,))))  # in order
-            confirming = not self.query.regex and len(ids) <= _CONFIRMED
+                # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
+                # a few hundred ids at a time, their files took most of a search).
+                found = self.db.execute(f"SELECT id, file FROM items WHERE id IN ({matching}) ORDER BY id", (asked,))
+                rows = found.fetchall()
+            confirming = not self.query.regex and len(rows) <= _CONFIRMED
             budget = _CONFIRMED_BYTES
-            for at in range(0, len(ids), _FETCH * 2):
-                batch = ids[at : at + _FETCH * 2]
+            for at in range(0, len(rows), _FETCH * 2):
+                batch = rows[at : at + _FETCH * 2]
+                if not confirming:
+                    for ident, file in batch:
+                        self._add(file, ident)
+                    continue
                 marks = ",".join("?" * len(batch))
-                if confirming:
-                    rows = self.db.execute(f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", batch)
-                    for ident, file, data in rows:
-                        if budget > 0:
-                            budget -= len(data)
-                            if not self._matches(data):
-                                continue
-                        self._add(file, ident)
-                    confirming = budget > 0
-                else:
-                    for ident, file in self.db.execute(
-                        f"SELECT id, file FROM items WHERE id IN ({marks}) ORDER BY id", batch
-                    ):
-                        self._add(file, ident)
+                ids = [ident for ident, _file in batch]
+                for ident, file, data in self.db.execute(
+                    f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", ids
+                ):
+                    if budget > 0:
+                        budget -= len(data)
+                        if not self._matches(data):
+                            continue
+                    self._add(file, ident)
+                confirming = budget > 0
+            # The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
+            # every session asks each of them).
+            files = array("q", self.candidates)
+            for at in range(0, len(files), _FETCH * 2):
+                some = files[at : at + _FETCH * 2]
+                marks = ",".join("?" * len(some))
+                for full in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", some):
+                    self._full[full[0]] = full
         except sqlite3.Error:
             self.close()
             return False
@@ -524,8 +537,10 @@ class IndexRead:
             return None
         if not found and row[3] and row[2] == _identity(st):
             return _NOTHING
+        full = self._full.get(row[0])
         try:
-            full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
+            if full is None:
+                full = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id = ?", (row[0],)).fetchone()
         except sqlite3.Error:
             return None
         if full is None:
@@ -546,9 +561,12 @@ class IndexRead:
         return None
 
     def _items(self, ids: array[int]) -> Iterator[Item]:
-        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction)."""
-        for at in range(0, len(ids), _FETCH):
-            batch = ids[at : at + _FETCH]
+        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction): a few first,
+        then more each time, so a search that stops at a file's first hit (`-l`) reads no more than it shows."""
+        at, size = 0, _FIRST_FETCH
+        while at < len(ids):
+            batch = ids[at : at + size]
+            at, size = at + size, min(size * 4, _FETCH)
             marks = ",".join("?" * len(batch))
             for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
                 yield item_of(data)
@@ -611,6 +629,7 @@ def _may_hold(query: Query) -> Callable[[bytes], bool] | None:
 
 _MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
+_FIRST_FETCH = 4  # a file's first candidates read at once
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
 _CONFIRMED = 4096
