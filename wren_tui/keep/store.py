@@ -135,6 +135,7 @@ class Entry:
     current: Version
     earlier: list[Version] = field(default_factory=list)
     src: tuple[int, int, int] | None = None  # the agent's file's size, mtime_ns and inode when last read
+    racy: bool = False  # it was read within its timestamp's reach of a change: read it again next time
     state: State = "kept"
     changed_at: str | None = None
 
@@ -176,9 +177,10 @@ def replay(data: bytes) -> Manifest:
     return Manifest(entries, end, len(lines), damaged, torn=end < len(data))
 
 
-def _src(record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+def _src(entry: Entry, record: Mapping[str, Any]) -> None:
     src = record.get("src")
-    return (int(src[0]), int(src[1]), int(src[2])) if isinstance(src, list) and len(src) == 3 else None
+    entry.racy = bool(record.get("racy"))
+    entry.src = (int(src[0]), int(src[1]), int(src[2])) if isinstance(src, list) and len(src) == 3 else None
 
 
 def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
@@ -202,7 +204,7 @@ def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
                 entry.state = "truncated" if why == "truncated" or entry.state == "truncated" else "rewritten"
             elif entry.state == "deleted":
                 entry.state, entry.changed_at = "kept", None
-            entry.src = _src(record)
+            _src(entry, record)
         elif entry is None:
             return f"it names {rel}, which no earlier line kept"
         elif op == "grow":
@@ -210,11 +212,11 @@ def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
                 return f"it grows {rel} from a size its earlier lines do not give it"
             entry.current.ranges.append(Range(int(record["from"]), int(record["size"]), str(record["sha256"])))
             entry.current.kept_at = at
-            entry.src = _src(record)
+            _src(entry, record)
             if entry.state == "deleted":
                 entry.state, entry.changed_at = "kept", None
         elif op == "seen":
-            entry.src = _src(record)
+            _src(entry, record)
             if entry.state == "deleted":
                 entry.state, entry.changed_at = "kept", None
         elif op == "gone":
@@ -262,12 +264,14 @@ class KeptVersion:
 
 
 def agent_root(agent: str, env: Mapping[str, str], home: Path) -> Path | None:
-    """The agent's own folder of sessions (its format's `root`), None for a name no format has."""
+    """The agent's own folder of sessions (its format's `root`), None for a name no format has. An agent with no
+    folder of its own (aider) has its files kept by their whole path: its root is the filesystem's."""
     from ..foreign import FORMATS
 
     if agent not in FORMATS:
         return None
-    return FORMATS[agent].root(env, home)
+    fmt = FORMATS[agent]
+    return fmt.root(env, home) if fmt.own_folder else Path(Path(os.path.abspath(os.curdir)).anchor)
 
 
 def kept_files(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:
