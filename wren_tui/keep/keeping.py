@@ -8,7 +8,7 @@ private consistent copy, `foreign.snapshot`), so their bytes and times are as th
 - a log (`.jsonl`) that grew, whose kept bytes are still its prefix (the last 4 KiB before the old end compared):
   only the new bytes are appended to the kept copy;
 - a log that shrank (truncated) or whose kept bytes changed (rewritten), a document (`.json`) or a database whose
-  content changed: a new version. The kept copy is linked into `versions/<path>/<n>` first, the new copy written
+  content changed: a new version. The kept copy is linked into `versions/<n>/<path>` first, the new copy written
   beside and renamed over it; a document or database whose content did not change adds no version (`seen`);
 - gone from the agent's folder: recorded as deleted by its agent; the kept copy stays.
 

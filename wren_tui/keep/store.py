@@ -1,7 +1,7 @@
 """The kept store's layout, and what reads it (no hashing, nothing written): the read API.
 
     <root>/<agent>/files/<path>          the latest kept copy of the agent's file at <agent's folder>/<path>
-    <root>/<agent>/versions/<path>/<n>   version n of it, when a later version replaced it (rewritten, truncated)
+    <root>/<agent>/versions/<n>/<path>   version n of it, when a later version replaced it (rewritten, truncated)
     <root>/<agent>/manifest.jsonl        what was kept, one JSON line per step, each ending in its CRC-32
     <root>/lock                          held by the one `wren keep` that writes the store
 
@@ -12,7 +12,7 @@ The manifest is the truth: a copy counts once its line is there, and a line coun
 and its CRC matches (a line torn by a kill did not count). Its lines (`op`):
 
 - `copy`: version `v` of `rel` written whole (`size`, `sha256` of its bytes), `why` it was: `new`, `rewritten`
-  (the agent rewrote it: the previous version was linked at versions/<rel>/<v-1> first), `truncated`.
+  (the agent rewrote it: the previous version was linked at versions/<v-1>/<rel> first), `truncated`.
 - `grow`: the bytes [`from`, `size`) the agent appended, added to version `v` (`sha256` of those bytes alone).
 - `seen`: the agent's file changed on disk (`src`) but not its content (a database written back unchanged).
 - `gone`: the agent deleted its file; the kept copy stays.
@@ -67,8 +67,9 @@ def kept_folder(agent: str, env: Mapping[str, str], home: Path) -> Path:
 
 
 def version_path(folder: Path, rel: str, number: int) -> Path:
-    """Where version `number` of `rel` is kept once a later version replaced it (`folder`: the agent's)."""
-    return folder / VERSIONS / rel / str(number)
+    """Where version `number` of `rel` is kept once a later version replaced it (`folder`: the agent's): under
+    `versions/<number>/`, in the agent's own layout and with the file's own name, as in `files/`."""
+    return folder / VERSIONS / str(number) / rel
 
 
 # --- the manifest's lines -------------------------------------------------------------------------
