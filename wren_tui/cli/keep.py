@@ -42,6 +42,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="FOLDER",
         help="keep the sessions found in FOLDER (and below) instead of the agent's own folder; needs one --agent",
     )
+    p.add_argument(
+        "--status",
+        action="store_true",
+        help="keep nothing; say per agent the files kept, their versions and bytes, and what changed in the agent's "
+        "folder since the last keep (new, grown, rewritten, truncated, deleted by the agent), and the store's size",
+    )
+    p.add_argument("--json", action="store_true", help="with --status: JSON for scripts")
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing but problems")
     p.set_defaults(handler=cmd_keep)
 
@@ -65,6 +72,10 @@ def cmd_keep(args: argparse.Namespace) -> Exit:
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder; name the folder the agent's sessions are in")
     root = kept_root(env, home)
+    if args.status:
+        return _status(args.agent, folder, env, home, root, as_json=args.json)
+    if args.json:
+        raise UsageError("--json goes with --status")
     say = None if args.quiet else out
     tallies, skipped = keep(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
     for sentence in skipped:
@@ -83,3 +94,30 @@ def _journals(env: Any) -> Path:
     from ..journal.store import journals_dir
 
     return journals_dir(None, env)
+
+
+def _status(names: list[str] | None, folder: Path | None, env: Any, home: Path, root: Path, *, as_json: bool) -> Exit:
+    from ..keep.status import human, status
+    from .console import err, out, print_json
+
+    agents, skipped, size = status(names, folder, env, home, root)
+    problems = [p for a in agents for p in a.problems]
+    if as_json:
+        print_json(
+            {"store": str(root), "bytes": size, "agents": [a.as_json() for a in agents], "not_kept": skipped}
+        )
+    else:
+        quiet = []
+        for agent in agents:
+            if agent.files or any(agent.since.values()):
+                out(agent.line())
+            else:
+                quiet.append(agent.label)
+        if quiet:
+            out(f"nothing kept or found of {', '.join(quiet)}")
+        for sentence in skipped:
+            out(sentence)
+        out(f"the store: {root}, {human(size)}")
+    for problem in problems:
+        err(problem)
+    return Exit.ERROR if problems else Exit.OK
