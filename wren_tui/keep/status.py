@@ -101,12 +101,12 @@ def agent_status(agent: Planned, root: Path) -> AgentStatus:
     manifest = store.read_manifest(folder)
     out = AgentStatus(agent.name, agent.label, str(agent.start or agent.root))
     within = agent.within()
-    for entry in manifest.entries.values():
+    for each in manifest.entries.values():
         out.files += 1
-        out.deleted += entry.state == "deleted"
-        out.versions += len(entry.earlier) + 1
-        out.bytes += entry.current.size + sum(v.size for v in entry.earlier)
-        kept_at = entry.current.kept_at
+        out.deleted += each.state == "deleted"
+        out.versions += len(each.earlier) + 1
+        out.bytes += each.current.size + sum(v.size for v in each.earlier)
+        kept_at = each.current.kept_at
         out.last_kept = kept_at if out.last_kept is None or kept_at > out.last_kept else out.last_kept
     walked = walk(fmt, agent.root, (root,), agent.start)
     out.problems.extend(walked.unreadable)
