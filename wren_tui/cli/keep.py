@@ -103,9 +103,7 @@ def _status(names: list[str] | None, folder: Path | None, env: Any, home: Path, 
     agents, skipped, size = status(names, folder, env, home, root)
     problems = [p for a in agents for p in a.problems]
     if as_json:
-        print_json(
-            {"store": str(root), "bytes": size, "agents": [a.as_json() for a in agents], "not_kept": skipped}
-        )
+        print_json({"store": str(root), "bytes": size, "agents": [a.as_json() for a in agents], "not_kept": skipped})
     else:
         quiet = []
         for agent in agents:

@@ -164,4 +164,3 @@ def status(
     """Each agent's status, the sentences of agents left out, and the store's size."""
     agents, skipped = plan(names, folder, env, home)
     return [agent_status(agent, root) for agent in agents], skipped, store_size(root)
-
