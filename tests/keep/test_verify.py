@@ -4,6 +4,7 @@ version, what differs) with exit 4; what a kill leaves is no damage."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.conftest import run_wren
@@ -81,3 +82,38 @@ def test_what_a_kill_leaves_is_no_damage(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert "its last line was cut short by a kill; it did not count" in done.stdout
     assert log.exists()
+
+
+def test_a_rewrite_a_kill_cut_short_at_either_step_is_no_damage_and_the_next_keep_finishes_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = home / ROOTS["codex"]
+    log = copy_session("codex", "simple", root, nested=True, stem="log")
+    first = log.read_bytes()
+    keep(home)
+    env = keep_env(home)
+    (kept,) = store.kept_files("codex", env, home)
+    linked = tmp_path / "kept" / "codex" / "versions" / "1" / kept.relative
+    linked.parent.mkdir(parents=True)
+    os.link(kept.copy, linked)  # killed after the version was linked, before the new copy took its place
+    assert run_wren(["verify"], cwd=tmp_path, env=env).returncode == 0
+    log.write_bytes(first[:100])
+    keep(home)  # the link, a second name of the same file, is undone, then made again
+    (kept,) = store.kept_files("codex", env, home)
+    assert (kept.versions, kept.state, kept.copy.read_bytes()) == (2, "truncated", first[:100])
+    # Killed after the new copy took its place, before its manifest line: the version counted is whole where it
+    # was linked, and the next keep puts it back before it records the agent's file again.
+    linked = tmp_path / "kept" / "codex" / "versions" / "2" / kept.relative
+    linked.parent.mkdir(parents=True)
+    os.link(kept.copy, linked)
+    part = kept.copy.with_name(kept.copy.name + ".wren-part")
+    part.write_bytes(b"the next copy, whole but not recorded\n")
+    os.replace(part, kept.copy)
+    done = run_wren(["verify"], cwd=tmp_path, env=env)
+    assert (
+        done.returncode == 0 and "a newer copy not yet recorded (a keep was stopped); version 2 is whole" in done.stdout
+    )
+    log.write_bytes(first)  # the agent's file grew from what version 2 counted: it grows again
+    keep(home)
+    versions = store.kept_versions("codex", kept.relative, env, home)
+    assert [v.copy.read_bytes() for v in versions] == [first, first]
+    assert run_wren(["verify"], cwd=tmp_path, env=env).stdout.strip().endswith("checked: whole")

@@ -49,6 +49,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "folder since the last keep (new, grown, rewritten, truncated, deleted by the agent), and the store's size",
     )
     p.add_argument("--json", action="store_true", help="with --status: JSON for scripts")
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep on: watch the agents' folders and keep each change within a second of the agent's write (a "
+        "database at most every 10 s while it keeps changing) until Ctrl+C; a kill -9 at any moment damages nothing",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing but problems")
     p.set_defaults(handler=cmd_keep)
 
@@ -76,7 +82,12 @@ def cmd_keep(args: argparse.Namespace) -> Exit:
         return _status(args.agent, folder, env, home, root, as_json=args.json)
     if args.json:
         raise UsageError("--json goes with --status")
-    say = None if args.quiet else out
+    say = None if args.quiet else _flushed(out)
+    if args.follow:
+        from ..keep.following import follow
+
+        follow(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
+        return Exit.OK
     tallies, skipped = keep(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
     for sentence in skipped:
         if not args.quiet:
@@ -119,3 +130,13 @@ def _status(names: list[str] | None, folder: Path | None, env: Any, home: Path, 
     for problem in problems:
         err(problem)
     return Exit.ERROR if problems else Exit.OK
+
+
+def _flushed(out: Any) -> Any:
+    import sys
+
+    def say(text: str) -> None:
+        out(text)
+        sys.stdout.flush()
+
+    return say

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import portable
 from . import store
-from .keeping import TAIL, Planned, kind_of, plan, source_key, walk
+from .keeping import TAIL, Planned, kind_of, plan, walk
 
 
 @dataclass
@@ -118,7 +118,7 @@ def agent_status(agent: Planned, root: Path) -> AgentStatus:
         if entry is None or entry.state == "deleted":
             since["new"].append(source.rel)
             continue
-        if entry.src == source_key(source.st) and not entry.racy:
+        if entry.src == source.key and not entry.racy:
             continue
         kind = kind_of(source.rel, fmt)
         size = source.st.st_size
