@@ -169,9 +169,10 @@ class Appender:
         """The records' lines at the manifest's end, durable before this returns."""
         if not records:
             return
-        data = memoryview(b"".join(frame(r) for r in records))
-        while data:
-            data = data[os.write(self.fd, data) :]
+        data = b"".join(frame(r) for r in records)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
         portable.durable_sync(self.fd)
         self.size += len(data)
 
