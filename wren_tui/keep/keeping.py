@@ -216,6 +216,7 @@ class Copied:
     size: int
     sha256: str
     content: str | None = None  # a database's digest of its pages (its header's counters aside)
+    sessions: list[str] | None = None  # a database's sessions (the ids of its `session` table), when it has one
 
 
 def copy_whole(source: Path, part: Path, *, retry: bool, sync: bool) -> Copied:
@@ -254,11 +255,18 @@ def copy_database(source: Path, part: Path, *, sync: bool) -> Copied:
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
 
+    sessions: list[str] | None = None
+
     def backup(conn: sqlite3.Connection) -> None:
+        nonlocal sessions
         target = sqlite3.connect(part)
         try:
             conn.backup(target)
             target.execute("pragma journal_mode = delete")
+            try:  # OpenCode's schema (Kilo's too): which sessions this version holds, for the readers of the store
+                sessions = sorted(str(row[0]) for row in target.execute("select id from session"))
+            except sqlite3.Error:
+                sessions = None
         finally:
             target.close()
 
@@ -282,7 +290,7 @@ def copy_database(source: Path, part: Path, *, sync: bool) -> Copied:
     if sync:
         with open(part, "rb+") as f:
             portable.durable_sync(f.fileno())
-    return Copied(part, offset, digest.hexdigest(), content.hexdigest())
+    return Copied(part, offset, digest.hexdigest(), content.hexdigest(), sessions)
 
 
 def _same_bytes(a: int, b: int, start: int, stop: int) -> bool:
@@ -486,6 +494,8 @@ class AgentKeeper:
             record.update(op="copy", v=1, size=copied.size, sha256=copied.sha256, why="new")
             if copied.content is not None:
                 record["content"] = copied.content
+            if copied.sessions is not None:
+                record["sessions"] = copied.sessions
             records.append(record)
             tally.count("new", copied.size)
         gone_from_unreadable = tuple(p.split(": ", 1)[0] for p in walked.unreadable)
@@ -568,6 +578,8 @@ class AgentKeeper:
         record["why"] = why
         if copied.content is not None:
             record["content"] = copied.content
+        if copied.sessions is not None:
+            record["sessions"] = copied.sessions
         records.append(record)
         return why, copied.size
 
