@@ -183,11 +183,12 @@ class Appender:
 # --- copying -------------------------------------------------------------------------------------------
 
 
-def _write_from(src: int, out: int, start: int, at: int, digest: Any) -> int:
-    """`src`'s bytes from `start` to its end, written at `out`'s offset `at` and hashed; the bytes copied."""
+def _write_from(src: int, out: int, start: int, at: int, digest: Any, stop: int | None = None) -> int:
+    """`src`'s bytes from `start` to its end (to `stop` at most: its size when it was looked at, which spares a
+    read that finds the end), written at `out`'s offset `at` and hashed; the bytes copied."""
     copied = 0
-    while True:
-        chunk = portable.pread(src, CHUNK, start + copied)
+    while stop is None or start + copied < stop:
+        chunk = portable.pread(src, CHUNK if stop is None else min(CHUNK, stop - start - copied), start + copied)
         if not chunk:
             return copied
         digest.update(chunk)
@@ -195,6 +196,7 @@ def _write_from(src: int, out: int, start: int, at: int, digest: Any) -> int:
         while view:
             view = view[portable.pwrite(out, view, at + copied + (len(chunk) - len(view))) :]
         copied += len(chunk)
+    return copied
 
 
 _made: set[str] = set()  # the folders of the store this process made (or found): not made again
@@ -229,7 +231,7 @@ def copy_whole(source: Path, part: Path, *, retry: bool, sync: bool) -> Copied:
             digest = hashlib.sha256()
             out = _open_new(part)
             try:
-                size = _write_from(fd, out, 0, 0, digest)
+                size = _write_from(fd, out, 0, 0, digest, before.st_size)
                 if sync:
                     portable.durable_sync(out)
             finally:
