@@ -196,3 +196,14 @@ def test_a_second_keep_while_one_holds_the_store_is_refused_in_one_sentence(tmp_
         done.stderr.strip()
         == f"wren: {tmp_path / 'kept'}: another `wren keep` is writing this store (a --follow?); wait for it or stop it"
     )
+
+
+def test_a_store_that_cannot_be_made_is_said_in_one_sentence_with_what_to_do(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "a-file").write_bytes(b"")
+    done = run_wren(["keep"], cwd=tmp_path, env=keep_env(home) | {"WREN_KEEP_DIR": str(tmp_path / "a-file" / "kept")})
+    assert done.returncode == 1
+    said = "the kept store cannot be made there (set WREN_KEEP_DIR to a folder you can write)"
+    assert done.stderr == f"wren: {tmp_path / 'a-file' / 'kept'}: not a directory; {said}\n"
+    usage = run_wren(["keep", "--json"], cwd=tmp_path, env=keep_env(home))
+    assert usage.returncode == 2 and "--json goes with --status" in usage.stderr
