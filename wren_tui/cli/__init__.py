@@ -48,6 +48,8 @@ COMMANDS: tuple[str, ...] = (
     "blame",
     "demo",
     "mirror",
+    "keep",
+    "verify",
 )
 
 # What `wren --help` says of each command: the `help=` its module registers (tests/test_command_imports.py
@@ -70,6 +72,8 @@ SUMMARIES: dict[str, str] = {
     "blame": "for each line of a file, the session's turn and event (edit or command) that last changed it",
     "demo": "the offline scripted agent fixing a failing test, watched live",
     "mirror": "ship every journal of a folder to NATS JetStream, live (the fleet)",
+    "keep": "copy every agent's sessions into Wren's kept store, so an agent deleting one loses nothing",
+    "verify": "check every checksum of every copy `wren keep` kept; exit 4 when one is damaged",
 }
 
 Handler = Callable[[argparse.Namespace], "Exit"]

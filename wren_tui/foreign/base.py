@@ -368,6 +368,10 @@ def _every_file(_path: Path) -> bool:
     return True
 
 
+def _nothing_beside(_path: Path) -> tuple[Path, ...]:
+    return ()
+
+
 def never_a_line(_line: dict[str, Any]) -> bool:
     """`claims` of a format whose files are not JSON lines: no line of a JSONL file is its."""
     return False
@@ -443,6 +447,9 @@ class Format:
     # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
     # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
     parts: Callable[[Path], Path] | None = None
+    # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
+    # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
+    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
 
     def follower(self, path: Path) -> Follower:
         """The export of the session at `path`, to call again as it changes (an exported format's)."""

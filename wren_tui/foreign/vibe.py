@@ -438,6 +438,16 @@ def is_session_file(path: Path) -> bool:
     return path.name == META
 
 
+def kept_with(path: Path) -> tuple[Path, ...]:
+    """The session's other files, all its reader reads: its journal segments, compacted generations and chunks (a
+    segment the agent deletes once compacted stays in Wren's kept copy; the reader shows each turn once)."""
+    found: list[Path] = []
+    for below in (JOURNAL, GENERATIONS, CHUNKS):
+        for folder, _dirs, names in os.walk(folder_of(path) / below):  # links to folders are not followed
+            found.extend(Path(folder) / name for name in names)
+    return tuple(sorted(found))
+
+
 def session_id(path: Path) -> str:
     """The session's uuid: the name of its folder."""
     return folder_of(path).name
@@ -471,4 +481,5 @@ FORMAT = Format(
     export=export,
     where=WHERE,
     parts=parts,
+    kept_with=kept_with,
 )
