@@ -189,6 +189,23 @@ def _changed_by_others(store: Store, events: Sequence[Event], now: str, pairs: d
     return set(store.changed_between(tree, now)) & set(pairs) if tree else set()
 
 
+def comparisons(events: Sequence[Event], now: str, target: str | None) -> list[tuple[str, str]]:
+    """The pairs of snapshots a rewind from `now` (the workspace's snapshot) to `target` compares, for `Store.compare`.
+
+    The plan's (now and the target), the others' changes (the session's own last files and now), and a
+    rewind cut short's (now and its before).
+    """
+    pairs = [(now, target)] if target else []
+    last = next((e for e in reversed(events) if _names_files(e)), None)
+    tree = last.snapshot if isinstance(last, Rewind | Fork) else last.id if isinstance(last, Snapshot) else None
+    if tree:
+        pairs.append((tree, now))
+    cut = last_rewind(events)
+    if cut is not None:
+        pairs += [(now, cut.before), (cut.before, cut.snapshot)]
+    return pairs
+
+
 def _names_files(event: Event) -> bool:
     return (
         (isinstance(event, Snapshot) and bool(event.id))
@@ -204,26 +221,13 @@ Pair = tuple[Entry | None, Entry | None]
 def _diff(store: Store, a: str, b: str, lines: dict[bytes, tuple[int, int]] | None = None) -> dict[bytes, Pair]:
     """Each path that differs between two snapshots -> its entry in a and in b (None: not there).
 
-    With `lines`, also each path's lines added and removed (`--numstat`, in the same git process).
+    With `lines`, also each path's lines added and removed. From `Store.compared`: the pairs a rewind
+    needs are compared in one git process (`Store.compare`), each once.
     """
-    if a == b:
-        return {}
-    args = ["diff-tree", "-r", "-z", "--no-renames", "--raw"] + (["--numstat"] if lines is not None else [])
-    items = iter(store.git(*args, a, b).split(b"\0"))
-    found: dict[bytes, Pair] = {}
-    for item in items:
-        if item.startswith(b":"):
-            path = next(items, b"")
-            mode_a, mode_b, oid_a, oid_b, _status = item[1:].decode().split()
-            found[path] = (
-                None if mode_a == "000000" else (mode_a, oid_a),
-                None if mode_b == "000000" else (mode_b, oid_b),
-            )
-        elif lines is not None and item.count(b"\t") >= 2:
-            added, removed, path = item.split(b"\t", 2)
-            if added != b"-":  # a binary file has no lines
-                lines[path] = (int(added), int(removed))
-    return found
+    found = store.compared(a, b)
+    if lines is not None:
+        lines.update(found.lines)
+    return found.entries
 
 
 def _ancestors(path: bytes) -> Iterator[bytes]:
@@ -431,6 +435,7 @@ __all__ = [
     "Plan",
     "apply",
     "commands_after",
+    "comparisons",
     "finish_plan",
     "last_rewind",
     "make_plan",
