@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import itertools
 import os
 import re
@@ -40,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, fcntl
-from . import gitfiles
 from .events import Event, Fork, Rewind, RunStart, Snapshot, ToolStart
 from .targets import fsync_dir
 
@@ -685,6 +683,8 @@ class Store:
     # --- taking -------------------------------------------------------------------------------
 
     def index_for(self, session_id: str, workspace: Path) -> Path:
+        import hashlib  # here, not at the top: only taking needs it, and `wren blame` starts without OpenSSL
+
         key = hashlib.sha1(os.fsencode(str(workspace))).hexdigest()[:12]
         return self.path / "indexes" / f"{session_id}-{key}"
 
@@ -785,6 +785,8 @@ class Store:
         """
         if _index_entries(index) > IN_PROCESS:  # the header's count: a large index is not read here at all
             return None
+        from . import gitfiles  # here: only a small workspace's snapshot needs it (and the writer it imports)
+
         try:
             known = gitfiles.read_index(index)
         except gitfiles.Unreadable:

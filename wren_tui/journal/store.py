@@ -5,8 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,7 +26,7 @@ SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
 # Another tool's session that is one JSON document (an ATIF trajectory), opened by path.
 DOCUMENT_SUFFIX = ".json"
-_ALPHABET = string.ascii_lowercase + string.digits
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"  # string.ascii_lowercase + string.digits
 
 State = Literal[
     "live",
@@ -49,6 +47,8 @@ State = Literal[
 def new_session_id(now: datetime | None = None) -> str:
     """s-YYYYMMDD-HHMMSS-xxxx: UTC time so names sort by time, four random characters for ties."""
     now = now or datetime.now(UTC)
+    import secrets  # here, not at the top: it loads OpenSSL, and only a new session needs it
+
     tail = "".join(secrets.choice(_ALPHABET) for _ in range(4))
     return f"s-{now:%Y%m%d-%H%M%S}-{tail}"
 
