@@ -15,6 +15,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .snapshots import SnapshotError, Store, Taken
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
 _TEMP = ".wren-rewind-"
 _BATCH = 256  # objects read from the store at a time
+_WRITERS = 8  # threads writing and fsyncing a chunk's files (and fsyncing its folders) at once
 # portable's flags are 0 where the system has none (Windows: no O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC).
 _DIRECTORY, _NOFOLLOW, _CLOEXEC, _BINARY = O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC, O_BINARY
 
@@ -292,20 +294,39 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
         touched.add(full.parent)
         _drop_empty(full.parent, root)
         step(f"deleted {shown(path)}")
-    for chunk in _chunks(plan.restore, _BATCH):
-        contents = _read_blobs(store, [oid for _, mode, oid in chunk if mode != "160000"])
-        for path, mode, oid in chunk:
-            full = root / os.fsdecode(path)
-            try:
-                _no_link_on_the_way(path, root)
-                _replace(full, root, mode, contents.get(oid, b""))
-            except OSError as exc:
-                problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
-                continue
-            touched.add(full.parent)
-            step(f"restored {shown(path)}")
-    for folder in sorted(touched, key=lambda f: -len(f.parts)):
-        _fsync_folder(folder if folder.is_dir() else _existing(folder, root))
+    umask = _umask()
+    with ThreadPoolExecutor(_WRITERS) as pool:
+        for chunk in _chunks(plan.restore, _BATCH):
+            contents = _read_blobs(store, [oid for _, mode, oid in chunk if mode != "160000"])
+            # Each path's new bytes written beside it and fsynced, the chunk's at once (the disk commits
+            # concurrent fsyncs together); then each renamed over its path, in order. A kill before a
+            # rename leaves that path's old file and a temporary one (`remove_temps`): old or new, never half.
+            ready: list[tuple[bytes, Path, Future[Path]]] = []
+            for path, mode, oid in chunk:
+                full = root / os.fsdecode(path)
+                try:
+                    _no_link_on_the_way(path, root)
+                    _make_folders(full.parent, root)
+                except OSError as exc:
+                    problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
+                    continue
+                ready.append((path, full, pool.submit(_write_beside, full, mode, contents.get(oid, b""), umask)))
+            for path, full, written in ready:
+                temp: Path | None = None
+                try:
+                    temp = written.result()
+                    if full.is_dir() and not full.is_symlink():
+                        full.rmdir()  # an empty folder where the file goes (a non-empty one raises: not Wren's)
+                    os.replace(temp, full)
+                except OSError as exc:
+                    if temp is not None:
+                        temp.unlink(missing_ok=True)
+                    problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
+                    continue
+                touched.add(full.parent)
+                step(f"restored {shown(path)}")
+        folders = {folder if folder.is_dir() else _existing(folder, root) for folder in touched}
+        list(pool.map(_fsync_folder, folders))  # each folder's renames durable, fsynced at once
     return problems
 
 
@@ -344,30 +365,31 @@ def _read_blobs(store: Store, oids: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _replace(full: Path, root: Path, mode: str, data: bytes) -> None:
-    """Put `data` at `full` as a file (or a link, mode 120000): written beside it, fsynced, renamed over it."""
-    parent = full.parent
-    _make_folders(parent, root)
-    if full.is_dir() and not full.is_symlink():
-        full.rmdir()  # an empty folder where the file goes (a non-empty one raises: its files are not Wren's)
-    temp = parent / f"{_TEMP}{os.getpid()}-{full.name}"[:255]
+def _write_beside(full: Path, mode: str, data: bytes, umask: int) -> Path:
+    """Write `data` beside `full` as a file (or a link, mode 120000), fsynced; returns the temporary path."""
+    temp = full.parent / f"{_TEMP}{os.getpid()}-{full.name}"[:255]
     temp.unlink(missing_ok=True)
     if mode == "120000":
         os.symlink(os.fsdecode(data), temp)
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        perms = (0o777 if mode == "100755" else 0o666) & ~umask
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, perms)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(temp, perms)
-    os.replace(temp, full)
+        return temp
+    perms = (0o777 if mode == "100755" else 0o666) & ~umask
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, perms)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(temp, perms)
+    return temp
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and back: in the main thread, before the writers start)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def _make_folders(folder: Path, root: Path) -> None:
