@@ -60,23 +60,28 @@ def _state(ws: Path) -> dict[str, bytes]:
 # The floor, in a new process: the rewind command's imports, one lstat a file, the safety rule's writes and fsyncs.
 _FLOOR = """
 import os, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
 import wren_tui.cli, wren_tui.cli.rewind
 ws = sys.argv[1]
 # One lstat a file, in C as git's own walk is (-newer stats each; nothing is newer than the workspace's folder).
 subprocess.run(["find", ws, "-newer", ws, "-name", "*.none"], check=True, stdout=subprocess.DEVNULL)
-for name in sys.argv[2:]:
+def beside(name):
     path = os.path.join(ws, name)
     with open(path, "rb") as f:
         data = f.read()
-    temp = path + ".floor"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(path + ".floor", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, data)
     os.fsync(fd)
     os.close(fd)
-    os.replace(temp, path)
-    fd = os.open(os.path.dirname(path), os.O_RDONLY)
+    return path
+def fsync_folder(folder):
+    fd = os.open(folder, os.O_RDONLY)
     os.fsync(fd)
     os.close(fd)
+with ThreadPoolExecutor(8) as pool:  # as the rewind does: the fsyncs at once, then the renames, then the folders
+    for path in list(pool.map(beside, sys.argv[2:])):
+        os.replace(path + ".floor", path)
+    list(pool.map(fsync_folder, {os.path.dirname(os.path.join(ws, n)) for n in sys.argv[2:]}))
 """
 
 
