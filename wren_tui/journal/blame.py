@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -90,35 +92,40 @@ def history(events: Sequence[Event]) -> list[Change]:
 def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None) -> list[tuple[bytes, Origin]]:
     """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it).
 
-    One `git diff-tree --stdin -U0` process compares every snapshot with the next at that path (git's
-    own diff, as `git blame` uses); its hunks say which lines each change put in.
+    `git diff-tree --stdin -U0` compares every snapshot with the next at that path (git's own diff, as
+    `git blame` uses; the pairs in parts, a process a core); its hunks say which lines each change put in.
     """
     changes, gap_first = _kept(store, history(events))
     if not changes:
         return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
+    pairs = [f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)]
+    # The pairs in parts, one git process a core, at once (each pair is compared on its own; the parts'
+    # outputs joined in order are the one process's); the first and last snapshots' lines meanwhile.
+    parts = min(_PARTS, max(1, len(pairs) // _PER_PART))
+    size = -(-len(pairs) // parts) if pairs else 0
+    chunks = ["".join(pairs[i : i + size]).encode() for i in range(0, len(pairs), size or 1)]
+    outs, errors = [b""] * len(chunks), list[BaseException]()
+
+    def compare(at: int) -> None:
+        try:
+            outs[at] = _diffs(store, chunks[at], path)
+        except BaseException as exc:  # raised again below, in this thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=compare, args=(at,)) for at in range(len(chunks))]
+    for thread in threads:  # git processes: the GIL is let go while they run
+        thread.start()
+    try:
+        first, last = _lines_of(store, [changes[0].tree, changes[-1].tree], path)
+    finally:
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
+    out = b"".join(outs)
     origins: list[Origin] = []
-    first = _lines_at(store, changes[0].tree, path)
     if first is not None:
         origins = [changes[0].origin if gap_first else BEFORE] * len(first)
-    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
-    out = (
-        store.git(
-            "diff-tree",
-            "--stdin",
-            "-r",
-            "-p",
-            "-U0",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            "--full-index",
-            "--",
-            path.decode("utf-8", "surrogateescape"),
-            input=pairs,
-        )
-        if pairs
-        else b""
-    )
     index = 0
     hunks: list[tuple[int, int, int, int]] = []
     binary = False
@@ -142,7 +149,6 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
         elif line.startswith(b"Binary files "):
             binary = True
     settle()
-    last = _lines_at(store, changes[-1].tree, path)
     lines = list(zip(last or [], origins, strict=False))
     if now is not None:
         lines = _carry(lines, now.splitlines(keepends=True), UNSNAPSHOTTED)
@@ -301,6 +307,41 @@ def _applied(old: list[Origin], hunks: list[tuple[int, int, int, int]], origin: 
         at = start + b
     new.extend(old[at:])
     return new
+
+
+_PARTS = min(4, os.cpu_count() or 1)  # git processes comparing a file's snapshots at once
+_PER_PART = 32  # pairs at least in each
+
+
+def _diffs(store: Store, pairs: bytes, path: bytes) -> bytes:
+    """`git diff-tree --stdin -p -U0` of each pair ("A B\\n" lines) at `path`: each pair's line, then its hunks."""
+    if not pairs:
+        return b""
+    return store.git(
+        "diff-tree", "--stdin", "-r", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--full-index",
+        "--", path.decode("utf-8", "surrogateescape"), input=pairs,
+    )  # fmt: skip
+
+
+def _lines_of(store: Store, trees: list[str], path: bytes) -> list[list[bytes] | None]:
+    """The lines of the file at `path` in each tree (None where it has no such file), by one `cat-file --batch`."""
+    name = path.decode("utf-8", "surrogateescape")
+    asked = "".join(f"{tree}:{name}\n" for tree in trees).encode("utf-8", "surrogateescape")
+    out = store.git("cat-file", "--batch", input=asked)
+    found: list[list[bytes] | None] = []
+    at = 0
+    for _ in trees:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        if len(header) != 3 or not header[2].isdigit():  # "NAME missing" (or ambiguous): no object follows
+            found.append(None)
+            at = end + 1
+            continue
+        size = int(header[2])
+        body = out[end + 1 : end + 1 + size]
+        found.append(body.splitlines(keepends=True) if header[1] == b"blob" else None)  # a folder there: no file
+        at = end + 1 + size + 1
+    return found
 
 
 def _lines_at(store: Store, tree: str, path: bytes) -> list[bytes] | None:

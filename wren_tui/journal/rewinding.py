@@ -15,15 +15,18 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
 from .events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
 from .snapshots import SnapshotError, Store, Taken
 
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 _TEMP = ".wren-rewind-"
 _BATCH = 256  # objects read from the store at a time
 _WRITERS = 8  # threads writing and fsyncing a chunk's files (and fsyncing its folders) at once
@@ -294,6 +297,8 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
         touched.add(full.parent)
         _drop_empty(full.parent, root)
         step(f"deleted {shown(path)}")
+    from concurrent.futures import ThreadPoolExecutor  # here: `wren blame` imports this module, and never writes
+
     umask = _umask()
     with ThreadPoolExecutor(_WRITERS) as pool:
         for chunk in _chunks(plan.restore, _BATCH):
