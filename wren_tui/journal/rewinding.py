@@ -14,19 +14,19 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
 from .events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
 from .snapshots import SnapshotError, Store, Taken
 
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
-if TYPE_CHECKING:
-    from concurrent.futures import Future
-
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 _TEMP = ".wren-rewind-"
 _BATCH = 256  # objects read from the store at a time
 _WRITERS = 8  # threads writing and fsyncing a chunk's files (and fsyncing its folders) at once
@@ -297,41 +297,39 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
         touched.add(full.parent)
         _drop_empty(full.parent, root)
         step(f"deleted {shown(path)}")
-    from concurrent.futures import ThreadPoolExecutor  # here: `wren blame` imports this module, and never writes
-
     umask = _umask()
-    with ThreadPoolExecutor(_WRITERS) as pool:
-        for chunk in _chunks(plan.restore, _BATCH):
-            contents = _read_blobs(store, [oid for _, mode, oid in chunk if mode != "160000"])
-            # Each path's new bytes written beside it and fsynced, the chunk's at once (the disk commits
-            # concurrent fsyncs together); then each renamed over its path, in order. A kill before a
-            # rename leaves that path's old file and a temporary one (`remove_temps`): old or new, never half.
-            ready: list[tuple[bytes, Path, Future[Path]]] = []
-            for path, mode, oid in chunk:
-                full = root / os.fsdecode(path)
-                try:
-                    _no_link_on_the_way(path, root)
-                    _make_folders(full.parent, root)
-                except OSError as exc:
-                    problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
-                    continue
-                ready.append((path, full, pool.submit(_write_beside, full, mode, contents.get(oid, b""), umask)))
-            for path, full, written in ready:
-                temp: Path | None = None
-                try:
-                    temp = written.result()
-                    if full.is_dir() and not full.is_symlink():
-                        full.rmdir()  # an empty folder where the file goes (a non-empty one raises: not Wren's)
-                    os.replace(temp, full)
-                except OSError as exc:
-                    if temp is not None:
-                        temp.unlink(missing_ok=True)
-                    problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
-                    continue
-                touched.add(full.parent)
-                step(f"restored {shown(path)}")
-        folders = {folder if folder.is_dir() else _existing(folder, root) for folder in touched}
-        list(pool.map(_fsync_folder, folders))  # each folder's renames durable, fsynced at once
+    for chunk in _chunks(plan.restore, _BATCH):
+        contents = _read_blobs(store, [oid for _, mode, oid in chunk if mode != "160000"])
+        # Each path's new bytes written beside it and fsynced, the chunk's at once (the disk commits
+        # concurrent fsyncs together); then each renamed over its path, in order. A kill before a
+        # rename leaves that path's old file and a temporary one (`remove_temps`): old or new, never half.
+        ready: list[tuple[bytes, Path, bytes, str]] = []
+        for path, mode, oid in chunk:
+            full = root / os.fsdecode(path)
+            try:
+                _no_link_on_the_way(path, root)
+                _make_folders(full.parent, root)
+            except OSError as exc:
+                problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
+                continue
+            ready.append((path, full, contents.get(oid, b""), mode))
+        written = _in_threads(lambda item: _write_beside(item[1], item[3], item[2], umask), ready)
+        for (path, full, _data, _mode), temp in zip(ready, written, strict=True):
+            try:
+                if isinstance(temp, OSError):
+                    raise temp
+                if full.is_dir() and not full.is_symlink():
+                    full.rmdir()  # an empty folder where the file goes (a non-empty one raises: not Wren's)
+                os.replace(temp, full)
+            except OSError as exc:
+                if isinstance(temp, Path):
+                    temp.unlink(missing_ok=True)
+                problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
+                continue
+            touched.add(full.parent)
+            step(f"restored {shown(path)}")
+    folders = {folder if folder.is_dir() else _existing(folder, root) for folder in touched}
+    _in_threads(_fsync_folder, sorted(folders))  # each folder's renames durable, fsynced at once
     return problems
 
 
@@ -368,6 +366,34 @@ def _read_blobs(store: Store, oids: list[str]) -> dict[str, bytes]:
         found[header[0].decode()] = out[end + 1 : end + 1 + size]
         at = end + 1 + size + 1
     return found
+
+
+def _in_threads(work: Callable[[_T], _R], items: Sequence[_T]) -> list[_R | OSError]:
+    """`work` of each item, up to _WRITERS at once in threads (each waits on the disk); an OSError is its result."""
+    results: list[_R | OSError | None] = [None] * len(items)  # every place filled before it is returned
+    taken = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                at = next(taken, None)
+            if at is None:
+                return
+            try:
+                results[at] = work(items[at])
+            except OSError as exc:
+                results[at] = exc
+
+    threads = [threading.Thread(target=worker) for _ in range(min(_WRITERS, len(items)) - 1)]
+    for thread in threads:
+        thread.start()
+    try:
+        worker()
+    finally:
+        for thread in threads:
+            thread.join()
+    return results  # type: ignore[return-value]
 
 
 def _write_beside(full: Path, mode: str, data: bytes, umask: int) -> Path:
