@@ -59,8 +59,7 @@ def _state(ws: Path) -> dict[str, bytes]:
 
 # The floor, in a new process: the rewind command's imports, one lstat a file, the safety rule's writes and fsyncs.
 _FLOOR = """
-import os, subprocess, sys
-from concurrent.futures import ThreadPoolExecutor
+import os, subprocess, sys, threading
 import wren_tui.cli, wren_tui.cli.rewind
 ws = sys.argv[1]
 # One lstat a file, in C as git's own walk is (-newer stats each; nothing is newer than the workspace's folder).
@@ -78,10 +77,16 @@ def fsync_folder(folder):
     fd = os.open(folder, os.O_RDONLY)
     os.fsync(fd)
     os.close(fd)
-with ThreadPoolExecutor(8) as pool:  # as the rewind does: the fsyncs at once, then the renames, then the folders
-    for path in list(pool.map(beside, sys.argv[2:])):
-        os.replace(path + ".floor", path)
-    list(pool.map(fsync_folder, {os.path.dirname(os.path.join(ws, n)) for n in sys.argv[2:]}))
+def at_once(work, items):  # as the rewind does: the fsyncs at once, then the renames, then the folders'
+    threads = [threading.Thread(target=work, args=(item,)) for item in items]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+at_once(beside, sys.argv[2:])
+for name in sys.argv[2:]:
+    os.replace(os.path.join(ws, name) + ".floor", os.path.join(ws, name))
+at_once(fsync_folder, {os.path.dirname(os.path.join(ws, n)) for n in sys.argv[2:]})
 """
 
 
