@@ -130,3 +130,16 @@ def test_blame_call_gives_each_file_a_call_changed_and_the_lines_it_put_in_numbe
     assert wrong.returncode == 2 and f"{journal.stem} has no call nope" in wrong.stderr
     alone = run_wren(["blame", "--dir", str(journals), "--call", call.id], cwd=workspace)
     assert alone.returncode == 2 and "needs --session ID" in alone.stderr
+
+
+def test_blame_call_names_files_with_spaces_and_non_ascii_names_as_they_are(workspace: Path) -> None:
+    journals = journals_of(workspace)
+    task = "run `printf 'one\\ntwo\\n' > 'my notes.txt' && printf 'x\\n' > 'é.txt'`"
+    proc = run_wren(["run", "--yes", "--dir", str(journals), task], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    journal = only_journal(journals)
+    call = calls_by_turn(journal)[1]
+    found = json.loads(run_wren(["blame", "--dir", str(journals), "--session", journal.stem, "--call", call.id,
+                                 "--json"], cwd=workspace).stdout)  # fmt: skip
+    files = {f["path"]: [(r["line"], r["text"]) for r in f["lines"]] for f in found["files"]}
+    assert files == {"my notes.txt": [(1, "one"), (2, "two")], "é.txt": [(1, "x")]}

@@ -235,13 +235,18 @@ def _file_lines(patch: bytes) -> list[FileLines]:
         elif line.startswith(b"deleted file mode"):
             status = "deleted"
         elif line.startswith(b"--- ") and line != b"--- /dev/null":
-            path = _unquoted(line[4:]).removeprefix(b"a/")
+            path = _unquoted(_untabbed(line[4:])).removeprefix(b"a/")
         elif line.startswith(b"+++ ") and line != b"+++ /dev/null":
-            path = _unquoted(line[4:]).removeprefix(b"b/")
+            path = _unquoted(_untabbed(line[4:])).removeprefix(b"b/")
         elif line.startswith(b"Binary files "):
             binary = True
     done()
     return found
+
+
+def _untabbed(name: bytes) -> bytes:
+    """A ---/+++ name without the tab git puts after a name with a space in it (for patch programs)."""
+    return name[:-1] if name.endswith(b"\t") and b" " in name else name
 
 
 def _same_path(header: bytes) -> bytes:
