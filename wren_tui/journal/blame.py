@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -92,37 +91,33 @@ def history(events: Sequence[Event]) -> list[Change]:
 def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None) -> list[tuple[bytes, Origin]]:
     """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it).
 
-    `git diff-tree --stdin -U0` compares every snapshot with the next at that path (git's own diff, as
-    `git blame` uses; the pairs in parts, a process a core); its hunks say which lines each change put in.
+    One `git diff-tree --stdin -U0` process compares every snapshot with the next at that path (git's
+    own diff, as `git blame` uses); its hunks say which lines each change put in.
     """
     changes, gap_first = _kept(store, history(events))
     if not changes:
         return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
-    pairs = [f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)]
-    # The pairs in parts, one git process a core, at once (each pair is compared on its own; the parts'
-    # outputs joined in order are the one process's); the first and last snapshots' lines meanwhile.
-    parts = min(_PARTS, max(1, len(pairs) // _PER_PART))
-    size = -(-len(pairs) // parts) if pairs else 0
-    chunks = ["".join(pairs[i : i + size]).encode() for i in range(0, len(pairs), size or 1)]
-    outs, errors = [b""] * len(chunks), list[BaseException]()
+    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
+    # One process compares every pair (split in parts a core each, it was slower here: each part reads the
+    # trees and packs again); the first and last snapshots' lines are read meanwhile, by one cat-file.
+    outs: list[bytes] = []
+    errors: list[BaseException] = []
 
-    def compare(at: int) -> None:
+    def compare() -> None:
         try:
-            outs[at] = _diffs(store, chunks[at], path)
+            outs.append(_diffs(store, pairs, path))
         except BaseException as exc:  # raised again below, in this thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=compare, args=(at,)) for at in range(len(chunks))]
-    for thread in threads:  # git processes: the GIL is let go while they run
-        thread.start()
+    beside = threading.Thread(target=compare)
+    beside.start()  # a git process: the GIL is let go while it runs
     try:
         first, last = _lines_of(store, [changes[0].tree, changes[-1].tree], path)
     finally:
-        for thread in threads:
-            thread.join()
+        beside.join()
     if errors:
         raise errors[0]
-    out = b"".join(outs)
+    out = outs[0]
     origins: list[Origin] = []
     if first is not None:
         origins = [changes[0].origin if gap_first else BEFORE] * len(first)
@@ -312,10 +307,6 @@ def _applied(old: list[Origin], hunks: list[tuple[int, int, int, int]], origin: 
         at = start + b
     new.extend(old[at:])
     return new
-
-
-_PARTS = min(4, os.cpu_count() or 1)  # git processes comparing a file's snapshots at once
-_PER_PART = 32  # pairs at least in each
 
 
 def _diffs(store: Store, pairs: bytes, path: bytes) -> bytes:
