@@ -104,3 +104,42 @@ def test_every_line_is_blamed_on_the_turn_and_call_that_last_changed_it(workspac
     text = run_wren(["blame", "--dir", str(journals), "README.md"], cwd=workspace).stdout.splitlines()
     assert text[0].split()[:4] == [str(calls[1].seq), "turn", "1", "command"] and text[0].endswith("│ Title")
     assert text[1].startswith("older than the first snapshot")
+
+
+def test_blame_call_gives_each_file_a_call_changed_and_the_lines_it_put_in_numbered_as_after_it(
+    workspace: Path,
+) -> None:
+    journals = journals_of(workspace)
+    proc = run_wren(["run", "--yes", "--dir", str(journals), TURNS[0]], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    journal = only_journal(journals)
+    call = calls_by_turn(journal)[1]
+    found = json.loads(run_wren(["blame", "--dir", str(journals), "--session", journal.stem, "--call", call.id,
+                                 "--json"], cwd=workspace).stdout)  # fmt: skip
+    assert (found["call"], found["tool"], found["seq"]) == (call.id, "run_command", call.seq)
+    files = {f["path"]: f for f in found["files"]}
+    assert set(files) == {"README.md", "f.txt"}  # the command's two files, no other
+    assert files["f.txt"]["status"] == "added" and files["f.txt"]["removed"] == 0
+    assert [(r["line"], r["text"]) for r in files["f.txt"]["lines"]] == [(1, "a"), (2, "b"), (3, "c")]
+    assert files["README.md"]["status"] == "changed" and files["README.md"]["removed"] == 1
+    assert [(r["line"], r["text"]) for r in files["README.md"]["lines"]] == [(1, "Title")]
+    text = run_wren(["blame", "--dir", str(journals), "--session", journal.stem, "--call", call.id], cwd=workspace)
+    assert "f.txt (added, +3 -0)" in text.stdout and "     1 │ Title" in text.stdout
+    # A call the session lacks, and --call without a session, are usage errors in one sentence.
+    wrong = run_wren(["blame", "--dir", str(journals), "--session", journal.stem, "--call", "nope"], cwd=workspace)
+    assert wrong.returncode == 2 and f"{journal.stem} has no call nope" in wrong.stderr
+    alone = run_wren(["blame", "--dir", str(journals), "--call", call.id], cwd=workspace)
+    assert alone.returncode == 2 and "needs --session ID" in alone.stderr
+
+
+def test_blame_call_names_files_with_spaces_and_non_ascii_names_as_they_are(workspace: Path) -> None:
+    journals = journals_of(workspace)
+    task = "run `printf 'one\\ntwo\\n' > 'my notes.txt' && printf 'x\\n' > 'é.txt'`"
+    proc = run_wren(["run", "--yes", "--dir", str(journals), task], cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    journal = only_journal(journals)
+    call = calls_by_turn(journal)[1]
+    found = json.loads(run_wren(["blame", "--dir", str(journals), "--session", journal.stem, "--call", call.id,
+                                 "--json"], cwd=workspace).stdout)  # fmt: skip
+    files = {f["path"]: [(r["line"], r["text"]) for r in f["lines"]] for f in found["files"]}
+    assert files == {"my notes.txt": [(1, "one"), (2, "two")], "é.txt": [(1, "x")]}

@@ -129,3 +129,17 @@ def test_a_closed_writer_gives_back_its_inotify_descriptor(tmp_path: Path) -> No
         with JournalWriter.create(tmp_path / f"{n}.jsonl", fsync="none") as writer:
             writer.append(EVENT)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_writer_opened_unwatched_sets_no_inotify_watch_and_still_sees_the_journal_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "j" / "s.jsonl"
+    with JournalWriter.create(path, fsync="none") as first:
+        first.append(EVENT)
+    before = _inotify_fds()
+    writer = JournalWriter.open(path, fsync="none", watched=False)  # `wren rewind`: one event, no watch to close
+    assert _inotify_fds() == before
+    (tmp_path / "j" / "o").write_text("x\n")
+    os.replace(tmp_path / "j" / "o", path)
+    with pytest.raises(JournalChanged, match="the journal was replaced by another file"):
+        writer.append(EVENT)
+    writer.close()

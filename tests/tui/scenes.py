@@ -27,11 +27,25 @@ from tests.tui.journals import (
     assistant,
     finished_story,
     story,
+    tool_result,
     user,
     write_journal,
 )
 from wren_tui.foreign import FORMATS
-from wren_tui.journal.events import INSTRUCTIONS_MARK, ChatMessage, Compaction, Fork, KnownEvent, Message, Usage
+from wren_tui.journal.events import (
+    INSTRUCTIONS_MARK,
+    ChatMessage,
+    Compaction,
+    Fork,
+    KnownEvent,
+    Message,
+    Snapshot,
+    ToolCall,
+    ToolEnd,
+    ToolStart,
+    Usage,
+)
+from wren_tui.journal.snapshots import STORE, Store
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.foreign import ForeignFolder
 
@@ -99,6 +113,33 @@ def compacted(root: Path) -> WrenApp:
         Usage(input_tokens=900, output_tokens=12, model="scripted", estimated=874, window=3000),
     ]
     path = write_journal(root / "journals" / f"{SESSION}.jsonl", events)
+    return WrenApp(folder=Path("journals"), session=path, clock=_clock(events, 42))  # type: ignore[arg-type]
+
+
+def call_lines(root: Path) -> WrenApp:
+    """A session whose edit is in the snapshot store: the snapshot before the call and the one after it."""
+    workspace = root / "ws"
+    (workspace / "stats").mkdir(parents=True)
+    core = workspace / "stats" / "core.py"
+    core.write_text("def mean(values):\n    return sum(values) / len(values)\n")
+    (workspace / "README.md").write_text("# stats\n")
+    folder = root / "journals"
+    store = Store(folder / STORE)
+    before = store.take(workspace, SESSION).id
+    core.write_text("def mean(values):\n    if not values:\n        return 0.0\n    return sum(values) / len(values)\n")
+    after = store.take(workspace, SESSION).id
+    args = '{"path": "stats/core.py", "old": "def mean(values):\\n", "new": "def mean(values):\\n    if not ..."}'
+    events: list[KnownEvent] = [
+        user("mean() fails on an empty list; fix it"),
+        assistant("", ToolCall("call_1", "edit_file", args)),
+        Snapshot(id=before, files=2, before="call_1"),
+        ToolStart(id="call_1", name="edit_file", read_only=False),
+        ToolEnd(id="call_1", ok=True, elapsed_ms=3, chars=40),
+        tool_result("call_1", "edited stats/core.py: 1 replacement"),
+        Snapshot(id=after, files=2, changed=1),
+        assistant("mean() now returns 0.0 for an empty list."),
+    ]
+    path = write_journal(folder / f"{SESSION}.jsonl", events)
     return WrenApp(folder=Path("journals"), session=path, clock=_clock(events, 42))  # type: ignore[arg-type]
 
 
@@ -220,6 +261,7 @@ SCENES = [
     Scene("session-80x24", (80, 24), (), session),
     # The diff pane is read by a `wren diff-files` child: pictured once it has answered, not while it reads.
     Scene("fork-picker", (100, 32), ("p",), session, _shows("no snapshot holds the")),
+    Scene("call-lines", (100, 32), ("home", "t", "b"), call_lines, _shows("if not values")),
     Scene("outcome-unknown", (100, 32), ("home", "t", "t", "t"), outcome_unknown),
     Scene("browser", (120, 16), (), browser),
     Scene("browser-80x24", (80, 24), (), browser),

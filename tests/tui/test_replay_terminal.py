@@ -44,7 +44,7 @@ def test_replay_keys_move_through_a_finished_session_in_a_real_terminal(tmp_path
         assert "and a second turn" in screen
         term.wait_for("paused")
         term.keys("Escape")
-        screen = term.wait_for("f Follow")
+        screen = term.wait_for("p Fork points")  # the session screen's footer again
         assert "event 25" not in screen
         term.keys("q")
         term.wait_for("WREN-EXITED-0")

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.errors import UsageError
-from ..journal.blame import Origin, blame
+from ..journal.blame import NotKnown, Origin, blame, call_lines
 from ..journal.errors import SessionNotFound
+from ..journal.events import ToolStart
 from ..journal.reader import read_events
 from ..journal.rewinding import workspace_of
 from ..journal.snapshots import SnapshotError, Store, store_of
@@ -29,13 +30,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "or a command, its seq and time) that last changed it, read from the session's snapshots. Lines the "
         "first snapshot already held say so, and lines changed since the last snapshot too.",
     )
-    p.add_argument("path", metavar="PATH", help="a file in a session's workspace")
+    p.add_argument("path", metavar="PATH", nargs="?", help="a file in a session's workspace")
     p.add_argument("--session", metavar="ID", help="the session (default: the latest one that worked where PATH is)")
+    p.add_argument(
+        "--call",
+        metavar="CALL",
+        help="instead of a file: the lines one call of --session (its id) added or changed, in each file it touched",
+    )
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(handler=cmd_blame)
 
 
 def cmd_blame(args: argparse.Namespace) -> Exit:
+    if args.call is not None:
+        if args.path is not None or not args.session:
+            raise UsageError("wren blame --call CALL needs --session ID and no PATH")
+        return _call(args)
+    if args.path is None:
+        raise UsageError("wren blame needs a PATH (or --call CALL with --session ID)")
     folder = folder_of(args)
     target = Path(os.path.abspath(args.path))
     journal = resolve(folder, args.session) if args.session else _session_of(folder, target)
@@ -61,6 +73,49 @@ def cmd_blame(args: argparse.Namespace) -> Exit:
         return Exit.OK
     for text, origin in lines:
         out(f"{_said(origin)} │ {visible(text.decode('utf-8', 'replace').rstrip(chr(10)))}")
+    return Exit.OK
+
+
+def _call(args: argparse.Namespace) -> Exit:
+    """The lines one call changed, from the snapshots before and after it (`journal.blame.call_lines`)."""
+    journal = resolve(folder_of(args), args.session)
+    sid = session_id_of(journal)
+    events = read_events(journal).events
+    start = next((e for e in events if isinstance(e, ToolStart) and e.id == args.call), None)
+    if start is None:
+        raise UsageError(f"{sid} has no call {args.call}")
+    try:
+        files = call_lines(Store(store_of(journal.parent)), events, args.call)
+    except NotKnown as exc:
+        raise CommandFailed(f"{sid}: call {args.call} ({start.name}, seq {start.seq}): {exc}") from None
+    except SnapshotError as exc:
+        raise CommandFailed(str(exc)) from None
+    if args.json:
+        print_json(
+            {
+                "session": sid,
+                "call": args.call,
+                "tool": start.name,
+                "seq": start.seq,
+                "files": [
+                    {
+                        "path": f.path.decode("utf-8", "replace"),
+                        "status": f.status,
+                        "binary": f.binary,
+                        "removed": f.removed,
+                        "lines": [{"line": n, "text": t.decode("utf-8", "replace").rstrip("\n")} for n, t in f.lines],
+                    }
+                    for f in files
+                ],
+            }
+        )
+        return Exit.OK
+    out(f"call {args.call} ({start.name}, seq {start.seq}) changed {len(files)} file{'s' if len(files) != 1 else ''}")
+    for f in files:
+        what = "binary" if f.binary else f"+{len(f.lines)} -{f.removed}"
+        out(f"{visible(f.path.decode('utf-8', 'replace'))} ({f.status}, {what})")
+        for number, text in f.lines:
+            out(f"{number:>6} │ {visible(text.decode('utf-8', 'replace').rstrip(chr(10)))}")
     return Exit.OK
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from ..journal.forking import fork_points
 from ..journal.rewinding import (
     Plan,
     apply,
+    comparisons,
     finish_plan,
     last_rewind,
     make_plan,
@@ -76,7 +77,7 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
     report = _reporter(args.seq_fd)
     # The session's lock for the whole rewind: a live run holds it, so it is refused (JournalLocked).
     try:
-        writer = JournalWriter.open(path, on_events=collect)
+        writer = JournalWriter.open(path, on_events=collect, watched=False)  # one event: no inotify
     except JournalLocked as exc:
         raise CommandFailed(
             f"{path}: {exc.who} is writing this session, and a rewind changes its files; wait for the run to end "
@@ -91,6 +92,8 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
             if cut is not None and store.exists() and remove_temps(workspace, rewound_paths(store, cut)):
                 report("removed temporary files")  # a kill between writing beside a path and the rename
             taken, listed = _snapshot(store, workspace, sid, leave_out) if store.exists() else (None, [])
+            if taken is not None:  # every pair of snapshots the rest compares, in one git process
+                store.compare(comparisons(events, taken.id, _likely_target(events, path, args)))
             finished = taken is not None and _finish(store, events, workspace, taken.id, report)
             if finished:
                 taken = store.take(workspace, sid, leave_out=leave_out)
@@ -107,7 +110,7 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
                 at_seq, target, undoes = args.seq, _target(events, path, args.seq), None
             if taken is None:
                 raise CommandFailed(f"{sid} has no snapshots in {store.path}; nothing was changed")
-            if not store.present([target]):
+            if not _held(store, taken.id, target):
                 raise CommandFailed(
                     f"{path}: the files at seq {at_seq} were thinned from the snapshot store to keep it within its "
                     f"budget; nothing was changed (`wren fork {sid}` says which points kept their files)"
@@ -151,10 +154,46 @@ def cmd_rewind(args: argparse.Namespace) -> Exit:
 
 def _snapshot(store: Store, workspace: Path, sid: str, leave_out: tuple[Path, ...]) -> tuple[Taken, list[str]]:
     """The workspace's snapshot, and what the snapshots do not cover in it (found beside it, as a turn's end does)."""
-    with ThreadPoolExecutor(1) as pool:
-        listing = pool.submit(store.not_covered, workspace, leave_out)
+    listing: list[list[str]] = []
+    failed: list[BaseException] = []
+
+    def list_them() -> None:
+        try:
+            listing.append(store.not_covered(workspace, leave_out))
+        except BaseException as exc:  # raised again below, in this thread
+            failed.append(exc)
+
+    beside = threading.Thread(target=list_them)  # a thread, not concurrent.futures: its import is 5 ms of a rewind
+    beside.start()
+    try:
         taken = store.take(workspace, sid, leave_out=leave_out)
-        return taken, listing.result()
+    finally:
+        beside.join()
+    if failed:
+        raise failed[0]
+    return taken, listing[0]
+
+
+def _likely_target(events: list[Event], path: Path, args: argparse.Namespace) -> str | None:
+    """The snapshot the rewind goes back to, if the command names one (its errors are raised later, in order)."""
+    if args.undo:
+        last = last_rewind(events)
+        return last.before if last is not None else None
+    if args.seq is None:
+        return None
+    try:
+        return _target(events, path, args.seq)
+    except (UsageError, CommandFailed):
+        return None
+
+
+def _held(store: Store, now: str, target: str) -> bool:
+    """Whether the store holds the target's files (compared with `now` already, or asked)."""
+    try:
+        store.compared(now, target)
+        return True
+    except SnapshotError:
+        return bool(store.present([target]))
 
 
 def _workspace(events: list[Event], sid: str) -> Path:

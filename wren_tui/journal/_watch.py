@@ -44,11 +44,13 @@ class PathWatch:
     (moved, removed). Without inotify (or out of instances or watches) it always says look.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, watched: bool = True) -> None:
+        """`watched` False: no inotify at all, every look says look (a writer of one or two events: closing an
+        inotify instance waits for the kernel's grace period, about 14 ms, more than the looks it saves)."""
         self._fd = -1
         # Called with a timeout of 0: the events waiting (a list, empty when none), or True without a watch.
         self.poll: Callable[[int], object] = always
-        calls = _inotify_calls()
+        calls = _inotify_calls() if watched else None
         if calls is None:
             return
         init, add = calls

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -96,29 +97,30 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
     changes, gap_first = _kept(store, history(events))
     if not changes:
         return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
+    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
+    # One process compares every pair (split in parts a core each, it was slower here: each part reads the
+    # trees and packs again); the first and last snapshots' lines are read meanwhile, by one cat-file.
+    outs: list[bytes] = []
+    errors: list[BaseException] = []
+
+    def compare() -> None:
+        try:
+            outs.append(_diffs(store, pairs, path))
+        except BaseException as exc:  # raised again below, in this thread
+            errors.append(exc)
+
+    beside = threading.Thread(target=compare)
+    beside.start()  # a git process: the GIL is let go while it runs
+    try:
+        first, last = _lines_of(store, [changes[0].tree, changes[-1].tree], path)
+    finally:
+        beside.join()
+    if errors:
+        raise errors[0]
+    out = outs[0]
     origins: list[Origin] = []
-    first = _lines_at(store, changes[0].tree, path)
     if first is not None:
         origins = [changes[0].origin if gap_first else BEFORE] * len(first)
-    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
-    out = (
-        store.git(
-            "diff-tree",
-            "--stdin",
-            "-r",
-            "-p",
-            "-U0",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            "--full-index",
-            "--",
-            path.decode("utf-8", "surrogateescape"),
-            input=pairs,
-        )
-        if pairs
-        else b""
-    )
     index = 0
     hunks: list[tuple[int, int, int, int]] = []
     binary = False
@@ -142,11 +144,128 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
         elif line.startswith(b"Binary files "):
             binary = True
     settle()
-    last = _lines_at(store, changes[-1].tree, path)
     lines = list(zip(last or [], origins, strict=False))
     if now is not None:
         lines = _carry(lines, now.splitlines(keepends=True), UNSNAPSHOTTED)
     return lines
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """One file a call changed: the lines it added or changed, numbered as the file stood after the call."""
+
+    path: bytes
+    status: str  # added, changed or deleted
+    lines: list[tuple[int, bytes]]  # (line number after the call, the line); none for a deletion or binary file
+    removed: int  # lines the call took out or replaced
+    binary: bool = False
+
+
+class NotKnown(Exception):
+    """The store cannot say what a call changed (its snapshots thinned, not taken yet, or none): one sentence."""
+
+
+def call_lines(store: Store, events: Sequence[Event], call: str) -> list[FileLines]:
+    """What one call (its id) changed in each file: the snapshot before it and the next one, compared by git.
+
+    The pair is the one `history` names (the snapshot a call's tool_start follows, and the session's
+    next); the lines are git's own `-U0` hunks, the new side's.
+
+    Raises:
+        NotKnown: no such pair in the store (one sentence, why).
+        SnapshotError: the store could not be read.
+    """
+    changes = history(events)
+    at = next((i for i, c in enumerate(changes) if c.origin.call == call), None)
+    if at is None:
+        before = any(isinstance(e, Snapshot) and e.id and e.before == call for e in events)
+        if before:
+            raise NotKnown("the snapshot after this call is not taken yet (the next call or the turn's end takes it)")
+        if not any(isinstance(e, Snapshot) and e.id for e in events):
+            raise NotKnown("this session has no snapshots, so what the call changed is not known")
+        raise NotKnown("no snapshot was taken before this call (it changes no files, or snapshots were off)")
+    a, b = changes[at - 1].tree, changes[at].tree
+    if not store.exists() or {a, b} - store.present([a, b]):
+        raise NotKnown("the snapshots around this call were thinned from the store to keep it within its budget")
+    out = store.git(
+        "diff-tree", "-r", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff", a, b
+    )  # fmt: skip
+    return _file_lines(out)
+
+
+_NEW_LINE = re.compile(rb"@@ -\d+(?:,(\d+))? \+(\d+)(?:,\d+)? @@")
+
+
+def _file_lines(patch: bytes) -> list[FileLines]:
+    """Each file of a `-U0` patch: the lines its hunks put in, numbered on the new side."""
+    found: list[FileLines] = []
+    lines: list[tuple[int, bytes]] = []
+    path, header, status, removed, binary = b"", b"", "changed", 0, False
+    number = 0
+    in_hunks = False  # past the file's first @@: a line starting "+++ " is then a line put in
+
+    def done() -> None:
+        name = path or _same_path(header)
+        if name:
+            found.append(FileLines(name, status, lines, removed, binary))
+
+    for line in patch.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            done()
+            path, header, status, lines, removed, binary = b"", line, "changed", [], 0, False
+            in_hunks = False
+        elif line.startswith(b"@@ "):
+            hunk = _NEW_LINE.match(line)
+            number = int(hunk[2]) if hunk else 0
+            in_hunks = True
+        elif in_hunks and line.startswith(b"+"):
+            lines.append((number, line[1:] + b"\n"))
+            number += 1
+        elif in_hunks and line.startswith(b"-"):
+            removed += 1
+        elif in_hunks:
+            continue
+        elif line.startswith(b"new file mode"):
+            status = "added"
+        elif line.startswith(b"deleted file mode"):
+            status = "deleted"
+        elif line.startswith(b"--- ") and line != b"--- /dev/null":
+            path = _unquoted(_untabbed(line[4:])).removeprefix(b"a/")
+        elif line.startswith(b"+++ ") and line != b"+++ /dev/null":
+            path = _unquoted(_untabbed(line[4:])).removeprefix(b"b/")
+        elif line.startswith(b"Binary files "):
+            binary = True
+    done()
+    return found
+
+
+def _untabbed(name: bytes) -> bytes:
+    """A ---/+++ name without the tab git puts after a name with a space in it (for patch programs)."""
+    return name[:-1] if name.endswith(b"\t") and b" " in name else name
+
+
+def _same_path(header: bytes) -> bytes:
+    """The path of "diff --git a/X b/X" (a file whose patch has no ---/+++ lines: binary, or its mode only)."""
+    rest = _unquoted_pair(header.removeprefix(b"diff --git "))
+    half = (len(rest) - 1) // 2
+    if rest[:2] == b"a/" and rest[half : half + 3] == b" b/" and rest[2:half] == rest[half + 3 :]:
+        return rest[2:half]
+    return b""
+
+
+def _unquoted_pair(text: bytes) -> bytes:
+    if not text.startswith(b'"'):
+        return text
+    first, _, second = text[1:].partition(b'" ')
+    return _unquoted(b'"' + first + b'"') + b" " + _unquoted(second)
+
+
+def _unquoted(name: bytes) -> bytes:
+    """A path as git's patch header writes it: quoted in C style when it holds unusual bytes."""
+    if not name.startswith(b'"'):
+        return name
+    body = name[1:-1]
+    return body.decode("unicode_escape").encode("latin-1")
 
 
 def _kept(store: Store, changes: list[Change]) -> tuple[list[Change], bool]:
@@ -190,6 +309,37 @@ def _applied(old: list[Origin], hunks: list[tuple[int, int, int, int]], origin: 
     return new
 
 
+def _diffs(store: Store, pairs: bytes, path: bytes) -> bytes:
+    """`git diff-tree --stdin -p -U0` of each pair ("A B\\n" lines) at `path`: each pair's line, then its hunks."""
+    if not pairs:
+        return b""
+    return store.git(
+        "diff-tree", "--stdin", "-r", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--full-index",
+        "--", path.decode("utf-8", "surrogateescape"), input=pairs,
+    )  # fmt: skip
+
+
+def _lines_of(store: Store, trees: list[str], path: bytes) -> list[list[bytes] | None]:
+    """The lines of the file at `path` in each tree (None where it has no such file), by one `cat-file --batch`."""
+    name = path.decode("utf-8", "surrogateescape")
+    asked = "".join(f"{tree}:{name}\n" for tree in trees).encode("utf-8", "surrogateescape")
+    out = store.git("cat-file", "--batch", input=asked)
+    found: list[list[bytes] | None] = []
+    at = 0
+    for _ in trees:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        if len(header) != 3 or not header[2].isdigit():  # "NAME missing" (or ambiguous): no object follows
+            found.append(None)
+            at = end + 1
+            continue
+        size = int(header[2])
+        body = out[end + 1 : end + 1 + size]
+        found.append(body.splitlines(keepends=True) if header[1] == b"blob" else None)  # a folder there: no file
+        at = end + 1 + size + 1
+    return found
+
+
 def _lines_at(store: Store, tree: str, path: bytes) -> list[bytes] | None:
     name = path.decode("utf-8", "surrogateescape")
     found = store.git("cat-file", "--batch", input=f"{tree}:{name}\n".encode("utf-8", "surrogateescape"))
@@ -210,4 +360,4 @@ def _carry(old: list[tuple[bytes, Origin]], new: list[bytes], origin: Origin) ->
     return result
 
 
-__all__ = ["BEFORE", "UNSNAPSHOTTED", "Change", "Origin", "blame", "history"]
+__all__ = ["BEFORE", "UNSNAPSHOTTED", "Change", "FileLines", "NotKnown", "Origin", "blame", "call_lines", "history"]

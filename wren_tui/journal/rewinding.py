@@ -14,17 +14,22 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
 from .events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
 from .snapshots import SnapshotError, Store, Taken
 
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 _TEMP = ".wren-rewind-"
 _BATCH = 256  # objects read from the store at a time
+_WRITERS = 8  # threads writing and fsyncing a chunk's files (and fsyncing its folders) at once
 # portable's flags are 0 where the system has none (Windows: no O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC).
 _DIRECTORY, _NOFOLLOW, _CLOEXEC, _BINARY = O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC, O_BINARY
 
@@ -189,6 +194,23 @@ def _changed_by_others(store: Store, events: Sequence[Event], now: str, pairs: d
     return set(store.changed_between(tree, now)) & set(pairs) if tree else set()
 
 
+def comparisons(events: Sequence[Event], now: str, target: str | None) -> list[tuple[str, str]]:
+    """The pairs of snapshots a rewind from `now` (the workspace's snapshot) to `target` compares, for `Store.compare`.
+
+    The plan's (now and the target), the others' changes (the session's own last files and now), and a
+    rewind cut short's (now and its before).
+    """
+    pairs = [(now, target)] if target else []
+    last = next((e for e in reversed(events) if _names_files(e)), None)
+    tree = last.snapshot if isinstance(last, Rewind | Fork) else last.id if isinstance(last, Snapshot) else None
+    if tree:
+        pairs.append((tree, now))
+    cut = last_rewind(events)
+    if cut is not None:
+        pairs += [(now, cut.before), (cut.before, cut.snapshot)]
+    return pairs
+
+
 def _names_files(event: Event) -> bool:
     return (
         (isinstance(event, Snapshot) and bool(event.id))
@@ -204,26 +226,13 @@ Pair = tuple[Entry | None, Entry | None]
 def _diff(store: Store, a: str, b: str, lines: dict[bytes, tuple[int, int]] | None = None) -> dict[bytes, Pair]:
     """Each path that differs between two snapshots -> its entry in a and in b (None: not there).
 
-    With `lines`, also each path's lines added and removed (`--numstat`, in the same git process).
+    With `lines`, also each path's lines added and removed. From `Store.compared`: the pairs a rewind
+    needs are compared in one git process (`Store.compare`), each once.
     """
-    if a == b:
-        return {}
-    args = ["diff-tree", "-r", "-z", "--no-renames", "--raw"] + (["--numstat"] if lines is not None else [])
-    items = iter(store.git(*args, a, b).split(b"\0"))
-    found: dict[bytes, Pair] = {}
-    for item in items:
-        if item.startswith(b":"):
-            path = next(items, b"")
-            mode_a, mode_b, oid_a, oid_b, _status = item[1:].decode().split()
-            found[path] = (
-                None if mode_a == "000000" else (mode_a, oid_a),
-                None if mode_b == "000000" else (mode_b, oid_b),
-            )
-        elif lines is not None and item.count(b"\t") >= 2:
-            added, removed, path = item.split(b"\t", 2)
-            if added != b"-":  # a binary file has no lines
-                lines[path] = (int(added), int(removed))
-    return found
+    found = store.compared(a, b)
+    if lines is not None:
+        lines.update(found.lines)
+    return found.entries
 
 
 def _ancestors(path: bytes) -> Iterator[bytes]:
@@ -288,20 +297,39 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
         touched.add(full.parent)
         _drop_empty(full.parent, root)
         step(f"deleted {shown(path)}")
+    umask = _umask()
     for chunk in _chunks(plan.restore, _BATCH):
         contents = _read_blobs(store, [oid for _, mode, oid in chunk if mode != "160000"])
+        # Each path's new bytes written beside it and fsynced, the chunk's at once (the disk commits
+        # concurrent fsyncs together); then each renamed over its path, in order. A kill before a
+        # rename leaves that path's old file and a temporary one (`remove_temps`): old or new, never half.
+        ready: list[tuple[bytes, Path, bytes, str]] = []
         for path, mode, oid in chunk:
             full = root / os.fsdecode(path)
             try:
                 _no_link_on_the_way(path, root)
-                _replace(full, root, mode, contents.get(oid, b""))
+                _make_folders(full.parent, root)
             except OSError as exc:
+                problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
+                continue
+            ready.append((path, full, contents.get(oid, b""), mode))
+        written = _in_threads(lambda item: _write_beside(item[1], item[3], item[2], umask), ready)
+        for (path, full, _data, _mode), temp in zip(ready, written, strict=True):
+            try:
+                if isinstance(temp, OSError):
+                    raise temp
+                if full.is_dir() and not full.is_symlink():
+                    full.rmdir()  # an empty folder where the file goes (a non-empty one raises: not Wren's)
+                os.replace(temp, full)
+            except OSError as exc:
+                if isinstance(temp, Path):
+                    temp.unlink(missing_ok=True)
                 problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
                 continue
             touched.add(full.parent)
             step(f"restored {shown(path)}")
-    for folder in sorted(touched, key=lambda f: -len(f.parts)):
-        _fsync_folder(folder if folder.is_dir() else _existing(folder, root))
+    folders = {folder if folder.is_dir() else _existing(folder, root) for folder in touched}
+    _in_threads(_fsync_folder, sorted(folders))  # each folder's renames durable, fsynced at once
     return problems
 
 
@@ -340,30 +368,59 @@ def _read_blobs(store: Store, oids: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _replace(full: Path, root: Path, mode: str, data: bytes) -> None:
-    """Put `data` at `full` as a file (or a link, mode 120000): written beside it, fsynced, renamed over it."""
-    parent = full.parent
-    _make_folders(parent, root)
-    if full.is_dir() and not full.is_symlink():
-        full.rmdir()  # an empty folder where the file goes (a non-empty one raises: its files are not Wren's)
-    temp = parent / f"{_TEMP}{os.getpid()}-{full.name}"[:255]
+def _in_threads(work: Callable[[_T], _R], items: Sequence[_T]) -> list[_R | OSError]:
+    """`work` of each item, up to _WRITERS at once in threads (each waits on the disk); an OSError is its result."""
+    results: list[_R | OSError | None] = [None] * len(items)  # every place filled before it is returned
+    taken = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                at = next(taken, None)
+            if at is None:
+                return
+            try:
+                results[at] = work(items[at])
+            except OSError as exc:
+                results[at] = exc
+
+    threads = [threading.Thread(target=worker) for _ in range(min(_WRITERS, len(items)) - 1)]
+    for thread in threads:
+        thread.start()
+    try:
+        worker()
+    finally:
+        for thread in threads:
+            thread.join()
+    return results  # type: ignore[return-value]
+
+
+def _write_beside(full: Path, mode: str, data: bytes, umask: int) -> Path:
+    """Write `data` beside `full` as a file (or a link, mode 120000), fsynced; returns the temporary path."""
+    temp = full.parent / f"{_TEMP}{os.getpid()}-{full.name}"[:255]
     temp.unlink(missing_ok=True)
     if mode == "120000":
         os.symlink(os.fsdecode(data), temp)
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        perms = (0o777 if mode == "100755" else 0o666) & ~umask
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, perms)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(temp, perms)
-    os.replace(temp, full)
+        return temp
+    perms = (0o777 if mode == "100755" else 0o666) & ~umask
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, perms)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(temp, perms)
+    return temp
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and back: in the main thread, before the writers start)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def _make_folders(folder: Path, root: Path) -> None:
@@ -431,6 +488,7 @@ __all__ = [
     "Plan",
     "apply",
     "commands_after",
+    "comparisons",
     "finish_plan",
     "last_rewind",
     "make_plan",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,7 +26,7 @@ SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
 # Another tool's session that is one JSON document (an ATIF trajectory), opened by path.
 DOCUMENT_SUFFIX = ".json"
-_ALPHABET = string.ascii_lowercase + string.digits
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"  # string.ascii_lowercase + string.digits
 
 State = Literal[
     "live",
@@ -50,6 +49,7 @@ def new_session_id(now: datetime | None = None) -> str:
     import secrets  # here: its hmac and hashlib (OpenSSL) are for a new session, not for every reader of a journal
 
     now = now or datetime.now(UTC)
+
     tail = "".join(secrets.choice(_ALPHABET) for _ in range(4))
     return f"s-{now:%Y%m%d-%H%M%S}-{tail}"
 

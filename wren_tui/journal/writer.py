@@ -144,7 +144,9 @@ class JournalWriter:
     (`changed`), it refuses every later append: what is on disk is never guessed at.
     """
 
-    def __init__(self, path: Path, fd: int, last_seq: int, size: int, fsync: FsyncPolicy, ops: FileOps) -> None:
+    def __init__(
+        self, path: Path, fd: int, last_seq: int, size: int, fsync: FsyncPolicy, ops: FileOps, *, watched: bool = True
+    ) -> None:
         self.path = path
         self.last_seq = last_seq
         self._fd: int | None = fd
@@ -161,7 +163,7 @@ class JournalWriter:
         # Where open() moved a torn tail aside (<name>.torn, or .torn.N when that is taken), if it did.
         self.torn_aside: Path | None = None
         self._where = os.path.abspath(path)
-        self._watch = PathWatch(self._where)
+        self._watch = PathWatch(self._where, watched=watched)
         self._poll = self._watch.poll
         held: os.stat_result | None = os.fstat(fd)
         try:
@@ -213,6 +215,7 @@ class JournalWriter:
         ops: FileOps | None = None,
         on_events: EventSink | None = None,
         check: Callable[[ReadVerdict], object] | None = None,
+        watched: bool = True,
     ) -> JournalWriter:
         """An existing journal, to append to: seq continues, a torn tail is moved aside first.
 
@@ -225,6 +228,8 @@ class JournalWriter:
             fsync, ops: As for `create`.
             on_events: A sink for the events read (see `reader.EventSink`).
             check: Called with the verdict once everything is read, before anything is written.
+            watched: False for a writer of an event or two (`wren rewind`): no inotify watch, each append
+                checks the path itself (`PathWatch`).
 
         Returns:
             The writer; `torn_aside` names the file a torn tail was copied to (<name>.torn), if any.
@@ -263,7 +268,7 @@ class JournalWriter:
                 release(fd)
             ops.close(fd)
             raise
-        writer = cls(path, fd, result.last_seq, size, fsync, ops)
+        writer = cls(path, fd, result.last_seq, size, fsync, ops, watched=watched)
         writer.torn_aside = aside
         return writer
 

@@ -81,6 +81,17 @@ REWOUND = "Rewound {session} to seq {seq}.\n\n{said}\n\nUndo with:\n  {command}"
 REWIND_FAILED = "Could not rewind: {reason}"
 NO_FILES_TO_REWIND = "No snapshot holds the files at seq {seq}, so the session cannot be rewound there."
 READING_SNAPSHOTS = "Reading the snapshots…"
+# The lines a call changed (`b` on a write, edit or command row), read by `wren blame --call` as a child.
+CALL_LINES_TITLE = "Lines {tool} changed (call {call}, seq {seq}) · Esc: back"
+NOT_A_CALL_ROW = "Put the cursor on a write, edit or command row to see the lines it changed."
+NO_CALL_SNAPSHOTS_FOREIGN = "{agent} sessions have no Wren snapshots, so the lines this call changed are not known."
+NO_CALL_SNAPSHOTS_HERE = (
+    "This session's snapshot store is not on this machine, so the lines this call changed are not known."
+)
+CALL_CHANGED_NOTHING = "The call changed no file (the snapshots before and after it hold the same files)."
+CALL_LINES_UNREADABLE = "wren blame --call gave output the viewer cannot read."
+CALL_BINARY = "binary, no lines"
+CALL_MORE_LINES = "… {more} more lines (wren blame --call shows them all)"
 CHANGED_SINCE = "{n} changed"
 NO_DIFF = "No files to show for seq {seq}: {why}"
 FILES_AS_NOW = "The files at seq {seq} are as in the last snapshot."

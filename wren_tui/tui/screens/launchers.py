@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from textual.app import App
 from textual.dom import DOMNode
 from textual.message import Message as TextualMessage
 
-from ...journal.events import event_type
+from ...journal.events import Message, ToolEnd, ToolStart, event_type
 from .. import strings
 from ..session_reader import SessionReader
 from ..sources import ForeignSource, SessionSource
+from ..sources.local import LocalJournal
 from ..timeline import Timeline
+from .call_lines import CallLines
 from .dialogs import RAW_BYTES, RawLines
 from .export import ExportDialog
 from .lineage import LineageScreen
@@ -31,6 +34,44 @@ class ReplayWanted(TextualMessage):
         self.source = source
         self.end = end
         self.timeline = timeline
+
+
+_CHANGING = frozenset({"write_file", "edit_file", "run_command"})
+_LOOK_BACK = 10_000  # rows looked back from a call's end or result for its start
+
+
+class _Call(NamedTuple):
+    id: str
+    name: str
+    seq: int  # its tool_start's, or (another agent's, which journal no start) the reply's that asked for it
+
+
+def _call_at(timeline: Timeline, position: int, names: frozenset[str] | None) -> _Call | None:
+    """The call (one of `names`; None: any) of the row at `position`: its start, its asking reply, its end or result.
+
+    A reply asking for more than one call names the first of `names` it asks for.
+    """
+    event = timeline.event(position)
+    if isinstance(event, ToolStart):
+        return _Call(event.id, event.name, event.seq) if names is None or event.name in names else None
+    if isinstance(event, Message) and event.message.tool_calls:
+        asked = [c for c in event.message.tool_calls if names is None or c.name in names]
+        return _Call(asked[0].id, asked[0].name, event.seq) if asked else None
+    if isinstance(event, ToolEnd):
+        call = event.id
+    elif isinstance(event, Message) and event.message.role == "tool" and event.message.tool_call_id:
+        call = event.message.tool_call_id
+    else:
+        return None
+    for at in range(position - 1, max(-1, position - _LOOK_BACK), -1):
+        found = timeline.event(at)
+        if isinstance(found, ToolStart) and found.id == call:
+            return _Call(found.id, found.name, found.seq) if names is None or found.name in names else None
+        if isinstance(found, Message) and found.message.tool_calls:
+            one = next((c for c in found.message.tool_calls if c.id == call), None)
+            if one is not None:
+                return _Call(one.id, one.name, found.seq) if names is None or one.name in names else None
+    return None
 
 
 class Launchers:
@@ -65,6 +106,25 @@ class Launchers:
         else:
             title = strings.RAW_TITLE.format(seq=event.seq, type=event_type(event))
         self.app.push_screen(RawLines(title, data, end - start, start))
+
+    def call_lines(self, position: int) -> None:
+        """The lines the call at `position` (its start, end or result row) changed, from the snapshot store."""
+        reader = self.reader
+        timeline, source = reader.timeline, reader.source
+        # Another agent's calls have their own names: any call row of theirs gets the sentence that says why not.
+        wren = isinstance(source, LocalJournal)
+        ok = reader.is_open and 0 <= position < len(timeline)
+        start = _call_at(timeline, position, _CHANGING if wren else None) if ok else None
+        if start is None:
+            self.app.notify(strings.NOT_A_CALL_ROW, timeout=3)
+            return
+        title = strings.CALL_LINES_TITLE.format(tool=start.name, call=start.id, seq=start.seq)
+        if not isinstance(source, LocalJournal):
+            agent = source.agent
+            why = strings.NO_CALL_SNAPSHOTS_FOREIGN.format(agent=agent) if agent else strings.NO_CALL_SNAPSHOTS_HERE
+            self.app.push_screen(CallLines(title, None, start.id, why))
+            return
+        self.app.push_screen(CallLines(title, source.path, start.id))
 
     def _folders(self, path: Path) -> list[Path]:
         """Where relatives are looked for: the session's own folder, and the folder the viewer browses."""

@@ -44,6 +44,7 @@ _FOOTER_KEEP = (
     "cycle_only",
     "fork_points",
     "raw",
+    "call_lines",
     "next_error",
     "next_tool",
     "live",
@@ -74,6 +75,7 @@ class SessionScreen(Screen[None]):
         Binding("n", "search_next", "Next match", show=False),
         Binding("N", "search_prev", "Prev match", show=False),
         Binding("p", "fork_points", "Fork points"),
+        Binding("b", "call_lines", "Blame"),
         Binding("o", "cycle_only", "Filter"),
         Binding("1", "only('thinking')", "Only thinking", show=False),
         Binding("2", "only('tools')", "Only tool calls", show=False),
@@ -348,6 +350,9 @@ class SessionScreen(Screen[None]):
 
     def action_raw(self) -> None:
         self.launch.raw(self.conversation.cursor)
+
+    def action_call_lines(self) -> None:
+        self.launch.call_lines(self.conversation.cursor)
 
     def action_lineage(self) -> None:
         self.launch.lineage()
