@@ -58,11 +58,11 @@ class Record:
     def unasked(self, number: int, event: ToolStart | ToolEnd) -> None:
         self.said.append(("unasked", number, event.seq))
 
-    def started(self, event: ToolStart, number: int) -> None:
-        self.said.append(("started", event.seq, number))
+    def tool_start(self, event: ToolStart, number: int) -> None:
+        self.said.append(("tool_start", event.seq, number))
 
-    def ended(self, event: ToolEnd, number: int) -> None:
-        self.said.append(("ended", event.seq, number))
+    def tool_end(self, event: ToolEnd, number: int) -> None:
+        self.said.append(("tool_end", event.seq, number))
 
     def usage(self, event: Usage) -> None:
         self.said.append(("usage", event.seq))
@@ -145,10 +145,10 @@ def test_calls_are_numbered_as_asked_and_their_start_end_and_answer_name_that_nu
     assert sink.after_each() == [
         ("user", 1),
         ("reply", 2, 0),
-        ("started", 3, 1),
-        ("ended", 4, 1),
+        ("tool_start", 3, 1),
+        ("tool_end", 4, 1),
         ("answer", 5, 1),
-        ("started", 6, 0),
+        ("tool_start", 6, 0),
         ("answer", 7, 0),
         ("reply", 8, 2),
     ]
@@ -171,10 +171,10 @@ def test_a_start_or_end_no_open_call_has_the_id_of_is_a_call_of_its_own() -> Non
         ("reply", 1, 0),
         ("answer", 2, 0),
         ("unasked", 1, 3),
-        ("ended", 3, 1),
+        ("tool_end", 3, 1),
         ("unasked", 2, 4),
-        ("started", 4, 2),
-        ("ended", 5, 2),
+        ("tool_start", 4, 2),
+        ("tool_end", 5, 2),
         ("answer", 6, 2),
         ("answer", 7, None),
         ("answer", 8, None),
@@ -214,14 +214,14 @@ def test_the_other_events_are_notes() -> None:
     assert sink.after_each() == [("note", 1), ("note", 2), ("note", 3), ("note", 4)]
 
 
-_ONE_PLACE = {"user", "reply", "answer", "started", "ended", "usage", "note"}
+_ONE_PLACE = {"user", "reply", "answer", "tool_start", "tool_end", "usage", "note"}
 # The method each kind of event reaches (a message by its role); every other type is a note.
 _METHOD = {
     "user": "user",
     "assistant": "reply",
     "tool": "answer",
-    "tool_start": "started",
-    "tool_end": "ended",
+    "tool_start": "tool_start",
+    "tool_end": "tool_end",
     "usage": "usage",
 }
 

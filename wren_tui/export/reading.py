@@ -171,12 +171,12 @@ class _Pass:
         name = event.name if isinstance(event, ToolStart) else "?"
         self.rows.append(CallRow(number + 1, event.id, name, "", event.seq))
 
-    def started(self, event: ToolStart, number: int) -> None:
+    def tool_start(self, event: ToolStart, number: int) -> None:
         row = self.rows[number]
         row.start, row.start_ms = event, ts_ms(event.ts)
         self.out.note(event, False)
 
-    def ended(self, event: ToolEnd, number: int) -> None:
+    def tool_end(self, event: ToolEnd, number: int) -> None:
         self.rows[number].end = event
         self.out.note(event, event.ok is False or event.stopped_by is not None)
 

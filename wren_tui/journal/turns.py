@@ -70,12 +70,12 @@ class TurnSink(Protocol):
         """A tool message, and the open call it answers (None: no open call has its id)."""
 
     def unasked(self, number: int, event: ToolStart | ToolEnd) -> None:
-        """A call met first by its start or end (before `started` or `ended` of it)."""
+        """A call met first by its start or end (before its `tool_start` or `tool_end`)."""
 
-    def started(self, event: ToolStart, number: int) -> None:
+    def tool_start(self, event: ToolStart, number: int) -> None:
         """A call's tool_start."""
 
-    def ended(self, event: ToolEnd, number: int) -> None:
+    def tool_end(self, event: ToolEnd, number: int) -> None:
         """A call's tool_end."""
 
     def usage(self, event: Usage) -> None:
@@ -137,9 +137,9 @@ class Turns:
                     case _:
                         assert_never(msg.role)
             case ToolStart():
-                sink.started(event, self._number(event))
+                sink.tool_start(event, self._number(event))
             case ToolEnd():
-                sink.ended(event, self._number(event))
+                sink.tool_end(event, self._number(event))
             case Usage():
                 used = event.input_tokens + event.output_tokens
                 self.tokens += used
