@@ -175,23 +175,22 @@ class AtifWriter:
         pass  # in no step: `tool_start` or `tool_end` keeps it as a system step
 
     def tool_start(self, event: ToolStart, number: int) -> None:
-        row = self._row(number)
-        if row is None:
-            self._system(event)
-        else:
+        row = self._row(number, event)
+        if row is not None:
             row.start = event
 
     def tool_end(self, event: ToolEnd, number: int) -> None:
-        row = self._row(number)
-        if row is None:
-            self._system(event)
-        else:
+        row = self._row(number, event)
+        if row is not None:
             row.end = event
 
-    def _row(self, number: int) -> CallRow | None:
-        """The call a start or end is of, when the open step asked for it; else it is kept as it was, never dropped."""
+    def _row(self, number: int, event: ToolStart | ToolEnd) -> CallRow | None:
+        """The open step's row of the call a start or end is of; one of no open step is kept as a system step."""
         step = self._open
-        return None if step is None else step.calls.get(number)
+        row = None if step is None else step.calls.get(number)
+        if row is None:
+            self._system(event)
+        return row
 
     def usage(self, event: Usage) -> None:
         self.prompt_tokens += event.input_tokens
