@@ -37,7 +37,7 @@ class Record:
     def delta(self, event: Delta) -> None:
         self.said.append(("delta", event.seq))
 
-    def partial(self) -> None:
+    def partial(self, instead: Event | None) -> None:
         self.said.append(("partial",))
 
     def streamed(self) -> None:

@@ -126,7 +126,7 @@ class AtifWriter:
     def delta(self, event: Delta) -> None:
         self._deltas.append(event)
 
-    def partial(self) -> None:
+    def partial(self, instead: Event | None) -> None:
         deltas, self._deltas = self._deltas, []
         self._partial(deltas)
 

@@ -135,20 +135,23 @@ class Spans:
     # --- events in ---------------------------------------------------------------------------
 
     def take(self, events: list[Event]) -> None:
-        add = self._turns.add
-        for event in events:
-            self._now = self._last_ns = _ns(event.ts, self._last_ns)
-            add(event)
+        self._turns.feed(events)
+
+    def _at(self, event: Event) -> int:
+        """The time of the event being placed: its ts, else the time of the last event that had one."""
+        now = self._now = self._last_ns = _ns(event.ts, self._last_ns)
+        return now
 
     # The fold's sink (turns.TurnSink).
 
     def delta(self, event: Delta) -> None:
+        self._now = self._last_ns = _ns(event.ts, self._last_ns)
         if not self._deltas and self._chat is not None:
             self._send_chat()
         self._deltas.append(event)
 
-    def partial(self) -> None:
-        self._cut_off(self._now)
+    def partial(self, instead: Event | None) -> None:
+        self._cut_off(self._last_ns if instead is None else self._at(instead))
         self._deltas.clear()
 
     def streamed(self) -> None:
@@ -156,13 +159,17 @@ class Spans:
 
     def each(self, event: Event) -> None:
         """What each event closes first: the reply before it (but for its usage), ended calls (but for a result)."""
-        usage = isinstance(event, Usage)
-        if not usage and self._chat is not None:
+        now = self._now = self._last_ns = _ns(event.ts, self._last_ns)
+        kind = type(event)
+        if kind is not Usage and self._chat is not None:
             self._send_chat()
         if self._ended_calls and not (isinstance(event, Message) and event.message.role == "tool"):
             self._send_ended()
-        if not isinstance(event, RunStart):
-            self._ensure_run(event, self._now).last_ns = self._now
+        if kind is not RunStart:
+            run = self._run
+            if run is None:
+                run = self._ensure_run(event, now)
+            run.last_ns = now
 
     def user(self, event: Message) -> None:
         self._message(event)

@@ -145,7 +145,7 @@ class _Pass:
     def delta(self, event: Delta) -> None:
         self.deltas.append(event)
 
-    def partial(self) -> None:
+    def partial(self, instead: Event | None) -> None:
         deltas, self.deltas = self.deltas, []
         self.out.partial(deltas[0], deltas[-1].seq, "".join(d.text for d in deltas))
 

@@ -46,8 +46,9 @@ class TurnSink(Protocol):
     def delta(self, event: Delta) -> None:
         """A fragment of the reply streaming now."""
 
-    def partial(self) -> None:
-        """The deltas since the last other event were thrown away: a partial reply (before `each` of the next event)."""
+    def partial(self, instead: Event | None) -> None:
+        """The deltas since the last other event were thrown away: a partial reply. `instead`: the event that came
+        (before its `each`); None: reading ends here (`Turns.close`)."""
 
     def streamed(self) -> None:
         """The deltas since the last other event streamed the reply that `reply` hands on next."""
@@ -94,73 +95,73 @@ class Turns:
         # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
         self.turn_tokens: array[int] = array("q")
 
-    def feed(self, events: Iterable[Event]) -> None:
-        add = self.add
-        for event in events:
-            add(event)
-
     def add(self, event: Event) -> None:
-        sink = self._sink
-        if type(event) is Delta:
-            self.streaming = True
-            sink.delta(event)
-            return
-        if self.streaming:
-            self.streaming = False
-            if type(event) is Message and event.message.role == "assistant":
-                sink.streamed()
-            else:
-                sink.partial()
-        sink.each(event)
-        match event:
-            case Message(message=msg):
-                match msg.role:
-                    case "user":
-                        self.turn_tokens.append(0)
-                        sink.user(event)
-                    case "assistant":
-                        first = self.calls
-                        if msg.tool_calls:
-                            opened = self._open
-                            for number, call in enumerate(msg.tool_calls, first):
-                                opened[call.id] = number
-                            self.calls = first + len(msg.tool_calls)
-                        sink.reply(event, first)
-                    case "tool":
-                        call_id = msg.tool_call_id
-                        sink.answer(event, None if call_id is None else self._open.pop(call_id, None))
-                    case _:
-                        assert_never(msg.role)
-            case ToolStart():
-                sink.tool_start(event, self._number(event))
-            case ToolEnd():
-                sink.tool_end(event, self._number(event))
-            case Usage():
-                used = event.input_tokens + event.output_tokens
-                self.tokens += used
-                turns = self.turn_tokens
-                if turns:
-                    turns[-1] += used
-                else:
-                    turns.append(used)
-                sink.usage(event)
-            case Delta():  # placed above, before the rule for deltas
-                pass
-            case _:
-                # Every other type (mypy checks that what is left is a Note: a new type fails here until placed).
-                sink.note(event)
+        self.feed((event,))
 
-    def _number(self, event: ToolStart | ToolEnd) -> int:
-        """The number of the call a start or end belongs to; one no open call has the id of gets its own."""
-        number = self._open.get(event.id)
-        if number is None:
-            number = self._open[event.id] = self.calls
-            self.calls += 1
-            self._sink.unasked(number, event)
+    def feed(self, events: Iterable[Event]) -> None:
+        """Place each event in turn. One loop for all of them: this runs once for every event of a journal."""
+        sink = self._sink
+        delta, each, opened = sink.delta, sink.each, self._open
+        for event in events:
+            if type(event) is Delta:  # most of a journal
+                self.streaming = True
+                delta(event)
+                continue
+            if self.streaming:
+                self.streaming = False
+                if type(event) is Message and event.message.role == "assistant":
+                    sink.streamed()
+                else:
+                    sink.partial(event)
+            each(event)
+            match event:
+                case Message(message=msg):
+                    match msg.role:
+                        case "user":
+                            self.turn_tokens.append(0)
+                            sink.user(event)
+                        case "assistant":
+                            first = self.calls
+                            if msg.tool_calls:
+                                for number, call in enumerate(msg.tool_calls, first):
+                                    opened[call.id] = number
+                                self.calls = first + len(msg.tool_calls)
+                            sink.reply(event, first)
+                        case "tool":
+                            call_id = msg.tool_call_id
+                            sink.answer(event, None if call_id is None else opened.pop(call_id, None))
+                        case _:
+                            assert_never(msg.role)
+                case Usage():
+                    used = event.input_tokens + event.output_tokens
+                    self.tokens += used
+                    turns = self.turn_tokens
+                    if turns:
+                        turns[-1] += used
+                    else:
+                        turns.append(used)
+                    sink.usage(event)
+                case ToolStart():
+                    known = opened.get(event.id)
+                    sink.tool_start(event, self._unasked(event) if known is None else known)
+                case ToolEnd():
+                    known = opened.get(event.id)
+                    sink.tool_end(event, self._unasked(event) if known is None else known)
+                case Delta():  # placed above, before the rule for deltas
+                    pass
+                case _:
+                    # Every other type (mypy checks that what is left is a Note: a new type fails here until placed).
+                    sink.note(event)
+
+    def _unasked(self, event: ToolStart | ToolEnd) -> int:
+        """A start or end whose id no open call has: a call of its own, numbered now."""
+        number = self._open[event.id] = self.calls
+        self.calls += 1
+        self._sink.unasked(number, event)
         return number
 
     def close(self) -> None:
         """The end of what there is to read: deltas no reply followed are a partial reply."""
         if self.streaming:
             self.streaming = False
-            self._sink.partial()
+            self._sink.partial(None)

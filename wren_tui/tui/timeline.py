@@ -55,6 +55,7 @@ ROW_WORDS.update((state, word) for state, word in WORDS.items())
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
+_NO_CHUNK = Chunk([])
 _EVENT_CACHE = 4096
 # A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
 BIG_LINE = 1 << 20
@@ -275,8 +276,11 @@ class Timeline:
         # counts the tokens used per turn (a turn opens with a user message; usage before the first opens one too).
         self._turns = Turns(self)
         self.turn_tokens: array[int] = self._turns.turn_tokens
-        # The line of the event being placed: its byte span, its clip (a big line), its place among the line's events.
-        self._start = self._end = self._part = 0
+        # The chunk being folded: its lines' spans and places, the clips of its big lines; the event being placed
+        # (its index in the chunk) and its clip.
+        self._chunk = _NO_CHUNK
+        self._made: Mapping[int, Clip] = {}
+        self._at = -1
         self._clip: Clip | None = None
         # Where the session's time went: waiting for the model, running tools, waiting for a person.
         self.spent = TimeSpent()
@@ -302,18 +306,12 @@ class Timeline:
         self._foreign = agent is not None
         self._writes = frozenset() if agent is None else write_tools(agent)
         self.spent.ends_timed = self._foreign
-        made = clips_of(chunk) if clips is None else clips
-        add = self._turns.add
-        spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
-        if chunk.parts is None:
-            for index, (event, start, end) in enumerate(spans):
-                self._start, self._end, self._clip = start, end, made.get(index)
-                add(event)
-        else:
-            for index, ((event, start, end), part) in enumerate(zip(spans, chunk.parts, strict=True)):
-                self._start, self._end, self._clip, self._part = start, end, made.get(index), part
-                add(event)
-            self._part = 0
+        self._made = clips_of(chunk) if clips is None else clips
+        self._chunk, self._at = chunk, -1
+        try:
+            self._turns.feed(chunk.events)
+        finally:
+            self._chunk, self._made, self._clip = _NO_CHUNK, {}, None  # nothing of it kept beyond the items
         self.events += len(chunk.events)
         if chunk.events:
             self.last_ts = chunk.events[-1].ts
@@ -322,20 +320,24 @@ class Timeline:
     # --- the fold's sink (turns.TurnSink): each event but a delta becomes an item -----------------
 
     def delta(self, event: Delta) -> None:
-        self.stream.add(event, self._start, self._end)
+        at = self._at = self._at + 1
+        self.stream.add(event, self._chunk.starts[at], self._chunk.ends[at])
 
-    def partial(self) -> None:
+    def partial(self, instead: Event | None) -> None:
         self._add_partial()  # a retry, a crash or a cancel threw the streamed text away
 
     def streamed(self) -> None:
         self.stream = Stream()  # the whole reply is here
 
     def each(self, event: Event) -> None:
+        at = self._at = self._at + 1
         self.spent.add(event)
-        if self._clip is not None:
-            self.clips[len(self.kinds)] = self._clip
-        if self._part:
-            self.parts[len(self.kinds)] = self._part
+        clip = self._clip = self._made.get(at) if self._made else None
+        if clip is not None:
+            self.clips[len(self.kinds)] = clip
+        parts = self._chunk.parts
+        if parts is not None and parts[at]:
+            self.parts[len(self.kinds)] = parts[at]
 
     def user(self, event: Message) -> None:
         self._said(event, "user", *self._size(event))
@@ -426,8 +428,9 @@ class Timeline:
         """The event being placed, as the next item: its line's span, its kind and its size."""
         if kind == "error":
             self.error_items.append(len(self.kinds))
-        self.starts.append(self._start)
-        self.ends.append(self._end)
+        chunk, at = self._chunk, self._at
+        self.starts.append(chunk.starts[at])
+        self.ends.append(chunk.ends[at])
         self.kinds.append(_CODE[kind])
         self.chars.append(min(chars, 2**31 - 1))
         self.breaks.append(min(breaks, 2**31 - 1))
