@@ -250,3 +250,25 @@ def test_every_event_is_placed_once_and_every_run_of_deltas_is_either_a_reply_or
         for event in others
         if isinstance(event, Message) and event.message.role == "assistant"
     )
+
+
+def test_the_match_over_every_type_places_the_common_types_as_the_identity_tests_before_it_do() -> None:
+    """`feed` tells messages, usage and tool events apart by identity first; `_place`, the match mypy checks whole,
+    must place each the same way (it is what places every other type)."""
+    events: list[Event] = [
+        _user(1),
+        _reply(2, "a"),
+        ToolStart(seq=3, id="a", name="read_file", read_only=True),
+        ToolEnd(seq=4, id="a", ok=True),
+        _result(5, "a"),
+        ToolEnd(seq=6, id="z", ok=False),
+        Usage(seq=7, input_tokens=3, output_tokens=4),
+        Error(seq=8, message="boom"),
+    ]
+    fed, by_feed = _fold(events)
+    sink = Record()
+    placed = Turns(sink)
+    for event in events:
+        placed._place(event)
+    assert sink.said == by_feed.after_each()
+    assert (placed.calls, placed.tokens, list(placed.turn_tokens)) == (fed.calls, fed.tokens, list(fed.turn_tokens))
