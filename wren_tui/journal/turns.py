@@ -12,8 +12,9 @@ viewer's timeline each consume this fold; none walks the events itself. Its rule
   it was answered already) gets a number of its own.
 - **Usage** counts per turn: a turn opens with a user message; usage before the first opens one.
 
-`Turns` places each event by one `match` over the event types, so a new type fails the type check
-(`mypy --strict`) here until it is placed. What it found goes to a `TurnSink`, method by method.
+`Turns` places each event by one `match` over the event types (`_place`), so a new type fails the type
+check (`mypy --strict`) here until it is placed; `feed` tells the common types apart by identity
+before it, for speed, and places them the same way. What it found goes to a `TurnSink`, method by method.
 """
 
 from __future__ import annotations
