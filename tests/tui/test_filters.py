@@ -14,6 +14,9 @@ from wren_tui.cli.watch import ONLY_CHOICES
 from wren_tui.journal.events import ChatMessage, KnownEvent, Message, Reasoning, ToolCall, ToolEnd, ToolStart
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.filters import ONLY, Only
+from wren_tui.tui.filters import shown as shown_items
+from wren_tui.tui.sources.local import LocalJournal
+from wren_tui.tui.timeline import Timeline
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
 
@@ -164,3 +167,40 @@ async def test_a_filter_applies_to_events_appended_while_following(tmp_path: Pat
 
 def test_watch_only_offers_every_filter_of_the_viewer() -> None:
     assert ONLY_CHOICES == ONLY
+
+
+def test_a_wren_call_writes_by_what_its_tool_start_says_not_by_its_tool_name(tmp_path: Path) -> None:
+    """The viewer keeps no list of Wren's write tools: a call's tool_start says whether it writes (readOnly)."""
+    asked = assistant(
+        "",
+        ToolCall("c1", "run_command", '{"command": "make"}'),
+        ToolCall("c2", "fetch_issue", '{"number": 38}'),  # a tool the viewer knows nothing of
+        ToolCall("c3", "read_file", '{"path": "a.py"}'),
+        ToolCall("c4", "write_file", '{"path": "b.py"}'),  # the run ended before it started: it wrote nothing
+    )
+    events: list[KnownEvent] = [
+        user("tidy up"),
+        asked,
+        ToolStart(id="c1", name="run_command", read_only=False, approval="approved"),
+        ToolEnd(id="c1", ok=True, elapsed_ms=3, chars=2),
+        tool_result("c1", "ok"),
+        ToolStart(id="c2", name="fetch_issue", read_only=False, approval="approved"),
+        ToolEnd(id="c2", ok=True, elapsed_ms=1, chars=2),
+        tool_result("c2", "ok"),
+        ToolStart(id="c3", name="read_file", read_only=True),
+        ToolEnd(id="c3", ok=True, elapsed_ms=1, chars=2),
+        tool_result("c3", "ok"),
+    ]
+    source = LocalJournal(write_journal(tmp_path / f"{SESSION}.jsonl", events))
+    assert source.open()
+    try:
+        timeline = Timeline(source)
+        for chunk in source.lines().chunks():
+            timeline.fold(chunk)
+        writes = {timeline.call(number).id: bool(timeline.call_writes[number]) for number in range(timeline.calls)}
+        assert writes == {"c1": True, "c2": True, "c3": False, "c4": False}
+        shown = shown_items(timeline, "writes", 0, len(timeline))
+        # The ask (it asks for calls that write), and the starts, ends and results of c1 and c2.
+        assert [timeline.event(at).seq for at, keep in enumerate(shown) if keep] == [2, 3, 4, 5, 6, 7, 8]
+    finally:
+        source.close()

@@ -45,6 +45,7 @@ from ..journal.events import (
 from ..journal.locks import lock_holder
 from ..journal.reader import scan_events
 from ..journal.store import session_id_of
+from ..journal.turns import Note, Turns
 from ..journal.verdict import Stop
 from ..journal.visible import escaped_json
 from .atomic import AtomicOutput
@@ -74,8 +75,8 @@ class _Step:
     def __init__(self, event: Message, model: str | None) -> None:
         self.event = event
         self.model = model
-        self.calls: dict[str, CallRow] = {}
-        self.results: dict[str, tuple[str, int]] = {}  # call id -> (content, the tool message's seq)
+        self.calls: dict[int, CallRow] = {}  # by the fold's call number
+        self.results: dict[int, tuple[str, int]] = {}  # call number -> (content, the tool message's seq)
         self.prompt = self.completion = self.llm_calls = 0
         self.usage_seqs: list[int] = []
         self.thinking: list[UnknownEvent] = []  # another agent's thinking notes, before this reply
@@ -83,6 +84,8 @@ class _Step:
 
 class AtifWriter:
     """Wren events in, ATIF steps out to `out`'s body; `finish` writes the head and the totals around them.
+
+    It is a sink of the one fold (journal/turns.py), which places each event.
 
     `writer_alive`: whether something still writes the session (then a call without a result is running).
     """
@@ -109,34 +112,98 @@ class AtifWriter:
         self._thinking: list[UnknownEvent] = []
         self._written: list[bytes] = []
         self._started = False
+        self._turns = Turns(self)
 
     # --- events in ---------------------------------------------------------------------------
 
     def take(self, events: list[Event]) -> None:
         self.events += len(events)
-        for event in events:
-            kind = type(event)
-            if kind is Delta:
-                self._deltas.append(event)  # type: ignore[arg-type]
-                continue
-            if self._deltas:
-                self._streamed(event)
-            if kind is Message:
-                self._message(event)  # type: ignore[arg-type]
-            elif kind is Usage:
-                self._usage(event)  # type: ignore[arg-type]
-            elif kind is ToolStart or kind is ToolEnd:
-                self._tool(event)  # type: ignore[arg-type]
-            else:
-                self._system(event)
+        self._turns.feed(events)
         self._write()
 
-    def _streamed(self, event: Event) -> None:
-        """Deltas end with the reply they streamed; anything else first means the reply was cut off."""
+    # The fold's sink (turns.TurnSink).
+
+    def delta(self, event: Delta) -> None:
+        self._deltas.append(event)
+
+    def partial(self, instead: Event | None) -> None:
         deltas, self._deltas = self._deltas, []
-        if isinstance(event, Message) and event.message.role == "assistant":
-            return
         self._partial(deltas)
+
+    def streamed(self) -> None:
+        self._deltas = []
+
+    def each(self, event: Event) -> None:
+        pass
+
+    def user(self, event: Message) -> None:
+        self._close()
+        self._flush_thinking()
+        self._emit({"source": "user", "timestamp": event.ts or None, "message": event.message.content}, event.seq)
+
+    def reply(self, event: Message, first: int) -> None:
+        self._close()
+        step = self._open = _Step(event, self.model)
+        step.thinking, self._thinking = self._thinking, []
+        for number, call in enumerate(event.message.tool_calls or (), first):
+            step.calls[number] = CallRow(0, call.id, call.name, call.args, event.seq)
+        if self._pending_usage:
+            for usage in self._pending_usage:
+                self._count(step, usage)
+            self._pending_usage.clear()
+
+    def answer(self, event: Message, number: int | None) -> None:
+        call_id = event.message.tool_call_id or ""
+        step = self._open
+        if step is not None and number is not None and number in step.calls:
+            step.calls[number].answered = True
+            step.results[number] = (event.message.content, event.seq)
+            return
+        # A result whose call is in no open step (its reply was lost to damage, or an older run's).
+        result = {"content": event.message.content, "extra": {"wren_seq": event.seq, "wren_tool_call_id": call_id}}
+        self._hold_or_emit(
+            {
+                "source": "system",
+                "timestamp": event.ts or None,
+                "message": f"a tool result for call {call_id}, whose request is not in this trajectory",
+                "observation": {"results": [result]},
+            },
+            event.seq,
+        )
+
+    def unasked(self, number: int, event: ToolStart | ToolEnd) -> None:
+        pass  # in no step: `tool_start` or `tool_end` keeps it as a system step
+
+    def tool_start(self, event: ToolStart, number: int) -> None:
+        row = self._row(number, event)
+        if row is not None:
+            row.start = event
+
+    def tool_end(self, event: ToolEnd, number: int) -> None:
+        row = self._row(number, event)
+        if row is not None:
+            row.end = event
+
+    def _row(self, number: int, event: ToolStart | ToolEnd) -> CallRow | None:
+        """The open step's row of the call a start or end is of; one of no open step is kept as a system step."""
+        step = self._open
+        row = None if step is None else step.calls.get(number)
+        if row is None:
+            self._system(event)
+        return row
+
+    def usage(self, event: Usage) -> None:
+        self.prompt_tokens += event.input_tokens
+        self.completion_tokens += event.output_tokens
+        if event.model:
+            self.model = event.model
+        if self._open is None:
+            self._pending_usage.append(event)  # a model call whose reply comes next
+        else:
+            self._count(self._open, event)
+
+    def note(self, event: Note) -> None:
+        self._system(event)
 
     def _partial(self, deltas: list[Delta]) -> None:
         self._close()
@@ -152,66 +219,6 @@ class AtifWriter:
             "wren_partial": f"a reply cut off while streaming (seq {deltas[0].seq} to {deltas[-1].seq})",
         }
         self._emit(step)
-
-    def _message(self, event: Message) -> None:
-        msg = event.message
-        if msg.role == "tool":
-            self._result(event)
-            return
-        self._close()
-        if msg.role == "user":
-            self._flush_thinking()
-            self._emit({"source": "user", "timestamp": event.ts or None, "message": msg.content}, event.seq)
-            return
-        step = self._open = _Step(event, self.model)
-        step.thinking, self._thinking = self._thinking, []
-        for call in msg.tool_calls or ():
-            step.calls[call.id] = CallRow(0, call.id, call.name, call.args, event.seq)
-        if self._pending_usage:
-            for usage in self._pending_usage:
-                self._count(step, usage)
-            self._pending_usage.clear()
-
-    def _result(self, event: Message) -> None:
-        call_id = event.message.tool_call_id or ""
-        step = self._open
-        if step is not None and call_id in step.calls:
-            step.calls[call_id].answered = True
-            step.results[call_id] = (event.message.content, event.seq)
-            return
-        # A result whose call is in no open step (its reply was lost to damage, or an older run's).
-        result = {"content": event.message.content, "extra": {"wren_seq": event.seq, "wren_tool_call_id": call_id}}
-        self._hold_or_emit(
-            {
-                "source": "system",
-                "timestamp": event.ts or None,
-                "message": f"a tool result for call {call_id}, whose request is not in this trajectory",
-                "observation": {"results": [result]},
-            },
-            event.seq,
-        )
-
-    def _tool(self, event: ToolStart | ToolEnd) -> None:
-        step = self._open
-        row = None if step is None else step.calls.get(event.id)
-        if row is None:
-            # A start or end of a call asked for in no open step: kept as it was, never dropped.
-            self._system(event)
-            return
-        if isinstance(event, ToolStart):
-            row.start = event
-        else:
-            row.end = event
-
-    def _usage(self, event: Usage) -> None:
-        self.prompt_tokens += event.input_tokens
-        self.completion_tokens += event.output_tokens
-        if event.model:
-            self.model = event.model
-        if self._open is None:
-            self._pending_usage.append(event)  # a model call whose reply comes next
-        else:
-            self._count(self._open, event)
 
     @staticmethod
     def _count(step: _Step, usage: Usage) -> None:
@@ -303,7 +310,7 @@ class AtifWriter:
             extra["wren_encrypted_reasoning"] = sealed
         if step.calls:
             out["tool_calls"] = [_tool_call(row) for row in step.calls.values()]
-            out["observation"] = {"results": [self._observed(row, step) for row in step.calls.values()]}
+            out["observation"] = {"results": [self._observed(number, row, step) for number, row in step.calls.items()]}
         if step.llm_calls:
             out["metrics"] = {"prompt_tokens": step.prompt, "completion_tokens": step.completion}
             out["llm_call_count"] = step.llm_calls
@@ -314,7 +321,7 @@ class AtifWriter:
         for body, seq in held:
             self._emit(body, seq)
 
-    def _observed(self, row: CallRow, step: _Step) -> dict[str, Any]:
+    def _observed(self, number: int, row: CallRow, step: _Step) -> dict[str, Any]:
         self.calls += 1
         state = row.state(self.writer_alive)
         self.outcomes[state] = self.outcomes.get(state, 0) + 1
@@ -334,7 +341,7 @@ class AtifWriter:
                 extra["truncated"] = True
             if end.redacted:
                 extra["redacted"] = end.redacted
-        found = step.results.get(row.id)
+        found = step.results.get(number)
         if found is not None:
             content, seq = found
             extra["wren_seq"] = seq
@@ -358,9 +365,7 @@ class AtifWriter:
         source: dict[str, Any] | None = None,
     ) -> None:
         """Close what is open and give the file its name: the head, the steps, the totals."""
-        if self._deltas:
-            deltas, self._deltas = self._deltas, []
-            self._partial(deltas)
+        self._turns.close()
         self._close()
         self._flush_thinking()
         self._pending_usage.clear()  # usage no reply followed: counted in the totals only

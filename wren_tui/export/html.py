@@ -137,19 +137,18 @@ class HtmlConversation:
         )
 
     def note(self, event: Event, error: bool) -> None:
-        kind = type(event)
-        if kind is Usage:
+        if isinstance(event, Usage):
             return  # the facts and the tokens per turn say these
         started = self._started
-        if kind is ToolStart:
+        if isinstance(event, ToolStart):
             if started is not None:
                 self._note(started, False)
-            self._started = event  # type: ignore[assignment]
+            self._started = event
             return
         if started is not None:
             self._started = None
-            if kind is ToolEnd and event.id == started.id:  # type: ignore[union-attr]
-                self._call_note(started, event, error)  # type: ignore[arg-type]
+            if isinstance(event, ToolEnd) and event.id == started.id:
+                self._call_note(started, event, error)
                 return
             self._note(started, False)
         self._note(event, error)

@@ -28,6 +28,7 @@ from .. import __version__
 from ..journal.calls import WORDS, open_state
 from ..journal.events import Delta, Error, Event, Message, RunEnd, RunStart, ToolCall, ToolEnd, ToolStart, Usage
 from ..journal.timing import ts_ms
+from ..journal.turns import Note, Turns
 
 SEMCONV = "1.41.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV}"
@@ -81,6 +82,7 @@ class _Run:
 @dataclass
 class _Call:
     call: ToolCall
+    number: int  # the fold's
     asked_seq: int
     asked_ns: int
     start: ToolStart | None = None
@@ -102,6 +104,8 @@ class _Chat:
 class Spans:
     """Wren events in (in order, as read); `emit(span)` for each span as it closes.
 
+    A sink of the one fold (journal/turns.py), which places each event; its calls by the fold's number.
+
     `finish(writer_alive)` at the end of what there is to read: with no writer left, the run still
     open died, and its open calls' outcomes are unknown; with one, what is open stays open.
     """
@@ -117,54 +121,119 @@ class Spans:
         self.content = content
         self.sent = 0
         self._run: _Run | None = None
-        self._calls: dict[str, _Call] = {}
+        self._calls: dict[int, _Call] = {}
         self._chat: _Chat | None = None
         self._boundary_ns = 0
         self._inputs: list[dict[str, Any]] = []
         self._deltas: list[Delta] = []
         self._ended_calls: list[_Call] = []  # ended, waiting for their result (with content only)
         self._last_ns = 0
+        self._now = 0  # the time of the event being placed
         self._model = ""
+        self._turns = Turns(self)
 
     # --- events in ---------------------------------------------------------------------------
 
     def take(self, events: list[Event]) -> None:
-        for event in events:
-            now = _ns(event.ts, self._last_ns)
-            self._last_ns = now
-            kind = type(event)
-            if kind is Delta:
-                if not self._deltas and self._chat is not None:
-                    self._send_chat()
-                self._deltas.append(event)  # type: ignore[arg-type]
-                continue
-            if self._deltas and not (kind is Message and event.message.role == "assistant"):  # type: ignore[union-attr]
-                self._cut_off(now)
-            self._deltas.clear()
-            if kind is not Usage and self._chat is not None:
-                self._send_chat()
-            if self._ended_calls and not (kind is Message and event.message.role == "tool"):  # type: ignore[union-attr]
-                self._send_ended()
-            if kind is RunStart:
-                self._start_run(event, now)  # type: ignore[arg-type]
-                continue
-            run = self._ensure_run(event, now)
+        self._turns.feed(events)
+
+    def _at(self, event: Event) -> int:
+        """The time of the event being placed: its ts, else the time of the last event that had one."""
+        now = self._now = self._last_ns = _ns(event.ts, self._last_ns)
+        return now
+
+    # The fold's sink (turns.TurnSink).
+
+    def delta(self, event: Delta) -> None:
+        self._now = self._last_ns = _ns(event.ts, self._last_ns)
+        if not self._deltas and self._chat is not None:
+            self._send_chat()
+        self._deltas.append(event)
+
+    def partial(self, instead: Event | None) -> None:
+        self._cut_off(self._last_ns if instead is None else self._at(instead))
+        self._deltas.clear()
+
+    def streamed(self) -> None:
+        self._deltas.clear()
+
+    def each(self, event: Event) -> None:
+        """What each event closes first: the reply before it (but for its usage), ended calls (but for a result)."""
+        now = self._now = self._last_ns = _ns(event.ts, self._last_ns)
+        kind = type(event)
+        if kind is not Usage and self._chat is not None:
+            self._send_chat()
+        if self._ended_calls and not (isinstance(event, Message) and event.message.role == "tool"):
+            self._send_ended()
+        if kind is not RunStart:
+            run = self._run
+            if run is None:
+                run = self._ensure_run(event, now)
             run.last_ns = now
-            if kind is Message:
-                self._message(event, now)  # type: ignore[arg-type]
-            elif kind is Usage:
-                self._usage(event)  # type: ignore[arg-type]
-            elif kind is ToolStart:
-                call = self._calls.get(event.id)  # type: ignore[union-attr]
-                if call is None:
-                    call = self._calls[event.id] = _Call(ToolCall(event.id, event.name, ""), event.seq, now)  # type: ignore[union-attr]
-                call.start = event  # type: ignore[assignment]
-            elif kind is ToolEnd:
-                self._tool_end(event)  # type: ignore[arg-type]
-            elif kind is Error:
-                run.errors.append(("wren.error", now, {"message": event.message, "wren.seq": event.seq}))  # type: ignore[union-attr]
-            elif kind is RunEnd:
-                self._end_run(now, event.reason)  # type: ignore[union-attr]
+
+    def user(self, event: Message) -> None:
+        self._message(event)
+
+    def reply(self, event: Message, first: int) -> None:
+        now = self._now
+        self._chat = _Chat(event, event.seq, self._boundary_ns, now, self._model, self._inputs)
+        self._inputs = []
+        for number, call in enumerate(event.message.tool_calls or (), first):
+            self._calls[number] = _Call(call, number, event.seq, now)
+        self._boundary_ns = now
+
+    def answer(self, event: Message, number: int | None) -> None:
+        answered = None if number is None else self._calls.get(number)
+        if answered is not None:
+            answered.result = event.message.content
+            if answered in self._ended_calls:
+                self._ended_calls.remove(answered)
+                self._send_call(answered, answered.end)
+                self._calls.pop(answered.number, None)
+        self._message(event)
+
+    def unasked(self, number: int, event: ToolStart | ToolEnd) -> None:
+        pass  # a start makes its call in `tool_start`; an end of a call never asked for or started is no span
+
+    def tool_start(self, event: ToolStart, number: int) -> None:
+        call = self._calls.get(number)
+        if call is None:
+            call = self._calls[number] = _Call(ToolCall(event.id, event.name, ""), number, event.seq, self._now)
+        call.start = event
+
+    def tool_end(self, event: ToolEnd, number: int) -> None:
+        call = self._calls.get(number)
+        if call is None:
+            return
+        call.end = event
+        if self.content and call.result is None:
+            self._ended_calls.append(call)  # sent with its result, which comes next
+            return
+        self._send_call(call, event)
+        self._calls.pop(number, None)
+
+    def usage(self, event: Usage) -> None:
+        run = self._run
+        assert run is not None
+        run.input_tokens += event.input_tokens
+        run.output_tokens += event.output_tokens
+        if event.model:
+            self._model = event.model
+        if self._chat is not None:
+            self._send_chat(event)
+
+    def note(self, event: Note) -> None:
+        match event:
+            case RunStart():
+                self._start_run(event, self._now)
+            case Error():
+                self._ensure_run(event, self._now).errors.append(
+                    ("wren.error", self._now, {"message": event.message, "wren.seq": event.seq})
+                )
+            case RunEnd():
+                self._end_run(self._now, event.reason)
+            case _:
+                pass
 
     def _start_run(self, event: RunStart, now: int) -> None:
         if self._run is not None:
@@ -181,54 +250,21 @@ class Spans:
             self._boundary_ns = now
         return self._run
 
-    def _message(self, event: Message, now: int) -> None:
+    def _message(self, event: Message) -> None:
+        """A user message or a tool's result: an input of the next model call, which starts now."""
         msg = event.message
-        if msg.role == "assistant":
-            self._chat = _Chat(event, event.seq, self._boundary_ns, now, self._model, self._inputs)
-            self._inputs = []
-            for call in msg.tool_calls or ():
-                self._calls[call.id] = _Call(call, event.seq, now)
-        elif msg.role == "tool":
-            answered = self._calls.get(msg.tool_call_id or "")
-            if answered is not None:
-                answered.result = msg.content
-                if answered in self._ended_calls:
-                    self._ended_calls.remove(answered)
-                    self._send_call(answered, answered.end)
-                    self._calls.pop(answered.call.id, None)
-            if self.content:
+        if self.content:
+            if msg.role == "tool":
                 self._inputs.append({"role": "tool", "parts": [_part_result(msg.tool_call_id, msg.content)]})
-        elif self.content:
-            self._inputs.append({"role": msg.role, "parts": [{"type": "text", "content": msg.content}]})
-        self._boundary_ns = now
-
-    def _usage(self, event: Usage) -> None:
-        run = self._run
-        assert run is not None
-        run.input_tokens += event.input_tokens
-        run.output_tokens += event.output_tokens
-        if event.model:
-            self._model = event.model
-        chat = self._chat
-        if chat is not None:
-            self._send_chat(event)
-
-    def _tool_end(self, event: ToolEnd) -> None:
-        call = self._calls.get(event.id)
-        if call is None:
-            return
-        call.end = event
-        if self.content and call.result is None:
-            self._ended_calls.append(call)  # sent with its result, which comes next
-            return
-        self._send_call(call, event)
-        self._calls.pop(event.id, None)
+            else:
+                self._inputs.append({"role": msg.role, "parts": [{"type": "text", "content": msg.content}]})
+        self._boundary_ns = self._now
 
     def _send_ended(self) -> None:
         ended, self._ended_calls = self._ended_calls, []
         for call in ended:
             self._send_call(call, call.end)
-            self._calls.pop(call.call.id, None)
+            self._calls.pop(call.number, None)
 
     def _cut_off(self, now: int) -> None:
         deltas = self._deltas
@@ -281,7 +317,7 @@ class Spans:
         self._send(SpanRecord(name, self.trace_id, span_id_of(self.session, f"chat {chat.seq}"), run.span_id,
                               chat.start_ns, chat.end_ns, attrs, error))  # fmt: skip
 
-    def _send_call(self, call: _Call, end: ToolEnd | None, *, died: bool = False) -> None:
+    def _send_call(self, call: _Call, end: ToolEnd | None) -> None:
         run = self._run
         assert run is not None
         start = call.start
@@ -336,9 +372,7 @@ class Spans:
         """Close the run: its reply and ended calls first, then every call left open, then the run's span."""
         if self._chat is not None:
             self._send_chat()
-        if self._deltas:
-            self._cut_off(now)
-            self._deltas.clear()
+        self._turns.close()  # a reply cut off while streaming, when reading ends here
         self._send_ended()
         run = self._run
         assert run is not None

@@ -2,8 +2,9 @@
 
 The events are read once, by the journal's own reader (every line checked), and only what the
 export's first screen needs is kept: the tool calls (for their table and the waterfall), the tokens,
-the time spent in each phase, and the reader's verdict. Streamed deltas are kept only until the
-reply they stream arrives; deltas no reply followed are a partial reply, shown as such.
+the time spent in each phase, and the reader's verdict. The events are folded by journal/turns.py:
+streamed deltas are kept only until the reply they stream arrives; deltas no reply followed are a
+partial reply, shown as such.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..journal.locks import lock_holder
 from ..journal.reader import scan_events
 from ..journal.store import session_id_of
 from ..journal.timing import TimeSpent, ts_ms
+from ..journal.turns import Note, Turns
 from ..journal.verdict import ReadVerdict, Stop
 
 
@@ -111,11 +113,15 @@ class ExportCancelled(Exception):
 
 
 class _Pass:
+    """The exports' sink of the one fold (journal/turns.py): the conversation handed on, the calls and totals kept."""
+
     def __init__(self, reading: Reading, conversation: Conversation) -> None:
         self.reading = reading
         self.out = conversation
-        self.asked: dict[str, CallRow] = {}
+        self.rows = reading.calls  # by the fold's call number
         self.deltas: list[Delta] = []
+        self.turns = Turns(self)
+        self.each = reading.spent.add
 
     def checked(self, cancelled: Callable[[], bool]) -> Callable[[list[Event], bytes | memoryview], None]:
         def take(events: list[Event], lines: bytes | memoryview) -> None:
@@ -129,89 +135,72 @@ class _Pass:
         reading = self.reading
         if reading.first_ts is None and events:
             reading.first_ts = events[0].ts
-        # Bound once per chunk: this loop runs once for every event of the journal.
-        spend, message, usage, other = reading.spent.add, self._message, self._usage, self._other
-        for event in events:
-            kind = type(event)
-            if kind is Delta:
-                self.deltas.append(event)  # type: ignore[arg-type]
-                continue
-            if self.deltas:
-                self._streamed(event)
-            spend(event)
-            if kind is Message:
-                message(event)  # type: ignore[arg-type]
-            elif kind is Usage:
-                usage(event)  # type: ignore[arg-type]
-            else:
-                other(event)
+        self.turns.feed(events)
         if events:
             reading.events += len(events)
             reading.last_ts = events[-1].ts
 
-    def _streamed(self, event: Event) -> None:
-        """Deltas end with the reply they streamed; anything else first means they were thrown away."""
+    # --- the fold's sink (turns.TurnSink) ---------------------------------------------------------
+
+    def delta(self, event: Delta) -> None:
+        self.deltas.append(event)
+
+    def partial(self, instead: Event | None) -> None:
         deltas, self.deltas = self.deltas, []
-        if isinstance(event, Message) and event.message.role == "assistant":
-            return
         self.out.partial(deltas[0], deltas[-1].seq, "".join(d.text for d in deltas))
 
-    def _message(self, event: Message) -> None:
-        msg = event.message
-        if msg.role == "user":
-            self.reading.turn_tokens.append(0)
-        elif msg.role == "tool" and msg.tool_call_id is not None:
-            row = self.asked.get(msg.tool_call_id)
-            if row is not None:
-                row.answered = True
-        for call in msg.tool_calls or ():
-            row = CallRow(len(self.reading.calls) + 1, call.id, call.name, call.args, event.seq)
-            self.reading.calls.append(row)
-            self.asked[call.id] = row
+    def streamed(self) -> None:
+        self.deltas = []
+
+    def user(self, event: Message) -> None:
         self.out.message(event)
 
-    def _usage(self, event: Usage) -> None:
-        used = event.input_tokens + event.output_tokens
-        self.reading.tokens += used
-        turns = self.reading.turn_tokens
-        if turns:
-            turns[-1] += used
-        else:
-            turns.append(used)
+    def reply(self, event: Message, first: int) -> None:
+        rows = self.rows
+        for number, call in enumerate(event.message.tool_calls or (), first):
+            rows.append(CallRow(number + 1, call.id, call.name, call.args, event.seq))
+        self.out.message(event)
+
+    def answer(self, event: Message, number: int | None) -> None:
+        if number is not None:
+            self.rows[number].answered = True
+        self.out.message(event)
+
+    def unasked(self, number: int, event: ToolStart | ToolEnd) -> None:
+        """A call the model was never seen asking for gets a row too."""
+        name = event.name if isinstance(event, ToolStart) else "?"
+        self.rows.append(CallRow(number + 1, event.id, name, "", event.seq))
+
+    def tool_start(self, event: ToolStart, number: int) -> None:
+        row = self.rows[number]
+        row.start, row.start_ms = event, ts_ms(event.ts)
         self.out.note(event, False)
 
-    def _other(self, event: Event) -> None:
-        error = False
-        if isinstance(event, ToolStart):
-            row = self._row(event.id, event.name, event.seq)
-            row.start, row.start_ms = event, ts_ms(event.ts)
-        elif isinstance(event, ToolEnd):
-            self._row(event.id, "?", event.seq).end = event
-            error = event.ok is False or event.stopped_by is not None
-        elif isinstance(event, Error):
-            error = True
-        elif isinstance(event, Fork):
-            self.reading.forked_from, self.reading.fork_at = event.from_, event.at_seq
-        elif isinstance(event, RunEnd):
-            self.reading.ended = event.reason
-        elif isinstance(event, RunStart):
-            self.reading.ended = None
-        self.out.note(event, error)
+    def tool_end(self, event: ToolEnd, number: int) -> None:
+        self.rows[number].end = event
+        self.out.note(event, event.ok is False or event.stopped_by is not None)
 
-    def _row(self, call_id: str, name: str, seq: int) -> CallRow:
-        """The call an event belongs to; one the model was never seen asking for gets a row too."""
-        row = self.asked.get(call_id)
-        if row is None:
-            row = CallRow(len(self.reading.calls) + 1, call_id, name, "", seq)
-            self.reading.calls.append(row)
-            self.asked[call_id] = row
-        return row
+    def usage(self, event: Usage) -> None:
+        self.out.note(event, False)
+
+    def note(self, event: Note) -> None:
+        reading = self.reading
+        match event:
+            case Fork():
+                reading.forked_from, reading.fork_at = event.from_, event.at_seq
+            case RunEnd():
+                reading.ended = event.reason
+            case RunStart():
+                reading.ended = None
+            case _:
+                pass
+        self.out.note(event, isinstance(event, Error))
 
     def close(self) -> None:
         reading = self.reading
-        if self.deltas:
-            deltas, self.deltas = self.deltas, []
-            self.out.partial(deltas[0], deltas[-1].seq, "".join(d.text for d in deltas))
+        self.turns.close()
         self.out.close()
+        reading.tokens = self.turns.tokens
+        reading.turn_tokens = list(self.turns.turn_tokens)
         reading.first_ms = ts_ms(reading.first_ts) if reading.first_ts else None
         reading.last_ms = ts_ms(reading.last_ts) if reading.last_ts else None

@@ -41,6 +41,7 @@ from ..journal.events import (
 from ..journal.offsets import Chunk
 from ..journal.store import parse_ts
 from ..journal.timing import TimeSpent
+from ..journal.turns import Note, Turns
 
 if TYPE_CHECKING:
     from .sources import SessionSource
@@ -54,9 +55,7 @@ ROW_WORDS.update((state, word) for state, word in WORDS.items())
 KINDS: tuple[ItemKind, ...] = ("user", "assistant", "tool", "partial", "note", "error")
 _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
-# Wren's tools that change the workspace (the rest only read it); a Wren call's tool_start also says so
-# (readOnly). Other agents record no start: each format names its own (`Format.write_tools`).
-WRITE_TOOLS = frozenset({"write_file", "edit_file", "run_command"})
+_NO_CHUNK = Chunk([])
 _EVENT_CACHE = 4096
 # A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
 BIG_LINE = 1 << 20
@@ -268,13 +267,21 @@ class Timeline:
         self.item_call: dict[int, int] = {}
         # (a start's item, its call's ask item) where only the start said the call writes.
         self.late_writes: list[tuple[int, int]] = []
-        self._open: dict[str, int] = {}  # call id -> call number, until its tool message arrives
         self._foreign = False  # another agent's session: a call's asking is where it shows in the tool list
-        self._writes = WRITE_TOOLS  # the tools whose calls change the workspace: Wren's, and the agent's
+        # The tools whose calls change the workspace, for another agent's session (its format's): that agent
+        # journals no tool_start. A Wren call says so in its tool_start (readOnly).
+        self._writes: frozenset[str] = frozenset()
         self._calls = CallTracker(states=False)  # which calls are open, so which points are clean
-        self.tokens = 0
-        # Tokens used per turn (a turn opens with a user message; usage before the first opens one too).
-        self.turn_tokens: array[int] = array("q")
+        # The one fold (journal/turns.py) places each event; this timeline is its sink. It numbers the calls and
+        # counts the tokens used per turn (a turn opens with a user message; usage before the first opens one too).
+        self._turns = Turns(self)
+        self.turn_tokens: array[int] = self._turns.turn_tokens
+        # The chunk being folded: its lines' spans and places, the clips of its big lines; the event being placed
+        # (its index in the chunk) and its clip.
+        self._chunk = _NO_CHUNK
+        self._made: Mapping[int, Clip] = {}
+        self._at = -1
+        self._clip: Clip | None = None
         # Where the session's time went: waiting for the model, running tools, waiting for a person.
         self.spent = TimeSpent()
         # The assistant reply still streaming: the deltas since the last event of any other kind.
@@ -286,6 +293,10 @@ class Timeline:
     def __len__(self) -> int:
         return len(self.kinds)
 
+    @property
+    def tokens(self) -> int:
+        return self._turns.tokens
+
     # --- reading --------------------------------------------------------------------------
 
     def fold(self, chunk: Chunk, clips: Mapping[int, Clip] | None = None) -> int:
@@ -293,100 +304,133 @@ class Timeline:
         first = len(self.kinds)
         agent = None if self.source is None else self.source.agent
         self._foreign = agent is not None
-        self._writes = WRITE_TOOLS if agent is None else WRITE_TOOLS | write_tools(agent)
+        self._writes = frozenset() if agent is None else write_tools(agent)
         self.spent.ends_timed = self._foreign
-        made = clips_of(chunk) if clips is None else clips
-        spans = zip(chunk.events, chunk.starts, chunk.ends, strict=True)
-        if chunk.parts is None:
-            for index, (event, start, end) in enumerate(spans):
-                self._add(event, start, end, made.get(index))
-        else:
-            for index, ((event, start, end), part) in enumerate(zip(spans, chunk.parts, strict=True)):
-                self._add(event, start, end, made.get(index), part)
+        self._made = clips_of(chunk) if clips is None else clips
+        self._chunk, self._at = chunk, -1
+        try:
+            self._turns.feed(chunk.events)
+        finally:
+            self._chunk, self._made, self._clip = _NO_CHUNK, {}, None  # nothing of it kept beyond the items
         self.events += len(chunk.events)
         if chunk.events:
             self.last_ts = chunk.events[-1].ts
         return first
 
-    def _add(self, event: Event, start: int, end: int, clip: Clip | None, part: int = 0) -> None:
-        if isinstance(event, Delta):
-            self.stream.add(event, start, end)
-            return
+    # --- the fold's sink (turns.TurnSink): each event but a delta becomes an item -----------------
+
+    def delta(self, event: Delta) -> None:
+        at = self._at = self._at + 1
+        self.stream.add(event, self._chunk.starts[at], self._chunk.ends[at])
+
+    def partial(self, instead: Event | None) -> None:
+        self._add_partial()  # a retry, a crash or a cancel threw the streamed text away
+
+    def streamed(self) -> None:
+        self.stream = Stream()  # the whole reply is here
+
+    def each(self, event: Event) -> None:
+        at = self._at = self._at + 1
         self.spent.add(event)
-        if self.stream.deltas:
-            if isinstance(event, Message) and event.message.role == "assistant":
-                self.stream = Stream()  # the whole reply is here
-            else:
-                self._add_partial()  # a retry, a crash or a cancel threw the streamed text away
-        position = len(self.kinds)
-        kind = "note"
-        chars = breaks = 0
+        clip = self._clip = self._made.get(at) if self._made else None
         if clip is not None:
-            self.clips[position] = clip
-        if part:
-            self.parts[position] = part
-        if isinstance(event, Message):
-            msg = event.message
-            kind = msg.role
-            if kind == "user":
-                self.turn_tokens.append(0)
-            chars, breaks = (clip.chars, clip.lines or 0) if clip else (len(msg.content), msg.content.count("\n"))
-            if kind == "assistant":
-                if msg.reasoning:
-                    self.reasoning_items.append(position)
-                breaks += len(msg.tool_calls or ())
-                for slot, call in enumerate(msg.tool_calls or ()):
-                    asked = self._asked(call.id, position, slot)
-                    self.call_writes[asked] = call.name in self._writes
-                if self._foreign and msg.tool_calls:
-                    self.tool_items.append(position)
-            elif kind == "tool" and msg.tool_call_id is not None:
-                answered = self._open.pop(msg.tool_call_id, None)
-                if answered is not None:
-                    self.call_answered[answered] = 1
-                    self.call_result[answered] = position
-                    self.item_call[position] = answered
-            if self._calls.is_clean_point(event):
-                self.fork_items.append(position)
-                if self._compaction_unmarked:
-                    self.fork_after[position], self._compaction_unmarked = self._compaction_unmarked, 0
-            self._calls.add(event)
-        elif isinstance(event, ToolStart):
-            number = self._call_number(event.id)
-            self.call_start[number] = position
+            self.clips[len(self.kinds)] = clip
+        parts = self._chunk.parts
+        if parts is not None and parts[at]:
+            self.parts[len(self.kinds)] = parts[at]
+
+    def user(self, event: Message) -> None:
+        self._said(event, "user", *self._size(event))
+
+    def reply(self, event: Message, first: int) -> None:
+        position = len(self.kinds)
+        msg = event.message
+        chars, breaks = self._size(event)
+        if msg.reasoning:
+            self.reasoning_items.append(position)
+        if msg.tool_calls:
+            breaks += len(msg.tool_calls)
+            writes = self._writes
+            for slot, call in enumerate(msg.tool_calls):
+                self._new_call(position, slot)
+                self.call_writes[first + slot] = call.name in writes
+            if self._foreign:
+                self.tool_items.append(position)
+        self._said(event, "assistant", chars, breaks)
+
+    def answer(self, event: Message, number: int | None) -> None:
+        if number is not None:
+            position = len(self.kinds)
+            self.call_answered[number] = 1
+            self.call_result[number] = position
             self.item_call[position] = number
-            self.tool_items.append(position)
-            if not event.read_only and not self.call_writes[number]:
-                self.call_writes[number] = 1
-                if self.call_asked[number] != _NONE:
-                    self.late_writes.append((position, self.call_asked[number]))
-        elif isinstance(event, ToolEnd):
-            number = self._call_number(event.id)
-            self.call_end[number] = position
-            self.item_call[position] = number
-            if event.ok is False or event.stopped_by is not None:
-                kind = "error"
-        elif isinstance(event, Error):
-            kind = "error"
-            chars = clip.chars if clip else len(event.message)
-        elif isinstance(event, Usage):
-            if event.window:
-                self.gauge = (event.estimated, event.window)
-            used = event.input_tokens + event.output_tokens
-            self.tokens += used
-            if not self.turn_tokens:
-                self.turn_tokens.append(0)
-            self.turn_tokens[-1] += used
-        elif isinstance(event, Compaction):
-            self._compaction_unmarked = event.seq
-        elif isinstance(event, RunStart):
-            self.ended = False
-        elif isinstance(event, RunEnd):
-            self.ended = True
+        self._said(event, "tool", *self._size(event))
+
+    def _size(self, event: Message) -> tuple[int, int]:
+        clip = self._clip
+        if clip is not None:
+            return clip.chars, clip.lines or 0
+        content = event.message.content
+        return len(content), content.count("\n")
+
+    def _said(self, event: Message, kind: ItemKind, chars: int, breaks: int) -> None:
+        """A message's item; a clean fork point when it is one."""
+        if self._calls.is_clean_point(event):
+            position = len(self.kinds)
+            self.fork_items.append(position)
+            if self._compaction_unmarked:
+                self.fork_after[position], self._compaction_unmarked = self._compaction_unmarked, 0
+        self._calls.add(event)
+        self._item(kind, chars, breaks)
+
+    def unasked(self, number: int, event: ToolStart | ToolEnd) -> None:
+        self._new_call(_NONE, _NONE)  # the model was never seen asking for it: a row all the same
+
+    def tool_start(self, event: ToolStart, number: int) -> None:
+        position = len(self.kinds)
+        self.call_start[number] = position
+        self.item_call[position] = number
+        self.tool_items.append(position)
+        if not event.read_only and not self.call_writes[number]:
+            self.call_writes[number] = 1
+            if self.call_asked[number] != _NONE:
+                self.late_writes.append((position, self.call_asked[number]))
+        self._item("note", 0, 0)
+
+    def tool_end(self, event: ToolEnd, number: int) -> None:
+        position = len(self.kinds)
+        self.call_end[number] = position
+        self.item_call[position] = number
+        self._item("error" if event.ok is False or event.stopped_by is not None else "note", 0, 0)
+
+    def usage(self, event: Usage) -> None:
+        if event.window:
+            self.gauge = (event.estimated, event.window)
+        self._item("note", 0, 0)
+
+    def note(self, event: Note) -> None:
+        match event:
+            case Error():
+                clip = self._clip
+                self._item("error", clip.chars if clip else len(event.message), 0)
+                return
+            case Compaction():
+                self._compaction_unmarked = event.seq
+            case RunStart():
+                self.ended = False
+            case RunEnd():
+                self.ended = True
+            case _:
+                pass
+        self._item("note", 0, 0)
+
+    def _item(self, kind: ItemKind, chars: int, breaks: int) -> None:
+        """The event being placed, as the next item: its line's span, its kind and its size."""
         if kind == "error":
-            self.error_items.append(position)
-        self.starts.append(start)
-        self.ends.append(end)
+            self.error_items.append(len(self.kinds))
+        chunk, at = self._chunk, self._at
+        self.starts.append(chunk.starts[at])
+        self.ends.append(chunk.ends[at])
         self.kinds.append(_CODE[kind])
         self.chars.append(min(chars, 2**31 - 1))
         self.breaks.append(min(breaks, 2**31 - 1))
@@ -405,13 +449,8 @@ class Timeline:
         self.chars.append(min(stream.chars, 2**31 - 1))
         self.breaks.append(min(stream.lines, 2**31 - 1))
 
-    def _call_number(self, call_id: str) -> int:
-        """The call a tool_start or tool_end belongs to; one the model was never seen asking for gets a row too."""
-        number = self._open.get(call_id)
-        return self._asked(call_id, _NONE, _NONE) if number is None else number
-
-    def _asked(self, call_id: str, item: int, slot: int) -> int:
-        number = len(self.call_asked)
+    def _new_call(self, item: int, slot: int) -> None:
+        """The next call's row (the fold numbered it): where it was asked, if it was."""
         self.call_asked.append(item)
         self.call_slot.append(slot)
         self.call_start.append(_NONE)
@@ -419,8 +458,6 @@ class Timeline:
         self.call_answered.append(0)
         self.call_writes.append(0)
         self.call_result.append(_NONE)
-        self._open[call_id] = number
-        return number
 
     # --- decoding what is shown -----------------------------------------------------------
 
