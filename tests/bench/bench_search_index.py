@@ -147,6 +147,7 @@ def _wren_rows(wren: str, root: Path, env: dict[str, str]) -> list[BenchRow]:
             helped,
         ),
         absolute(f"the index on disk: {what}", index_mb, unit="MB"),
+        compare(f"index size / journals size: {what}", index_mb, size_mb, unit="MB", at_most=1.0),
         compare(f"wren search --no-index vs rg -l: {what}", scanned, grep, at_most=2.0),
         compare(
             "floor: wren search --help (start-up) plus reading every file's bytes in one Python process, vs rg -l",
@@ -289,13 +290,13 @@ def _fts_floor(folder: Path, tables: tuple[str, ...] = ("fts",)) -> float:
     trigram tokenizer pays, however it reads the sessions; with ("fts", "pairs"): this index's two tables."""
     code = f"""
 import os, sqlite3, tempfile, time
-from wren_tui.search.index import fts_text, item_of, pairs_of
+from wren_tui.search.index import fts_text, pairs_of
+from wren_tui.search.indexer import stored_items
 tables = {tables!r}
 source = sqlite3.connect("file:" + {str(folder / ".index" / "search.sqlite")!r} + "?mode=ro", uri=True)
 made = [source.execute("SELECT sql FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0] for t in tables]
 rows = []
-for ident, data in source.execute("SELECT id, data FROM items ORDER BY id"):
-    item = item_of(data)
+for ident, item in stored_items(source):
     rows.append((ident, fts_text(item.text), None if item.name is None else fts_text(item.name)))
 source.close()
 texts = {{"fts": rows, "pairs": [(i, pairs_of(t), None if n is None else pairs_of(n)) for i, t, n in rows]}}
