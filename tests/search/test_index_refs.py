@@ -21,7 +21,7 @@ from tests.search.helpers import resealed
 from tests.search.test_index_cli import A, B, indexed_paths, same, searched, two_sessions
 from tests.search.test_index_kinds import CLAUDE, SAID
 from tests.tui.journals import assistant, encode, user, write_journal
-from wren_tui.journal.events import Delta
+from wren_tui.journal.events import Delta, ToolCall
 from wren_tui.search import indexer
 from wren_tui.search.index import VERSION, index_path
 from wren_tui.search.sources import Item
@@ -82,6 +82,23 @@ def test_a_journal_rewritten_in_place_with_its_time_put_back_is_read_whole_not_a
     assert [r["snippet"] for r in same(folder, "parrot")] == ["hello parrots"]
 
 
+def test_a_line_replaced_by_one_of_the_same_length_with_other_items_is_read_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "journals"
+    path = write_journal(folder / f"{B}.jsonl", [user("the parrot said hello"), assistant("hello parrot" + " " * 120)])
+    assert len(same(folder, "parrot")) == 2
+    before = path.stat()
+    first, second = path.read_bytes().splitlines(keepends=True)
+    # The same place, the same length, a valid line: a reply and a call, where the index knows one item.
+    call = ToolCall(id="c1", name="say", args='{"word": "parrot"}')
+    shorter = encode([assistant("parrot", call)], first_seq=2)
+    line = encode([assistant("parrot" + " " * (len(second) - len(shorter)), call)], first_seq=2)
+    assert len(line) == len(second)
+    with path.open("r+b") as out:
+        out.write(first + line)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [(r["seq"], r["kind"]) for r in same(folder, "parrot")] == [(1, "message"), (2, "message"), (2, "call")]
+
+
 def test_a_journal_changed_in_the_middle_as_it_grew_is_read_whole(tmp_path: Path) -> None:
     folder = tmp_path / "journals"
     path = write_journal(folder / f"{A}.jsonl", [user(f"note {n}: the weather is fine today " * 4) for n in range(80)])
@@ -127,26 +144,23 @@ def test_a_removed_journals_full_text_rows_point_at_nothing_and_their_ids_are_ne
     tmp_path: Path,
 ) -> None:
     folder = two_sessions(tmp_path)
-    same(folder, "parrot")
-    gone = [
-        int(str(ident))
-        for (ident,) in rows(
-            folder,
-            "SELECT items.id FROM items JOIN files ON files.id = file WHERE path = ?",
-            str(folder / f"{B}.jsonl"),
-        )
-    ]
-    (folder / f"{B}.jsonl").unlink()  # its texts are gone with it: its full-text rows cannot be taken out
-    assert same(folder, "parrot") == []
-    assert indexed_paths(folder) == {str(folder / f"{A}.jsonl")}
-    assert meta(folder, "orphans") == len(gone) == 2 and meta(folder, "top") == max(gone)
-    assert {ident for (ident,) in rows(folder, "SELECT rowid FROM pairs WHERE pairs MATCH 'hello_parrot'")} == {
-        max(gone)
-    }
-    write_journal(folder / "s-20250303-100000-cccc.jsonl", [user("a parrot again")])
-    assert [r["snippet"] for r in same(folder, "parrot")] == ["a parrot again"]
-    newest = rows(folder, "SELECT max(items.id) FROM items")[0][0]
+    assert len(same(folder, "tests")) > 2  # all in A
+    gone = [int(str(ident)) for (ident,) in rows(folder, "SELECT id FROM items WHERE file = ?", file_of(folder, A))]
+    assert max(gone) == rows(folder, "SELECT max(id) FROM items")[0][0]  # A's items are the last given
+    (folder / f"{A}.jsonl").unlink()  # its texts are gone with it: its full-text rows cannot be taken out
+    assert same(folder, "tests") == []
+    assert indexed_paths(folder) == {str(folder / f"{B}.jsonl")}
+    assert meta(folder, "orphans") == len(gone) and meta(folder, "top") == max(gone)
+    left = {ident for (ident,) in rows(folder, """SELECT rowid FROM fts WHERE fts MATCH '"tes" AND "sts"'""")}
+    assert left and left <= set(gone)  # still there, pointing at no item
+    write_journal(folder / "s-20250303-100000-cccc.jsonl", [user("the tests again")])
+    assert [r["snippet"] for r in same(folder, "tests")] == ["the tests again"]
+    newest = rows(folder, "SELECT max(id) FROM items")[0][0]
     assert isinstance(newest, int) and newest > max(gone)
+
+
+def file_of(folder: Path, session: str) -> int:
+    return int(rows(folder, "SELECT id FROM files WHERE path = ?", str(folder / f"{session}.jsonl"))[0][0])
 
 
 def test_an_index_whose_full_text_rows_mostly_point_at_nothing_is_made_again(
