@@ -386,7 +386,8 @@ def stored_items(fd: int, refs: Sequence[Ref]) -> list[Item] | Iterator[Item] | 
 def _items_at(spans: list[memoryview], refs: Sequence[Ref]) -> list[Item]:
     """`item_at` of each, a line holding several of them (a reply's reasoning, text and calls) decoded once."""
     found: list[Item] = []
-    line: list[Item] = []
+    line: list[Item] = []  # the items of the line at `at` made so far, by `making`
+    making: Iterator[Item] = iter(())
     at = -1
     for span, ref in zip(spans, refs, strict=True):
         start, which = ref[0], ref[3]
@@ -394,7 +395,8 @@ def _items_at(spans: list[memoryview], refs: Sequence[Ref]) -> list[Item]:
             found.append(item_at(span, ref))
             continue
         if start != at:
-            line, at = list(items_of(_event(span), start, 0, ref[4])), start
+            line, making, at = [], items_of(_event(span), start, 0, ref[4]), start
+        line.extend(islice(making, which + 1 - len(line)))
         if which >= len(line):
             raise JournalError(f"offset {start}: the line holds no item {which}")
         found.append(line[which])
