@@ -1,9 +1,10 @@
 """Search's index, read: what `wren search` keeps beside the journals, so a search reads no session file.
 
 The index is a SQLite database (`<journals folder>/.index/search.sqlite`) with, for each session
-file it has read, every searchable item (`sources.Item`, kept whole) and an FTS5 table over their
-texts and tool names with the trigram tokenizer, which finds any substring of three characters or
-more (see docs/search-index.md). It is a cache: `indexer` writes it, this module only reads it (the
+file it has read, every searchable item (another agent's `sources.Item` kept whole; a Wren journal's
+as where it is in the journal, `wren.Ref`, read again from there and checked) and an FTS5 table over
+their texts and tool names with the trigram tokenizer, which finds any substring of three characters
+or more (see docs/search-index.md). It is a cache: `indexer` writes it, this module only reads it (the
 viewer loads this one, never the indexer), and any file it does not know as it is now is read as
 search always read it.
 
@@ -660,15 +661,17 @@ class Snapshot:
             return None
         try:
             st = os.fstat(fd)
-            read = stored_items(fd, refs) if (st.st_dev, st.st_ino) == (known.dev, known.ino) else None
+            whole = len(refs) == len(stored)  # all of them read from the journal: those that cannot match left out
+            may_hold = self._may_hold if whole else None
+            read = stored_items(fd, refs, may_hold) if (st.st_dev, st.st_ino) == (known.dev, known.ino) else None
         except (OSError, JournalError):
             read = None
         if read is None or isinstance(read, list):
             os.close(fd)  # read whole, or not at all
         if read is None:
             return None
-        if len(refs) == len(stored) and isinstance(read, list):
-            return read
+        if whole:
+            return read if isinstance(read, list) else _closing(fd, read)
         return _merged(None if isinstance(read, list) else fd, stored, iter(read))
 
     def _blobs(self, ids: array[int], raw: bool = False) -> Iterator[Any]:
@@ -678,6 +681,14 @@ class Snapshot:
             marks = ",".join("?" * len(batch))
             for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
                 yield data if raw else item_of(data)
+
+
+def _closing(fd: int, read: Iterator[Item]) -> Iterator[Item]:
+    """The items read from the journal open at `fd`, closed at the end."""
+    try:
+        yield from read
+    finally:
+        os.close(fd)
 
 
 def _merged(fd: int | None, stored: list[Item | Ref], read: Iterator[Item]) -> Iterator[Item]:

@@ -359,10 +359,15 @@ def _event(span: bytes | memoryview) -> Event:
     return event
 
 
-def stored_items(fd: int, refs: Sequence[Ref]) -> list[Item] | Iterator[Item] | None:
+def stored_items(
+    fd: int, refs: Sequence[Ref], may_hold: Callable[[memoryview], bool] | None = None
+) -> list[Item] | Iterator[Item] | None:
     """The items `refs` point to, in order, read from the journal open at `fd`; None when the file's bytes are
     not those indexed (all of them checked before the first is given). A list when they are read at once (at
     most CHUNK bytes: `fd` is no longer needed); else an iterator reading a chunk at a time from `fd`.
+
+    With `may_hold` (the raw pass's test of a line's bytes, `index._may_hold`), a line it says cannot match is
+    not decoded and its item left out (a partial reply's always kept: its match may lie across its deltas).
 
     Raises (from the iterator): JournalError, when the file changed between the check and the reading.
     """
@@ -379,12 +384,15 @@ def stored_items(fd: int, refs: Sequence[Ref]) -> list[Item] | Iterator[Item] | 
     if first is None or any(stored_spans(fd, chunk) is None for chunk in chunks[1:]):
         return None
     if len(chunks) <= 1:
-        return _items_at(first, refs)
-    return _decoded(fd, chunks, first)
+        return _items_at(first, refs, may_hold)
+    return _decoded(fd, chunks, first, may_hold)
 
 
-def _items_at(spans: list[memoryview], refs: Sequence[Ref]) -> list[Item]:
-    """`item_at` of each, a line holding several of them (a reply's reasoning, text and calls) decoded once."""
+def _items_at(
+    spans: list[memoryview], refs: Sequence[Ref], may_hold: Callable[[memoryview], bool] | None = None
+) -> list[Item]:
+    """`item_at` of each (those `may_hold` lets through), a line holding several (a reply's reasoning, text and
+    calls) decoded once."""
     found: list[Item] = []
     line: list[Item] = []  # the items of the line at `at` made so far, by `making`
     making: Iterator[Item] = iter(())
@@ -393,6 +401,8 @@ def _items_at(spans: list[memoryview], refs: Sequence[Ref]) -> list[Item]:
         start, which = ref[0], ref[3]
         if which == PARTIAL:
             found.append(item_at(span, ref))
+            continue
+        if may_hold is not None and start != at and not may_hold(span):
             continue
         if start != at:
             line, making, at = [], items_of(_event(span), start, 0, ref[4]), start
@@ -403,14 +413,16 @@ def _items_at(spans: list[memoryview], refs: Sequence[Ref]) -> list[Item]:
     return found
 
 
-def _decoded(fd: int, chunks: list[Sequence[Ref]], first: list[memoryview]) -> Iterator[Item]:
+def _decoded(
+    fd: int, chunks: list[Sequence[Ref]], first: list[memoryview], may_hold: Callable[[memoryview], bool] | None
+) -> Iterator[Item]:
     spans: list[memoryview] | None = first
     for n, chunk in enumerate(chunks):
         if n:
             spans = stored_spans(fd, chunk)
         if spans is None:
             raise JournalError("it changed while it was searched: search again")
-        yield from _items_at(spans, chunk)
+        yield from _items_at(spans, chunk, may_hold)
 
 
 def _decode(lines: memoryview, base: int, spans: list[tuple[int, int]]) -> tuple[list[Event], tuple[str, bytes] | None]:
