@@ -109,9 +109,7 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
         raise IndexUnavailable(f"{path}: {exc}") from None
     try:
         db.isolation_level = None
-        if db.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new database: pages it frees can be given back
-            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        dropped = False
+        made = False
         db.execute("BEGIN IMMEDIATE")
         try:
             owner = db.execute("PRAGMA application_id").fetchone()[0]
@@ -127,17 +125,17 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
                     # (or this version's, with most of its full-text rows left pointing at no item: `_forget`)
                     for table in ("fts", "pairs", "items", "states", "files", "listings", "meta"):
                         db.execute(f"DROP TABLE IF EXISTS {table}")
-                    dropped = True
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (index.VERSION,))
+                made = True
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        if dropped:
-            _shrunk(db)
+        if made or (_vacuum(db) != _INCREMENTAL and db.execute("SELECT 1 FROM items LIMIT 1").fetchone() is None):
+            _shrunk(db)  # tables just made (or made and left so by a kill): empty, so this costs nothing
         db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
         db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is atomic, and waits for no disk
         _private(path)
@@ -156,10 +154,20 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
 _INCREMENTAL = 2  # PRAGMA auto_vacuum's value for INCREMENTAL
 
 
+def _vacuum(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA auto_vacuum").fetchone()[0])
+
+
 def _shrunk(db: sqlite3.Connection) -> None:
-    """The database made again at its size (the pages the tables dropped held given back to the disk), and made
-    to give back what it frees from now on (`reclaim`): an index an older version left (its tables dropped just
-    now). Left as it is if another process holds it meanwhile (its free pages are then written again first)."""
+    """The database, its tables just made (empty), made again so it gives back what it frees from now on
+    (`reclaim`), and at its size (the pages of the tables an older version's index held, dropped just now).
+
+    SQLite takes `auto_vacuum` only for a database with no page yet, or at a VACUUM; set on a new file it writes
+    the file's first page at once, without Wren's application id, where a kill would leave a database Wren
+    takes for another program's. Here the id and the tables are written first, in one transaction, and the
+    VACUUM (one transaction too) of the empty tables comes after. Left as it is if another process holds the
+    index meanwhile (its free pages are then written again first, as SQLite does).
+    """
     with contextlib.suppress(sqlite3.OperationalError):
         db.execute(f"PRAGMA auto_vacuum={_INCREMENTAL}")
         db.execute("VACUUM")
