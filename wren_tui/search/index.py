@@ -1,9 +1,10 @@
 """Search's index, read: what `wren search` keeps beside the journals, so a search reads no session file.
 
 The index is a SQLite database (`<journals folder>/.index/search.sqlite`) with, for each session
-file it has read, every searchable item (`sources.Item`, kept whole) and an FTS5 table over their
-texts and tool names with the trigram tokenizer, which finds any substring of three characters or
-more (see docs/search-index.md). It is a cache: `indexer` writes it, this module only reads it (the
+file it has read, every searchable item (another agent's `sources.Item` kept whole; a Wren journal's
+as where it is in the journal, `wren.Ref`, read again from there and checked) and an FTS5 table over
+their texts and tool names with the trigram tokenizer, which finds any substring of three characters
+or more (see docs/search-index.md). It is a cache: `indexer` writes it, this module only reads it (the
 viewer loads this one, never the indexer), and any file it does not know as it is now is read as
 search always read it.
 
@@ -38,9 +39,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..foreign import own_folder_of
+from ..journal.errors import JournalError
 from ..journal.store import journals_dir
 from ..journal.verdict import Stop
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_read_only, pread
@@ -48,7 +51,10 @@ from .query import Query
 from .rawpass import native
 from .sources import Item, Saved
 
-VERSION = 7  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+if TYPE_CHECKING:
+    from .wren import Ref
+
+VERSION = 8  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
@@ -197,6 +203,15 @@ def item_blob(item: Item) -> bytes:
 
 def item_of(blob: bytes) -> Item:
     return Item(*marshal.loads(blob))
+
+
+def stored_of(blob: bytes) -> Item | Ref:
+    """What the items table keeps of an item: the item whole (another agent's), or where it is in its Wren journal."""
+    fields = marshal.loads(blob)
+    if len(fields) == len(Item._fields):
+        return Item(*fields)
+    ref: Ref = fields
+    return ref
 
 
 def stop_blob(stop: Stop | None) -> bytes | None:
@@ -374,6 +389,9 @@ class IndexRead:
         # file id: its candidates' item ids, in order (8 bytes each: their texts are read file by file)
         self.candidates: dict[int, array[int]] = {}
         self._full: dict[int, tuple[object, ...]] = {}  # file id: its files row (FILE_COLUMNS), if it has candidates
+        # file id: its candidates read from its journal and confirmed by `load` (all that match, in order)
+        self.confirmed: dict[int, list[Item]] = {}
+        self._paths: dict[int, str] | None = None  # file id: path, made when `load` first reads a journal
         self._may_hold = _may_hold(query)
 
     def begin(self) -> bool:
@@ -462,37 +480,108 @@ class IndexRead:
                 # a few hundred ids at a time, their files took most of a search).
                 found = self.db.execute(f"SELECT id, file FROM items WHERE id IN ({matching}) ORDER BY id", (asked,))
                 rows = found.fetchall()
-            confirming = not self.query.regex and len(rows) <= _CONFIRMED
-            budget = _CONFIRMED_BYTES
-            for at in range(0, len(rows), _FETCH * 2):
-                batch = rows[at : at + _FETCH * 2]
-                if not confirming:
-                    for ident, file in batch:
-                        self._add(file, ident)
-                    continue
-                marks = ",".join("?" * len(batch))
-                ids = [ident for ident, _file in batch]
-                for ident, file, data in self.db.execute(
-                    f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", ids
-                ):
-                    if budget > 0:
-                        budget -= len(data)
-                        if not self._matches(data):
-                            continue
-                    self._add(file, ident)
-                confirming = budget > 0
-            # The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
-            # every session asks each of them).
-            files = array("q", self.candidates)
-            for at in range(0, len(files), _FETCH * 2):
-                some = files[at : at + _FETCH * 2]
-                marks = ",".join("?" * len(some))
-                for full in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", some):
-                    self._full[full[0]] = full
+                confirming = not self.query.regex and len(rows) <= _CONFIRMED
+                held: dict[int, list[tuple[int, bytes]]] = {}  # file: its candidates' ids and rows, in order
+                for at in range(0, len(rows), _FETCH * 2):
+                    batch = rows[at : at + _FETCH * 2]
+                    if not confirming:
+                        for ident, file in batch:
+                            self._add(file, ident)
+                        continue
+                    marks = ",".join("?" * len(batch))
+                    ids = [ident for ident, _file in batch]
+                    for ident, file, data in self.db.execute(
+                        f"SELECT id, file, data FROM items WHERE id IN ({marks}) ORDER BY id", ids
+                    ):
+                        held.setdefault(file, []).append((ident, data))
+                budget = _CONFIRMED_BYTES
+                for file, candidates in held.items():
+                    budget = self._confirm(file, candidates, budget)
+                # The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase
+                # in every session asks each of them).
+                files = array("q", self.candidates)
+                for at in range(0, len(files), _FETCH * 2):
+                    some = files[at : at + _FETCH * 2]
+                    marks = ",".join("?" * len(some))
+                    for full in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", some):
+                        self._full[full[0]] = full
         except sqlite3.Error:
             self.close()
             return False
         return True
+
+    def _confirm(self, file: int, rows: list[tuple[int, bytes]], budget: int) -> int:
+        """Keep those of a file's candidates that match, while `budget` (bytes of them read) lasts; what is left.
+
+        An item kept whole is confirmed on its row; one kept as where it is in its journal (`wren.Ref`) on its
+        line, read from the file (one open, the lines near each other read at once), which must be as the index
+        read it (the same device, inode, size and time, each line's CRC-32 the one kept): else every candidate
+        of the file is left to `answer`, which reads it whole. The items read and matched are kept for `answer`.
+        """
+        stored = [(ident, data, stored_of(data)) for ident, data in rows]
+        refs: list[Ref] = [each for _, _, each in stored if not isinstance(each, Item)]
+        spans = self._spans(file, refs) if refs and budget > 0 else None
+        read: list[Item | None] = []
+        if spans is not None:
+            try:
+                read = [self._item_at(span, ref) for span, ref in zip(spans, refs, strict=True)]
+            except JournalError:  # not the bytes indexed after all: `answer` reads the file whole
+                spans = None
+            budget -= sum(map(len, spans or ()))
+        taken = iter(read)
+        kept: list[Item] = []
+        for ident, data, each in stored:
+            if isinstance(each, Item):
+                if budget > 0:
+                    budget -= len(data)
+                    if not self._matches(data):
+                        continue
+                self._add(file, ident)
+                kept.append(each)
+            elif spans is None:
+                self._add(file, ident)
+            elif (item := next(taken)) is not None:
+                self._add(file, ident)
+                kept.append(item)
+        if spans is not None:
+            self.confirmed[file] = kept
+        return budget
+
+    def _item_at(self, span: memoryview, ref: Ref) -> Item | None:
+        """The item `ref` points to if it matches the query (its line's bytes tested first, as the raw pass does)."""
+        from .wren import PARTIAL, item_at
+
+        # A partial reply's text is its deltas' texts joined: a match may lie across two of its lines.
+        if ref[3] != PARTIAL and self._may_hold is not None and not self._may_hold(span):
+            return None
+        item = item_at(span, ref)
+        found = self.query.find(item.text) is not None
+        return item if found or (item.name is not None and self.query.find(item.name) is not None) else None
+
+    def _spans(self, file: int, refs: list[Ref]) -> list[memoryview] | None:
+        """The bytes of `refs` in the file `file`, when it is as the index read it; else None."""
+        from .wren import stored_spans
+
+        if self._paths is None:
+            self._paths = {row[0]: key for key, row in self.rows.items()}
+        key = self._paths.get(file)
+        if key is None:
+            return None
+        st = self._stat(key)
+        if st is None or self.rows[key][2] != _identity(st):
+            return None  # grown or changed: `answer` says what is read
+        try:
+            fd = open_read_only(key)
+        except OSError:
+            return None
+        try:
+            if _identity(os.fstat(fd)) != self.rows[key][2]:
+                return None
+            return stored_spans(fd, refs)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def _add(self, file: int, ident: int) -> None:
         found = self.candidates.get(file)
@@ -547,7 +636,9 @@ class IndexRead:
             return None
         known = known_of(full)
         if fresh(known, st):
-            return Answer(known, self._items(found), True)
+            confirmed = self.confirmed.get(known.id)
+            items = confirmed if confirmed is not None else self._items(found, path, known)
+            return None if items is None else Answer(known, items, True)
         if grown(known, path, st):
             try:
                 saved = known.saved(self.db)
@@ -556,20 +647,77 @@ class IndexRead:
             if saved is None:
                 return None
             last = known.provisional
-            items = self._items(array("q", (ident for ident in found if last is None or ident < last)))
-            return Answer(known, items, False, saved)
+            ids = array("q", (ident for ident in found if last is None or ident < last))
+            items = self._items(ids, path, known)
+            return None if items is None else Answer(known, items, False, saved)
         return None
 
-    def _items(self, ids: array[int]) -> Iterator[Item]:
-        """The items with these ids, in order, read a batch at a time (in the snapshot's transaction): a few first,
-        then more each time, so a search that stops at a file's first hit (`-l`) reads no more than it shows."""
+    def _items(self, ids: array[int], path: Path, known: Known) -> Iterable[Item] | None:
+        """The items with these ids, in order; None when the file does not hold what the index read of it.
+
+        Another agent's items are kept whole: read a batch at a time as they are given. A Wren journal's are
+        kept as where they are in it (`wren.Ref`): their rows are read at once (a few dozen bytes each), the file
+        opened once, and every line checked against its CRC-32 before the first item is given.
+        """
+        if known.agent != "wren":
+            return self._blobs(ids)
+        try:
+            stored = [stored_of(data) for data in self._blobs(ids, raw=True)]
+        except sqlite3.Error:
+            return None
+        refs: list[Ref] = [each for each in stored if not isinstance(each, Item)]
+        if not refs:
+            return stored  # type: ignore[return-value]
+        from .wren import stored_items
+
+        try:
+            fd = open_read_only(path)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            whole = len(refs) == len(stored)  # all of them read from the journal: those that cannot match left out
+            may_hold = self._may_hold if whole else None
+            read = stored_items(fd, refs, may_hold) if (st.st_dev, st.st_ino) == (known.dev, known.ino) else None
+        except (OSError, JournalError):
+            read = None
+        if read is None or isinstance(read, list):
+            os.close(fd)  # read whole, or not at all
+        if read is None:
+            return None
+        if whole:
+            return read if isinstance(read, list) else _closing(fd, read)
+        return _merged(None if isinstance(read, list) else fd, stored, iter(read))
+
+    def _blobs(self, ids: array[int], raw: bool = False) -> Iterator[Any]:
+        """The rows of the items with these ids (items, or with `raw` their blobs), in order, read a batch at a time
+        (in the snapshot's transaction): a few first, then more each time, so a search that stops at a file's first
+        hit (`-l`) reads no more than it shows."""
         at, size = 0, _FIRST_FETCH
         while at < len(ids):
             batch = ids[at : at + size]
             at, size = at + size, min(size * 4, _FETCH)
             marks = ",".join("?" * len(batch))
             for (data,) in self.db.execute(f"SELECT data FROM items WHERE id IN ({marks}) ORDER BY id", tuple(batch)):
-                yield item_of(data)
+                yield data if raw else item_of(data)
+
+
+def _closing(fd: int, read: Iterator[Item]) -> Iterator[Item]:
+    """The items read from the journal open at `fd`, closed at the end."""
+    try:
+        yield from read
+    finally:
+        os.close(fd)
+
+
+def _merged(fd: int | None, stored: list[Item | Ref], read: Iterator[Item]) -> Iterator[Item]:
+    """The items kept whole and those read from the journal (open at `fd`, closed at the end), in order."""
+    try:
+        for each in stored:
+            yield each if isinstance(each, Item) else next(read)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 @contextlib.contextmanager
@@ -611,7 +759,7 @@ def _bounded(db: sqlite3.Connection, seconds: float) -> Iterator[None]:
         raise KeyboardInterrupt
 
 
-def _may_hold(query: Query) -> Callable[[bytes], bool] | None:
+def _may_hold(query: Query) -> Callable[[bytes | memoryview], bool] | None:
     """A test of an item's blob (`item_blob`) that is False only when neither its text nor its tool name can
     match `query`; None: no such test here (no C helpers, or no piece of text every match holds).
 

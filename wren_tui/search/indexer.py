@@ -21,16 +21,17 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 from ..journal.errors import JournalError
 from ..portable import open_read_only
 from . import index, readahead
-from .index import FILE_COLUMNS, fts_name, fts_text, item_blob, item_of, known_of, pairs_of, stop_blob
-from .readahead import EVERYTHING, Readahead
+from .index import FILE_COLUMNS, fts_name, fts_text, known_of, pairs_of, stop_blob, stored_of
+from .readahead import EVERYTHING, Readahead, blobs
 from .sources import Item, Resumable, SearchSource
+from .wren import Ref, item_at, stored_spans
 
 _BATCH = 256  # items written at a time
 _FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
@@ -108,6 +109,7 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
         raise IndexUnavailable(f"{path}: {exc}") from None
     try:
         db.isolation_level = None
+        made = False
         db.execute("BEGIN IMMEDIATE")
         try:
             owner = db.execute("PRAGMA application_id").fetchone()[0]
@@ -118,18 +120,22 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
                     raise IndexRefused(f"{path} is not Wren's search index (another program's database): left unused")
                 db.execute(f"PRAGMA application_id={index.APPLICATION_ID}")
             version = _version(db)
-            if version != index.VERSION:
+            if version != index.VERSION or _orphaned(db):
                 if version is not None:  # another version's: dropped, rebuilt from the files
+                    # (or this version's, with most of its full-text rows left pointing at no item: `_forget`)
                     for table in ("fts", "pairs", "items", "states", "files", "listings", "meta"):
                         db.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (index.VERSION,))
+                made = True
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        if made or (_vacuum(db) != _INCREMENTAL and db.execute("SELECT 1 FROM items LIMIT 1").fetchone() is None):
+            _shrunk(db)  # tables just made (or made and left so by a kill): empty, so this costs nothing
         db.execute("PRAGMA journal_mode=WAL")  # readers (the viewer) read on while it is written
         db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is atomic, and waits for no disk
         _private(path)
@@ -143,6 +149,45 @@ def _connect(path: Path, said: list[str] | None) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+_INCREMENTAL = 2  # PRAGMA auto_vacuum's value for INCREMENTAL
+
+
+def _vacuum(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA auto_vacuum").fetchone()[0])
+
+
+def _shrunk(db: sqlite3.Connection) -> None:
+    """The database, its tables just made (empty), made again so it gives back what it frees from now on
+    (`reclaim`), and at its size (the pages of the tables an older version's index held, dropped just now).
+
+    SQLite takes `auto_vacuum` only for a database with no page yet, or at a VACUUM; set on a new file it writes
+    the file's first page at once, without Wren's application id, where a kill would leave a database Wren
+    takes for another program's. Here the id and the tables are written first, in one transaction, and the
+    VACUUM (one transaction too) of the empty tables comes after. Left as it is if another process holds the
+    index meanwhile (its free pages are then written again first, as SQLite does).
+    """
+    with contextlib.suppress(sqlite3.OperationalError):
+        db.execute(f"PRAGMA auto_vacuum={_INCREMENTAL}")
+        db.execute("VACUUM")
+
+
+# Free pages, as a share of the database's, from which a refresh gives them back to the disk (`reclaim`).
+FREE_SHARE = 8
+
+
+def reclaim(db: sqlite3.Connection) -> None:
+    """Give the disk back the pages the index no longer uses, when they are more than 1/FREE_SHARE of them.
+
+    FTS5 merges its segments into new pages and frees the old ones; SQLite keeps freed pages in the file for
+    later writes. An index is a cache of the journals at most their size: what it freed is given back (SQLite's
+    incremental vacuum moves the last pages into the free ones and cuts the file), in a transaction of its own.
+    """
+    with contextlib.suppress(sqlite3.OperationalError):  # another process writing: given back another time
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        if free and free * FREE_SHARE > db.execute("PRAGMA page_count").fetchone()[0]:
+            db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (`execute` frees one page)
 
 
 def _prepare(path: Path, said: list[str] | None) -> bool:
@@ -345,6 +390,8 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
             db.execute("INSERT INTO pairs(pairs) VALUES('optimize')")
             _merging(db, True)
             batch.commit()
+        if todo or forget:
+            reclaim(db)
     except BaseException:
         batch.rollback()
         raise
@@ -484,7 +531,7 @@ def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, plac
     if ending[0] == readahead.SKIP:  # it could not be opened (nothing of it written)
         return 0
     if ending[0] != readahead.END:
-        _forget(db, ident, first)  # what was written of it
+        _forget(db, ident, first, key)  # what was written of it
         for _frame in frames:
             pass
         # a JournalError: left out, as `_savepoint` leaves it; anything else: read here, to see what it raises
@@ -540,7 +587,7 @@ def _read(db: sqlite3.Connection, source: SearchSource) -> int:
             _forget(db, was.id, was.provisional)  # the items the grown part is read again for
         first = _next(db, "items")
         items = source.resume(EVERYTHING, saved) if saved is not None else source.items(EVERYTHING)
-        last = _write(db, ident, first, items)
+        last = _write(db, ident, first, blobs(source, items))
         done = source.saved
         if done is None:  # a reader that cannot say where it ended: kept as read whole, read again whole
             offset, state, provisional = 0, None, None
@@ -579,17 +626,19 @@ def _read(db: sqlite3.Connection, source: SearchSource) -> int:
 
 
 def _next(db: sqlite3.Connection, table: str) -> int:
+    """The id after the highest given (an item's id is never given again: `_forget`)."""
     row = db.execute(f"SELECT max(id) FROM {table}").fetchone()
-    return int(row[0] or 0) + 1
+    highest = int(row[0] or 0)
+    return max(highest, _meta_int(db, "top")) + 1 if table == "items" else highest + 1
 
 
-def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[Item]) -> int:
-    """Write `items` from id `first` on, a batch at a time; the id after the last."""
+def _write(db: sqlite3.Connection, file: int, first: int, items: Iterable[tuple[Item, bytes]]) -> int:
+    """Write `items` (each with its row's blob) from id `first` on, a batch at a time; the id after the last."""
     ident = first
     rows: list[tuple[int, int, bytes]] = []
     texts: list[tuple[int, str, str]] = []
-    for item in items:
-        rows.append((ident, file, item_blob(item)))
+    for item, blob in items:
+        rows.append((ident, file, blob))
         texts.append((ident, fts_text(item.text), fts_name(item.name)))
         ident += 1
         if len(rows) >= _BATCH:
@@ -613,14 +662,115 @@ def _pairs(row: tuple[int, str, str]) -> tuple[int, str, str]:
     return ident, pairs_of(text), pairs_of(name) if name else ""
 
 
-def _forget(db: sqlite3.Connection, file: int, lowest: int = 0) -> None:
-    """Take a file's items out of the index (those from id `lowest` on)."""
+def _forget(db: sqlite3.Connection, file: int, lowest: int = 0, path: str | None = None) -> None:
+    """Take a file's items out of the index (those from id `lowest` on); `path`: the file's, if the files table
+    does not hold it yet.
+
+    The full-text tables keep no text (`content=''`): a row is taken out by giving its text again. An item kept
+    whole has it; a Wren journal's item is read again from its line, when the file still holds the bytes it was
+    indexed from (its CRC-32). Where it does not (the file is gone, truncated, replaced), the item's rows stay
+    in the full-text tables, pointing at no item (a candidate found there is dropped with the items table's
+    row gone): `orphans` counts them, ids are never given again (`top`), and once they are most of the
+    index it is made again (`_orphaned`).
+    """
+    if path is None:
+        row = db.execute("SELECT path FROM files WHERE id = ?", (file,)).fetchone()
+        path = None if row is None else str(row[0])
+    fd: int | None = None
+    lost, top = 0, 0
     rows = db.execute("SELECT id, data FROM items WHERE file = ? AND id >= ? ORDER BY id", (file, lowest))
-    while batch := rows.fetchmany(_BATCH):
-        deleting = []
-        for ident, data in batch:
-            item = item_of(data)
-            deleting.append((ident, fts_text(item.text), fts_name(item.name)))
-        db.executemany("INSERT INTO fts(fts, rowid, text, name) VALUES ('delete', ?, ?, ?)", deleting)
-        db.executemany("INSERT INTO pairs(pairs, rowid, text, name) VALUES ('delete', ?, ?, ?)", map(_pairs, deleting))
+    try:
+        while batch := rows.fetchmany(_BATCH):
+            deleting = []
+            refs: list[tuple[int, Ref]] = []
+            for ident, data in batch:
+                each = stored_of(data)
+                if isinstance(each, Item):
+                    deleting.append((ident, fts_text(each.text), fts_name(each.name)))
+                else:
+                    refs.append((ident, each))
+            if refs and fd is None and path is not None:
+                fd = _opened(path)
+            for ident, item in _read_back(fd, refs):
+                if item is None:
+                    lost, top = lost + 1, max(top, ident)
+                else:
+                    deleting.append((ident, fts_text(item.text), fts_name(item.name)))
+            db.executemany("INSERT INTO fts(fts, rowid, text, name) VALUES ('delete', ?, ?, ?)", deleting)
+            db.executemany(
+                "INSERT INTO pairs(pairs, rowid, text, name) VALUES ('delete', ?, ?, ?)", map(_pairs, deleting)
+            )
+    finally:
+        if fd is not None and fd >= 0:
+            os.close(fd)
     db.execute("DELETE FROM items WHERE file = ? AND id >= ?", (file, lowest))
+    if lost:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('orphans', ?)", (_meta_int(db, "orphans") + lost,))
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('top', ?)", (max(top, _meta_int(db, "top")),))
+
+
+def stored_items(db: sqlite3.Connection) -> Iterator[tuple[int, Item]]:
+    """Every item the index holds, with its id, file after file (a journal's read again from it; one whose bytes
+    are no longer those indexed is left out)."""
+    for file, path in db.execute("SELECT id, path FROM files ORDER BY id").fetchall():
+        fd = _opened(path)
+        try:
+            rows = db.execute("SELECT id, data FROM items WHERE file = ? ORDER BY id", (file,))
+            while batch := rows.fetchmany(_BATCH):
+                refs: list[tuple[int, Ref]] = []
+                for ident, data in batch:
+                    each = stored_of(data)
+                    if isinstance(each, Item):
+                        yield ident, each
+                    else:
+                        refs.append((ident, each))
+                yield from ((ident, item) for ident, item in _read_back(fd, refs) if item is not None)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
+def _opened(path: str) -> int:
+    """A descriptor on the file at `path`, or -1 when it cannot be opened (gone)."""
+    try:
+        return open_read_only(Path(path))
+    except OSError:
+        return -1
+
+
+def _read_back(fd: int | None, refs: list[tuple[int, Ref]]) -> list[tuple[int, Item | None]]:
+    """Each of `refs` with its item read again from the journal open at `fd`; None for one whose bytes are
+    not those indexed (or with no file)."""
+    if not refs:
+        return []
+    if fd is None or fd < 0:
+        return [(ident, None) for ident, _ in refs]
+    try:
+        spans = stored_spans(fd, [ref for _, ref in refs])
+    except OSError:
+        spans = None
+    if spans is None and len(refs) > 1:  # some of them changed: each alone
+        return [found for each in refs for found in _read_back(fd, [each])]
+    if spans is None:
+        return [(refs[0][0], None)]
+    found: list[tuple[int, Item | None]] = []
+    for (ident, ref), span in zip(refs, spans, strict=True):
+        try:
+            found.append((ident, item_at(span, ref)))
+        except JournalError:
+            found.append((ident, None))
+    return found
+
+
+def _meta_int(db: sqlite3.Connection, key: str) -> int:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+ORPHANS = 10_000  # items left in the full-text tables (`_forget`) from which the index may be made again
+
+
+def _orphaned(db: sqlite3.Connection) -> bool:
+    """Whether the full-text tables' rows that point at no item are more than half of all the ids given out."""
+    orphans = _meta_int(db, "orphans")
+    return orphans >= ORPHANS and orphans * 2 > _next(db, "items")

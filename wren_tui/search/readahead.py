@@ -28,7 +28,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,8 +40,8 @@ from . import index
 from .foreign import ForeignSession
 from .index import fts_name, fts_text, item_blob, stop_blob
 from .query import Query
-from .sources import SearchSource
-from .wren import WrenSession
+from .sources import Item, SearchSource
+from .wren import WrenSession, ref_of
 
 # Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
 EVERYTHING = Query.of("(?s).", regex=True)
@@ -97,8 +97,8 @@ def read_whole(source: SearchSource) -> Iterator[Frame]:
     try:
         st = os.fstat(fd)
         rows: list[tuple[bytes, str, str]] = []
-        for item in source.items(EVERYTHING):
-            rows.append((item_blob(item), fts_text(item.text), fts_name(item.name)))
+        for item, blob in blobs(source, source.items(EVERYTHING)):
+            rows.append((blob, fts_text(item.text), fts_name(item.name)))
             if len(rows) >= BATCH:
                 yield (ROWS, rows)
                 rows = []
@@ -118,6 +118,25 @@ def read_whole(source: SearchSource) -> Iterator[Frame]:
     warnings = marshal.dumps(list(source.warnings)) if source.warnings else None
     identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     yield (END, identity, offset, state, provisional, head, tail, stop_blob(source.stop), warnings)
+
+
+def blobs(source: SearchSource, items: Iterable[Item]) -> Iterator[tuple[Item, bytes]]:
+    """Each of `items` (as `source` gives them) with what the items table keeps of it: a Wren journal's item as
+    where it is in the journal (`wren.Ref`: its text is read there again), another agent's whole.
+
+    Another agent's items are translations (a translator's memory of earlier lines makes them), and the
+    exported formats (OpenCode's database, aider's history) are not the file searched: their texts are kept.
+    """
+    if not isinstance(source, WrenSession):
+        for item in items:
+            yield item, item_blob(item)
+        return
+    last, which = -1, 0
+    for item in items:
+        located = source.located
+        which = which + 1 if located[0] == last else 0  # the line's items come one after the other
+        last = located[0]
+        yield item, marshal.dumps(ref_of(item, located, which))
 
 
 class _Forked:
