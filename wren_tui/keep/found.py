@@ -1,0 +1,183 @@
+"""The sessions Wren kept, as every command finds them: an agent's sessions are its own files and, for each one
+its agent deleted or truncated after `wren keep` copied it, the kept copy in its place.
+
+The one answer to "which sessions does this agent have, and which file is session ID" with the store in it
+(`Kept.files`, `Kept.copy_of`): `wren ls`, `search` (and its index), `log`, `export`, `fork`, `watch` and
+`mirror` ask it, never the store. A session still in the agent's folder is read there, as it grows: the kept
+copy is read only when the agent's file is gone, or shorter than the copy after the agent truncated it. Each
+session that is the store's (read from a copy, or rewritten by its agent) has its mark (`Kept.mark`), a
+sentence every command shows: "kept; deleted by its agent on 2026-12-07 09:10 UTC". Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..foreign import FORMATS, Format
+from ..foreign.base import member_path, split_member
+from ..foreign.listing import KeptMark, session_files
+from .store import KeptFile, kept_files, kept_folder, kept_root, kept_versions
+
+
+def when(iso: str) -> str:
+    """An ISO time as a sentence says it: `2026-12-07 09:10 UTC` (the time as written when it is not ISO)."""
+    if len(iso) >= 16 and iso[10:11] == "T":
+        return f"{iso[:10]} {iso[11:16]} UTC"
+    return iso
+
+
+def sentence(kept: KeptFile, gone: bool) -> str | None:
+    """What a command says of a kept session (None: nothing, the agent's file is as Wren kept it or newer).
+
+    `gone`: the agent's file is not there now (deleted, whether or not `wren keep` has run since).
+    """
+    if gone:
+        if kept.state == "deleted" and kept.changed_at:
+            return f"kept; deleted by its agent on {when(kept.changed_at)}"
+        return f"kept; deleted by its agent after {when(kept.kept_at)}"  # `wren keep` has not looked since
+    if kept.state == "truncated":
+        on = when(kept.changed_at) if kept.changed_at else f"after {when(kept.kept_at)}"
+        return f"kept; truncated by its agent on {on}; the kept copy is longer"
+    if kept.state == "rewritten":
+        on = when(kept.changed_at) if kept.changed_at else f"after {when(kept.kept_at)}"
+        return f"kept; rewritten by its agent on {on}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Found:
+    kept: KeptFile
+    original: Path  # where the agent keeps (or kept) it
+    mark: KeptMark | None
+    read: Path  # the copy a command reads when `mark.copy`: the latest, or for a truncated one the longer one
+
+
+class Kept:
+    """The kept store as the commands read it, for one environment (its manifests read once, when first asked)."""
+
+    def __init__(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
+        self.env = os.environ if env is None else env
+        self.home = home if home is not None else Path(self.env.get("HOME") or Path.home())
+        self.root = kept_root(self.env, self.home)
+        self._agents: dict[str, list[_Found]] = {}
+        self._by_path: dict[str, _Found] = {}
+
+    # --- which sessions an agent has ---------------------------------------------------------------
+
+    def files(self, fmt: Format, root: Path, skipped: list[str] | None = None) -> list[Path]:
+        """The session files of `fmt` under `root` (`listing.session_files`) and, when `root` is the agent's own
+        folder, the kept copy of each one its agent deleted, in its place for one it truncated."""
+        own = list(session_files(fmt, root, skipped))
+        if not self._own_root(fmt, root):
+            return own  # a folder named with --dir: the store keeps the agent's own folder's sessions only
+        instead: dict[Path, Path] = {}
+        lost: list[Path] = []
+        for found in self._of(fmt):
+            if found.mark is None or not found.mark.copy:
+                continue
+            if os.path.lexists(found.original):
+                instead[found.original] = found.read
+            elif fmt.is_session_file(found.kept.copy):
+                lost.append(found.read)
+        return [instead.get(path, path) for path in own] + lost
+
+    def folders(self, fmt: Format) -> list[Path]:
+        """Where `fmt`'s kept copies are (for a listing's cache to forget the rows of copies no longer read)."""
+        return [kept_folder(fmt.name, self.env, self.home)]
+
+    def copy_of(self, path: Path) -> Path | None:
+        """The kept copy a command reads for the session at `path` (an agent's file, or `DB#ID` in one), or None:
+        the agent's own file is read (it is there as kept, or newer), or Wren kept nothing of it."""
+        base, member = split_member(path)
+        found = self._original(base)
+        if found is None or found.mark is None or not found.mark.copy:
+            return None
+        return found.read if member is None else member_path(found.read, member)
+
+    def mark(self, path: Path) -> KeptMark | None:
+        """The mark of the session at `path` (a kept copy, or the agent's file), or None: nothing to say."""
+        base = split_member(path)[0]
+        found = self._copy(base) or self._original(base)
+        return None if found is None else found.mark
+
+    # --- the store, read once ----------------------------------------------------------------------
+
+    def _own_root(self, fmt: Format, root: Path) -> bool:
+        return os.path.realpath(root) == os.path.realpath(fmt.root(self.env, self.home))
+
+    def _of(self, fmt: Format) -> list[_Found]:
+        found = self._agents.get(fmt.name)
+        if found is None:
+            found = []
+            if os.path.isdir(self.root / fmt.name):
+                agent_root = fmt.root(self.env, self.home)
+                for kept in _readable(fmt.name, self.env, self.home):
+                    original = agent_root.joinpath(*kept.relative.parts)
+                    mark, read = self._marked(kept, original)
+                    found.append(_Found(kept, original, mark, read))
+            for one in found:
+                self._by_path[os.path.abspath(one.read)] = one
+                self._by_path[os.path.abspath(one.kept.copy)] = one
+                self._by_path[os.path.abspath(one.original)] = one
+            self._agents[fmt.name] = found
+        return found
+
+    def _marked(self, kept: KeptFile, original: Path) -> tuple[KeptMark | None, Path]:
+        """Whether a command reads a kept copy in place of `original` (and which), and what it says of the session."""
+        try:
+            size: int | None = os.stat(original, follow_symlinks=False).st_size
+        except FileNotFoundError:
+            size = None
+        except OSError:
+            return None, kept.copy  # there but unreadable: the agent's file is listed, and says why
+        if size is None:
+            said = sentence(kept, gone=True)
+            return (None if said is None else KeptMark(said, copy=True)), kept.copy
+        if kept.state == "truncated":
+            # The newest version longer than the agent's file now (before the truncation) is read in its place;
+            # none when the agent's file has grown past every kept version since: the agent's own is read.
+            longer = [v for v in kept_versions(kept.agent, kept.relative, self.env, self.home) if v.size > size]
+            said = sentence(kept, gone=False)
+            if longer and said is not None:
+                return KeptMark(said, copy=True), longer[-1].copy
+            return None, kept.copy
+        said = sentence(kept, gone=False) if kept.state == "rewritten" else None
+        return (None if said is None else KeptMark(said, copy=False)), kept.copy
+
+    def _copy(self, path: Path) -> _Found | None:
+        """The kept session whose copy is `path`, if it is one (only the agent the copy's folder names is read)."""
+        try:
+            relative = PurePosixPath(Path(os.path.abspath(path)).relative_to(self.root).as_posix())
+        except ValueError:
+            return None
+        if len(relative.parts) < 3 or relative.parts[0] not in FORMATS:
+            return None
+        self._of(FORMATS[relative.parts[0]])
+        return self._by_path.get(os.path.abspath(path))
+
+    def _original(self, path: Path) -> _Found | None:
+        """The kept session whose original is `path`: only the agents the store has a folder for are read."""
+        try:
+            agents = [name for name in os.listdir(self.root) if name in FORMATS]
+        except OSError:
+            return None  # nothing kept yet
+        wanted = os.path.abspath(path)
+        for name in agents:
+            self._of(FORMATS[name])
+            found = self._by_path.get(wanted)
+            if found is not None:
+                return found
+        return None
+
+
+def _readable(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:
+    """The agent's kept files; none when its manifest cannot be read (`wren verify` says why, never a listing)."""
+    try:
+        return kept_files(agent, env, home)
+    except (OSError, ValueError):
+        return []
+
+
