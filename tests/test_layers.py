@@ -34,6 +34,8 @@ LAYERS: dict[str, str] = {
     "wren_tui.fleet": "fleet",
     "wren_tui.foreign": "foreign",
     "wren_tui.search": "search",
+    # Wren's own store of other agents' sessions (`wren keep`): reads their files, writes only its own store.
+    "wren_tui.keep": "keep",
     # Sessions written out for people without a terminal (Markdown, HTML, JSON): reads journals only.
     "wren_tui.export": "export",
     "wren_tui.cli": "cli",
@@ -48,8 +50,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "fleet": ("base", "journal"),
     "foreign": ("base", "journal"),
     "search": ("base", "journal", "foreign"),
+    "keep": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export"),
+    "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export", "keep"),
     "main": ("base", "cli"),
 }
 # The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's
