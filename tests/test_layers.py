@@ -46,10 +46,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "foreign", "search", "export", "fleet"),  # over a fleet: through fleet.remote
+    "tui": ("base", "journal", "foreign", "search", "export", "fleet", "keep"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
     "foreign": ("base", "journal"),
-    "search": ("base", "journal", "foreign"),
+    "search": ("base", "journal", "foreign", "keep"),  # the kept copies of sessions the agents lost
     "keep": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
     "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export", "keep"),

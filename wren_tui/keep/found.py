@@ -179,5 +179,3 @@ def _readable(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:
         return kept_files(agent, env, home)
     except (OSError, ValueError):
         return []
-
-
