@@ -1,5 +1,6 @@
 """The browser over an agent's folder (`wren watch --agent`) lists a session Wren kept after its agent deleted
-it, marked "kept; deleted by its agent", and Enter opens the kept copy; one never kept goes when its agent deletes it."""
+it, marked "kept; deleted by its agent", and Enter opens the kept copy; one never kept goes
+when its agent deletes it."""
 
 from __future__ import annotations
 
