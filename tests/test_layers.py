@@ -81,6 +81,10 @@ PRIVATE = {
         "os.fchmod",  # set_mode: an export's new temporary file
         "os.chmod",
     },
+    # Another agent's session a host kept, read back from a fleet's server (`wren watch nats://`): laid out for its
+    # reader in a private folder the viewer makes with mkdtemp and removes when it ends, never anywhere else.
+    "wren_tui.fleet.kept line": {".mkdir()", "open in mode 'xb'"},
+    "wren_tui.tui.fleet_app line": {"tempfile.mkdtemp", "shutil.rmtree"},
     # portable.copy_range writes into the copy it opened ('wb'), from a descriptor of the agent's file opened read-only.
     "wren_tui.foreign.snapshot line": {
         "open in mode 'wb'",

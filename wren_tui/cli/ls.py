@@ -85,7 +85,7 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
 
 def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
-        return fleet.ls_remote(args.server, args.json)
+        return fleet.ls_remote(args.server, args.json, agent=getattr(args, "agent", None))
     if getattr(args, "agent", None) is not None:
         return foreign.ls_agents(args)
     folder = named_folder_of(args)

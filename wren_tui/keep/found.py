@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from ..foreign import FORMATS, Format
 from ..foreign.base import member_path, split_member
 from ..foreign.listing import KeptMark, session_files
-from .store import KeptFile, kept_files, kept_folder, kept_root, kept_versions
+from .store import KeptFile, kept_agents, kept_files, kept_folder, kept_root, kept_versions
 
 
 def when(iso: str) -> str:
@@ -53,6 +53,21 @@ class _Found:
     original: Path  # where the agent keeps (or kept) it
     mark: KeptMark | None
     read: Path  # the copy a command reads when `mark.copy`: the latest, or for a truncated one the longer one
+    version: int  # the kept version `read` is
+    size: int  # its bytes the store counted
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A kept session as the fleet carries it (`wren mirror`): the copy a command reads, and what is said of it."""
+
+    agent: str
+    session: str
+    relative: str
+    version: int
+    copy: Path
+    size: int
+    mark: str | None
 
 
 class Kept:
@@ -103,6 +118,27 @@ class Kept:
         found = self._copy(base) or self._original(base)
         return None if found is None else found.mark
 
+    def shipped(self) -> list[Shipped]:
+        """Every session the store keeps, of every agent, as the fleet ships it (the copy a command would read)."""
+        out = []
+        for agent in kept_agents(self.env, self.home):
+            if agent not in FORMATS:
+                continue
+            fmt = FORMATS[agent]
+            for found in self._of(fmt):
+                out.append(
+                    Shipped(
+                        agent,
+                        fmt.session_id(found.original),  # the agent's name for it, whichever copy is read
+                        str(found.kept.relative),
+                        found.version,
+                        found.read,
+                        found.size,
+                        None if found.mark is None else found.mark.sentence,
+                    )
+                )
+        return out
+
     # --- the store, read once ----------------------------------------------------------------------
 
     def _own_root(self, fmt: Format, root: Path) -> bool:
@@ -116,8 +152,8 @@ class Kept:
                 agent_root = fmt.root(self.env, self.home)
                 for kept in _readable(fmt.name, self.env, self.home):
                     original = agent_root.joinpath(*kept.relative.parts)
-                    mark, read = self._marked(kept, original)
-                    found.append(_Found(kept, original, mark, read))
+                    mark, (read, version, size) = self._marked(kept, original)
+                    found.append(_Found(kept, original, mark, read, version, size))
             for one in found:
                 self._by_path[os.path.abspath(one.read)] = one
                 self._by_path[os.path.abspath(one.kept.copy)] = one
@@ -125,27 +161,29 @@ class Kept:
             self._agents[fmt.name] = found
         return found
 
-    def _marked(self, kept: KeptFile, original: Path) -> tuple[KeptMark | None, Path]:
-        """Whether a command reads a kept copy in place of `original` (and which), and what it says of the session."""
+    def _marked(self, kept: KeptFile, original: Path) -> tuple[KeptMark | None, tuple[Path, int, int]]:
+        """Whether a command reads a kept copy in place of `original`, which (its path, version and size), and what
+        it says of the session."""
+        latest = (kept.copy, kept.versions, kept.size)
         try:
             size: int | None = os.stat(original, follow_symlinks=False).st_size
         except FileNotFoundError:
             size = None
         except OSError:
-            return None, kept.copy  # there but unreadable: the agent's file is listed, and says why
+            return None, latest  # there but unreadable: the agent's file is listed, and says why
         if size is None:
             said = sentence(kept, gone=True)
-            return (None if said is None else KeptMark(said, copy=True)), kept.copy
+            return (None if said is None else KeptMark(said, copy=True)), latest
         if kept.state == "truncated":
             # The newest version longer than the agent's file now (before the truncation) is read in its place;
             # none when the agent's file has grown past every kept version since: the agent's own is read.
             longer = [v for v in kept_versions(kept.agent, kept.relative, self.env, self.home) if v.size > size]
             said = sentence(kept, gone=False)
             if longer and said is not None:
-                return KeptMark(said, copy=True), longer[-1].copy
-            return None, kept.copy
+                return KeptMark(said, copy=True), (longer[-1].copy, longer[-1].number, longer[-1].size)
+            return None, latest
         said = sentence(kept, gone=False) if kept.state == "rewritten" else None
-        return (None if said is None else KeptMark(said, copy=False)), kept.copy
+        return (None if said is None else KeptMark(said, copy=False)), latest
 
     def _copy(self, path: Path) -> _Found | None:
         """The kept session whose copy is `path`, if it is one (only the agent the copy's folder names is read)."""
