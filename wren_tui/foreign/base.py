@@ -370,6 +370,10 @@ def _every_file(_path: Path) -> bool:
     return True
 
 
+def _nothing_beside(_path: Path) -> tuple[Path, ...]:
+    return ()
+
+
 def never_a_line(_line: dict[str, Any]) -> bool:
     """`claims` of a format whose files are not JSON lines: no line of a JSONL file is its."""
     return False
@@ -441,6 +445,9 @@ class Format:
     # Where its sessions are found when that is not one file a session in the agent's own folder, as
     # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
     where: str | None = None
+    # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
+    # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
+    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
 
     @classmethod
     def of(cls, module: str, translator: Callable[[], Translator], **fields: Any) -> Format:

@@ -246,6 +246,11 @@ def is_session_file(path: Path) -> bool:
     return path.name.endswith(SUFFIX)
 
 
+def kept_with(path: Path) -> tuple[Path, ...]:
+    """The session's status document (`<id>.json`, beside `<id>.messages.json`), which its reading asks."""
+    return (path.with_name(path.name[: -len(SUFFIX)] + ".json"),) if path.name.endswith(SUFFIX) else ()
+
+
 def session_id(path: Path) -> str:
     return path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
 

@@ -186,6 +186,11 @@ def is_session_file(path: Path) -> bool:
     return path.name == "wire.jsonl"
 
 
+def kept_with(path: Path) -> tuple[Path, ...]:
+    """The session's other files in its folder: what was sent to the model (`context.jsonl`) and its state."""
+    return (path.with_name("context.jsonl"), path.with_name("state.json"))
+
+
 def session_id(path: Path) -> str:
     """The session's uuid: the name of the folder its wire.jsonl is in."""
     return path.parent.name if path.name == "wire.jsonl" and path.parent.name else path.stem

@@ -1,7 +1,7 @@
 """The kept store's layout, and what reads it (no hashing, nothing written): the read API.
 
     <root>/<agent>/files/<path>          the latest kept copy of the agent's file at <agent's folder>/<path>
-    <root>/<agent>/versions/<path>/<n>   version n of it, when a later version replaced it (rewritten, truncated)
+    <root>/<agent>/versions/<n>/<path>   version n of it, when a later version replaced it (rewritten, truncated)
     <root>/<agent>/manifest.jsonl        what was kept, one JSON line per step, each ending in its CRC-32
     <root>/lock                          held by the one `wren keep` that writes the store
 
@@ -12,7 +12,7 @@ The manifest is the truth: a copy counts once its line is there, and a line coun
 and its CRC matches (a line torn by a kill did not count). Its lines (`op`):
 
 - `copy`: version `v` of `rel` written whole (`size`, `sha256` of its bytes), `why` it was: `new`, `rewritten`
-  (the agent rewrote it: the previous version was linked at versions/<rel>/<v-1> first), `truncated`.
+  (the agent rewrote it: the previous version was linked at versions/<v-1>/<rel> first), `truncated`.
 - `grow`: the bytes [`from`, `size`) the agent appended, added to version `v` (`sha256` of those bytes alone).
 - `seen`: the agent's file changed on disk (`src`) but not its content (a database written back unchanged).
 - `gone`: the agent deleted its file; the kept copy stays.
@@ -67,8 +67,9 @@ def kept_folder(agent: str, env: Mapping[str, str], home: Path) -> Path:
 
 
 def version_path(folder: Path, rel: str, number: int) -> Path:
-    """Where version `number` of `rel` is kept once a later version replaced it (`folder`: the agent's)."""
-    return folder / VERSIONS / rel / str(number)
+    """Where version `number` of `rel` is kept once a later version replaced it (`folder`: the agent's): under
+    `versions/<number>/`, in the agent's own layout and with the file's own name, as in `files/`."""
+    return folder / VERSIONS / str(number) / rel
 
 
 # --- the manifest's lines -------------------------------------------------------------------------
@@ -135,6 +136,7 @@ class Entry:
     current: Version
     earlier: list[Version] = field(default_factory=list)
     src: tuple[int, int, int] | None = None  # the agent's file's size, mtime_ns and inode when last read
+    racy: bool = False  # it was read within its timestamp's reach of a change: read it again next time
     state: State = "kept"
     changed_at: str | None = None
 
@@ -176,9 +178,10 @@ def replay(data: bytes) -> Manifest:
     return Manifest(entries, end, len(lines), damaged, torn=end < len(data))
 
 
-def _src(record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+def _src(entry: Entry, record: Mapping[str, Any]) -> None:
     src = record.get("src")
-    return (int(src[0]), int(src[1]), int(src[2])) if isinstance(src, list) and len(src) == 3 else None
+    entry.racy = bool(record.get("racy"))
+    entry.src = (int(src[0]), int(src[1]), int(src[2])) if isinstance(src, list) and len(src) == 3 else None
 
 
 def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
@@ -202,7 +205,7 @@ def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
                 entry.state = "truncated" if why == "truncated" or entry.state == "truncated" else "rewritten"
             elif entry.state == "deleted":
                 entry.state, entry.changed_at = "kept", None
-            entry.src = _src(record)
+            _src(entry, record)
         elif entry is None:
             return f"it names {rel}, which no earlier line kept"
         elif op == "grow":
@@ -210,11 +213,11 @@ def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
                 return f"it grows {rel} from a size its earlier lines do not give it"
             entry.current.ranges.append(Range(int(record["from"]), int(record["size"]), str(record["sha256"])))
             entry.current.kept_at = at
-            entry.src = _src(record)
+            _src(entry, record)
             if entry.state == "deleted":
                 entry.state, entry.changed_at = "kept", None
         elif op == "seen":
-            entry.src = _src(record)
+            _src(entry, record)
             if entry.state == "deleted":
                 entry.state, entry.changed_at = "kept", None
         elif op == "gone":
@@ -262,12 +265,14 @@ class KeptVersion:
 
 
 def agent_root(agent: str, env: Mapping[str, str], home: Path) -> Path | None:
-    """The agent's own folder of sessions (its format's `root`), None for a name no format has."""
+    """The agent's own folder of sessions (its format's `root`), None for a name no format has. An agent with no
+    folder of its own (aider) has its files kept by their whole path: its root is the filesystem's."""
     from ..foreign import FORMATS
 
     if agent not in FORMATS:
         return None
-    return FORMATS[agent].root(env, home)
+    fmt = FORMATS[agent]
+    return fmt.root(env, home) if fmt.own_folder else Path(Path(os.path.abspath(os.curdir)).anchor)
 
 
 def kept_files(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:

@@ -1,0 +1,85 @@
+"""`wren keep`: copy every agent's sessions into Wren's own kept store (incrementally, durably, read-only)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from .exits import Exit
+
+HELP = "copy every agent's sessions into Wren's kept store, so an agent deleting one loses nothing"
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from ..foreign import FORMATS
+
+    p = sub.add_parser(
+        "keep",
+        help=HELP,
+        description="Copy every other agent's session files (every agent Wren reads; Wren's own journals are "
+        "their own store) into Wren's kept store: $WREN_KEEP_DIR, else $XDG_STATE_HOME/wren/kept, else "
+        "~/.local/state/wren/kept. Nothing is ever written in an agent's folder. It is incremental: a file "
+        "unchanged since the last keep is not read; a grown .jsonl adds only its new bytes; a rewritten "
+        "document or database (Continue, Cline, OpenCode, Kilo) adds a version only when its content changed, "
+        "the earlier one kept. Each copy is checksummed (sha256) and durable before it counts. aider keeps no "
+        "folder of its own (its history is beside each project), so it is kept only when named with a folder: "
+        "`wren keep --agent aider --from PROJECT`. `wren verify` checks every kept copy.",
+    )
+    p.add_argument(
+        "--agent",
+        action="append",
+        choices=list(FORMATS),
+        metavar="AGENT",
+        help="keep this agent's sessions only (repeatable; default: every agent with a folder of its own: "
+        + ", ".join(FORMATS)
+        + ")",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="FOLDER",
+        help="keep the sessions found in FOLDER (and below) instead of the agent's own folder; needs one --agent",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="say nothing but problems")
+    p.set_defaults(handler=cmd_keep)
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def cmd_keep(args: argparse.Namespace) -> Exit:
+    from ..agent.errors import UsageError
+    from ..keep.keeping import keep
+    from ..keep.store import kept_root
+    from .console import err, out
+
+    env, home = os.environ, _home()
+    folder = None
+    if args.source is not None:
+        if not args.agent or len(args.agent) != 1:
+            raise UsageError("--from FOLDER keeps one agent's sessions: name it with --agent")
+        folder = Path(args.source).expanduser().absolute()
+        if not folder.is_dir():
+            raise UsageError(f"{folder}: no such folder; name the folder the agent's sessions are in")
+    root = kept_root(env, home)
+    say = None if args.quiet else out
+    tallies, skipped = keep(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
+    for sentence in skipped:
+        if not args.quiet:
+            out(sentence)
+    problems = [p for t in tallies for p in t.problems]
+    for problem in problems:
+        err(problem)
+    if not args.quiet:
+        out(f"kept in {root}")
+    return Exit.ERROR if problems else Exit.OK
+
+
+def _journals(env: Any) -> Path:
+    """Wren's own journals folder: never kept (it is its own store), wherever it is."""
+    from ..journal.store import journals_dir
+
+    return journals_dir(None, env)
