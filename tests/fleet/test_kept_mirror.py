@@ -155,3 +155,5 @@ async def test_another_machines_viewer_lists_a_kept_session_and_opens_it_with_it
         assert isinstance(screen, SessionScreen) and isinstance(screen.source, ForeignFile)
         assert screen.source.format.name == "claude" and screen.source.origin.name == f"{GONE}.jsonl"
         await wait_for_text(pilot, "hello.py (a tiny script)")
+        laid_out = screen.source.origin
+    assert not laid_out.exists()  # the private folder it was laid out in goes with the viewer

@@ -48,9 +48,7 @@ class FleetApp(ViewerApp):
         # removed when the app ends): a private folder of this process's, never the agent's or the journals folder.
         self._kept_folder: Path | None = None
 
-    def on_unmount(self) -> None:
-        if self._kept_folder is not None:
-            shutil.rmtree(self._kept_folder, ignore_errors=True)
+    def on_mount(self) -> None:
         if self.ref.host is not None and self.ref.session is not None:
             self.push_screen(self.session_screen(self.ref.host, self.ref.session))
         else:
@@ -62,6 +60,10 @@ class FleetApp(ViewerApp):
                 open_kept=self.open_kept,
             )
             self.push_screen(browser)
+
+    def on_unmount(self) -> None:
+        if self._kept_folder is not None:
+            shutil.rmtree(self._kept_folder, ignore_errors=True)
 
     def session_screen(self, host: str, session: str) -> SessionScreen:
         source = RemoteSource(self.fleet, host, session, fork_folder=self.fork_folder, tail_first=self.tail_first)
