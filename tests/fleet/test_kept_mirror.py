@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import nats
+from nats.js.api import StorageType, StreamConfig
 
 from tests.conftest import run_wren
 from tests.fleet.conftest import NatsServer, stored
@@ -136,6 +137,32 @@ def test_a_stream_holding_other_bytes_for_a_kept_copy_is_never_overwritten(
     code, err = mirror(other, nats_server, "laptop")
     assert code == 1 and "not mirrored any more" in err and "nothing was overwritten" in err
     assert stored(nats_server.url, subject) == held
+
+
+async def _stream_subjects(url: str, make: bool = False) -> list[str]:
+    """The stream's subjects; `make`: first make it as a mirror before the kept sessions did (journals only)."""
+    nc = await nats.connect(url)
+    try:
+        js = nc.jetstream()
+        if make:
+            config = StreamConfig(name="WREN", subjects=["wren.j.>"], storage=StorageType.FILE)
+            config.allow_atomic = config.allow_direct = True
+            await js.add_stream(config)
+        return list((await js.stream_info("WREN")).config.subjects or [])
+    finally:
+        await nc.close()
+
+
+def test_a_stream_an_earlier_mirror_made_is_given_the_kept_subjects_and_carries_them(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    assert asyncio.run(_stream_subjects(nats_server.url, make=True)) == ["wren.j.>"]
+    laptop = machine(tmp_path, "laptop")
+    copy = kept_and_deleted(laptop)
+    assert mirror(laptop, nats_server, "laptop")[0] == 0
+    assert asyncio.run(_stream_subjects(nats_server.url)) == ["wren.j.>", "wren.k.>"]
+    messages = stored(nats_server.url, kept_subject("laptop", "claude", RELATIVE, 1))
+    assert b"".join(m.data for m in messages) == copy.read_bytes()
 
 
 async def test_another_machines_viewer_lists_a_kept_session_and_opens_it_with_its_agents_reader(
