@@ -61,3 +61,4 @@ async def test_the_browser_lists_a_kept_session_its_agent_deleted_marked_and_ope
         assert isinstance(opened, SessionScreen) and isinstance(opened.source, ForeignFile)
         assert kept in opened.source.origin.parents
         await wait_for_text(pilot, "hello.py (a tiny script)")
+        await wait_for_text(pilot, "kept; deleted by its agent")  # said on the session's screen too
