@@ -49,6 +49,7 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "mirror",
     "keep",
+    "verify",
 )
 
 # What `wren --help` says of each command: the `help=` its module registers (tests/test_command_imports.py
@@ -72,6 +73,7 @@ SUMMARIES: dict[str, str] = {
     "demo": "the offline scripted agent fixing a failing test, watched live",
     "mirror": "ship every journal of a folder to NATS JetStream, live (the fleet)",
     "keep": "copy every agent's sessions into Wren's kept store, so an agent deleting one loses nothing",
+    "verify": "check every checksum of every copy `wren keep` kept; exit 4 when one is damaged",
 }
 
 Handler = Callable[[argparse.Namespace], "Exit"]

@@ -42,6 +42,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="FOLDER",
         help="keep the sessions found in FOLDER (and below) instead of the agent's own folder; needs one --agent",
     )
+    p.add_argument(
+        "--status",
+        action="store_true",
+        help="keep nothing; say per agent the files kept, their versions and bytes, and what changed in the agent's "
+        "folder since the last keep (new, grown, rewritten, truncated, deleted by the agent), and the store's size",
+    )
+    p.add_argument("--json", action="store_true", help="with --status: JSON for scripts")
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep on: watch the agents' folders and keep each change within a second of the agent's write (a "
+        "database at most every 10 s while it keeps changing) until Ctrl+C; a kill -9 at any moment damages nothing",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing but problems")
     p.set_defaults(handler=cmd_keep)
 
@@ -65,7 +78,16 @@ def cmd_keep(args: argparse.Namespace) -> Exit:
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder; name the folder the agent's sessions are in")
     root = kept_root(env, home)
-    say = None if args.quiet else out
+    if args.status:
+        return _status(args.agent, folder, env, home, root, as_json=args.json)
+    if args.json:
+        raise UsageError("--json goes with --status")
+    say = None if args.quiet else _flushed(out)
+    if args.follow:
+        from ..keep.following import follow
+
+        follow(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
+        return Exit.OK
     tallies, skipped = keep(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
     for sentence in skipped:
         if not args.quiet:
@@ -83,3 +105,38 @@ def _journals(env: Any) -> Path:
     from ..journal.store import journals_dir
 
     return journals_dir(None, env)
+
+
+def _status(names: list[str] | None, folder: Path | None, env: Any, home: Path, root: Path, *, as_json: bool) -> Exit:
+    from ..keep.status import human, status
+    from .console import err, out, print_json
+
+    agents, skipped, size = status(names, folder, env, home, root)
+    problems = [p for a in agents for p in a.problems]
+    if as_json:
+        print_json({"store": str(root), "bytes": size, "agents": [a.as_json() for a in agents], "not_kept": skipped})
+    else:
+        quiet = []
+        for agent in agents:
+            if agent.files or any(agent.since.values()):
+                out(agent.line())
+            else:
+                quiet.append(agent.label)
+        if quiet:
+            out(f"nothing kept or found of {', '.join(quiet)}")
+        for sentence in skipped:
+            out(sentence)
+        out(f"the store: {root}, {human(size)}")
+    for problem in problems:
+        err(problem)
+    return Exit.ERROR if problems else Exit.OK
+
+
+def _flushed(out: Any) -> Any:
+    import sys
+
+    def say(text: str) -> None:
+        out(text)
+        sys.stdout.flush()
+
+    return say

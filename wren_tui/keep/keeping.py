@@ -104,6 +104,19 @@ def source_key(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+def _wal_key(path: Path) -> tuple[int, int, int]:
+    try:
+        return source_key(os.stat(f"{path}-wal", follow_symlinks=False))
+    except OSError:
+        return (0, 0, 0)
+
+
+def key_of(path: Path, st: os.stat_result, database: bool) -> tuple[int, ...]:
+    """What tells that a file changed without reading it: its size, mtime_ns and inode; a database's WAL's too
+    (SQLite writes there alone until a checkpoint)."""
+    return source_key(st) + _wal_key(path) if database else source_key(st)
+
+
 # --- the store's lock ---------------------------------------------------------------------------------
 
 
@@ -276,6 +289,7 @@ class Source:
     rel: str
     path: Path
     st: os.stat_result
+    key: tuple[int, ...]  # key_of
 
 
 @dataclass
@@ -300,7 +314,7 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
         rel = path.relative_to(root).as_posix()
         if rel not in seen:
             seen.add(rel)
-            files.append(Source(rel, path, st))
+            files.append(Source(rel, path, st, key_of(path, st, kind_of(rel, fmt) == "database")))
 
     pending = [start or root]
     while pending:
@@ -374,7 +388,14 @@ class AgentKeeper:
         copy = self.files / entry.rel
         linked = version_path(self.folder, entry.rel, entry.current.number)
         if os.path.lexists(linked):
-            os.replace(linked, copy)
+            try:
+                same = os.path.samefile(linked, copy)
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.unlink(linked)  # linked, not yet replaced (a rename onto the same file would do nothing)
+            else:
+                os.replace(linked, copy)  # replaced, not yet recorded: the version the manifest counts goes back
         with contextlib.suppress(FileNotFoundError):
             if os.stat(copy).st_size > entry.current.size:
                 os.truncate(copy, entry.current.size)
@@ -402,8 +423,8 @@ class AgentKeeper:
             present.add(source.rel)
             tally.files += 1
             entry = entries.get(source.rel)
-            key = source_key(source.st)
-            racy = source.st.st_mtime_ns > started_ns - RACY_NS
+            key = source.key
+            racy = max(key[1::3]) > started_ns - RACY_NS  # the file's mtime (and its WAL's)
             if entry is not None and entry.src == key and not entry.racy and entry.state != "deleted":
                 tally.count("unchanged")
                 continue
@@ -443,7 +464,7 @@ class AgentKeeper:
         self,
         source: Source,
         entry: Entry | None,
-        key: tuple[int, int, int],
+        key: tuple[int, ...],
         racy: bool,
         at: str,
         many: bool,
@@ -727,7 +748,8 @@ class ScanCache:
             if not seen["folders"] and os.path.lexists(agent_root):
                 return False  # it was not there; it is now
             for rel, key in seen["files"].items():
-                if key is None or list(source_key(os.stat(agent_root / rel, follow_symlinks=False))) != key:
+                path = agent_root / rel
+                if key is None or list(key_of(path, os.stat(path, follow_symlinks=False), len(key) == 6)) != key:
                     return False
         except (OSError, KeyError, TypeError, AttributeError):
             return False
@@ -740,8 +762,8 @@ class ScanCache:
         files: dict[str, list[int] | None] = {}
         for s in walked.files:
             entry = manifest.entries.get(s.rel)
-            recorded = entry is not None and entry.src == source_key(s.st) and not entry.racy
-            files[s.rel] = list(source_key(s.st)) if recorded and s.st.st_mtime_ns < trusted else None
+            recorded = entry is not None and entry.src == s.key and not entry.racy
+            files[s.rel] = list(s.key) if recorded and max(s.key[1::3]) < trusted else None
         agents = self.data.setdefault("agents", {})
         if not isinstance(agents, dict):
             agents = self.data["agents"] = {}

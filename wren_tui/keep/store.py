@@ -17,7 +17,8 @@ and its CRC matches (a line torn by a kill did not count). Its lines (`op`):
 - `seen`: the agent's file changed on disk (`src`) but not its content (a database written back unchanged).
 - `gone`: the agent deleted its file; the kept copy stays.
 
-Each `copy`/`grow`/`seen` line carries `src`, the agent's file's (size, mtime_ns, inode) when it was read, so the
+Each `copy`/`grow`/`seen` line carries `src`, the agent's file's (size, mtime_ns, inode) when it was read (a
+database's, then its WAL's, since SQLite writes the WAL alone until a checkpoint), so the
 next `wren keep` reads only what changed. A version's checksum (`KeptFile.sha256`) is the sha256 of its bytes when
 it was copied whole and never grew; one that grew is checked range by range (`wren verify`), and its checksum is
 the sha256 of its ranges' sha256s, in order.
@@ -135,7 +136,8 @@ class Entry:
     rel: str
     current: Version
     earlier: list[Version] = field(default_factory=list)
-    src: tuple[int, int, int] | None = None  # the agent's file's size, mtime_ns and inode when last read
+    # The agent's file's size, mtime_ns and inode when last read (a database's, then its WAL's: 0, 0, 0 for none).
+    src: tuple[int, ...] | None = None
     racy: bool = False  # it was read within its timestamp's reach of a change: read it again next time
     state: State = "kept"
     changed_at: str | None = None
@@ -181,7 +183,7 @@ def replay(data: bytes) -> Manifest:
 def _src(entry: Entry, record: Mapping[str, Any]) -> None:
     src = record.get("src")
     entry.racy = bool(record.get("racy"))
-    entry.src = (int(src[0]), int(src[1]), int(src[2])) if isinstance(src, list) and len(src) == 3 else None
+    entry.src = tuple(int(n) for n in src) if isinstance(src, list) and len(src) in (3, 6) else None
 
 
 def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
