@@ -77,16 +77,17 @@ def resolve(folder: Path, ref: str) -> Path:
                 # A file a person named, of no kind Wren reads (a .db, .yaml, .md, .json of another program's):
                 # the one refusal, naming what Wren reads, never "not a session id".
                 raise NotASession(path, what_wren_opens(), NOT_THEIRS) from None
-        if "\x00" in ref or Kept().copy_of(path) is None:
+        kept = Kept()
+        if "\x00" in ref or kept.copy_of(path) is None:
             raise
-        return _kept(path)
+        return _kept(path, kept)
     return found if SESSION_ID.match(ref) else _kept(found)  # a Wren session's id: never another agent's
 
 
-def _kept(path: Path) -> Path:
+def _kept(path: Path, kept: Kept | None = None) -> Path:
     """The file a command reads for the session at `path`: its kept copy when its agent deleted or truncated it,
     else `path`; what the store says of it (`keep.found`) is said first, on stderr."""
-    kept = Kept()
+    kept = kept or Kept()
     read = kept.copy_of(path) or path
     mark = kept.mark(path)
     if mark is not None:
