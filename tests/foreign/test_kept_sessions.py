@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import copy_session, fork_and_resume, lines_of, wren_json
+from tests.foreign.sessions import copy_session, fixture, fork_and_resume, lines_of, wren_json
 
 GONE = "aaaa1111-0000-4000-8000-000000000001"
 NEVER = "bbbb2222-0000-4000-8000-000000000002"
@@ -218,3 +219,29 @@ def test_a_session_deleted_before_wren_keep_ran_again_says_deleted_after_it_was_
     (row,) = machine.ls()
     assert str(row["kept"]).startswith("kept; deleted by its agent on ")
     assert os.listdir(original.parent) == []
+
+
+def test_a_database_of_sessions_kept_then_deleted_by_its_agent_lists_and_logs_its_sessions_from_the_copy(
+    machine: Machine,
+) -> None:
+    data = machine.tmp / "data"
+    machine.env["XDG_DATA_HOME"] = str(data)
+    db = data / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(fixture("opencode", "multi-turn"), db)
+    before = machine.json("ls", "--agent", "opencode")
+    assert isinstance(before, list) and len(before) == 1
+    member = Path(str(before[0]["path"]))
+    code, logged, _ = machine.wren("log", str(member))
+    assert code == 0
+    machine.keep()
+    db.unlink()
+
+    rows = machine.json("ls", "--agent", "opencode")
+    assert isinstance(rows, list)
+    (row,) = rows
+    assert row["id"] == before[0]["id"] and str(row["kept"]).startswith("kept; deleted by its agent ")
+    assert machine.kept in Path(str(row["path"])).parents
+    code, again, err = machine.wren("log", str(member))  # DB#ID, as the agent had it
+    assert (code, again) == (0, logged) and "kept; deleted by its agent" in err
+    assert not db.exists() and os.listdir(db.parent) == []
