@@ -38,12 +38,11 @@ def sentence(kept: KeptFile, gone: bool) -> str | None:
         if kept.state == "deleted" and kept.changed_at:
             return f"kept; deleted by its agent on {when(kept.changed_at)}"
         return f"kept; deleted by its agent after {when(kept.kept_at)}"  # `wren keep` has not looked since
+    at = f"on {when(kept.changed_at)}" if kept.changed_at else f"after {when(kept.kept_at)}"
     if kept.state == "truncated":
-        on = when(kept.changed_at) if kept.changed_at else f"after {when(kept.kept_at)}"
-        return f"kept; truncated by its agent on {on}; the kept copy is longer"
+        return f"kept; truncated by its agent {at}; the kept copy is longer"
     if kept.state == "rewritten":
-        on = when(kept.changed_at) if kept.changed_at else f"after {when(kept.kept_at)}"
-        return f"kept; rewritten by its agent on {on}"
+        return f"kept; rewritten by its agent {at}"
     return None
 
 
@@ -76,7 +75,7 @@ class Kept:
     def __init__(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
         self.env = os.environ if env is None else env
         self.home = home if home is not None else Path(self.env.get("HOME") or Path.home())
-        self.root = kept_root(self.env, self.home)
+        self.root = Path(os.path.abspath(kept_root(self.env, self.home)))
         self._agents: dict[str, list[_Found]] = {}
         self._by_path: dict[str, _Found] = {}
 
