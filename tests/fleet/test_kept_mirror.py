@@ -135,8 +135,11 @@ def test_a_stream_holding_other_bytes_for_a_kept_copy_is_never_overwritten(
     other = machine(tmp_path, "other")
     kept_and_deleted(other)
     code, err = mirror(other, nats_server, "laptop")
-    assert code == 1 and "not mirrored any more" in err and "nothing was overwritten" in err
+    assert code == 1 and err.count("not mirrored any more") == 1 and "nothing was overwritten" in err
     assert stored(nats_server.url, subject) == held
+    code, out, _ = wren(other, "ls", nats_server.url, "--agent", "claude", "--json")
+    (row,) = json.loads(out)
+    assert code == 0 and "nothing was overwritten" in row["mirror"]
 
 
 async def _stream_subjects(url: str, make: bool = False) -> list[str]:

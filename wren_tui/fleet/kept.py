@@ -97,7 +97,7 @@ class KeptShipper:
 
     def __init__(self, nc: Client, js: JetStreamContext, kv: KeyValue, host: str) -> None:
         self.nc, self.js, self.kv, self.host = nc, js, kv, host
-        # (subject, size, mark) of each file shipped whole and listed: not looked at again until one changes.
+        # (subject, size, mark) of each file shipped whole (or stopped) and listed: not looked at until one changes.
         self._done: set[tuple[str, int, str | None]] = set()
         self._stopped: dict[str, str] = {}  # subject -> why it is not shipped any more
 
@@ -110,7 +110,7 @@ class KeptShipper:
         subject = kept_subject(self.host, source.agent, source.relative, source.version)
         done = (subject, source.size, source.mark)
         if done in self._done:
-            return None
+            return self._stopped.get(subject)
         stopped = self._stopped.get(subject)
         if stopped is None:
             try:
@@ -132,8 +132,7 @@ class KeptShipper:
             updated=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         await self.kv.put(kept_key(self.host, source.agent, source.relative), _encode(row))
-        if stopped is None:
-            self._done.add(done)
+        self._done.add(done)  # shipped whole, or stopped (said once): not looked at again until it changes
         return stopped
 
     async def _send(self, subject: str, source: KeptSource) -> int:

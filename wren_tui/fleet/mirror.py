@@ -156,7 +156,8 @@ class Mirror:
         self._closing = False
         self._errors: list[Exception] = []  # the connection's last error, for the sentence that says it
         self._kept: KeptShipper | None = None
-        self._kept_behind: dict[str, str] = {}  # kept files not (all) shipped, by their path: why
+        self._kept_behind: dict[str, str] = {}  # kept files not all shipped yet (the server away), by path: why
+        self._kept_stopped: dict[str, str] = {}  # kept files no longer shipped (the stream holds other bytes): why
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -268,8 +269,13 @@ class Mirror:
         else:
             for session in behind:
                 self.report(visible(f"{session.id}: not all of it could be shipped; run the mirror again"))
-            return len(behind) + sum(1 for s in self.sessions.values() if s.stopped) + len(self._kept_behind)
-        return sum(1 for s in self.sessions.values() if s.stopped) + len(self._kept_behind)
+            return (
+                len(behind)
+                + sum(1 for s in self.sessions.values() if s.stopped)
+                + len(self._kept_behind)
+                + len(self._kept_stopped)
+            )
+        return sum(1 for s in self.sessions.values() if s.stopped) + len(self._kept_stopped)
 
     async def _close(self) -> None:
         self._closing = True
@@ -342,12 +348,11 @@ class Mirror:
                     self.report(visible(said))
                 self._kept_behind[where] = said
                 continue
+            self._kept_behind.pop(where, None)
             if stopped is not None:
-                if self._kept_behind.get(where) != stopped:
+                if self._kept_stopped.get(where) != stopped:
                     self.report(visible(f"{source.agent} {source.session}: kept copy {stopped}"))
-                self._kept_behind[where] = stopped
-            else:
-                self._kept_behind.pop(where, None)
+                self._kept_stopped[where] = stopped
 
     def _discover(self) -> None:
         try:
