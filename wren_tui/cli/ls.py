@@ -38,7 +38,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "server",
         metavar="nats://SERVER[/HOST]",
         nargs="?",
-        help="list the sessions mirrored to a fleet's server (every host's, or one host's) instead",
+        help="list the sessions mirrored to a fleet's server (every host's, or one host's) instead; with --agent, "
+        "the other agents' sessions the hosts kept (wren keep)",
     )
     p.add_argument("--json", action="store_true", help="a JSON array for scripts")
     p.add_argument(
