@@ -71,8 +71,8 @@ class Machine:
             if path.is_file()
         }
 
-    def ls(self) -> list[dict[str, object]]:
-        rows = self.json("ls", "--agent", "claude")
+    def ls(self, agent: str = "claude") -> list[dict[str, object]]:
+        rows = self.json("ls", "--agent", agent)
         assert isinstance(rows, list)
         return rows
 
@@ -245,3 +245,21 @@ def test_a_database_of_sessions_kept_then_deleted_by_its_agent_lists_and_logs_it
     code, again, err = machine.wren("log", str(member))  # DB#ID, as the agent had it
     assert (code, again) == (0, logged) and "kept; deleted by its agent" in err
     assert not db.exists() and os.listdir(db.parent) == []
+
+
+def test_a_document_its_agent_rewrites_as_it_goes_is_not_marked_until_its_agent_deletes_it(machine: Machine) -> None:
+    sessions = machine.tmp / "continue" / "sessions"
+    machine.env["CONTINUE_GLOBAL_DIR"] = str(sessions.parent)
+    sessions.mkdir(parents=True)
+    document = sessions / "cccc3333-0000-4000-8000-000000000003.json"
+    document.write_bytes(fixture("continue", "simple").read_bytes())
+    machine.keep()
+    newer = fixture("continue", "multi-turn").read_bytes()
+    document.write_bytes(newer)  # Continue writes its whole document again as a session goes on
+    machine.keep()
+    (row,) = machine.ls("continue")
+    assert (row["path"], row["kept"]) == (str(document), None)
+    document.unlink()
+    (row,) = machine.ls("continue")
+    assert str(row["kept"]).startswith("kept; deleted by its agent ")
+    assert Path(str(row["path"])).read_bytes() == newer  # the newest kept version

@@ -181,7 +181,9 @@ class Kept:
             if longer and said is not None:
                 return KeptMark(said, copy=True), (longer[-1].copy, longer[-1].number, longer[-1].size)
             return None, latest
-        said = sentence(kept, gone=False) if kept.state == "rewritten" else None
+        # A document or a database is rewritten whole at every step (how Continue, Cline and OpenCode write): only an
+        # appended log rewritten is news.
+        said = sentence(kept, gone=False) if kept.state == "rewritten" and _appended(kept.relative) else None
         return (None if said is None else KeptMark(said, copy=False)), latest
 
     def _copy(self, path: Path) -> _Found | None:
@@ -208,6 +210,11 @@ class Kept:
             if found is not None:
                 return found
         return None
+
+
+def _appended(relative: PurePosixPath) -> bool:
+    """Whether the agent appends to the file (a log of JSON lines), as `wren keep` tells a log from a document."""
+    return relative.name.endswith(".jsonl")
 
 
 def _readable(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:
