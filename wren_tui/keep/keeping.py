@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import stat
 import time
@@ -30,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from .. import portable
 from ..journal.errors import JournalError
@@ -89,7 +90,7 @@ class Tally:
     def line(self, label: str) -> str:
         said = ", ".join(f"{n} {what}" for what, n in self.changes.items() if what != "unchanged" and n)
         same = self.changes.get("unchanged", 0)
-        parts = [f"{self.files} file{'' if self.files == 1 else 's'}"]
+        parts = [f"{self.files:,} file{'' if self.files == 1 else 's'}"]
         parts.append(said or "nothing new")
         if same and said:
             parts.append(f"{same} unchanged")
@@ -168,9 +169,10 @@ class Appender:
         """The records' lines at the manifest's end, durable before this returns."""
         if not records:
             return
-        data = memoryview(b"".join(frame(r) for r in records))
-        while data:
-            data = data[os.write(self.fd, data) :]
+        data = b"".join(frame(r) for r in records)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
         portable.durable_sync(self.fd)
         self.size += len(data)
 
@@ -195,8 +197,14 @@ def _write_from(src: int, out: int, start: int, at: int, digest: Any) -> int:
         copied += len(chunk)
 
 
+_made: set[str] = set()  # the folders of the store this process made (or found): not made again
+
+
 def _open_new(path: Path) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = os.path.dirname(path)
+    if folder not in _made:
+        os.makedirs(folder, exist_ok=True)
+        _made.add(folder)
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | portable.O_CLOEXEC | portable.O_BINARY, 0o600)
 
 
@@ -361,12 +369,29 @@ def _is_wren_journal(path: Path) -> bool:
 class AgentKeeper:
     """Keeps one agent's files: its manifest replayed, its changes found, copied and recorded."""
 
-    def __init__(self, store_root: Path, name: str, fmt: Format, root: Path) -> None:
+    def __init__(
+        self,
+        store_root: Path,
+        name: str,
+        fmt: Format | None,
+        root: Path,
+        kinds: dict[str, str] | None = None,
+    ) -> None:
+        """`fmt` None with `kinds` (each file's `kind_of`): only those files, already kept, are looked at (the
+        manifest's lines of them alone are read, and no agent's code is loaded)."""
         self.name, self.fmt, self.root = name, fmt, root
+        self.kinds = kinds or {}
         self.folder = store_root / name
         self.files = self.folder / FILES
-        self.manifest = store.read_manifest(self.folder)
+        self.manifest = store.read_manifest(self.folder, None if fmt is not None else list(self.kinds))
         self.appender: Appender | None = None
+
+    def kind(self, rel: str) -> str:
+        known = self.kinds.get(rel)
+        if known is not None:
+            return known
+        assert self.fmt is not None, "a file of no known kind, and no format to tell"
+        return kind_of(rel, self.fmt)
 
     def close(self) -> None:
         if self.appender is not None:
@@ -417,6 +442,7 @@ class AgentKeeper:
         renames: list[tuple[Path, Path]] = []  # (part, place) once the parts are durable
         folders: set[Path] = set()
         present: set[str] = set()
+        fresh: list[Source] = []  # new files, copied together (many at once: on threads)
         for source in walked.files:
             if only is not None and not only(source.rel):
                 continue
@@ -428,6 +454,9 @@ class AgentKeeper:
             if entry is not None and entry.src == key and not entry.racy and entry.state != "deleted":
                 tally.count("unchanged")
                 continue
+            if entry is None:
+                fresh.append(source)
+                continue
             try:
                 change = self._one(source, entry, key, racy, at, many, records, renames, folders)
             except (OSError, JournalError) as exc:
@@ -436,6 +465,29 @@ class AgentKeeper:
                 continue
             if change is not None:
                 tally.count(change[0], change[1])
+        for source, copied in zip(fresh, self._copy_new(fresh, many, started_ns), strict=True):
+            if isinstance(copied, BaseException):
+                why = (
+                    str(copied)
+                    if isinstance(copied, JournalError)
+                    else (getattr(copied, "strerror", None) or str(copied))
+                )
+                tally.problems.append(
+                    f"{source.path}: {why.lower()}; it was not kept this time (run `wren keep` again)"
+                )
+                continue
+            if copied is None:
+                continue  # Wren's own journal
+            place = self.files / source.rel
+            renames.append((copied.part, place))
+            record: dict[str, Any] = {"rel": source.rel, "at": at, "src": list(source.key)}
+            if max(source.key[1::3]) > started_ns - RACY_NS:
+                record["racy"] = True
+            record.update(op="copy", v=1, size=copied.size, sha256=copied.sha256, why="new")
+            if copied.content is not None:
+                record["content"] = copied.content
+            records.append(record)
+            tally.count("new", copied.size)
         gone_from_unreadable = tuple(p.split(": ", 1)[0] for p in walked.unreadable)
         for rel, entry in entries.items():
             if rel in present or entry.state == "deleted" or (only is not None and not only(rel)):
@@ -473,22 +525,14 @@ class AgentKeeper:
         folders: set[Path],
     ) -> tuple[Change, int] | None:
         rel, path = source.rel, source.path
-        kind = kind_of(rel, self.fmt)
+        kind = self.kind(rel)
         place = self.files / rel
         part = place.with_name(place.name + PART)
         sync = not (many and portable.SYNC_ALL)
         base: dict[str, Any] = {"rel": rel, "at": at, "src": list(key)}
         if racy:
             base["racy"] = True
-        if entry is None:
-            if kind == "log" and _is_wren_journal(path):
-                return None  # Wren's own journal: never kept
-            copied = self._copy(kind, path, part, sync)
-            renames.append((part, place))
-            records.append({**base, "op": "copy", "v": 1, "size": copied.size, "sha256": copied.sha256, "why": "new"})
-            if copied.content is not None:
-                records[-1]["content"] = copied.content
-            return "new", copied.size
+        assert entry is not None, "a new file is copied by _copy_new"
         copy = self._settle(entry)
         current = entry.current
         if kind == "log" and entry.state != "deleted":
@@ -526,6 +570,23 @@ class AgentKeeper:
             record["content"] = copied.content
         records.append(record)
         return why, copied.size
+
+    def _copy_new(self, fresh: list[Source], many: bool, started_ns: int) -> list[Copied | BaseException | None]:
+        """Each new file copied beside its place (None: a Wren journal, never kept), or what stopped it."""
+        sync = not (many and portable.SYNC_ALL)
+
+        def one(source: Source) -> Copied | BaseException | None:
+            kind = self.kind(source.rel)
+            if kind == "log" and _is_wren_journal(source.path):
+                return None
+            place = self.files / source.rel
+            try:
+                return self._copy(kind, source.path, place.with_name(place.name + PART), sync)
+            except (OSError, JournalError) as exc:
+                return exc
+
+        # One at a time: on threads, the creations in one folder wait on each other (measured slower, not faster).
+        return [one(source) for source in fresh]
 
     def _copy(self, kind: str, path: Path, part: Path, sync: bool) -> Copied:
         if kind == "database":
@@ -565,7 +626,7 @@ def fingerprint(env: Mapping[str, str], home: Path) -> str:
     """What the agents' folders are found from (the home, the variables naming folders): a cached folder is
     trusted only while this is the same."""
     named = {k: v for k, v in env.items() if k.startswith("XDG_") or k.endswith(("_HOME", "_DIR", "_FILE"))}
-    return json.dumps([str(home), sorted(named.items())])
+    return msgspec.json.encode([str(home), sorted(named.items())]).decode()
 
 
 @dataclass
@@ -652,7 +713,7 @@ def keep_locked(
     skip = [*skip, root]
     cache = ScanCache.read(root)
     print_ = fingerprint(env, home)
-    key = json.dumps([names or [], str(folder) if folder else None])
+    key = msgspec.json.encode([names or [], str(folder) if folder else None]).decode()
     planned = cache.plan(key, print_)
     if planned is None:
         planned = plan(names, folder, env, home)
@@ -661,10 +722,26 @@ def keep_locked(
     tallies = []
     for agent in agents:
         tally = Tally(agent.name)
-        if agent.start is None and cache.unchanged(agent.name, agent.root, root / agent.name):
+        changed = cache.changed(agent.name, agent.root, root / agent.name) if agent.start is None else None
+        if changed is not None:
+            # No file came or went (no folder changed): only the files whose times changed are looked at.
             tally.files = cache.count(agent.name)
-            if tally.files:
-                tally.changes["unchanged"] = tally.files
+            if len(changed) < tally.files:
+                tally.changes["unchanged"] = tally.files - len(changed)
+            if changed:
+                kinds = {source.rel: kind for source, kind in changed}
+                keeper = AgentKeeper(root, agent.name, None, agent.root, kinds)
+                sources = [source for source, _kind in changed]
+                looked = Tally(agent.name)
+                try:
+                    keeper.keep(Walked(sources, {}, []), looked, started_ns=started, many=False)
+                finally:
+                    keeper.close()
+                for what, n in looked.changes.items():
+                    tally.changes[what] = tally.changes.get(what, 0) + n
+                tally.added += looked.added
+                tally.problems.extend(looked.problems)
+                cache.update(agent.name, sources, keeper.manifest, started, root / agent.name)
         else:
             from ..foreign import FORMATS
 
@@ -677,7 +754,7 @@ def keep_locked(
             finally:
                 keeper.close()
             if agent.start is None:
-                cache.remember(agent.name, agent.root, walked, keeper.manifest, started, root / agent.name)
+                cache.remember(agent.name, agent.root, walked, keeper.manifest, started, root / agent.name, fmt)
         tallies.append(tally)
         if say is not None and (tally.files or tally.changes or tally.problems):
             say(tally.line(agent.label))
@@ -712,8 +789,8 @@ class ScanCache:
     @classmethod
     def read(cls, root: Path) -> ScanCache:
         try:
-            data = json.loads((root / SCAN).read_bytes())
-        except (OSError, ValueError):
+            data = msgspec.json.decode((root / SCAN).read_bytes())
+        except (OSError, ValueError, msgspec.DecodeError):
             data = {}
         return cls(data if isinstance(data, dict) else {})
 
@@ -737,33 +814,53 @@ class ScanCache:
     def count(self, name: str) -> int:
         return len(self.data.get("agents", {}).get(name, {}).get("files", {}))
 
-    def unchanged(self, name: str, agent_root: Path, store_folder: Path) -> bool:
+    def changed(self, name: str, agent_root: Path, store_folder: Path) -> list[tuple[Source, str]] | None:
+        """The files whose times changed since the last keep, each with its kind, when no file can have come or
+        gone (no folder changed, the manifest is as it was left); None when the folder must be walked."""
         try:
             seen = self.data["agents"][name]
             if seen["root"] != str(agent_root) or seen["manifest"] != _manifest_size(store_folder):
-                return False
+                return None
+            base = str(agent_root) + os.sep  # plain strings: a Path made per file costs more than its stat
+            stat_ = os.stat
             for rel, mtime in seen["folders"].items():
-                if mtime is None or os.stat(agent_root / rel, follow_symlinks=False).st_mtime_ns != mtime:
-                    return False
+                if (
+                    mtime is None
+                    or stat_(base + rel if rel != "." else base, follow_symlinks=False).st_mtime_ns != mtime
+                ):
+                    return None
             if not seen["folders"] and os.path.lexists(agent_root):
-                return False  # it was not there; it is now
-            for rel, key in seen["files"].items():
+                return None  # it was not there; it is now
+            changed = []
+            for rel, (key, kind) in seen["files"].items():
+                st = stat_(base + rel, follow_symlinks=False)
+                if key is not None and len(key) == 3 and key == [st.st_size, st.st_mtime_ns, st.st_ino]:
+                    continue
                 path = agent_root / rel
-                if key is None or list(key_of(path, os.stat(path, follow_symlinks=False), len(key) == 6)) != key:
-                    return False
-        except (OSError, KeyError, TypeError, AttributeError):
-            return False
-        return True
+                now = key_of(path, st, kind == "database")
+                if key is None or list(now) != key:
+                    changed.append((Source(rel, path, st, now), str(kind)))
+        except (OSError, KeyError, TypeError, ValueError, AttributeError):
+            return None
+        return changed
+
+    def _file(self, s: Source, manifest: Manifest, trusted: int, kind: str) -> list[Any]:
+        entry = manifest.entries.get(s.rel)
+        recorded = entry is not None and entry.src == s.key and not entry.racy
+        return [list(s.key) if recorded and max(s.key[1::3]) < trusted else None, kind]
 
     def remember(
-        self, name: str, agent_root: Path, walked: Walked, manifest: Manifest, started_ns: int, store_folder: Path
+        self,
+        name: str,
+        agent_root: Path,
+        walked: Walked,
+        manifest: Manifest,
+        started_ns: int,
+        store_folder: Path,
+        fmt: Format,
     ) -> None:
         trusted = started_ns - RACY_NS
-        files: dict[str, list[int] | None] = {}
-        for s in walked.files:
-            entry = manifest.entries.get(s.rel)
-            recorded = entry is not None and entry.src == s.key and not entry.racy
-            files[s.rel] = list(s.key) if recorded and max(s.key[1::3]) < trusted else None
+        files = {s.rel: self._file(s, manifest, trusted, kind_of(s.rel, fmt)) for s in walked.files}
         agents = self.data.setdefault("agents", {})
         if not isinstance(agents, dict):
             agents = self.data["agents"] = {}
@@ -774,10 +871,17 @@ class ScanCache:
             "manifest": _manifest_size(store_folder),
         }
 
+    def update(self, name: str, sources: list[Source], manifest: Manifest, started_ns: int, store_folder: Path) -> None:
+        """After the files `changed` gave were kept: what they are now."""
+        seen = self.data["agents"][name]
+        for s in sources:
+            seen["files"][s.rel] = self._file(s, manifest, started_ns - RACY_NS, seen["files"][s.rel][1])
+        seen["manifest"] = _manifest_size(store_folder)
+
     def write(self, root: Path) -> None:
         part = root / (SCAN + PART)
         try:
-            part.write_text(json.dumps(self.data, separators=(",", ":")))
+            part.write_bytes(msgspec.json.encode(self.data))
             os.replace(part, root / SCAN)
         except OSError:
             pass  # only a shortcut: the next keep walks every folder

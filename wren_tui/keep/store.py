@@ -27,13 +27,14 @@ the sha256 of its ranges' sha256s, in order.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+
+import msgspec
 
 ENV = "WREN_KEEP_DIR"
 FILES = "files"
@@ -81,7 +82,7 @@ _CRC_TAIL = len(b',"crc":"xxxxxxxx"}')
 
 def frame(record: Mapping[str, Any]) -> bytes:
     """One manifest line: the record as compact JSON, its CRC-32 (of the bytes before `,"crc":`) last, a newline."""
-    body = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()[:-1]
+    body = msgspec.json.encode(record)[:-1]
     return b'%b,"crc":"%08x"}\n' % (body, zlib.crc32(body))
 
 
@@ -92,8 +93,8 @@ def unframe(line: bytes) -> dict[str, Any] | None:
     try:
         if zlib.crc32(line[:-_CRC_TAIL]) != int(line[-10:-2], 16):
             return None
-        record = json.loads(line[:-_CRC_TAIL] + b"}")
-    except ValueError:
+        record = msgspec.json.decode(line[:-_CRC_TAIL] + b"}")
+    except (ValueError, msgspec.DecodeError):
         return None
     return record if isinstance(record, dict) and isinstance(record.get("rel"), str) else None
 
@@ -154,22 +155,51 @@ class Manifest:
     torn: bool  # the last line has no newline: written when a kill came; it did not count
 
 
-def read_manifest(folder: Path) -> Manifest:
-    """The manifest of the agent whose kept folder is `folder` (an empty one when there is none)."""
+def read_manifest(folder: Path, rels: Iterable[str] | None = None) -> Manifest:
+    """The manifest of the agent whose kept folder is `folder` (an empty one when there is none); `rels`: the
+    entries of those files alone (their lines found by their `"rel"` field, the others not decoded)."""
     try:
         with open(folder / MANIFEST, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         data = b""
-    return replay(data)
+    return replay(data, rels)
 
 
-def replay(data: bytes) -> Manifest:
+def _lines_of(data: bytes, end: int, rels: Iterable[str]) -> list[tuple[int, bytes]]:
+    """The whole lines of `data[:end]` that name one of `rels`, with their numbers, in order."""
+    found: dict[int, bytes] = {}
+    for rel in rels:
+        needle = b'"rel":' + msgspec.json.encode(rel) + b","
+        at = data.find(needle, 0, end)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            stop = data.find(b"\n", at)
+            found[start] = data[start:stop]
+            at = data.find(needle, stop, end)
+    return [(data.count(b"\n", 0, start) + 1, found[start]) for start in sorted(found)]
+
+
+def replay(data: bytes, rels: Iterable[str] | None = None) -> Manifest:
     entries: dict[str, Entry] = {}
     damaged: list[tuple[int, str]] = []
     end = data.rfind(b"\n") + 1
+    if rels is not None:
+        numbered = _lines_of(data, end, rels)
+        return _replayed(entries, damaged, numbered, end, data.count(b"\n", 0, end), end < len(data))
     lines = data[:end].split(b"\n")[:-1] if end else []
-    for number, line in enumerate(lines, 1):
+    return _replayed(entries, damaged, enumerate(lines, 1), end, len(lines), end < len(data))
+
+
+def _replayed(
+    entries: dict[str, Entry],
+    damaged: list[tuple[int, str]],
+    numbered: Iterable[tuple[int, bytes]],
+    end: int,
+    count: int,
+    torn: bool,
+) -> Manifest:
+    for number, line in numbered:
         record = unframe(line)
         if record is None:
             damaged.append((number, "its CRC does not match its bytes, or it is not a manifest record"))
@@ -177,7 +207,7 @@ def replay(data: bytes) -> Manifest:
         problem = _apply(entries, record)
         if problem is not None:
             damaged.append((number, problem))
-    return Manifest(entries, end, len(lines), damaged, torn=end < len(data))
+    return Manifest(entries, end, count, damaged, torn=torn)
 
 
 def _src(entry: Entry, record: Mapping[str, Any]) -> None:
