@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from ..foreign import FORMATS, Format
 from ..foreign.base import member_path, split_member
 from ..foreign.listing import KeptMark, session_files
-from .store import KeptFile, kept_agents, kept_files, kept_folder, kept_root, kept_versions
+from .store import KeptFile, agent_folder, kept_agents, kept_files, kept_root, kept_versions
 
 
 def when(iso: str) -> str:
@@ -99,8 +99,9 @@ class Kept:
         return [instead.get(path, path) for path in own] + lost
 
     def folders(self, fmt: Format) -> list[Path]:
-        """Where `fmt`'s kept copies are (for a listing's cache to forget the rows of copies no longer read)."""
-        return [kept_folder(fmt.name, self.env, self.home)]
+        """Where `fmt`'s kept copies and versions are (for a listing's cache to forget the rows of copies no longer
+        read)."""
+        return [agent_folder(fmt.name, self.env, self.home)]
 
     def copy_of(self, path: Path) -> Path | None:
         """The kept copy a command reads for the session at `path` (an agent's file, or `DB#ID` in one), or None:
