@@ -135,6 +135,9 @@ def test_a_database_gets_a_version_only_when_its_rows_changed_and_its_wal_is_nev
     assert what_is_there(home) == before
     old, new = store.kept_versions("opencode", "opencode.db", keep_env(home), home)
     assert len(_rows(old.copy)) == len(_rows(new.copy)) + 1
+    with contextlib.closing(sqlite3.connect(f"file:{old.copy}?mode=ro", uri=True)) as conn:
+        held = tuple(sorted(row[0] for row in conn.execute("select id from session")))
+    assert old.sessions == new.sessions == held and len(held) > 0  # each version says which sessions it holds
 
 
 def test_a_session_the_agent_deleted_stays_kept_and_is_marked_deleted(tmp_path: Path) -> None:

@@ -183,11 +183,12 @@ class Appender:
 # --- copying -------------------------------------------------------------------------------------------
 
 
-def _write_from(src: int, out: int, start: int, at: int, digest: Any) -> int:
-    """`src`'s bytes from `start` to its end, written at `out`'s offset `at` and hashed; the bytes copied."""
+def _write_from(src: int, out: int, start: int, at: int, digest: Any, stop: int | None = None) -> int:
+    """`src`'s bytes from `start` to its end (to `stop` at most: its size when it was looked at, which spares a
+    read that finds the end), written at `out`'s offset `at` and hashed; the bytes copied."""
     copied = 0
-    while True:
-        chunk = portable.pread(src, CHUNK, start + copied)
+    while stop is None or start + copied < stop:
+        chunk = portable.pread(src, CHUNK if stop is None else min(CHUNK, stop - start - copied), start + copied)
         if not chunk:
             return copied
         digest.update(chunk)
@@ -195,6 +196,7 @@ def _write_from(src: int, out: int, start: int, at: int, digest: Any) -> int:
         while view:
             view = view[portable.pwrite(out, view, at + copied + (len(chunk) - len(view))) :]
         copied += len(chunk)
+    return copied
 
 
 _made: set[str] = set()  # the folders of the store this process made (or found): not made again
@@ -216,6 +218,7 @@ class Copied:
     size: int
     sha256: str
     content: str | None = None  # a database's digest of its pages (its header's counters aside)
+    sessions: list[str] | None = None  # a database's sessions (the ids of its `session` table), when it has one
 
 
 def copy_whole(source: Path, part: Path, *, retry: bool, sync: bool) -> Copied:
@@ -228,7 +231,7 @@ def copy_whole(source: Path, part: Path, *, retry: bool, sync: bool) -> Copied:
             digest = hashlib.sha256()
             out = _open_new(part)
             try:
-                size = _write_from(fd, out, 0, 0, digest)
+                size = _write_from(fd, out, 0, 0, digest, before.st_size)
                 if sync:
                     portable.durable_sync(out)
             finally:
@@ -254,11 +257,18 @@ def copy_database(source: Path, part: Path, *, sync: bool) -> Copied:
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
 
+    sessions: list[str] | None = None
+
     def backup(conn: sqlite3.Connection) -> None:
+        nonlocal sessions
         target = sqlite3.connect(part)
         try:
             conn.backup(target)
             target.execute("pragma journal_mode = delete")
+            try:  # OpenCode's schema (Kilo's too): which sessions this version holds, for the readers of the store
+                sessions = sorted(str(row[0]) for row in target.execute("select id from session"))
+            except sqlite3.Error:
+                sessions = None
         finally:
             target.close()
 
@@ -282,7 +292,7 @@ def copy_database(source: Path, part: Path, *, sync: bool) -> Copied:
     if sync:
         with open(part, "rb+") as f:
             portable.durable_sync(f.fileno())
-    return Copied(part, offset, digest.hexdigest(), content.hexdigest())
+    return Copied(part, offset, digest.hexdigest(), content.hexdigest(), sessions)
 
 
 def _same_bytes(a: int, b: int, start: int, stop: int) -> bool:
@@ -486,6 +496,8 @@ class AgentKeeper:
             record.update(op="copy", v=1, size=copied.size, sha256=copied.sha256, why="new")
             if copied.content is not None:
                 record["content"] = copied.content
+            if copied.sessions is not None:
+                record["sessions"] = copied.sessions
             records.append(record)
             tally.count("new", copied.size)
         gone_from_unreadable = tuple(p.split(": ", 1)[0] for p in walked.unreadable)
@@ -568,6 +580,8 @@ class AgentKeeper:
         record["why"] = why
         if copied.content is not None:
             record["content"] = copied.content
+        if copied.sessions is not None:
+            record["sessions"] = copied.sessions
         records.append(record)
         return why, copied.size
 

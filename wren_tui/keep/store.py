@@ -11,7 +11,8 @@ agent's own layout, so each format's reader reads it as it reads the agent's fol
 The manifest is the truth: a copy counts once its line is there, and a line counts once it ends in a newline
 and its CRC matches (a line torn by a kill did not count). Its lines (`op`):
 
-- `copy`: version `v` of `rel` written whole (`size`, `sha256` of its bytes), `why` it was: `new`, `rewritten`
+- `copy`: version `v` of `rel` written whole (`size`, `sha256` of its bytes; a database's `content` digest and its
+  `sessions`, the ids of its `session` table), `why` it was: `new`, `rewritten`
   (the agent rewrote it: the previous version was linked at versions/<v-1>/<rel> first), `truncated`.
 - `grow`: the bytes [`from`, `size`) the agent appended, added to version `v` (`sha256` of those bytes alone).
 - `seen`: the agent's file changed on disk (`src`) but not its content (a database written back unchanged).
@@ -117,6 +118,7 @@ class Version:
     kept_at: str
     why: str = "new"
     content: str | None = None  # a database's digest of what it holds (its header's counters aside)
+    sessions: list[str] | None = None  # a database's sessions (OpenCode's, Kilo's `session` table), when known
 
     @property
     def size(self) -> int:
@@ -225,6 +227,8 @@ def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
             why = str(record.get("why", "new"))
             version = Version(int(record["v"]), [Range(0, int(record["size"]), str(record["sha256"]))], at, why)
             version.content = record.get("content")
+            sessions = record.get("sessions")
+            version.sessions = [str(x) for x in sessions] if isinstance(sessions, list) else None
             if entry is None:
                 entries[rel] = entry = Entry(rel, version)
             else:
@@ -294,6 +298,9 @@ class KeptVersion:
     sha256: str
     kept_at: str
     why: str  # new, rewritten, truncated
+    # A database's: the ids of the sessions this version holds (OpenCode's and Kilo's `session` table); None for
+    # any other file, or a database without that table.
+    sessions: tuple[str, ...] | None = None
 
 
 def agent_root(agent: str, env: Mapping[str, str], home: Path) -> Path | None:
@@ -349,6 +356,7 @@ def kept_versions(agent: str, relative: PurePosixPath | str, env: Mapping[str, s
             v.sha256,
             v.kept_at,
             v.why,
+            tuple(v.sessions) if v.sessions is not None else None,
         )
         for v in [*entry.earlier, entry.current]
     ]
