@@ -11,6 +11,8 @@ import json
 import os
 import re
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -77,7 +79,8 @@ class Machine:
         return rows
 
     def hits(self, word: str, *more: str) -> list[dict[str, object]]:
-        code, out, err = self.wren("search", word, "--agent", "claude", "--json", *more)
+        agent = () if "--agent" in more else ("--agent", "claude")
+        code, out, err = self.wren("search", word, *agent, "--json", *more)
         assert code == 0, err
         return [row for row in map(json.loads, out.splitlines()) if row["type"] == "hit"]
 
@@ -263,3 +266,33 @@ def test_a_document_its_agent_rewrites_as_it_goes_is_not_marked_until_its_agent_
     (row,) = machine.ls("continue")
     assert str(row["kept"]).startswith("kept; deleted by its agent ")
     assert Path(str(row["path"])).read_bytes() == newer  # the newest kept version
+
+
+def test_a_session_its_agent_deleted_from_a_database_it_still_has_is_read_from_the_kept_version(
+    machine: Machine,
+) -> None:
+    data = machine.tmp / "data"
+    machine.env["XDG_DATA_HOME"] = str(data)
+    db = data / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(fixture("opencode", "multi-turn"), db)
+    (before,) = machine.ls("opencode")
+    member = Path(str(before["path"]))
+    code, logged, _ = machine.wren("log", str(member))
+    assert code == 0
+    hits = machine.hits("hello", "--agent", "opencode")
+    machine.keep()
+    with closing(sqlite3.connect(db)) as conn:  # OpenCode deletes the session; its database stays
+        for table in ("part", "message", "event", "session"):  # its only session, and everything of it
+            conn.execute(f"delete from {table}")
+        conn.commit()
+    assert machine.ls("opencode") != []  # before the next keep: the latest kept version still holds it
+    machine.keep()
+
+    (row,) = machine.ls("opencode")
+    assert row["id"] == before["id"] and str(row["kept"]).startswith("kept; deleted by its agent on ")
+    assert machine.kept in Path(str(row["path"])).parents
+    code, again, err = machine.wren("log", str(member))  # DB#ID, as the agent had it
+    assert (code, again) == (0, logged) and "kept; deleted by its agent on " in err
+    found = machine.hits("hello", "--agent", "opencode")
+    assert _places(found) == _places(hits) and all(str(hit["kept"]).startswith("kept; deleted") for hit in found)

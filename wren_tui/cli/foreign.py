@@ -89,7 +89,7 @@ def _kept(path: Path, kept: Kept | None = None) -> Path:
     else `path`; what the store says of it (`keep.found`) is said first, on stderr."""
     kept = kept or Kept()
     read = kept.copy_of(path) or path
-    mark = kept.mark(path)
+    mark = kept.mark(path) or (kept.mark(read) if read != path else None)
     if mark is not None:
         also = f"; Wren's kept copy is read: {read}" if read != path else ""
         err(visible(f"{path}: {mark.sentence}{also}"))

@@ -83,6 +83,8 @@ class Keeps(Protocol):
 
     def mark(self, path: Path) -> KeptMark | None: ...
 
+    def lost_members(self, fmt: Format, database: Path, live: set[str]) -> list[Path]: ...
+
 
 def marked(row: AgentSession, kept: Keeps | None) -> AgentSession:
     """`row` with what the store says of its session (a kept copy is never live: its agent deleted it)."""
@@ -282,9 +284,17 @@ def list_agent_sessions(
         for fmt, root in places
         for path in (session_files(fmt, root, skipped) if kept is None else kept.files(fmt, root, skipped))
     ]
-    exported = [
-        row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt, now, skipped)
-    ]
+    exported = []
+    for fmt, path in found:
+        if fmt.export is None:
+            continue
+        rows = describe_exported(path, fmt, now, skipped)
+        exported += rows
+        if kept is not None and fmt.export_all is not None:
+            # The sessions its agent deleted from a database it still has: from the newest kept version holding each.
+            live = {session for row in rows if (session := split_member(row.path)[1]) is not None}
+            for member in kept.lost_members(fmt, path, live):
+                exported += describe_exported(member, fmt, now)
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
     stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:

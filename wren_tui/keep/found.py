@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 from ..foreign import FORMATS, Format
 from ..foreign.base import member_path, split_member
 from ..foreign.listing import KeptMark, session_files
-from .store import KeptFile, agent_folder, kept_agents, kept_files, kept_root, kept_versions
+from ..journal.errors import JournalError
+from .store import VERSIONS, KeptFile, KeptVersion, agent_folder, kept_agents, kept_files, kept_root, kept_versions
 
 
 def when(iso: str) -> str:
@@ -78,6 +79,8 @@ class Kept:
         self.root = Path(os.path.abspath(kept_root(self.env, self.home)))
         self._agents: dict[str, list[_Found]] = {}
         self._by_path: dict[str, _Found] = {}
+        # Sessions a database's kept versions hold that the agent's database no longer does (`VERSION#ID`): their marks.
+        self._members: dict[str, KeptMark] = {}
 
     # --- which sessions an agent has ---------------------------------------------------------------
 
@@ -98,6 +101,26 @@ class Kept:
                 lost.append(found.read)
         return [instead.get(path, path) for path in own] + lost
 
+    def lost_members(self, fmt: Format, database: Path, live: set[str]) -> list[Path]:
+        """The sessions of the agent's database at `database` that a kept version holds and the database, holding
+        `live`, no longer does: each as `VERSION_COPY#ID` of the newest version that holds it, marked deleted."""
+        found = self._original(database)
+        if found is None or (found.mark is not None and found.mark.copy):
+            return []  # nothing kept of it, or the whole database is gone: its copy is listed whole
+        versions = kept_versions(found.kept.agent, found.kept.relative, self.env, self.home)
+        holding: dict[str, int] = {}  # each session: the newest version (its place in `versions`) that holds it
+        for i, version in enumerate(versions):
+            for session in version.sessions or ():
+                holding[session] = i
+        lost = []
+        for session, i in holding.items():
+            if session in live:
+                continue
+            path = member_path(versions[i].copy, session)
+            self._members[os.path.abspath(path)] = _member_mark(versions, i)
+            lost.append(path)
+        return lost
+
     def folders(self, fmt: Format) -> list[Path]:
         """Where `fmt`'s kept copies and versions are (for a listing's cache to forget the rows of copies no longer
         read)."""
@@ -108,14 +131,24 @@ class Kept:
         the agent's own file is read (it is there as kept, or newer), or Wren kept nothing of it."""
         base, member = split_member(path)
         found = self._original(base)
-        if found is None or found.mark is None or not found.mark.copy:
+        if found is None:
+            return None
+        if member is not None and (found.mark is None or not found.mark.copy):
+            return self._lost_member(base, member)
+        if found.mark is None or not found.mark.copy:
             return None
         return found.read if member is None else member_path(found.read, member)
 
     def mark(self, path: Path) -> KeptMark | None:
-        """The mark of the session at `path` (a kept copy, or the agent's file), or None: nothing to say."""
-        base = split_member(path)[0]
+        """The mark of the session at `path` (a kept copy, the agent's file, or a session `lost_members` or `copy_of`
+        gave), or None: nothing to say."""
+        member = self._members.get(os.path.abspath(path))
+        if member is not None:
+            return member
+        base, session = split_member(path)
         found = self._copy(base) or self._original(base)
+        if found is None and session is not None:
+            return self._version_member(base, session)
         return None if found is None else found.mark
 
     def shipped(self) -> list[Shipped]:
@@ -187,6 +220,37 @@ class Kept:
         said = sentence(kept, gone=False) if kept.state == "rewritten" and _appended(kept.relative) else None
         return (None if said is None else KeptMark(said, copy=False)), latest
 
+    def _version_member(self, copy: Path, session: str) -> KeptMark | None:
+        """The mark of `VERSION_COPY#ID`, a session read from a kept version of a database its agent deleted it from
+        (only `lost_members` and `copy_of` give such a path)."""
+        try:
+            parts = Path(os.path.abspath(copy)).relative_to(self.root).parts
+        except ValueError:
+            return None
+        if len(parts) < 4 or parts[0] not in FORMATS or parts[1] != VERSIONS:
+            return None
+        relative = PurePosixPath(*parts[3:])
+        versions = kept_versions(parts[0], relative, self.env, self.home)
+        holding = [i for i, v in enumerate(versions) if session in (v.sessions or ())]
+        return _member_mark(versions, holding[-1]) if holding else None
+
+    def _lost_member(self, database: Path, session: str) -> Path | None:
+        """`VERSION#ID` for a session a kept version of the agent's `database` holds and the database no longer does."""
+        fmt = FORMATS[self._by_path[os.path.abspath(database)].kept.agent]
+        assert fmt.export_all is not None
+        try:
+            live = {split_member(path)[1] for path in fmt.export_all(database)}
+        except JournalError:
+            return None  # the agent's database cannot be read: it says why when it is read
+        if session in live:
+            return None
+        wanted = [
+            path
+            for path in self.lost_members(fmt, database, {s for s in live if s})
+            if path.name.endswith(f"#{session}")
+        ]
+        return wanted[0] if wanted else None
+
     def _copy(self, path: Path) -> _Found | None:
         """The kept session whose copy is `path`, if it is one (only the agent the copy's folder names is read)."""
         try:
@@ -211,6 +275,14 @@ class Kept:
             if found is not None:
                 return found
         return None
+
+
+def _member_mark(versions: list[KeptVersion], newest: int) -> KeptMark:
+    """The mark of a session its agent deleted from a database, `versions[newest]` the newest kept version holding it:
+    deleted when the next version was kept without it, or after the newest was kept (no version since)."""
+    after = versions[newest + 1].kept_at if newest + 1 < len(versions) else None
+    said = f"on {when(after)}" if after else f"after {when(versions[newest].kept_at)}"
+    return KeptMark(f"kept; deleted by its agent {said}", copy=True)
 
 
 def _appended(relative: PurePosixPath) -> bool:

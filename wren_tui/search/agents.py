@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..foreign import FORMATS, WREN, Format, Kind
+from ..foreign.base import split_member
 from ..foreign.listing import every_session, roots
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths
@@ -80,7 +81,7 @@ def _foreign(fmt: Format, places: Places) -> list[SearchSource]:
         paths = [
             path
             for found, root in roots([fmt.name])
-            for path in _sessions(found, places.kept.files(found, root, places.skipped))
+            for path in _sessions(found, places.kept.files(found, root, places.skipped), places.kept)
         ]
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
@@ -115,16 +116,22 @@ def sessions_of(
     return sorted(found, key=_newest, reverse=True)
 
 
-def _sessions(fmt: Format, files: Iterable[Path]) -> list[Path]:
-    """The sessions of these files: each file, or each session a database holds (`DB#ID`)."""
+def _sessions(fmt: Format, files: Iterable[Path], kept: Kept | None = None) -> list[Path]:
+    """The sessions of these files: each file, or each session a database holds (`DB#ID`) and, with `kept`, each
+    one its agent deleted from it that a kept version holds (`keep.found.Kept.lost_members`)."""
     if fmt.export_all is None:
         return list(files)
     found: list[Path] = []
     for path in files:
         try:
-            found += fmt.export_all(path)
+            sessions = list(fmt.export_all(path))
         except JournalError:
             found.append(path)  # searched, to say why it cannot be read
+            continue
+        found += sessions
+        if kept is not None:
+            live = {session for member in sessions if (session := split_member(member)[1]) is not None}
+            found += kept.lost_members(fmt, path, live)
     return found
 
 
