@@ -25,6 +25,7 @@ from textual import work
 from textual.binding import Binding, BindingType
 
 from ...foreign import Format
+from ...foreign.base import split_member
 from ...foreign.listing import (
     AgentSession,
     describe_agent_session,
@@ -163,7 +164,11 @@ class ForeignBrowser(SessionList):
                 continue
             fmt = self._formats[path]
             if fmt.export_all is not None:
-                self._show_all(path, [marked(row, self._kept) for row in describe_exported(path, fmt, now)])
+                rows = describe_exported(path, fmt, now)
+                live = {session for row in rows if (session := split_member(row.path)[1]) is not None}
+                for member in self._kept.lost_members(fmt, path, live):  # deleted from the database it still has
+                    rows += describe_exported(member, fmt, now)
+                self._show_all(path, [marked(row, self._kept) for row in rows])
             elif known is not None:
                 row = remembered(path, fmt, _stat(path), self._held_now(), known, now)
                 self._show(path, _cells(marked(row, self._kept)))
