@@ -236,20 +236,24 @@ class Kept:
 
     def _lost_member(self, database: Path, session: str) -> Path | None:
         """`VERSION#ID` for a session a kept version of the agent's `database` holds and the database no longer does."""
-        fmt = FORMATS[self._by_path[os.path.abspath(database)].kept.agent]
-        assert fmt.export_all is not None
+        found = self._by_path[os.path.abspath(database)]
+        fmt = FORMATS[found.kept.agent]
+        assert fmt.export is not None and fmt.export_all is not None
+        versions = kept_versions(found.kept.agent, found.kept.relative, self.env, self.home)
+        if not any(session in (v.sessions or ()) for v in versions):
+            return None  # never kept: the agent's database says whether it holds it
         try:
-            live = {split_member(path)[1] for path in fmt.export_all(database)}
+            fmt.export(member_path(database, session))
+            return None  # the agent's database still holds it: read there (the command exports it again)
+        except JournalError:
+            pass
+        try:
+            live = {s for path in fmt.export_all(database) if (s := split_member(path)[1]) is not None}
         except JournalError:
             return None  # the agent's database cannot be read: it says why when it is read
         if session in live:
             return None
-        wanted = [
-            path
-            for path in self.lost_members(fmt, database, {s for s in live if s})
-            if path.name.endswith(f"#{session}")
-        ]
-        return wanted[0] if wanted else None
+        return next((path for path in self.lost_members(fmt, database, live) if split_member(path)[1] == session), None)
 
     def _copy(self, path: Path) -> _Found | None:
         """The kept session whose copy is `path`, if it is one (only the agent the copy's folder names is read)."""
