@@ -22,14 +22,14 @@ from tests.waiting import until
 from wren_tui.keep import store
 
 
-def _start_follow(home: Path) -> subprocess.Popen[bytes]:
+def _start_follow(home: Path, args: tuple[str, ...] = ("--follow",), *, read: bool = True) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")} | keep_env(home)
     return subprocess.Popen(
-        [sys.executable, "-m", "wren_tui", "keep", "--follow"],
+        [sys.executable, "-m", "wren_tui", "keep", *args],
         cwd=home.parent,
         env=env,
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.PIPE if read else subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
@@ -156,20 +156,20 @@ class Agents:
             assert ids == list(range(1, len(ids) + 1)), f"{copy}: rows that are not the first ones inserted"
 
 
-def test_follow_killed_at_random_moments_many_times_leaves_a_whole_store_of_what_the_agents_wrote(
-    tmp_path: Path,
-) -> None:
+def _kill_loop(tmp_path: Path, args: tuple[str, ...], logs: int, kills: int, latest: float) -> None:
+    """`wren keep ARGS` killed `kills` times, each at a random moment up to `latest` seconds after it started,
+    while the agents write; after each kill the store verifies and holds only what the agents wrote."""
     home = tmp_path / "home"
-    agents = Agents(home)
+    agents = Agents(home, logs)
     writer = threading.Thread(target=agents.run, daemon=True)
     writer.start()
     kept = tmp_path / "kept"
     rng = random.Random(3607)
     env = keep_env(home)
     try:
-        for _kill_number in range(25):
-            child = _start_follow(home)
-            time.sleep(rng.uniform(0.05, 2.0))  # a random moment: starting, the first keep, or following
+        for _kill_number in range(kills):
+            child = _start_follow(home, args, read=False)
+            time.sleep(rng.uniform(0.01, latest))  # a random moment: starting, copying, recording, following
             _kill(child)
             verified = run_wren(["verify"], cwd=tmp_path, env=env)
             assert verified.returncode == 0, verified.stdout + verified.stderr
@@ -177,7 +177,7 @@ def test_follow_killed_at_random_moments_many_times_leaves_a_whole_store_of_what
     finally:
         agents.stop.set()
         writer.join(30)
-    assert sum(k.versions for k in store.kept_files("claude", env, home)) > 6  # rewrites kept as versions meanwhile
+    assert sum(k.versions for k in store.kept_files("claude", env, home)) > logs  # rewrites kept as versions
     keep(home)  # once it runs to its end, the kept copies are the agents' files as they are now
     for log in agents.logs:
         assert (kept / "claude" / "files" / log.parent.name / "log.jsonl").read_bytes() == log.read_bytes()
@@ -185,3 +185,16 @@ def test_follow_killed_at_random_moments_many_times_leaves_a_whole_store_of_what
     verified = run_wren(["verify"], cwd=tmp_path, env=env)
     assert verified.returncode == 0 and verified.stdout.strip().endswith("checked: whole"), verified.stdout
     agents.check(kept)
+
+
+def test_follow_killed_at_random_moments_many_times_leaves_a_whole_store_of_what_the_agents_wrote(
+    tmp_path: Path,
+) -> None:
+    _kill_loop(tmp_path, ("--follow",), logs=6, kills=25, latest=2.0)
+
+
+def test_keep_of_many_files_killed_at_random_moments_leaves_a_whole_store_of_what_the_agents_wrote(
+    tmp_path: Path,
+) -> None:
+    # Many files at once: every copy made durable by one sync, then renamed, then recorded (the batch path).
+    _kill_loop(tmp_path, ("-q",), logs=30, kills=30, latest=0.6)

@@ -196,3 +196,33 @@ def test_a_second_keep_while_one_holds_the_store_is_refused_in_one_sentence(tmp_
         done.stderr.strip()
         == f"wren: {tmp_path / 'kept'}: another `wren keep` is writing this store (a --follow?); wait for it or stop it"
     )
+
+
+def test_a_store_that_cannot_be_made_is_said_in_one_sentence_with_what_to_do(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "a-file").write_bytes(b"")
+    done = run_wren(["keep"], cwd=tmp_path, env=keep_env(home) | {"WREN_KEEP_DIR": str(tmp_path / "a-file" / "kept")})
+    assert done.returncode == 1
+    said = "the kept store cannot be made there (set WREN_KEEP_DIR to a folder you can write)"
+    assert done.stderr == f"wren: {tmp_path / 'a-file' / 'kept'}: not a directory; {said}\n"
+    usage = run_wren(["keep", "--json"], cwd=tmp_path, env=keep_env(home))
+    assert usage.returncode == 2 and "--json goes with --status" in usage.stderr
+
+
+def test_keep_verify_and_status_work_on_a_simulated_windows_as_on_linux(tmp_path: Path) -> None:
+    from tests.conftest import REPO
+
+    home = tmp_path / "home"
+    every_agent(home)
+    before = what_is_there(home)
+    windows = {"PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "simulated_windows"), str(REPO)])}
+    env = keep_env(home) | windows
+    done = run_wren(["keep"], cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Claude Code: 2 files; 2 new" in done.stdout and what_is_there(home) == before
+    verified = run_wren(["verify"], cwd=tmp_path, env=env)
+    assert verified.returncode == 0 and verified.stdout.strip().endswith("checked: whole"), verified.stdout
+    status = run_wren(["keep", "--status"], cwd=tmp_path, env=env)
+    assert status.returncode == 0 and "Claude Code: 2 files kept" in status.stdout
+    for agent in ("claude", "cline", "opencode"):
+        assert {k.state for k in store.kept_files(agent, keep_env(home), home)} == {"kept"}

@@ -207,7 +207,12 @@ def _open_new(path: Path) -> int:
     if folder not in _made:
         os.makedirs(folder, exist_ok=True)
         _made.add(folder)
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | portable.O_CLOEXEC | portable.O_BINARY, 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | portable.O_CLOEXEC | portable.O_BINARY
+    try:
+        return os.open(path, flags, 0o600)
+    except FileNotFoundError:  # its folder was removed since (a person tidying the store while --follow runs)
+        os.makedirs(folder, exist_ok=True)
+        return os.open(path, flags, 0o600)
 
 
 @dataclass
