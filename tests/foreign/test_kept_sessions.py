@@ -296,3 +296,20 @@ def test_a_session_its_agent_deleted_from_a_database_it_still_has_is_read_from_t
     assert (code, again) == (0, logged) and "kept; deleted by its agent on " in err
     found = machine.hits("hello", "--agent", "opencode")
     assert _places(found) == _places(hits) and all(str(hit["kept"]).startswith("kept; deleted") for hit in found)
+
+
+def test_a_kept_session_its_agent_deleted_reads_the_same_on_the_simulated_windows(machine: Machine) -> None:
+    from tests.test_simulated_windows import on_linux, on_windows
+
+    original = machine.session("simple", GONE)
+    machine.keep()
+    original.unlink()
+    for args in (
+        ["ls", "--agent", "claude", "--json"],
+        ["log", str(original)],
+        ["search", "hello", "--agent", "claude", "--json", "--no-index"],
+    ):
+        linux = on_linux(args, machine.tmp, **machine.env)
+        windows = on_windows(args, machine.tmp, **machine.env)
+        assert linux.returncode == 0 and "kept; deleted by its agent" in linux.stdout + linux.stderr
+        assert (windows.returncode, windows.stdout, windows.stderr) == (0, linux.stdout, linux.stderr)
