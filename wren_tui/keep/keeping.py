@@ -88,12 +88,12 @@ class Tally:
         self.added += added
 
     def line(self, label: str) -> str:
-        said = ", ".join(f"{n} {what}" for what, n in self.changes.items() if what != "unchanged" and n)
+        said = ", ".join(f"{n:,} {what}" for what, n in self.changes.items() if what != "unchanged" and n)
         same = self.changes.get("unchanged", 0)
         parts = [f"{self.files:,} file{'' if self.files == 1 else 's'}"]
         parts.append(said or "nothing new")
         if same and said:
-            parts.append(f"{same} unchanged")
+            parts.append(f"{same:,} unchanged")
         if self.added:
             parts.append(f"{self.added:,} bytes kept")
         if self.problems:
@@ -851,22 +851,25 @@ class ScanCache:
             if not seen["folders"] and os.path.lexists(agent_root):
                 return None  # it was not there; it is now
             changed = []
-            for rel, (key, kind) in seen["files"].items():
+            # Each file as one string, "KIND SIZE MTIME_NS INODE" (a database's WAL's three after), or its kind alone
+            # when its times were too recent to trust: a dict of strings decodes in a fraction of the lists' time.
+            for rel, said in seen["files"].items():
                 st = stat_(base + rel, follow_symlinks=False)
-                if key is not None and len(key) == 3 and key == [st.st_size, st.st_mtime_ns, st.st_ino]:
+                if said == f"log {st.st_size} {st.st_mtime_ns} {st.st_ino}":
                     continue
+                kind = said.split(" ", 1)[0]
                 path = agent_root / rel
                 now = key_of(path, st, kind == "database")
-                if key is None or list(now) != key:
-                    changed.append((Source(rel, path, st, now), str(kind)))
+                if said != " ".join([kind, *map(str, now)]):
+                    changed.append((Source(rel, path, st, now), kind))
         except (OSError, KeyError, TypeError, ValueError, AttributeError):
             return None
         return changed
 
-    def _file(self, s: Source, manifest: Manifest, trusted: int, kind: str) -> list[Any]:
+    def _file(self, s: Source, manifest: Manifest, trusted: int, kind: str) -> str:
         entry = manifest.entries.get(s.rel)
         recorded = entry is not None and entry.src == s.key and not entry.racy
-        return [list(s.key) if recorded and max(s.key[1::3]) < trusted else None, kind]
+        return " ".join([kind, *map(str, s.key)]) if recorded and max(s.key[1::3]) < trusted else kind
 
     def remember(
         self,
@@ -894,7 +897,7 @@ class ScanCache:
         """After the files `changed` gave were kept: what they are now."""
         seen = self.data["agents"][name]
         for s in sources:
-            seen["files"][s.rel] = self._file(s, manifest, started_ns - RACY_NS, seen["files"][s.rel][1])
+            seen["files"][s.rel] = self._file(s, manifest, started_ns - RACY_NS, seen["files"][s.rel].split(" ", 1)[0])
         seen["manifest"] = _manifest_size(store_folder)
 
     def write(self, root: Path) -> None:
