@@ -47,10 +47,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "foreign", "search", "export", "fleet"),  # over a fleet: through fleet.remote
+    "tui": ("base", "journal", "foreign", "search", "export", "fleet", "keep"),  # over a fleet: through fleet.remote
     "fleet": ("base", "journal"),
     "foreign": ("base", "journal"),
-    "search": ("base", "journal", "foreign"),
+    "search": ("base", "journal", "foreign", "keep"),  # the kept copies of sessions the agents lost
     "keep": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
     "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export", "keep"),
@@ -90,6 +90,10 @@ PRIVATE = {
         "os.fchmod",  # set_mode: an export's new temporary file
         "os.chmod",
     },
+    # Another agent's session a host kept, read back from a fleet's server (`wren watch nats://`): laid out for its
+    # reader in a private folder the viewer makes with mkdtemp and removes when it ends, never anywhere else.
+    "wren_tui.fleet.kept line": {".mkdir()", "open in mode 'xb'"},
+    "wren_tui.tui.fleet_app line": {"tempfile.mkdtemp", "shutil.rmtree"},
     # portable.copy_range writes into the copy it opened ('wb'), from a descriptor of the agent's file opened read-only.
     "wren_tui.foreign.snapshot line": {
         "open in mode 'wb'",

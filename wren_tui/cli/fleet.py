@@ -87,14 +87,17 @@ def watch_remote(target: str, *, pick: bool, fork_folder: Path) -> Exit:
 # --- wren ls nats://... ------------------------------------------------------------------------
 
 
-def ls_remote(target: str, as_json: bool) -> Exit:
-    """`wren ls nats://SERVER[/HOST]`: the session list, newest first, with each session's host."""
+def ls_remote(target: str, as_json: bool, agent: str | None = None) -> Exit:
+    """`wren ls nats://SERVER[/HOST]`: the session list, newest first, with each session's host; with
+    `--agent NAME|all`, the other agents' sessions the hosts kept (`wren keep`) and their mirrors shipped."""
     from ..fleet.names import parse_ref
 
     ref = parse_ref(target)
     if ref.session:
         raise UsageError(f"ls lists sessions; to read one, use wren log {ref}")
     remote = fleet_module("remote")
+    if agent is not None:
+        return _ls_kept(remote, ref, agent, as_json)
     sessions, refused = asyncio.run(_sessions(remote, ref))
     for key in refused:
         # Any writer of one key could otherwise list a session as another host's.
@@ -122,6 +125,31 @@ def ls_remote(target: str, as_json: bool) -> Exit:
                 f"{row.last_ts or '-':<24}  {state}"
             )
         )
+    return Exit.OK
+
+
+def _ls_kept(remote: ModuleType, ref: RemoteRef, agent: str, as_json: bool) -> Exit:
+    """The kept sessions of `agent` ("all": every agent's) on the fleet's server, by host, agent and path."""
+
+    async def listed() -> list[Any]:
+        async with await remote.Fleet.connect(ref.server) as fleet:
+            rows: list[Any] = await fleet.kept(ref.host)
+            return rows
+
+    rows = [row for row in asyncio.run(listed()) if agent == "all" or row.agent == agent]
+    if as_json:
+        print_json([{f.encode_name: getattr(row, f.name) for f in msgspec.structs.fields(row)} for row in rows])
+        return Exit.OK
+    if not rows:
+        out(f"no kept sessions on {ref}" + ("" if agent == "all" else f" of {agent}"))
+        return Exit.OK
+    width = max(4, *(len(row.host) for row in rows))
+    out(f"{'HOST':<{width}}  {'AGENT':<8}  {'ID':<36}  {'BYTES':>9}  KEPT")
+    for row in rows:
+        said = row.mark or "kept; its agent still has it"
+        if row.mirror:
+            said += f" ({row.mirror})"
+        out(visible(f"{row.host:<{width}}  {row.agent:<8}  {row.session:<36}  {row.size:>9}  {said}"))
     return Exit.OK
 
 

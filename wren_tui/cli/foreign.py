@@ -22,9 +22,10 @@ from ..foreign.exported import open_lines
 from ..foreign.listing import AgentSession, list_agent_sessions, list_every_session, roots
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, NotASession, SessionNotFound
-from ..journal.store import DOCUMENT_SUFFIX, SUFFIX, journals_dir, project_label, write_problem
+from ..journal.store import DOCUMENT_SUFFIX, SESSION_ID, SUFFIX, journals_dir, project_label, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
+from ..keep.found import Kept
 from ..search.index import index_path
 from ..search.indexer import IndexRefused, IndexUnavailable, connect_write
 from ..search.listings import StoredSummaries
@@ -77,9 +78,10 @@ class ShownHelp(str):
 
 def resolve(folder: Path, ref: str) -> Path:
     """The session a person means (`journal.store.resolve`), or another agent's file that is not JSON lines
-    (a database, or `DB#ID` for one of its sessions; a Markdown chat history), by its content."""
+    (a database, or `DB#ID` for one of its sessions; a Markdown chat history), by its content; for a session
+    Wren kept that its agent deleted or truncated (`wren keep`), the kept copy, its mark said on stderr."""
     try:
-        return resolve_journal(folder, ref)
+        found = resolve_journal(folder, ref)
     except SessionNotFound:
         path = Path(ref).expanduser()
         base = split_member(path)[0]
@@ -90,12 +92,28 @@ def resolve(folder: Path, ref: str) -> Path:
         if "\x00" not in ref and base.is_file() and not base.is_symlink():
             kind = kind_of(path)
             if isinstance(kind, Format) and kind.export is not None:
-                return path
+                return _kept(path)
             if of_no_kind(path, kind):
                 # A file a person named, of no kind Wren reads (a .db, .yaml, .md, .json of another program's):
                 # the one refusal, naming what Wren reads, never "not a session id".
                 raise NotASession(path, what_wren_opens(), NOT_THEIRS) from None
-        raise
+        kept = Kept()
+        if "\x00" in ref or kept.copy_of(path) is None:
+            raise
+        return _kept(path, kept)
+    return found if SESSION_ID.match(ref) else _kept(found)  # a Wren session's id: never another agent's
+
+
+def _kept(path: Path, kept: Kept | None = None) -> Path:
+    """The file a command reads for the session at `path`: its kept copy when its agent deleted or truncated it,
+    else `path`; what the store says of it (`keep.found`) is said first, on stderr."""
+    kept = kept or Kept()
+    read = kept.copy_of(path) or path
+    mark = kept.mark(path) or (kept.mark(read) if read != path else None)
+    if mark is not None:
+        also = f"; Wren's kept copy is read: {read}" if read != path else ""
+        err(visible(f"{path}: {mark.sentence}{also}"))
+    return read
 
 
 def foreign_format(path: Path) -> Format | None:
@@ -151,28 +169,30 @@ def _places(args: argparse.Namespace) -> list[tuple[Format, Path]]:
 
 
 def _listed(places: list[tuple[Format, Path]], journals: Path, skipped: list[str]) -> list[AgentSession]:
-    """The sessions of `places`, each unchanged file's row from the store beside search's index (see
-    docs/search-index.md); every file read when there is no store to keep (no journals folder yet)."""
+    """The sessions of `places` and the kept copies of those their agents lost (`keep.found`), each unchanged file's
+    row from the store beside search's index (see docs/search-index.md); every file read when there is no store to
+    keep (no journals folder yet)."""
+    kept = Kept()
     if not journals.is_dir():
-        return list_agent_sessions(places, skipped)
+        return list_agent_sessions(places, skipped, kept=kept)
     said: list[str] = []
     try:
         db = connect_write(index_path(journals), said)
     except IndexUnavailable as exc:
         if isinstance(exc, IndexRefused):
             err(f"warning: {exc}")
-        return list_agent_sessions(places, skipped)
+        return list_agent_sessions(places, skipped, kept=kept)
     for sentence in said:
         err(f"warning: {sentence}")
     try:
         known = StoredSummaries(db)
-        sessions = list_agent_sessions(places, skipped, known)
+        sessions = list_agent_sessions(places, skipped, known, kept=kept)
         # A cache: if it cannot be written, the listing is still right, and the next one reads these files again.
         with contextlib.suppress(sqlite3.Error):
-            known.save([root for _fmt, root in places])
+            known.save([where for fmt, root in places for where in (root, *kept.folders(fmt))])
         return sessions
     except sqlite3.Error:
-        return list_agent_sessions(places, skipped)
+        return list_agent_sessions(places, skipped, kept=kept)
     finally:
         db.close()
 
@@ -192,6 +212,7 @@ def _row(s: AgentSession) -> dict[str, Any]:
         "tokensExact": s.tokens_exact,
         "project": s.project,
         "reason": s.reason,
+        "kept": s.kept,
     }
 
 
@@ -240,6 +261,8 @@ def ls_agents(args: argparse.Namespace) -> Exit:
         place = project_label(s.project, _PROJECT_WIDTH)
         line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {lines:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
         out(visible(line))
+        if s.kept is not None:
+            out(visible(f"{' ' * len(agent)}  {s.kept}: {s.path}"))
     return Exit.OK
 
 

@@ -35,7 +35,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "server",
         metavar="nats://SERVER[/HOST]",
         nargs="?",
-        help="list the sessions mirrored to a fleet's server (every host's, or one host's) instead",
+        help="list the sessions mirrored to a fleet's server (every host's, or one host's) instead; with --agent, "
+        "the other agents' sessions the hosts kept (wren keep)",
     )
     p.add_argument("--json", action="store_true", help="a JSON array for scripts")
     p.add_argument(
@@ -100,7 +101,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
         from . import fleet  # asyncio and NATS: only for a fleet's server
 
-        return fleet.ls_remote(args.server, args.json)
+        return fleet.ls_remote(args.server, args.json, agent=getattr(args, "agent", None))
     if getattr(args, "agent", None) is not None:
         return foreign.ls_agents(args)
     folder = named_folder_of(args)

@@ -27,7 +27,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="ship every journal of a folder to NATS JetStream, live (the fleet)",
         description="Watch a journals folder and ship each journal's durable, valid lines to a NATS "
-        "JetStream stream, exactly once and in order, then keep following. The agent never waits "
+        "JetStream stream, exactly once and in order, then keep following; the other agents' sessions "
+        "Wren kept (wren keep) go too, byte for byte. The agent never waits "
         "for it: if the server is away, the lines are shipped when it is back. Needs the fleet "
         "extra (pip install 'wren-tui[fleet]').",
     )
@@ -64,7 +65,12 @@ def cmd_mirror(args: argparse.Namespace) -> Exit:
     host = check_host(args.host) if args.host is not None else host_token()  # --host '' is refused, not replaced
     mirror = fleet_module("mirror")
     options = mirror.MirrorOptions(
-        folder=named_folder_of(args), server=ref.server, host=host, replicas=args.replicas, poll=args.poll
+        folder=named_folder_of(args),
+        server=ref.server,
+        host=host,
+        replicas=args.replicas,
+        poll=args.poll,
+        kept=_kept_sources,
     )
     return asyncio.run(_mirror_until_signal(mirror.Mirror(options, _report), once=args.once))
 
@@ -90,6 +96,16 @@ async def _mirror_until_signal(mirror: Any, *, once: bool) -> Exit:
         _report(f"stopped by {received[0].name}")
         return Exit.stopped_by(received[0])
     return Exit.ERROR if not_mirrored else Exit.OK
+
+
+def _kept_sources() -> list[Any]:
+    """The other agents' sessions Wren kept (`wren keep`), as the mirror ships them (`fleet.kept.KeptSource`)."""
+    from ..keep.found import Kept
+
+    kept = fleet_module("kept")
+    return [
+        kept.KeptSource(s.agent, s.session, s.relative, s.version, s.copy, s.size, s.mark) for s in Kept().shipped()
+    ]
 
 
 def _report(text: str) -> None:

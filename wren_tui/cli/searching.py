@@ -25,7 +25,8 @@ from ..agent.errors import UsageError
 from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import escaped_json, visible
-from ..search.agents import sessions_of
+from ..keep.found import Kept
+from ..search.agents import WREN_AGENT, sessions_of
 from ..search.choices import REGEX_SECONDS
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.index import IndexRead, connect_read, index_path
@@ -326,13 +327,16 @@ class _Text:
     def __init__(self, colour: bool) -> None:
         self.marks = _MARKS[colour]
         self.heading: tuple[str, str | None] | None = None
+        self.kept = Kept()
 
     def hit(self, hit: Hit) -> None:
         item = hit.item
         if self.heading != (hit.session, item.project):
             self.heading = (hit.session, item.project)
             where = project_label(item.project, 60) if item.project else "-"
-            sys.stdout.write(f"{hit.session}  {hit.agent}  {visible(where)}\n")
+            mark = kept_mark(self.kept, hit)
+            said = "" if mark is None else f"  ({mark})"
+            sys.stdout.write(f"{hit.session}  {hit.agent}  {visible(where)}{visible(said)}\n")
         place = f"seq {item.seq}" if hit.agent == "wren" else f"line {item.seq}"
         role = item.role if item.name is None else f"{item.role}:{item.name}"
         line = f"  {place:>10}  {item.ts}  {visible(role):<16}  {marked(hit, self.marks)}\n"
@@ -351,14 +355,24 @@ class _Text:
         sys.stdout.write(f"  {visible(stop_words(stop))}\n")
 
 
+def kept_mark(kept: Kept, hit: Hit) -> str | None:
+    """What Wren's kept store says of the session of `hit` (another agent's): "kept; deleted by its agent on DATE"."""
+    mark = None if hit.agent == WREN_AGENT else kept.mark(hit.path)
+    return None if mark is None else mark.sentence
+
+
 class _Json:
     """One object a line: hits (or sessions, with -l), sessions whose reading stopped before their end, the page."""
+
+    def __init__(self) -> None:
+        self.kept = Kept()
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
 
     def session(self, hit: Hit) -> None:
-        row = {"type": "session", "agent": hit.agent, "session": hit.session, "path": str(hit.path)}
+        mark = kept_mark(self.kept, hit)
+        row = {"type": "session", "agent": hit.agent, "session": hit.session, "path": str(hit.path), "kept": mark}
         sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
 
     def page(self, cursor: Cursor) -> None:
@@ -383,6 +397,7 @@ class _Json:
             "snippet": hit.snippet,
             "matchStart": hit.start,
             "matchEnd": hit.end,
+            "kept": kept_mark(self.kept, hit),
         }
         sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
 

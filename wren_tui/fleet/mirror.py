@@ -36,6 +36,7 @@ from ..journal.visible import visible
 from ..journal.writer import now_ts
 from . import FleetError, why
 from .batch import MAX_MESSAGES, BatchRejected, BatchUnanswered, publish_batch
+from .kept import KeptShipper, KeptSource
 from .names import shown, subject_of
 from .rows import HostBeat, RowWriter, SessionRow
 from .source import DurableLines, Line, SourceChanged
@@ -71,6 +72,8 @@ class MirrorOptions:
     replicas: int = 1
     part_size: int = PART_SIZE
     poll: bool = False  # poll the folder instead of using change notifications
+    # The other agents' sessions Wren kept (`wren keep`), asked again at each full round: shipped too (fleet/kept.py).
+    kept: Callable[[], list[KeptSource]] | None = None
 
 
 @dataclass
@@ -152,6 +155,9 @@ class Mirror:
         self._outage: str | None = None
         self._closing = False
         self._errors: list[Exception] = []  # the connection's last error, for the sentence that says it
+        self._kept: KeptShipper | None = None
+        self._kept_behind: dict[str, str] = {}  # kept files not all shipped yet (the server away), by path: why
+        self._kept_stopped: dict[str, str] = {}  # kept files no longer shipped (the stream holds other bytes): why
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -207,6 +213,7 @@ class Mirror:
             try:
                 await ensure_stream(self._js, options.replicas)
                 self._rows = RowWriter(await ensure_bucket(self._js, options.replicas))
+                self._kept = KeptShipper(self._nc, self._js, self._rows.kv, options.host)
                 self._connected.set()
                 self._back()
                 return True
@@ -254,7 +261,7 @@ class Mirror:
             await self._round(full=True)
             await self._flush_rows(force=True)
             behind = [s for s in self.sessions.values() if not s.stopped and not s.caught_up]
-            if not behind or stop.is_set():
+            if (not behind and not self._kept_behind) or stop.is_set():
                 break
             wait = max(0.0, self._next_retry() - time.monotonic())
             with contextlib.suppress(asyncio.TimeoutError):
@@ -262,8 +269,13 @@ class Mirror:
         else:
             for session in behind:
                 self.report(visible(f"{session.id}: not all of it could be shipped; run the mirror again"))
-            return len(behind) + sum(1 for s in self.sessions.values() if s.stopped)
-        return sum(1 for s in self.sessions.values() if s.stopped)
+            return (
+                len(behind)
+                + sum(1 for s in self.sessions.values() if s.stopped)
+                + len(self._kept_behind)
+                + len(self._kept_stopped)
+            )
+        return sum(1 for s in self.sessions.values() if s.stopped) + len(self._kept_stopped)
 
     async def _close(self) -> None:
         self._closing = True
@@ -319,6 +331,28 @@ class Mirror:
             if session.path in changed or look != session.seen or not session.synced or not session.caught_up:
                 due.append((session, look, locks))
         await asyncio.gather(*(self._guarded(s, look, locks) for s, look, locks in due))
+        if full:
+            await self._ship_kept()
+
+    async def _ship_kept(self) -> None:
+        """Ship the kept sessions (`MirrorOptions.kept`) after what the stream holds of each, and list them."""
+        if self._kept is None or self.options.kept is None:
+            return
+        for source in self.options.kept():
+            where = str(source.copy)
+            try:
+                stopped = await self._kept.ship(source)
+            except (TimeoutError, BatchUnanswered, BatchRejected, nats.errors.Error, OSError, JournalError) as exc:
+                said = f"{source.agent} {source.session}: kept copy not shipped yet: {why(exc)}"
+                if self._kept_behind.get(where) != said:
+                    self.report(visible(said))
+                self._kept_behind[where] = said
+                continue
+            self._kept_behind.pop(where, None)
+            if stopped is not None:
+                if self._kept_stopped.get(where) != stopped:
+                    self.report(visible(f"{source.agent} {source.session}: kept copy {stopped}"))
+                self._kept_stopped[where] = stopped
 
     def _discover(self) -> None:
         try:

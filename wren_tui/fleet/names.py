@@ -12,6 +12,8 @@ from . import FleetError
 
 STREAM = "WREN"
 SUBJECT_PREFIX = "wren.j"
+# Other agents' sessions Wren kept (`wren keep`): wren.k.<host>.<agent>.<file>.<version> (fleet/kept.py).
+KEPT_PREFIX = "wren.k"
 BUCKET = "wren-sessions"
 SCHEMES = ("nats", "tls")
 

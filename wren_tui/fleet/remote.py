@@ -34,6 +34,7 @@ from ..journal.reader import EventSink
 from ..journal.store import parse_ts
 from ..journal.verdict import ReadVerdict, Stop
 from . import FleetError, why
+from .kept import KeptRow, kept_bytes, rows_of
 from .names import BUCKET, STREAM, RemoteRef, beat_key, row_key, shown, subject_of
 from .rows import SessionRow, decode_beat, decode_row
 from .stream import session_bucket
@@ -120,6 +121,8 @@ class ListChange:
     rows: list[SessionRow]
     beats: dict[str, str]  # host -> when its mirror last said it was alive
     whole: bool = False  # the whole list as it was when watching began
+    # Other agents' sessions the hosts kept (`wren keep`), as their mirrors listed them (`fleet.kept`).
+    kept: list[KeptRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,15 @@ class Fleet:
         rows.sort(key=lambda r: (r.session, r.host), reverse=True)
         return [RemoteSession(r, beats.get(r.host)) for r in rows]
 
+    async def kept(self, host: str | None = None) -> list[KeptRow]:
+        """The other agents' sessions the hosts' mirrors shipped from their kept stores (`wren keep`), or one host's."""
+        kv = await session_bucket(self._js)
+        return rows_of(await _latest(self._js, kv, f"k.{host}.>" if host else "k.>"))
+
+    async def kept_copy(self, row: KeptRow) -> bytes:
+        """A kept session's copy as its host kept it, read back from the stream (its agent's own bytes)."""
+        return await kept_bytes(self._js, row)
+
     async def session(self, host: str, session: str) -> RemoteSession | None:
         """One session's row (None when the list has none), read by its key."""
         kv = await session_bucket(self._js)
@@ -272,6 +284,7 @@ class Fleet:
                 else:
                     first.rows.extend(change.rows)
                     first.beats.update(change.beats)
+                    first.kept.extend(change.kept)
         finally:
             await _stop(watcher)
 
@@ -604,6 +617,9 @@ def _change_of(key: str, value: bytes | None) -> ListChange | None:
     if key.startswith("h."):
         beat = _beat(key, value)
         return None if beat is None else ListChange([], {beat.host: beat.beat})
+    if key.startswith("k."):
+        kept = rows_of([(key, value or b"")])
+        return ListChange([], {}, kept=kept) if kept else None
     row = _row(key, value)
     return None if row is None else ListChange([row], {})
 

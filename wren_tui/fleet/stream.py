@@ -14,7 +14,7 @@ from nats.js.api import KeyValueConfig, StorageType, StreamConfig
 from nats.js.kv import KeyValue
 
 from . import FleetError
-from .names import BUCKET, STREAM, SUBJECT_PREFIX
+from .names import BUCKET, KEPT_PREFIX, STREAM, SUBJECT_PREFIX
 from .wire import Joiner, StreamDamaged, part_of
 
 # Nats-Msg-Id is a second safeguard: duplicates within this window are refused (the expected
@@ -25,13 +25,15 @@ DUPLICATE_WINDOW_S = 120.0
 async def ensure_stream(js: JetStreamContext, replicas: int = 1) -> None:
     """The journal stream: made if missing; refused with a sentence if it exists but cannot take atomic batches."""
     subjects = f"{SUBJECT_PREFIX}.>"
+    kept = f"{KEPT_PREFIX}.>"
     try:
         info = await js.stream_info(STREAM)
     except nats.js.errors.NotFoundError:
         config = StreamConfig(
             name=STREAM,
-            description="Wren journals, one subject per session: wren.j.<host>.<session>",
-            subjects=[subjects],
+            description="Wren journals, one subject per session: wren.j.<host>.<session>; other agents' sessions Wren "
+            "kept: wren.k.<host>.<agent>.<file>.<version>",
+            subjects=[subjects, kept],
             storage=StorageType.FILE,
             num_replicas=replicas,
             allow_atomic=True,
@@ -50,6 +52,16 @@ async def ensure_stream(js: JetStreamContext, replicas: int = 1) -> None:
         )
     if subjects not in (info.config.subjects or []):
         raise FleetError(f"the stream {STREAM} exists but does not take the subjects {subjects}; add them to it")
+    if kept not in (info.config.subjects or []):
+        # A stream an earlier mirror made: the kept sessions' subjects are added to it (nothing it holds changes).
+        info.config.subjects = [*(info.config.subjects or []), kept]
+        try:
+            await js.update_stream(info.config)
+        except nats.js.errors.BadRequestError as exc:
+            raise FleetError(
+                f"the stream {STREAM} does not take the subjects {kept} and cannot be given them ({exc.description}); "
+                "add them to it"
+            ) from None
 
 
 async def ensure_bucket(js: JetStreamContext, replicas: int = 1) -> KeyValue:

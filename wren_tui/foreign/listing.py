@@ -57,12 +57,44 @@ class AgentSession:
     reason: str | None = None
     exact: bool = True
     tokens_exact: bool = True
+    # What Wren's kept store says of it (`KeptMark.sentence`): "kept; deleted by its agent on DATE"; None: nothing.
+    kept: str | None = None
 
     @property
     def duration_s(self) -> float | None:
         first = parse_ts(self.started) if self.started else None
         last = parse_ts(self.last_ts) if self.last_ts else None
         return None if first is None or last is None else max((last - first).total_seconds(), 0.0)
+
+
+@dataclass(frozen=True)
+class KeptMark:
+    """What a command says of a session Wren kept (`wren keep`) that its agent deleted, truncated or rewritten."""
+
+    sentence: str  # "kept; deleted by its agent on 2026-12-07 09:10 UTC"
+    copy: bool  # the kept copy is read in place of the agent's file (gone, or shorter): never live
+
+
+class Keeps(Protocol):
+    """The sessions Wren kept (`keep.found.Kept`), as a listing asks: which files an agent's sessions are (its own,
+    and the kept copies of those it lost), and what to say of each."""
+
+    def files(self, fmt: Format, root: Path, skipped: list[str] | None = None) -> list[Path]: ...
+
+    def mark(self, path: Path) -> KeptMark | None: ...
+
+    def lost_members(self, fmt: Format, database: Path, live: set[str]) -> list[Path]: ...
+
+
+def marked(row: AgentSession, kept: Keeps | None) -> AgentSession:
+    """`row` with what the store says of its session (a kept copy is never live: its agent deleted it)."""
+    mark = None if kept is None else kept.mark(row.path)
+    if mark is None:
+        return row
+    if mark.copy and row.state == "live" and FORMATS[row.agent].export is None:
+        # Nobody writes the copy but `wren keep` (a moment ago): how the session ends is read, not "live".
+        row = describe_agent_session(row.path, FORMATS[row.agent], held=set(), live=False)
+    return replace(row, kept=mark.sentence)
 
 
 def roots(
@@ -240,14 +272,27 @@ def list_agent_sessions(
     skipped: list[str] | None = None,
     known: Summaries | None = None,
     now: float | None = None,
+    kept: Keeps | None = None,
 ) -> list[AgentSession]:
     """Every session in the agents' folders, newest first; `skipped`: as for `session_files`; with `known`, a
     file unchanged since is not read; `now`: the time "live" is judged at (seconds since the epoch; else the
-    clock's)."""
-    found = [(fmt, path) for fmt, root in places for path in session_files(fmt, root, skipped)]
-    exported = [
-        row for fmt, path in found if fmt.export is not None for row in describe_exported(path, fmt, now, skipped)
+    clock's); with `kept`, the sessions Wren kept that their agents lost are listed too, each marked."""
+    found = [
+        (fmt, path)
+        for fmt, root in places
+        for path in (session_files(fmt, root, skipped) if kept is None else kept.files(fmt, root, skipped))
     ]
+    exported = []
+    for fmt, path in found:
+        if fmt.export is None:
+            continue
+        rows = describe_exported(path, fmt, now, skipped)
+        exported += rows
+        if kept is not None and fmt.export_all is not None:
+            # The sessions its agent deleted from a database it still has: from the newest kept version holding each.
+            live = {session for row in rows if (session := split_member(row.path)[1]) is not None}
+            for member in kept.lost_members(fmt, path, live):
+                exported += describe_exported(member, fmt, now)
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
     stats: dict[Path, os.stat_result] = {}
     for _fmt, path in found:
@@ -261,6 +306,8 @@ def list_agent_sessions(
     else:
         rows = [remembered(path, fmt, stats.get(path), held, known, now) for fmt, path in found]
     rows += exported
+    if kept is not None:
+        rows = [marked(row, kept) for row in rows]
     # Times are ISO-8601 UTC, so they sort as text; a session that never said when it started goes last.
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
 

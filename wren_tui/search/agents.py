@@ -1,7 +1,8 @@
 """Which agents' sessions search can read, and where each keeps them.
 
 Wren's are the journals of its journals folder; another agent's (each format of `foreign.FORMATS`)
-are its session files in its own folder (its variable, else its default). A folder named with --dir
+are its session files in its own folder (its variable, else its default), and the kept copies of those it
+deleted or truncated after `wren keep` copied them (`keep.found`). A folder named with --dir
 is every agent's: each file is the agent's whose lines it holds, as `wren ls --agent all --dir` reads
 a folder (`foreign.listing.every_session`): a Wren journal is still searched up to its damage; a file
 that is no session Wren knows is not searched (never guessed at). `wren search --agent` offers
@@ -16,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..foreign import FORMATS, WREN, Format, Kind
-from ..foreign.listing import every_session, roots, session_files
+from ..foreign.base import split_member
+from ..foreign.listing import every_session, roots
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths
+from ..keep.found import Kept
 from .foreign import ForeignSession
 from .sources import SearchSource
 from .wren import WrenSession
@@ -36,6 +39,8 @@ class Places:
     skipped: list[str] = field(default_factory=list)
     # Whether a file of the named folder is a Wren journal by what search's index read of it (not read again).
     recall: Callable[[Path], bool] | None = None
+    # The sessions Wren kept (`wren keep`): those the agents lost are searched in their kept copies.
+    kept: Kept = field(default_factory=Kept)
     _split: tuple[list[Path], list[tuple[Format, Path]]] | None = field(default=None, repr=False)
 
     def in_named(self) -> tuple[list[Path], list[tuple[Format, Path]]]:
@@ -76,7 +81,7 @@ def _foreign(fmt: Format, places: Places) -> list[SearchSource]:
         paths = [
             path
             for found, root in roots([fmt.name])
-            for path in _sessions(found, session_files(found, root, places.skipped))
+            for path in _sessions(found, places.kept.files(found, root, places.skipped), places.kept)
         ]
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
@@ -113,16 +118,22 @@ def sessions_of(
     return sorted(found, key=_newest, reverse=True)
 
 
-def _sessions(fmt: Format, files: Iterable[Path]) -> list[Path]:
-    """The sessions of these files: each file, or each session a database holds (`DB#ID`)."""
+def _sessions(fmt: Format, files: Iterable[Path], kept: Kept | None = None) -> list[Path]:
+    """The sessions of these files: each file, or each session a database holds (`DB#ID`) and, with `kept`, each
+    one its agent deleted from it that a kept version holds (`keep.found.Kept.lost_members`)."""
     if fmt.export_all is None:
         return list(files)
     found: list[Path] = []
     for path in files:
         try:
-            found += fmt.export_all(path)
+            sessions = list(fmt.export_all(path))
         except JournalError:
             found.append(path)  # searched, to say why it cannot be read
+            continue
+        found += sessions
+        if kept is not None:
+            live = {session for member in sessions if (session := split_member(member)[1]) is not None}
+            found += kept.lost_members(fmt, path, live)
     return found
 
 

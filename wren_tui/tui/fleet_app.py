@@ -8,14 +8,22 @@ Needs the `fleet` extra (nats-py); nothing else of the viewer loads this module.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
+from textual import work
+
+from ..fleet import FleetError
+from ..fleet.kept import KeptRow, materialize
 from ..fleet.names import RemoteRef, shown
 from ..fleet.remote import Fleet
+from ..foreign import FORMATS
 from .app import ViewerApp
 from .clock import Clock, utc_now
 from .screens.fleet_browser import FleetBrowserScreen
 from .screens.session import SessionScreen
+from .sources.foreign import ForeignFile
 from .sources.remote import TAIL_FIRST, RemoteSource
 
 
@@ -36,15 +44,26 @@ class FleetApp(ViewerApp):
         self.fork_folder = fork_folder
         self.clock = clock
         self.tail_first = tail_first
+        # Where another agent's kept session read from the server is laid out for its reader (made when one is opened,
+        # removed when the app ends): a private folder of this process's, never the agent's or the journals folder.
+        self._kept_folder: Path | None = None
 
     def on_mount(self) -> None:
         if self.ref.host is not None and self.ref.session is not None:
             self.push_screen(self.session_screen(self.ref.host, self.ref.session))
         else:
             browser = FleetBrowserScreen(
-                self.fleet, shown=shown(self.ref.server), host=self.ref.host, open_session=self.open_session
+                self.fleet,
+                shown=shown(self.ref.server),
+                host=self.ref.host,
+                open_session=self.open_session,
+                open_kept=self.open_kept,
             )
             self.push_screen(browser)
+
+    def on_unmount(self) -> None:
+        if self._kept_folder is not None:
+            shutil.rmtree(self._kept_folder, ignore_errors=True)
 
     def session_screen(self, host: str, session: str) -> SessionScreen:
         source = RemoteSource(self.fleet, host, session, fork_folder=self.fork_folder, tail_first=self.tail_first)
@@ -52,6 +71,25 @@ class FleetApp(ViewerApp):
 
     def open_session(self, host: str, session: str) -> None:
         self.push_screen(self.session_screen(host, session))
+
+    @work(exclusive=True, group="open-kept")
+    async def open_kept(self, row: KeptRow) -> None:
+        """Another agent's session a host kept: its copy read back from the stream, opened with its agent's reader."""
+        if row.agent not in FORMATS:
+            self.notify(f"{row.agent}: no agent Wren reads", severity="error")
+            return
+        try:
+            data = await self.fleet.kept_copy(row)
+            if self._kept_folder is None:
+                self._kept_folder = Path(tempfile.mkdtemp(prefix="wren-kept-"))
+            folder = Path(tempfile.mkdtemp(dir=self._kept_folder))  # one each: two hosts' copies share paths
+            path = materialize(row, data, folder)
+        except (FleetError, OSError) as exc:
+            self.notify(f"{row.host} {row.session}: {exc}", severity="error")
+            return
+        source = ForeignFile(path, FORMATS[row.agent], journals=self.fork_folder)
+        self.push_screen(SessionScreen(source, clock=self.clock))
+        self.notify(f"{row.agent} {row.session} of {row.host}: {row.mark or 'kept'}")
 
 
 async def watch_fleet(ref: RemoteRef, *, fork_folder: Path) -> int:

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 
 from ...fleet import FleetError
+from ...fleet.kept import KeptRow
 from ...fleet.remote import Fleet, RemoteSession
 from ...fleet.rows import SessionRow
 from .. import strings
@@ -24,6 +25,7 @@ from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
 from .session_list import SessionList
 
 OpenRemote = Callable[[str, str], None]
+OpenKept = Callable[[KeptRow], object]
 # Columns given up first when the terminal is too narrow for all of them; the rest always show.
 _DROP_FIRST = ("tokens", "started", "forked from", "last event", "events")
 # After the list could not be read (no server, no mirror yet), it is asked again this long after.
@@ -41,12 +43,23 @@ def state_of(session: RemoteSession, now: datetime | None = None) -> str:
 
 
 class FleetBrowserScreen(SessionList):
-    def __init__(self, fleet: Fleet, *, shown: str, host: str | None = None, open_session: OpenRemote) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        *,
+        shown: str,
+        host: str | None = None,
+        open_session: OpenRemote,
+        open_kept: OpenKept | None = None,
+    ) -> None:
         self.fleet = fleet
         self.shown = shown  # the server as a person reads it (no password)
         self.host = host  # only this host's sessions
         self.open_session = open_session
+        self.open_kept = open_kept
         self.rows: dict[str, SessionRow] = {}  # by "host/session"
+        # Other agents' sessions the hosts kept (`wren keep`), by "kept:host/agent/path".
+        self.kept: dict[str, KeptRow] = {}
         self.beats: dict[str, str] = {}
         self.problem: str | None = None
         # Session ids begin with their UTC start time, so by id is newest first.
@@ -78,6 +91,7 @@ class FleetBrowserScreen(SessionList):
                         self._show_empty()
                     self.beats.update(change.beats)
                     rows = [r for r in change.rows if self.host is None or r.host == self.host]
+                    self._show_kept([r for r in change.kept if self.host is None or r.host == self.host])
                     self._show_rows(rows, hosts=set(change.beats))
             except FleetError as exc:
                 self.problem = str(exc)
@@ -93,6 +107,13 @@ class FleetBrowserScreen(SessionList):
             self.table.put(key, _cells(RemoteSession(row, self.beats.get(row.host)), now))
         self._recheck_silence(hosts)
         self._show_empty()
+
+    def _show_kept(self, rows: list[KeptRow]) -> None:
+        """The kept sessions of other agents: their host, id, and what the host's kept store says of them."""
+        for row in rows:
+            key = f"kept:{row.host}/{row.agent}/{row.relative}"
+            self.kept[key] = row
+            self.table.put(key, _kept_cells(row))
 
     def _show_empty(self) -> None:
         self.table.say_empty(self._empty_text())
@@ -115,6 +136,9 @@ class FleetBrowserScreen(SessionList):
         row = self.rows.get(event.key)
         if row is not None:
             self.open_session(row.host, row.session)
+        kept = self.kept.get(event.key)
+        if kept is not None and self.open_kept is not None:
+            self.open_kept(kept)
 
 
 def _cells(session: RemoteSession, now: datetime) -> dict[str, Text]:
@@ -134,5 +158,23 @@ def _cells(session: RemoteSession, now: datetime) -> dict[str, Text]:
         Text(shorten(visible((row.last_ts or "-").replace("T", " ")[:19]), 19)),
         Text(shorten(visible(state), 40), style=style),
         Text(shorten(visible(origin), 40)),
+    )
+    return dict(zip(strings.FLEET_COLUMNS, values, strict=True))
+
+
+def _kept_cells(row: KeptRow) -> dict[str, Text]:
+    """A kept session of another agent: no journal's counts, its agent and what its host's store says of it."""
+    said = f"{row.agent}: {row.mark or 'kept'}"
+    if row.mirror:
+        said += ", not mirrored"
+    values = (
+        Text(shorten(visible(row.host), 24)),
+        Text(shorten(visible(row.session), 40)),
+        Text("-"),
+        Text("-", justify="right"),
+        Text("-", justify="right"),
+        Text("-"),
+        Text(shorten(visible(said), 80)),
+        Text(""),
     )
     return dict(zip(strings.FLEET_COLUMNS, values, strict=True))

@@ -25,16 +25,18 @@ from textual import work
 from textual.binding import Binding, BindingType
 
 from ...foreign import Format
+from ...foreign.base import split_member
 from ...foreign.listing import (
     AgentSession,
     describe_agent_session,
     describe_exported,
     every_session,
+    marked,
     remembered,
-    session_files,
 )
 from ...foreign.live import FileKey, held_for_writing
 from ...journal.store import project_label
+from ...keep.found import Kept
 from ...search.foreign import ForeignSession
 from ...search.index import connect_read, index_path
 from ...search.listings import StoredSummaries
@@ -106,6 +108,8 @@ class ForeignBrowser(SessionList):
         # The rows of a file that holds several sessions (OpenCode's database), by their keys.
         self._rows: dict[Path, set[str]] = {}
         self._held: set[FileKey] | None = None
+        # The sessions Wren kept (`wren keep`), read again at each look: those the agents lost are listed too.
+        self._kept = Kept()
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
@@ -132,7 +136,7 @@ class ForeignBrowser(SessionList):
                 found = every_session(folder.root, known=self._formats)
                 paths += [path for kind, path in found if isinstance(kind, Format)]
                 continue
-            for path in session_files(folder.format, folder.root):
+            for path in self._kept.files(folder.format, folder.root):
                 self._formats[path] = folder.format
                 paths.append(path)
         return paths
@@ -140,6 +144,7 @@ class ForeignBrowser(SessionList):
     def rescan(self) -> None:
         """Add new sessions, update changed ones and live ones (live ends with time), drop deleted ones."""
         self._held = None  # one look at every process's open files for the whole pass, not one per session
+        self._kept = Kept()
         paths = self._paths()
         changed = False
         for gone in set(self._seen) - set(paths):
@@ -159,12 +164,17 @@ class ForeignBrowser(SessionList):
                 continue
             fmt = self._formats[path]
             if fmt.export_all is not None:
-                self._show_all(path, describe_exported(path, fmt, now))
+                rows = describe_exported(path, fmt, now)
+                live = {session for row in rows if (session := split_member(row.path)[1]) is not None}
+                for member in self._kept.lost_members(fmt, path, live):  # deleted from the database it still has
+                    rows += describe_exported(member, fmt, now)
+                self._show_all(path, [marked(row, self._kept) for row in rows])
             elif known is not None:
                 row = remembered(path, fmt, _stat(path), self._held_now(), known, now)
-                self._show(path, _cells(row))
+                self._show(path, _cells(marked(row, self._kept)))
             else:
-                self._show(path, _cells(describe_agent_session(path, fmt, held=self._held_now(), now=now)))
+                row = describe_agent_session(path, fmt, held=self._held_now(), now=now)
+                self._show(path, _cells(marked(row, self._kept)))
             self._seen[path] = stamp
             changed = True
         if known is not None:
@@ -316,6 +326,8 @@ def _cells(info: AgentSession) -> dict[str, Cell]:
     lines = str(info.lines) if info.exact else f"~{info.lines}"
     tokens = str(info.tokens) if info.tokens_exact else f"~{info.tokens}"
     state = info.state
+    # A session its agent lost: what the store says of it ("kept; deleted by its agent on DATE"), its state after.
+    shown = state if info.kept is None else f"{info.kept} · {state}"
     values = {
         "agent": Cell(info.agent),
         "id": Cell(shorten(info.id, _ID_WIDTH)),
@@ -323,7 +335,7 @@ def _cells(info: AgentSession) -> dict[str, Cell]:
         "lines": Cell(lines, justify="right"),
         "duration": Cell(duration, justify="right"),
         "tokens": Cell(tokens, justify="right"),
-        "state": Cell(shorten(state, 20), style=_STYLE.get(state, UNKNOWN_STATE)),
+        "state": Cell(shorten(shown, 20 if info.kept is None else 80), style=_STYLE.get(state, UNKNOWN_STATE)),
         "project": Cell(_project(info.project)),
     }
     return {column: values[column] for column in strings.AGENT_COLUMNS}

@@ -28,6 +28,7 @@ from ...journal.errors import JournalError
 from ...journal.events import Event
 from ...journal.forking import Forked, ForkPoint
 from ...journal.store import journals_dir
+from ...keep.found import Kept
 from ..tailing import WatchMode
 from . import Arrival, LineReader, Whereabouts
 from .exported import ExportedFile
@@ -65,6 +66,9 @@ class ForeignFile:
         # The reading whose memory decodes lines again: the last one made, or read on from.
         self._reading: Reading | None = None
         self._held = (0.0, False)
+        # What Wren's kept store says of the session (a kept copy of one its agent deleted): shown with the branch.
+        mark = Kept().mark(path)
+        self._kept = None if mark is None else mark.sentence
 
     @property
     def session(self) -> str:
@@ -99,6 +103,7 @@ class ForeignFile:
         twin = ForeignFile.__new__(ForeignFile)
         twin._file = self._file.share()
         twin.format, twin._session, twin._journals = self.format, self._session, self._journals
+        twin._kept = self._kept
         twin._index, twin._reading, twin._held = self._index, self._reading, self._held
         twin._recent = {}  # filled by the twin's own reads, on its own thread
         return twin
@@ -252,7 +257,7 @@ class ForeignFile:
         reading = self._reading
         note = None if reading is None or reading.branch is None else reading.branch.note()
         # What the agent never records is said beside what the file holds.
-        return " · ".join(n for n in (note, self.format.unrecorded) if n) or None
+        return " · ".join(n for n in (self._kept, note, self.format.unrecorded) if n) or None
 
     def fork_points(self) -> list[ForkPoint]:  # of what was read (an exported session: the lines held)
         if isinstance(self._file, ExportedFile) and self._file.partial:

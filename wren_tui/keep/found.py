@@ -1,0 +1,302 @@
+"""The sessions Wren kept, as every command finds them: an agent's sessions are its own files and, for each one
+its agent deleted or truncated after `wren keep` copied it, the kept copy in its place.
+
+The one answer to "which sessions does this agent have, and which file is session ID" with the store in it
+(`Kept.files`, `Kept.copy_of`): `wren ls`, `search` (and its index), `log`, `export`, `fork`, `watch` and
+`mirror` ask it, never the store. A session still in the agent's folder is read there, as it grows: the kept
+copy is read only when the agent's file is gone, or shorter than the copy after the agent truncated it. Each
+session that is the store's (read from a copy, or rewritten by its agent) has its mark (`Kept.mark`), a
+sentence every command shows: "kept; deleted by its agent on 2026-12-07 09:10 UTC". Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..foreign import FORMATS, Format
+from ..foreign.base import member_path, split_member
+from ..foreign.listing import KeptMark, session_files
+from ..journal.errors import JournalError
+from .store import VERSIONS, KeptFile, KeptVersion, agent_folder, kept_agents, kept_files, kept_root, kept_versions
+
+
+def when(iso: str) -> str:
+    """An ISO time as a sentence says it: `2026-12-07 09:10 UTC` (the time as written when it is not ISO)."""
+    if len(iso) >= 16 and iso[10:11] == "T":
+        return f"{iso[:10]} {iso[11:16]} UTC"
+    return iso
+
+
+def sentence(kept: KeptFile, gone: bool) -> str | None:
+    """What a command says of a kept session (None: nothing, the agent's file is as Wren kept it or newer).
+
+    `gone`: the agent's file is not there now (deleted, whether or not `wren keep` has run since).
+    """
+    if gone:
+        if kept.state == "deleted" and kept.changed_at:
+            return f"kept; deleted by its agent on {when(kept.changed_at)}"
+        return f"kept; deleted by its agent after {when(kept.kept_at)}"  # `wren keep` has not looked since
+    at = f"on {when(kept.changed_at)}" if kept.changed_at else f"after {when(kept.kept_at)}"
+    if kept.state == "truncated":
+        return f"kept; truncated by its agent {at}; the kept copy is longer"
+    if kept.state == "rewritten":
+        return f"kept; rewritten by its agent {at}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Found:
+    kept: KeptFile
+    original: Path  # where the agent keeps (or kept) it
+    mark: KeptMark | None
+    read: Path  # the copy a command reads when `mark.copy`: the latest, or for a truncated one the longer one
+    version: int  # the kept version `read` is
+    size: int  # its bytes the store counted
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A kept session as the fleet carries it (`wren mirror`): the copy a command reads, and what is said of it."""
+
+    agent: str
+    session: str
+    relative: str
+    version: int
+    copy: Path
+    size: int
+    mark: str | None
+
+
+class Kept:
+    """The kept store as the commands read it, for one environment (its manifests read once, when first asked)."""
+
+    def __init__(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
+        self.env = os.environ if env is None else env
+        self.home = home if home is not None else Path(self.env.get("HOME") or Path.home())
+        self.root = Path(os.path.abspath(kept_root(self.env, self.home)))
+        self._agents: dict[str, list[_Found]] = {}
+        self._by_path: dict[str, _Found] = {}
+        # Sessions a database's kept versions hold that the agent's database no longer does (`VERSION#ID`): their marks.
+        self._members: dict[str, KeptMark] = {}
+
+    # --- which sessions an agent has ---------------------------------------------------------------
+
+    def files(self, fmt: Format, root: Path, skipped: list[str] | None = None) -> list[Path]:
+        """The session files of `fmt` under `root` (`listing.session_files`) and, when `root` is the agent's own
+        folder, the kept copy of each one its agent deleted, in its place for one it truncated."""
+        own = list(session_files(fmt, root, skipped))
+        if not self._own_root(fmt, root):
+            return own  # a folder named with --dir: the store keeps the agent's own folder's sessions only
+        instead: dict[Path, Path] = {}
+        lost: list[Path] = []
+        for found in self._of(fmt):
+            if found.mark is None or not found.mark.copy:
+                continue
+            if os.path.lexists(found.original):
+                instead[found.original] = found.read
+            elif fmt.is_session_file(found.kept.copy):
+                lost.append(found.read)
+        return [instead.get(path, path) for path in own] + lost
+
+    def lost_members(self, fmt: Format, database: Path, live: set[str]) -> list[Path]:
+        """The sessions of the agent's database at `database` that a kept version holds and the database, holding
+        `live`, no longer does: each as `VERSION_COPY#ID` of the newest version that holds it, marked deleted."""
+        found = self._original(database)
+        if found is None or (found.mark is not None and found.mark.copy):
+            return []  # nothing kept of it, or the whole database is gone: its copy is listed whole
+        versions = kept_versions(found.kept.agent, found.kept.relative, self.env, self.home)
+        holding: dict[str, int] = {}  # each session: the newest version (its place in `versions`) that holds it
+        for i, version in enumerate(versions):
+            for session in version.sessions or ():
+                holding[session] = i
+        lost = []
+        for session, i in holding.items():
+            if session in live:
+                continue
+            path = member_path(versions[i].copy, session)
+            self._members[os.path.abspath(path)] = _member_mark(versions, i)
+            lost.append(path)
+        return lost
+
+    def folders(self, fmt: Format) -> list[Path]:
+        """Where `fmt`'s kept copies and versions are (for a listing's cache to forget the rows of copies no longer
+        read)."""
+        return [agent_folder(fmt.name, self.env, self.home)]
+
+    def copy_of(self, path: Path) -> Path | None:
+        """The kept copy a command reads for the session at `path` (an agent's file, or `DB#ID` in one), or None:
+        the agent's own file is read (it is there as kept, or newer), or Wren kept nothing of it."""
+        base, member = split_member(path)
+        found = self._original(base)
+        if found is None:
+            return None
+        if member is not None and (found.mark is None or not found.mark.copy):
+            return self._lost_member(base, member)
+        if found.mark is None or not found.mark.copy:
+            return None
+        return found.read if member is None else member_path(found.read, member)
+
+    def mark(self, path: Path) -> KeptMark | None:
+        """The mark of the session at `path` (a kept copy, the agent's file, or a session `lost_members` or `copy_of`
+        gave), or None: nothing to say."""
+        member = self._members.get(os.path.abspath(path))
+        if member is not None:
+            return member
+        base, session = split_member(path)
+        found = self._copy(base) or self._original(base)
+        if found is None and session is not None:
+            return self._version_member(base, session)
+        return None if found is None else found.mark
+
+    def shipped(self) -> list[Shipped]:
+        """Every session the store keeps, of every agent, as the fleet ships it (the copy a command would read)."""
+        out = []
+        for agent in kept_agents(self.env, self.home):
+            if agent not in FORMATS:
+                continue
+            fmt = FORMATS[agent]
+            for found in self._of(fmt):
+                out.append(
+                    Shipped(
+                        agent,
+                        fmt.session_id(found.original),  # the agent's name for it, whichever copy is read
+                        str(found.kept.relative),
+                        found.version,
+                        found.read,
+                        found.size,
+                        None if found.mark is None else found.mark.sentence,
+                    )
+                )
+        return out
+
+    # --- the store, read once ----------------------------------------------------------------------
+
+    def _own_root(self, fmt: Format, root: Path) -> bool:
+        return os.path.realpath(root) == os.path.realpath(fmt.root(self.env, self.home))
+
+    def _of(self, fmt: Format) -> list[_Found]:
+        found = self._agents.get(fmt.name)
+        if found is None:
+            found = []
+            if os.path.isdir(self.root / fmt.name):
+                agent_root = fmt.root(self.env, self.home)
+                for kept in _readable(fmt.name, self.env, self.home):
+                    original = agent_root.joinpath(*kept.relative.parts)
+                    mark, (read, version, size) = self._marked(kept, original)
+                    found.append(_Found(kept, original, mark, read, version, size))
+            for one in found:
+                self._by_path[os.path.abspath(one.read)] = one
+                self._by_path[os.path.abspath(one.kept.copy)] = one
+                self._by_path[os.path.abspath(one.original)] = one
+            self._agents[fmt.name] = found
+        return found
+
+    def _marked(self, kept: KeptFile, original: Path) -> tuple[KeptMark | None, tuple[Path, int, int]]:
+        """Whether a command reads a kept copy in place of `original`, which (its path, version and size), and what
+        it says of the session."""
+        latest = (kept.copy, kept.versions, kept.size)
+        try:
+            size: int | None = os.stat(original, follow_symlinks=False).st_size
+        except FileNotFoundError:
+            size = None
+        except OSError:
+            return None, latest  # there but unreadable: the agent's file is listed, and says why
+        if size is None:
+            said = sentence(kept, gone=True)
+            return (None if said is None else KeptMark(said, copy=True)), latest
+        if kept.state == "truncated":
+            # The newest version longer than the agent's file now (before the truncation) is read in its place;
+            # none when the agent's file has grown past every kept version since: the agent's own is read.
+            longer = [v for v in kept_versions(kept.agent, kept.relative, self.env, self.home) if v.size > size]
+            said = sentence(kept, gone=False)
+            if longer and said is not None:
+                return KeptMark(said, copy=True), (longer[-1].copy, longer[-1].number, longer[-1].size)
+            return None, latest
+        # A document or a database is rewritten whole at every step (how Continue, Cline and OpenCode write): only an
+        # appended log rewritten is news.
+        said = sentence(kept, gone=False) if kept.state == "rewritten" and _appended(kept.relative) else None
+        return (None if said is None else KeptMark(said, copy=False)), latest
+
+    def _version_member(self, copy: Path, session: str) -> KeptMark | None:
+        """The mark of `VERSION_COPY#ID`, a session read from a kept version of a database its agent deleted it from
+        (only `lost_members` and `copy_of` give such a path)."""
+        try:
+            parts = Path(os.path.abspath(copy)).relative_to(self.root).parts
+        except ValueError:
+            return None
+        if len(parts) < 4 or parts[0] not in FORMATS or parts[1] != VERSIONS:
+            return None
+        relative = PurePosixPath(*parts[3:])
+        versions = kept_versions(parts[0], relative, self.env, self.home)
+        holding = [i for i, v in enumerate(versions) if session in (v.sessions or ())]
+        return _member_mark(versions, holding[-1]) if holding else None
+
+    def _lost_member(self, database: Path, session: str) -> Path | None:
+        """`VERSION#ID` for a session a kept version of the agent's `database` holds and the database no longer does."""
+        found = self._by_path[os.path.abspath(database)]
+        fmt = FORMATS[found.kept.agent]
+        assert fmt.export is not None and fmt.export_all is not None
+        versions = kept_versions(found.kept.agent, found.kept.relative, self.env, self.home)
+        if not any(session in (v.sessions or ()) for v in versions):
+            return None  # never kept: the agent's database says whether it holds it
+        try:
+            fmt.export(member_path(database, session))
+            return None  # the agent's database still holds it: read there (the command exports it again)
+        except JournalError:
+            pass
+        try:
+            live = {s for path in fmt.export_all(database) if (s := split_member(path)[1]) is not None}
+        except JournalError:
+            return None  # the agent's database cannot be read: it says why when it is read
+        if session in live:
+            return None
+        return next((path for path in self.lost_members(fmt, database, live) if split_member(path)[1] == session), None)
+
+    def _copy(self, path: Path) -> _Found | None:
+        """The kept session whose copy is `path`, if it is one (only the agent the copy's folder names is read)."""
+        try:
+            relative = PurePosixPath(Path(os.path.abspath(path)).relative_to(self.root).as_posix())
+        except ValueError:
+            return None
+        if len(relative.parts) < 3 or relative.parts[0] not in FORMATS:
+            return None
+        self._of(FORMATS[relative.parts[0]])
+        return self._by_path.get(os.path.abspath(path))
+
+    def _original(self, path: Path) -> _Found | None:
+        """The kept session whose original is `path`: only the agents the store has a folder for are read."""
+        try:
+            agents = [name for name in os.listdir(self.root) if name in FORMATS]
+        except OSError:
+            return None  # nothing kept yet
+        wanted = os.path.abspath(path)
+        for name in agents:
+            self._of(FORMATS[name])
+            found = self._by_path.get(wanted)
+            if found is not None:
+                return found
+        return None
+
+
+def _member_mark(versions: list[KeptVersion], newest: int) -> KeptMark:
+    """The mark of a session its agent deleted from a database, `versions[newest]` the newest kept version holding it:
+    deleted when the next version was kept without it, or after the newest was kept (no version since)."""
+    after = versions[newest + 1].kept_at if newest + 1 < len(versions) else None
+    said = f"on {when(after)}" if after else f"after {when(versions[newest].kept_at)}"
+    return KeptMark(f"kept; deleted by its agent {said}", copy=True)
+
+
+def _appended(relative: PurePosixPath) -> bool:
+    """Whether the agent appends to the file (a log of JSON lines), as `wren keep` tells a log from a document."""
+    return relative.name.endswith(".jsonl")
+
+
+def _readable(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:
+    """The agent's kept files; none when its manifest cannot be read (`wren verify` says why, never a listing)."""
+    try:
+        return kept_files(agent, env, home)
+    except (OSError, ValueError):
+        return []
