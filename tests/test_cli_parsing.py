@@ -46,6 +46,8 @@ INTERMIXED = [
     (["snapshots", "--now", "--dir", "j", "prune"], ["snapshots", "prune", "--dir", "j", "--now"]),
     (["blame", "--json", "--session", SID, "f.py"], ["blame", "f.py", "--json", "--session", SID]),
     (["rewind", "--yes", "--force", "--dir", "j", SID, "7"], ["rewind", SID, "--yes", "7", "--dir", "j", "--force"]),
+    (["keep", "--status", "--json", "--agent", "claude"], ["keep", "--agent", "claude", "--json", "--status"]),
+    (["verify", "--json", "--agent", "claude"], ["verify", "--agent", "claude", "--json"]),
 ]
 
 
