@@ -226,3 +226,25 @@ def test_keep_verify_and_status_work_on_a_simulated_windows_as_on_linux(tmp_path
     assert status.returncode == 0 and "Claude Code: 2 files kept" in status.stdout
     for agent in ("claude", "cline", "opencode"):
         assert {k.state for k in store.kept_files(agent, keep_env(home), home)} == {"kept"}
+
+
+def test_a_session_whose_name_is_not_utf8_is_said_in_one_sentence_and_the_others_are_still_kept(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    root = home / ROOTS["claude"]
+    good = copy_session("claude", "simple", root, nested=True, stem="good")
+    bad = os.fsdecode(os.path.join(os.fsencode(good.parent), b"bad\xff.jsonl"))
+    shutil.copy(good, bad)
+    folder = os.fsdecode(os.path.join(os.fsencode(root), b"proj\xfe"))
+    os.makedirs(folder)
+    shutil.copy(good, os.path.join(folder, "inside.jsonl"))
+    age(good, 3600)
+    done = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=keep_env(home))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "bad\\xff.jsonl: its name is not UTF-8, so it cannot be kept (rename it)" in done.stderr
+    assert "proj\\xfe: its name is not UTF-8" in done.stderr
+    assert [k.relative.name for k in store.kept_files("claude", keep_env(home), home)] == ["good.jsonl"]
+    again = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=keep_env(home))
+    assert "Traceback" not in again.stderr and "1 file; nothing new" in again.stdout

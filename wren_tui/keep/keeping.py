@@ -353,6 +353,10 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
             unreadable.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be kept")
             continue
         for entry in entries:
+            if not _utf8(entry.name):  # no manifest line (JSON) can name it: said, and the others still kept
+                shown = os.fsencode(folder / entry.name).decode("utf-8", "backslashreplace")
+                unreadable.append(f"{shown}: its name is not UTF-8, so it cannot be kept (rename it)")
+                continue
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if fmt.hidden_folders or not entry.name.startswith("."):
@@ -373,6 +377,14 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
                 continue
     files.sort(key=lambda s: s.rel)
     return Walked(files, folders, unreadable)
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_wren_journal(path: Path) -> bool:
