@@ -248,3 +248,45 @@ def test_a_session_whose_name_is_not_utf8_is_said_in_one_sentence_and_the_others
     assert [k.relative.name for k in store.kept_files("claude", keep_env(home), home)] == ["good.jsonl"]
     again = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=keep_env(home))
     assert "Traceback" not in again.stderr and "1 file; nothing new" in again.stdout
+
+
+def _damage_line(manifest: Path, op: str, nth: int) -> None:
+    """One byte of the manifest's `nth` `op` line changed (its CRC no longer matches: the disk's bit rot)."""
+    lines = manifest.read_bytes().splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if f'"op":"{op}"'.encode() in line][nth]
+    sha = lines[at].index(b'"sha256":"') + len(b'"sha256":"')
+    lines[at] = lines[at][:sha] + b"X" + lines[at][sha + 1 :]
+    manifest.write_bytes(b"".join(lines))
+
+
+def test_a_damaged_manifest_line_never_makes_keep_cut_or_replace_a_kept_copy_of_a_deleted_session(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    kept = tmp_path / "kept"
+    log = copy_session("pi", "simple", home / ROOTS["pi"], nested=True, stem="log")
+    keep(home)
+    for n in (1, 2):  # two grow lines: the first damaged, the second no longer follows from what counts
+        with open(log, "ab") as f:
+            f.write(b'{"type":"message","id":"more%d","message":{"role":"user","content":"more"}}\n' % n)
+        age(log, 3600 - 10 * n)
+        keep(home)
+    grown = log.read_bytes()
+    continued = home / ROOTS["continue"] / f"{CLINE_ID}.json"
+    continued.parent.mkdir(parents=True)
+    continued.write_bytes(b'{"sessionId":"a","title":"first","history":[]}')
+    age(continued, 3600)
+    keep(home)
+    continued.write_bytes(b'{"sessionId":"a","title":"second, rewritten","history":[]}')
+    age(continued, 3590)
+    keep(home)
+    rewritten = continued.read_bytes()
+    _damage_line(kept / "pi" / "manifest.jsonl", "grow", 0)
+    _damage_line(kept / "continue" / "manifest.jsonl", "copy", -1)
+    log.unlink()
+    continued.unlink()
+    done = run_wren(["keep"], cwd=tmp_path, env=keep_env(home))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{kept / 'pi' / 'manifest.jsonl'}: line 2 is damaged" in done.stderr
+    assert (kept / "pi" / "files" / log.relative_to(home / ROOTS["pi"])).read_bytes() == grown
+    assert (kept / "continue" / "files" / continued.name).read_bytes() == rewritten

@@ -438,6 +438,10 @@ class AgentKeeper:
         """The kept copy of `entry` put back as its manifest says, before it changes again: a rewrite a kill cut
         short is undone (its version's link back in place), bytes appended but not counted are cut off."""
         copy = self.files / entry.rel
+        if self.manifest.damaged:
+            # A damaged line may be the one that counted these bytes or this copy: nothing is undone on what is
+            # left of the manifest (it would cut off counted bytes, or put an earlier version back over the latest).
+            return copy
         linked = version_path(self.folder, entry.rel, entry.current.number)
         if os.path.lexists(linked):
             try:
@@ -463,6 +467,12 @@ class AgentKeeper:
         only: Callable[[str], bool] | None = None,
     ) -> None:
         """Everything that changed among `walked`'s files kept and recorded (`only`: those rels alone)."""
+        if self.manifest.damaged:
+            number, why = self.manifest.damaged[0]
+            tally.problems.append(
+                f"{self.folder / MANIFEST}: line {number} is damaged ({why}), so no kept copy is cut back or put "
+                "back to what the other lines say; `wren verify` says what is damaged"
+            )
         at = now_iso()
         entries = self.manifest.entries
         records: list[dict[str, Any]] = []
