@@ -9,6 +9,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_wren
 from tests.foreign.sessions import AGENTS, age, copy_session
 from tests.keep.agents import CLINE_ID, ROOTS, every_agent, keep, keep_env, what_is_there
@@ -290,3 +292,27 @@ def test_a_damaged_manifest_line_never_makes_keep_cut_or_replace_a_kept_copy_of_
     assert f"{kept / 'pi' / 'manifest.jsonl'}: line 2 is damaged" in done.stderr
     assert (kept / "pi" / "files" / log.relative_to(home / ROOTS["pi"])).read_bytes() == grown
     assert (kept / "continue" / "files" / continued.name).read_bytes() == rewritten
+
+
+def test_every_folder_a_keep_makes_is_a_durable_name_in_its_parent_before_the_manifest_counts_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wren_tui import portable
+    from wren_tui.keep import keeping
+
+    home = tmp_path / "home"
+    root = home / ROOTS["claude"]
+    copy_session("claude", "simple", root, nested=True, stem="first")
+    kept = tmp_path / "kept"
+    said: list[tuple[str, Path]] = []
+    fsync_folder, append = portable.fsync_folder, keeping.Appender.append
+    monkeypatch.setattr(portable, "fsync_folder", lambda f: (said.append(("fsync", Path(f))), fsync_folder(f))[1])
+    monkeypatch.setattr(keeping.Appender, "append", lambda self, r: (said.append(("count", kept)), append(self, r))[1])
+    monkeypatch.setattr(keeping, "_made", set())
+    keeping.keep(["claude"], None, keep_env(home), home, kept)  # one file: each folder fsynced, no sync(2)
+    first_count = said.index(("count", kept))
+    synced_before = {path for what, path in said[:first_count] if what == "fsync"}
+    made = [Path(d) for d, _dirs, _files in os.walk(kept) if Path(d) != kept]
+    assert made, "the keep made its folders"
+    assert [d for d in made if d.parent not in synced_before] == []  # a power cut loses none of the names
+    assert ("fsync", kept / "claude") in said[first_count:]  # the manifest's own new name

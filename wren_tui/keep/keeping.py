@@ -158,12 +158,14 @@ class Appender:
     def __init__(self, folder: Path, manifest: Manifest) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / MANIFEST
+        made = not os.path.lexists(path)
         if manifest.torn:
             with open(path, "r+b") as f:
                 f.truncate(manifest.size)
                 portable.durable_sync(f.fileno())
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | portable.O_CLOEXEC | portable.O_BINARY, 0o600)
         self.size = manifest.size
+        self.folder = folder if made else None  # its name made durable with its first lines
 
     def append(self, records: list[dict[str, Any]]) -> None:
         """The records' lines at the manifest's end, durable before this returns."""
@@ -174,6 +176,9 @@ class Appender:
         while view:
             view = view[os.write(self.fd, view) :]
         portable.durable_sync(self.fd)
+        if self.folder is not None:
+            portable.fsync_folder(self.folder)
+            self.folder = None
         self.size += len(data)
 
     def close(self) -> None:
@@ -547,7 +552,9 @@ class AgentKeeper:
             if many and portable.SYNC_ALL:
                 portable.sync_all()
             else:
-                for folder in sorted(folders):
+                # Each folder's parents too, up to the store's root: a folder this keep made is a new name there.
+                top = self.folder.parent
+                for folder in sorted({p for f in folders for p in (f, *f.parents) if p == top or top in p.parents}):
                     portable.fsync_folder(folder)
         self.record(records)
 
