@@ -316,3 +316,17 @@ def test_every_folder_a_keep_makes_is_a_durable_name_in_its_parent_before_the_ma
     assert made, "the keep made its folders"
     assert [d for d in made if d.parent not in synced_before] == []  # a power cut loses none of the names
     assert ("fsync", kept / "claude") in said[first_count:]  # the manifest's own new name
+
+
+def test_a_variable_or_an_agents_folder_that_is_not_utf8_keeps_every_session_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    claude = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"claude\xff"))
+    session = copy_session("claude", "simple", Path(claude) / "projects", nested=True, stem="one")
+    env = keep_env(home) | {"BACKUP_DIR": os.fsdecode(b"/tmp/backup\xfe"), "CLAUDE_CONFIG_DIR": claude}
+    for _ in range(2):  # the second: from what the first left (no cache of it)
+        done = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=env)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    (kept,) = store.kept_files("claude", env, home)
+    assert kept.copy.read_bytes() == session.read_bytes()

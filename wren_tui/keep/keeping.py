@@ -674,7 +674,7 @@ def fingerprint(env: Mapping[str, str], home: Path) -> str:
     """What the agents' folders are found from (the home, the variables naming folders): a cached folder is
     trusted only while this is the same."""
     named = {k: v for k, v in env.items() if k.startswith("XDG_") or k.endswith(("_HOME", "_DIR", "_FILE"))}
-    return msgspec.json.encode([str(home), sorted(named.items())]).decode()
+    return ascii([str(home), sorted(named.items())])  # ascii: a value that is no UTF-8 (a path's bytes) escaped
 
 
 @dataclass
@@ -934,5 +934,5 @@ class ScanCache:
         try:
             part.write_bytes(msgspec.json.encode(self.data))
             os.replace(part, root / SCAN)
-        except OSError:
+        except (OSError, UnicodeEncodeError):  # UnicodeEncodeError: a folder's path that is no UTF-8
             pass  # only a shortcut: the next keep walks every folder
