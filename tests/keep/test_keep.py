@@ -250,6 +250,19 @@ def test_a_session_whose_name_is_not_utf8_is_said_in_one_sentence_and_the_others
     assert [k.relative.name for k in store.kept_files("claude", keep_env(home), home)] == ["good.jsonl"]
     again = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=keep_env(home))
     assert "Traceback" not in again.stderr and "1 file; nothing new" in again.stdout
+    vibe = home / ".vibe" / "logs" / "session" / "unified" / "one"
+    (vibe / "journal").mkdir(parents=True)
+    (vibe / "meta.json").write_bytes(b'{"session_id": "one"}')
+    (vibe / "journal" / "0000000000000001.jsonl").write_bytes(b"{}\n")
+    with open(os.path.join(os.fsencode(vibe / "journal"), b"0000000000000002\xff.jsonl"), "wb") as f:
+        f.write(b"{}\n")  # kept with the session (`Format.kept_with`), not found by the walk itself
+    done = run_wren(["keep", "--agent", "vibe"], cwd=tmp_path, env=keep_env(home))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "0000000000000002\\xff.jsonl: its name is not UTF-8" in done.stderr
+    assert sorted(k.relative.as_posix() for k in store.kept_files("vibe", keep_env(home), home)) == [
+        "one/journal/0000000000000001.jsonl",
+        "one/meta.json",
+    ]
 
 
 def _damage_line(manifest: Path, op: str, nth: int) -> None:

@@ -340,7 +340,10 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
 
     def add(path: Path, st: os.stat_result) -> None:
         rel = path.relative_to(root).as_posix()
-        if rel not in seen:
+        if not _utf8(rel):  # a file kept with a session (`kept_with`), named by no UTF-8
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            unreadable.append(f"{shown}: its name is not UTF-8, so it cannot be kept (rename it)")
+        elif rel not in seen:
             seen.add(rel)
             files.append(Source(rel, path, st, key_of(path, st, kind_of(rel, fmt) == "database")))
 
