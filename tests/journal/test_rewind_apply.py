@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 from wren_tui.journal.rewinding import Plan, apply
 from wren_tui.journal.snapshots import Store
@@ -52,3 +55,25 @@ def test_two_files_whose_long_names_share_their_start_are_each_restored_with_the
     assert (workspace / first).read_text() == "the first file as the session left it\n"
     assert (workspace / second).read_text() == "the second file as the session left it\n"
     assert sorted(os.listdir(workspace)) == sorted([first, second])
+
+
+def test_a_folder_whose_fsync_fails_after_the_restores_is_an_error_not_a_rewind_taken_for_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wren_tui.journal import rewinding
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("as the session left it\n")
+    store = Store(tmp_path / "journals" / ".snapshots")
+    tree = store.take(workspace, "s-20260101-000000-abcd").id
+    (workspace / "a.txt").write_text("changed since\n")
+    plan = Plan(at_seq=2, target=tree, before=tree, restore=[(b"a.txt", *store.files_of(tree)[b"a.txt"])], delete=[])
+
+    def failing(folder: Path) -> None:
+        raise OSError(errno.EIO, "Input/output error", str(folder))
+
+    monkeypatch.setattr(rewinding, "_fsync_folder", failing)
+    with pytest.raises(OSError) as raised:
+        apply(store, plan, workspace)
+    assert raised.value.errno == errno.EIO

@@ -330,7 +330,9 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
             touched.add(full.parent)
             step(f"restored {shown(path)}")
     folders = {folder if folder.is_dir() else _existing(folder, root) for folder in touched}
-    _in_threads(_fsync_folder, sorted(folders))  # each folder's renames durable, fsynced at once
+    for failed in _in_threads(_fsync_folder, sorted(folders)):  # each folder's renames durable, fsynced at once
+        if isinstance(failed, OSError):
+            raise failed  # as before the threads: a rename not known durable is an error, never a rewind done
     return problems
 
 
