@@ -313,3 +313,19 @@ def test_a_kept_session_its_agent_deleted_reads_the_same_on_the_simulated_window
         windows = on_windows(args, machine.tmp, **machine.env)
         assert linux.returncode == 0 and "kept; deleted by its agent" in linux.stdout + linux.stderr
         assert (windows.returncode, windows.stdout, windows.stderr) == (0, linux.stdout, linux.stderr)
+
+
+def test_an_aider_history_kept_from_its_project_and_still_there_is_listed_once_with_no_mark(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    history = project / ".aider.chat.history.md"
+    shutil.copy(fixture("aider", "simple"), history)
+    env = {"HOME": str(tmp_path), "WREN_KEEP_DIR": str(tmp_path / "kept")}
+    kept = run_wren(["keep", "--agent", "aider", "--from", str(project)], cwd=tmp_path, env=env)
+    assert kept.returncode == 0, kept.stderr
+    rows = wren_json(["ls", "--agent", "aider"], project, env)
+    assert isinstance(rows, list)
+    assert [(r["path"], r.get("kept")) for r in rows] == [(".aider.chat.history.md", None)]
+    history.unlink()  # now its agent's history is gone: the kept copy is read, and says so
+    rows = wren_json(["ls", "--agent", "aider"], project, env)
+    assert isinstance(rows, list) and len(rows) == 1 and rows[0]["kept"].startswith("kept; deleted by its agent")

@@ -122,3 +122,16 @@ def test_recognising_needs_every_whole_line_without_a_crc_and_a_name_not_wren_s(
     assert detect_head(head.split(b"\n")[0], "run.jsonl") == WREN  # no whole line yet: a journal being written
     other = b'{"seq": 1, "type": "message", "at": "2026"}\n'  # no ts: not the design's line
     assert detect_head(other, "run.jsonl") == WREN
+
+
+def test_a_line_of_an_unknown_type_with_a_field_named_what_is_shown_as_a_note_not_a_traceback(tmp_path: Path) -> None:
+    path = _design(tmp_path)
+    with open(path, "ab") as f:
+        f.write(b'{"seq":9,"ts":"2026-09-07T10:00:03.000Z","type":"custom_step","what":"a field of its own"}\n')
+    doc = wren_json(["log", str(path)], tmp_path)
+    assert isinstance(doc, dict) and doc["reason"] is None
+    [note] = [e for e in doc["events"] if e["type"] == "custom_step"]
+    assert note["what"] == "a field of its own"
+    found = run_wren(["search", "which case", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
+    assert "design-run  mca" in found.stdout

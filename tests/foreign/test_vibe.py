@@ -12,6 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_wren
 from tests.foreign.sessions import AGENTS, AN_HOUR, age, fork_and_resume, wren_json
 from wren_tui.foreign import FORMATS, detect
@@ -210,3 +212,22 @@ def test_otel_sends_a_vibe_session_from_its_export_with_its_calls_not_its_meta_j
     names = sorted(tool.name for tool in tools)
     assert names == ["execute_tool file_system.bash", "execute_tool file_system.read_file"]
     assert all(tool.parent_span_id == root.span_id for tool in tools)
+
+
+def test_a_segment_compaction_deletes_while_the_session_is_read_is_read_from_its_generation_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wren_tui.foreign import vibe
+
+    meta = session(tmp_path / "live", "simple")
+    compacted = session(tmp_path / "compacted", "simple")
+    (compacted.parent / "journal" / FIRST).unlink()
+    read = vibe._read
+
+    def compacting(path: Path) -> bytes:
+        if path.name == FIRST and path.exists():
+            path.unlink()  # Vibe's compaction, between the listing of the segments and their reading
+        return read(path)
+
+    monkeypatch.setattr(vibe, "_read", compacting)
+    assert vibe.export(meta) == vibe.export(compacted)

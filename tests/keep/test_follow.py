@@ -198,3 +198,31 @@ def test_keep_of_many_files_killed_at_random_moments_leaves_a_whole_store_of_wha
 ) -> None:
     # Many files at once: every copy made durable by one sync, then renamed, then recorded (the batch path).
     _kill_loop(tmp_path, ("-q",), logs=30, kills=30, latest=0.6)
+
+
+def test_a_record_vibe_appends_to_its_journal_segment_is_kept_while_follow_runs_and_nothing_is_called_deleted(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from tests.foreign.sessions import AGENTS
+
+    home = tmp_path / "home"
+    uuid = "4267b4f3-7219-dc3b-2a3a-b41d845d58d0"
+    session = home / ".vibe" / "logs" / "session" / "unified" / uuid
+    shutil.copytree(AGENTS / "mistral-vibe" / "simple" / uuid, session)
+    segment = session / "journal" / "0000000000000022.jsonl"  # below the session's folder, where meta.json is
+    child = _start_follow(home, ("--follow", "--agent", "vibe"))
+    try:
+        assert child.stdout is not None
+        while b"following" not in child.stdout.readline():
+            pass
+        copy = tmp_path / "kept" / "vibe" / "files" / uuid / "journal" / segment.name
+        with open(segment, "ab") as f:
+            f.write(b'{"type":"note","sequence":99,"payload":null}\n')
+        until(lambda: copy.exists() and copy.read_bytes() == segment.read_bytes(), "the appended record kept", 10)
+        manifest = (tmp_path / "kept" / "vibe" / "manifest.jsonl").read_bytes().splitlines()
+        gone = [r["rel"] for r in map(store.unframe, manifest) if r is not None and r["op"] == "gone"]
+        assert gone == []  # every file of the session is still there
+    finally:
+        _kill(child)

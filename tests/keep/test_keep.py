@@ -9,6 +9,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_wren
 from tests.foreign.sessions import AGENTS, age, copy_session
 from tests.keep.agents import CLINE_ID, ROOTS, every_agent, keep, keep_env, what_is_there
@@ -226,3 +228,118 @@ def test_keep_verify_and_status_work_on_a_simulated_windows_as_on_linux(tmp_path
     assert status.returncode == 0 and "Claude Code: 2 files kept" in status.stdout
     for agent in ("claude", "cline", "opencode"):
         assert {k.state for k in store.kept_files(agent, keep_env(home), home)} == {"kept"}
+
+
+def test_a_session_whose_name_is_not_utf8_is_said_in_one_sentence_and_the_others_are_still_kept(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    root = home / ROOTS["claude"]
+    good = copy_session("claude", "simple", root, nested=True, stem="good")
+    bad = os.fsdecode(os.path.join(os.fsencode(good.parent), b"bad\xff.jsonl"))
+    shutil.copy(good, bad)
+    folder = os.fsdecode(os.path.join(os.fsencode(root), b"proj\xfe"))
+    os.makedirs(folder)
+    shutil.copy(good, os.path.join(folder, "inside.jsonl"))
+    age(good, 3600)
+    done = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=keep_env(home))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "bad\\xff.jsonl: its name is not UTF-8, so it cannot be kept (rename it)" in done.stderr
+    assert "proj\\xfe: its name is not UTF-8" in done.stderr
+    assert [k.relative.name for k in store.kept_files("claude", keep_env(home), home)] == ["good.jsonl"]
+    again = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=keep_env(home))
+    assert "Traceback" not in again.stderr and "1 file; nothing new" in again.stdout
+    vibe = home / ".vibe" / "logs" / "session" / "unified" / "one"
+    (vibe / "journal").mkdir(parents=True)
+    (vibe / "meta.json").write_bytes(b'{"session_id": "one"}')
+    (vibe / "journal" / "0000000000000001.jsonl").write_bytes(b"{}\n")
+    with open(os.path.join(os.fsencode(vibe / "journal"), b"0000000000000002\xff.jsonl"), "wb") as f:
+        f.write(b"{}\n")  # kept with the session (`Format.kept_with`), not found by the walk itself
+    done = run_wren(["keep", "--agent", "vibe"], cwd=tmp_path, env=keep_env(home))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "0000000000000002\\xff.jsonl: its name is not UTF-8" in done.stderr
+    assert sorted(k.relative.as_posix() for k in store.kept_files("vibe", keep_env(home), home)) == [
+        "one/journal/0000000000000001.jsonl",
+        "one/meta.json",
+    ]
+
+
+def _damage_line(manifest: Path, op: str, nth: int) -> None:
+    """One byte of the manifest's `nth` `op` line changed (its CRC no longer matches: the disk's bit rot)."""
+    lines = manifest.read_bytes().splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if f'"op":"{op}"'.encode() in line][nth]
+    sha = lines[at].index(b'"sha256":"') + len(b'"sha256":"')
+    lines[at] = lines[at][:sha] + b"X" + lines[at][sha + 1 :]
+    manifest.write_bytes(b"".join(lines))
+
+
+def test_a_damaged_manifest_line_never_makes_keep_cut_or_replace_a_kept_copy_of_a_deleted_session(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    kept = tmp_path / "kept"
+    log = copy_session("pi", "simple", home / ROOTS["pi"], nested=True, stem="log")
+    keep(home)
+    for n in (1, 2):  # two grow lines: the first damaged, the second no longer follows from what counts
+        with open(log, "ab") as f:
+            f.write(b'{"type":"message","id":"more%d","message":{"role":"user","content":"more"}}\n' % n)
+        age(log, 3600 - 10 * n)
+        keep(home)
+    grown = log.read_bytes()
+    continued = home / ROOTS["continue"] / f"{CLINE_ID}.json"
+    continued.parent.mkdir(parents=True)
+    continued.write_bytes(b'{"sessionId":"a","title":"first","history":[]}')
+    age(continued, 3600)
+    keep(home)
+    continued.write_bytes(b'{"sessionId":"a","title":"second, rewritten","history":[]}')
+    age(continued, 3590)
+    keep(home)
+    rewritten = continued.read_bytes()
+    _damage_line(kept / "pi" / "manifest.jsonl", "grow", 0)
+    _damage_line(kept / "continue" / "manifest.jsonl", "copy", -1)
+    log.unlink()
+    continued.unlink()
+    done = run_wren(["keep"], cwd=tmp_path, env=keep_env(home))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{kept / 'pi' / 'manifest.jsonl'}: line 2 is damaged" in done.stderr
+    assert (kept / "pi" / "files" / log.relative_to(home / ROOTS["pi"])).read_bytes() == grown
+    assert (kept / "continue" / "files" / continued.name).read_bytes() == rewritten
+
+
+def test_every_folder_a_keep_makes_is_a_durable_name_in_its_parent_before_the_manifest_counts_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wren_tui import portable
+    from wren_tui.keep import keeping
+
+    home = tmp_path / "home"
+    root = home / ROOTS["claude"]
+    copy_session("claude", "simple", root, nested=True, stem="first")
+    kept = tmp_path / "kept"
+    said: list[tuple[str, Path]] = []
+    fsync_folder, append = portable.fsync_folder, keeping.Appender.append
+    monkeypatch.setattr(portable, "fsync_folder", lambda f: (said.append(("fsync", Path(f))), fsync_folder(f))[1])
+    monkeypatch.setattr(keeping.Appender, "append", lambda self, r: (said.append(("count", kept)), append(self, r))[1])
+    monkeypatch.setattr(keeping, "_made", set())
+    keeping.keep(["claude"], None, keep_env(home), home, kept)  # one file: each folder fsynced, no sync(2)
+    first_count = said.index(("count", kept))
+    synced_before = {path for what, path in said[:first_count] if what == "fsync"}
+    made = [Path(d) for d, _dirs, _files in os.walk(kept) if Path(d) != kept]
+    assert made, "the keep made its folders"
+    assert [d for d in made if d.parent not in synced_before] == []  # a power cut loses none of the names
+    assert ("fsync", kept / "claude") in said[first_count:]  # the manifest's own new name
+
+
+def test_a_variable_or_an_agents_folder_that_is_not_utf8_keeps_every_session_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    claude = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"claude\xff"))
+    session = copy_session("claude", "simple", Path(claude) / "projects", nested=True, stem="one")
+    env = keep_env(home) | {"BACKUP_DIR": os.fsdecode(b"/tmp/backup\xfe"), "CLAUDE_CONFIG_DIR": claude}
+    for _ in range(2):  # the second: from what the first left (no cache of it)
+        done = run_wren(["keep", "--agent", "claude"], cwd=tmp_path, env=env)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    (kept,) = store.kept_files("claude", env, home)
+    assert kept.copy.read_bytes() == session.read_bytes()

@@ -84,8 +84,9 @@ def answer(seq: int, ts: str, call_id: str, text: str, *, ok: bool | None, took:
     ]
 
 
-def note(seq: int, ts: str, what: str, **fields: Any) -> UnknownEvent:
-    """A line Wren has no event for, shown as a note with the fields that say what it was."""
+def note(seq: int, ts: str, what: str, /, **fields: Any) -> UnknownEvent:
+    """A line Wren has no event for, shown as a note with the fields that say what it was (any names: a line's own
+    `what` or `seq` is one of its fields)."""
     return UnknownEvent(seq=seq, ts=ts, type=what, fields={k: v for k, v in fields.items() if v not in (None, "")})
 
 

@@ -339,9 +339,23 @@ def _checkpoint(folder: Path, first: int | None, out: _Exporter) -> None:
         out.lines.append(_Line("gap", out.last, text=f"journal records {after} to {first - 1} are gone"))
 
 
+class _Compacted(Exception):
+    """A journal segment listed was gone when read: Vibe's compaction deleted it meanwhile (its generation holds it)."""
+
+
 def export(path: Path) -> bytes:
     """The session whose meta.json (or journal segment) is at `path`, as lines: its head, the compacted turns, then
-    the journal's records from where they end."""
+    the journal's records from where they end; read again from its new generation when a compaction deleted a
+    segment while it was read."""
+    for _attempt in range(3):
+        try:
+            return _export(path)
+        except _Compacted:
+            continue
+    return _export(path)
+
+
+def _export(path: Path) -> bytes:
     folder = folder_of(path)
     try:
         meta = _meta.decode(_read(folder / META))
@@ -361,7 +375,12 @@ def export(path: Path) -> bytes:
     _checkpoint(folder, segments[0][0] if segments else None, out)
     seen = segments[0][0] - 1 if segments else 0
     for _first, segment in segments:
-        data = _read(segment)
+        try:
+            data = _read(segment)
+        except JournalError:
+            if os.path.lexists(segment):
+                raise
+            raise _Compacted from None
         whole = data[: data.rfind(b"\n") + 1]  # a last line still being written waits for its newline
         for lineno, line in enumerate(whole.splitlines(), 1):
             if not line.strip():

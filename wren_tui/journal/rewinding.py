@@ -313,7 +313,8 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
                 problems.append(f"{shown(path)}: not restored ({exc.strerror or exc})")
                 continue
             ready.append((path, full, contents.get(oid, b""), mode))
-        written = _in_threads(lambda item: _write_beside(item[1], item[3], item[2], umask), ready)
+        numbered = [(n, full, data, mode) for n, (_path, full, data, mode) in enumerate(ready)]
+        written = _in_threads(lambda item: _write_beside(item[1], item[3], item[2], umask, item[0]), numbered)
         for (path, full, _data, _mode), temp in zip(ready, written, strict=True):
             try:
                 if isinstance(temp, OSError):
@@ -329,7 +330,9 @@ def apply(store: Store, plan: Plan, workspace: Path, step: Callable[[str], objec
             touched.add(full.parent)
             step(f"restored {shown(path)}")
     folders = {folder if folder.is_dir() else _existing(folder, root) for folder in touched}
-    _in_threads(_fsync_folder, sorted(folders))  # each folder's renames durable, fsynced at once
+    for failed in _in_threads(_fsync_folder, sorted(folders)):  # each folder's renames durable, fsynced at once
+        if isinstance(failed, OSError):
+            raise failed  # as before the threads: a rename not known durable is an error, never a rewind done
     return problems
 
 
@@ -396,9 +399,10 @@ def _in_threads(work: Callable[[_T], _R], items: Sequence[_T]) -> list[_R | OSEr
     return results  # type: ignore[return-value]
 
 
-def _write_beside(full: Path, mode: str, data: bytes, umask: int) -> Path:
-    """Write `data` beside `full` as a file (or a link, mode 120000), fsynced; returns the temporary path."""
-    temp = full.parent / f"{_TEMP}{os.getpid()}-{full.name}"[:255]
+def _write_beside(full: Path, mode: str, data: bytes, umask: int, n: int) -> Path:
+    """Write `data` beside `full` as a file (or a link, mode 120000), fsynced; returns the temporary path (its
+    name has `n`, the path's place in its chunk, before the name cut to 255: two long names never share one)."""
+    temp = full.parent / f"{_TEMP}{os.getpid()}-{n}-{full.name}"[:255]
     temp.unlink(missing_ok=True)
     if mode == "120000":
         os.symlink(os.fsdecode(data), temp)

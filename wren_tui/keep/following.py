@@ -145,6 +145,11 @@ def _keep_folders(
         while folder != base and not folder.exists():
             folder = folder.parent  # a folder removed: what was kept below it is looked for from its parent
         walked = walk(agent.fmt, planned.root, skip, folder)
+        while not walked.files and folder != base:
+            # No session file here: a folder of files kept with a session above it (Vibe's journal/), or one whose
+            # sessions are all gone: looked at from its parent, so none is taken for deleted while it is there.
+            folder = folder.parent
+            walked = walk(agent.fmt, planned.root, skip, folder)
         held = []
         for source in walked.files:
             if kind_of(source.rel, agent.fmt) == "database":

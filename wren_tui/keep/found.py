@@ -184,7 +184,8 @@ class Kept:
             if os.path.isdir(self.root / fmt.name):
                 agent_root = fmt.root(self.env, self.home)
                 for kept in _readable(fmt.name, self.env, self.home):
-                    original = agent_root.joinpath(*kept.relative.parts)
+                    # The store's own answer (aider's histories are kept by their whole path, not below its root).
+                    original = kept.original or agent_root.joinpath(*kept.relative.parts)
                     mark, (read, version, size) = self._marked(kept, original)
                     found.append(_Found(kept, original, mark, read, version, size))
             for one in found:

@@ -158,12 +158,14 @@ class Appender:
     def __init__(self, folder: Path, manifest: Manifest) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / MANIFEST
+        made = not os.path.lexists(path)
         if manifest.torn:
             with open(path, "r+b") as f:
                 f.truncate(manifest.size)
                 portable.durable_sync(f.fileno())
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | portable.O_CLOEXEC | portable.O_BINARY, 0o600)
         self.size = manifest.size
+        self.folder = folder if made else None  # its name made durable with its first lines
 
     def append(self, records: list[dict[str, Any]]) -> None:
         """The records' lines at the manifest's end, durable before this returns."""
@@ -174,6 +176,9 @@ class Appender:
         while view:
             view = view[os.write(self.fd, view) :]
         portable.durable_sync(self.fd)
+        if self.folder is not None:
+            portable.fsync_folder(self.folder)
+            self.folder = None
         self.size += len(data)
 
     def close(self) -> None:
@@ -335,7 +340,10 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
 
     def add(path: Path, st: os.stat_result) -> None:
         rel = path.relative_to(root).as_posix()
-        if rel not in seen:
+        if not _utf8(rel):  # a file kept with a session (`kept_with`), named by no UTF-8
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            unreadable.append(f"{shown}: its name is not UTF-8, so it cannot be kept (rename it)")
+        elif rel not in seen:
             seen.add(rel)
             files.append(Source(rel, path, st, key_of(path, st, kind_of(rel, fmt) == "database")))
 
@@ -353,6 +361,10 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
             unreadable.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be kept")
             continue
         for entry in entries:
+            if not _utf8(entry.name):  # no manifest line (JSON) can name it: said, and the others still kept
+                shown = os.fsencode(folder / entry.name).decode("utf-8", "backslashreplace")
+                unreadable.append(f"{shown}: its name is not UTF-8, so it cannot be kept (rename it)")
+                continue
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if fmt.hidden_folders or not entry.name.startswith("."):
@@ -373,6 +385,14 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
                 continue
     files.sort(key=lambda s: s.rel)
     return Walked(files, folders, unreadable)
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_wren_journal(path: Path) -> bool:
@@ -426,6 +446,10 @@ class AgentKeeper:
         """The kept copy of `entry` put back as its manifest says, before it changes again: a rewrite a kill cut
         short is undone (its version's link back in place), bytes appended but not counted are cut off."""
         copy = self.files / entry.rel
+        if self.manifest.damaged:
+            # A damaged line may be the one that counted these bytes or this copy: nothing is undone on what is
+            # left of the manifest (it would cut off counted bytes, or put an earlier version back over the latest).
+            return copy
         linked = version_path(self.folder, entry.rel, entry.current.number)
         if os.path.lexists(linked):
             try:
@@ -451,6 +475,12 @@ class AgentKeeper:
         only: Callable[[str], bool] | None = None,
     ) -> None:
         """Everything that changed among `walked`'s files kept and recorded (`only`: those rels alone)."""
+        if self.manifest.damaged:
+            number, why = self.manifest.damaged[0]
+            tally.problems.append(
+                f"{self.folder / MANIFEST}: line {number} is damaged ({why}), so no kept copy is cut back or put "
+                "back to what the other lines say; `wren verify` says what is damaged"
+            )
         at = now_iso()
         entries = self.manifest.entries
         records: list[dict[str, Any]] = []
@@ -525,7 +555,9 @@ class AgentKeeper:
             if many and portable.SYNC_ALL:
                 portable.sync_all()
             else:
-                for folder in sorted(folders):
+                # Each folder's parents too, up to the store's root: a folder this keep made is a new name there.
+                top = self.folder.parent
+                for folder in sorted({p for f in folders for p in (f, *f.parents) if p == top or top in p.parents}):
                     portable.fsync_folder(folder)
         self.record(records)
 
@@ -645,7 +677,7 @@ def fingerprint(env: Mapping[str, str], home: Path) -> str:
     """What the agents' folders are found from (the home, the variables naming folders): a cached folder is
     trusted only while this is the same."""
     named = {k: v for k, v in env.items() if k.startswith("XDG_") or k.endswith(("_HOME", "_DIR", "_FILE"))}
-    return msgspec.json.encode([str(home), sorted(named.items())]).decode()
+    return ascii([str(home), sorted(named.items())])  # ascii: a value that is no UTF-8 (a path's bytes) escaped
 
 
 @dataclass
@@ -905,5 +937,5 @@ class ScanCache:
         try:
             part.write_bytes(msgspec.json.encode(self.data))
             os.replace(part, root / SCAN)
-        except OSError:
+        except (OSError, UnicodeEncodeError):  # UnicodeEncodeError: a folder's path that is no UTF-8
             pass  # only a shortcut: the next keep walks every folder
