@@ -182,6 +182,10 @@ def test_aider_is_kept_only_from_a_folder_named_and_wrens_own_journals_never(tmp
     wren.write_bytes(b'{"seq":1,"ts":"2026-01-01T00:00:00Z","type":"run_start","crc":"00000000"}\n')
     keep(home, "--agent", "claude")
     assert not (tmp_path / "kept" / "claude" / "files" / "p" / wren.name).exists()
+    # --help's list of the agents kept by default is the same: every agent but aider.
+    helped = " ".join(run_wren(["keep", "--help"], cwd=tmp_path, env=keep_env(home)).stdout.split())
+    defaults = helped.split("default: every agent with a folder of its own: ")[1].split(")")[0].split(", ")
+    assert "aider" not in defaults and "claude" in defaults and "vibe" in defaults, helped
 
 
 def test_a_second_keep_while_one_holds_the_store_is_refused_in_one_sentence(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=list(FORMATS),
         metavar="AGENT",
         help="keep this agent's sessions only (repeatable; default: every agent with a folder of its own: "
-        + ", ".join(FORMATS)
+        + ", ".join(name for name, _root in FORMATS.own_folders({}))
         + ")",
     )
     p.add_argument(
