@@ -5,20 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agent.errors import UsageError
-from ..journal.blame import NotKnown, Origin, blame, call_lines
-from ..journal.errors import SessionNotFound
-from ..journal.events import ToolStart
-from ..journal.reader import read_events
-from ..journal.rewinding import workspace_of
-from ..journal.snapshots import SnapshotError, Store, store_of
-from ..journal.store import latest, resolve, session_id_of
-from ..journal.visible import visible
-from .console import out, print_json
-from .exits import CommandFailed, Exit
-from .options import folder_of
+if TYPE_CHECKING:
+    from ..journal.blame import Origin
+    from .exits import Exit
+
+# The journal, the snapshot store and msgspec are loaded when blame runs, not for `wren blame --help`
+# (tests/test_command_imports.py holds what its help may load).
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -42,6 +36,17 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_blame(args: argparse.Namespace) -> Exit:
+    from ..agent.errors import UsageError
+    from ..journal.blame import blame
+    from ..journal.reader import read_events
+    from ..journal.rewinding import workspace_of
+    from ..journal.snapshots import SnapshotError, Store, store_of
+    from ..journal.store import resolve, session_id_of
+    from ..journal.visible import visible
+    from .console import out, print_json
+    from .exits import CommandFailed, Exit
+    from .options import folder_of
+
     if args.call is not None:
         if args.path is not None or not args.session:
             raise UsageError("wren blame --call CALL needs --session ID and no PATH")
@@ -78,6 +83,17 @@ def cmd_blame(args: argparse.Namespace) -> Exit:
 
 def _call(args: argparse.Namespace) -> Exit:
     """The lines one call changed, from the snapshots before and after it (`journal.blame.call_lines`)."""
+    from ..agent.errors import UsageError
+    from ..journal.blame import NotKnown, call_lines
+    from ..journal.events import ToolStart
+    from ..journal.reader import read_events
+    from ..journal.snapshots import SnapshotError, Store, store_of
+    from ..journal.store import resolve, session_id_of
+    from ..journal.visible import visible
+    from .console import out, print_json
+    from .exits import CommandFailed, Exit
+    from .options import folder_of
+
     journal = resolve(folder_of(args), args.session)
     sid = session_id_of(journal)
     events = read_events(journal).events
@@ -120,6 +136,9 @@ def _call(args: argparse.Namespace) -> Exit:
 
 
 def _session_of(folder: Path, target: Path) -> Path:
+    from ..journal.errors import SessionNotFound
+    from ..journal.store import latest
+
     for candidate in target.parents:
         try:
             return latest(folder, candidate)
