@@ -17,12 +17,15 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
+from ..journal.errors import JournalError
 from ..journal.events import Event
+from ..journal.reader import open_for_reading
 from ..portable import open_read_only, pread
 from .make import MALFORMED, note
 
@@ -465,3 +468,26 @@ class Frames(Protocol):
     looked: int
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]: ...
+
+
+def read_document(path: Path, limit: int, label: str) -> bytes:
+    """The whole of a session kept as one document (Cline's, Mistral Vibe's files), at most `limit` bytes: past
+    it, JournalError naming the agent (`label`)."""
+    fd = open_for_reading(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise JournalError(f"{path}: {size:,} bytes, more than Wren reads of a {label} session")
+        return pread(fd, size, 0)
+    finally:
+        os.close(fd)
+
+
+def iso_of_ms(ms: int | None) -> str:
+    """Milliseconds since the epoch as a journal's ISO time (UTC, "Z"); "" for none or one out of range."""
+    if ms is None:
+        return ""
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return ""

@@ -14,10 +14,8 @@ translator reads a line from its bytes alone.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +23,8 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
-from ..journal.reader import open_for_reading
-from ..portable import pread
 from . import make
-from .base import Format, Translated, Translator, decode_export, never_a_line
+from .base import Format, Translated, Translator, decode_export, iso_of_ms, never_a_line, read_document
 
 NAME = "cline"
 LABEL = "Cline"
@@ -106,23 +102,10 @@ _decode = msgspec.json.Decoder(_Line)
 
 
 def _read(path: Path) -> bytes:
-    fd = open_for_reading(path)
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_BYTES:
-            raise JournalError(f"{path}: {size:,} bytes, more than Wren reads of a Cline session")
-        return pread(fd, size, 0)
-    finally:
-        os.close(fd)
+    return read_document(path, MAX_BYTES, LABEL)
 
 
-def _iso(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    try:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return ""
+_iso = iso_of_ms
 
 
 def _result_text(content: Any) -> tuple[str, bool]:

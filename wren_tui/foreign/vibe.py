@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +29,8 @@ import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
-from ..journal.reader import open_for_reading
-from ..portable import pread
 from . import make
-from .base import Format, Translated, Translator, decode_export
+from .base import Format, Translated, Translator, decode_export, iso_of_ms, read_document
 
 NAME = "vibe"
 LABEL = "Mistral Vibe"
@@ -170,23 +167,10 @@ _decode = msgspec.json.Decoder(_Line)
 
 
 def _read(path: Path) -> bytes:
-    fd = open_for_reading(path)
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_BYTES:
-            raise JournalError(f"{path}: {size:,} bytes, more than Wren reads of a Mistral Vibe session")
-        return pread(fd, size, 0)
-    finally:
-        os.close(fd)
+    return read_document(path, MAX_BYTES, LABEL)
 
 
-def _iso(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    try:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return ""
+_iso = iso_of_ms
 
 
 def _numbered(folder: Path, files: bool) -> list[tuple[int, Path]]:
