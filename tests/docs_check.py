@@ -5,9 +5,10 @@ if there is one. The checks are the ones a Markdown renderer makes visible:
 
 - a fence (a line starting with ``` or ~~~) opened and never closed turns the rest of the page into
   code, and an empty fenced block is almost always a doubled fence line;
-- a relative link to a file that does not exist is a dead link on every forge;
-- a page of docs/ that the README does not link, directly or through another page it links, is a page
-  nobody finds.
+- a relative link to a file that does not exist is a dead link on every forge, and a link to a heading
+  (`page.md#a-heading`, `#a-heading`) that the page does not have lands at its top;
+- a page of docs/ (or of a folder in it) that the README does not link, directly or through another
+  page it links, is a page nobody finds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 def fence_problems(path: Path) -> list[str]:
@@ -49,31 +51,63 @@ def fence_problems(path: Path) -> list[str]:
     return problems
 
 
-def links_of(path: Path) -> list[tuple[int, str]]:
-    """Relative links (no scheme, no bare #anchor) outside fenced blocks, with their line numbers."""
-    found: list[tuple[int, str]] = []
+def _prose(path: Path) -> list[tuple[int, str]]:
+    """The lines outside fenced blocks, with their numbers."""
+    lines: list[tuple[int, str]] = []
     inside = False
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if _FENCE.match(line):
             inside = not inside
-            continue
-        if inside:
-            continue
-        for target in _LINK.findall(line):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-                continue
-            found.append((number, target.split("#", 1)[0]))
+        elif not inside:
+            lines.append((number, line))
+    return lines
+
+
+def anchors_of(path: Path) -> set[str]:
+    """The anchors a forge makes of a page's headings: lowercased, punctuation dropped, spaces as hyphens,
+    a repeated heading's second anchor ending in -1."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for _number, line in _prose(path):
+        heading = _HEADING.match(line)
+        if heading:
+            slug = re.sub(r"[^\w\- ]", "", heading.group(1).lower()).replace(" ", "-")
+            found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+            seen[slug] = seen.get(slug, 0) + 1
     return found
 
 
+def links_with_anchors(path: Path) -> list[tuple[int, str, str]]:
+    """Relative links (no scheme) outside fenced blocks: line number, file (empty: this page), anchor."""
+    found: list[tuple[int, str, str]] = []
+    for number, line in _prose(path):
+        for target in _LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            found.append((number, file, anchor))
+    return found
+
+
+def links_of(path: Path) -> list[tuple[int, str]]:
+    """Relative links to files (no scheme, no bare #anchor) outside fenced blocks, with their line numbers."""
+    return [(number, file) for number, file, _anchor in links_with_anchors(path) if file]
+
+
 def problems(root: Path = ROOT) -> list[str]:
-    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
     out: list[str] = []
     for page in pages:
         out += fence_problems(page)
-        for number, target in links_of(page):
-            if target and not (page.parent / target).exists():
-                out.append(f"{page.relative_to(root)}:{number}: the link {target!r} leads to no file")
+        for number, file, anchor in links_with_anchors(page):
+            target = page.parent / file if file else page
+            if not target.exists():
+                out.append(f"{page.relative_to(root)}:{number}: the link {file!r} leads to no file")
+            elif anchor and target.suffix == ".md" and anchor not in anchors_of(target):
+                out.append(
+                    f"{page.relative_to(root)}:{number}: the link {file}#{anchor} names no heading of "
+                    f"{target.relative_to(root)}"
+                )
     reached = {root / "README.md"}
     todo = [root / "README.md"]
     while todo:

@@ -23,3 +23,20 @@ def test_a_doubled_fence_and_a_fence_left_open_are_both_reported_at_their_lines(
     ]
     page.write_text("```sh\nwren demo\n```\n\n~~~\n```\n~~~\n", encoding="utf-8")
     assert fence_problems(page) == []
+
+
+def test_a_link_to_a_heading_the_page_lacks_and_an_unlinked_page_in_a_docs_folder_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "agents").mkdir(parents=True)
+    (tmp_path / "README.md").write_text(
+        "# Wren\n\nSee [agents](docs/agents.md#claude-code), [keys](docs/agents.md#the-keys) and [here](#wren).\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "docs" / "agents.md").write_text(
+        "# Agents\n\n## Claude Code\n\ntext\n\n```\n## The keys\n```\n\n## Claude Code\n\n[again](#claude-code-1)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "docs" / "agents" / "pi.md").write_text("# pi\n", encoding="utf-8")
+    assert problems(tmp_path) == [
+        "README.md:3: the link docs/agents.md#the-keys names no heading of docs/agents.md",
+        "docs/agents/pi.md: no page linked from README.md leads here",
+    ]
