@@ -9,6 +9,9 @@ if there is one. The checks are the ones a Markdown renderer makes visible:
   (`page.md#a-heading`, `#a-heading`) that the page does not have lands at its top;
 - a page of docs/ (or of a folder in it) that the README does not link, directly or through another
   page it links, is a page nobody finds.
+
+And two the README promises its reader: it is at most 300 lines (what Wren is, the Quickstart, the
+commands and links; the rest is in docs/), and its Quickstart is one block of exactly two commands.
 """
 
 from __future__ import annotations
@@ -117,11 +120,44 @@ def problems(root: Path = ROOT) -> list[str]:
             if linked.suffix == ".md" and linked.exists() and linked not in reached:
                 reached.add(linked)
                 todo.append(linked)
+    out += readme_problems(root / "README.md")
     out += [
         f"{page.relative_to(root)}: no page linked from README.md leads here"
         for page in pages
         if page.resolve() not in reached
     ]
+    return out
+
+
+README_LINES = 300
+
+
+def readme_problems(readme: Path) -> list[str]:
+    """The README longer than README_LINES, or a Quickstart that is not one block of exactly two commands."""
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    out = [f"README.md: {len(lines)} lines, more than {README_LINES}"] if len(lines) > README_LINES else []
+    try:
+        start = lines.index("## Quickstart") + 1
+    except ValueError:
+        return [*out, "README.md: no '## Quickstart' section"]
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in lines[start:end]:
+        if _FENCE.match(line):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None and line.strip() and not line.lstrip().startswith("#"):
+            current.append(line)
+    if len(blocks) != 1 or len(blocks[0]) != 2:
+        commands = sum(len(block) for block in blocks)
+        out.append(
+            f"README.md:{start}: the Quickstart holds {len(blocks)} block(s) of {commands} command(s); "
+            "it promises one block of exactly two"
+        )
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.docs_check import fence_problems, problems
+from tests.docs_check import fence_problems, problems, readme_problems
 
 
 def test_the_readme_and_every_docs_page_have_closed_fences_live_links_and_a_way_in_from_the_readme() -> None:
@@ -28,7 +28,8 @@ def test_a_doubled_fence_and_a_fence_left_open_are_both_reported_at_their_lines(
 def test_a_link_to_a_heading_the_page_lacks_and_an_unlinked_page_in_a_docs_folder_are_reported(tmp_path: Path) -> None:
     (tmp_path / "docs" / "agents").mkdir(parents=True)
     (tmp_path / "README.md").write_text(
-        "# Wren\n\nSee [agents](docs/agents.md#claude-code), [keys](docs/agents.md#the-keys) and [here](#wren).\n",
+        "# Wren\n\nSee [agents](docs/agents.md#claude-code), [keys](docs/agents.md#the-keys) and [here](#wren).\n"
+        "\n## Quickstart\n\n```sh\npip install -e .\nwren demo\n```\n",
         encoding="utf-8",
     )
     (tmp_path / "docs" / "agents.md").write_text(
@@ -39,4 +40,20 @@ def test_a_link_to_a_heading_the_page_lacks_and_an_unlinked_page_in_a_docs_folde
     assert problems(tmp_path) == [
         "README.md:3: the link docs/agents.md#the-keys names no heading of docs/agents.md",
         "docs/agents/pi.md: no page linked from README.md leads here",
+    ]
+
+
+def test_a_readme_over_300_lines_or_a_quickstart_of_three_commands_is_reported(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "# Wren\n\n## Quickstart\n\n```sh\npip install -e .\nwren demo\n```\n\n## More\n", encoding="utf-8"
+    )
+    assert readme_problems(readme) == []
+    readme.write_text(
+        "# Wren\n\n## Quickstart\n\n```sh\npip install -e .\nwren demo\npython -m pytest\n```\n" + "prose\n" * 300,
+        encoding="utf-8",
+    )
+    assert readme_problems(readme) == [
+        "README.md: 309 lines, more than 300",
+        "README.md:3: the Quickstart holds 1 block(s) of 3 command(s); it promises one block of exactly two",
     ]
