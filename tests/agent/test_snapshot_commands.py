@@ -266,3 +266,5 @@ def test_snapshots_on_a_missing_folder_is_one_sentence_and_diff_files_past_the_l
         assert proc.returncode == 2, proc.stderr
         assert f"{sid}: there is no event 999 (its last is " in proc.stderr
         assert all(f"  {p['seq']}  {p['role']}: " in proc.stderr for p in points), proc.stderr
+        # The command it names can be copied as it is: the journals folder is named, as the run named it.
+        assert f"as `wren diff-files --dir {journals} {sid} SEQ [SEQ2]` shows:" in proc.stderr, proc.stderr

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..agent.errors import UsageError
+from ..journal.commandline import wren_command
 from ..journal.events import Event
 from ..journal.forking import fork_listing, fork_points
 from ..journal.reader import read_events
@@ -41,7 +42,8 @@ def cmd_diff_files(args: argparse.Namespace) -> Exit:
         raise CommandFailed(f"{path}: another agent's session carries no snapshots of its files, so it has no diff")
     events = read_events(path).events
     sid = session_id_of(path)
-    _known(sid, events, args.seq, args.seq2)
+    again = wren_command("diff-files", sid, folder=path.parent, tail="SEQ [SEQ2]")
+    _known(sid, events, args.seq, args.seq2, again=again)
     start = files_at(events, args.seq)
     if start.id is None:
         raise CommandFailed(f"{sid}: no snapshot holds the files at seq {args.seq}: {start.why}")
@@ -69,7 +71,7 @@ def cmd_diff_files(args: argparse.Namespace) -> Exit:
     return Exit.OK
 
 
-def _known(sid: str, events: list[Event], *seqs: int | None) -> None:
+def _known(sid: str, events: list[Event], *seqs: int | None, again: str) -> None:
     """UsageError, with the session's clean points, for a seq that is no event of the session."""
     seqs_there = {e.seq for e in events}
     missing = next((seq for seq in seqs if seq is not None and seq not in seqs_there), None)
@@ -79,5 +81,5 @@ def _known(sid: str, events: list[Event], *seqs: int | None) -> None:
     last = events[-1].seq if events else 0
     raise UsageError(
         f"{sid}: there is no event {missing} (its last is {last}); the clean points, whose files differ "
-        f"as `wren diff-files {sid} SEQ [SEQ2]` shows:\n{listing}"
+        f"as `{again}` shows:\n{listing}"
     )
