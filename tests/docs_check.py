@@ -10,6 +10,9 @@ if there is one. The checks are the ones a Markdown renderer makes visible:
 - a page of docs/ (or of a folder in it) that the README does not link, directly or through another
   page it links, is a page nobody finds.
 
+A page the code names (`docs/NAME.md` in a help text, an error or a comment of wren_tui/) must exist
+too: a page moved or merged leaves those behind.
+
 And two the README promises its reader: it is at most 300 lines (what Wren is, the Quickstart, the
 commands and links; the rest is in docs/), and its Quickstart is one block of exactly two commands.
 """
@@ -121,6 +124,7 @@ def problems(root: Path = ROOT) -> list[str]:
                 reached.add(linked)
                 todo.append(linked)
     out += readme_problems(root / "README.md")
+    out += named_page_problems(root)
     out += [
         f"{page.relative_to(root)}: no page linked from README.md leads here"
         for page in pages
@@ -130,6 +134,20 @@ def problems(root: Path = ROOT) -> list[str]:
 
 
 README_LINES = 300
+_NAMED_PAGE = re.compile(r"\bdocs/[\w./-]+\.md\b")
+
+
+def named_page_problems(root: Path) -> list[str]:
+    """Each `docs/NAME.md` the package names (help texts, errors, comments) that is no page."""
+    out: list[str] = []
+    for source in sorted((root / "wren_tui").rglob("*.py")):
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            out += [
+                f"{source.relative_to(root)}:{number}: names {page}, which is no page"
+                for page in _NAMED_PAGE.findall(line)
+                if not (root / page).is_file()
+            ]
+    return out
 
 
 def readme_problems(readme: Path) -> list[str]:

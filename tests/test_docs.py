@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.docs_check import fence_problems, problems, readme_problems
+from tests.docs_check import fence_problems, named_page_problems, problems, readme_problems
 
 
 def test_the_readme_and_every_docs_page_have_closed_fences_live_links_and_a_way_in_from_the_readme() -> None:
@@ -57,3 +57,13 @@ def test_a_readme_over_300_lines_or_a_quickstart_of_three_commands_is_reported(t
         "README.md: 309 lines, more than 300",
         "README.md:3: the Quickstart holds 1 block(s) of 3 command(s); it promises one block of exactly two",
     ]
+
+
+def test_a_page_the_package_names_that_is_gone_is_reported_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "agents.md").write_text("# Agents\n", encoding="utf-8")
+    (tmp_path / "wren_tui" / "cli").mkdir(parents=True)
+    (tmp_path / "wren_tui" / "cli" / "watch.py").write_text(
+        '"""See docs/agents.md."""\nHELP = "what each agent records: docs/other-agents.md"\n', encoding="utf-8"
+    )
+    assert named_page_problems(tmp_path) == ["wren_tui/cli/watch.py:2: names docs/other-agents.md, which is no page"]
