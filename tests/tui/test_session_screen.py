@@ -493,6 +493,22 @@ async def test_question_mark_shows_the_keys(journal: Path) -> None:
         await wait_for_text(pilot, "Next error")
 
 
+@pytest.mark.parametrize("key", ["q", "escape"])
+async def test_q_or_escape_closes_the_help_panel_and_leaves_the_app_and_its_screen_open(
+    journal: Path, key: str
+) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), "the help panel")
+        await pilot.press(key)
+        await wait_for(pilot, lambda: not app.screen.query("HelpPanel"), "the help panel to close")
+        assert app.is_running and app.screen is screen  # neither quit nor gone back
+        await pilot.press("q")  # with no help open, q quits as before
+        await wait_for(pilot, lambda: not app.is_running, "the app to quit")
+
+
 @pytest.mark.parametrize("width", [80, 60])
 async def test_a_narrow_footer_keeps_quit_and_help_and_drops_lesser_keys_first(journal: Path, width: int) -> None:
     app = _app(journal)
