@@ -192,7 +192,6 @@ NO_LINEAGE = "Lineage needs a Wren journal: this session comes from elsewhere."
 
 # A fork beside its parent
 SIDE_BY_SIDE_TITLE = "{session} beside its parent"
-COMPARING = "comparing {session} with its parent…"
 DIFFERS = "differs here: {what}"
 NOT_A_FORK = "{session} is not a fork: it has no fork event, so no parent to compare it with."
 PARENT_MISSING = "The parent, {parent}, is not in {folders}: it was moved or deleted."
