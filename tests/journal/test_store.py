@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.journal.helpers import framed, session_events, write_journal
-from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
+from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message, RunEnd, RunStart
 from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
@@ -163,6 +163,28 @@ def test_a_big_journal_with_a_damaged_end_is_read_whole_to_say_why(tmp_path: Pat
     assert (rows[torn].state, rows[torn].exact) == ("torn tail", True)
     assert rows[corrupt].state == "corrupt" and rows[corrupt].reason is not None
     assert rows[corrupt].reason.endswith("it is not JSON") and rows[corrupt].exact
+
+
+def test_a_fork_never_resumed_is_listed_as_forked_and_as_its_run_ended_once_resumed(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import run_wren
+
+    parent = _journal(tmp_path, "1")
+    made = run_wren(["fork", "--dir", str(tmp_path), parent.stem, "2"], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    [fork] = [p for p in tmp_path.glob("s-*.jsonl") if p != parent]
+    table = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    row = next(line for line in table.stdout.splitlines() if line.startswith(fork.stem))
+    assert " forked " in row and f"{parent.stem}@2" in row and " done " not in row
+    rows = json.loads(run_wren(["ls", "--dir", str(tmp_path), "--json"], cwd=tmp_path).stdout)
+    assert {r["id"]: r["state"] for r in rows} == {fork.stem: "forked", parent.stem: "done"}
+    # Resumed, its own run says how it stands.
+    with JournalWriter.open(fork, fsync="none") as writer:
+        writer.append(RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version="test", resumed=True))
+        writer.append(RunEnd(reason="cancelled"))
+    assert describe_session(fork).state == "cancelled"
 
 
 def test_ls_marks_the_tokens_of_a_big_journal_as_approximate(tmp_path: Path) -> None:

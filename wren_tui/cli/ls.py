@@ -26,8 +26,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="sessions, newest first, with their state",
         description="List the journals in the journals folder, newest first, with their state (live; done, "
-        "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; torn tail; corrupt; "
-        "empty; unreadable, with why; unknown: a file that is no journal, with what it is), events, duration, "
+        "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; forked: a fork not "
+        "resumed yet; torn tail; corrupt; empty; unreadable, with why; unknown: a file that is no journal, with what "
+        "it is), events, duration, "
         "tokens, and the project (the folder the last run worked in). A journal that cannot be read is listed "
         "and named on stderr; the others are still listed.",
     )
