@@ -187,6 +187,31 @@ def test_a_fork_never_resumed_is_listed_as_forked_and_as_its_run_ended_once_resu
     assert describe_session(fork).state == "cancelled"
 
 
+def test_ls_on_a_terminal_gives_up_lesser_columns_to_fit_its_width_and_piped_prints_them_all(tmp_path: Path) -> None:
+    from tests.agent.tty import Tty
+    from tests.conftest import run_wren
+
+    parent = _journal(tmp_path, "1")
+    _journal(tmp_path, "2", events=5)
+    assert run_wren(["fork", "--dir", str(tmp_path), parent.stem, "2"], cwd=tmp_path).returncode == 0
+    columns = {"COLUMNS": "100", "LINES": "40"}
+    piped = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path, env=columns)
+    assert piped.returncode == 0, piped.stderr
+    header, *rows = piped.stdout.splitlines()
+    assert header.split() == ["ID", "STARTED", "EVENTS", "DURATION", "TOKENS", "STATE", "PROJECT", "FORKED", "FROM"]
+    assert len(rows) == 3 and all(len(line) > 100 for line in rows)  # as before: every column, for scripts
+    tty = Tty(["ls", "--dir", str(tmp_path)], tmp_path, columns)
+    try:
+        assert tty.finish() == 0, tty.text()
+    finally:
+        tty.kill()
+    header, *rows = tty.text().splitlines()
+    assert header.split() == ["ID", "EVENTS", "STATE", "FORKED", "FROM"]  # the viewer's lesser columns gave way
+    assert len(rows) == 3 and all(len(line) <= 100 for line in [header, *rows])
+    forked = next(line for line in rows if " forked " in line)
+    assert forked.endswith(f"{parent.stem}@2") and any(" outcome unknown" in line for line in rows)
+
+
 def test_ls_marks_the_tokens_of_a_big_journal_as_approximate(tmp_path: Path) -> None:
     from tests.conftest import run_wren
 
