@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, OptionList
 
 from tests.conftest import run_wren
 from tests.tui.conftest import FixedClock, screen_strips, screen_text, session_app, wait_for, wait_for_text
@@ -330,6 +330,26 @@ async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journ
     assert journal.read_bytes() == before
     result = read_events(forks[0])
     assert [e.seq for e in result.events] == [1, 2, 3]
+
+
+async def test_a_long_fork_point_is_one_line_cut_with_an_ellipsis_never_wrapped_under_the_seq_column(
+    tmp_path: Path,
+) -> None:
+    asked = "please " * 60 + "THE-END"
+    path = write_journal(
+        tmp_path / f"{SESSION}.jsonl", [RunStart(pid=1, cwd="/w", model="m", version="v"), user(asked)]
+    )
+    app = _app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("p")
+        await wait_for_text(pilot, "Fork points of")
+        options = app.screen.query_one(OptionList)
+        await wait_for(pilot, lambda: options.option_count == 1, "the one point")
+        lines = [options.render_line(y).text for y in range(options.size.height)]
+        shown = [line for line in lines if "please" in line]
+        assert len(shown) == 1, lines  # the point's one line: nothing of it wrapped onto the next
+        assert shown[0].lstrip().startswith("2  user: please please") and shown[0].rstrip().endswith("…")
+        assert "THE-END" not in "".join(lines)
 
 
 async def test_fork_shows_the_new_id_and_the_resume_command_with_the_folder_it_is_in(tmp_path: Path) -> None:
