@@ -115,6 +115,18 @@ def test_markdown_export_reads_as_a_pull_request_description(tmp_path: Path) -> 
     assert "```text\nFixed: mean([]) now returns 0.0 and all 8 tests pass.\n```" in text
 
 
+def test_markdown_export_shows_dates_plain_in_code_spans_not_escaped(tmp_path: Path) -> None:
+    journal = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
+    out = tmp_path / "pr.md"
+    proc = run_wren(["export", str(journal), "--format", "md", "-o", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    read = read_events(journal).events
+    first, last = read[0].ts, read[-1].ts
+    assert f"- started `{first}`, last event `{last}`" in text
+    assert "\\-" not in text.split("## Conversation")[0]  # nothing in the head is escaped to be read raw
+
+
 def test_json_export_is_the_events_as_read_with_the_verdict_first(tmp_path: Path) -> None:
     journal = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
     out = tmp_path / "out" / "session.json"

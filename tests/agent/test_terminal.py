@@ -124,6 +124,59 @@ async def test_approval_prompt_and_run_show_every_sequence_from_the_model_and_th
     assert "list␛]0;TOOL-TITLE␇dir" in text
 
 
+class ChangingModel:
+    """A model that asks for an edit whose new text is an attack on the terminal, then for a write of 60 lines."""
+
+    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Answer:
+        told = [m for m in body["messages"] if m["role"] == "tool"]
+        if not told:
+            edit = {"path": "notes.txt", "old": "old line", "new": f"new line\n{hostile_lines()}"}
+            call = call_chunk(0, json.dumps(edit), call_id="c1", name="edit_file")
+        elif len(told) == 1:
+            write = {"path": "long.txt", "content": "\n".join(f"line {n}" for n in range(60))}
+            call = call_chunk(0, json.dumps(write), call_id="c2", name="write_file")
+        else:
+            return streamed("Both were refused.", finish_chunk("stop"))
+        return streamed("Changing a file.", call, finish_chunk("tool_calls"))
+
+
+async def test_the_approval_of_an_edit_or_a_write_shows_its_diff_made_visible_and_counts_what_does_not_fit(
+    workspace: Path,
+) -> None:
+    (workspace / "notes.txt").write_text("old line\n")
+    async with OpenAIServer(ChangingModel()) as srv:
+
+        def session() -> tuple[int, bytes, bytes]:
+            tty = Tty(["run", "--model", "openai", "change the notes"], workspace, model_env(srv))
+            try:
+                tty.wait_for(b"[a]lways edit_file: ")
+                edit = bytes(tty.data)
+                tty.send(b"n\n")
+                tty.wait_for(b"[a]lways write_file: ")
+                write = bytes(tty.data[len(edit) :])
+                tty.send(b"n\n")
+                return tty.finish(), edit, write
+            finally:
+                tty.kill()
+
+        code, edit, write = await asyncio.to_thread(session)
+    assert code == 0, (edit + write).decode(errors="replace")
+    # The edit: its diff before the question (a terminal of 80x24, as a pty nobody sized), every sequence shown.
+    shown = assert_inert(edit, "the edit's approval prompt")
+    question = shown[shown.rindex("allow edit_file notes.txt") :]
+    assert "\n  | -old line\n  | +new line\n" in question
+    assert_shows_every_sequence(question, "the edit's diff")
+    assert "(the edit contains control characters, shown as ␛ escape, ␍ carriage return" in question
+    assert question.index("  | +new line") < question.index("[y]es / [n]o")
+    # The write: its first lines as added, as many as fit, and how many more.
+    shown = assert_inert(write, "the write's approval prompt")
+    question = shown[shown.rindex("allow write_file long.txt") :]
+    assert "\n  | +line 0\n" in question and "\n  | +line 17\n" in question and "line 18" not in question
+    assert "\n  ... 42 more lines of the diff not shown here ...\n[y]es / [n]o / [a]lways write_file: " in question
+    # Both answered no: nothing changed.
+    assert (workspace / "notes.txt").read_text() == "old line\n" and not (workspace / "long.txt").exists()
+
+
 async def test_chat_and_resume_show_every_sequence_from_the_model_and_the_tool(workspace: Path) -> None:
     evil_workspace(workspace)
     async with OpenAIServer(HostileModel()) as srv:

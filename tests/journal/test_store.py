@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.journal.helpers import framed, session_events, write_journal
-from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message
+from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message, RunEnd, RunStart
 from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
@@ -163,6 +163,53 @@ def test_a_big_journal_with_a_damaged_end_is_read_whole_to_say_why(tmp_path: Pat
     assert (rows[torn].state, rows[torn].exact) == ("torn tail", True)
     assert rows[corrupt].state == "corrupt" and rows[corrupt].reason is not None
     assert rows[corrupt].reason.endswith("it is not JSON") and rows[corrupt].exact
+
+
+def test_a_fork_never_resumed_is_listed_as_forked_and_as_its_run_ended_once_resumed(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import run_wren
+
+    parent = _journal(tmp_path, "1")
+    made = run_wren(["fork", "--dir", str(tmp_path), parent.stem, "2"], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    [fork] = [p for p in tmp_path.glob("s-*.jsonl") if p != parent]
+    table = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    row = next(line for line in table.stdout.splitlines() if line.startswith(fork.stem))
+    assert " forked " in row and f"{parent.stem}@2" in row and " done " not in row
+    rows = json.loads(run_wren(["ls", "--dir", str(tmp_path), "--json"], cwd=tmp_path).stdout)
+    assert {r["id"]: r["state"] for r in rows} == {fork.stem: "forked", parent.stem: "done"}
+    # Resumed, its own run says how it stands.
+    with JournalWriter.open(fork, fsync="none") as writer:
+        writer.append(RunStart(pid=os.getpid(), cwd="/work/demo", model="scripted", version="test", resumed=True))
+        writer.append(RunEnd(reason="cancelled"))
+    assert describe_session(fork).state == "cancelled"
+
+
+def test_ls_on_a_terminal_gives_up_lesser_columns_to_fit_its_width_and_piped_prints_them_all(tmp_path: Path) -> None:
+    from tests.agent.tty import Tty
+    from tests.conftest import run_wren
+
+    parent = _journal(tmp_path, "1")
+    _journal(tmp_path, "2", events=5)
+    assert run_wren(["fork", "--dir", str(tmp_path), parent.stem, "2"], cwd=tmp_path).returncode == 0
+    columns = {"COLUMNS": "100", "LINES": "40"}
+    piped = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path, env=columns)
+    assert piped.returncode == 0, piped.stderr
+    header, *rows = piped.stdout.splitlines()
+    assert header.split() == ["ID", "STARTED", "EVENTS", "DURATION", "TOKENS", "STATE", "PROJECT", "FORKED", "FROM"]
+    assert len(rows) == 3 and all(len(line) > 100 for line in rows)  # as before: every column, for scripts
+    tty = Tty(["ls", "--dir", str(tmp_path)], tmp_path, columns)
+    try:
+        assert tty.finish() == 0, tty.text()
+    finally:
+        tty.kill()
+    header, *rows = tty.text().splitlines()
+    assert header.split() == ["ID", "EVENTS", "STATE", "FORKED", "FROM"]  # the viewer's lesser columns gave way
+    assert len(rows) == 3 and all(len(line) <= 100 for line in [header, *rows])
+    forked = next(line for line in rows if " forked " in line)
+    assert forked.endswith(f"{parent.stem}@2") and any(" outcome unknown" in line for line in rows)
 
 
 def test_ls_marks_the_tokens_of_a_big_journal_as_approximate(tmp_path: Path) -> None:

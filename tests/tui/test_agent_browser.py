@@ -20,6 +20,7 @@ from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.sources.foreign import ForeignFile
 
 CLOCK = datetime(2026, 11, 30, 10, tzinfo=UTC)
+FOLDERS = ("claude", "codex", "pi")
 
 
 def _app(folders: dict[str, Path], clock: FixedClock | None = None) -> WrenApp:
@@ -50,9 +51,28 @@ async def test_all_three_agents_sessions_are_listed_newest_first_with_an_agent_c
         rows = _rows(app)
         assert [row[0] for row in rows] == ["claude", "pi", "codex"]  # newest first, by when each started
         assert all(row[6] == "done" for row in rows)
-        assert "Sessions of Claude Code" in screen_text(app) and "agent" in screen_text(app)
+        assert "Sessions of 3 agents (f: their folders): Claude Code, Codex, pi" in screen_text(app)
+        assert "agent" in screen_text(app)
         claude = rows[0]
         assert claude[2].startswith("2026-11-30 09:03:36") and claude[5] == "3084"
+
+
+async def test_several_agents_title_names_them_and_f_shows_each_folder_read_whole(tmp_path: Path) -> None:
+    folders = {agent: tmp_path / agent for agent in FOLDERS}
+    for agent, root in folders.items():
+        copy_session(agent, "simple", root, nested=True)
+    app = _app(folders)
+    async with app.run_test(size=(130, 30)) as pilot:
+        await wait_for(pilot, lambda: len(_rows(app)) == 3, "three sessions")
+        assert "Sessions of 3 agents (f: their folders): Claude Code, Codex, pi" in screen_text(app)
+        assert not any(str(root) in screen_text(app) for root in folders.values())
+        await pilot.press("f")
+        await wait_for_text(pilot, "The folders read")
+        lines = screen_text(app).splitlines()
+        for agent, root in folders.items():
+            assert any(line.strip() == f"{FORMATS[agent].label}: {root}" for line in lines), root
+        await pilot.press("f")
+        await wait_for(pilot, lambda: "The folders read" not in screen_text(app), "the folders hidden again")
 
 
 async def test_a_session_the_agent_creates_in_a_new_nested_folder_appears_and_enter_opens_it(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from wren_tui.journal.writer import JournalWriter
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.browser import BrowserScreen, _cells
 from wren_tui.tui.screens.session import SessionScreen
+from wren_tui.tui.widgets.status_line import StatusLine
 
 OLD, NEW = "s-20250301-093000-aaaa", "s-20250302-101500-bbbb"
 
@@ -48,6 +49,31 @@ async def test_browser_lists_journals_newest_first_with_state_events_duration_to
         assert "done" in old_row and " 26 " in old_row and "31.2s" in old_row and "3481" in old_row
 
 
+def _in_state(folder: Path, state: str) -> Path:
+    """A journal whose state is `state`: cut off mid-edit, finished, cut off before any reply, a fork never resumed."""
+    if state == "forked":
+        return fork(_in_state(folder, "done"), 2).path
+    events = {"outcome unknown": story(), "done": finished_story(), "interrupted": story()[:2]}[state]
+    return write_journal(folder / f"{NEW}.jsonl", events)
+
+
+@pytest.mark.parametrize("state", ["outcome unknown", "done", "interrupted", "forked"])
+async def test_the_list_and_the_session_status_line_say_the_same_state(tmp_path: Path, state: str) -> None:
+    path = _in_state(tmp_path, state)
+    app = _app(tmp_path)
+    async with app.run_test(size=(160, 20)) as pilot:
+        await wait_for_text(pilot, path.stem)
+        row = next(line for line in screen_text(app).splitlines() if path.stem in line)
+        assert f" {state} " in row
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=_ids(app).index(path.stem))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the session screen")
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: str(status.render()).startswith(f" {state} "), f"{state} in the status line")
+        assert " ended " not in str(status.render())
+
+
 async def test_a_fork_shows_where_it_came_from(tmp_path: Path) -> None:
     parent = write_journal(tmp_path / f"{OLD}.jsonl", finished_story())
     forked = fork(parent, 2)
@@ -66,7 +92,7 @@ async def test_at_80_columns_the_origin_of_a_fork_is_readable_and_lesser_columns
         await wait_for_text(pilot, forked.id)
         row = next(line for line in screen_text(app).splitlines() if forked.id in line)
         assert f"{OLD}@2" in row
-        assert "done" in row
+        assert "forked" in row  # made and never resumed
         header = next(line for line in screen_text(app).splitlines() if " id " in line)
         assert "tokens" not in header and "forked from" in header
         await pilot.resize_terminal(160, 20)

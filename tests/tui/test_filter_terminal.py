@@ -48,7 +48,7 @@ def test_watch_only_writes_filters_a_live_run_as_it_appends(tmp_path: Path) -> N
             # 34 items besides the streamed deltas (each followed by its reply, so none is an item):
             # the 12 of the three write calls (ask, start, end, result) show, the other 22 are hidden,
             # the workspace snapshots among them (one before each write call, one at the turn's end).
-            screen = term.wait_for(" ended ")
+            screen = term.wait_for(" done ")  # how the run ended, as `wren ls` says it
             assert "only writes: 22 hidden" in term.wait_for("only writes: 22 hidden")
             assert "Fixed:" not in screen
             term.keys("0")

@@ -149,12 +149,19 @@ async def test_both_columns_scroll_as_one(tmp_path: Path) -> None:
         assert top.right[:15] in line
 
 
-async def test_d_on_a_session_that_is_not_a_fork_says_so(tmp_path: Path) -> None:
+async def test_d_on_a_session_that_is_not_a_fork_says_so_in_a_notice_and_opens_no_screen(tmp_path: Path) -> None:
     f = family(tmp_path)
     app = WrenApp(folder=f.folder, session=f.parent, clock=FixedClock(LATER))
     async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_text(pilot, "Fixed: mean([])")
+        session = app.screen
         await pilot.press("d")
-        await wait_for_text(pilot, "is not a fork: it has no fork event")
+        await wait_for(pilot, lambda: _notified(app, "is not a fork: it has no fork event"), "the notice")
+        assert app.screen is session and not app.screen_stack[-1].query(Columns)
+        conversation = app.screen.query_one(ConversationView)
+        before = conversation.cursor
+        await pilot.press("T")  # the session's own keys still act: no screen stands over it
+        await wait_for(pilot, lambda: conversation.cursor != before, "the cursor on the previous tool call")
 
 
 # --- the waterfall and time spent ------------------------------------------------------------

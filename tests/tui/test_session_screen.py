@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, OptionList
 
 from tests.conftest import run_wren
 from tests.tui.conftest import FixedClock, screen_strips, screen_text, session_app, wait_for, wait_for_text
@@ -98,7 +98,8 @@ async def test_appended_events_appear_while_following(tmp_path: Path) -> None:
             await wait_for_text(pilot, "Appended while you watched.")
             assert _conversation(app).follow
             assert " live " in _status(app)
-        await wait_for(pilot, lambda: " ended " in _status(app), "the status to say ended once the writer closed")
+        # Once the writer closed, how it stands, as the list says it: its run never ended.
+        await wait_for(pilot, lambda: " interrupted " in _status(app), "the status to say so once the writer closed")
 
 
 async def test_streaming_text_shows_until_the_whole_message_lands(tmp_path: Path) -> None:
@@ -165,7 +166,7 @@ async def test_started_call_whose_writer_is_gone_is_marked_outcome_unknown(tmp_p
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for_text(pilot, "outcome unknown, approved")
         assert "running" not in screen_text(app)
-        assert " ended " in _status(app)
+        assert _status(app).startswith(" outcome unknown ")  # the session's state, as the list says it
 
 
 async def test_writer_exiting_mid_call_turns_running_into_outcome_unknown(tmp_path: Path) -> None:
@@ -188,7 +189,7 @@ async def test_a_call_that_ended_but_never_got_its_tool_message_is_marked_output
         await wait_for_text(pilot, "ok, approved")
         writer.close()
         await wait_for_text(pilot, "output lost, approved")
-        assert "outcome unknown" not in screen_text(app)
+        assert "outcome unknown, approved" not in screen_text(app)  # the call's; the session's state is, as listed
 
 
 async def test_status_line_shows_session_events_tokens_and_time_since_last_event(journal: Path) -> None:
@@ -200,7 +201,7 @@ async def test_status_line_shows_session_events_tokens_and_time_since_last_event
         assert f"{len(events)} events" in status
         assert "3481 tokens" in status
         assert "1m15s ago" in status
-        assert " ended " in status
+        assert status.startswith(" done ")
 
 
 async def test_torn_tail_shows_where_reading_stopped_and_the_events_before_it(tmp_path: Path) -> None:
@@ -331,6 +332,26 @@ async def test_fork_point_enter_confirm_forks_and_shows_the_resume_command(journ
     assert [e.seq for e in result.events] == [1, 2, 3]
 
 
+async def test_a_long_fork_point_is_one_line_cut_with_an_ellipsis_never_wrapped_under_the_seq_column(
+    tmp_path: Path,
+) -> None:
+    asked = "please " * 60 + "THE-END"
+    path = write_journal(
+        tmp_path / f"{SESSION}.jsonl", [RunStart(pid=1, cwd="/w", model="m", version="v"), user(asked)]
+    )
+    app = _app(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("p")
+        await wait_for_text(pilot, "Fork points of")
+        options = app.screen.query_one(OptionList)
+        await wait_for(pilot, lambda: options.option_count == 1, "the one point")
+        lines = [options.render_line(y).text for y in range(options.size.height)]
+        shown = [line for line in lines if "please" in line]
+        assert len(shown) == 1, lines  # the point's one line: nothing of it wrapped onto the next
+        assert shown[0].lstrip().startswith("2  user: please please") and shown[0].rstrip().endswith("…")
+        assert "THE-END" not in "".join(lines)
+
+
 async def test_fork_shows_the_new_id_and_the_resume_command_with_the_folder_it_is_in(tmp_path: Path) -> None:
     # Resume works in the session's recorded workspace, so the story's must exist for the command to run.
     workspace = tmp_path / "ws"
@@ -427,7 +448,7 @@ async def test_a_deleted_journal_is_said_to_be_deleted(tmp_path: Path) -> None:
     path = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
     app = _app(path)
     async with app.run_test(size=(140, 30)) as pilot:
-        await wait_for(pilot, lambda: " ended " in _status(app), "the journal shown")
+        await wait_for(pilot, lambda: " done " in _status(app), "the journal shown")
         path.unlink()
         await wait_for(pilot, lambda: " deleted " in _status(app), "the deletion in the status line")
         assert "deleted: the file is gone" in _status(app)
@@ -491,6 +512,22 @@ async def test_question_mark_shows_the_keys(journal: Path) -> None:
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), "the help panel")
         await wait_for_text(pilot, "Next error")
+
+
+@pytest.mark.parametrize("key", ["q", "escape"])
+async def test_q_or_escape_closes_the_help_panel_and_leaves_the_app_and_its_screen_open(
+    journal: Path, key: str
+) -> None:
+    app = _app(journal)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), "the help panel")
+        await pilot.press(key)
+        await wait_for(pilot, lambda: not app.screen.query("HelpPanel"), "the help panel to close")
+        assert app.is_running and app.screen is screen  # neither quit nor gone back
+        await pilot.press("q")  # with no help open, q quits as before
+        await wait_for(pilot, lambda: not app.is_running, "the app to quit")
 
 
 @pytest.mark.parametrize("width", [80, 60])

@@ -196,7 +196,7 @@ async def test_a_source_held_in_memory_whose_lines_give_several_events_shows_in_
         why = "Only a Wren journal can be forked"
         await wait_for(pilot, lambda: any(n.message.startswith(why) for n in app._notifications), "why not")
         source.alive = False
-        await wait_for(pilot, lambda: " ended " in str(status.render()), "the writer gone")
+        await wait_for(pilot, lambda: " interrupted " in str(status.render()), "the writer gone")
 
 
 def test_a_share_reads_on_after_the_journal_is_closed_and_has_its_own_descriptor(tmp_path: Path) -> None:

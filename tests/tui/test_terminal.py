@@ -102,7 +102,7 @@ def test_fork_in_a_folder_it_cannot_write_says_why_and_the_viewer_keeps_running(
         assert "ermission denied" in screen
         assert "Traceback" not in screen
         terminal.keys("Enter")
-        assert " ended " in terminal.wait_gone("Could not fork:")
+        assert " done " in terminal.wait_gone("Could not fork:")
         terminal.keys("q")
         terminal.wait_for("WREN-EXITED-0")
     finally:

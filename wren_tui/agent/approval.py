@@ -2,13 +2,15 @@
 
 The prompt shows what will run exactly: every character a terminal would obey (CR, ESC, backspace,
 bidi overrides, C1, format characters) is shown as a placeholder and named, and a command too long
-to show whole says how much of it is not shown.
+to show whole says how much of it is not shown. An edit or a write shows its change, the first lines of
+a unified diff, the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import os
 import sys
@@ -116,9 +118,36 @@ def approval_prompt(call: ToolCall, screen: tuple[int, int] | None = None) -> st
     else:
         head = [f"allow {preview_call(call, width=PROMPT_LIMIT)}?"]
         notes = _notes(*_subject(call, args))
+        if call.name in ("edit_file", "write_file"):
+            head, notes = _change_shown(call.name, args, head, notes, columns, rows)
     if not notes and len(head) == 1:
         return f"\n{head[0]}  {choices}"
     return "\n" + "\n".join([*head, *(f"  ({note})" for note in notes), choices])
+
+
+def _change_shown(
+    name: str, args: dict[str, object], head: list[str], notes: list[str], columns: int, rows: int
+) -> tuple[list[str], list[str]]:
+    """An edit's or a write's prompt: its question line, then the first lines of the change as a unified diff (the
+    text replaced and its replacement; a write's content, all added), each behind the gutter and made visible, as
+    many as fit the screen, and how many more there are; with a note for the hidden characters of the text."""
+    if name == "edit_file":
+        old, new, what = str(args.get("old", "")), str(args.get("new", "")), "the edit"
+    else:
+        old, new, what = "", str(args.get("content", "")), "the content"
+    # Split on newlines alone: a CR, form feed or separator in a line is shown as a placeholder, never as a break.
+    before, after = old.split("\n") if old else [], new.split("\n") if new else []
+    diff = list(difflib.unified_diff(before, after, lineterm="", n=2))[2:]  # its ---/+++ lines: the path is above
+    notes = [*notes, *_notes((old + new).replace("\n", ""), what)]
+    width = max(columns - 4, 20)
+    shown = [f"  | {_cut(line, width)}" for line in diff]
+    # The blank line before, the question, the notes, the line of what is left out, the choices and a spare row.
+    room = max(rows - 5 - len(notes), 3)
+    body = _take(shown, room, columns)
+    left = len(shown) - len(body)
+    if left:
+        body.append(f"  ... {left} more line{'s' if left != 1 else ''} of the diff not shown here ...")
+    return [*head, *body], notes
 
 
 def _screen() -> tuple[int, int]:

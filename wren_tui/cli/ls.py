@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import shlex
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +28,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="sessions, newest first, with their state",
         description="List the journals in the journals folder, newest first, with their state (live; done, "
-        "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; torn tail; corrupt; "
-        "empty; unreadable, with why; unknown: a file that is no journal, with what it is), events, duration, "
+        "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; forked: a fork not "
+        "resumed yet; torn tail; corrupt; empty; unreadable, with why; unknown: a file that is no journal, with what "
+        "it is), events, duration, "
         "tokens, and the project (the folder the last run worked in). A journal that cannot be read is listed "
         "and named on stderr; the others are still listed.",
     )
@@ -97,6 +100,66 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
     return dataclasses.replace(info, state="unknown", reason=reason, stop=None)
 
 
+# The table's columns: name, heading, width, right-aligned. A row's last cell is not padded; "why" is an unreadable
+# or unknown row's alone, in place of the project and the origin.
+_COLUMNS = (
+    ("id", "ID", 24, False),
+    ("started", "STARTED", 24, False),
+    ("events", "EVENTS", 6, True),
+    ("duration", "DURATION", 8, True),
+    ("tokens", "TOKENS", 7, True),
+    ("state", "STATE", 15, False),
+    ("why", "", 0, False),
+    ("project", "PROJECT", _PROJECT_WIDTH, False),
+    ("origin", "FORKED FROM", 0, False),
+)
+# On a terminal narrower than the table, given up first, as the viewer's list gives them up (screens/browser.py).
+_DROP_FIRST = ("tokens", "started", "duration", "project", "events")
+
+
+def _cells(s: SessionInfo) -> dict[str, str]:
+    if s.state in ("unreadable", "unknown"):
+        why = "not a Wren journal" if s.state == "unknown" else s.reason
+        return {
+            "id": s.id,
+            **dict.fromkeys(("started", "events", "duration", "tokens"), "-"),
+            "state": s.state,
+            "why": f"({why})",
+        }
+    return {
+        "id": s.id,
+        "started": s.started or "-",
+        "events": str(s.events),
+        "duration": f"{s.duration_s:.1f}s" if s.duration_s is not None else "-",
+        "tokens": str(s.tokens) if s.exact else f"~{s.tokens}",  # a big journal is summed from its head and tail
+        "state": s.state,
+        "project": project_label(s.project, _PROJECT_WIDTH),
+        "origin": f"{s.forked_from}@{s.fork_at}" if s.forked_from else "",
+    }
+
+
+def _table(sessions: list[SessionInfo], width: int | None) -> list[str]:
+    """The table's lines, each made visible; with a terminal's `width`, the lesser columns given up until it fits,
+    then any line still too long cut with an ellipsis (None: piped, every column)."""
+    rows = [{name: heading for name, heading, _, _ in _COLUMNS if name != "why"}, *map(_cells, sessions)]
+    kept = list(_COLUMNS)
+    lines = [_line(row, kept) for row in rows]
+    if width is None:
+        return lines
+    for name in _DROP_FIRST:
+        if max(map(len, lines)) <= width:
+            break
+        kept = [column for column in kept if column[0] != name]
+        lines = [_line(row, kept) for row in rows]
+    return [line if len(line) <= width else line[: max(width - 1, 0)] + "…" for line in lines]
+
+
+def _line(cells: dict[str, str], columns: list[tuple[str, str, int, bool]]) -> str:
+    present = [(cells[name], width, right) for name, _, width, right in columns if name in cells]
+    parts = [text.rjust(width) if right else text.ljust(width) for text, width, right in present[:-1]]
+    return visible("  ".join([*parts, present[-1][0]]))
+
+
 def cmd_ls(args: argparse.Namespace) -> Exit:
     if args.server is not None:
         from . import fleet  # asyncio and NATS: only for a fleet's server
@@ -119,25 +182,9 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
     if not sessions:
         out(f"no sessions in {folder}" + (f" of {project}" if args.project is not None else ""))
         return Exit.OK
-    out(
-        f"{'ID':<24}  {'STARTED':<24}  {'EVENTS':>6}  {'DURATION':>8}  {'TOKENS':>7}  {'STATE':<15}  "
-        f"{'PROJECT':<{_PROJECT_WIDTH}}  FORKED FROM"
-    )
-    for s in sessions:
-        if s.state in ("unreadable", "unknown"):
-            why = "not a Wren journal" if s.state == "unknown" else s.reason
-            out(f"{s.id:<24}  {'-':<24}  {'-':>6}  {'-':>8}  {'-':>7}  {s.state:<15}  ({why})")
-            continue
-        dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
-        origin = f"{s.forked_from}@{s.fork_at}" if s.forked_from else ""
-        tokens = str(s.tokens) if s.exact else f"~{s.tokens}"  # a big journal is summed from its head and tail
-        place = project_label(s.project, _PROJECT_WIDTH)
-        out(
-            visible(
-                f"{s.id:<24}  {s.started or '-':<24}  {s.events:>6}  {dur:>8}  {tokens:>7}  {s.state:<15}  "
-                f"{place:<{_PROJECT_WIDTH}}  {origin}"
-            )
-        )
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    for line in _table(sessions, width):
+        out(line)
     from ..journal.budget import BudgetError, budget_of
     from ..journal.snapshots import Store, store_of
     from .snapshots import human

@@ -97,7 +97,8 @@ def head(reading: Reading) -> str:
     state = "live (still being written)" if reading.writer_alive else (reading.ended or "interrupted (it never ended)")
     facts = [
         f"- events: {reading.events:,} · state: {plain(state)} · tokens: {reading.tokens:,}",
-        f"- started {plain(reading.first_ts or '-')}, last event {plain(reading.last_ts or '-')}",
+        # Times as code: plain inside (a PR description is often read raw), where escaped they read 2026\-12\-07.
+        f"- started {code(reading.first_ts or '') or '-'}, last event {code(reading.last_ts or '') or '-'}",
         f"- waiting for the model {duration(spent.model_ms)} · running tools {duration(spent.tools_ms)}",
     ]
     if reading.forked_from:

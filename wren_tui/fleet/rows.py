@@ -19,7 +19,8 @@ class SessionRow(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel
 
     host: str
     session: str
-    # The journal's state as `wren ls` says it: live, done, interrupted, outcome unknown, torn tail, corrupt, empty.
+    # The journal's state as `wren ls` says it: live, done, interrupted, outcome unknown, forked, torn tail,
+    # corrupt, empty.
     state: str
     last_seq: int = 0  # the seq of the last line in the stream
     events: int = 0  # lines in the stream

@@ -5,12 +5,12 @@ from __future__ import annotations
 import errno
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, TypeGuard, cast
 
 from ..portable import open_read_only, pread
 from ._framing import LINE_START
@@ -36,6 +36,7 @@ State = Literal[
     "limit",
     "interrupted",
     "outcome unknown",
+    "forked",  # a fork made and never resumed: nothing of its own has run
     "torn tail",
     "corrupt",
     "empty",
@@ -307,19 +308,13 @@ def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, loc
     # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
     fork = cast(Fork | None, next(filter(_is_fork, reversed(events)), None))
     start = cast(RunStart | None, next(filter(_is_run_start, reversed(events)), None))
-    state: State
-    if stop is not None and not stop.torn:
-        state = "corrupt"
-    elif lock_holder(path, locks) is not None:
-        state = "live"
-    elif stop is not None:
-        state = "torn tail"
-    elif not events:
-        state = "empty"
-    elif _uncertain(events):
-        state = "outcome unknown"
-    else:
-        state = _ended(events)
+    state = state_of(
+        stop,
+        live=lambda: lock_holder(path, locks) is not None,
+        empty=not events,
+        uncertain=lambda: _uncertain(events),
+        last_run=next(filter(_is_run_mark, reversed(events)), None),
+    )
     # A fork's own life starts at its fork event; the events before it are its parent's.
     started = fork.ts if fork else events[0].ts if events else None
     return SessionInfo(
@@ -345,16 +340,44 @@ def _uncertain(events: list[Event]) -> bool:
     return any(call.uncertain for call in open_calls(events))
 
 
-def _ended(events: Sequence[Event]) -> State:
-    """How the last run ended (its run_end's reason), interrupted when it never did; a fork that stopped
-    at a clean point is done."""
-    for event in reversed(events):
-        if isinstance(event, RunEnd):
-            return event.reason
-        if isinstance(event, RunStart):
-            return "interrupted"
-        if isinstance(event, Fork):
-            return "done"
+RunMark = RunStart | RunEnd | Fork
+"""The events that say where a session's runs start and end: the last one says how its last run ended."""
+_is_run_mark = cast(Callable[[object], TypeGuard[RunMark]], lambda e: type(e) in (RunStart, RunEnd, Fork))
+
+
+def state_of(
+    stop: Stop | None,
+    *,
+    live: Callable[[], bool],
+    empty: bool,
+    uncertain: Callable[[], bool],
+    last_run: RunMark | None,
+) -> State:
+    """A session's state from what its reader found: the one word `wren ls`, the viewer's list and its session
+    screen say.
+
+    Args:
+        stop: Where and why reading stopped (a corrupt line, a torn tail), or None.
+        live: Whether a writer holds it (asked only when the state is not already corrupt).
+        empty: It holds no event.
+        uncertain: Whether some call is left open that resume would refuse to guess about.
+        last_run: Its last run_start, run_end or fork event: how its last run ended (interrupted when it never
+            did; forked when a fork was made and never resumed).
+    """
+    if stop is not None and not stop.torn:
+        return "corrupt"
+    if live():
+        return "live"
+    if stop is not None:
+        return "torn tail"
+    if empty:
+        return "empty"
+    if uncertain():
+        return "outcome unknown"
+    if isinstance(last_run, RunEnd):
+        return last_run.reason
+    if isinstance(last_run, Fork):
+        return "forked"
     return "interrupted"
 
 

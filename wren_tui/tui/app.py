@@ -35,6 +35,9 @@ class ViewerApp(App[Picked | None]):
     TITLE = strings.TITLE
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
+        # With the help panel open, q and Esc close it (Esc before the screen's own Esc, which goes back).
+        Binding("escape", "close_help", show=False, priority=True),
+        Binding("q", "close_help", show=False),
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "toggle_help", "Help"),
     ]
@@ -45,11 +48,20 @@ class ViewerApp(App[Picked | None]):
         source = ReplaySource(message.source, end=message.end)
         self.push_screen(ReplayScreen(source, Moments(message.timeline)))
 
-    def action_toggle_help(self) -> None:
+    async def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
+            await self.action_close_help()
         else:
             self.action_show_help_panel()
+            self.refresh_bindings()  # q and Esc now close it
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # With no help open, q and Esc do what they do without it (quit, the screen's Esc).
+        return bool(self.screen.query("HelpPanel")) if action == "close_help" else True
+
+    async def action_close_help(self) -> None:
+        await self.screen.query("HelpPanel").remove()
+        self.refresh_bindings()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         own = list(super().get_system_commands(screen))

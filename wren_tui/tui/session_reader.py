@@ -336,11 +336,14 @@ class SessionReader:
             self.listener.writer_changed(alive)
 
     def mode(self, follow: bool) -> str:
-        """Live (or paused), ended, stopped mid-call, moved, deleted, or silent: what the status line leads with."""
+        """Live (or paused); how it ended (a Wren session's state, as listed; another agent's ending, or stopped
+        mid-call); moved, deleted, or silent: what the status line leads with."""
         mode = (strings.LIVE if follow else strings.PAUSED) if self.writer_alive else strings.ENDED
         if mode == strings.ENDED and isinstance(self.source, ForeignSource):
             # Nobody writes it: its last call has no result, or it ends as the listing says.
             mode = strings.STOPPED_MID_CALL if self.timeline.any_open_call else self._foreign_ending()
+        elif mode == strings.ENDED and self.is_open and self.indexing is None and not self.reading:
+            mode = self.timeline.state(self.stopped)  # read whole: as `wren ls` and the list say it (store.state_of)
         if self.gone is not None:
             mode = strings.DELETED_MODE if self.gone.change == "deleted" else strings.MOVED_MODE
         arrival = self.source.arrival()

@@ -148,6 +148,9 @@ BROWSER_TITLE = "Journals in {folder}"
 NO_JOURNALS = "No journals in {folder} yet. Start one with `wren run TASK` or `wren demo`; it appears here."
 BROWSER_COLUMNS = ("id", "started", "events", "duration", "tokens", "state", "forked from", "project")
 AGENT_TITLE = "Sessions of {agents}"
+# Several agents: their names alone in the title (their folders would not fit); a key shows the folders.
+AGENTS_TITLE = "Sessions of {count} agents ({key}: their folders): {agents}"
+AGENT_FOLDERS = "The folders read (f: hide):"
 ANY_AGENT = "any agent, each recognised by its content"
 NO_AGENT_SESSIONS = "No sessions of {agents} yet; they appear here as they are created."
 # Another agent's session counts its file's lines: each is one of its records (Wren's events are translated from them).
@@ -192,7 +195,6 @@ NO_LINEAGE = "Lineage needs a Wren journal: this session comes from elsewhere."
 
 # A fork beside its parent
 SIDE_BY_SIDE_TITLE = "{session} beside its parent"
-COMPARING = "comparing {session} with its parent…"
 DIFFERS = "differs here: {what}"
 NOT_A_FORK = "{session} is not a fork: it has no fork event, so no parent to compare it with."
 PARENT_MISSING = "The parent, {parent}, is not in {folders}: it was moved or deleted."

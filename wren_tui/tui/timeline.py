@@ -29,7 +29,9 @@ from ..journal.events import (
     Delta,
     Error,
     Event,
+    Fork,
     Message,
+    Rewind,
     RunEnd,
     RunStart,
     ToolCall,
@@ -39,9 +41,10 @@ from ..journal.events import (
     Usage,
 )
 from ..journal.offsets import Chunk
-from ..journal.store import parse_ts
+from ..journal.store import RunMark, State, parse_ts, state_of
 from ..journal.timing import TimeSpent
 from ..journal.turns import Note, Turns
+from ..journal.verdict import Stop
 
 if TYPE_CHECKING:
     from .sources import SessionSource
@@ -271,7 +274,10 @@ class Timeline:
         # The tools whose calls change the workspace, for another agent's session (its format's): that agent
         # journals no tool_start. A Wren call says so in its tool_start (readOnly).
         self._writes: frozenset[str] = frozenset()
-        self._calls = CallTracker(states=False)  # which calls are open, so which points are clean
+        # Which calls are open (so which points are clean), and how far each got (so whether the session's
+        # outcome is unknown).
+        self._calls = CallTracker()
+        self._last_run: RunMark | None = None  # its last run_start, run_end or fork: how its last run ended
         # The one fold (journal/turns.py) places each event; this timeline is its sink. It numbers the calls and
         # counts the tokens used per turn (a turn opens with a user message; usage before the first opens one too).
         self._turns = Turns(self)
@@ -391,6 +397,7 @@ class Timeline:
         self.call_start[number] = position
         self.item_call[position] = number
         self.tool_items.append(position)
+        self._calls.add(event)
         if not event.read_only and not self.call_writes[number]:
             self.call_writes[number] = 1
             if self.call_asked[number] != _NONE:
@@ -401,6 +408,7 @@ class Timeline:
         position = len(self.kinds)
         self.call_end[number] = position
         self.item_call[position] = number
+        self._calls.add(event)
         self._item("error" if event.ok is False or event.stopped_by is not None else "note", 0, 0)
 
     def usage(self, event: Usage) -> None:
@@ -418,8 +426,14 @@ class Timeline:
                 self._compaction_unmarked = event.seq
             case RunStart():
                 self.ended = False
+                self._last_run = event
             case RunEnd():
                 self.ended = True
+                self._last_run = event
+            case Fork():
+                self._last_run = event
+            case Rewind():
+                self._calls.add(event)  # the conversation goes back to a clean point: no call open there
             case _:
                 pass
         self._item("note", 0, 0)
@@ -497,6 +511,16 @@ class Timeline:
     @property
     def calls(self) -> int:
         return len(self.call_asked)
+
+    def state(self, stop: Stop | None) -> State:
+        """The session's state once nobody writes it (`stop`: where reading stopped), in the listing's word."""
+        return state_of(
+            stop,
+            live=lambda: False,
+            empty=not self.events,
+            uncertain=lambda: any(call.uncertain for call in self._calls.open_calls()),
+            last_run=self._last_run,
+        )
 
     @property
     def any_open_call(self) -> bool:

@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import ClassVar
 
 import watchfiles
+from rich.text import Text
 from textual import work
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.widgets import Static
 
 from ...foreign import Format
 from ...foreign.base import split_member
@@ -44,7 +47,7 @@ from ...search.sources import SearchSource
 from .. import strings
 from ..clock import Clock, utc_now
 from ..tailing import WatchMode
-from ..text import shorten
+from ..text import shorten, visible
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
 from .browser import OpenSession
 from .results import Listing, OpenAt
@@ -78,7 +81,15 @@ class ForeignFolder:
 class ForeignBrowser(SessionList):
     """The sessions of the agents' folders as one table, newest first (no fork tree: these agents fork none)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "refresh", "Refresh"), *SEARCH_KEYS]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "refresh", "Refresh"),
+        Binding("f", "folders", "Folders"),
+        *SEARCH_KEYS,
+    ]
+    DEFAULT_CSS = """
+    ForeignBrowser #folders { height: auto; max-height: 50%; background: $panel; padding: 0 1; display: none; }
+    ForeignBrowser #folders.-shown { display: block; }
+    """
     KEEP = ("quit", "toggle_help", "open", "search_all", "refresh")
     # Given up first on a narrow terminal; the start time never is (the rows are sorted by it).
     DROP_FIRST: ClassVar[tuple[str, ...]] = ("tokens", "duration", "project", "lines", "agent")
@@ -113,6 +124,11 @@ class ForeignBrowser(SessionList):
         one_agent = len(self.folders) == 1 and self.folders[0].format is not None
         self.columns = tuple(c for c in strings.AGENT_COLUMNS if c != "agent" or not one_agent)
         names = ", ".join(f"{f.label} ({shorten(str(f.root), 80)})" for f in self.folders)
+        if len(self.folders) == 1:
+            title = strings.AGENT_TITLE.format(agents=names)
+        else:  # their names alone: the folders would not fit, `f` shows them a line each
+            labels = ", ".join(f.label for f in self.folders)
+            title = strings.AGENTS_TITLE.format(count=len(self.folders), key="f", agents=labels)
         # Start times are ISO-8601 UTC, so they sort as text, newest first.
         table = SessionTable(
             self.columns,
@@ -120,7 +136,15 @@ class ForeignBrowser(SessionList):
             newest_first=("started",),
             empty=strings.NO_AGENT_SESSIONS.format(agents=names),
         )
-        super().__init__(strings.AGENT_TITLE.format(agents=names), table, open_at=open_at)
+        super().__init__(title, table, open_at=open_at)
+
+    def compose_below(self) -> ComposeResult:
+        # The folders read, one line each, whole: `f` shows and hides them.
+        lines = [strings.AGENT_FOLDERS, *(f"  {f.label}: {visible(str(f.root))}" for f in self.folders)]
+        yield Static(Text("\n".join(lines)), id="folders")
+
+    def action_folders(self) -> None:
+        self.query_one("#folders").toggle_class("-shown")
 
     def on_mount(self) -> None:
         self.rescan()

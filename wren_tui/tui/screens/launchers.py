@@ -10,17 +10,19 @@ from textual.app import App
 from textual.dom import DOMNode
 from textual.message import Message as TextualMessage
 
+from ...journal.compare import Comparison
 from ...journal.events import Message, ToolEnd, ToolStart, event_type
 from .. import strings
 from ..session_reader import SessionReader
 from ..sources import ForeignSource, SessionSource
 from ..sources.local import LocalJournal
+from ..text import visible
 from ..timeline import Timeline
 from .call_lines import CallLines
 from .dialogs import RAW_BYTES, RawLines
 from .export import ExportDialog
 from .lineage import LineageScreen
-from .side_by_side import SideBySide
+from .side_by_side import SideBySide, beside_parent
 
 
 class ReplayWanted(TextualMessage):
@@ -142,11 +144,27 @@ class Launchers:
         self.app.push_screen(LineageScreen(path, self._folders(path), open_session=self.open_session))
 
     def beside_parent(self) -> None:
+        """The fork beside its parent, compared in a worker first: a session that is no fork (or whose parent is
+        gone) gets a notice saying so, not a screen."""
         path = self.reader.source.path
         if path is None:
             self.app.notify(strings.NO_LINEAGE, timeout=3)
             return
-        self.app.push_screen(SideBySide(path, self._folders(path)))
+        folders = self._folders(path)
+        self.screen.run_worker(
+            lambda: self._compared(path, beside_parent(path, folders)), thread=True, exclusive=True, group="beside"
+        )
+
+    def _compared(self, path: Path, found: Comparison | str) -> None:
+        self.app.call_from_thread(self._beside, path, found)
+
+    def _beside(self, path: Path, found: Comparison | str) -> None:
+        if self.app.screen is not self.screen:
+            return  # the session was left while it compared
+        if isinstance(found, str):
+            self.app.notify(visible(found), timeout=5, markup=False)
+        else:
+            self.app.push_screen(SideBySide(path, found))
 
     def export(self) -> None:
         path = self.reader.source.path

@@ -14,7 +14,6 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
@@ -149,14 +148,13 @@ class SideBySide(Screen[None]):
     SideBySide #differs { height: 1; background: $panel; color: $text-warning; padding: 0 1; }
     """
 
-    def __init__(self, fork: Path, folders: Sequence[Path]) -> None:
+    def __init__(self, fork: Path, comparison: Comparison) -> None:
         super().__init__()
         self.fork = fork
-        self.folders = list(folders)
-        self.comparison: Comparison | None = None
+        self.comparison = comparison
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(strings.COMPARING.format(session=shorten(self.fork.stem, 40))), id="heads")
+        yield Static("", id="heads")
         yield Columns(id="columns")
         yield Static("", id="differs")
         yield KeyFooter(keep=("quit", "toggle_help", "close", "next_difference"))
@@ -165,25 +163,12 @@ class SideBySide(Screen[None]):
         self.title = strings.SIDE_BY_SIDE_TITLE.format(session=self.fork.stem)
         self.query_one(Columns).focus()
         self.watch(self.query_one(Columns), "cursor", self._cursor_moved, init=False)
-        self._compare()
-
-    @work(thread=True, exclusive=True)
-    def _compare(self) -> None:
-        self.app.call_from_thread(self._show, beside_parent(self.fork, self.folders))
-
-    def _show(self, found: Comparison | str) -> None:
-        if not self.is_running:
-            return
-        heads = self.query_one("#heads", Static)
-        if isinstance(found, str):
-            heads.update(Text(visible(found)))
-            return
-        self.comparison = found
+        found = self.comparison
         width = max((self.size.width - 5) // 2, 10)
         left = f"{found.left.id} (parent, {found.left.events} events)"
         right = f"{found.right.id} (fork, {found.right.events} events)"
         lines = [f"{_cell(left, width)} │ {_cell(right, width)}", visible(found.relation or "")]
-        heads.update(Text("\n".join(lines)))
+        self.query_one("#heads", Static).update(Text("\n".join(lines)))
         self.query_one(Columns).show(comparison_rows(found))
 
     def _cursor_moved(self, cursor: int) -> None:
@@ -196,7 +181,8 @@ class SideBySide(Screen[None]):
 
 
 def beside_parent(fork: Path, folders: Sequence[Path]) -> Comparison | str:
-    """The comparison of a fork with its parent, or the sentence that says why there is none."""
+    """The comparison of a fork with its parent, or the sentence that says why there is none (read whole: a
+    worker's)."""
     try:
         forks = fork_events(fork)
         if not forks:

@@ -32,6 +32,7 @@ STATE_STYLE = {
     "error": "red",
     "interrupted": "yellow",
     "outcome unknown": "bold reverse yellow",
+    "forked": "blue",
     "torn tail": "dark_orange",
     "corrupt": "bold red",
     "unreadable": "bold reverse red",

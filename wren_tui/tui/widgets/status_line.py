@@ -35,13 +35,21 @@ class Status:
     gauge: tuple[int, int] | None = None
 
 
-# Modes whose words are not their style's name.
-# The listing's endings of another agent's session, shown in the mode's place.
+# Modes whose words are not their style's name: the listing's states of a Wren session and endings of another
+# agent's, shown in the mode's place.
 _MODE_CLASS = {
     strings.STOPPED_MID_CALL: "stopped",
     "interrupted": "stopped",
+    "outcome unknown": "stopped",
     "last: reply": "ended",
+    "done": "ended",
+    "cancelled": "ended",
+    "limit": "ended",
+    "forked": "ended",
+    "empty": "ended",
     "error": "problem",
+    "torn tail": "problem",
+    "corrupt": "problem",
 }
 
 
