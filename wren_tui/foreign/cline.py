@@ -15,7 +15,6 @@ translator reads a line from its bytes alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,17 @@ import msgspec
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Translated, Translator, decode_export, iso_of_ms, never_a_line, read_document
+from .base import (
+    Folder,
+    Format,
+    Kinds,
+    Translated,
+    Translator,
+    decode_export,
+    iso_of_ms,
+    read_document,
+    variable_or_home,
+)
 
 NAME = "cline"
 LABEL = "Cline"
@@ -219,12 +228,6 @@ def claims_file(path: Path, head: bytes) -> bool:
     return all(member in head for member in (b'"agent"', b'"sessionId"', b'"origin"', b'"messages"'))
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CLINE_DIR/data/sessions, else ~/.cline/data/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".cline") / "data" / "sessions"
-
-
 def is_session_file(path: Path) -> bool:
     return path.name.endswith(SUFFIX)
 
@@ -238,25 +241,22 @@ def session_id(path: Path) -> str:
     return path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
 
 
-claims = never_a_line
-
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("run_commands", "write_to_file", "replace_in_file", "editor"))
 
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=variable_or_home(ENV, ".cline", "data/sessions"),
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        kept_with=kept_with,
+    ),
     translator=ClineTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
-    kept_with=kept_with,
 )

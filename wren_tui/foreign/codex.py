@@ -10,7 +10,6 @@ code and duration, token counts, errors. The lines form one sequence: no tree.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Translated, Translator, decode_line, malformed, union
+from .base import Folder, Format, Kinds, Translated, Translator, decode_line, malformed, union, variable_or_home
 
 NAME = "codex"
 LABEL = "Codex"
@@ -391,12 +390,6 @@ def _tokens(value: Any) -> tuple[int, int] | None:
     return None
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CODEX_HOME/sessions, else ~/.codex/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".codex") / "sessions"
-
-
 def session_id(path: Path) -> str:
     """The uuid at the end of rollout-<time>-<uuid>."""
     stem = path.stem
@@ -443,13 +436,9 @@ WRITE_TOOLS = frozenset(("exec_command", "local_shell", "apply_patch", "write_st
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, ".codex", "sessions")),
     translator=CodexTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
     totals=totals,
 )

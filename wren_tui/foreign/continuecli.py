@@ -14,7 +14,6 @@ the translator reads a line from its bytes alone.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from ..journal.events import Event, ToolCall
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Format, Translated, Translator, decode_export, never_a_line
+from .base import Folder, Format, Kinds, Translated, Translator, decode_export, variable_or_home
 
 NAME = "continue"
 LABEL = "Continue"
@@ -204,22 +203,10 @@ def claims_file(path: Path, head: bytes) -> bool:
     return first.startswith(b'"sessionId"') and b'"history"' in head and b'"workspaceDirectory"' in head
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CONTINUE_GLOBAL_DIR/sessions, else ~/.continue/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".continue") / "sessions"
-
-
 def is_session_file(path: Path) -> bool:
     """A session's document, not the index beside it."""
     return path.name != INDEX
 
-
-def session_id(path: Path) -> str:
-    return path.stem
-
-
-claims = never_a_line
 
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit"))
@@ -227,16 +214,11 @@ WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV, root=variable_or_home(ENV, ".continue", "sessions"), suffix=SUFFIX, is_session_file=is_session_file
+    ),
     translator=ContinueTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     claims_file=claims_file,
     export=export,
 )

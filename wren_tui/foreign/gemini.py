@@ -18,7 +18,6 @@ a result given twice, a resume's copy of the history).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ import msgspec
 
 from ..journal.events import ChatMessage, Event, Message, ToolCall, ToolEnd, UnknownEvent
 from . import make
-from .base import BadLine, Format, Translated, Translator, not_json
+from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json, variable_or_home
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -290,12 +289,6 @@ def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
 # --- where the sessions are -------------------------------------------------------------------
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp (one folder per project, its chats/ inside)."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home) / ".gemini" / "tmp"
-
-
 _FILE = re.compile(r"^session-.*\.jsonl$")
 
 
@@ -324,14 +317,9 @@ WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, "", ".gemini/tmp"), is_session_file=is_session_file),
     translator=GeminiTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     open_calls_recorded=False,
 )

@@ -11,11 +11,10 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from . import opencode
-from .base import Format, never_a_line
+from .base import Folder, Format, Kinds, variable_or_home
 
 NAME = opencode.KILO.name
 LABEL = opencode.KILO.label
@@ -49,33 +48,24 @@ def claims_file(path: Path, head: bytes) -> bool:
     return opencode.claims_file(path, head, _SCHEMA)
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$XDG_DATA_HOME/kilo, else ~/.local/share/kilo."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".local" / "share") / "kilo"
-
-
 is_session_file = opencode.is_session_file
 tokens_of = opencode.tokens_of
-claims = never_a_line
-
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=variable_or_home(ENV, ".local/share", "kilo"),
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        where=WHERE,
+    ),
     translator=opencode.OpenCodeTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     tokens_of=tokens_of,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
     export_all=export_all,
     exporter=exporter,
-    where=WHERE,
 )

@@ -19,7 +19,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, union
+from .base import Folder, Format, Kinds, Node, Translated, TypedTranslator, field_reader, node_reader, union
 
 NAME = "qwen"
 LABEL = "Qwen Code"
@@ -204,10 +204,6 @@ def is_session_file(path: Path) -> bool:
     return path.parent.name == "chats"
 
 
-def session_id(path: Path) -> str:
-    return path.stem
-
-
 def claims(line: dict[str, Any]) -> bool:
     """An entry with the envelope and a Gemini-shaped message (parts), a tool_result, or the client's system payload."""
     if line.get("type") not in _KNOWN or "sessionId" not in line or "uuid" not in line:
@@ -236,15 +232,9 @@ WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=root, is_session_file=is_session_file),
     translator=QwenTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     node_of=node_of,
-    is_session_file=is_session_file,
     tokens_of=tokens_of,
 )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,17 @@ import msgspec
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Translated, Translator, decode_export, iso_of_ms, read_document
+from .base import (
+    Folder,
+    Format,
+    Kinds,
+    Translated,
+    Translator,
+    decode_export,
+    iso_of_ms,
+    read_document,
+    variable_or_home,
+)
 
 NAME = "vibe"
 LABEL = "Mistral Vibe"
@@ -431,12 +440,6 @@ def claims(line: dict[str, Any]) -> bool:
     )
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$VIBE_HOME/logs/session/unified, else ~/.vibe/logs/session/unified."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".vibe") / "logs" / "session" / "unified"
-
-
 def is_session_file(path: Path) -> bool:
     return path.name == META
 
@@ -470,19 +473,18 @@ WRITE_TOOLS = frozenset(
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=variable_or_home(ENV, ".vibe", "logs/session/unified"),
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        where=WHERE,
+        parts=parts,
+        kept_with=kept_with,
+    ),
     translator=VibeTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
-    where=WHERE,
-    parts=parts,
-    kept_with=kept_with,
 )

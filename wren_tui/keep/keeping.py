@@ -68,7 +68,7 @@ def kind_of(rel: str, fmt: Format) -> Literal["log", "document", "database"]:
     """How a file changes: a log is appended to (`.jsonl`), a database is SQLite's, any other is rewritten whole."""
     if rel.endswith(".jsonl"):
         return "log"
-    if fmt.export_all is not None and rel.endswith(fmt.suffix):
+    if fmt.export_all is not None and rel.endswith(fmt.folder.suffix):
         return "database"
     return "document"
 
@@ -331,7 +331,7 @@ class Walked:
 
 def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None = None) -> Walked:
     """The session files of `fmt` below `start` (default: `root`), named by their path from `root`, and what is kept
-    with each (`Format.kept_with`); no link followed."""
+    with each (`Folder.kept_with`); no link followed."""
     skipping = {os.path.realpath(p) for p in skip}
     files: list[Source] = []
     folders: dict[str, int] = {}
@@ -367,16 +367,16 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if fmt.hidden_folders or not entry.name.startswith("."):
+                    if fmt.folder.hidden_folders or not entry.name.startswith("."):
                         pending.append(folder / entry.name)
                     continue
-                if not entry.name.endswith(fmt.suffix) or not entry.is_file(follow_symlinks=False):
+                if not entry.name.endswith(fmt.folder.suffix) or not entry.is_file(follow_symlinks=False):
                     continue
                 path = folder / entry.name
-                if not fmt.is_session_file(path):
+                if not fmt.folder.is_session_file(path):
                     continue
                 add(path, entry.stat(follow_symlinks=False))
-                for other in fmt.kept_with(path):
+                for other in fmt.folder.kept_with(path):
                     with contextlib.suppress(OSError):
                         st = os.stat(other, follow_symlinks=False)
                         if stat.S_ISREG(st.st_mode):
@@ -713,21 +713,23 @@ def plan(
     skipped: list[str] = []
     for name in names or list(FORMATS):
         fmt = FORMATS[name]
-        if folder is not None and fmt.own_folder:
-            variable = f" (set {fmt.env} to keep another)" if fmt.env else ""
+        if folder is not None and fmt.folder.own_folder:
+            own = fmt.folder
+            variable = f" (set {own.env} to keep another)" if own.env else ""
+            where = own.root(env, home)
             raise KeepError(
-                f"{folder}: {fmt.label}'s sessions are kept from its own folder, {fmt.root(env, home)}{variable}; "
+                f"{folder}: {fmt.label}'s sessions are kept from its own folder, {where}{variable}; "
                 "--from is for an agent with no folder of its own (aider)"
             )
         if folder is not None:
             agents.append(Planned(name, fmt.label, Path(folder.anchor), folder))
-        elif not fmt.own_folder:
+        elif not fmt.folder.own_folder:
             skipped.append(
                 f"{fmt.label}: not kept, since it keeps no folder of its own (its histories are beside each project); "
                 f"name one with `wren keep --agent {name} --from FOLDER`"
             )
         else:
-            agents.append(Planned(name, fmt.label, fmt.root(env, home)))
+            agents.append(Planned(name, fmt.label, fmt.folder.root(env, home)))
     return agents, skipped
 
 
