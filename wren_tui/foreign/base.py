@@ -233,6 +233,16 @@ def decode_line(decoder: msgspec.json.Decoder[_T], seq: int, data: bytes, known:
         raise not_json(exc) from None
 
 
+class ExportedLine(msgspec.Struct, omit_defaults=True):
+    """What every line of a format's export (`Format.export`) has: its kind, its time, its text and the id it names
+    (a session's, a call's); a format's own line adds its fields after these, and only those set are written."""
+
+    type: str
+    ts: str = ""
+    text: str = ""
+    id: str = ""
+
+
 def decode_export(decoder: msgspec.json.Decoder[_T], data: bytes, what: str) -> _T:
     """A line of a session's export (`Format.export`) as `decoder` types it; BadLine for one that is not (`what`:
     the lines of whose export: "an exported aider history")."""
@@ -248,6 +258,17 @@ def decode_export(decoder: msgspec.json.Decoder[_T], data: bytes, what: str) -> 
 
 # Why reading stops at a value nested past what a decoder follows.
 TOO_DEEP = "its JSON is nested too deeply to read"
+
+
+def decode_document(decoder: msgspec.json.Decoder[_T], data: bytes, path: Path, label: str) -> _T:
+    """A session kept as one JSON document (`read_document`'s bytes of `path`) as `decoder` types it; JournalError
+    naming the agent (`label`) for one that is not its, or one nested past what msgspec follows."""
+    try:
+        return decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise JournalError(f"{path}: not a {label} session ({exc})") from None
+    except RecursionError:
+        raise JournalError(f"{path}: {TOO_DEEP}") from None
 
 
 def node_reader(fields: type[S], place: Callable[[S], Node | None]) -> Callable[[bytes], Node | None]:

@@ -21,14 +21,16 @@ from typing import Any
 import msgspec
 
 from ..journal.errors import JournalError
-from ..journal.events import Event, ToolCall
+from ..journal.events import ToolCall
 from . import make
 from .base import (
+    ExportedLine,
     Folder,
     Format,
     Kinds,
     Translated,
     Translator,
+    decode_document,
     decode_export,
     iso_of_ms,
     read_document,
@@ -88,16 +90,12 @@ class _Session(msgspec.Struct):
     started_at: str | None = None
 
 
-class _Line(msgspec.Struct, omit_defaults=True):
+class _Line(ExportedLine):
     """One exported line: the session's head, a message, or one tool result."""
 
-    type: str
-    ts: str = ""
-    text: str = ""
-    id: str = ""
     cwd: str = ""
     status: str = ""
-    calls: list[tuple[str, str, str]] = []  # (id, name, input as JSON)
+    calls: list[tuple[str, str, str]] = msgspec.field(default_factory=list)  # (id, name, input as JSON)
     ok: bool = True
     tokens_in: int = 0
     tokens_out: int = 0
@@ -144,12 +142,7 @@ def _head_of(path: Path) -> _Session:
 
 def export(path: Path) -> bytes:
     """The session as lines: its head, then each message, a tool result on a line of its own."""
-    try:
-        doc = _messages.decode(_read(path))
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise JournalError(f"{path}: not a Cline session ({exc})") from None
-    except RecursionError:
-        raise JournalError(f"{path}: its JSON is nested too deeply to read") from None
+    doc = decode_document(_messages, _read(path), path, LABEL)
     head = _head_of(path)
     first = _iso(doc.messages[0].ts) if doc.messages else ""
     lines = [_Line("session", first, id=doc.session_id, cwd=head.cwd or "", status=head.status or "")]
@@ -201,15 +194,11 @@ class ClineTranslator(Translator):
         if kind == "user":
             return Translated([make.user(seq, ts, line.text)], kind)
         if kind == "assistant":
-            events: list[Event] = []
             calls = [ToolCall(call_id, name, args) for call_id, name, args in line.calls]
-            if line.text or calls:
-                events.append(make.assistant(seq, ts, line.text, calls))
             if learn:
                 for call in calls:
                     self._asked.setdefault(call.id, make.ms_of(ts))
-            if line.tokens_in or line.tokens_out:
-                events.append(make.usage(seq, ts, line.tokens_in, line.tokens_out, line.model or None))
+            events = make.reply(seq, ts, line.text, calls, line.tokens_in, line.tokens_out, line.model)
             return Translated(events, kind, model=line.model or None)
         if kind == "result":
             took = make.elapsed(self._asked.get(line.id), ts)

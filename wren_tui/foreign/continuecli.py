@@ -21,11 +21,21 @@ from typing import Any
 import msgspec
 
 from ..journal.errors import JournalError
-from ..journal.events import Event, ToolCall
+from ..journal.events import ToolCall
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Folder, Format, Kinds, Translated, Translator, decode_export, variable_or_home
+from .base import (
+    ExportedLine,
+    Folder,
+    Format,
+    Kinds,
+    Translated,
+    Translator,
+    decode_document,
+    decode_export,
+    variable_or_home,
+)
 
 NAME = "continue"
 LABEL = "Continue"
@@ -79,15 +89,11 @@ class _Document(msgspec.Struct, rename="camel"):
     workspace_directory: str | None = None
 
 
-class _Line(msgspec.Struct, omit_defaults=True):
+class _Line(ExportedLine):
     """One exported line: a message, or the state of one call it asked."""
 
-    type: str
-    ts: str = ""
-    text: str = ""
-    id: str = ""
     cwd: str = ""
-    calls: list[tuple[str, str, str]] = []  # (id, name, arguments)
+    calls: list[tuple[str, str, str]] = msgspec.field(default_factory=list)  # (id, name, arguments)
     status: str = ""
     tokens_in: int = 0
     tokens_out: int = 0
@@ -132,12 +138,7 @@ def _read(path: Path) -> tuple[bytes, float]:
 def export(path: Path) -> bytes:
     """The session as lines: its head, then each message and each call's state after the message that asked it."""
     data, mtime = _read(path)
-    try:
-        doc = _document.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise JournalError(f"{path}: not a Continue session ({exc})") from None
-    except RecursionError:
-        raise JournalError(f"{path}: its JSON is nested too deeply to read") from None
+    doc = decode_document(_document, data, path, LABEL)
     ts = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     lines = [_Line("session", ts, text=doc.title or "", id=doc.session_id, cwd=doc.workspace_directory or "")]
     for item in doc.history:
@@ -176,12 +177,8 @@ class ContinueTranslator(Translator):
         if kind == "user":
             return Translated([make.user(seq, ts, line.text)], kind)
         if kind == "assistant":
-            events: list[Event] = []
             calls = [ToolCall(call_id, name, args) for call_id, name, args in line.calls]
-            if line.text or calls:
-                events.append(make.assistant(seq, ts, line.text, calls))
-            if line.tokens_in or line.tokens_out:
-                events.append(make.usage(seq, ts, line.tokens_in, line.tokens_out, line.model or None))
+            events = make.reply(seq, ts, line.text, calls, line.tokens_in, line.tokens_out, line.model)
             return Translated(events, kind, model=line.model or None)
         if kind == "result":
             return Translated(make.answer(seq, ts, line.id, line.text, ok=line.status == "done", took=None), kind)

@@ -30,11 +30,13 @@ from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
 from . import make
 from .base import (
+    ExportedLine,
     Folder,
     Format,
     Kinds,
     Translated,
     Translator,
+    decode_document,
     decode_export,
     iso_of_ms,
     read_document,
@@ -148,13 +150,9 @@ class _ProjectionState(msgspec.Struct):
     snapshot: _Snapshot | None = None
 
 
-class _Line(msgspec.Struct, omit_defaults=True):
+class _Line(ExportedLine):
     """One exported line: the session's head, a message, a call, its result, a model call's tokens, or a gap."""
 
-    type: str
-    ts: str = ""
-    text: str = ""
-    id: str = ""
     name: str = ""
     args: str = ""
     cwd: str = ""
@@ -350,12 +348,7 @@ def export(path: Path) -> bytes:
 
 def _export(path: Path) -> bytes:
     folder = folder_of(path)
-    try:
-        meta = _meta.decode(_read(folder / META))
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise JournalError(f"{folder / META}: not a Mistral Vibe session ({exc})") from None
-    except RecursionError:
-        raise JournalError(f"{folder / META}: its JSON is nested too deeply to read") from None
+    meta = decode_document(_meta, _read(folder / META), folder / META, LABEL)
     cwd = (meta.environment or {}).get("working_directory")
     model = (meta.config or {}).get("model_name")
     out = _Exporter(model if isinstance(model, str) else "")
