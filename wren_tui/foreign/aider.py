@@ -37,7 +37,8 @@ from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Folder, Format, Kinds, Progress, Tail, Translated, Translator, decode_export, head_of
+from .base import Folder, Format, Kinds, Progress, Tail, Translated, Translator, head_of
+from .document import decode_export
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:

@@ -23,19 +23,8 @@ import msgspec
 from ..journal.errors import JournalError
 from ..journal.events import ToolCall
 from . import make
-from .base import (
-    ExportedLine,
-    Folder,
-    Format,
-    Kinds,
-    Translated,
-    Translator,
-    decode_document,
-    decode_export,
-    iso_of_ms,
-    read_document,
-    variable_or_home,
-)
+from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .document import ExportedLine, decode_document, decode_export, iso_of_ms, read_document
 
 NAME = "cline"
 LABEL = "Cline"

@@ -25,17 +25,8 @@ from ..journal.events import ToolCall
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import (
-    ExportedLine,
-    Folder,
-    Format,
-    Kinds,
-    Translated,
-    Translator,
-    decode_document,
-    decode_export,
-    variable_or_home,
-)
+from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .document import ExportedLine, decode_document, decode_export
 
 NAME = "continue"
 LABEL = "Continue"

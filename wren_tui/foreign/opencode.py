@@ -42,12 +42,12 @@ from .base import (
     Tail,
     Translated,
     Translator,
-    decode_export,
     head_of,
     member_path,
     split_member,
     variable_or_home,
 )
+from .document import decode_export
 from .snapshot import SQLITE_HEADER, DatabaseCopy, Key, borrowed, kept, snapshot, tables_in_file
 
 NAME = "opencode"
