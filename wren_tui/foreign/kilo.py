@@ -11,19 +11,16 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from . import opencode
-from .base import Folder, Format, Kinds, variable_or_home
+from .base import variable_or_home
 
 NAME = opencode.KILO.name
 LABEL = opencode.KILO.label
 ENV = opencode.ENV
-SUFFIX = ".db"
 WHERE = "Kilo Code CLI keeps every session in one database (one of them is named DB#ID)"
-MAPPED = opencode.MAPPED
-SKIPPED = opencode.SKIPPED
-WRITE_TOOLS = opencode.WRITE_TOOLS
 _SCHEMA = opencode.KILO
 
 
@@ -48,22 +45,13 @@ def claims_file(path: Path, head: bytes) -> bool:
     return opencode.claims_file(path, head, _SCHEMA)
 
 
-is_session_file = opencode.is_session_file
-tokens_of = opencode.tokens_of
-FORMAT = Format(
+# OpenCode's format (its translator, kinds, tools, files and tokens) for Kilo's schema, in Kilo's folder.
+FORMAT = replace(
+    opencode.FORMAT,
     name=NAME,
     label=LABEL,
-    folder=Folder(
-        env=ENV,
-        root=variable_or_home(ENV, ".local/share", "kilo"),
-        suffix=SUFFIX,
-        is_session_file=is_session_file,
-        where=WHERE,
-    ),
-    translator=opencode.OpenCodeTranslator,
-    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
+    folder=replace(opencode.FORMAT.folder, root=variable_or_home(ENV, ".local/share", "kilo"), where=WHERE),
     session_id=session_id,
-    tokens_of=tokens_of,
     claims_file=claims_file,
     export=export,
     export_all=export_all,
