@@ -29,7 +29,7 @@ from . import FORMATS, WREN, Kind, kind_of, own_folder_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, changed_at, changed_recently, held_for_writing
-from .reader import scan
+from .reader import count_lines, scan
 from .snapshot import SQLITE_HEADER
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
@@ -452,7 +452,7 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     elif len(head_lines) + len(tail_lines) < _FEW_LINES:
         # Lines too big for their ends to say how many there are (a few huge records): counted, newline by
         # newline; such a file is rare, and its few lines make the count a read of its bytes and no more.
-        lines = _newlines(fd, size)
+        lines = count_lines(fd, size)
         counted_all = True
     else:
         # Estimated from the lines of both ends, as many per byte as there.
@@ -474,18 +474,6 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
 
 # Fewer lines than this in a big file's two ends, and its line count is counted rather than estimated.
 _FEW_LINES = 64
-
-
-def _newlines(fd: int, size: int) -> int:
-    """The newlines in the first `size` bytes of `fd`, read a megabyte at a time."""
-    count = offset = 0
-    while offset < size:
-        block = pread(fd, min(1 << 20, size - offset), offset)
-        if not block:
-            break
-        count += block.count(b"\n")
-        offset += len(block)
-    return count
 
 
 def _check(lines: bytes) -> None:
