@@ -27,6 +27,7 @@ import msgspec
 from ..journal.events import ChatMessage, Event, Message, ToolCall, ToolEnd, UnknownEvent
 from . import make
 from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json, variable_or_home
+from .gemini_parts import function_call, response_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -192,7 +193,7 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
                     texts.append(part["text"])
                 response = part.get("functionResponse")
                 if isinstance(response, dict):
-                    text, failed = _response_text(response)
+                    text, failed = response_text(response)
                     events += make.answer(seq, ts, str(response.get("id") or ""), text, ok=not failed, took=None)
         if texts:
             text = "\n".join(texts)
@@ -219,12 +220,12 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
                     events.append(make.thinking(seq, ts, part["text"]))
                 call = part.get("functionCall")
                 if isinstance(call, dict):
-                    calls.append(_call(call))
+                    calls.append(function_call(call))
         asked = make.ms_of(ts)
         for call in record.get("toolCalls") or ():
             if not isinstance(call, dict):
                 continue
-            calls.append(_call(call))
+            calls.append(function_call(call))
             text, failed = _result_text(call)
             status = str(call.get("status") or "")
             # The shell tool says a command's failure only in its output ("Exit Code: 1"), its status "success".
@@ -255,22 +256,6 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _call(call: dict[str, Any]) -> ToolCall:
-    return ToolCall(
-        str(call.get("id") or ""), str(call.get("name") or ""), msgspec.json.encode(call.get("args") or {}).decode()
-    )
-
-
-def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
-    body = response.get("response")
-    if not isinstance(body, dict):
-        return ("" if body is None else str(body)), False
-    if body.get("error") is not None:
-        return str(body["error"]), True
-    output = body.get("output")
-    return (output if isinstance(output, str) else msgspec.json.encode(body).decode()), False
-
-
 def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
     """A recorded call's result as the model got it, and whether it says the call failed."""
     texts: list[str] = []
@@ -278,7 +263,7 @@ def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
     for part in call.get("result") or ():
         response = part.get("functionResponse") if isinstance(part, dict) else None
         if isinstance(response, dict):
-            text, bad = _response_text(response)
+            text, bad = response_text(response)
             texts.append(text)
             failed = failed or bad
     if not texts and isinstance(call.get("resultDisplay"), str):
