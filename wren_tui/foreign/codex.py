@@ -206,10 +206,15 @@ class CodexTranslator(Translator):
             return line  # a kind this reader does not type, counted, or a known one that does not fit
         kind = line.type
         try:
-            if kind == "response_item":
-                return self._item(lineno, line, learn)
-            if kind == "event_msg":
-                return self._event(lineno, line, learn)
+            if kind in ("response_item", "event_msg"):
+                payload: _Item | _Event
+                try:
+                    payload = _items.decode(line.payload) if kind == "response_item" else _events.decode(line.payload)
+                except msgspec.ValidationError as exc:  # a payload of a kind this version does not type, or unfit
+                    return self._other(lineno, line, kind, exc)
+                if isinstance(payload, _Item):
+                    return self._item(lineno, line, payload, learn)
+                return self._event(lineno, line, payload, learn)
             if kind == "session_meta":
                 meta = _meta.decode(line.payload)
                 version = " ".join(v for v in (meta.originator, meta.cli_version) if v)
@@ -239,12 +244,8 @@ class CodexTranslator(Translator):
 
     # --- response items: the conversation ------------------------------------------------------
 
-    def _item(self, seq: int, line: _Line, learn: bool) -> Translated:
+    def _item(self, seq: int, line: _Line, item: _Item, learn: bool) -> Translated:
         ts = line.timestamp
-        try:
-            item = _items.decode(line.payload)
-        except msgspec.ValidationError as exc:
-            return self._other(seq, line, "response_item", exc)
         kind = f"response_item:{item.__struct_config__.tag}"
         events: list[Event]
         if isinstance(item, _Msg):
@@ -301,12 +302,8 @@ class CodexTranslator(Translator):
 
     # --- event messages: what only they hold ---------------------------------------------------
 
-    def _event(self, seq: int, line: _Line, learn: bool) -> Translated:
+    def _event(self, seq: int, line: _Line, event: _Event, learn: bool) -> Translated:
         ts = line.timestamp
-        try:
-            event = _events.decode(line.payload)
-        except msgspec.ValidationError as exc:
-            return self._other(seq, line, "event_msg", exc)
         kind = f"event_msg:{event.__struct_config__.tag}"
         if isinstance(event, _Completed):
             item = event.item or {}
