@@ -29,7 +29,7 @@ from . import FORMATS, WREN, Kind, kind_of, own_folder_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, changed_at, changed_recently, held_for_writing
-from .reader import count_lines, scan
+from .reader import scan
 from .snapshot import SQLITE_HEADER
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
@@ -452,6 +452,8 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     elif len(head_lines) + len(tail_lines) < _FEW_LINES:
         # Lines too big for their ends to say how many there are (a few huge records): counted, newline by
         # newline; such a file is rare, and its few lines make the count a read of its bytes and no more.
+        from .reader import count_lines
+
         lines = count_lines(fd, size)
         counted_all = True
     else:
