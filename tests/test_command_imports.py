@@ -161,7 +161,7 @@ def test_search_help_loads_no_engine_index_reader_or_viewer() -> None:
 def test_each_format_is_registered_by_its_name_label_and_variable() -> None:
     for name in FORMATS:
         fmt = FORMATS[name]
-        assert (fmt.name, fmt.label, fmt.env) == (name, *FORMATS.described(name))
+        assert (fmt.name, fmt.label, fmt.folder.env) == (name, *FORMATS.described(name))
     assert "nobody" not in FORMATS and FORMATS.get("nobody") is None
 
 
@@ -175,7 +175,7 @@ def test_each_agents_own_folder_by_the_registrys_rule_is_its_modules_root(tmp_pa
     if setting == "both":
         env["QWEN_RUNTIME_DIR"] = ""  # set but empty: the next variable is the one
     ruled = dict(FORMATS.own_folders(env))
-    assert ruled == {name: FORMATS[name].root(env, home) for name in FORMATS if FORMATS[name].own_folder}
+    assert ruled == {name: FORMATS[name].folder.root(env, home) for name in FORMATS if FORMATS[name].folder.own_folder}
 
 
 def test_search_agent_choices_are_the_agents_search_reads() -> None:
@@ -259,4 +259,4 @@ def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_e
     for name in FORMATS:
         fmt = FORMATS[name]
         assert f"{name}: {fmt.label}" in said
-        assert str(fmt.root({}, Path("~"))) in said
+        assert str(fmt.folder.root({}, Path("~"))) in said

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from wren_tui.foreign import make
-from wren_tui.foreign.base import BadLine, Format, Translated, Translator, not_json
+from wren_tui.foreign.base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json
 from wren_tui.journal.events import ToolCall
 
 NAME = "toy"
@@ -101,21 +101,12 @@ def root(env: Mapping[str, str], home: Path) -> Path:
     return Path(base).expanduser() if base else home / ".toy" / "sessions"
 
 
-def session_id(path: Path) -> str:
-    return path.stem
-
-
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=root),
     translator=ToyTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
 )
 
 

@@ -259,7 +259,7 @@ def test_a_session_whose_name_is_not_utf8_is_said_in_one_sentence_and_the_others
     (vibe / "meta.json").write_bytes(b'{"session_id": "one"}')
     (vibe / "journal" / "0000000000000001.jsonl").write_bytes(b"{}\n")
     with open(os.path.join(os.fsencode(vibe / "journal"), b"0000000000000002\xff.jsonl"), "wb") as f:
-        f.write(b"{}\n")  # kept with the session (`Format.kept_with`), not found by the walk itself
+        f.write(b"{}\n")  # kept with the session (`Folder.kept_with`), not found by the walk itself
     done = run_wren(["keep", "--agent", "vibe"], cwd=tmp_path, env=keep_env(home))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "0000000000000002\\xff.jsonl: its name is not UTF-8" in done.stderr
@@ -326,7 +326,8 @@ def test_every_folder_a_keep_makes_is_a_durable_name_in_its_parent_before_the_ma
     monkeypatch.setattr(portable, "fsync_folder", lambda f: (said.append(("fsync", Path(f))), fsync_folder(f))[1])
     monkeypatch.setattr(keeping.Appender, "append", lambda self, r: (said.append(("count", kept)), append(self, r))[1])
     monkeypatch.setattr(keeping, "_made", set())
-    keeping.keep(["claude"], None, keep_env(home), home, kept)  # one file: each folder fsynced, no sync(2)
+    # One file: each folder fsynced, no sync(2).
+    keeping.keep(keeping.Asked(["claude"], None, keep_env(home), home, kept))
     first_count = said.index(("count", kept))
     synced_before = {path for what, path in said[:first_count] if what == "fsync"}
     made = [Path(d) for d, _dirs, _files in os.walk(kept) if Path(d) != kept]

@@ -146,7 +146,7 @@ def _growth(agent: str, scenario: str) -> list[int]:
     log = (AGENTS / FOLDER[agent] / f"growth-{scenario}.log").read_text()
     counts = []
     for found in re.finditer(r"^t_ms=\d+ .*?\bfile=(\S+) .*?\blines=(\d+)\b", log, re.MULTILINE):
-        if FORMATS[agent].is_session_file(Path(found.group(1))) and int(found.group(2)):
+        if FORMATS[agent].folder.is_session_file(Path(found.group(1))) and int(found.group(2)):
             counts.append(int(found.group(2)))
     return counts
 

@@ -25,10 +25,10 @@ from tests.tui.journals import (
     user,
     write_journal,
 )
+from wren_tui.journal import watching
 from wren_tui.journal.events import Delta, Error, RunStart, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import JournalChanged, JournalWriter
-from wren_tui.tui import tailing
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.browser import BrowserScreen
 from wren_tui.tui.screens.dialogs import Notice
@@ -461,7 +461,7 @@ async def test_polling_takes_over_when_the_watcher_cannot_start(
     def broken_awatch(*args: object, **kwargs: object) -> object:
         raise OSError(28, "inotify watch limit reached")
 
-    monkeypatch.setattr(tailing.watchfiles, "awatch", broken_awatch)
+    monkeypatch.setattr(watching.watchfiles, "awatch", broken_awatch)
     path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("before")])
     app = _app(path)
     async with app.run_test(size=(100, 24)) as pilot:

@@ -48,9 +48,9 @@ def add_agent_option(parser: argparse.ArgumentParser, what: str) -> None:
     def helped() -> str:
         formats = list(FORMATS.values())  # every reader imported: their folders and where they keep sessions
         names = ", ".join(f"{f.name}: {f.label}" for f in formats)
-        env = ", ".join(f"${f.env}" for f in formats)
-        defaults = ", ".join(str(f.root({}, Path("~"))) for f in formats)
-        where = "".join(f"; {f.where}" for f in formats if f.where)
+        env = ", ".join(f"${f.folder.env}" for f in formats)
+        defaults = ", ".join(str(f.folder.root({}, Path("~"))) for f in formats)
+        where = "".join(f"; {f.folder.where}" for f in formats if f.folder.where)
         return (
             f"{what} of another agent ({names}), or all of them, from its own folder: --dir, else the folder "
             f"its variable names ({env}), else its default ({defaults}){where}; an mca journal (the design's own: JSON "

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .exits import Exit
+
+if TYPE_CHECKING:
+    from ..keep.keeping import Asked
 
 HELP = "copy every agent's sessions into Wren's kept store, so an agent deleting one loses nothing"
 
@@ -65,7 +68,7 @@ def _home() -> Path:
 
 def cmd_keep(args: argparse.Namespace) -> Exit:
     from ..agent.errors import UsageError
-    from ..keep.keeping import keep
+    from ..keep.keeping import Asked, keep
     from ..keep.store import kept_root
     from .console import err, out
 
@@ -78,17 +81,18 @@ def cmd_keep(args: argparse.Namespace) -> Exit:
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder; name the folder the agent's sessions are in")
     root = kept_root(env, home)
+    asked = Asked(args.agent, folder, env, home, root)
     if args.status:
-        return _status(args.agent, folder, env, home, root, as_json=args.json)
+        return _status(asked, as_json=args.json)
     if args.json:
         raise UsageError("--json goes with --status")
     say = None if args.quiet else _flushed(out)
     if args.follow:
         from ..keep.following import follow
 
-        follow(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
+        follow(asked, say=say, skip=[_journals(env)])
         return Exit.OK
-    tallies, skipped = keep(args.agent, folder, env, home, root, say=say, skip=[_journals(env)])
+    tallies, skipped = keep(asked, say=say, skip=[_journals(env)])
     for sentence in skipped:
         if not args.quiet:
             out(sentence)
@@ -107,11 +111,12 @@ def _journals(env: Any) -> Path:
     return journals_dir(None, env)
 
 
-def _status(names: list[str] | None, folder: Path | None, env: Any, home: Path, root: Path, *, as_json: bool) -> Exit:
+def _status(asked: Asked, *, as_json: bool) -> Exit:
     from ..keep.status import human, status
     from .console import err, out, print_json
 
-    agents, skipped, size = status(names, folder, env, home, root)
+    root = asked.root
+    agents, skipped, size = status(asked)
     problems = [p for a in agents for p in a.problems]
     if as_json:
         print_json({"store": str(root), "bytes": size, "agents": [a.as_json() for a in agents], "not_kept": skipped})

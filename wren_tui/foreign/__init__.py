@@ -11,7 +11,7 @@ new Wren journal from a point of a session), loaded only when asked for. This la
 `wren_tui.journal`.
 
 A file is never guessed at: it is a format's only when one of its first lines is of that format's
-kinds (`Format.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
+kinds (`Kinds.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
 or its name is a Wren session's, and otherwise refused (`NotASession`) or listed as unknown: `kind_of`
 is the one place that says which. Documents (`kinds.DOCUMENTS`: ATIF trajectories, the design's own
 journals) have no folder of their own and are not in `FORMATS`: opened by path, found by `--dir`.
@@ -97,12 +97,12 @@ class Registry(MutableMapping[str, "Format"]):
         return name in self._names
 
     def described(self, name: str) -> tuple[str, str]:
-        """A format's label and variable (`Format.label`, `Format.env`) without importing its module."""
+        """A format's label and variable (`Format.label`, `Folder.env`) without importing its module."""
         fmt = self._loaded.get(name)
-        return (fmt.label, fmt.env) if fmt is not None else self._homes[name][1:]
+        return (fmt.label, fmt.folder.env) if fmt is not None else self._homes[name][1:]
 
     def own_folders(self, env: Mapping[str, str] | None = None) -> list[tuple[str, Path]]:
-        """Each agent's own sessions folder (`Format.root`, for a format whose `own_folder` it is), by name, without
+        """Each agent's own sessions folder (`Folder.root`, for a format whose `own_folder` it is), by name, without
         importing any module: from the registry's rule for it (`ROOTS`), or from a format set here."""
         env = os.environ if env is None else env
         home = Path(env.get("HOME") or Path.home())
@@ -110,8 +110,8 @@ class Registry(MutableMapping[str, "Format"]):
         for name in self._names:
             if name in self._given:
                 fmt = self._loaded[name]
-                if fmt.own_folder:
-                    found.append((name, fmt.root(env, home)))
+                if fmt.folder.own_folder:
+                    found.append((name, fmt.folder.root(env, home)))
                 continue
             rule = self._roots.get(name)
             if rule is None:

@@ -37,7 +37,8 @@ from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Format, Progress, Tail, Translated, Translator, decode_export, head_of, never_a_line
+from .base import Folder, Format, Kinds, Progress, Tail, Translated, Translator, head_of
+from .document import decode_export
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:
@@ -306,9 +307,6 @@ def is_session_file(path: Path) -> bool:
     return claims_file(path, head_of(path, 256))
 
 
-claims = never_a_line
-
-
 # aider records no tool calls.
 WRITE_TOOLS: frozenset[str] = frozenset()
 
@@ -316,21 +314,20 @@ WRITE_TOOLS: frozenset[str] = frozenset()
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=root,
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        hidden_folders=False,
+        own_folder=False,
+        where=WHERE,
+    ),
     translator=AiderTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
     exporter=Follower,
-    hidden_folders=False,
-    own_folder=False,
     unrecorded=UNRECORDED,
-    where=WHERE,
 )

@@ -44,7 +44,7 @@ from ..journal.events import (
 )
 from ..portable import pread
 from . import make
-from .base import BadLine, Format, Translated, Translator, not_json
+from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json
 
 NAME = "atif"
 LABEL = "ATIF trajectory"
@@ -503,14 +503,9 @@ WRITE_TOOLS = None
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=root, is_session_file=is_session_file),
     translator=AtifTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     frames=frames,
 )

@@ -17,15 +17,12 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
-from ..journal.errors import JournalError
 from ..journal.events import Event
-from ..journal.reader import open_for_reading
 from ..portable import open_read_only, pread
 from .make import MALFORMED, note
 
@@ -233,19 +230,6 @@ def decode_line(decoder: msgspec.json.Decoder[_T], seq: int, data: bytes, known:
         raise not_json(exc) from None
 
 
-def decode_export(decoder: msgspec.json.Decoder[_T], data: bytes, what: str) -> _T:
-    """A line of a session's export (`Format.export`) as `decoder` types it; BadLine for one that is not (`what`:
-    the lines of whose export: "an exported aider history")."""
-    try:
-        return decoder.decode(data)
-    except msgspec.ValidationError:
-        raise BadLine(f"it is not a line of {what}") from None
-    except msgspec.DecodeError as exc:
-        raise not_json(exc) from None
-    except RecursionError:  # msgspec's own bound on nesting (the interpreter's stack): one sentence
-        raise BadLine(TOO_DEEP) from None
-
-
 # Why reading stops at a value nested past what a decoder follows.
 TOO_DEEP = "its JSON is nested too deeply to read"
 
@@ -375,6 +359,22 @@ def _nothing_beside(_path: Path) -> tuple[Path, ...]:
     return ()
 
 
+def _file_stem(path: Path) -> str:
+    return path.stem
+
+
+def variable_or_home(variable: str, default: str, below: str) -> Callable[[Mapping[str, str], Path], Path]:
+    """A `Folder.root`: `below` inside the folder $`variable` names, else inside `default` in the home folder ("": the
+    home folder itself). `variable_or_home("CODEX_HOME", ".codex", "sessions")`: $CODEX_HOME/sessions, else
+    ~/.codex/sessions."""
+
+    def root(env: Mapping[str, str], home: Path) -> Path:
+        named = env.get(variable)
+        return (Path(named).expanduser() if named else home / default) / below
+
+    return root
+
+
 def never_a_line(_line: dict[str, Any]) -> bool:
     """`claims` of a format whose files are not JSON lines: no line of a JSONL file is its."""
     return False
@@ -385,39 +385,70 @@ class ExportAll(Protocol):
 
 
 @dataclass(frozen=True)
-class Format:
-    """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
-    translate them, and what the agent's calls are. The commands, search and the viewer ask this, never a name.
+class Kinds:
+    """What an agent's lines are: the kinds Wren translates, those it leaves out on purpose, which line is the
+    agent's at all, and which of its tools change the workspace."""
 
-    A format module declares one explicitly, `FORMAT = Format(name=NAME, label=LABEL, ...)`, each field
-    named, so that mypy checks every one and a search for a field's name finds where it is given.
-    """
-
-    name: str  # as --agent takes it: claude, codex, pi
-    label: str  # as a person knows the agent: Claude Code
-    env: str  # the variable naming the agent's own folder, when set ("": none)
-    translator: Callable[[], Translator]
-    # Whether one decoded line (of the first few) is this agent's.
-    claims: Callable[[dict[str, Any]], bool]
-    # The folder of sessions: from the environment and the home folder.
-    root: Callable[[Mapping[str, str], Path], Path]
-    session_id: Callable[[Path], str]
     # Its line kinds: those translated, and those left out on purpose (the client's bookkeeping).
     mapped: tuple[str, ...]
     skipped: tuple[str, ...]
     # The tools whose calls change the workspace (its shell, its file writes and edits): the viewer's writes
     # filter counts their calls. None: a document of any agent's session (ATIF), so every format's.
     write_tools: frozenset[str] | None
-    # A line's place in the file's tree, read cheaply; None for a format whose lines are one sequence.
-    node_of: Callable[[bytes], Node | None] | None = None
+    # Whether one decoded line (of the first few) is this agent's (by default none: its files are not JSON lines).
+    claims: Callable[[dict[str, Any]], bool] = never_a_line
+
+
+@dataclass(frozen=True)
+class Folder:
+    """Where an agent keeps its sessions: the folder, which of its files are sessions, and what goes with each."""
+
+    env: str  # the variable naming the agent's own folder, when set ("": none)
+    # The folder of sessions: from the environment and the home folder.
+    root: Callable[[Mapping[str, str], Path], Path]
+    # How its session files' names end (a folder is searched for these).
+    suffix: str = ".jsonl"
     # Which files of its folder with its suffix are sessions (not the client's other files).
     is_session_file: Callable[[Path], bool] = _every_file
+    # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
+    hidden_folders: bool = True
+    # Whether its default folder is the agent's own (False: aider writes beside each project, and its
+    # "folder" is wherever Wren is run), so that a Wren fork is never written inside it.
+    own_folder: bool = True
+    # Where its sessions are found when that is not one file a session in the agent's own folder, as
+    # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
+    where: str | None = None
+    # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
+    # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
+    parts: Callable[[Path], Path] | None = None
+    # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
+    # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
+    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
+
+
+@dataclass(frozen=True)
+class Format:
+    """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
+    translate them, and what the agent's calls are. The commands, search and the viewer ask this, never a name.
+
+    A format module declares one explicitly, `FORMAT = Format(name=NAME, label=LABEL, ...)`, each field
+    named (those of its `Kinds` and its `Folder` too), so that mypy checks every one and a search for a field's
+    name finds where it is given. A field a module does not give is the common case, as its default says.
+    """
+
+    name: str  # as --agent takes it: claude, codex, pi
+    label: str  # as a person knows the agent: Claude Code
+    folder: Folder
+    translator: Callable[[], Translator]
+    kinds: Kinds
+    # The session's id, from its path (by default the file's name without its suffix).
+    session_id: Callable[[Path], str] = _file_stem
+    # A line's place in the file's tree, read cheaply; None for a format whose lines are one sequence.
+    node_of: Callable[[bytes], Node | None] | None = None
     # The session's tokens so far, from a line that carries the running total (None: no such line here).
     totals: Callable[[bytes], int | None] = lambda _line: None
     # The tokens one line records, read without translating it (None: the line is translated to know).
     tokens_of: Callable[[bytes], int] | None = None
-    # How its session files' names end (a folder is searched for these).
-    suffix: str = ".jsonl"
     # Positive evidence from the file itself (its first bytes, and what they lead to), for a format
     # whose files are not JSON lines (OpenCode's database, aider's Markdown).
     claims_file: Callable[[Path, bytes], bool] | None = None
@@ -431,11 +462,6 @@ class Format:
     # while the files are unchanged; OpenCode keeps its copy of the database), and its tail alone
     # for a big session's first frame. None: `export` each time.
     exporter: Callable[[Path], Follower] | None = None
-    # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
-    hidden_folders: bool = True
-    # Whether its default folder is the agent's own (False: aider writes beside each project, and its
-    # "folder" is wherever Wren is run), so that a Wren fork is never written inside it.
-    own_folder: bool = True
     # What the agent never records, said where its sessions are shown ("aider records no tool calls").
     unrecorded: str | None = None
     # Whether a call is written before its result; False (Gemini CLI: a call only with its result) means
@@ -444,15 +470,6 @@ class Format:
     # For a format that is one document rather than a line per object (ATIF): the units it is read in,
     # as `reader.units` gives them, (fd, start, stop) -> (start, bytes) with `looked`. None: by newlines.
     frames: Callable[[int, int, int | None], Frames] | None = None
-    # Where its sessions are found when that is not one file a session in the agent's own folder, as
-    # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
-    where: str | None = None
-    # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
-    # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
-    parts: Callable[[Path], Path] | None = None
-    # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
-    # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
-    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
 
     def follower(self, path: Path) -> Follower:
         """The export of the session at `path`, to call again as it changes (an exported format's)."""
@@ -468,26 +485,3 @@ class Frames(Protocol):
     looked: int
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]: ...
-
-
-def read_document(path: Path, limit: int, label: str) -> bytes:
-    """The whole of a session kept as one document (Cline's, Mistral Vibe's files), at most `limit` bytes: past
-    it, JournalError naming the agent (`label`)."""
-    fd = open_for_reading(path)
-    try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise JournalError(f"{path}: {size:,} bytes, more than Wren reads of a {label} session")
-        return pread(fd, size, 0)
-    finally:
-        os.close(fd)
-
-
-def iso_of_ms(ms: int | None) -> str:
-    """Milliseconds since the epoch as a journal's ISO time (UTC, "Z"); "" for none or one out of range."""
-    if ms is None:
-        return ""
-    try:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return ""

@@ -10,7 +10,6 @@ subagent's entries are marked `isSidechain`. The rest is the client's bookkeepin
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,19 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, tagged, union
+from .base import (
+    Folder,
+    Format,
+    Kinds,
+    Node,
+    Translated,
+    TypedTranslator,
+    field_reader,
+    node_reader,
+    tagged,
+    union,
+    variable_or_home,
+)
 
 NAME = "claude"
 LABEL = "Claude Code"
@@ -231,12 +242,6 @@ node_of = node_reader(_NodeLine, _node)
 # --- where the sessions are -------------------------------------------------------------------
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".claude") / "projects"
-
-
 def is_session_file(path: Path) -> bool:
     """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
     if path.name.startswith("agent-"):
@@ -245,10 +250,6 @@ def is_session_file(path: Path) -> bool:
     # and kept (a listing stats the file by it next).
     folder = os.path.dirname(path)
     return not (folder == "subagents" or folder.endswith(os.sep + "subagents"))
-
-
-def session_id(path: Path) -> str:
-    return path.stem
 
 
 def claims(line: dict[str, Any]) -> bool:
@@ -289,15 +290,9 @@ WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, ".claude", "projects"), is_session_file=is_session_file),
     translator=ClaudeTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     node_of=node_of,
-    is_session_file=is_session_file,
     totals=totals,
 )

@@ -15,16 +15,16 @@ translator reads a line from its bytes alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..journal.errors import JournalError
-from ..journal.events import Event, ToolCall
+from ..journal.events import ToolCall
 from . import make
-from .base import Format, Translated, Translator, decode_export, iso_of_ms, never_a_line, read_document
+from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .document import ExportedLine, decode_document, decode_export, iso_of_ms, read_document
 
 NAME = "cline"
 LABEL = "Cline"
@@ -79,16 +79,12 @@ class _Session(msgspec.Struct):
     started_at: str | None = None
 
 
-class _Line(msgspec.Struct, omit_defaults=True):
+class _Line(ExportedLine):
     """One exported line: the session's head, a message, or one tool result."""
 
-    type: str
-    ts: str = ""
-    text: str = ""
-    id: str = ""
     cwd: str = ""
     status: str = ""
-    calls: list[tuple[str, str, str]] = []  # (id, name, input as JSON)
+    calls: list[tuple[str, str, str]] = msgspec.field(default_factory=list)  # (id, name, input as JSON)
     ok: bool = True
     tokens_in: int = 0
     tokens_out: int = 0
@@ -135,12 +131,7 @@ def _head_of(path: Path) -> _Session:
 
 def export(path: Path) -> bytes:
     """The session as lines: its head, then each message, a tool result on a line of its own."""
-    try:
-        doc = _messages.decode(_read(path))
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise JournalError(f"{path}: not a Cline session ({exc})") from None
-    except RecursionError:
-        raise JournalError(f"{path}: its JSON is nested too deeply to read") from None
+    doc = decode_document(_messages, _read(path), path, LABEL)
     head = _head_of(path)
     first = _iso(doc.messages[0].ts) if doc.messages else ""
     lines = [_Line("session", first, id=doc.session_id, cwd=head.cwd or "", status=head.status or "")]
@@ -192,15 +183,11 @@ class ClineTranslator(Translator):
         if kind == "user":
             return Translated([make.user(seq, ts, line.text)], kind)
         if kind == "assistant":
-            events: list[Event] = []
             calls = [ToolCall(call_id, name, args) for call_id, name, args in line.calls]
-            if line.text or calls:
-                events.append(make.assistant(seq, ts, line.text, calls))
             if learn:
                 for call in calls:
                     self._asked.setdefault(call.id, make.ms_of(ts))
-            if line.tokens_in or line.tokens_out:
-                events.append(make.usage(seq, ts, line.tokens_in, line.tokens_out, line.model or None))
+            events = make.reply(seq, ts, line.text, calls, line.tokens_in, line.tokens_out, line.model)
             return Translated(events, kind, model=line.model or None)
         if kind == "result":
             took = make.elapsed(self._asked.get(line.id), ts)
@@ -219,12 +206,6 @@ def claims_file(path: Path, head: bytes) -> bool:
     return all(member in head for member in (b'"agent"', b'"sessionId"', b'"origin"', b'"messages"'))
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CLINE_DIR/data/sessions, else ~/.cline/data/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".cline") / "data" / "sessions"
-
-
 def is_session_file(path: Path) -> bool:
     return path.name.endswith(SUFFIX)
 
@@ -238,25 +219,22 @@ def session_id(path: Path) -> str:
     return path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
 
 
-claims = never_a_line
-
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("run_commands", "write_to_file", "replace_in_file", "editor"))
 
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=variable_or_home(ENV, ".cline", "data/sessions"),
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        kept_with=kept_with,
+    ),
     translator=ClineTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
-    kept_with=kept_with,
 )

@@ -10,7 +10,6 @@ code and duration, token counts, errors. The lines form one sequence: no tree.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Translated, Translator, decode_line, malformed, union
+from .base import Folder, Format, Kinds, Translated, Translator, decode_line, malformed, union, variable_or_home
 
 NAME = "codex"
 LABEL = "Codex"
@@ -207,10 +206,15 @@ class CodexTranslator(Translator):
             return line  # a kind this reader does not type, counted, or a known one that does not fit
         kind = line.type
         try:
-            if kind == "response_item":
-                return self._item(lineno, line, learn)
-            if kind == "event_msg":
-                return self._event(lineno, line, learn)
+            if kind in ("response_item", "event_msg"):
+                payload: _Item | _Event
+                try:
+                    payload = _items.decode(line.payload) if kind == "response_item" else _events.decode(line.payload)
+                except msgspec.ValidationError as exc:  # a payload of a kind this version does not type, or unfit
+                    return self._other(lineno, line, kind, exc)
+                if isinstance(payload, _Item):
+                    return self._item(lineno, line, payload, learn)
+                return self._event(lineno, line, payload, learn)
             if kind == "session_meta":
                 meta = _meta.decode(line.payload)
                 version = " ".join(v for v in (meta.originator, meta.cli_version) if v)
@@ -240,12 +244,8 @@ class CodexTranslator(Translator):
 
     # --- response items: the conversation ------------------------------------------------------
 
-    def _item(self, seq: int, line: _Line, learn: bool) -> Translated:
+    def _item(self, seq: int, line: _Line, item: _Item, learn: bool) -> Translated:
         ts = line.timestamp
-        try:
-            item = _items.decode(line.payload)
-        except msgspec.ValidationError as exc:
-            return self._other(seq, line, "response_item", exc)
         kind = f"response_item:{item.__struct_config__.tag}"
         events: list[Event]
         if isinstance(item, _Msg):
@@ -302,12 +302,8 @@ class CodexTranslator(Translator):
 
     # --- event messages: what only they hold ---------------------------------------------------
 
-    def _event(self, seq: int, line: _Line, learn: bool) -> Translated:
+    def _event(self, seq: int, line: _Line, event: _Event, learn: bool) -> Translated:
         ts = line.timestamp
-        try:
-            event = _events.decode(line.payload)
-        except msgspec.ValidationError as exc:
-            return self._other(seq, line, "event_msg", exc)
         kind = f"event_msg:{event.__struct_config__.tag}"
         if isinstance(event, _Completed):
             item = event.item or {}
@@ -391,12 +387,6 @@ def _tokens(value: Any) -> tuple[int, int] | None:
     return None
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CODEX_HOME/sessions, else ~/.codex/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".codex") / "sessions"
-
-
 def session_id(path: Path) -> str:
     """The uuid at the end of rollout-<time>-<uuid>."""
     stem = path.stem
@@ -443,13 +433,9 @@ WRITE_TOOLS = frozenset(("exec_command", "local_shell", "apply_patch", "write_st
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, ".codex", "sessions")),
     translator=CodexTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
     totals=totals,
 )

@@ -14,7 +14,6 @@ the translator reads a line from its bytes alone.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,12 @@ from typing import Any
 import msgspec
 
 from ..journal.errors import JournalError
-from ..journal.events import Event, ToolCall
+from ..journal.events import ToolCall
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Format, Translated, Translator, decode_export, never_a_line
+from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .document import ExportedLine, decode_document, decode_export
 
 NAME = "continue"
 LABEL = "Continue"
@@ -80,15 +80,11 @@ class _Document(msgspec.Struct, rename="camel"):
     workspace_directory: str | None = None
 
 
-class _Line(msgspec.Struct, omit_defaults=True):
+class _Line(ExportedLine):
     """One exported line: a message, or the state of one call it asked."""
 
-    type: str
-    ts: str = ""
-    text: str = ""
-    id: str = ""
     cwd: str = ""
-    calls: list[tuple[str, str, str]] = []  # (id, name, arguments)
+    calls: list[tuple[str, str, str]] = msgspec.field(default_factory=list)  # (id, name, arguments)
     status: str = ""
     tokens_in: int = 0
     tokens_out: int = 0
@@ -133,12 +129,7 @@ def _read(path: Path) -> tuple[bytes, float]:
 def export(path: Path) -> bytes:
     """The session as lines: its head, then each message and each call's state after the message that asked it."""
     data, mtime = _read(path)
-    try:
-        doc = _document.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise JournalError(f"{path}: not a Continue session ({exc})") from None
-    except RecursionError:
-        raise JournalError(f"{path}: its JSON is nested too deeply to read") from None
+    doc = decode_document(_document, data, path, LABEL)
     ts = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     lines = [_Line("session", ts, text=doc.title or "", id=doc.session_id, cwd=doc.workspace_directory or "")]
     for item in doc.history:
@@ -177,12 +168,8 @@ class ContinueTranslator(Translator):
         if kind == "user":
             return Translated([make.user(seq, ts, line.text)], kind)
         if kind == "assistant":
-            events: list[Event] = []
             calls = [ToolCall(call_id, name, args) for call_id, name, args in line.calls]
-            if line.text or calls:
-                events.append(make.assistant(seq, ts, line.text, calls))
-            if line.tokens_in or line.tokens_out:
-                events.append(make.usage(seq, ts, line.tokens_in, line.tokens_out, line.model or None))
+            events = make.reply(seq, ts, line.text, calls, line.tokens_in, line.tokens_out, line.model)
             return Translated(events, kind, model=line.model or None)
         if kind == "result":
             return Translated(make.answer(seq, ts, line.id, line.text, ok=line.status == "done", took=None), kind)
@@ -204,22 +191,10 @@ def claims_file(path: Path, head: bytes) -> bool:
     return first.startswith(b'"sessionId"') and b'"history"' in head and b'"workspaceDirectory"' in head
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$CONTINUE_GLOBAL_DIR/sessions, else ~/.continue/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".continue") / "sessions"
-
-
 def is_session_file(path: Path) -> bool:
     """A session's document, not the index beside it."""
     return path.name != INDEX
 
-
-def session_id(path: Path) -> str:
-    return path.stem
-
-
-claims = never_a_line
 
 # Its tools that change the workspace: the calls the writes filter keeps.
 WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit"))
@@ -227,16 +202,11 @@ WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV, root=variable_or_home(ENV, ".continue", "sessions"), suffix=SUFFIX, is_session_file=is_session_file
+    ),
     translator=ContinueTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     claims_file=claims_file,
     export=export,
 )

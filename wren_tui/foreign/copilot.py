@@ -10,7 +10,6 @@ system prompt, turn marks, the shutdown's totals) are left out. A run that ended
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Translated, TypedTranslator, field_reader, union
+from .base import Folder, Format, Kinds, Translated, TypedTranslator, field_reader, union, variable_or_home
 
 NAME = "copilot"
 LABEL = "Copilot CLI"
@@ -162,12 +161,6 @@ class CopilotTranslator(TypedTranslator[_Line], decoder=_decoder, known=_KNOWN):
 # --- where the sessions are -------------------------------------------------------------------
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$COPILOT_HOME/session-state, else ~/.copilot/session-state (one folder per session)."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".copilot") / "session-state"
-
-
 def is_session_file(path: Path) -> bool:
     return path.name == "events.jsonl"
 
@@ -224,14 +217,9 @@ WRITE_TOOLS = frozenset(("bash", "create", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, ".copilot", "session-state"), is_session_file=is_session_file),
     translator=CopilotTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     tokens_of=tokens_of,
 )

@@ -18,7 +18,6 @@ a result given twice, a resume's copy of the history).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,8 @@ import msgspec
 
 from ..journal.events import ChatMessage, Event, Message, ToolCall, ToolEnd, UnknownEvent
 from . import make
-from .base import BadLine, Format, Translated, Translator, not_json
+from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json, variable_or_home
+from .gemini_parts import function_call, response_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -193,7 +193,7 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
                     texts.append(part["text"])
                 response = part.get("functionResponse")
                 if isinstance(response, dict):
-                    text, failed = _response_text(response)
+                    text, failed = response_text(response)
                     events += make.answer(seq, ts, str(response.get("id") or ""), text, ok=not failed, took=None)
         if texts:
             text = "\n".join(texts)
@@ -220,12 +220,12 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
                     events.append(make.thinking(seq, ts, part["text"]))
                 call = part.get("functionCall")
                 if isinstance(call, dict):
-                    calls.append(_call(call))
+                    calls.append(function_call(call))
         asked = make.ms_of(ts)
         for call in record.get("toolCalls") or ():
             if not isinstance(call, dict):
                 continue
-            calls.append(_call(call))
+            calls.append(function_call(call))
             text, failed = _result_text(call)
             status = str(call.get("status") or "")
             # The shell tool says a command's failure only in its output ("Exit Code: 1"), its status "success".
@@ -256,22 +256,6 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _call(call: dict[str, Any]) -> ToolCall:
-    return ToolCall(
-        str(call.get("id") or ""), str(call.get("name") or ""), msgspec.json.encode(call.get("args") or {}).decode()
-    )
-
-
-def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
-    body = response.get("response")
-    if not isinstance(body, dict):
-        return ("" if body is None else str(body)), False
-    if body.get("error") is not None:
-        return str(body["error"]), True
-    output = body.get("output")
-    return (output if isinstance(output, str) else msgspec.json.encode(body).decode()), False
-
-
 def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
     """A recorded call's result as the model got it, and whether it says the call failed."""
     texts: list[str] = []
@@ -279,7 +263,7 @@ def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
     for part in call.get("result") or ():
         response = part.get("functionResponse") if isinstance(part, dict) else None
         if isinstance(response, dict):
-            text, bad = _response_text(response)
+            text, bad = response_text(response)
             texts.append(text)
             failed = failed or bad
     if not texts and isinstance(call.get("resultDisplay"), str):
@@ -288,12 +272,6 @@ def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
 
 
 # --- where the sessions are -------------------------------------------------------------------
-
-
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp (one folder per project, its chats/ inside)."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home) / ".gemini" / "tmp"
 
 
 _FILE = re.compile(r"^session-.*\.jsonl$")
@@ -324,14 +302,9 @@ WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, "", ".gemini/tmp"), is_session_file=is_session_file),
     translator=GeminiTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     open_calls_recorded=False,
 )

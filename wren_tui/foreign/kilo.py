@@ -11,20 +11,16 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from . import opencode
-from .base import Format, never_a_line
+from .base import variable_or_home
 
 NAME = opencode.KILO.name
 LABEL = opencode.KILO.label
 ENV = opencode.ENV
-SUFFIX = ".db"
 WHERE = "Kilo Code CLI keeps every session in one database (one of them is named DB#ID)"
-MAPPED = opencode.MAPPED
-SKIPPED = opencode.SKIPPED
-WRITE_TOOLS = opencode.WRITE_TOOLS
 _SCHEMA = opencode.KILO
 
 
@@ -49,33 +45,15 @@ def claims_file(path: Path, head: bytes) -> bool:
     return opencode.claims_file(path, head, _SCHEMA)
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$XDG_DATA_HOME/kilo, else ~/.local/share/kilo."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".local" / "share") / "kilo"
-
-
-is_session_file = opencode.is_session_file
-tokens_of = opencode.tokens_of
-claims = never_a_line
-
-FORMAT = Format(
+# OpenCode's format (its translator, kinds, tools, files and tokens) for Kilo's schema, in Kilo's folder.
+FORMAT = replace(
+    opencode.FORMAT,
     name=NAME,
     label=LABEL,
-    env=ENV,
-    translator=opencode.OpenCodeTranslator,
-    claims=claims,
-    root=root,
+    folder=replace(opencode.FORMAT.folder, root=variable_or_home(ENV, ".local/share", "kilo"), where=WHERE),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    tokens_of=tokens_of,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
     export_all=export_all,
     exporter=exporter,
-    where=WHERE,
 )

@@ -12,7 +12,6 @@ same file. The workspace is not in the file (the folder above it is an md5 of it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import BadLine, Format, Translated, Translator, field_reader, not_json
+from .base import BadLine, Folder, Format, Kinds, Translated, Translator, field_reader, not_json, variable_or_home
 
 NAME = "kimi"
 LABEL = "Kimi CLI"
@@ -175,12 +174,6 @@ def claims(line: dict[str, Any]) -> bool:
     )
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$KIMI_SHARE_DIR/sessions, else ~/.kimi/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".kimi") / "sessions"
-
-
 def is_session_file(path: Path) -> bool:
     """A session's `wire.jsonl` (not its `context.jsonl`, which holds what was sent to the model)."""
     return path.name == "wire.jsonl"
@@ -223,15 +216,11 @@ WRITE_TOOLS = frozenset(("Shell", "WriteFile", "StrReplaceFile", "Patch"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV, root=variable_or_home(ENV, ".kimi", "sessions"), is_session_file=is_session_file, kept_with=kept_with
+    ),
     translator=KimiTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     tokens_of=tokens_of,
-    kept_with=kept_with,
 )

@@ -38,9 +38,9 @@ def write_tools(agent: str) -> frozenset[str]:
     fmt = format_named(agent)
     if fmt is None:
         return frozenset()
-    if fmt.write_tools is not None:
-        return fmt.write_tools
-    return frozenset().union(*(f.write_tools or () for f in FORMATS.values()))
+    if fmt.kinds.write_tools is not None:
+        return fmt.kinds.write_tools
+    return frozenset().union(*(f.kinds.write_tools or () for f in FORMATS.values()))
 
 
 def what_wren_opens() -> str:
@@ -89,7 +89,7 @@ def detect_head(head: bytes, name: str = "") -> Kind:
         if "seq" in value and ("crc" in value or "type" in value):
             return WREN
         for fmt in FORMATS.values():
-            if fmt.claims(value):
+            if fmt.kinds.claims(value):
                 return fmt
     stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
     if SESSION_ID.match(stem) or not any(line.strip() for line in whole):

@@ -103,7 +103,7 @@ def roots(
     """Each agent's sessions folder: `folder` when given, else the one its own variable names, else its default."""
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())
-    return [(FORMATS[name], folder if folder is not None else FORMATS[name].root(env, home)) for name in agents]
+    return [(FORMATS[name], folder if folder is not None else FORMATS[name].folder.root(env, home)) for name in agents]
 
 
 def owner_of(folder: Path) -> tuple[Format, Path] | None:
@@ -123,8 +123,9 @@ def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> 
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
     links: list[Path] | None = [] if skipped is not None else None
-    for path, _hidden, _top in _walk(root, skipped, fmt.hidden_folders, lambda name: name.endswith(fmt.suffix), links):
-        if fmt.is_session_file(path):
+    own = fmt.folder
+    for path, _hidden, _top in _walk(root, skipped, own.hidden_folders, lambda name: name.endswith(own.suffix), links):
+        if own.is_session_file(path):
             yield path
     for link in links or ():
         if _session_through_link(fmt, link):
@@ -173,8 +174,8 @@ def every_session(
         recall: what a caller can tell a .jsonl file is without reading it (search: a file its index read
             as a Wren journal and holds as it is now), else None: its first bytes are read.
     """
-    others = [f for f in FORMATS.values() if f.suffix != JSONL]
-    suffixes = (JSONL, *(f.suffix for f in others))
+    others = [f for f in FORMATS.values() if f.folder.suffix != JSONL]
+    suffixes = (JSONL, *(f.folder.suffix for f in others))
     found: list[tuple[Kind, Path]] = []
     for path, hidden, top in _walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
         kind: Kind | None = None if known is None else known.get(path)
@@ -182,13 +183,15 @@ def every_session(
             kind = kind or (recall and recall(path)) or kind_of(path)
             if kind == WREN and not top:
                 continue
-            if isinstance(kind, Format) and kind.suffix != JSONL and not path.name.endswith(kind.suffix):
+            if isinstance(kind, Format) and kind.folder.suffix != JSONL and not path.name.endswith(kind.folder.suffix):
                 continue  # a part of a session its own file names (a Vibe journal segment beside its meta.json)
         elif kind is None:
             claimants = [
                 f
                 for f in others
-                if path.name.endswith(f.suffix) and (f.hidden_folders or not hidden) and f.is_session_file(path)
+                if path.name.endswith(f.folder.suffix)
+                and (f.folder.hidden_folders or not hidden)
+                and f.folder.is_session_file(path)
             ]
             kind = kind_of(path) if claimants else None
             if kind not in claimants:
@@ -449,7 +452,9 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
     elif len(head_lines) + len(tail_lines) < _FEW_LINES:
         # Lines too big for their ends to say how many there are (a few huge records): counted, newline by
         # newline; such a file is rare, and its few lines make the count a read of its bytes and no more.
-        lines = _newlines(fd, size)
+        from .reader import count_lines
+
+        lines = count_lines(fd, size)
         counted_all = True
     else:
         # Estimated from the lines of both ends, as many per byte as there.
@@ -471,18 +476,6 @@ def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live:
 
 # Fewer lines than this in a big file's two ends, and its line count is counted rather than estimated.
 _FEW_LINES = 64
-
-
-def _newlines(fd: int, size: int) -> int:
-    """The newlines in the first `size` bytes of `fd`, read a megabyte at a time."""
-    count = offset = 0
-    while offset < size:
-        block = pread(fd, min(1 << 20, size - offset), offset)
-        if not block:
-            break
-        count += block.count(b"\n")
-        offset += len(block)
-    return count
 
 
 def _check(lines: bytes) -> None:

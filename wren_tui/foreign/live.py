@@ -64,15 +64,15 @@ def changed_recently(mtime: float, now: float | None = None) -> bool:
 
 
 def changed_at(path: Path, fmt: Format) -> float | None:
-    """When the session at `path` last changed: its file's time, or the newest of its parts' (`Format.parts`); None
+    """When the session at `path` last changed: its file's time, or the newest of its parts' (`Folder.parts`); None
     when it cannot be stat'ed."""
     try:
         when = os.stat(path).st_mtime
     except OSError:
         return None
-    if fmt.parts is not None:
+    if fmt.folder.parts is not None:
         try:
-            with os.scandir(fmt.parts(path)) as entries:
+            with os.scandir(fmt.folder.parts(path)) as entries:
                 for entry in entries:
                     try:
                         when = max(when, entry.stat(follow_symlinks=False).st_mtime)

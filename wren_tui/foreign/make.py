@@ -101,3 +101,16 @@ def usage(seq: int, ts: str, tokens_in: int, tokens_out: int, model: str | None)
 
 def error(seq: int, ts: str, text: str) -> Error:
     return Error(seq=seq, ts=ts, message=text)
+
+
+def reply(
+    seq: int, ts: str, text: str, calls: list[ToolCall], tokens_in: int, tokens_out: int, model: str
+) -> list[Event]:
+    """An exported assistant line's events: its message when it says or asks anything, then its usage when it
+    counted any tokens ("" for a model not named)."""
+    events: list[Event] = []
+    if text or calls:
+        events.append(assistant(seq, ts, text, calls))
+    if tokens_in or tokens_out:
+        events.append(usage(seq, ts, tokens_in, tokens_out, model or None))
+    return events

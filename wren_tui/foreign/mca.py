@@ -23,7 +23,7 @@ import msgspec
 from ..journal.events import Error, KnownEvent, Message, RunStart, ToolEnd, ToolStart, Usage, to_builtins
 from ..journal.store import SESSION_ID as _WREN_ID
 from . import make
-from .base import BadLine, Format, Translated, Translator, not_json
+from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json
 
 NAME = "mca"
 LABEL = "design journal (mca)"  # "a design journal (mca) session", "an ATIF trajectory, a design journal (mca) or ..."
@@ -154,14 +154,8 @@ WRITE_TOOLS = frozenset(("run_command", "write_file", "edit_file"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=root, own_folder=False, where=WHERE),
     translator=McaTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    where=WHERE,
-    own_folder=False,
 )

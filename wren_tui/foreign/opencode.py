@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,17 +35,19 @@ from .base import (
     MEMBER,
     TOO_DEEP,
     BadLine,
+    Folder,
     Format,
+    Kinds,
     Progress,
     Tail,
     Translated,
     Translator,
-    decode_export,
     head_of,
     member_path,
-    never_a_line,
     split_member,
+    variable_or_home,
 )
+from .document import decode_export
 from .snapshot import SQLITE_HEADER, DatabaseCopy, Key, borrowed, kept, snapshot, tables_in_file
 
 NAME = "opencode"
@@ -773,18 +775,9 @@ def claims_file(path: Path, head: bytes, schema: Schema = OPENCODE) -> bool:
         return False
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$XDG_DATA_HOME/opencode, else ~/.local/share/opencode."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".local" / "share") / "opencode"
-
-
 def is_session_file(path: Path) -> bool:
     """A SQLite database file (not its -wal or -shm); whether it is OpenCode's, its tables say when it is read."""
     return path.name.endswith(".db") and head_of(path, len(SQLITE_HEADER)) == SQLITE_HEADER
-
-
-claims = never_a_line
 
 
 # Its tools that change the workspace: the calls the writes filter keeps.
@@ -794,20 +787,19 @@ WRITE_TOOLS = frozenset(("bash", "write", "edit", "patch", "multiedit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=variable_or_home(ENV, ".local/share", "opencode"),
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        where=WHERE,
+    ),
     translator=OpenCodeTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
     tokens_of=tokens_of,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
     export_all=export_all,
     exporter=exporter,
-    where=WHERE,
 )

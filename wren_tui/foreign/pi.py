@@ -9,7 +9,6 @@ pi's own); the other entries record settings, compactions and summaries of branc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,19 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, tagged, union
+from .base import (
+    Folder,
+    Format,
+    Kinds,
+    Node,
+    Translated,
+    TypedTranslator,
+    field_reader,
+    node_reader,
+    tagged,
+    union,
+    variable_or_home,
+)
 
 NAME = "pi"
 LABEL = "pi"
@@ -198,12 +209,6 @@ class PiTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
         return Translated(events, "message", model=msg.model)
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".pi" / "agent") / "sessions"
-
-
 def session_id(path: Path) -> str:
     """The uuid after the start time (<time>_<uuid>)."""
     return path.stem.rsplit("_", 1)[-1]
@@ -254,14 +259,10 @@ WRITE_TOOLS = frozenset(("bash", "write", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=variable_or_home(ENV, ".pi/agent", "sessions")),
     translator=PiTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
     node_of=node_of,
     tokens_of=tokens_of,
 )

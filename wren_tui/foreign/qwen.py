@@ -19,7 +19,8 @@ import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Node, Translated, TypedTranslator, field_reader, node_reader, union
+from .base import Folder, Format, Kinds, Node, Translated, TypedTranslator, field_reader, node_reader, union
+from .gemini_parts import function_call, response_text
 
 NAME = "qwen"
 LABEL = "Qwen Code"
@@ -86,19 +87,6 @@ class _System(_Entry, tag="system"):
 _decoder: msgspec.json.Decoder[_Entry] = msgspec.json.Decoder(union((_User, _Assistant, _ToolResult, _System)))
 
 
-def _response_text(response: dict[str, Any]) -> tuple[str, bool]:
-    """A functionResponse's text, and whether it says the call failed (an `error` member)."""
-    body = response.get("response")
-    if not isinstance(body, dict):
-        return ("" if body is None else str(body)), False
-    if "error" in body and body["error"] is not None:
-        return str(body["error"]), True
-    output = body.get("output", body.get("content"))
-    if isinstance(output, str):
-        return output, False
-    return msgspec.json.encode(body).decode(), False
-
-
 class QwenTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
     def node(self, kind: str, line: _Entry) -> Node | None:
         return Node(line.uuid, line.parent_uuid) if line.uuid is not None else None
@@ -129,13 +117,10 @@ class QwenTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
             elif part.text is not None:
                 texts.append(part.text)
             elif part.function_call is not None:
-                call = part.function_call
-                call_id = str(call.get("id") or "")
-                calls.append(
-                    ToolCall(call_id, str(call.get("name") or ""), msgspec.json.encode(call.get("args") or {}).decode())
-                )
+                call = function_call(part.function_call)
+                calls.append(call)
                 if learn:
-                    self._asked.setdefault(call_id, make.ms_of(ts))
+                    self._asked.setdefault(call.id, make.ms_of(ts))
         if texts or calls:
             events.append(make.assistant(seq, ts, "\n".join(texts), calls))
         if entry.usage_metadata is not None:
@@ -158,7 +143,7 @@ class QwenTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
             if part.function_response is None:
                 continue
             call_id = str(part.function_response.get("id") or "")
-            text, failed = _response_text(part.function_response)
+            text, failed = response_text(part.function_response, content=True)
             ok = not failed and status not in ("error", "cancelled")
             events += make.answer(seq, ts, call_id, text, ok=ok, took=make.elapsed(self._asked.get(call_id), ts))
         return events
@@ -204,10 +189,6 @@ def is_session_file(path: Path) -> bool:
     return path.parent.name == "chats"
 
 
-def session_id(path: Path) -> str:
-    return path.stem
-
-
 def claims(line: dict[str, Any]) -> bool:
     """An entry with the envelope and a Gemini-shaped message (parts), a tool_result, or the client's system payload."""
     if line.get("type") not in _KNOWN or "sessionId" not in line or "uuid" not in line:
@@ -236,15 +217,9 @@ WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(env=ENV, root=root, is_session_file=is_session_file),
     translator=QwenTranslator,
-    claims=claims,
-    root=root,
-    session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     node_of=node_of,
-    is_session_file=is_session_file,
     tokens_of=tokens_of,
 )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,8 @@ import msgspec
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Format, Translated, Translator, decode_export, iso_of_ms, read_document
+from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .document import ExportedLine, decode_document, decode_export, iso_of_ms, read_document
 
 NAME = "vibe"
 LABEL = "Mistral Vibe"
@@ -139,13 +139,9 @@ class _ProjectionState(msgspec.Struct):
     snapshot: _Snapshot | None = None
 
 
-class _Line(msgspec.Struct, omit_defaults=True):
+class _Line(ExportedLine):
     """One exported line: the session's head, a message, a call, its result, a model call's tokens, or a gap."""
 
-    type: str
-    ts: str = ""
-    text: str = ""
-    id: str = ""
     name: str = ""
     args: str = ""
     cwd: str = ""
@@ -341,12 +337,7 @@ def export(path: Path) -> bytes:
 
 def _export(path: Path) -> bytes:
     folder = folder_of(path)
-    try:
-        meta = _meta.decode(_read(folder / META))
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise JournalError(f"{folder / META}: not a Mistral Vibe session ({exc})") from None
-    except RecursionError:
-        raise JournalError(f"{folder / META}: its JSON is nested too deeply to read") from None
+    meta = decode_document(_meta, _read(folder / META), folder / META, LABEL)
     cwd = (meta.environment or {}).get("working_directory")
     model = (meta.config or {}).get("model_name")
     out = _Exporter(model if isinstance(model, str) else "")
@@ -431,12 +422,6 @@ def claims(line: dict[str, Any]) -> bool:
     )
 
 
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$VIBE_HOME/logs/session/unified, else ~/.vibe/logs/session/unified."""
-    base = env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".vibe") / "logs" / "session" / "unified"
-
-
 def is_session_file(path: Path) -> bool:
     return path.name == META
 
@@ -470,19 +455,18 @@ WRITE_TOOLS = frozenset(
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    env=ENV,
+    folder=Folder(
+        env=ENV,
+        root=variable_or_home(ENV, ".vibe", "logs/session/unified"),
+        suffix=SUFFIX,
+        is_session_file=is_session_file,
+        where=WHERE,
+        parts=parts,
+        kept_with=kept_with,
+    ),
     translator=VibeTranslator,
-    claims=claims,
-    root=root,
+    kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     session_id=session_id,
-    mapped=MAPPED,
-    skipped=SKIPPED,
-    write_tools=WRITE_TOOLS,
-    is_session_file=is_session_file,
-    suffix=SUFFIX,
     claims_file=claims_file,
     export=export,
-    where=WHERE,
-    parts=parts,
-    kept_with=kept_with,
 )

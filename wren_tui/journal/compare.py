@@ -10,7 +10,7 @@ prints `comparison_rows`; the viewer's side-by-side screen draws the same rows.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -313,15 +313,7 @@ def comparison_rows(cmp: Comparison) -> list[Row]:
     for pair in cmp.pairs:
         left, right = pair.left, pair.right
         rows.append(Row("turn", _turn_title(left, pair.number), _turn_title(right, pair.number)))
-        if (left and left.user is not None) or (right and right.user is not None):
-            rows.append(
-                Row(
-                    "user",
-                    f"you: {one_line(left.user)}" if left and left.user is not None else "",
-                    f"you: {one_line(right.user)}" if right and right.user is not None else "",
-                    ("user message",) if left and right and left.user != right.user else (),
-                )
-            )
+        rows.extend(_text_row(pair, "user", "user message", _user, lambda text: f"you: {one_line(text)}"))
         left_calls, right_calls = (left.calls if left else []), (right.calls if right else [])
         for place in range(max(len(left_calls), len(right_calls))):
             rows.append(
@@ -332,25 +324,35 @@ def comparison_rows(cmp: Comparison) -> list[Row]:
                     tuple(call_differences(left_calls, right_calls, place)) if left and right else (),
                 )
             )
-        if (left and left.answer) or (right and right.answer):
-            rows.append(
-                Row(
-                    "answer",
-                    f"answer: {one_line(left.answer)}" if left and left.answer else "",
-                    f"answer: {one_line(right.answer)}" if right and right.answer else "",
-                    ("answer",) if left and right and left.answer != right.answer else (),
-                )
-            )
-        if (left and left.ended) or (right and right.ended):
-            rows.append(
-                Row(
-                    "end",
-                    f"run ended: {left.ended}" if left and left.ended else "",
-                    f"run ended: {right.ended}" if right and right.ended else "",
-                    ("how the run ended",) if left and right and left.ended != right.ended else (),
-                )
-            )
+        rows.extend(_text_row(pair, "answer", "answer", _answer, lambda text: f"answer: {one_line(text)}"))
+        rows.extend(_text_row(pair, "end", "how the run ended", _ended, lambda text: f"run ended: {text}"))
     return rows
+
+
+def _user(turn: Turn) -> str | None:
+    return turn.user
+
+
+def _answer(turn: Turn) -> str | None:
+    return turn.answer or None  # an empty answer is not shown
+
+
+def _ended(turn: Turn) -> str | None:
+    return turn.ended or None
+
+
+def _text_row(
+    pair: TurnPair, kind: RowKind, what: str, text_of: Callable[[Turn], str | None], said: Callable[[str], str]
+) -> list[Row]:
+    """The row of one text of a pair of turns (none when neither side has it): each side's as `said` says it, and
+    `what` differs when both turns are there and their texts are not the same."""
+    left, right = pair.left, pair.right
+    one = text_of(left) if left is not None else None
+    other = text_of(right) if right is not None else None
+    if one is None and other is None:
+        return []
+    differs = (what,) if left is not None and right is not None and one != other else ()
+    return [Row(kind, "" if one is None else said(one), "" if other is None else said(other), differs)]
 
 
 def _turn_title(turn: Turn | None, number: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import portable
@@ -61,19 +62,18 @@ def lock_holder(path: Path, locks: str | None = None) -> int | None:
         st = os.stat(path)
     except OSError:
         return None
-    if (st.st_dev, st.st_ino) in _held:
-        return os.getpid()
-    table = read_locks() if locks is None else locks
-    if table is not None:
-        return _in_table(st, table)
-    try:
-        fd = portable.open_read_only(path)
-    except OSError:
-        return None
-    try:
-        return portable.mark_holder(fd)
-    finally:
-        os.close(fd)
+
+    def marked() -> int | None:
+        try:
+            fd = portable.open_read_only(path)
+        except OSError:
+            return None
+        try:
+            return portable.mark_holder(fd)
+        finally:
+            os.close(fd)
+
+    return _holder(st, locks, marked)
 
 
 def fd_holder(fd: int) -> int | None:
@@ -82,10 +82,16 @@ def fd_holder(fd: int) -> int | None:
         st = os.fstat(fd)
     except OSError:
         return None
+    return _holder(st, None, lambda: portable.mark_holder(fd))
+
+
+def _holder(st: os.stat_result, locks: str | None, marked: Callable[[], int | None]) -> int | None:
+    """Who holds the lock of the journal `st` is: this process, else as the lock table says (`locks`, else read
+    now), else where there is no table as the writer's mark says (`marked`)."""
     if (st.st_dev, st.st_ino) in _held:
         return os.getpid()
-    table = read_locks()
-    return portable.mark_holder(fd) if table is None else _in_table(st, table)
+    table = read_locks() if locks is None else locks
+    return marked() if table is None else _in_table(st, table)
 
 
 def _in_table(st: os.stat_result, table: str) -> int | None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .keeping import AgentKeeper, Planned, StoreLock, Tally, keep_locked, kind_of, plan, walk
+from .keeping import AgentKeeper, Asked, Planned, StoreLock, Tally, keep_locked, kind_of, plan, walk
 
 DEBOUNCE_MS = 20
 STEP_MS = 10
@@ -45,21 +45,13 @@ def _outermost(folders: Iterable[Path]) -> list[Path]:
     return chosen
 
 
-def follow(
-    names: list[str] | None,
-    folder: Path | None,
-    env: Mapping[str, str],
-    home: Path,
-    root: Path,
-    *,
-    say: Callable[[str], None] | None = None,
-    skip: Iterable[Path] = (),
-) -> None:
+def follow(asked: Asked, *, say: Callable[[str], None] | None = None, skip: Iterable[Path] = ()) -> None:
     """Keep the agents' files as they change, until interrupted (KeyboardInterrupt) or killed."""
+    root = asked.root
     skip = [*skip, root]
     lock = StoreLock(root)
     try:
-        agents, skipped = plan(names, folder, env, home)
+        agents, skipped = plan(asked)
         for sentence in skipped:
             if say is not None:
                 say(sentence)
@@ -67,7 +59,7 @@ def follow(
             watched = [a for a in agents if os.path.isdir(a.start or a.root)]
             keeping = {a.name: _Agent(a, root) for a in watched}
             try:
-                _watch(agents, watched, keeping, names, folder, env, home, root, say, skip)
+                _watch(agents, watched, keeping, asked, say, skip)
             finally:
                 for agent in keeping.values():
                     agent.keeper.close()
@@ -79,17 +71,14 @@ def _watch(
     agents: list[Planned],
     watched: list[Planned],
     keeping: dict[str, _Agent],
-    names: list[str] | None,
-    folder: Path | None,
-    env: Mapping[str, str],
-    home: Path,
-    root: Path,
+    asked: Asked,
     say: Callable[[str], None] | None,
     skip: list[Path],
 ) -> None:
     """Watch the folders that exist until one more of the agents' folders does (then return, to watch it too)."""
     import watchfiles as wf
 
+    root = asked.root
     absent = [a for a in agents if a not in watched]
     paths = [a.start or a.root for a in watched] or [root]
     started = False
@@ -108,7 +97,7 @@ def _watch(
             # Watching now: one whole keep catches what was written before (and, now and then, what no event said).
             for agent in keeping.values():
                 agent.keeper.close()
-            keep_locked(names, folder, env, home, root, say=say if not started else None, skip=skip)
+            keep_locked(asked, say=say if not started else None, skip=skip)
             for name in list(keeping):
                 keeping[name] = _Agent(keeping[name].planned, root)
             if not started and say is not None:

@@ -97,7 +97,7 @@ class Kept:
                 continue
             if os.path.lexists(found.original):
                 instead[found.original] = found.read
-            elif fmt.is_session_file(found.kept.copy):
+            elif fmt.folder.is_session_file(found.kept.copy):
                 lost.append(found.read)
         return [instead.get(path, path) for path in own] + lost
 
@@ -175,14 +175,14 @@ class Kept:
     # --- the store, read once ----------------------------------------------------------------------
 
     def _own_root(self, fmt: Format, root: Path) -> bool:
-        return os.path.realpath(root) == os.path.realpath(fmt.root(self.env, self.home))
+        return os.path.realpath(root) == os.path.realpath(fmt.folder.root(self.env, self.home))
 
     def _of(self, fmt: Format) -> list[_Found]:
         found = self._agents.get(fmt.name)
         if found is None:
             found = []
             if os.path.isdir(self.root / fmt.name):
-                agent_root = fmt.root(self.env, self.home)
+                agent_root = fmt.folder.root(self.env, self.home)
                 for kept in _readable(fmt.name, self.env, self.home):
                     # The store's own answer (aider's histories are kept by their whole path, not below its root).
                     original = kept.original or agent_root.joinpath(*kept.relative.parts)

@@ -68,7 +68,7 @@ def kind_of(rel: str, fmt: Format) -> Literal["log", "document", "database"]:
     """How a file changes: a log is appended to (`.jsonl`), a database is SQLite's, any other is rewritten whole."""
     if rel.endswith(".jsonl"):
         return "log"
-    if fmt.export_all is not None and rel.endswith(fmt.suffix):
+    if fmt.export_all is not None and rel.endswith(fmt.folder.suffix):
         return "database"
     return "document"
 
@@ -331,7 +331,7 @@ class Walked:
 
 def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None = None) -> Walked:
     """The session files of `fmt` below `start` (default: `root`), named by their path from `root`, and what is kept
-    with each (`Format.kept_with`); no link followed."""
+    with each (`Folder.kept_with`); no link followed."""
     skipping = {os.path.realpath(p) for p in skip}
     files: list[Source] = []
     folders: dict[str, int] = {}
@@ -367,16 +367,16 @@ def walk(fmt: Format, root: Path, skip: Iterable[Path] = (), start: Path | None 
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if fmt.hidden_folders or not entry.name.startswith("."):
+                    if fmt.folder.hidden_folders or not entry.name.startswith("."):
                         pending.append(folder / entry.name)
                     continue
-                if not entry.name.endswith(fmt.suffix) or not entry.is_file(follow_symlinks=False):
+                if not entry.name.endswith(fmt.folder.suffix) or not entry.is_file(follow_symlinks=False):
                     continue
                 path = folder / entry.name
-                if not fmt.is_session_file(path):
+                if not fmt.folder.is_session_file(path):
                     continue
                 add(path, entry.stat(follow_symlinks=False))
-                for other in fmt.kept_with(path):
+                for other in fmt.folder.kept_with(path):
                     with contextlib.suppress(OSError):
                         st = os.stat(other, follow_symlinks=False)
                         if stat.S_ISREG(st.st_mode):
@@ -680,6 +680,18 @@ def fingerprint(env: Mapping[str, str], home: Path) -> str:
     return ascii([str(home), sorted(named.items())])  # ascii: a value that is no UTF-8 (a path's bytes) escaped
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a keep is asked for: the agents named (None: every one with a folder of its own), the folder named with
+    --from, the environment and the home folder their folders are found by, and the store's root."""
+
+    names: list[str] | None
+    folder: Path | None
+    env: Mapping[str, str]
+    home: Path
+    root: Path
+
+
 @dataclass
 class Planned:
     """One agent a keep looks at: its name, its label, its folder, and where below it to look (None: all of it)."""
@@ -697,9 +709,7 @@ class Planned:
         return lambda rel: rel.startswith(prefix)
 
 
-def plan(
-    names: list[str] | None, folder: Path | None, env: Mapping[str, str], home: Path
-) -> tuple[list[Planned], list[str]]:
+def plan(asked: Asked) -> tuple[list[Planned], list[str]]:
     """The agents to keep (every format with a folder of its own when `names` is empty) and a sentence for each
     left out (aider: its histories are beside each project, kept only from a folder named with --from, each by its
     whole path, since every project's has the same name).
@@ -711,63 +721,53 @@ def plan(
 
     agents: list[Planned] = []
     skipped: list[str] = []
-    for name in names or list(FORMATS):
+    folder = asked.folder
+    for name in asked.names or list(FORMATS):
         fmt = FORMATS[name]
-        if folder is not None and fmt.own_folder:
-            variable = f" (set {fmt.env} to keep another)" if fmt.env else ""
+        if folder is not None and fmt.folder.own_folder:
+            own = fmt.folder
+            variable = f" (set {own.env} to keep another)" if own.env else ""
+            where = own.root(asked.env, asked.home)
             raise KeepError(
-                f"{folder}: {fmt.label}'s sessions are kept from its own folder, {fmt.root(env, home)}{variable}; "
+                f"{folder}: {fmt.label}'s sessions are kept from its own folder, {where}{variable}; "
                 "--from is for an agent with no folder of its own (aider)"
             )
         if folder is not None:
             agents.append(Planned(name, fmt.label, Path(folder.anchor), folder))
-        elif not fmt.own_folder:
+        elif not fmt.folder.own_folder:
             skipped.append(
                 f"{fmt.label}: not kept, since it keeps no folder of its own (its histories are beside each project); "
                 f"name one with `wren keep --agent {name} --from FOLDER`"
             )
         else:
-            agents.append(Planned(name, fmt.label, fmt.root(env, home)))
+            agents.append(Planned(name, fmt.label, fmt.folder.root(asked.env, asked.home)))
     return agents, skipped
 
 
 def keep(
-    names: list[str] | None,
-    folder: Path | None,
-    env: Mapping[str, str],
-    home: Path,
-    root: Path,
-    *,
-    say: Callable[[str], None] | None = None,
-    skip: Iterable[Path] = (),
+    asked: Asked, *, say: Callable[[str], None] | None = None, skip: Iterable[Path] = ()
 ) -> tuple[list[Tally], list[str]]:
-    """Keep the agents' files in the store at `root` (its lock held meanwhile): a tally per agent, and a sentence
-    for each agent left out."""
-    lock = StoreLock(root)
+    """Keep the agents' files in the store at `asked.root` (its lock held meanwhile): a tally per agent, and a
+    sentence for each agent left out."""
+    lock = StoreLock(asked.root)
     try:
-        return keep_locked(names, folder, env, home, root, say=say, skip=skip)
+        return keep_locked(asked, say=say, skip=skip)
     finally:
         lock.close()
 
 
 def keep_locked(
-    names: list[str] | None,
-    folder: Path | None,
-    env: Mapping[str, str],
-    home: Path,
-    root: Path,
-    *,
-    say: Callable[[str], None] | None = None,
-    skip: Iterable[Path] = (),
+    asked: Asked, *, say: Callable[[str], None] | None = None, skip: Iterable[Path] = ()
 ) -> tuple[list[Tally], list[str]]:
     started = time.time_ns()
+    root = asked.root
     skip = [*skip, root]
     cache = ScanCache.read(root)
-    print_ = fingerprint(env, home)
-    key = msgspec.json.encode([names or [], str(folder) if folder else None]).decode()
+    print_ = fingerprint(asked.env, asked.home)
+    key = msgspec.json.encode([asked.names or [], str(asked.folder) if asked.folder else None]).decode()
     planned = cache.plan(key, print_)
     if planned is None:
-        planned = plan(names, folder, env, home)
+        planned = plan(asked)
         cache.keep_plan(key, print_, planned)
     agents, skipped = planned
     tallies = []

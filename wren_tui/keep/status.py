@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import portable
 from . import store
-from .keeping import TAIL, Planned, kind_of, plan, walk
+from .keeping import TAIL, Asked, Planned, kind_of, plan, walk
 
 
 @dataclass
@@ -158,9 +157,7 @@ def store_size(root: Path) -> int:
     return total
 
 
-def status(
-    names: list[str] | None, folder: Path | None, env: Mapping[str, str], home: Path, root: Path
-) -> tuple[list[AgentStatus], list[str], int]:
+def status(asked: Asked) -> tuple[list[AgentStatus], list[str], int]:
     """Each agent's status, the sentences of agents left out, and the store's size."""
-    agents, skipped = plan(names, folder, env, home)
-    return [agent_status(agent, root) for agent in agents], skipped, store_size(root)
+    agents, skipped = plan(asked)
+    return [agent_status(agent, asked.root) for agent in agents], skipped, store_size(asked.root)

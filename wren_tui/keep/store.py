@@ -311,7 +311,7 @@ def agent_root(agent: str, env: Mapping[str, str], home: Path) -> Path | None:
     if agent not in FORMATS:
         return None
     fmt = FORMATS[agent]
-    return fmt.root(env, home) if fmt.own_folder else Path(Path(os.path.abspath(os.curdir)).anchor)
+    return fmt.folder.root(env, home) if fmt.folder.own_folder else Path(Path(os.path.abspath(os.curdir)).anchor)
 
 
 def kept_files(agent: str, env: Mapping[str, str], home: Path) -> list[KeptFile]:

@@ -12,14 +12,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
-import watchfiles
+from ..journal.watching import folder_changes
 
 # Measured here: debounce=10, step=5 brings an append to the loop in about 8 ms (p50).
 DEBOUNCE_MS = 10
 STEP_MS = 5
-# With no change, the watcher still wakes this often: the first wake proves it is watching
-# (the re-read then catches anything written before it started), later ones are a cheap safety net.
-WAKE_MS = 250
 POLL_S = 0.1
 
 WatchMode = Literal["auto", "watch", "poll"]
@@ -46,16 +43,8 @@ async def watch_folder(folder: Path, on_change: OnChange, mode: WatchMode = "aut
 
 
 async def _watch(folder: Path, on_change: OnChange) -> None:
-    async for changes in watchfiles.awatch(
-        folder,
-        debounce=DEBOUNCE_MS,
-        step=STEP_MS,
-        rust_timeout=WAKE_MS,
-        yield_on_timeout=True,
-        recursive=False,
-        watch_filter=None,
-    ):
-        await on_change({Path(path) for _change, path in changes})
+    async for paths in folder_changes(folder, debounce_ms=DEBOUNCE_MS, step_ms=STEP_MS):
+        await on_change(paths)
 
 
 async def poll_folder(folder: Path, on_change: OnChange) -> None:

@@ -14,8 +14,6 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-import httpx
-
 from ...journal.events import ChatMessage
 from ..tools import Tool
 from .base import (
@@ -32,16 +30,15 @@ from .base import (
 from .http import (
     Body,
     Endpoint,
+    HttpGateway,
     Quiet,
     Retry,
-    RetryPolicy,
     SSEDecoder,
     event_data,
     give_up_hint,
     in_body_error,
     parts_of,
-    refuse,
-    with_retries,
+    text_field,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -197,46 +194,36 @@ def _input_tokens(usage: Mapping[str, Any]) -> int:
     return sum(int(usage.get(k) or 0) for k in _INPUT_COUNTS)
 
 
-def _string(source: Mapping[str, Any], key: str, *, required: bool = False) -> str:
-    """A text field of an event: a string, or absent/null as "" unless `required`; anything else cannot be read."""
-    value = source.get(key) if not required else source[key]
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str):
-        raise TypeError(f"{key} is a {type(value).__name__}, not a string")
-    return value
-
-
 def _block_start(index: int, block: Mapping[str, Any]) -> list[StreamPart]:
     kind = block.get("type")
     if kind == "text":
-        text = _string(block, "text")
+        text = text_field(block, "text")
         return [TextPart(text)] if text else []
     if kind == "tool_use":
         given = block.get("input")
         args = json.dumps(given, ensure_ascii=False) if given else ""
-        call_id, name = _string(block, "id", required=True), _string(block, "name", required=True)
+        call_id, name = text_field(block, "id", required=True), text_field(block, "name", required=True)
         return [ToolCallPart(index=index, id=call_id, name=name, args=args)]
     if kind == THINKING:
-        signature = _string(block, "signature") or None
-        return [ReasoningPart(_string(block, "thinking"), block=index, kind=THINKING, signature=signature)]
+        signature = text_field(block, "signature") or None
+        return [ReasoningPart(text_field(block, "thinking"), block=index, kind=THINKING, signature=signature)]
     if kind == REDACTED_THINKING:
-        return [ReasoningPart(block=index, kind=REDACTED_THINKING, data=_string(block, "data", required=True))]
+        return [ReasoningPart(block=index, kind=REDACTED_THINKING, data=text_field(block, "data", required=True))]
     return []  # server tools' blocks: Wren offers none
 
 
 def _block_delta(index: int, delta: Mapping[str, Any]) -> list[StreamPart]:
     kind = delta.get("type")
     if kind == "text_delta":
-        text = _string(delta, "text", required=True)
+        text = text_field(delta, "text", required=True)
         return [TextPart(text)] if text else []
     if kind == "input_json_delta":
-        return [ToolCallPart(index=index, args=_string(delta, "partial_json"))]
+        return [ToolCallPart(index=index, args=text_field(delta, "partial_json"))]
     if kind == "thinking_delta":
-        thought = _string(delta, "thinking", required=True)
+        thought = text_field(delta, "thinking", required=True)
         return [ReasoningPart(thought, block=index, kind=THINKING)] if thought else []
     if kind == "signature_delta":
-        return [ReasoningPart(block=index, kind=THINKING, signature=_string(delta, "signature", required=True))]
+        return [ReasoningPart(block=index, kind=THINKING, signature=text_field(delta, "signature", required=True))]
     return []  # citations and later additions
 
 
@@ -251,7 +238,9 @@ def message_parts(document: Mapping[str, Any]) -> list[StreamPart]:
     return parts
 
 
-class AnthropicGateway:
+class AnthropicGateway(HttpGateway):
+    what = "message"
+
     def __init__(
         self,
         *,
@@ -267,18 +256,19 @@ class AnthropicGateway:
         max_backoff: float = 20.0,
         rng: random.Random | None = None,
     ) -> None:
-        self._endpoint = Endpoint(messages_url(base_url), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
-        self._api_key = api_key
-        self._model = model
-        self._system = system
+        super().__init__(
+            Endpoint(messages_url(base_url), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            api_key=api_key,
+            model=model,
+            system=system,
+            read_timeout=read_timeout,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            rng=rng,
+        )
         self._max_tokens = max_tokens
         self._thinking_budget = thinking_budget
-        self._timeout = httpx.Timeout(connect=15.0, read=read_timeout, write=30.0, pool=15.0)
-        self._policy = RetryPolicy(max(1, max_attempts), backoff, max_backoff, rng or random.Random())
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
         body: dict[str, Any] = {
@@ -296,48 +286,32 @@ class AnthropicGateway:
         headers = {"Accept": "text/event-stream", "anthropic-version": API_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        return with_retries(
-            self._endpoint, self._policy, self._timeout, lambda client: self._once(client, body, headers)
-        )
+        return self._post(body, headers)
 
-    async def _once(
-        self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]
-    ) -> AsyncIterator[StreamPart]:
-        endpoint = self._endpoint
-        async with client.stream("POST", endpoint.url, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                raise await refuse(endpoint, response)
-            reply = Body(response)
-            if await reply.is_document():
-                document = await reply.document(endpoint)
-                if (error := in_body_error(endpoint, document, "an error in place of a reply")) is not None:
-                    raise error
-                if not isinstance(document, Mapping) or document.get("type") != "message":
-                    raise GatewayError(
-                        f"the model server at {endpoint.url} answered with a JSON document that holds no message: "
-                        f"{json.dumps(document)[:200]!r}"
-                    )
-                for part in parts_of(endpoint, document, message_parts):
+    def _holds(self, document: Mapping[str, Any]) -> bool:
+        return document.get("type") == "message"
+
+    def _document_parts(self, document: Mapping[str, Any]) -> list[StreamPart]:
+        return message_parts(document)
+
+    async def _events(self, reply: Body, quiet: Quiet) -> AsyncIterator[StreamPart]:
+        decoder, state = SSEDecoder(), MessageStream()
+        async for chunk in reply.chunks():
+            for data in decoder.feed(chunk):
+                for part in quiet.event(self._parts(state, data)):
                     yield part
-                return
-            decoder, state = SSEDecoder(), MessageStream()
-            quiet = Quiet(endpoint, self._timeout.read)
-            async for chunk in reply.chunks():
-                for data in decoder.feed(chunk):
-                    for part in quiet.event(self._parts(state, data)):
-                        yield part
-                    if state.stopped:
-                        return
-                for part in quiet.lines(decoder.idle()):
-                    yield part
-            for data in decoder.end():
-                for part in self._parts(state, data):
-                    yield part
-            if not state.finished:
-                raise Retry(
-                    "the model server closed the stream before the message was finished",
-                    hint=f"Check that the server is up ({endpoint.base_var}) and try again.",
-                )
+                if state.stopped:
+                    return
+            for part in quiet.lines(decoder.idle()):
+                yield part
+        for data in decoder.end():
+            for part in self._parts(state, data):
+                yield part
+        if not state.finished:
+            raise Retry(
+                "the model server closed the stream before the message was finished",
+                hint=f"Check that the server is up ({self._endpoint.base_var}) and try again.",
+            )
 
     def _parts(self, state: MessageStream, data: str) -> list[StreamPart]:
         event = event_data(self._endpoint, data)

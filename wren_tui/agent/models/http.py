@@ -15,11 +15,12 @@ import math
 import random
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -306,6 +307,17 @@ def parts_of(
         ) from None
 
 
+def text_field(source: Mapping[str, Any], key: str, *, required: bool = False) -> str:
+    """A text field of an event: a string, or absent/null as "" unless `required`; anything else cannot be read (a
+    TypeError, said by `parts_of`)."""
+    value = source.get(key) if not required else source[key]
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is a {type(value).__name__}, not a string")
+    return value
+
+
 def _why(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"[:120]
 
@@ -450,3 +462,76 @@ def in_body_error(endpoint: Endpoint, payload: Any, where: str) -> Exception | N
 def _describe(exc: httpx.TransportError) -> str:
     text = str(exc) or type(exc).__name__
     return text[:200]
+
+
+class HttpGateway(ABC):
+    """What a gateway over HTTP is, whatever its protocol: a request posted to its endpoint with retries, its
+    answer read as a stream of events (`_events`, the protocol's) or, from a server that sends one JSON document
+    instead, as that document (`_holds`, `_document_parts`)."""
+
+    what: ClassVar[str]  # what a document of the protocol holds: "message"
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        api_key: str,
+        model: str,
+        system: str,
+        read_timeout: float,
+        max_attempts: int,
+        backoff: float,
+        max_backoff: float,
+        rng: random.Random | None,
+    ) -> None:
+        self._endpoint = endpoint
+        self._api_key = api_key
+        self._model = model
+        self._system = system
+        self._timeout = httpx.Timeout(connect=15.0, read=read_timeout, write=30.0, pool=15.0)
+        self._policy = RetryPolicy(max(1, max_attempts), backoff, max_backoff, rng or random.Random())
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def _post(self, body: dict[str, Any], headers: dict[str, str]) -> AsyncIterator[StreamPart]:
+        """The parts of the answer to `body`, the request retried as `with_retries` decides."""
+        return with_retries(
+            self._endpoint, self._policy, self._timeout, lambda client: self._once(client, body, headers)
+        )
+
+    async def _once(
+        self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[StreamPart]:
+        endpoint = self._endpoint
+        async with client.stream("POST", endpoint.url, json=body, headers=headers) as response:
+            if response.status_code != 200:
+                raise await refuse(endpoint, response)
+            reply = Body(response)
+            if await reply.is_document():
+                document = await reply.document(endpoint)
+                if (error := in_body_error(endpoint, document, "an error in place of a reply")) is not None:
+                    raise error
+                if not isinstance(document, Mapping) or not self._holds(document):
+                    raise GatewayError(
+                        f"the model server at {endpoint.url} answered with a JSON document that holds no {self.what}: "
+                        f"{json.dumps(document)[:200]!r}"
+                    )
+                for part in parts_of(endpoint, document, self._document_parts):
+                    yield part
+                return
+            async for part in self._events(reply, Quiet(endpoint, self._timeout.read)):
+                yield part
+
+    @abstractmethod
+    def _holds(self, document: Mapping[str, Any]) -> bool:
+        """Whether a JSON document the server answered with is a reply of the protocol."""
+
+    @abstractmethod
+    def _document_parts(self, document: Mapping[str, Any]) -> list[StreamPart]:
+        """The parts of a reply sent whole, as one JSON document."""
+
+    @abstractmethod
+    def _events(self, reply: Body, quiet: Quiet) -> AsyncIterator[StreamPart]:
+        """The parts of a reply streamed as server-sent events, each event's parts given to `quiet` as they come."""

@@ -21,7 +21,6 @@ from ...journal.events import ChatMessage
 from ..tools import Tool
 from .base import (
     FinishPart,
-    GatewayError,
     ModelSetup,
     ModelUnavailable,
     ReasoningPart,
@@ -33,15 +32,14 @@ from .base import (
 from .http import (
     Body,
     Endpoint,
+    HttpGateway,
     Quiet,
     Retry,
-    RetryPolicy,
     SSEDecoder,
     event_data,
     in_body_error,
     parts_of,
-    refuse,
-    with_retries,
+    text_field,
 )
 
 __all__ = [
@@ -115,20 +113,10 @@ def wire_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
-def _string(source: Mapping[str, Any], key: str) -> str:
-    """A text field of a chunk: a string, or absent/null as ""; anything else cannot be read."""
-    value = source.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise TypeError(f"{key} is a {type(value).__name__}, not a string")
-    return value
-
-
 def _reasoning_part(source: Mapping[str, Any]) -> ReasoningPart | None:
     """The reasoning in a delta or a message: `reasoning_content` first, so a server sending both is read once."""
     for field in (REASONING_CONTENT, REASONING):
-        if text := _string(source, field):
+        if text := text_field(source, field):
             return ReasoningPart(text, kind=field)
     return None
 
@@ -141,8 +129,8 @@ def _tool_call_part(call: Mapping[str, Any], position: int | None) -> ToolCallPa
         arguments = json.dumps(arguments, ensure_ascii=False)  # a server that sends the arguments as an object
     return ToolCallPart(
         index=None if index is None else int(index),
-        id=_string(call, "id") or None,
-        name=_string(fn, "name") or None,
+        id=text_field(call, "id") or None,
+        name=text_field(fn, "name") or None,
         args=arguments or "",
     )
 
@@ -160,7 +148,7 @@ def chunk_parts(chunk: Mapping[str, Any]) -> list[StreamPart]:
         delta = choice.get("delta") or {}
         if (thought := _reasoning_part(delta)) is not None:
             parts.append(thought)
-        if text := _string(delta, "content"):
+        if text := text_field(delta, "content"):
             parts.append(TextPart(text))
         for call in delta.get("tool_calls") or ():
             # Without an index, calls are told apart by their ids (see ToolCallPart).
@@ -181,7 +169,7 @@ def completion_parts(document: Mapping[str, Any]) -> list[StreamPart]:
         message = choice.get("message") or {}
         if (thought := _reasoning_part(message)) is not None:
             parts.append(thought)
-        if text := _string(message, "content"):
+        if text := text_field(message, "content"):
             parts.append(TextPart(text))
         for position, call in enumerate(message.get("tool_calls") or ()):
             parts.append(_tool_call_part(call, position))
@@ -191,7 +179,9 @@ def completion_parts(document: Mapping[str, Any]) -> list[StreamPart]:
     return parts
 
 
-class OpenAIGateway:
+class OpenAIGateway(HttpGateway):
+    what = "reply"
+
     def __init__(
         self,
         *,
@@ -205,13 +195,18 @@ class OpenAIGateway:
         max_backoff: float = 20.0,
         rng: random.Random | None = None,
     ) -> None:
-        self._endpoint = Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL")
+        super().__init__(
+            Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL"),
+            api_key=api_key,
+            model=model,
+            system=system,
+            read_timeout=read_timeout,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            rng=rng,
+        )
         self._deepseek = is_deepseek(base_url)
-        self._api_key = api_key
-        self._model = model
-        self._system = system
-        self._timeout = httpx.Timeout(connect=15.0, read=read_timeout, write=30.0, pool=15.0)
-        self._policy = RetryPolicy(max(1, max_attempts), backoff, max_backoff, rng or random.Random())
 
     @classmethod
     def from_env(cls, system: str, env: Mapping[str, str] | None = None) -> OpenAIGateway:
@@ -223,10 +218,6 @@ class OpenAIGateway:
             system=system,
             read_timeout=float(env.get("WREN_TIMEOUT") or 120.0),
         )
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     def stream(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> AsyncIterator[StreamPart]:
         body: dict[str, Any] = {
@@ -240,49 +231,33 @@ class OpenAIGateway:
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        return with_retries(
-            self._endpoint, self._policy, self._timeout, lambda client: self._once(client, body, headers)
-        )
+        return self._post(body, headers)
 
-    async def _once(
-        self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]
-    ) -> AsyncIterator[StreamPart]:
-        endpoint = self._endpoint
-        async with client.stream("POST", endpoint.url, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                raise await refuse(endpoint, response)
-            reply = Body(response)
-            if await reply.is_document():
-                document = await reply.document(endpoint)
-                if (error := in_body_error(endpoint, document, "an error in place of a reply")) is not None:
-                    raise error
-                if not isinstance(document, Mapping) or not document.get("choices"):
-                    raise GatewayError(
-                        f"the model server at {endpoint.url} answered with a JSON document that holds no reply: "
-                        f"{json.dumps(document)[:200]!r}"
-                    )
-                for part in parts_of(endpoint, document, completion_parts):
+    def _holds(self, document: Mapping[str, Any]) -> bool:
+        return bool(document.get("choices"))
+
+    def _document_parts(self, document: Mapping[str, Any]) -> list[StreamPart]:
+        return completion_parts(document)
+
+    async def _events(self, reply: Body, quiet: Quiet) -> AsyncIterator[StreamPart]:
+        decoder = SSEDecoder()
+        finished = False
+        async for chunk in reply.chunks():
+            for data in decoder.feed(chunk):
+                if data.strip() == "[DONE]":
+                    return
+                for part in quiet.event(self._parts(data)):
+                    finished = finished or isinstance(part, FinishPart)
                     yield part
-                return
-            decoder = SSEDecoder()
-            quiet = Quiet(endpoint, self._timeout.read)
-            finished = False
-            async for chunk in reply.chunks():
-                for data in decoder.feed(chunk):
-                    if data.strip() == "[DONE]":
-                        return
-                    for part in quiet.event(self._parts(data)):
-                        finished = finished or isinstance(part, FinishPart)
-                        yield part
-                for part in quiet.lines(decoder.idle()):
+            for part in quiet.lines(decoder.idle()):
+                yield part
+        for data in decoder.end():
+            if data.strip() != "[DONE]":
+                for part in self._parts(data):
+                    finished = finished or isinstance(part, FinishPart)
                     yield part
-            for data in decoder.end():
-                if data.strip() != "[DONE]":
-                    for part in self._parts(data):
-                        finished = finished or isinstance(part, FinishPart)
-                        yield part
-            if not finished:
-                raise _cut_short()
+        if not finished:
+            raise _cut_short()
 
     def _parts(self, data: str) -> list[StreamPart]:
         chunk = event_data(self._endpoint, data)

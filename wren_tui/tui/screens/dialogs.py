@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,32 +11,46 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
 
 from .. import strings
 from ..text import visible, visible_lines
 
+_R = TypeVar("_R")
 
-class Confirm(ModalScreen[bool]):
+
+class _Dialog(ModalScreen[_R]):
+    """A text in the middle of the screen above its buttons (label, id, variant), the first of them focused."""
+
+    BUTTONS: ClassVar[tuple[tuple[str, str, ButtonVariant], ...]]
+
+    def __init__(self, text: str) -> None:
+        super().__init__(classes="dialog")
+        self._text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text("\n".join(visible_lines(self._text))), id="question")
+            with Horizontal(id="buttons"):
+                for label, name, variant in self.BUTTONS:
+                    yield Button(label, variant=variant, id=name)
+
+    def on_mount(self) -> None:
+        self.query_one(f"#{self.BUTTONS[0][1]}", Button).focus()
+
+
+class Confirm(_Dialog[bool]):
     """A yes/no question; Enter or y says yes, Esc or n says no."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
     ]
+    BUTTONS = (("Yes (y)", "yes", "primary"), ("No (n)", "no", "default"))
 
     def __init__(self, question: str) -> None:
-        super().__init__(classes="dialog")
+        super().__init__(question)
         self.question = question
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(Text("\n".join(visible_lines(self.question))), id="question")
-            with Horizontal(id="buttons"):
-                yield Button("Yes (y)", variant="primary", id="yes")
-                yield Button("No (n)", id="no")
-
-    def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
@@ -45,23 +59,15 @@ class Confirm(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class Notice(ModalScreen[None]):
+class Notice(_Dialog[None]):
     """A message a person reads and closes (Enter or Esc)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+    BUTTONS = (("OK", "ok", "primary"),)
 
     def __init__(self, message: str) -> None:
-        super().__init__(classes="dialog")
+        super().__init__(message)
         self.message = message
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(Text("\n".join(visible_lines(self.message))), id="question")
-            with Horizontal(id="buttons"):
-                yield Button("OK", variant="primary", id="ok")
-
-    def on_mount(self) -> None:
-        self.query_one("#ok", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None)

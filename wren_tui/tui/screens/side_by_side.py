@@ -28,6 +28,7 @@ from ...journal.errors import JournalError
 from ...journal.lineage import fork_events, rows_of
 from .. import strings
 from ..text import shorten, visible, width_of
+from ..widgets.components import component_classes
 from ..widgets.key_footer import KeyFooter
 
 
@@ -46,14 +47,7 @@ class Columns(ScrollView, can_focus=True):
         &:focus > .columns--cursor { background: $block-cursor-blurred-background; }
     }
     """
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "columns--shared",
-        "columns--turn",
-        "columns--same",
-        "columns--differs",
-        "columns--mark",
-        "columns--cursor",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Previous row", show=False),
         Binding("down,j", "cursor_down", "Next row", show=False),

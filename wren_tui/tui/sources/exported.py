@@ -219,16 +219,17 @@ class ExportedFile:
 
     def watched(self) -> set[Path]:
         """The agent's files whose change may change the session: the file, or the database and its WAL."""
-        if self._format.parts is not None:
-            return {self._source, self._format.parts(self._source)}
+        if self._format.folder.parts is not None:
+            return {self._source, self._format.folder.parts(self._source)}
         if self._format.export_all is None:
             return {self._source}
         return {self._source, companions(self._source)[0]}
 
     async def follow(self, changed: Callable[[], Awaitable[None]]) -> None:
         watched = self.watched()
-        # A session spread over a folder's files (Format.parts): any change in that folder.
-        folder = self._format.parts(self._source) if self._format.parts is not None else self._source.parent
+        # A session spread over a folder's files (Folder.parts): any change in that folder.
+        parts = self._format.folder.parts
+        folder = parts(self._source) if parts is not None else self._source.parent
 
         async def seen(paths: set[Path]) -> None:
             if paths and not paths & watched and not any(p.parent == folder for p in paths):

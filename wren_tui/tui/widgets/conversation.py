@@ -39,6 +39,7 @@ from ..messages import TimelineGrew, TimelineReplaced, WriterChanged
 from ..rowmap import RowMap
 from ..text import shorten, visible, width_of, wrap, wrap_spans
 from ..timeline import KINDS, Clip, Item, Stream, Timeline
+from .components import component_classes
 
 _EXACT_TAIL = 2000  # items laid out exactly before the first frame
 _INDENT = "  "
@@ -69,21 +70,7 @@ class ConversationView(ScrollView, can_focus=True):
         &:focus > .conversation--cursor { background: $block-cursor-blurred-background; }
     }
     """
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "conversation--user",
-        "conversation--assistant",
-        "conversation--tool",
-        "conversation--partial",
-        "conversation--body",
-        "conversation--note",
-        "conversation--error",
-        "conversation--fold",
-        "conversation--stream",
-        "conversation--reasoning",
-        "conversation--compaction",
-        "conversation--match",
-        "conversation--cursor",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Previous item", show=False),
         Binding("down,j", "cursor_down", "Next item", show=False),

@@ -11,6 +11,7 @@ from textual.widget import Widget
 
 from .. import strings
 from ..text import shorten
+from .components import component_classes
 
 
 @dataclass(frozen=True)
@@ -81,18 +82,7 @@ class StatusLine(Widget):
         & > .status--only { color: $text-accent; text-style: bold; }
     }
     """
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "status--live",
-        "status--paused",
-        "status--ended",
-        "status--moved",
-        "status--deleted",
-        "status--stopped",
-        "status--silent",
-        "status--problem",
-        "status--unseen",
-        "status--only",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)
 
     status: reactive[Status] = reactive(Status, layout=False)
 

@@ -16,6 +16,7 @@ from .. import strings
 from ..text import shorten
 from ..timeline import ROW_WORDS, RowState, ToolRow
 from .call_list import CallList
+from .components import component_classes
 
 
 class ToolTimings(CallList):
@@ -35,15 +36,7 @@ class ToolTimings(CallList):
         &:focus > .tools--cursor { background: $block-cursor-blurred-background; }
     }
     """
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "tools--header",
-        "tools--ok",
-        "tools--bad",
-        "tools--unknown",
-        "tools--running",
-        "tools--muted",
-        "tools--cursor",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)
 
     def _columns(self, width: int) -> tuple[int, int, int, int, int]:
         tool, elapsed, size, state = 11, 9, 6, 26

@@ -21,6 +21,7 @@ from ..messages import Tick, TimelineGrew, TimelineReplaced
 from ..text import shorten
 from ..timeline import ROW_WORDS, RowState, Timeline, ToolRow
 from .call_list import CallList
+from .components import component_classes
 
 _NAME = 12  # the tool's name, left of the axis
 _LABEL = 12  # elapsed (or state), right of it
@@ -72,16 +73,7 @@ class Waterfall(CallList):
         &:focus > .waterfall--cursor { background: $block-cursor-blurred-background; }
     }
     """
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "waterfall--header",
-        "waterfall--ok",
-        "waterfall--bad",
-        "waterfall--unknown",
-        "waterfall--running",
-        "waterfall--muted",
-        "waterfall--name",
-        "waterfall--cursor",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)
 
     def __init__(self, timeline: Timeline, clock: Clock, *, id: str | None = None) -> None:
         super().__init__(timeline, clock, id=id)

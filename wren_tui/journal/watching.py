@@ -1,0 +1,31 @@
+"""A folder's changes as watchfiles reports them, for whoever follows the journals in it (the viewer, a fleet's
+mirror): the folder itself, not below it, every kind of change, and an empty set at each wake without one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import watchfiles
+
+# With no change the watcher still wakes this often: the first wake proves it is watching (a re-read then catches
+# anything written before it started), later ones are a cheap safety net.
+WAKE_MS = 250
+
+
+async def folder_changes(folder: Path, *, debounce_ms: int, step_ms: int) -> AsyncIterator[set[Path]]:
+    """The paths changed in `folder`, a set each time watchfiles reports (an empty one: "look again to be sure").
+
+    Raises OSError or RuntimeError where the watcher cannot start (no inotify, too many watches, an unsupported
+    filesystem): the caller polls instead.
+    """
+    async for changes in watchfiles.awatch(
+        folder,
+        debounce=debounce_ms,
+        step=step_ms,
+        rust_timeout=WAKE_MS,
+        yield_on_timeout=True,
+        recursive=False,
+        watch_filter=None,
+    ):
+        yield {Path(path) for _change, path in changes}
