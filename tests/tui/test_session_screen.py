@@ -28,7 +28,7 @@ from tests.tui.journals import (
 from wren_tui.journal.events import Delta, Error, RunStart, ToolCall, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.writer import JournalChanged, JournalWriter
-from wren_tui.tui import tailing
+from wren_tui.sessions import tailing
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.browser import BrowserScreen
 from wren_tui.tui.screens.dialogs import Notice

@@ -11,10 +11,10 @@ from textual.dom import DOMNode
 from textual.message import Message as TextualMessage
 
 from ...journal.events import Message, ToolEnd, ToolStart, event_type
+from ...sessions import ForeignSource, SessionSource
+from ...sessions.local import LocalJournal
 from .. import strings
 from ..session_reader import SessionReader
-from ..sources import ForeignSource, SessionSource
-from ..sources.local import LocalJournal
 from ..timeline import Timeline
 from .call_lines import CallLines
 from .dialogs import RAW_BYTES, RawLines

@@ -2,8 +2,8 @@
 
 The session screen never touches a file. It asks a `SessionSource` for the lines of one session
 and folds what they say into its timeline; the panes show the timeline. `LocalJournal`
-(`sources/local.py`) is the first source: a Wren journal file on this machine. Others (another
-agent's session file translated into Wren events, `sources/foreign.py`; a journal mirrored over
+(`sessions/local.py`) is the first source: a Wren journal file on this machine. Others (another
+agent's session file translated into Wren events, `sessions/foreign.py`; a journal mirrored over
 the network and held in memory) implement the same two protocols, and the same panes show them.
 A session another agent writes is a `ForeignSource`: it also says what else its file holds and
 forks into a new Wren journal.
@@ -14,16 +14,16 @@ Everything here is typed structurally: a source need not import this module to b
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from ...journal.events import Event
-from ...journal.offsets import Chunk
-from ...journal.verdict import Stop
+from ..journal.events import Event
+from ..journal.offsets import Chunk
+from ..journal.verdict import Stop
 
 if TYPE_CHECKING:
-    from ...journal.forking import Forked, ForkPoint
+    from ..journal.forking import Forked, ForkPoint
 
 Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
 
@@ -58,6 +58,46 @@ class Arrival:
 
     history: float | None = None
     silent: str | None = None
+
+
+@dataclass(frozen=True)
+class Points:
+    """A session's clean fork points as `wren fork` lists them; those before where reading stops (`stop`), if it does.
+
+    `id` is how `wren fork` names the session again (a Wren session's id, another agent's path); `label` the other
+    agent's ("Claude Code"), None for a Wren journal; `listing` one line per point; `again` the command that forks
+    it (SEQ in the point's place). A Wren journal with snapshots says what changed in the files since each point
+    (`changes`), or why that is not said (`unchanged`: its snapshot store cannot be read).
+    """
+
+    id: str
+    path: Path
+    label: str | None
+    points: list[ForkPoint]
+    listing: list[str]
+    stop: Stop | None
+    again: str
+    # Each a `journal.snapshots.PointChange`: not named here, for the viewer never loads the snapshot store.
+    changes: dict[int, Any] = field(default_factory=dict)
+    unchanged: str | None = None
+
+
+@dataclass(frozen=True)
+class Made:
+    """A fork `wren fork` made: the new journal (`forked`, continued with `resume`), what it was forked from
+    (`origin`: a journal, or another agent's file, whose agent `label` names), and where its files went
+    (`workspace`, `files_restored` files of `snapshot`; `again` writes them where none was named) or, for another
+    agent's session, why it records no workspace (`workspace_note`)."""
+
+    forked: Forked
+    origin: Path
+    resume: str
+    label: str | None = None
+    workspace: Path | None = None
+    snapshot: str | None = None
+    files_restored: int | None = None
+    again: str | None = None
+    workspace_note: str | None = None
 
 
 class LineReader(Protocol):
