@@ -52,6 +52,13 @@ _RECENT_LINES = 4096
 _REPLACED = Whereabouts("replaced")
 
 
+class _Unread:
+    """Not read yet."""
+
+
+_UNREAD = _Unread()
+
+
 class ForeignFile:
     """The session file of another agent at `path`, in format `fmt`."""
 
@@ -74,9 +81,9 @@ class ForeignFile:
         # The reading whose memory decodes lines again: the last one made, or read on from.
         self._reading: Reading | None = None
         self._held: tuple[float, set[FileKey]] = (0.0, set())
-        # What Wren's kept store says of the session (a kept copy of one its agent deleted): shown with the branch.
-        mark = Kept().mark(path)
-        self._kept = None if mark is None else mark.sentence
+        # What Wren's kept store says of the session (a kept copy of one its agent deleted): shown with the branch,
+        # read when it is first shown (a command that reads the session through never shows it).
+        self._kept: str | _Unread | None = _UNREAD
         # The lines the last `scan` left out, by kind.
         self.skipped = Skipped()
 
@@ -313,7 +320,13 @@ class ForeignFile:
         reading = self._reading
         note = None if reading is None or reading.branch is None else reading.branch.note()
         # What the agent never records is said beside what the file holds.
-        return " · ".join(n for n in (self._kept, note, self.format.unrecorded) if n) or None
+        return " · ".join(n for n in (self._kept_mark(), note, self.format.unrecorded) if n) or None
+
+    def _kept_mark(self) -> str | None:
+        if isinstance(self._kept, _Unread):
+            mark = Kept().mark(self._given)
+            self._kept = None if mark is None else mark.sentence
+        return self._kept
 
     def fork_points(self) -> list[ForkPoint]:  # of what was read (an exported session: the lines held)
         if isinstance(self._file, ExportedFile) and self._file.partial:
@@ -346,7 +359,7 @@ class ForeignFile:
         again = wren_command("fork", str(self._given), folder=self._journals, tail="SEQ")
         return Points(str(self._given), Path(self._given), self.label, points, fork_listing(points), read.stop, again)
 
-    def fork_at(self, seq: int, workspace: str | None, journals: Path) -> Made:
+    def fork_at(self, seq: int, workspace: str | None) -> Made:
         """A new Wren journal in `fork_folder` (Wren's journals folder, never beside the file, which is only read)
         holding the conversation up to line `seq`, a clean point. NotAForkPoint, JournalError (the folder)."""
         from ..foreign.fork import fork_into_wren

@@ -10,7 +10,6 @@ from __future__ import annotations
 from contextlib import closing
 
 from ..journal.forking import WorkspaceRefused
-from ..journal.store import journals_dir
 from . import Made, Points
 from .opening import Say, open_session, quiet
 
@@ -33,4 +32,4 @@ def fork(
             if workspace:
                 raise WorkspaceRefused("--workspace needs SEQ: the point whose files to write")
             return source.clean_points()
-        return source.fork_at(seq, workspace, journals_dir(folder))
+        return source.fork_at(seq, workspace)

@@ -37,9 +37,11 @@ _UNKNOWN = Whereabouts("unknown")
 class LocalJournal:
     """A Wren journal at `path` (made absolute: the watcher reports absolute paths)."""
 
-    def __init__(self, path: Path, *, watch_mode: WatchMode = "auto") -> None:
+    def __init__(self, path: Path, *, watch_mode: WatchMode = "auto", journals: Path | None = None) -> None:
         self._path = Path(os.path.abspath(path))
         self._given = path  # as named: what a command says
+        # The journals folder it was found in, if one was named: a fork's files are never written inside it.
+        self._journals = journals
         self._session = session_id_of(self._path)
         self.watch_mode = watch_mode
         self._fd: int | None = None
@@ -94,9 +96,9 @@ class LocalJournal:
         again = wren_command("fork", self._session, folder=path.parent, tail="SEQ")
         return Points(self._session, path, None, points, fork_listing(points), result.stop, again, changes, why or None)
 
-    def fork_at(self, seq: int, workspace: str | None, journals: Path) -> Made:
+    def fork_at(self, seq: int, workspace: str | None) -> Made:
         """A new journal beside this one forked at the clean point `seq`, with its files as they were written into
-        `workspace` when named (never inside `journals`, the journals folder, or its snapshot store).
+        `workspace` when named (never inside the journals folder, nor its snapshot store).
 
         NotAForkPoint, WorkspaceRefused, FilesNotForked; JournalError when the fork cannot be written beside it.
         """
@@ -104,7 +106,9 @@ class LocalJournal:
 
         path = Path(self._given)
         try:
-            made = fork_with_files(path, seq, workspace or None, journals=(journals,))
+            made = fork_with_files(
+                path, seq, workspace or None, journals=() if self._journals is None else (self._journals,)
+            )
         except OSError as exc:
             raise JournalError(
                 f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
@@ -142,7 +146,7 @@ class LocalJournal:
         self._fd, self._inode, self._left, self._closer = None, None, None, None
 
     def share(self) -> LocalJournal:
-        twin = LocalJournal(self._given, watch_mode=self.watch_mode)
+        twin = LocalJournal(self._given, watch_mode=self.watch_mode, journals=self._journals)
         twin._hold(os.dup(self._opened()), self._inode)
         return twin
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, overload
 
+from ..fleet.names import is_remote, parse_ref
 from ..foreign import FORMATS, Format, detect, identify, kind_of, what_wren_opens
 from ..foreign.base import split_member
 from ..journal.errors import JournalError, NotASession, SessionNotFound
@@ -154,17 +155,14 @@ def open_session(
     `folder`: --dir as given (else WREN_DIR, else the default), where an id is looked up and another agent's
     session forks. SessionNotFound, NotASession (a file of no kind Wren reads), JournalError, FleetError say why not.
     """
-    if fleet:
-        from ..fleet.names import is_remote
-
-        if is_remote(ref):
-            return FleetSession.named(ref)
+    if fleet and is_remote(ref):
+        return FleetSession.named(ref)
     journals = journals_dir(folder)
-    path = wren_journal(journals, ref)
-    if path is not None:
-        return open_file(path, None, journals)
-    path = find(journals, ref, say)
-    return open_file(path, format_of(path), journals)
+    path, fmt = wren_journal(journals, ref), None
+    if path is None:  # not plainly a Wren journal: other agents' formats load (they take a while) to tell what it is
+        path = find(journals, ref, say)
+        fmt = format_of(path)
+    return open_file(path, fmt, journals)
 
 
 def open_file(path: Path, fmt: Format | None, journals: Path | None = None) -> LocalJournal | ForeignFile:
@@ -172,7 +170,7 @@ def open_file(path: Path, fmt: Format | None, journals: Path | None = None) -> L
     from .foreign import ForeignFile
     from .local import LocalJournal
 
-    source = LocalJournal(path) if fmt is None else ForeignFile(path, fmt, journals=journals)
+    source = LocalJournal(path, journals=journals) if fmt is None else ForeignFile(path, fmt, journals=journals)
     if not source.open(whole=True):
         raise SessionNotFound(f"{path}: no such file")
     return source
@@ -219,50 +217,35 @@ def watched(
         # Forks go to the journals folder of WREN_DIR or the default: --dir names the agent's folder here.
         folders = agent_folders(agent, folder)
         return Watched(folders[0][1], None, journals_dir(None), agents=folders)
+    if target is not None and is_remote(target):
+        ref = parse_ref(target)
+        journals = journals_dir(folder)
+        return Watched(journals, None, journals, fleet=ref)
     journals = journals_dir(folder)
-    if target is not None:
-        from ..fleet.names import is_remote, parse_ref
-
-        if is_remote(target):
-            return Watched(journals, None, journals, fleet=parse_ref(target))
-    else:
-        named_journals(folder)  # a folder named with --dir or WREN_DIR that is not there: refused, as ls does
-    where, session = _target(journals, target, pick, say)
-    if session is not None:
-        fmt = format_of(session)  # a file that is no session Wren reads is refused here, not opened
-        if databases and fmt is not None and _several(session, fmt):
-            # A database of several sessions (OpenCode's) is browsed: each of its sessions is a row.
-            return Watched(session.parent, None, journals, agents=[(fmt, session.parent)])
-    return Watched(where, session, journals)
-
-
-def _target(journals: Path, target: str | None, pick: bool, say: Say) -> tuple[Path, Path | None]:
-    """The folder to browse and the session to open (None: the browser)."""
-    if target is not None and Path(target).expanduser().is_dir():
-        return _journals_in(Path(target).expanduser()), None
-    if target is None and os.path.lexists(journals) and not journals.is_dir():
-        raise JournalError(f"{journals} is not a folder; give --dir the journals folder (or set WREN_DIR)")
-    if target is not None:
+    if target is not None and not Path(target).expanduser().is_dir():
         session = find(journals, target, say)
-        return session.parent, session
-    return journals, latest(journals) if pick else None
+        fmt = format_of(session)  # a file that is no session Wren reads is refused here, not opened
+        if databases and fmt is not None and fmt.export_all is not None and split_member(session)[1] is None:
+            with suppress(JournalError):  # unreadable: the session screen says why
+                if len(fmt.export_all(session)) > 1:
+                    # A database of several sessions (OpenCode's) is browsed: each of its sessions is a row.
+                    return Watched(session.parent, None, journals, agents=[(fmt, session.parent)])
+        return Watched(session.parent, session, journals)
+    if target is not None:
+        # A folder: its journals, or its journals/ when it holds none and that does (a workspace was named).
+        named = Path(target).expanduser()
+        inner = named / "journals"
+        where = inner if not journal_paths(named) and inner.is_dir() else named
+        return Watched(where, latest(where) if pick else None, journals)
+    if not os.path.lexists(journals) and (folder or os.environ.get("WREN_DIR")):
+        raise JournalError(_NO_FOLDER.format(journals))  # named with --dir or WREN_DIR, and not there: as ls says
+    if os.path.lexists(journals) and not journals.is_dir():
+        raise JournalError(f"{journals} is not a folder; give --dir the journals folder (or set WREN_DIR)")
+    return Watched(journals, latest(journals) if pick else None, journals)
 
 
-def _journals_in(folder: Path) -> Path:
-    """The folder named, or its journals/ when it holds no journal and that does (a workspace was named)."""
-    inner = folder / "journals"
-    if not journal_paths(folder) and inner.is_dir():
-        return inner
-    return folder
-
-
-def _several(path: Path, fmt: Format) -> bool:
-    """Whether `path` is a file of several sessions (OpenCode's database), not one of them (`DB#ID`)."""
-    if fmt.export_all is None or split_member(path)[1] is not None:
-        return False
-    with suppress(JournalError):  # unreadable: the session screen says why
-        return len(fmt.export_all(path)) > 1
-    return False
+# A journals folder a person named (--dir or WREN_DIR) that is not there: a typo until it exists.
+_NO_FOLDER = "{}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
 
 
 def named_journals(option: str | None) -> Path:
@@ -271,9 +254,7 @@ def named_journals(option: str | None) -> Path:
     folder is simply not made yet."""
     folder = journals_dir(option)
     if not os.path.lexists(folder) and (option or os.environ.get("WREN_DIR")):
-        raise JournalError(
-            f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
-        )
+        raise JournalError(_NO_FOLDER.format(folder))
     return folder
 
 
@@ -305,7 +286,6 @@ class FleetSession:
     @classmethod
     def named(cls, text: str, what: str = "reads one session") -> FleetSession:
         from ..fleet import FleetError
-        from ..fleet.names import parse_ref
 
         ref = parse_ref(text)
         if ref.host is None or ref.session is None:
