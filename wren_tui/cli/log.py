@@ -68,12 +68,14 @@ def stop_line(stop: Stop, meaning: Meaning = JOURNAL) -> str:
 
 
 def cmd_log(args: argparse.Namespace) -> Exit:
-    from ..sessions.foreign import ForeignFile
     from ..sessions.opening import FleetSession, open_session
 
     source = open_session(args.session, args.dir, say=err)
     with closing(source):
-        if isinstance(source, ForeignFile):
+        if source.agent is not None:
+            from ..sessions.foreign import ForeignFile  # another agent's reader, loaded for its session alone
+
+            assert isinstance(source, ForeignFile)
             return _log_foreign(source, args.json)
         scan: Scan = source.scan
         result = _log_json(scan, source.id, source.where) if args.json else _log_text(scan)

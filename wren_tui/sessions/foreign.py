@@ -22,14 +22,12 @@ from typing import TYPE_CHECKING
 
 from ..foreign import Format
 from ..foreign.base import BadLine, Skipped, Translated
-from ..foreign.conversation import fork_points, outline
 from ..foreign.live import FileKey, alive, changed_recently, held_for_writing
 from ..foreign.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, scan, units
 from ..foreign.redacted import redactor
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.events import Event
-from ..journal.forking import Forked, ForkPoint
 from ..journal.reader import EventSink
 from ..journal.store import journals_dir, write_problem
 from ..journal.verdict import ReadVerdict
@@ -39,6 +37,7 @@ from .exported import ExportedFile
 from .local import LocalJournal
 
 if TYPE_CHECKING:
+    from ..journal.forking import Forked, ForkPoint
     from .tailing import WatchMode
 
 # How long the answer of a look at every process's open files is kept: the screen asks after every read.
@@ -329,6 +328,8 @@ class ForeignFile:
         return self._kept
 
     def fork_points(self) -> list[ForkPoint]:  # of what was read (an exported session: the lines held)
+        from ..foreign.conversation import fork_points, outline  # a fork's: loaded when asked
+
         if isinstance(self._file, ExportedFile) and self._file.partial:
             self._file.read_whole()  # a share's own: the screen's handle keeps its tail until the index is built
         return fork_points(outline(self._file.fd(), self.format)).points
@@ -350,6 +351,7 @@ class ForeignFile:
 
     def clean_points(self) -> Points:
         """The clean points of every branch, by line; a damaged file's are those before the damage."""
+        from ..foreign.conversation import fork_points, outline
         from ..journal.forking import fork_listing
 
         if self.partial:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.events import Event
-from ..journal.forking import Forked, fork
 from ..journal.huge_line import CLIP_CHARS, HUGE_LINE
 from ..journal.locks import fd_holder, lock_holder
 from ..journal.offsets import LineScanner, decode_at, decode_span, tail_span
@@ -26,6 +25,7 @@ from ..portable import pread
 from . import Arrival, LineReader, Made, Points, Whereabouts
 
 if TYPE_CHECKING:
+    from ..journal.forking import Forked
     from .tailing import WatchMode
 
 _HERE = Whereabouts("here")
@@ -77,6 +77,8 @@ class LocalJournal:
         return self._path.parent  # beside its parent, as `wren fork` writes it
 
     def fork(self, seq: int) -> Forked:
+        from ..journal.forking import fork  # the viewer's one write, loaded when used
+
         return fork(self._path, seq, folder=self._path.parent)
 
     # --- `wren fork`: the clean points, or a fork with the files -------------------------------

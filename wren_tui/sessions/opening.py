@@ -125,13 +125,18 @@ def source_of(
 ) -> LocalJournal | ForeignFile:
     """The source of the session file at `path`, not opened yet: another agent's in `fmt` (else in the format its
     content says), or a Wren journal. `journals`: where a fork of another agent's session goes (else the default)."""
-    from .foreign import ForeignFile
-    from .local import LocalJournal
-
     fmt = fmt or detect(path)
     if fmt is None:
-        return LocalJournal(path, watch_mode=watch_mode)
+        return _journal(path, journals, watch_mode)
+    from .foreign import ForeignFile  # another agent's reader: loaded for its sessions alone
+
     return ForeignFile(path, fmt, watch_mode=watch_mode, journals=journals)
+
+
+def _journal(path: Path, journals: Path | None, watch_mode: WatchMode = "auto") -> LocalJournal:
+    from .local import LocalJournal
+
+    return LocalJournal(path, watch_mode=watch_mode, journals=journals)
 
 
 @overload
@@ -167,10 +172,7 @@ def open_session(
 
 def open_file(path: Path, fmt: Format | None, journals: Path | None = None) -> LocalJournal | ForeignFile:
     """The session file at `path` (another agent's in `fmt`; None: a Wren journal) opened whole, as `open_session`."""
-    from .foreign import ForeignFile
-    from .local import LocalJournal
-
-    source = LocalJournal(path, journals=journals) if fmt is None else ForeignFile(path, fmt, journals=journals)
+    source = source_of(path, fmt, journals=journals) if fmt is not None else _journal(path, journals)
     if not source.open(whole=True):
         raise SessionNotFound(f"{path}: no such file")
     return source
