@@ -45,7 +45,7 @@ ALL = "all"
 
 
 def quiet(_sentence: str) -> None:
-    return None
+    """Tell no one (`say` when the caller has no one to tell: a test, a script)."""
 
 
 # --- which file a name means --------------------------------------------------------------------
@@ -172,6 +172,7 @@ def open_session(
 
 def open_file(path: Path, fmt: Format | None, journals: Path | None = None) -> LocalJournal | ForeignFile:
     """The session file at `path` (another agent's in `fmt`; None: a Wren journal) opened whole, as `open_session`."""
+    # A Wren journal is not asked its format again: that would load every other agent's reader.
     source = source_of(path, fmt, journals=journals) if fmt is not None else _journal(path, journals)
     if not source.open(whole=True):
         raise SessionNotFound(f"{path}: no such file")
@@ -286,7 +287,8 @@ class FleetSession:
     ref: RemoteRef
 
     @classmethod
-    def named(cls, text: str, what: str = "reads one session") -> FleetSession:
+    def named(cls, text: str, what: str = "log reads one session") -> FleetSession:
+        """The session `text` names; FleetError for a server or a host alone, saying what `wren {what}`."""
         from ..fleet import FleetError
 
         ref = parse_ref(text)
