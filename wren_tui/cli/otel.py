@@ -27,10 +27,7 @@ from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of, named_folder_of
 
 if TYPE_CHECKING:
-    from ..sessions.foreign import ForeignFile
-    from ..sessions.local import LocalJournal
-
-    Session = LocalJournal | ForeignFile
+    from ..sessions import Session
 
 POLL_S = 0.2
 

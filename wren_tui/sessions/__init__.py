@@ -1,4 +1,8 @@
-"""Where a session's lines come from: the contract the session screen reads through.
+"""A session, whatever wrote it: the contract the viewer's session screen and the commands read through.
+
+A command (`wren log`, `export`, `otel`, `fork`) gets any session a person names from `opening.open_session` (an
+id, a path, another agent's file, `DB#ID`, nats://) and reads it as a `Session`: one synchronous reading through
+(`scan`) and whether something writes it now (`writer_alive`); it never asks what kind of session it holds.
 
 The session screen never touches a file. It asks a `SessionSource` for the lines of one session
 and folds what they say into its timeline; the panes show the timeline. `LocalJournal`
@@ -24,6 +28,8 @@ from ..journal.verdict import Stop
 
 if TYPE_CHECKING:
     from ..journal.forking import Forked, ForkPoint
+    from ..journal.reader import EventSink
+    from ..journal.verdict import ReadVerdict
 
 Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
 
@@ -58,6 +64,42 @@ class Arrival:
 
     history: float | None = None
     silent: str | None = None
+
+
+class Session(Protocol):
+    """One session as a command reads it: through once, in order, with whether something still writes it.
+
+    `LocalJournal`, `ForeignFile` and `opening.FleetSession` are sessions; `opening.open_session` gives one, opened,
+    and the caller closes it.
+    """
+
+    @property
+    def id(self) -> str:
+        """The session's id, as its writer names it (a Wren session id, another agent's own)."""
+        ...
+
+    @property
+    def where(self) -> str:
+        """The session as the person named it (a path as given, a nats:// reference): what a command says."""
+        ...
+
+    @property
+    def agent(self) -> str | None:
+        """The agent that writes it when it is not Wren (claude, codex, ...); None for a Wren journal."""
+        ...
+
+    def scan(self, sink: EventSink, *, every_branch: bool = False, redact: bool = False) -> ReadVerdict:
+        """Every event, in order, to `sink` with the bytes of its line; then the verdict (where and why reading
+        stopped, if it did). Another agent's session gives the branch the viewer shows (`every_branch`: all of
+        them) and, with `redact`, its secrets redacted as Wren writes it anywhere; a Wren journal is as written."""
+        ...
+
+    def writer_alive(self) -> bool:
+        """Whether something writes the session now (a Wren journal: a process holds its lock; another agent's
+        file: `foreign.live.alive`; a fleet's: its mirror says so)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -314,6 +314,20 @@ class FleetSession:
         verdict: ReadVerdict = _remote_module().scan_remote(self.ref, sink)
         return verdict
 
+    def writer_alive(self) -> bool:
+        """Whether its host still writes it, as the session's row on the fleet's server says (its state is live)."""
+        import asyncio
+
+        remote = _remote_module()
+        host, session = self.ref.host, self.ref.session
+
+        async def live() -> bool:
+            async with await remote.Fleet.connect(self.ref.server) as fleet:
+                found = await fleet.session(host, session)
+                return found is not None and found.state == "live"
+
+        return asyncio.run(live())
+
     def close(self) -> None:
         return None
 
