@@ -130,7 +130,10 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         )
     from ..tui import strings
 
-    app = foreign.viewer(shown, pick=args.pick, watch_mode=watch_mode, only=args.only)
+    # --only filters the session or the journals browsed here; the agents' browser (a database's too) opens its
+    # sessions unfiltered, as it always has.
+    only = args.only if shown.agents is None else None
+    app = foreign.viewer(shown, pick=args.pick, watch_mode=watch_mode, only=only)
     picked = app.run()
     if app.return_code:
         return Exit.ERROR  # the viewer crashed (Textual printed why)
