@@ -311,18 +311,16 @@ def test_log_finds_a_bare_journal_file_name_in_the_journals_folder(tmp_path: Pat
 
 
 def test_watch_of_a_workspace_browses_its_journals_folder(tmp_path: Path) -> None:
-    import argparse
-
-    from wren_tui.cli.watch import target_of
+    from wren_tui.sessions.opening import watched
 
     workspace = tmp_path / "ws"
     (workspace / "journals").mkdir(parents=True)
     _session(workspace / "journals")
-    args = argparse.Namespace(dir=None, target=str(workspace), pick=False)
-    assert target_of(args) == (workspace / "journals", None)
+    shown = watched(str(workspace))
+    assert (shown.folder, shown.session) == (workspace / "journals", None)
     # A folder that holds journals itself is browsed as it is.
-    args = argparse.Namespace(dir=None, target=str(workspace / "journals"), pick=False)
-    assert target_of(args) == (workspace / "journals", None)
+    shown = watched(str(workspace / "journals"))
+    assert (shown.folder, shown.session) == (workspace / "journals", None)
 
 
 @pytest.mark.parametrize(

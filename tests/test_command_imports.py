@@ -260,3 +260,14 @@ def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_e
         fmt = FORMATS[name]
         assert f"{name}: {fmt.label}" in said
         assert str(fmt.folder.root({}, Path("~"))) in said
+
+
+def test_wren_log_of_a_wren_journal_loads_no_other_agents_reader_no_fork_and_no_file_watcher(tmp_path: Path) -> None:
+    from tests.tui.journals import SESSION, finished_story, write_journal
+
+    journal = write_journal(tmp_path / f"{SESSION}.jsonl", finished_story())
+    loaded = _loaded_by(["log", str(journal)])
+    assert "wren_tui.sessions.local" in loaded  # read through the sessions floor
+    never = {"wren_tui.sessions.foreign", "wren_tui.sessions.exported", "wren_tui.journal.forking"}
+    assert loaded & never == set() and "wren_tui.journal.writer" not in loaded
+    assert not {name for name in loaded if name.split(".")[0] in ("watchfiles", "textual", "rich")}

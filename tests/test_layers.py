@@ -32,6 +32,9 @@ LAYERS: dict[str, str] = {
     "wren_tui.journal": "journal",
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
+    # A session, whatever wrote it (a Wren journal, another agent's file, its export, a fleet's mirror): found by
+    # what a person names and read; the floor below the viewer and the commands. Imports no Textual.
+    "wren_tui.sessions": "sessions",
     "wren_tui.fleet": "fleet",
     "wren_tui.foreign": "foreign",
     "wren_tui.search": "search",
@@ -47,13 +50,14 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
     "agent": ("base", "journal"),
-    "tui": ("base", "journal", "foreign", "search", "export", "fleet", "keep"),  # over a fleet: through fleet.remote
+    "sessions": ("base", "journal", "foreign", "fleet", "keep"),  # over a fleet: through fleet.remote
+    "tui": ("base", "journal", "sessions", "foreign", "search", "export", "fleet", "keep"),
     "fleet": ("base", "journal"),
     "foreign": ("base", "journal"),
     "search": ("base", "journal", "foreign", "keep"),  # the kept copies of sessions the agents lost
     "keep": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export", "keep"),
+    "cli": ("base", "journal", "agent", "sessions", "tui", "fleet", "foreign", "search", "export", "keep"),
     "main": ("base", "cli"),
 }
 # The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's
@@ -75,7 +79,7 @@ CLIMBS = {"wren_tui.tui.wren_child (tui) imports wren_tui.__main__ (main)"}
 # database's copy in a temporary folder Wren makes and removes (`foreign.snapshot`).
 PRIVATE = {
     "wren_tui.foreign.exported line": {"os.write"},
-    "wren_tui.tui.sources.exported line": {"os.pwrite"},
+    "wren_tui.sessions.exported line": {"os.pwrite"},
     # The named operations write only where their caller says: copy_range into the descriptor it is
     # given, memory_file into an anonymous file (memfd, or where there is none, a 0600 file made in
     # a 0700 folder of its own and both removed at once).
@@ -173,6 +177,19 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     # What it loads writes nothing either, but the private places of PRIVATE (`portable`'s memory file and
     # copy, which the child never calls: it only reads its descriptor).
     assert _not_private(writers_in(modules, closure(modules, [child]))) == []
+
+
+def test_the_sessions_floor_loads_neither_textual_nor_the_viewer_nor_the_commands() -> None:
+    names = sorted(
+        f"wren_tui.sessions.{p.stem}" for p in (PACKAGE / "sessions").glob("*.py") if p.name != "__init__.py"
+    )
+    code = (
+        f"import sys\nfor name in {names!r}:\n    __import__(name)\n"
+        "print(sorted({m.split('.')[0] if not m.startswith('wren_tui.') else '.'.join(m.split('.')[:2])"
+        " for m in sys.modules if m.startswith(('textual', 'rich', 'wren_tui.tui', 'wren_tui.cli'))}))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert len(names) >= 6 and result.stdout.strip() == "[]"
 
 
 def test_loading_the_viewer_loads_no_agent_code() -> None:

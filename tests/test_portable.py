@@ -329,7 +329,7 @@ def test_a_viewer_process_sees_its_writer_through_the_open_file_even_after_the_j
         reader = mac_python(
             f"""
             import os
-            from wren_tui.tui.sources.local import LocalJournal
+            from wren_tui.sessions.local import LocalJournal
             source = LocalJournal({str(journal)!r})
             assert source.open()
             os.rename({str(journal)!r}, {str(journal.with_name("moved.jsonl"))!r})

@@ -146,7 +146,7 @@ async def _both(url: str, path: Path) -> tuple[list[float], list[float]]:
     """Start the local and the remote reader, then the appends; each reader's delays, in seconds."""
     from wren_tui.fleet.remote import Fleet
     from wren_tui.journal.reader import Tail
-    from wren_tui.tui.tailing import watch_folder
+    from wren_tui.sessions.tailing import watch_folder
 
     local_seen: dict[int, float] = {}
     remote_seen: dict[int, float] = {}

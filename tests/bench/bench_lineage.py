@@ -27,7 +27,7 @@ from pathlib import Path
 import wren_tui.tui.app
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources.local import LocalJournal
+from wren_tui.sessions.local import LocalJournal
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.waterfall import Waterfall
 

@@ -138,7 +138,7 @@ def _first_paint(path: Path) -> tuple[float, float]:
 
 async def _watcher_latency(path: Path) -> tuple[float, float]:
     from wren_tui.journal.reader import Tail
-    from wren_tui.tui.tailing import watch_folder
+    from wren_tui.sessions.tailing import watch_folder
 
     tail = Tail(path)
     tail.read()

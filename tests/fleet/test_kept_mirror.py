@@ -21,9 +21,9 @@ from tests.foreign.sessions import copy_session, lines_of
 from tests.tui.conftest import wait_for, wait_for_text
 from wren_tui.fleet.kept import kept_subject
 from wren_tui.fleet.remote import Fleet
+from wren_tui.sessions.foreign import ForeignFile
 from wren_tui.tui.screens.fleet_browser import FleetBrowserScreen
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources.foreign import ForeignFile
 
 GONE = "aaaa1111-0000-4000-8000-000000000001"
 RELATIVE = f"-var-tmp-ws/{GONE}.jsonl"

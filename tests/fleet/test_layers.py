@@ -51,8 +51,11 @@ def test_the_viewer_reads_the_fleet_only_in_its_fleet_modules_and_the_local_view
     assert readers == {
         "tui/fleet_app.py",
         "tui/screens/fleet_browser.py",
-        "tui/sources/remote.py",
     }
+    # Below the viewer, the sessions floor: `opening` knows a fleet's session by its nats:// name, `remote` reads it.
+    sessions = sorted((PACKAGE / "sessions").rglob("*.py"))
+    fleet = {p.name for p in sessions if any(n.startswith("wren_tui.fleet") for n in imports_of(p))}
+    assert fleet == {"opening.py", "remote.py"}
     code = (
         "import sys, wren_tui.tui.app, wren_tui.cli.watch, wren_tui.tui.screens.session; "
         "print(sorted(m for m in sys.modules if m.startswith(('nats', 'wren_tui.fleet.remote'))))"

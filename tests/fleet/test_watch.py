@@ -28,11 +28,11 @@ from wren_tui.journal.events import ChatMessage, Delta, Message
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import new_session_id
 from wren_tui.journal.writer import JournalWriter, encode_line
+from wren_tui.sessions.remote import TAIL_FIRST, RemoteSource
 from wren_tui.tui.fleet_app import FleetApp
 from wren_tui.tui.screens.dialogs import Confirm
 from wren_tui.tui.screens.fleet_browser import FleetBrowserScreen
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources.remote import TAIL_FIRST, RemoteSource
 
 WIDE = (200, 40)
 

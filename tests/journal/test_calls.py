@@ -24,7 +24,7 @@ from wren_tui.journal.reader import read_events
 from wren_tui.journal.replay import Replayer, replay
 from wren_tui.journal.store import describe_session
 from wren_tui.journal.writer import JournalWriter
-from wren_tui.tui.sources.local import LocalJournal
+from wren_tui.sessions.local import LocalJournal
 from wren_tui.tui.timeline import RowState, Timeline
 
 RUN = ToolCall(id="c1", name="run_command", args='{"command": "make"}')

@@ -14,10 +14,10 @@ from tests.conftest import run_wren
 from tests.foreign.sessions import copy_session, fixture
 from tests.tui.conftest import FixedClock, screen_text, wait_for, wait_for_text
 from wren_tui.foreign import FORMATS, live
+from wren_tui.sessions.foreign import ForeignFile
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.foreign import ForeignBrowser, ForeignFolder
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources.foreign import ForeignFile
 
 CLOCK = datetime(2026, 11, 30, 10, tzinfo=UTC)
 FOLDERS = ("claude", "codex", "pi")

@@ -17,10 +17,10 @@ from tests.conftest import run_wren
 from tests.foreign.sessions import copy_session, fixture
 from tests.tui.conftest import wait_for, wait_for_text
 from wren_tui.cli.foreign import agents_browser
+from wren_tui.sessions.foreign import ForeignFile
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.foreign import ForeignBrowser
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources.foreign import ForeignFile
 
 GONE = "aaaa1111-0000-4000-8000-000000000001"
 NEVER = "bbbb2222-0000-4000-8000-000000000002"

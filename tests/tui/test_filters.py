@@ -12,10 +12,10 @@ from tests.tui.conftest import screen_text, session_app, wait_for
 from tests.tui.journals import SESSION, assistant, encode, finished_story, story, tool_result, user, write_journal
 from wren_tui.cli.watch import ONLY_CHOICES
 from wren_tui.journal.events import ChatMessage, KnownEvent, Message, Reasoning, ToolCall, ToolEnd, ToolStart
+from wren_tui.sessions.local import LocalJournal
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.filters import ONLY, Only
 from wren_tui.tui.filters import shown as shown_items
-from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.timeline import Timeline
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine

@@ -21,11 +21,11 @@ from tests.tui.conftest import FixedClock, wait_for, wait_for_text
 from tests.tui.journals import SESSION, assistant, encode, finished_story, story, user, write_journal
 from wren_tui.journal.events import Delta
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.sessions.local import LocalJournal
 from wren_tui.tui import session_reader
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, is_pane
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources.local import LocalJournal
 
 
 class EventCount(Widget):

@@ -18,10 +18,11 @@ from wren_tui.journal.events import Message, ToolEnd, Usage
 from wren_tui.journal.forking import fork_points
 from wren_tui.journal.offsets import Chunk, LineScanner, decode_at, tail_span
 from wren_tui.journal.reader import read_events
-from wren_tui.tui import session_reader, tailing
+from wren_tui.sessions import tailing
+from wren_tui.sessions.local import LocalJournal
+from wren_tui.tui import session_reader
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.rowmap import RowMap
-from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.timeline import Timeline
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine

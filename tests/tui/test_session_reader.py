@@ -16,9 +16,9 @@ import pytest
 
 from tests.tui.journals import SESSION, assistant, user, write_journal
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.sessions.local import LocalJournal
 from wren_tui.tui import session_reader, strings
 from wren_tui.tui.session_reader import Cancelled, SessionReader, SessionSearch
-from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.timeline import Timeline
 
 

@@ -24,10 +24,10 @@ from wren_tui.journal.events import ChatMessage, Event, KnownEvent, Message, Too
 from wren_tui.journal.forking import Forked
 from wren_tui.journal.offsets import Chunk
 from wren_tui.journal.verdict import Stop
+from wren_tui.sessions import Arrival, LineReader, SessionSource, Whereabouts
+from wren_tui.sessions.local import LocalJournal
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.session import SessionScreen
-from wren_tui.tui.sources import Arrival, LineReader, SessionSource, Whereabouts
-from wren_tui.tui.sources.local import LocalJournal
 from wren_tui.tui.widgets.conversation import ConversationView
 from wren_tui.tui.widgets.status_line import StatusLine
 

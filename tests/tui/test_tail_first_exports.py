@@ -18,10 +18,10 @@ from tests.foreign.test_opencode import edit, fingerprint
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_opencode_aider import CLOCK, _app, _status
 from wren_tui.journal.events import Event
+from wren_tui.sessions import exported
+from wren_tui.sessions.foreign import ForeignFile
 from wren_tui.tui.screens.session import SessionScreen
 from wren_tui.tui.search import find_all
-from wren_tui.tui.sources import exported
-from wren_tui.tui.sources.foreign import ForeignFile
 
 SIZE = 3 << 20
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..journal.compare import Comparison, Row, compare, comparison_rows
 from ..journal.visible import visible
 from . import foreign
-from .console import print_json
+from .console import err, print_json
 from .exits import Exit, Unreadable, stop_said
 from .options import folder_of
 
@@ -32,9 +32,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> Exit:
+    from ..sessions.opening import find
+
     folder = folder_of(args)
     # Another agent's file of any kind is found (a database, DB#ID, a chat history), to be named in the refusal.
-    left, right = foreign.resolve(folder, args.left), foreign.resolve(folder, args.right)
+    left, right = find(folder, args.left, say=err), find(folder, args.right, say=err)
     for path in (left, right):
         foreign.only_wren(path, folder, "diff", "compares")
     cmp = compare(left, right)

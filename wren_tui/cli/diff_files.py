@@ -14,7 +14,6 @@ from ..journal.reader import read_events
 from ..journal.snapshots import SnapshotError, Store, files_at, last_snapshot, store_of
 from ..journal.store import resolve, session_id_of
 from ..journal.visible import visible
-from . import foreign
 from .console import out
 from .exits import CommandFailed, Exit
 from .options import folder_of
@@ -37,8 +36,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_diff_files(args: argparse.Namespace) -> Exit:
+    from ..sessions.opening import format_of
+
     path = resolve(folder_of(args), args.session)
-    if foreign.foreign_format(path) is not None:
+    if format_of(path) is not None:
         raise CommandFailed(f"{path}: another agent's session carries no snapshots of its files, so it has no diff")
     events = read_events(path).events
     sid = session_id_of(path)

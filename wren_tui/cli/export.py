@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..export import FORMATS, Exported, export_session
-from ..foreign import Format
-from ..foreign.base import split_member
+from ..journal.store import journals_dir
 from ..journal.visible import visible_text
 from . import foreign
-from .console import out
+from .console import err, out
 from .exits import Exit, Unreadable
-from .options import folder_of
+
+if TYPE_CHECKING:
+    from ..sessions.foreign import ForeignFile
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -42,64 +44,45 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> Exit:
-    path = foreign.resolve(folder_of(args), args.session)  # a database, DB#ID, a chat history too
-    fmt = foreign.foreign_format(path)
-    if fmt is not None and args.format != "atif":
-        # Nothing is written: one sentence naming the agent, what it can be exported as, and the fork.
-        foreign.only_wren(path, folder_of(args), "export", "writes out", besides=foreign.ATIF_TOO)
-    # ExportRefused: one sentence, exit 1 (exits.py)
-    done = export_session(path, args.format, args.output) if fmt is None else _foreign_atif(path, fmt, args.output)
+    from ..sessions.foreign import ForeignFile
+    from ..sessions.opening import open_session
+
+    # A database, DB#ID, a chat history too; a session on this machine.
+    source = open_session(args.session, args.dir, fleet=False, say=err)
+    with closing(source):
+        if isinstance(source, ForeignFile):
+            if args.format != "atif":
+                # Nothing is written: one sentence naming the agent, what it can be exported as, and the fork.
+                foreign.only_wren(Path(source.where), journals_dir(args.dir), "export", "writes out", foreign.ATIF_TOO)
+            done = _foreign_atif(source, args.output)
+        else:
+            done = export_session(Path(source.where), args.format, args.output)  # ExportRefused: one sentence, exit 1
     out(visible_text(f"wrote {done.path}"))
     if done.stop is not None:
         # What could be read is exported, and says where it stops; the journal did not end there.
-        raise Unreadable(path, done.stop, done="The export holds what comes before it.")
+        raise Unreadable(source.where, done.stop, done="The export holds what comes before it.")
     return Exit.OK
 
 
-def _foreign_atif(path: Path, fmt: Format, output: Path | None) -> Exported:
-    """Another agent's session (the branch shown, to its newest entry) as an ATIF trajectory."""
-    import os
-
+def _foreign_atif(source: ForeignFile, output: Path | None) -> Exported:
+    """Another agent's session (the branch shown, to its newest entry) as an ATIF trajectory, its secrets redacted."""
     from ..export import target
     from ..export.atif import AtifWriter
     from ..export.atomic import AtomicOutput
-    from ..foreign.base import Skipped, Translated
-    from ..foreign.exported import open_lines
-    from ..foreign.live import changed_recently, held_for_writing
-    from ..foreign.reader import Branch, scan
-    from ..foreign.redacted import shown
-    from ..foreign.snapshot import file_key
 
-    where = target(path, "atif", output)
-    fd = open_lines(path, fmt)  # the file, or its export as lines (a database's session, a chat history)
+    fmt = source.format
+    where = target(Path(source.where), "atif", output)
+    output_file = AtomicOutput(where)
     try:
-        st = os.fstat(fd)
-        if fmt.export is None:
-            alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
-        else:  # an export held in memory: the agent's own file says whether it is being written
-            key = file_key(split_member(path)[0])
-            alive = key is not None and changed_recently(key[2] / 1e9)
-        branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
-        output_file = AtomicOutput(where)
-        try:
-            writer = AtifWriter(output_file, writer_alive=alive)
-
-            def take(lineno: int, line: Translated, _data: bytes) -> None:
-                if branch is not None and not branch.follow(lineno, line.node):
-                    return
-                writer.take(shown(line))  # its secrets redacted
-
-            skipped = Skipped()
-            verdict = scan(fd, fmt, take, st.st_size, skipped)
-            writer.finish(
-                session_id=fmt.session_id(path),
-                agent=fmt.label,
-                agent_version="unknown",
-                stop=verdict.stop,
-                source={"agent": fmt.name, "path": str(path), "skipped": skipped.as_json()},
-            )
-        finally:
-            output_file.close()
+        writer = AtifWriter(output_file, writer_alive=source.writer_alive())
+        verdict = source.scan(lambda events, _data: writer.take(events), redact=True)
+        writer.finish(
+            session_id=source.id,
+            agent=fmt.label,
+            agent_version="unknown",
+            stop=verdict.stop,
+            source={"agent": fmt.name, "path": source.where, "skipped": source.skipped.as_json()},
+        )
     finally:
-        os.close(fd)
+        output_file.close()
     return Exported(where, verdict.stop)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -51,29 +50,11 @@ def fleet_module(name: str, package: str = "wren_tui.fleet") -> ModuleType:
         ) from None
 
 
-# --- wren log nats://... -----------------------------------------------------------------------
-
-
-def remote_log_source(target: str) -> tuple[Scan, str, str]:
-    """For `wren log nats://SERVER/HOST/SESSION`: how to read it (as `scan_events` reads a file), its id, its name."""
-    from ..fleet import FleetError
-    from ..fleet.names import parse_ref
-
-    ref = parse_ref(target)
-    if ref.host is None or ref.session is None:
-        raise FleetError(f"{target!r}: wren log reads one session: nats://SERVER[:PORT]/HOST/SESSION")
-    remote = fleet_module("remote")
-    return partial(remote.scan_remote, ref), ref.session, str(ref)
-
-
 # --- wren watch nats://... ---------------------------------------------------------------------
 
 
-def watch_remote(target: str, *, pick: bool, fork_folder: Path) -> Exit:
+def watch_remote(ref: RemoteRef, *, pick: bool, fork_folder: Path) -> Exit:
     """`wren watch nats://SERVER[/HOST[/SESSION]]`: a fleet's sessions, or one of them; forks go to `fork_folder`."""
-    from ..fleet.names import parse_ref
-
-    ref = parse_ref(target)
     if pick:
         raise UsageError(
             "--pick chooses a fork point of a session on this machine; to fork a session of the fleet, "

@@ -1,33 +1,23 @@
-"""`wren fork`: the clean points of a session, or a new session forked at one of them."""
+"""`wren fork`: the clean points of a session, or a new session forked at one of them (`sessions.forks` finds the
+session, whatever wrote it, and lists or forks it; here is what is printed)."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
-from ..journal.errors import JournalError, SessionNotFound
-from ..journal.events import Event
-from ..journal.forking import (
-    FilesNotForked,
-    ForkPoint,
-    NotAForkPoint,
-    WorkspaceRefused,
-    changes_since_points,
-    fork_listing,
-    fork_points,
-    fork_with_files,
-)
-from ..journal.reader import read_events
-from ..journal.snapshots import THINNED, PointChange, SnapshotError
-from ..journal.store import SESSION_ID, SUFFIX, session_id_of, starts_as_journal, write_problem
-from ..journal.store import resolve as resolve_journal
+from ..journal.forking import FilesNotForked, ForkPoint, NotAForkPoint, WorkspaceRefused, fork_listing
+from ..journal.snapshots import THINNED, PointChange
+from ..journal.store import session_id_of
 from ..journal.visible import visible
 from .console import err, out, print_json
-from .exits import CommandFailed, Exit, Unreadable
-from .options import folder_of
+from .exits import CommandFailed, Exit, ForeignUnreadable, Unreadable
+
+if TYPE_CHECKING:
+    from ..journal.verdict import Stop
+    from ..sessions import Made, Points
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -57,123 +47,103 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_fork(args: argparse.Namespace) -> Exit:
-    path = _wren_journal(folder_of(args), args.session)
-    if path is None:
-        # Not plainly a Wren journal: other agents' formats are loaded (they take a while) to tell what it is.
-        from . import foreign
+    from ..sessions import Points
+    from ..sessions.forks import fork
 
-        path = foreign.resolve(folder_of(args), args.session)
-        fmt = foreign.foreign_format(path)
-    else:
-        fmt = None
-    if fmt is not None:
-        if args.workspace:
-            raise UsageError(
-                f"{path}: another agent's session carries no snapshots of its files, so a fork of it restores the "
-                "conversation only; fork it without --workspace"
-            )
-        # Into Wren's journals folder, never beside the other agent's file.
-        return foreign.fork_foreign(path, fmt, args.seq, folder_of(args), args.json)
-    if args.seq is None:
-        if args.workspace:
-            raise UsageError("--workspace needs SEQ: the point whose files to write")
-        return _list(path, args.json)
     try:
-        made = fork_with_files(path, args.seq, args.workspace or None, journals=(folder_of(args),))
+        answer = fork(args.session, args.seq, args.dir, args.workspace, say=err)
     except WorkspaceRefused as exc:
         raise UsageError(str(exc)) from None
     except NotAForkPoint as exc:
         if exc.past_stop and exc.stop is not None:
             # No point lies past where the journal stops: say where and why, then the points before it.
-            raise Unreadable(path, exc.stop, _before(exc, path)) from None
+            raise Unreadable(exc.path, exc.stop, _before(exc)) from None
         raise
     except FilesNotForked as exc:
         raise CommandFailed(str(exc)) from None
-    except OSError as exc:
-        raise JournalError(
-            f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
-            "the journal to a folder you can write and fork it there"
-        ) from None
-    forked, target, restored = made.forked, made.workspace, made.files_restored
-    if args.json:
-        print_json(
-            {
-                "id": forked.id,
-                "path": str(forked.path),
-                "from": forked.parent,
-                "atSeq": forked.at_seq,
-                "workspace": str(target) if target is not None else None,
-                "snapshot": made.snapshot,
-                "filesRestored": restored,
-            }
-        )
+    if isinstance(answer, Points):
+        return _list(answer, args.json)
+    return _made(answer, args.json)
+
+
+def _made(made: Made, as_json: bool) -> Exit:
+    """What a fork made: the new session, where its files went (or why it has none), how to continue it."""
+    forked = made.forked
+    if as_json:
+        row: dict[str, Any] = {"id": forked.id, "path": str(forked.path), "from": forked.parent, "atSeq": forked.at_seq}
+        if made.label is not None:
+            row["workspaceNote"] = made.workspace_note
+        else:
+            row["workspace"] = str(made.workspace) if made.workspace is not None else None
+            row["snapshot"], row["filesRestored"] = made.snapshot, made.files_restored
+        print_json(row)
+        return Exit.OK
+    if made.label is not None:
+        out(f"forked {made.label} session {made.origin} at line {forked.at_seq} -> {forked.id}")
+        if made.workspace_note is not None:
+            from ..foreign.fork import NO_WORKSPACE
+
+            out(f"{visible(made.workspace_note)}, so the fork records no workspace; {NO_WORKSPACE}")
     else:
         out(f"forked {forked.parent} at seq {forked.at_seq} -> {forked.id}")
-        if target is not None:
-            out(f"files as they were at seq {forked.at_seq} written to {target} ({restored} files): it works there")
+        if made.workspace is not None:
+            out(
+                f"files as they were at seq {forked.at_seq} written to {made.workspace} ({made.files_restored} files): "
+                "it works there"
+            )
         else:
-            again = wren_command("fork", forked.parent, str(forked.at_seq), folder=path.parent, tail="--workspace DIR")
             out(
                 "the files were not restored: the workspace is as the latest run left it "
-                f"(`{again}` writes them as they were at that point, from the session's snapshots)"
+                f"(`{made.again}` writes them as they were at that point, from the session's snapshots)"
             )
-        out(f"continue it with: {wren_command('resume', forked.id, folder=forked.path.parent)}")
+    out(f"continue it with: {made.resume}")
     return Exit.OK
 
 
-def _wren_journal(folder: Path, ref: str) -> Path | None:
-    """The journal `ref` names when it begins as a Wren journal (`store.starts_as_journal`), else None.
+def _list(listed: Points, as_json: bool) -> Exit:
+    """The clean points; a corrupt session's are those before the damage, and the command says so (exit 4).
 
-    That is what `foreign.foreign_format` finds first too, without loading other agents' formats: `wren
-    fork` starts that much sooner. Anything else (no such journal, another agent's file, an empty
-    one) is None, and the caller asks `foreign`.
+    A Wren journal's each with how many files differ from it to the session's last snapshot, and the calls after
+    it that changed files (edit tools or shell commands), when the session has snapshots.
     """
-    try:
-        path = resolve_journal(folder, ref)
-    except SessionNotFound:
-        return None
-    # Named as Wren names its journals, too: a file of the design's lines (mca) starts so, and is not Wren's.
-    return path if path.suffix == SUFFIX and SESSION_ID.match(path.stem) and starts_as_journal(path) else None
-
-
-def _list(path: Path, as_json: bool) -> Exit:
-    """The clean points; a corrupt journal's are those before the damage, and the command says so (exit 4).
-
-    Each with how many files differ from it to the session's last snapshot, and the calls after it
-    that changed files (edit tools or shell commands), when the session has snapshots.
-    """
-    sid = session_id_of(path)
-    result = read_events(path)
-    points = fork_points(result.events)
-    changes = _changes(path, result.events, points)
+    points, stop, foreign = listed.points, listed.stop, listed.label is not None
+    if listed.unchanged is not None:
+        err(f"{listed.unchanged}; the fork points are listed without what changed since each")
     if as_json:
-        print_json([_point_json(p, changes.get(p.seq)) for p in points])
+        rows = [_point_json(p, listed.changes.get(p.seq), foreign) for p in points]
+        print_json(rows)
     elif not points:
-        out(f"{sid} has no clean fork point yet")
+        out(f"{listed.id} has no clean fork point yet")
     else:
-        again = wren_command("fork", sid, folder=path.parent, tail="SEQ")
-        out(f"Clean fork points of {sid} (fork with `{again}`, and its files with --workspace DIR):")
-        _show(points, changes)
-    if result.stop is not None and not result.stop.torn:
+        if foreign:
+            out(f"Clean fork points of this {listed.label} session, by line (fork into Wren with `{listed.again}`):")
+        else:
+            out(f"Clean fork points of {listed.id} (fork with `{listed.again}`, and its files with --workspace DIR):")
+        for point, line in zip(points, listed.listing, strict=True):
+            out(f"  {visible(line)}{'' if foreign else _since(listed.changes.get(point.seq))}")
+    if stop is not None and not as_json and stop.torn:
+        # A torn tail: never a committed line, so no point is missing.
+        out(
+            f"stopped at {stop} (a line its writer has not finished; nothing after it is read)"
+            if foreign
+            else _torn(stop)
+        )
+    if stop is not None and not stop.torn:
         # Lines after the damage are lost to reading: they may have held points.
-        raise Unreadable(path, result.stop)
-    if result.stop is not None and not as_json:
-        from .log import stop_line
-
-        out(stop_line(result))  # a torn tail: never a committed line, so no point is missing
+        raise ForeignUnreadable(listed.path, stop) if foreign else Unreadable(listed.path, stop)
     return Exit.OK
 
 
-def _changes(path: Path, events: list[Event], points: list[ForkPoint]) -> dict[int, PointChange]:
-    try:
-        return changes_since_points(path, events, points)
-    except SnapshotError as exc:
-        err(f"{exc}; the fork points are listed without what changed since each")
-        return {}
+def _torn(stop: Stop) -> str:
+    from .log import stop_line
+
+    return stop_line(stop)
 
 
-def _point_json(point: ForkPoint, change: PointChange | None) -> dict[str, Any]:
+def _point_json(point: ForkPoint, change: PointChange | None, foreign: bool = False) -> dict[str, Any]:
     row: dict[str, Any] = {"seq": point.seq, "role": point.role, "preview": point.preview}
+    if foreign:
+        return row  # a line of another agent's file: no compaction of Wren's, no snapshots
     if point.compaction:
         row["afterCompaction"] = point.compaction  # a fork from here rebuilds the summary
     row["filesChanged"] = change.files_changed if change else None
@@ -202,15 +172,10 @@ def _since(change: PointChange | None) -> str:
 _KIND_WORDS = {"edit": "edit", "shell": "shell command", "other": "other call"}
 
 
-def _show(points: list[ForkPoint], changes: dict[int, PointChange] | None = None) -> None:
-    for point, line in zip(points, fork_listing(points), strict=True):
-        out(f"  {visible(line)}{_since((changes or {}).get(point.seq))}")
-
-
-def _before(exc: NotAForkPoint, path: Path) -> str:
+def _before(exc: NotAForkPoint) -> str:
     """The lines after the sentence of a fork asked past the stop: the seq, and the clean points before the stop."""
     if not exc.points:
         return f"seq {exc.seq} is past that line, and there is no clean point before it."
-    again = wren_command("fork", session_id_of(path), folder=path.parent, tail="SEQ")
+    again = wren_command("fork", session_id_of(exc.path), folder=exc.path.parent, tail="SEQ")
     listing = "\n".join(f"  {line}" for line in fork_listing(exc.points))
     return f"seq {exc.seq} is past that line. The clean points before it (fork with `{again}`):\n{listing}"

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..export.asjson import events_json
-from ..foreign.base import Format, Skipped, Translated
-from ..foreign.exported import open_lines
-from ..foreign.reader import scan as foreign_scan
 from ..journal.events import Event, describe, event_type, to_builtins
-from ..journal.reader import EventSink, scan_events
-from ..journal.store import session_id_of
-from ..journal.verdict import ReadVerdict
+from ..journal.reader import EventSink
+from ..journal.verdict import ReadVerdict, Stop
 from ..journal.visible import escaped_json, visible
-from . import fleet, foreign
 from .console import err, out
 from .exits import Exit, ForeignUnreadable, Unreadable
-from .options import folder_of
+
+if TYPE_CHECKING:
+    from ..sessions.foreign import ForeignFile
 
 Scan = Callable[[EventSink], ReadVerdict]
 _json = msgspec.json.Encoder()
@@ -63,10 +59,8 @@ FOREIGN: Meaning = (
 )
 
 
-def stop_line(verdict: ReadVerdict, meaning: Meaning = JOURNAL) -> str:
-    """The listing's last line when reading stopped: where, why, and what it means (the verdict has a stop)."""
-    stop = verdict.stop
-    assert stop is not None
+def stop_line(stop: Stop, meaning: Meaning = JOURNAL) -> str:
+    """The listing's last line when reading stopped: where, why, and what it means."""
     where = f"stopped at line {stop.line} (byte {stop.offset}): {stop.why}"
     if stop.torn:
         return f"{where} [torn tail] ({meaning[0]})"
@@ -74,19 +68,20 @@ def stop_line(verdict: ReadVerdict, meaning: Meaning = JOURNAL) -> str:
 
 
 def cmd_log(args: argparse.Namespace) -> Exit:
-    local = not fleet.is_remote(args.session)
-    if local:
-        path = foreign.resolve(folder_of(args), args.session)
-        if (fmt := foreign.foreign_format(path)) is not None:
-            return _log_foreign(path, fmt, args.json)
-        scan: Scan = partial(scan_events, path)
-        session_id, where = session_id_of(path), str(path)
-    else:
-        scan, session_id, where = fleet.remote_log_source(args.session)
-    result = _log_json(scan, session_id, where) if args.json else _log_text(scan)
+    from ..sessions.opening import FleetSession, open_session
+
+    source = open_session(args.session, args.dir, say=err)
+    with closing(source):
+        if source.agent is not None:
+            from ..sessions.foreign import ForeignFile  # another agent's reader, loaded for its session alone
+
+            assert isinstance(source, ForeignFile)
+            return _log_foreign(source, args.json)
+        scan: Scan = source.scan
+        result = _log_json(scan, source.id, source.where) if args.json else _log_text(scan)
     if result.stop is not None:
         # What could be read is printed; the journal did not end there.
-        raise Unreadable(where, result.stop, local=local)
+        raise Unreadable(source.where, result.stop, local=not isinstance(source, FleetSession))
     return Exit.OK
 
 
@@ -97,8 +92,8 @@ def _log_text(scan: Scan, meaning: Meaning = JOURNAL) -> ReadVerdict:
     result = scan(show)
     for warning in result.warnings:
         err(f"warning: {warning}")
-    if not result.ok:
-        out(stop_line(result, meaning))
+    if result.stop is not None:
+        out(stop_line(result.stop, meaning))
     return result
 
 
@@ -150,37 +145,27 @@ def _log_json(
 # --- wren log PATH (another agent's file) -----------------------------------------------------------
 
 
-def _log_foreign(path: Path, fmt: Format, as_json: bool) -> Exit:
+def _log_foreign(source: ForeignFile, as_json: bool) -> Exit:
     """`wren log PATH` for another agent's file: its lines as Wren events (seq: the line's number), every branch."""
-    skipped = Skipped()
-
-    def scan(sink: EventSink) -> ReadVerdict:
-        def take(_lineno: int, line: Translated, data: bytes) -> None:
-            if shown := [e for i, e in enumerate(line.events) if i not in line.hidden]:
-                sink(shown, data)
-
-        return foreign_scan(fd, fmt, take, skipped=skipped)
+    fmt = source.format
+    scan: Scan = partial(source.scan, every_branch=True)
 
     def more() -> dict[str, object]:
-        return {"skipped": skipped.as_json(), "unrecorded": fmt.unrecorded}
+        return {"skipped": source.skipped.as_json(), "unrecorded": fmt.unrecorded}
 
-    fd = open_lines(path, fmt)
-    try:
-        if as_json:
-            result = _log_json(scan, fmt.session_id(path), str(path), fmt.name, _encoded, more)
-        else:
-            if fmt.unrecorded:
-                # What the format never records, said first on stdout as a heading (not an error: nothing is wrong).
-                out(f"Note: {fmt.unrecorded}.")
-            result = _log_text(scan, FOREIGN)
-    finally:
-        os.close(fd)
-    left_out = skipped.sentence()
+    if as_json:
+        result = _log_json(scan, source.id, source.where, fmt.name, _encoded, more)
+    else:
+        if fmt.unrecorded:
+            # What the format never records, said first on stdout as a heading (not an error: nothing is wrong).
+            out(f"Note: {fmt.unrecorded}.")
+        result = _log_text(scan, FOREIGN)
+    left_out = source.skipped.sentence()
     if left_out and not as_json:
-        err(f"{path}: {left_out}")
+        err(f"{source.where}: {left_out}")
     if result.stop is not None:
         # What could be read is printed; the file did not end there.
-        raise ForeignUnreadable(path, result.stop)
+        raise ForeignUnreadable(source.where, result.stop)
     return Exit.OK
 
 

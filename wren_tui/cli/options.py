@@ -34,18 +34,11 @@ def folder_of(args: argparse.Namespace) -> Path:
 
 
 def named_folder_of(args: argparse.Namespace) -> Path:
-    """The journals folder, refused when the person named it (--dir or WREN_DIR) and nothing is there.
+    """The journals folder, refused when the person named it (--dir or WREN_DIR) and nothing is there
+    (`sessions.opening.named_journals`)."""
+    from ..sessions.opening import named_journals
 
-    A folder the person named is a typo until it exists; the default folder is simply not made yet.
-    """
-    from ..journal.errors import JournalError
-
-    folder = folder_of(args)
-    if not os.path.lexists(folder) and (getattr(args, "dir", None) or os.environ.get("WREN_DIR")):
-        raise JournalError(
-            f"{folder}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
-        )
-    return folder
+    return named_journals(getattr(args, "dir", None))
 
 
 def agent_options(p: argparse.ArgumentParser) -> None:

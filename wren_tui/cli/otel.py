@@ -10,20 +10,24 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterable
+from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..export.otel import SEMCONV, OtelMissing, OtlpSender, SendFailed, Spans
-from ..foreign import Format
 from ..journal.errors import JournalError
 from ..journal.locks import lock_holder
-from ..journal.reader import Tail, scan_events
+from ..journal.reader import Tail
 from ..journal.store import journal_paths, session_id_of
 from ..journal.verdict import Stop
-from . import fleet, foreign
+from . import fleet
 from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of, named_folder_of
+
+if TYPE_CHECKING:
+    from ..sessions import Session
 
 POLL_S = 0.2
 
@@ -90,10 +94,17 @@ class _Followed:
 def cmd_otel(args: argparse.Namespace) -> Exit:
     if args.all == (args.session is not None):
         raise CommandFailed("name one session, or --all for every session of the journals folder")
+    remote = args.session is not None and fleet.is_remote(args.session)
     # --all of a folder that is not there is a typo, never "nothing to send".
     folder = named_folder_of(args) if args.all else folder_of(args)
-    remote = args.session is not None and fleet.is_remote(args.session)
-    paths = [] if remote else journal_paths(folder) if args.all else [foreign.resolve(folder, args.session)]
+    # Every journal of the folder, each opened in its turn; or the one session named, opened first.
+    sessions: Iterable[Session] = (
+        []
+        if remote
+        else (_opened(path) for path in journal_paths(folder))
+        if args.all
+        else [_named(args.session, args.dir)]
+    )
     try:
         sender = OtlpSender(args.endpoint)
     except (OtelMissing, SendFailed) as exc:
@@ -102,32 +113,42 @@ def cmd_otel(args: argparse.Namespace) -> Exit:
         if remote:
             return _remote(args.session, sender, args.content, args.follow)
         if args.follow:
-            return _follow(folder, paths, sender, args.all, args.content)
-        return _once(paths, sender, args.content)
+            return _follow(folder, sessions, sender, args.all, args.content)
+        return _once(sessions, sender, args.content)
     except SendFailed as exc:
         raise CommandFailed(str(exc)) from None
     finally:
         sender.close()
 
 
-def _once(paths: list[Path], sender: OtlpSender, content: bool) -> Exit:
-    stopped: tuple[Path, Stop] | None = None
-    for path in paths:
-        fmt = foreign.foreign_format(path)
-        if fmt is not None:
-            spans, stop = _foreign(path, fmt, sender, content)
-        else:
-            spans = Spans(session_id_of(path), sender.add, content=content)
-            verdict = scan_events(path, lambda events, _lines, spans=spans: spans.take(events))  # type: ignore[misc]
-            spans.finish(writer_alive=lock_holder(path) is not None)
-            stop = verdict.stop
+def _named(ref: str, folder: str | None) -> Session:
+    from ..sessions.opening import open_session
+
+    return open_session(ref, folder, fleet=False, say=err)
+
+
+def _opened(path: Path) -> Session:
+    from ..sessions.opening import open_file
+
+    return open_file(path, None)
+
+
+def _once(sessions: Iterable[Session], sender: OtlpSender, content: bool) -> Exit:
+    stopped: tuple[str, Stop] | None = None
+    for source in sessions:
+        spans = Spans(source.id, sender.add, content=content, agent=source.agent)
+        with closing(source):
+            # Another agent's session: the branch the viewer shows, its secrets redacted.
+            verdict = source.scan(lambda events, _lines, spans=spans: spans.take(events), redact=True)  # type: ignore[misc]
+            spans.finish(writer_alive=source.writer_alive())
+        stop = verdict.stop
         sent = sender.flush()
         out(
             f"sent {sent} spans of {spans.session} to {sender.url}"
             + (" (still running: open spans not sent)" if spans.open else "")
         )
         if stop is not None and not stop.torn:
-            stopped = (path, stop)
+            stopped = (source.where, stop)
     if stopped is not None:
         raise Unreadable(stopped[0], stopped[1], done="The spans of what comes before it were sent.")
     return Exit.OK
@@ -213,41 +234,17 @@ async def _remote_spans(module: Any, ref: Any, sender: OtlpSender, content: bool
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _foreign(path: Path, fmt: Format, sender: OtlpSender, content: bool) -> tuple[Spans, Stop | None]:
-    """Another agent's session (the branch the viewer shows), sent the same way; where reading stopped."""
-    import os
+def _follow(folder: Path, sessions: Iterable[Session], sender: OtlpSender, every: bool, content: bool) -> Exit:
+    from ..sessions.foreign import ForeignFile
 
-    from ..foreign.base import Translated
-    from ..foreign.exported import open_lines
-    from ..foreign.live import changed_at, changed_recently, held_for_writing
-    from ..foreign.reader import Branch, scan
-    from ..foreign.redacted import shown
-
-    spans = Spans(fmt.session_id(path), sender.add, content=content, agent=fmt.name)
-    fd = open_lines(path, fmt)  # the file itself, or the lines a session kept otherwise exports into
-    try:
-        st = os.fstat(fd)
-        branch = None if fmt.node_of is None else Branch.scan(fd, fmt.node_of, st.st_size)
-
-        def take(lineno: int, line: Translated, _data: bytes) -> None:
-            if branch is None or branch.follow(lineno, line.node):
-                spans.take(shown(line))  # its secrets redacted
-
-        verdict = scan(fd, fmt, take, st.st_size)
-        if fmt.export is None:
-            alive = changed_recently(st.st_mtime) or bool(held_for_writing([(st.st_dev, st.st_ino)]))
-        else:  # its export's time says nothing: the agent's files' does
-            alive = changed_recently(changed_at(path, fmt) or 0.0)
-    finally:
-        os.close(fd)
-    spans.finish(writer_alive=alive)
-    return spans, verdict.stop
-
-
-def _follow(folder: Path, paths: list[Path], sender: OtlpSender, every: bool, content: bool) -> Exit:
-    for path in paths:
-        if (fmt := foreign.foreign_format(path)) is not None:
-            raise CommandFailed(f"{path}: --follow follows Wren journals; send this {fmt.label} session without it")
+    paths = []
+    for source in sessions:
+        source.close()  # followed by its tail, below
+        if isinstance(source, ForeignFile):
+            raise CommandFailed(
+                f"{source.where}: --follow follows Wren journals; send this {source.label} session without it"
+            )
+        paths.append(Path(source.where))
     followed = {path: _Followed(path, sender, content) for path in paths}
     out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
     failing = False

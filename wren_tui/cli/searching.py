@@ -33,10 +33,10 @@ from ..search.index import IndexRead, connect_read, index_path
 from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import SearchSource
+from ..sessions.refusal import nothing_readable, refuse_unknown_file
 from .console import err
 from .exits import Exit
 from .options import named_folder_of
-from .refusal import nothing_readable, refuse_unknown_file
 
 _json = msgspec.json.Encoder()
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.

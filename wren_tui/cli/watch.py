@@ -17,17 +17,15 @@ downloads.
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.errors import UsageError
-from ..journal.errors import JournalError
-from ..journal.store import journal_paths, latest
 from . import fleet, foreign
-from .console import out
+from .console import err, out
 from .exits import CommandFailed, Exit, Unreadable
-from .options import folder_of, named_folder_of
+
+if TYPE_CHECKING:
+    from ..sessions.tailing import WatchMode
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -91,52 +89,29 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_watch)
 
 
-def target_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    """The folder to browse and the session to open (None: the browser)."""
-    folder = folder_of(args)
-    target: str | None = args.target
-    if target is not None and Path(target).expanduser().is_dir():
-        folder = _journals_in(Path(target).expanduser())
-        target = None
-    elif target is None and os.path.lexists(folder) and not folder.is_dir():
-        raise JournalError(f"{folder} is not a folder; give --dir the journals folder (or set WREN_DIR)")
-    if target is not None:
-        session = foreign.resolve(folder, target)
-        return session.parent, session
-    return folder, latest(folder) if args.pick else None
-
-
-def _journals_in(folder: Path) -> Path:
-    """The folder named, or its journals/ when it holds no journal and that does (a workspace was named)."""
-    inner = folder / "journals"
-    if not journal_paths(folder) and inner.is_dir():
-        return inner
-    return folder
-
-
 def cmd_watch(args: argparse.Namespace) -> Exit:
-    if getattr(args, "agent", None) is not None:
-        if args.pick or args.serve or args.target is not None:
-            given = "--pick" if args.pick else "--serve" if args.serve else args.target
-            raise UsageError(
-                f"--agent browses the agent's own folder in this terminal; it takes no {given} "
-                "(watch one session with `wren watch PATH`)"
-            )
-        return foreign.watch_agents(args)
-    if args.target is not None and fleet.is_remote(args.target):
+    from ..sessions.opening import watched
+
+    if args.agent is not None and (args.pick or args.serve or args.target is not None):
+        given = "--pick" if args.pick else "--serve" if args.serve else args.target
+        raise UsageError(
+            f"--agent browses the agent's own folder in this terminal; it takes no {given} "
+            "(watch one session with `wren watch PATH`)"
+        )
+    # What is shown, found below: a session, a folder, a database of sessions, the agents' folders, or a fleet.
+    shown = watched(
+        args.target,
+        folder=args.dir,
+        agent=args.agent,
+        pick=args.pick,
+        databases=not args.serve and not args.pick,
+        say=err,
+    )
+    watch_mode: WatchMode = "poll" if args.poll else "auto"
+    if shown.fleet is not None:
         if args.serve:
             raise UsageError("--serve serves a local folder or journal; watch a fleet's server in this terminal")
-        return fleet.watch_remote(args.target, pick=args.pick, fork_folder=folder_of(args))
-    if args.target is None:
-        named_folder_of(args)  # a folder named with --dir or WREN_DIR that is not there: refused, as ls does
-    folder, session = target_of(args)
-    if session is not None:
-        foreign.foreign_format(session)  # a file that is no session Wren reads is refused here, not opened
-    if session is not None and not args.serve and not args.pick:
-        # A database of several sessions (OpenCode's) is browsed: each of its sessions is a row.
-        browsed = foreign.watch_database(session, args, folder_of(args))
-        if browsed is not None:
-            return browsed
+        return fleet.watch_remote(shown.fleet, pick=args.pick, fork_folder=shown.journals)
     if args.serve:
         if args.pick:
             raise UsageError("--pick prints to this terminal; it cannot be used with --serve")
@@ -145,8 +120,8 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
         from .serve import serve
 
         return serve(
-            folder,
-            session,
+            shown.folder,
+            shown.session,
             host=args.host,
             port=args.port,
             poll=args.poll,
@@ -154,17 +129,11 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
             max_viewers=args.max_viewers,
         )
     from ..tui import strings
-    from ..tui.app import WrenApp
 
-    # Another agent's session forks into the journals folder (--dir, WREN_DIR or the default), never beside it.
-    app = WrenApp(
-        folder=folder,
-        session=session,
-        pick=args.pick,
-        watch_mode="poll" if args.poll else "auto",
-        journals=folder_of(args),
-        only=getattr(args, "only", None),
-    )
+    # --only filters the session or the journals browsed here; the agents' browser (a database's too) opens its
+    # sessions unfiltered, as it always has.
+    only = args.only if shown.agents is None else None
+    app = foreign.viewer(shown, pick=args.pick, watch_mode=watch_mode, only=only)
     picked = app.run()
     if app.return_code:
         return Exit.ERROR  # the viewer crashed (Textual printed why)
@@ -173,6 +142,6 @@ def cmd_watch(args: argparse.Namespace) -> Exit:
     if picked is None:
         raise CommandFailed(strings.PICKED_NOTHING)
     out(f"{picked.session} {picked.seq}")
-    if picked.stop is not None and not picked.stop.torn and session is not None:
-        raise Unreadable(session, picked.stop)
+    if picked.stop is not None and not picked.stop.torn and shown.session is not None:
+        raise Unreadable(shown.session, picked.stop)
     return Exit.OK

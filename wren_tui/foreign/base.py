@@ -314,7 +314,7 @@ class Tail:
     """The last whole lines of a session's export, made without exporting what comes before them.
 
     A big session's viewer shows these before its first frame and exports the whole session
-    afterwards (`tui/sources/exported.py`). `lines` are byte for byte how the whole export ends.
+    afterwards (`sessions/exported.py`). `lines` are byte for byte how the whole export ends.
     """
 
     lines: bytes

@@ -28,7 +28,7 @@ from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, pread
 from . import FORMATS, WREN, Kind, kind_of, own_folder_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
-from .live import FileKey, changed_at, changed_recently, held_for_writing
+from .live import FileKey, alive, changed_at, changed_recently, held_for_writing
 from .reader import scan
 from .snapshot import SQLITE_HEADER
 
@@ -361,7 +361,7 @@ def remembered(
         if row.state == "unreadable":
             return row
         known.put(path, st, row)
-    if changed_recently(st.st_mtime, now) or (st.st_dev, st.st_ino) in held:
+    if alive(st, held, now):
         return dataclasses.replace(row, state="live")
     return row
 
@@ -388,9 +388,8 @@ def describe_agent_session(
         return _unreadable(fmt, session_id, path, str(exc))
     try:
         st = os.fstat(fd)
-        key = (st.st_dev, st.st_ino)
         if live is None:
-            live = changed_recently(st.st_mtime, now) or key in (held if held is not None else held_for_writing([key]))
+            live = alive(st, held, now)
         return _summary(fd, fmt, session_id, path, st.st_size, live)
     except OSError as exc:
         return _unreadable(fmt, session_id, path, f"{path}: {exc.strerror or exc}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +61,19 @@ def changed_recently(mtime: float, now: float | None = None) -> bool:
     A time further ahead than that (a clock set wrong where it was written) is not recent: such a file would
     otherwise be live for as long as the clocks disagree."""
     return abs((time.time() if now is None else now) - mtime) < RECENT_S
+
+
+def alive(st: os.stat_result, held: Collection[FileKey] | None = None, now: float | None = None) -> bool:
+    """Whether another agent is writing the session file `st` describes: it changed within a few seconds of `now`
+    (else of the clock's time), or some process holds it open for writing.
+
+    `held`: the files one look at every process found held for writing (a listing looks once for all its files,
+    the viewer keeps its look a moment); without it, that look is made for this file alone.
+    """
+    if changed_recently(st.st_mtime, now):
+        return True
+    key = (st.st_dev, st.st_ino)
+    return key in (held if held is not None else held_for_writing([key]))
 
 
 def changed_at(path: Path, fmt: Format) -> float | None:

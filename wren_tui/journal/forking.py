@@ -335,6 +335,17 @@ def changes_since_points(parent: Path, events: list[Event], points: list[ForkPoi
     return {c.seq: c for c in point_changes(events, [p.seq for p in points], store)}
 
 
+def changes_or_why(parent: Path, events: list[Event], points: list[ForkPoint]) -> tuple[dict[int, PointChange], str]:
+    """`changes_since_points`, or none and why (one sentence) when the snapshot store cannot be read: a listing of
+    the points goes on without them."""
+    from .snapshots import SnapshotError
+
+    try:
+        return changes_since_points(parent, events, points), ""
+    except SnapshotError as exc:
+        return {}, str(exc)
+
+
 def _files_into(parent: Path, seq: int, target: Path, new_id: str) -> tuple[str | None, int]:
     """The snapshot of the files at `seq` written into `target`: its id and how many files (None, 0: not a point)."""
     from .snapshots import SnapshotError, Store, files_at, store_of

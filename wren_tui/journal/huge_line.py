@@ -22,6 +22,13 @@ from ..portable import PASS_FDS, access_mode, pread
 from .events import Delta, Error, Event, Message, to_builtins
 from .reader import _decode_checked, _LineError, _parse_line
 
+# A line longer than this is decoded by a child process (by a reader on a worker thread): decoding it holds the GIL
+# about 2 ms a megabyte.
+HUGE_LINE = 8 << 20
+# The characters of a big line's text that are kept to show (more than a person reads in a pane; search reads the
+# whole line): what the child cuts its long strings to, and what the viewer keeps of a line too big to decode at once.
+CLIP_CHARS = 1 << 18
+
 
 @dataclass(frozen=True)
 class Decoded:

@@ -10,8 +10,11 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from ..foreign import Format, detect
+from ..foreign import Format
 from ..journal.store import journals_dir
+from ..sessions.opening import source_of
+from ..sessions.replay import ReplaySource
+from ..sessions.tailing import WatchMode
 from . import strings
 from .clock import Clock, utc_now
 from .commands import key_commands
@@ -21,11 +24,6 @@ from .screens.foreign import ForeignBrowser, ForeignFolder
 from .screens.fork_flow import Picked
 from .screens.launchers import ReplayWanted
 from .screens.session import SessionScreen
-from .sources import SessionSource
-from .sources.foreign import ForeignFile
-from .sources.local import LocalJournal
-from .sources.replay import ReplaySource
-from .tailing import WatchMode
 
 
 class ViewerApp(App[Picked | None]):
@@ -126,12 +124,7 @@ class WrenApp(ViewerApp):
     def session_screen(self, path: Path, at: tuple[int, int] | None = None, match: str = "") -> SessionScreen:
         """The screen the session at `path` is shown in (at the item at `at`, with `match` marked): a Wren
         journal, or another agent's file (by its content)."""
-        fmt = detect(path) or self._folder_format(path)
-        source: SessionSource = (
-            LocalJournal(path, watch_mode=self.watch_mode)
-            if fmt is None
-            else ForeignFile(path, fmt, watch_mode=self.watch_mode, journals=self.journals)
-        )
+        source = source_of(path, self._folder_format(path), watch_mode=self.watch_mode, journals=self.journals)
         return SessionScreen(source, clock=self.clock, pick=self.pick, only=self.only, at=at, match=match)
 
     def _folder_format(self, path: Path) -> Format | None:

@@ -2,7 +2,7 @@
 
 The same viewer as `WrenApp`, on other screens' sources: the fleet's browser lists the session list
 of the server (`fleet.remote`), and a session opens in the same session screen as a local journal,
-read through `sources.remote.RemoteSource`. The one write is a fork, into the local journals folder.
+read through `sessions.remote.RemoteSource`. The one write is a fork, into the local journals folder.
 Needs the `fleet` extra (nats-py); nothing else of the viewer loads this module.
 """
 
@@ -19,12 +19,12 @@ from ..fleet.kept import KeptRow, materialize
 from ..fleet.names import RemoteRef, shown
 from ..fleet.remote import Fleet
 from ..foreign import FORMATS
+from ..sessions.foreign import ForeignFile
+from ..sessions.remote import TAIL_FIRST, RemoteSource
 from .app import ViewerApp
 from .clock import Clock, utc_now
 from .screens.fleet_browser import FleetBrowserScreen
 from .screens.session import SessionScreen
-from .sources.foreign import ForeignFile
-from .sources.remote import TAIL_FIRST, RemoteSource
 
 
 class FleetApp(ViewerApp):

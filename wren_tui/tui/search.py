@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from ..journal.events import Delta, Event, Message, describe
 from ..journal.offsets import CHUNK
-from .sources import SessionSource
+from ..sessions import SessionSource
 from .timeline import Timeline
 
 

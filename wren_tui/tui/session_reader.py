@@ -27,9 +27,9 @@ from ..journal.events import Event
 from ..journal.offsets import Chunk
 from ..journal.timing import duration
 from ..journal.verdict import Stop
+from ..sessions import ForeignSource, LineReader, SessionSource, TailFirst, Whereabouts
 from . import strings
 from .search import find_all
-from .sources import ForeignSource, LineReader, SessionSource, TailFirst, Whereabouts
 from .text import shorten
 from .timeline import Clip, Timeline, clips_of
 

@@ -3,7 +3,7 @@
 Per item (every event but streamed deltas) it keeps the byte span of its line, its kind and two
 size hints in arrays, so a million events cost about 25 bytes each, not a decoded Struct; tool
 calls and fork points are arrays of item positions. `event(i)` reads one line back through the
-session's source (`sources.SessionSource.decode`), with an LRU cache for what is on screen. A line too big to decode on
+session's source (`sessions.SessionSource.decode`), with an LRU cache for what is on screen. A line too big to decode on
 demand (a multi-megabyte reply) keeps a clip of its text instead, made where it was first read, and
 streamed deltas that no reply followed (a retry, a crash) become one item: a partial reply. Nothing
 here renders, and nothing is a second source of truth: `fold` over the journal's chunks rebuilds all of it.
@@ -40,6 +40,7 @@ from ..journal.events import (
     UnknownEvent,
     Usage,
 )
+from ..journal.huge_line import CLIP_CHARS
 from ..journal.offsets import Chunk
 from ..journal.store import RunMark, State, parse_ts, state_of
 from ..journal.timing import TimeSpent
@@ -47,7 +48,7 @@ from ..journal.turns import Note, Turns
 from ..journal.verdict import Stop
 
 if TYPE_CHECKING:
-    from .sources import SessionSource
+    from ..sessions import SessionSource
 
 ItemKind = Literal["user", "assistant", "tool", "partial", "note", "error"]
 RowState = CallState | Ended | Literal["waiting", "running"]
@@ -60,10 +61,9 @@ _CODE: dict[str, int] = {kind: code for code, kind in enumerate(KINDS)}
 _NONE = -1
 _NO_CHUNK = Chunk([])
 _EVENT_CACHE = 4096
-# A line longer than this is never decoded on the UI thread: a clip of its text is kept instead...
+# A line longer than this is never decoded on the UI thread: a clip of its text is kept instead
+# (`journal.huge_line.CLIP_CHARS` characters of it).
 BIG_LINE = 1 << 20
-# ...this many characters of it (more than a person reads in the pane; search reads the whole line).
-CLIP_CHARS = 1 << 18
 # The end of a reply still streaming that is kept for drawing it.
 _STREAM_TAIL = 1 << 15
 

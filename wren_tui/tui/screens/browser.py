@@ -22,8 +22,8 @@ from ...journal.locks import lock_holder
 from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
 from ...search.sources import SearchSource
 from ...search.wren import WrenSession
+from ...sessions.tailing import WatchMode, watch_folder
 from .. import strings
-from ..tailing import WatchMode, watch_folder
 from ..text import shorten
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, SessionTable
 from .results import Listing, OpenAt

@@ -44,9 +44,9 @@ from ...search.foreign import ForeignSession
 from ...search.index import connect_read, index_path
 from ...search.listings import StoredSummaries
 from ...search.sources import SearchSource
+from ...sessions.tailing import WatchMode
 from .. import strings
 from ..clock import Clock, utc_now
-from ..tailing import WatchMode
 from ..text import shorten, visible
 from ..widgets.session_table import STATE_STYLE, UNKNOWN_STATE, Cell, SessionTable
 from .browser import OpenSession

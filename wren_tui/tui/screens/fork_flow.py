@@ -22,10 +22,10 @@ from ...journal.events import Message
 from ...journal.forking import ForkPoint, preview
 from ...journal.store import project_of
 from ...journal.verdict import Stop
+from ...sessions import ForeignSource, SessionSource
+from ...sessions.local import LocalJournal
 from .. import strings
 from ..session_reader import Cancelled, SessionReader
-from ..sources import ForeignSource, SessionSource
-from ..sources.local import LocalJournal
 from ..text import shorten
 from ..wren_child import run_wren
 from ..write import Failed

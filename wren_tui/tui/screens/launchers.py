@@ -12,10 +12,10 @@ from textual.message import Message as TextualMessage
 
 from ...journal.compare import Comparison
 from ...journal.events import Message, ToolEnd, ToolStart, event_type
+from ...sessions import ForeignSource, SessionSource
+from ...sessions.local import LocalJournal
 from .. import strings
 from ..session_reader import SessionReader
-from ..sources import ForeignSource, SessionSource
-from ..sources.local import LocalJournal
 from ..text import visible
 from ..timeline import Timeline
 from .call_lines import CallLines

@@ -22,8 +22,8 @@ from textual.widget import Widget
 
 from ...journal.store import parse_ts
 from ...journal.timing import duration
+from ...sessions.replay import ReplaySource
 from .. import strings
-from ..sources.replay import ReplaySource
 from ..text import width_of
 from ..timeline import KINDS, Timeline
 from ..widgets.key_footer import KeyFooter

@@ -19,13 +19,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from ...sessions import ForeignSource, SessionSource
+from ...sessions.local import LocalJournal
 from .. import strings
 from ..clock import Clock
 from ..filters import LABEL, ONLY, Only
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged, tell_panes
 from ..session_reader import SessionReader, SessionSearch
-from ..sources import ForeignSource, SessionSource
-from ..sources.local import LocalJournal
 from ..timeline import Timeline
 from ..widgets.conversation import ConversationView
 from ..widgets.key_footer import KeyFooter

@@ -1,6 +1,6 @@
 """The one refusal of a file or folder no format claims, light enough for any command to import.
 
-`wren search --dir` and the commands that open a named file (`cli.foreign.resolve`) say it the same way:
+`wren search --dir` and the commands that open a named file (`opening.find`) say it the same way:
 one sentence naming what Wren reads, exit 4 (NotASession).
 """
 

@@ -26,20 +26,23 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...foreign import Format
-from ...foreign.base import Progress
-from ...foreign.base import split_member as split
-from ...foreign.exported import memory_file
-from ...foreign.live import changed_at
-from ...foreign.reader import LineIndex, count_lines
-from ...foreign.snapshot import companions
-from ...journal.errors import JournalError
-from ...journal.offsets import tail_span
-from ...journal.store import parse_ts
-from ...portable import pread, pwrite
-from ..tailing import WatchMode, watch_folder
+from ..foreign import Format
+from ..foreign.base import Progress
+from ..foreign.base import split_member as split
+from ..foreign.exported import memory_file
+from ..foreign.live import changed_at
+from ..foreign.reader import LineIndex, count_lines
+from ..foreign.snapshot import companions
+from ..journal.errors import JournalError
+from ..journal.offsets import tail_span
+from ..journal.store import parse_ts
+from ..portable import pread, pwrite
 from . import Whereabouts
+
+if TYPE_CHECKING:
+    from .tailing import WatchMode
 
 _HERE = Whereabouts("here")
 _REPLACED = Whereabouts("replaced")
@@ -105,12 +108,14 @@ class ExportedFile:
         assert self._fd is not None, "the session is read only once it is open"
         return self._fd
 
-    def open(self) -> bool:
+    def open(self, *, whole: bool = False) -> bool:
+        """Export the session and hold its lines; a big one's last lines alone, unless `whole` (a command reads it
+        through). False when there is nothing there yet."""
         self.close()
         if not self._source.exists():
             return False  # it may still arrive: the watcher sees it
         with self._exporting:
-            tail = self._export.tail(TAIL_FIRST)
+            tail = None if whole else self._export.tail(TAIL_FIRST)
         if tail is not None:
             self._hold(memory_file(tail.lines, f"wren-{self._format.name}-tail"), tail.lines)
             self._before, self._whole = tail.before, _Whole()
@@ -236,6 +241,8 @@ class ExportedFile:
                 return
             if await asyncio.to_thread(self._refresh_quietly):
                 await changed()
+
+        from .tailing import watch_folder  # watchfiles: loaded only to follow a session
 
         await watch_folder(folder, seen, self.watch_mode)
 

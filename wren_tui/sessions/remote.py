@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ...fleet import FleetError
-from ...fleet.remote import SILENT_AFTER_S, Fleet, ReadFrom, RemoteChunk, RemoteSession, Seen
-from ...journal.errors import JournalError
-from ...journal.events import Event
-from ...journal.forking import Forked, fork_from_lines
-from ...journal.offsets import CHUNK, CheckedLines, Chunk
-from ...journal.reader import decode_line
-from ...journal.store import parse_ts
-from ...journal.verdict import Stop
+from ..fleet import FleetError
+from ..fleet.remote import SILENT_AFTER_S, Fleet, ReadFrom, RemoteChunk, RemoteSession, Seen
+from ..journal.errors import JournalError
+from ..journal.events import Event
+from ..journal.forking import Forked, fork_from_lines
+from ..journal.offsets import CHUNK, CheckedLines, Chunk
+from ..journal.reader import decode_line
+from ..journal.store import parse_ts
+from ..journal.verdict import Stop
 from . import Arrival, LineReader, Whereabouts
 
 # A session whose journal is bigger than this is read from near its end first.

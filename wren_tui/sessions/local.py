@@ -10,21 +10,23 @@ import os
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...journal.errors import JournalError
-from ...journal.events import Event
-from ...journal.forking import Forked, fork
-from ...journal.locks import fd_holder, lock_holder
-from ...journal.offsets import LineScanner, decode_at, decode_span, tail_span
-from ...journal.reader import open_for_reading
-from ...journal.store import session_id_of
-from ...portable import pread
-from ..tailing import WatchMode, watch_folder
-from ..timeline import CLIP_CHARS
-from . import Arrival, LineReader, Whereabouts
+from ..journal.commandline import wren_command
+from ..journal.errors import JournalError
+from ..journal.events import Event
+from ..journal.huge_line import CLIP_CHARS, HUGE_LINE
+from ..journal.locks import fd_holder, lock_holder
+from ..journal.offsets import LineScanner, decode_at, decode_span, tail_span
+from ..journal.reader import EventSink, open_for_reading, scan_events
+from ..journal.store import session_id_of, write_problem
+from ..journal.verdict import ReadVerdict
+from ..portable import pread
+from . import Arrival, LineReader, Made, Points, Whereabouts
 
-# A line longer than this is decoded by a child process: decoding it holds the GIL ~2 ms a megabyte.
-HUGE_LINE = 8 << 20
+if TYPE_CHECKING:
+    from ..journal.forking import Forked
+    from .tailing import WatchMode
 
 _HERE = Whereabouts("here")
 _ABSENT = Whereabouts("absent")
@@ -35,8 +37,11 @@ _UNKNOWN = Whereabouts("unknown")
 class LocalJournal:
     """A Wren journal at `path` (made absolute: the watcher reports absolute paths)."""
 
-    def __init__(self, path: Path, *, watch_mode: WatchMode = "auto") -> None:
+    def __init__(self, path: Path, *, watch_mode: WatchMode = "auto", journals: Path | None = None) -> None:
         self._path = Path(os.path.abspath(path))
+        self._given = path  # as named: what a command says
+        # The journals folder it was found in, if one was named: a fork's files are never written inside it.
+        self._journals = journals
         self._session = session_id_of(self._path)
         self.watch_mode = watch_mode
         self._fd: int | None = None
@@ -51,6 +56,15 @@ class LocalJournal:
         return self._session
 
     @property
+    def id(self) -> str:
+        return self._session
+
+    @property
+    def where(self) -> str:
+        """The journal as it was named (made absolute only to be read)."""
+        return str(self._given)
+
+    @property
     def path(self) -> Path:
         return self._path
 
@@ -63,11 +77,56 @@ class LocalJournal:
         return self._path.parent  # beside its parent, as `wren fork` writes it
 
     def fork(self, seq: int) -> Forked:
+        from ..journal.forking import fork  # the viewer's one write, loaded when used
+
         return fork(self._path, seq, folder=self._path.parent)
+
+    # --- `wren fork`: the clean points, or a fork with the files -------------------------------
+
+    no_workspace: str | None = None  # a journal's snapshots hold its files
+
+    def clean_points(self) -> Points:
+        """The clean points, each with what changed in the files since (from the session's snapshots); a damaged
+        journal's are those before the damage."""
+        from ..journal.forking import changes_or_why, fork_listing, fork_points  # the snapshot store: through forking
+        from ..journal.reader import read_events
+
+        path = Path(self._given)
+        result = read_events(path)
+        points = fork_points(result.events)
+        changes, why = changes_or_why(path, result.events, points)
+        again = wren_command("fork", self._session, folder=path.parent, tail="SEQ")
+        return Points(self._session, path, None, points, fork_listing(points), result.stop, again, changes, why or None)
+
+    def fork_at(self, seq: int, workspace: str | None) -> Made:
+        """A new journal beside this one forked at the clean point `seq`, with its files as they were written into
+        `workspace` when named (never inside the journals folder, nor its snapshot store).
+
+        NotAForkPoint, WorkspaceRefused, FilesNotForked; JournalError when the fork cannot be written beside it.
+        """
+        from ..journal.forking import fork_with_files
+
+        path = Path(self._given)
+        try:
+            made = fork_with_files(
+                path, seq, workspace or None, journals=() if self._journals is None else (self._journals,)
+            )
+        except OSError as exc:
+            raise JournalError(
+                f"{write_problem(path.parent, exc)}, so the fork (written beside {path.name}) was not made; copy "
+                "the journal to a folder you can write and fork it there"
+            ) from None
+        forked = made.forked
+        again = None
+        if made.workspace is None:
+            again = wren_command("fork", forked.parent, str(forked.at_seq), folder=path.parent, tail="--workspace DIR")
+        resume = wren_command("resume", forked.id, folder=forked.path.parent)
+        return Made(forked, path, resume, None, made.workspace, made.snapshot, made.files_restored, again)
 
     # --- opening --------------------------------------------------------------------------
 
-    def open(self) -> bool:
+    def open(self, *, whole: bool = False) -> bool:
+        """Open the journal read-only (`whole` changes nothing: a journal is read by offset, from anywhere)."""
         self.close()
         try:
             fd = open_for_reading(self._path)
@@ -89,7 +148,7 @@ class LocalJournal:
         self._fd, self._inode, self._left, self._closer = None, None, None, None
 
     def share(self) -> LocalJournal:
-        twin = LocalJournal(self._path, watch_mode=self.watch_mode)
+        twin = LocalJournal(self._given, watch_mode=self.watch_mode, journals=self._journals)
         twin._hold(os.dup(self._opened()), self._inode)
         return twin
 
@@ -129,6 +188,12 @@ class LocalJournal:
 
     def read(self, start: int, length: int) -> bytes:
         return pread(self._opened(), length, start)
+
+    def scan(self, sink: EventSink, *, every_branch: bool = False, redact: bool = False) -> ReadVerdict:
+        """Every event of the journal, in order, to `sink` (as `journal.reader.scan_events`); the verdict after.
+
+        A journal has one branch, and Wren redacted it as it wrote it."""
+        return scan_events(self._path, sink)
 
     def decode(self, start: int, end: int, part: int = 0) -> Event:
         assert part == 0, "a Wren journal's line holds one event"
@@ -186,5 +251,7 @@ class LocalJournal:
             # (any change, once it has left its name: its new name is not known to the watcher).
             if not paths or self._path in paths or self._left is not None:
                 await changed()
+
+        from .tailing import watch_folder  # watchfiles: loaded only to follow a session
 
         await watch_folder(self._path.parent, seen, self.watch_mode)

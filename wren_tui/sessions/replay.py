@@ -13,13 +13,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...journal.events import Event
-from ...journal.offsets import Chunk
-from ...journal.verdict import Stop
+from ..journal.events import Event
+from ..journal.offsets import Chunk
+from ..journal.verdict import Stop
 from . import Arrival, LineReader, SessionSource, Whereabouts
 
 if TYPE_CHECKING:
-    from ...journal.forking import Forked
+    from ..journal.forking import Forked
 
 _HERE = Whereabouts("here")
 _REPLACED = Whereabouts("replaced")

@@ -1,9 +1,13 @@
-"""Where a session's lines come from: the contract the session screen reads through.
+"""A session, whatever wrote it: the contract the viewer's session screen and the commands read through.
+
+A command (`wren log`, `export`, `otel`, `fork`) gets any session a person names from `opening.open_session` (an
+id, a path, another agent's file, `DB#ID`, nats://) and reads it as a `Session`: one synchronous reading through
+(`scan`) and whether something writes it now (`writer_alive`); it never asks what kind of session it holds.
 
 The session screen never touches a file. It asks a `SessionSource` for the lines of one session
 and folds what they say into its timeline; the panes show the timeline. `LocalJournal`
-(`sources/local.py`) is the first source: a Wren journal file on this machine. Others (another
-agent's session file translated into Wren events, `sources/foreign.py`; a journal mirrored over
+(`sessions/local.py`) is the first source: a Wren journal file on this machine. Others (another
+agent's session file translated into Wren events, `sessions/foreign.py`; a journal mirrored over
 the network and held in memory) implement the same two protocols, and the same panes show them.
 A session another agent writes is a `ForeignSource`: it also says what else its file holds and
 forks into a new Wren journal.
@@ -14,16 +18,18 @@ Everything here is typed structurally: a source need not import this module to b
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from ...journal.events import Event
-from ...journal.offsets import Chunk
-from ...journal.verdict import Stop
+from ..journal.events import Event
+from ..journal.offsets import Chunk
+from ..journal.verdict import Stop
 
 if TYPE_CHECKING:
-    from ...journal.forking import Forked, ForkPoint
+    from ..journal.forking import Forked, ForkPoint
+    from ..journal.reader import EventSink
+    from ..journal.verdict import ReadVerdict
 
 Change = Literal["here", "absent", "replaced", "moved", "deleted", "unknown"]
 
@@ -58,6 +64,82 @@ class Arrival:
 
     history: float | None = None
     silent: str | None = None
+
+
+class Session(Protocol):
+    """One session as a command reads it: through once, in order, with whether something still writes it.
+
+    `LocalJournal`, `ForeignFile` and `opening.FleetSession` are sessions; `opening.open_session` gives one, opened,
+    and the caller closes it.
+    """
+
+    @property
+    def id(self) -> str:
+        """The session's id, as its writer names it (a Wren session id, another agent's own)."""
+        ...
+
+    @property
+    def where(self) -> str:
+        """The session as the person named it (a path as given, a nats:// reference): what a command says."""
+        ...
+
+    @property
+    def agent(self) -> str | None:
+        """The agent that writes it when it is not Wren (claude, codex, ...); None for a Wren journal."""
+        ...
+
+    def scan(self, sink: EventSink, *, every_branch: bool = False, redact: bool = False) -> ReadVerdict:
+        """Every event, in order, to `sink` with the bytes of its line; then the verdict (where and why reading
+        stopped, if it did). Another agent's session gives the branch the viewer shows (`every_branch`: all of
+        them) and, with `redact`, its secrets redacted as Wren writes it anywhere; a Wren journal is as written."""
+        ...
+
+    def writer_alive(self) -> bool:
+        """Whether something writes the session now (a Wren journal: a process holds its lock; another agent's
+        file: `foreign.live.alive`; a fleet's: its mirror says so)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Points:
+    """A session's clean fork points as `wren fork` lists them; those before where reading stops (`stop`), if it does.
+
+    `id` is how `wren fork` names the session again (a Wren session's id, another agent's path); `label` the other
+    agent's ("Claude Code"), None for a Wren journal; `listing` one line per point; `again` the command that forks
+    it (SEQ in the point's place). A Wren journal with snapshots says what changed in the files since each point
+    (`changes`), or why that is not said (`unchanged`: its snapshot store cannot be read).
+    """
+
+    id: str
+    path: Path
+    label: str | None
+    points: list[ForkPoint]
+    listing: list[str]
+    stop: Stop | None
+    again: str
+    # Each a `journal.snapshots.PointChange`: not named here, for the viewer never loads the snapshot store.
+    changes: dict[int, Any] = field(default_factory=dict)
+    unchanged: str | None = None
+
+
+@dataclass(frozen=True)
+class Made:
+    """A fork `wren fork` made: the new journal (`forked`, continued with `resume`), what it was forked from
+    (`origin`: a journal, or another agent's file, whose agent `label` names), and where its files went
+    (`workspace`, `files_restored` files of `snapshot`; `again` writes them where none was named) or, for another
+    agent's session, why it records no workspace (`workspace_note`)."""
+
+    forked: Forked
+    origin: Path
+    resume: str
+    label: str | None = None
+    workspace: Path | None = None
+    snapshot: str | None = None
+    files_restored: int | None = None
+    again: str | None = None
+    workspace_note: str | None = None
 
 
 class LineReader(Protocol):

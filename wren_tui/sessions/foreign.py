@@ -18,21 +18,27 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...foreign import Format
-from ...foreign.base import BadLine
-from ...foreign.conversation import fork_points, outline
-from ...foreign.live import changed_recently, held_for_writing
-from ...foreign.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, units
-from ...journal.errors import JournalError
-from ...journal.events import Event
-from ...journal.forking import Forked, ForkPoint
-from ...journal.store import journals_dir
-from ...keep.found import Kept
-from ..tailing import WatchMode
-from . import Arrival, LineReader, Whereabouts
+from ..foreign import Format
+from ..foreign.base import BadLine, Skipped, Translated
+from ..foreign.live import FileKey, alive, changed_recently, held_for_writing
+from ..foreign.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, scan, units
+from ..foreign.redacted import redactor
+from ..journal.commandline import wren_command
+from ..journal.errors import JournalError
+from ..journal.events import Event
+from ..journal.reader import EventSink
+from ..journal.store import journals_dir, write_problem
+from ..journal.verdict import ReadVerdict
+from ..keep.found import Kept
+from . import Arrival, LineReader, Made, Points, Whereabouts
 from .exported import ExportedFile
 from .local import LocalJournal
+
+if TYPE_CHECKING:
+    from ..journal.forking import Forked, ForkPoint
+    from .tailing import WatchMode
 
 # How long the answer of a look at every process's open files is kept: the screen asks after every read.
 _HELD_FOR_S = 0.5
@@ -43,6 +49,13 @@ _TAIL_LINES = 300
 # Lines whose events are kept as read (about what a screen shows first, and what is appended live).
 _RECENT_LINES = 4096
 _REPLACED = Whereabouts("replaced")
+
+
+class _Unread:
+    """Not read yet."""
+
+
+_UNREAD = _Unread()
 
 
 class ForeignFile:
@@ -58,6 +71,7 @@ class ForeignFile:
             else ExportedFile(path, fmt, watch_mode=watch_mode)
         )
         self.format = fmt
+        self._given = path  # as named: what a command says
         # Where a fork goes: Wren's journals folder (the one named, else the default), never beside the file.
         self._journals = journals if journals is not None else journals_dir()
         self._session = f"{fmt.name} {fmt.session_id(self._file.path)}"
@@ -65,14 +79,31 @@ class ForeignFile:
         self._recent: dict[int, list[Event]] = {}
         # The reading whose memory decodes lines again: the last one made, or read on from.
         self._reading: Reading | None = None
-        self._held = (0.0, False)
-        # What Wren's kept store says of the session (a kept copy of one its agent deleted): shown with the branch.
-        mark = Kept().mark(path)
-        self._kept = None if mark is None else mark.sentence
+        self._held: tuple[float, set[FileKey]] = (0.0, set())
+        # What Wren's kept store says of the session (a kept copy of one its agent deleted): shown with the branch,
+        # read when it is first shown (a command that reads the session through never shows it).
+        self._kept: str | _Unread | None = _UNREAD
+        # The lines the last `scan` left out, by kind.
+        self.skipped = Skipped()
 
     @property
     def session(self) -> str:
         return self._session
+
+    @property
+    def id(self) -> str:
+        """The session's id as its agent names it."""
+        return self.format.session_id(self._given)
+
+    @property
+    def where(self) -> str:
+        """The file as it was named (made absolute only to be read)."""
+        return str(self._given)
+
+    @property
+    def label(self) -> str:
+        """The agent's name as people know it ("Claude Code")."""
+        return self.format.label
 
     @property
     def path(self) -> Path | None:
@@ -92,9 +123,10 @@ class ForeignFile:
 
     # --- the file, as a Wren journal's ------------------------------------------------------
 
-    def open(self) -> bool:
+    def open(self, *, whole: bool = False) -> bool:
+        """Open the file, or export the session into lines (a big one's last lines alone, unless `whole`)."""
         self._index, self._reading, self._recent = LineIndex(), None, {}
-        return self._file.open()
+        return self._file.open(whole=whole)
 
     def close(self) -> None:
         self._file.close()
@@ -102,8 +134,13 @@ class ForeignFile:
     def share(self) -> ForeignFile:
         twin = ForeignFile.__new__(ForeignFile)
         twin._file = self._file.share()
-        twin.format, twin._session, twin._journals = self.format, self._session, self._journals
-        twin._kept = self._kept
+        twin.format, twin._given, twin._session, twin._journals = (
+            self.format,
+            self._given,
+            self._session,
+            self._journals,
+        )
+        twin._kept, twin.skipped = self._kept, Skipped()
         twin._index, twin._reading, twin._held = self._index, self._reading, self._held
         twin._recent = {}  # filled by the twin's own reads, on its own thread
         return twin
@@ -162,6 +199,33 @@ class ForeignFile:
         reading = Reading(self.format.translator(), branch, self._index.run(first + 1), format=self.format)
         self._reading = reading
         return ForeignLines(fd, reading, start, first, self._remember)
+
+    def scan(self, sink: EventSink, *, every_branch: bool = False, redact: bool = False) -> ReadVerdict:
+        """Every event of the branch shown (to the newest entry; `every_branch`: of every branch, as the file holds
+        them), in order, to `sink` with its line; the verdict after. The events a line hides are left out, and
+        `skipped` counts the lines left out by kind. `redact`: each event with its secrets redacted, as Wren writes
+        another agent's session anywhere (an export, spans); the file itself is the person's own, shown as it is.
+
+        Reads what is open from its start (the whole export, for a session opened tail first).
+        """
+        if self.partial:
+            self.read_whole()
+        fd, size = self._file.fd(), self._file.size()
+        node_of = self.format.node_of
+        # The branch shown is the one to the newest entry when reading began: it is read to that size.
+        branch = None if every_branch or node_of is None else Branch.scan(fd, node_of, size)
+        clean = redactor().clean_fields if redact else None
+        self.skipped = Skipped()
+
+        def take(lineno: int, line: Translated, data: bytes) -> None:
+            if branch is not None and not branch.follow(lineno, line.node):
+                return
+            hidden = line.hidden
+            events = [e for i, e in enumerate(line.events) if i not in hidden]
+            if events:
+                sink(events if clean is None else [clean(e) for e in events], data)
+
+        return scan(fd, self.format, take, None if every_branch else size, self.skipped)
 
     # --- a big exported session, opened tail first (`TailFirst`) -----------------------------
 
@@ -237,34 +301,78 @@ class ForeignFile:
         return None  # a file read where it is written
 
     def writer_alive(self) -> bool:
-        # A recent change is seen at once (an fstat); the look at every process's files is kept a moment.
         if isinstance(self._file, ExportedFile):
             return changed_recently(self._file.changed_at())  # no process holds an export open
         try:
             st = os.fstat(self._file.fd())
         except (OSError, AssertionError):
             return False  # nothing open
-        if changed_recently(st.st_mtime):
-            return True
+        # A recent change is seen at once (an fstat); the look at every process's files is kept a moment.
         at, held = self._held
         now = time.monotonic()
         if now - at >= _HELD_FOR_S:
-            held = bool(held_for_writing([(st.st_dev, st.st_ino)]))
+            held = held_for_writing([(st.st_dev, st.st_ino)])
             self._held = (now, held)
-        return held
+        return alive(st, held)
 
     def branch_note(self) -> str | None:
         reading = self._reading
         note = None if reading is None or reading.branch is None else reading.branch.note()
         # What the agent never records is said beside what the file holds.
-        return " · ".join(n for n in (self._kept, note, self.format.unrecorded) if n) or None
+        return " · ".join(n for n in (self._kept_mark(), note, self.format.unrecorded) if n) or None
+
+    def _kept_mark(self) -> str | None:
+        if isinstance(self._kept, _Unread):
+            mark = Kept().mark(self._given)
+            self._kept = None if mark is None else mark.sentence
+        return self._kept
 
     def fork_points(self) -> list[ForkPoint]:  # of what was read (an exported session: the lines held)
+        from ..foreign.conversation import fork_points, outline  # a fork's: loaded when asked
+
         if isinstance(self._file, ExportedFile) and self._file.partial:
             self._file.read_whole()  # a share's own: the screen's handle keeps its tail until the index is built
         return fork_points(outline(self._file.fd(), self.format)).points
 
     def fork(self, seq: int) -> Forked:
-        from ...foreign.fork import fork_into_wren  # the viewer's second way to write, loaded when used
+        from ..foreign.fork import fork_into_wren  # the viewer's second way to write, loaded when used
 
         return fork_into_wren(Path(os.path.abspath(self.origin)), self.format, seq, self._journals)
+
+    # --- `wren fork`: the clean points, or a fork into Wren's journals folder ----------------------
+
+    @property
+    def no_workspace(self) -> str:
+        """Why a fork of it takes no workspace to write files into."""
+        return (
+            f"{self._given}: another agent's session carries no snapshots of its files, so a fork of it restores the "
+            "conversation only; fork it without --workspace"
+        )
+
+    def clean_points(self) -> Points:
+        """The clean points of every branch, by line; a damaged file's are those before the damage."""
+        from ..foreign.conversation import fork_points, outline
+        from ..journal.forking import fork_listing
+
+        if self.partial:
+            self.read_whole()
+        read = outline(self._file.fd(), self.format)
+        points = fork_points(read).points
+        again = wren_command("fork", str(self._given), folder=self._journals, tail="SEQ")
+        return Points(str(self._given), Path(self._given), self.label, points, fork_listing(points), read.stop, again)
+
+    def fork_at(self, seq: int, workspace: str | None) -> Made:
+        """A new Wren journal in `fork_folder` (Wren's journals folder, never beside the file, which is only read)
+        holding the conversation up to line `seq`, a clean point. NotAForkPoint, JournalError (the folder)."""
+        from ..foreign.fork import fork_into_wren
+
+        assert not workspace, "another agent's session carries no files to write (`no_workspace`)"
+        try:
+            forked = fork_into_wren(Path(self._given), self.format, seq, self._journals)
+        except OSError as exc:
+            raise JournalError(
+                f"{write_problem(self._journals, exc)}, so the fork was not made; name a journals folder you can "
+                "write with --dir (or WREN_DIR)"
+            ) from None
+        resume = wren_command("resume", forked.id, folder=forked.path.parent)
+        return Made(forked, Path(self._given), resume, self.label, workspace_note=forked.workspace_note)
