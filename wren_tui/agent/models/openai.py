@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
@@ -33,6 +32,7 @@ from .http import (
     Body,
     Endpoint,
     HttpGateway,
+    Options,
     Quiet,
     Retry,
     SSEDecoder,
@@ -186,26 +186,11 @@ class OpenAIGateway(HttpGateway):
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        api_key: str = "",
         model: str = DEFAULT_MODEL,
-        system: str = "",
-        read_timeout: float = 120.0,
-        max_attempts: int = 4,
-        backoff: float = 0.5,
-        max_backoff: float = 20.0,
-        rng: random.Random | None = None,
+        **options: Unpack[Options],
     ) -> None:
-        super().__init__(
-            Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL"),
-            api_key=api_key,
-            model=model,
-            system=system,
-            read_timeout=read_timeout,
-            max_attempts=max_attempts,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            rng=rng,
-        )
+        endpoint = Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL")
+        super().__init__(endpoint, model, **options)
         self._deepseek = is_deepseek(base_url)
 
     @classmethod
