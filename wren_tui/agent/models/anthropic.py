@@ -9,9 +9,10 @@ and an `error` event of those kinds mid-stream are retried; retries and sentence
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any
 
 from ...journal.events import ChatMessage
 from ..tools import Tool
@@ -30,7 +31,6 @@ from .http import (
     Body,
     Endpoint,
     HttpGateway,
-    Options,
     Quiet,
     Retry,
     SSEDecoder,
@@ -245,12 +245,28 @@ class AnthropicGateway(HttpGateway):
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
+        api_key: str = "",
         model: str = DEFAULT_MODEL,
+        system: str = "",
         max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking_budget: int = 0,
-        **options: Unpack[Options],
+        read_timeout: float = 120.0,
+        max_attempts: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        rng: random.Random | None = None,
     ) -> None:
-        super().__init__(Endpoint(messages_url(base_url), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"), model, **options)
+        super().__init__(
+            Endpoint(messages_url(base_url), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            api_key=api_key,
+            model=model,
+            system=system,
+            read_timeout=read_timeout,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            rng=rng,
+        )
         self._max_tokens = max_tokens
         self._thinking_budget = thinking_budget
 

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, ClassVar, TypedDict, Unpack
+from typing import Any, ClassVar
 
 import httpx
 
@@ -464,18 +464,6 @@ def _describe(exc: httpx.TransportError) -> str:
     return text[:200]
 
 
-class Options(TypedDict, total=False):
-    """What every gateway over HTTP is made with besides its endpoint and model; `HttpGateway` gives the defaults."""
-
-    api_key: str  # default: none sent
-    system: str  # the system prompt (default: none)
-    read_timeout: float  # seconds the server may stay silent (default: 120)
-    max_attempts: int  # tries of one request (default: 4)
-    backoff: float  # the longest first wait in seconds, doubled for each later try (default: 0.5)
-    max_backoff: float  # the longest wait between tries (default: 20)
-    rng: random.Random | None  # the jitter's (default: a new one)
-
-
 class HttpGateway(ABC):
     """What a gateway over HTTP is, whatever its protocol: a request posted to its endpoint with retries, its
     answer read as a stream of events (`_events`, the protocol's) or, from a server that sends one JSON document
@@ -483,17 +471,25 @@ class HttpGateway(ABC):
 
     what: ClassVar[str]  # what a document of the protocol holds: "message"
 
-    def __init__(self, endpoint: Endpoint, model: str, **options: Unpack[Options]) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        api_key: str,
+        model: str,
+        system: str,
+        read_timeout: float,
+        max_attempts: int,
+        backoff: float,
+        max_backoff: float,
+        rng: random.Random | None,
+    ) -> None:
         self._endpoint = endpoint
-        self._api_key = options.get("api_key", "")
+        self._api_key = api_key
         self._model = model
-        self._system = options.get("system", "")
-        read_timeout = options.get("read_timeout", 120.0)
+        self._system = system
         self._timeout = httpx.Timeout(connect=15.0, read=read_timeout, write=30.0, pool=15.0)
-        attempts, backoff = max(1, options.get("max_attempts", 4)), options.get("backoff", 0.5)
-        self._policy = RetryPolicy(
-            attempts, backoff, options.get("max_backoff", 20.0), options.get("rng") or random.Random()
-        )
+        self._policy = RetryPolicy(max(1, max_attempts), backoff, max_backoff, rng or random.Random())
 
     @property
     def model(self) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any
 
 import httpx
 
@@ -32,7 +33,6 @@ from .http import (
     Body,
     Endpoint,
     HttpGateway,
-    Options,
     Quiet,
     Retry,
     SSEDecoder,
@@ -186,11 +186,26 @@ class OpenAIGateway(HttpGateway):
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
+        api_key: str = "",
         model: str = DEFAULT_MODEL,
-        **options: Unpack[Options],
+        system: str = "",
+        read_timeout: float = 120.0,
+        max_attempts: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        rng: random.Random | None = None,
     ) -> None:
-        endpoint = Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL")
-        super().__init__(endpoint, model, **options)
+        super().__init__(
+            Endpoint(base_url.rstrip("/") + "/chat/completions", "WREN_API_KEY", "WREN_BASE_URL"),
+            api_key=api_key,
+            model=model,
+            system=system,
+            read_timeout=read_timeout,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            rng=rng,
+        )
         self._deepseek = is_deepseek(base_url)
 
     @classmethod
