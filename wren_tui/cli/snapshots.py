@@ -52,12 +52,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
+    from ..journal.sizes import size_words
+
+    return size_words(size)
 
 
 @dataclass
