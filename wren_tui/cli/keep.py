@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .exits import Exit
-from .options import command_parser, json_option
+from .options import agents_option, command_parser, json_option
 
 if TYPE_CHECKING:
     from ..keep.keeping import Asked
@@ -30,12 +30,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "folder of its own (its history is beside each project), so it is kept only when named with a folder: "
         "`wren keep --agent aider --from PROJECT`. `wren verify` checks every kept copy.",
     )
-    p.add_argument(
-        "--agent",
-        action="append",
-        choices=list(FORMATS),
-        metavar="AGENT",
-        help="keep this agent's sessions only (repeatable; default: every agent with a folder of its own: "
+    agents_option(
+        p,
+        "keep this agent's sessions only (repeatable; default: every agent with a folder of its own: "
         + ", ".join(name for name, _root in FORMATS.own_folders({}))
         + ")",
     )

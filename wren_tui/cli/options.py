@@ -186,6 +186,13 @@ def json_option(p: argparse.ArgumentParser, help: str = JSON_HELP) -> None:
     p.add_argument("--json", action="store_true", help=help)
 
 
+def agents_option(p: argparse.ArgumentParser, help: str) -> None:
+    """--agent AGENT, repeatable: the agents Wren reads (`foreign.FORMATS`), by name."""
+    from ..foreign import FORMATS
+
+    p.add_argument("--agent", action="append", choices=list(FORMATS), metavar="AGENT", help=help)
+
+
 def positive(noun: str, example: int) -> Callable[[str], int]:
     """An option's type: a whole number of `noun` (1 or more); argparse's error gives `example`."""
 

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from .exits import Exit
-from .options import command_parser, json_option
+from .options import agents_option, command_parser, json_option
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from ..foreign import FORMATS
 
     p = command_parser(
         sub,
@@ -24,7 +23,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "exit status is 4; 0 when the store is whole. What a kill leaves (bytes or a copy not yet recorded, a "
         "manifest line cut short) is said, and is no damage. Nothing is written.",
     )
-    p.add_argument("--agent", action="append", choices=list(FORMATS), metavar="AGENT", help="this agent's copies only")
+    agents_option(p, "this agent's copies only")
     json_option(p)
 
 
