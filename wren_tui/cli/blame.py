@@ -16,13 +16,16 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option
+
+    p = command_parser(
+        sub,
         "blame",
-        parents=[common],
-        help="for each line of a file, the session's turn and event (edit or command) that last changed it",
-        description="For each line of PATH (a file in a session's workspace), the session, turn and event (an edit "
+        cmd_blame,
+        "For each line of PATH (a file in a session's workspace), the session, turn and event (an edit "
         "or a command, its seq and time) that last changed it, read from the session's snapshots. Lines the "
         "first snapshot already held say so, and lines changed since the last snapshot too.",
+        common,
     )
     p.add_argument("path", metavar="PATH", nargs="?", help="a file in a session's workspace")
     p.add_argument("--session", metavar="ID", help="the session (default: the latest one that worked where PATH is)")
@@ -31,8 +34,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="CALL",
         help="instead of a file: the lines one call of --session (its id) added or changed, in each file it touched",
     )
-    p.add_argument("--json", action="store_true", help="JSON for scripts")
-    p.set_defaults(handler=cmd_blame)
+    json_option(p)
 
 
 def cmd_blame(args: argparse.Namespace) -> Exit:

@@ -6,21 +6,21 @@ import argparse
 from typing import Any
 
 from .exits import Exit, report
-from .options import agent_options, settings_of
+from .options import agent_options, command_parser, settings_of
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "chat",
-        parents=[common],
-        help="a REPL (you >) with /log, /fork [SEQ], /sessions, /quit",
-        description="Talk to the agent turn by turn. Commands: /log, /fork [SEQ], /sessions, /quit.",
+        cmd_chat,
+        "Talk to the agent turn by turn. Commands: /log, /fork [SEQ], /sessions, /quit.",
+        common,
     )
     p.add_argument(
         "--resume", metavar="ID", nargs="?", const="", help="continue this workspace's latest (or ID) session"
     )
     agent_options(p)
-    p.set_defaults(handler=cmd_chat)
 
 
 def cmd_chat(args: argparse.Namespace) -> Exit:

@@ -16,20 +16,21 @@ from ..journal.errors import JournalError
 from ..journal.store import SUFFIX, new_session_id, write_problem
 from .console import out
 from .exits import Exit
-from .options import folder_of, refuse_without_agent
+from .options import command_parser, folder_of, refuse_without_agent
 
 DEMO_TASK = "run the tests, find the failing case and fix it"
 _STOP_WAIT_S = 5.0
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "demo",
-        parents=[common],
-        help="the offline scripted agent fixing a failing test, watched live",
-        description="Write a fresh demo workspace (a small package with a failing test), start the "
+        cmd_demo,
+        "Write a fresh demo workspace (a small package with a failing test), start the "
         "scripted agent on it in its own process, and watch its journal live. The viewer stays when "
         "the agent ends; quitting the viewer stops an agent still running.",
+        common,
     )
     p.add_argument("--prepare", metavar="DIR", help="only write the demo workspace into DIR (new or empty) and exit")
     p.add_argument(
@@ -39,7 +40,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="F",
         help="pace scaled by F (0.1: ten times faster; default: 1)",
     )
-    p.set_defaults(handler=cmd_demo)
 
 
 def cmd_demo(args: argparse.Namespace) -> Exit:

@@ -16,19 +16,21 @@ from .options import folder_of
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option
+
+    p = command_parser(
+        sub,
         "diff",
-        parents=[common],
-        help="compare two sessions (a fork and its parent): what they share, then turn by turn",
-        description="Compare two sessions: the events they share are folded into one line, then their turns "
+        cmd_diff,
+        "Compare two sessions: the events they share are folded into one line, then their turns "
         "are shown side by side, with differences in tool calls (name, arguments, outcome, elapsed) and in "
         "the answers marked. The viewer's side-by-side screen shows the same comparison. If either session "
         "cannot be read to its end, what could be read is compared, and wren exits 4.",
+        common,
     )
     p.add_argument("left", metavar="A", help="a session id or a journal file (the left column)")
     p.add_argument("right", metavar="B", help="a session id or a journal file (the right column)")
-    p.add_argument("--json", action="store_true", help="the comparison as one JSON document, for scripts")
-    p.set_defaults(handler=cmd_diff)
+    json_option(p, "the comparison as one JSON document, for scripts")
 
 
 def cmd_diff(args: argparse.Namespace) -> Exit:

@@ -20,19 +20,21 @@ from .options import folder_of
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, session_argument
+
+    p = command_parser(
+        sub,
         "diff-files",
-        parents=[common],
-        help="a unified diff of the workspace's files between two points of a session (from its snapshots)",
-        description="Print a unified diff of the workspace between the files at SEQ and at SEQ2 (default: the "
+        cmd_diff_files,
+        "Print a unified diff of the workspace between the files at SEQ and at SEQ2 (default: the "
         "session's last snapshot), read from the session's snapshots; nothing in the workspace is read. "
         "Piped, the diff is the bytes git gives (for patch or git apply); on a terminal, control characters "
         "are shown escaped.",
+        common,
     )
-    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    session_argument(p)
     p.add_argument("seq", metavar="SEQ", type=int, help="a point of the session (a clean fork point, usually)")
     p.add_argument("seq2", metavar="SEQ2", type=int, nargs="?", help="the later point (default: the last snapshot)")
-    p.set_defaults(handler=cmd_diff_files)
 
 
 def cmd_diff_files(args: argparse.Namespace) -> Exit:

@@ -21,14 +21,17 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option, session_argument
+
+    p = command_parser(
+        sub,
         "fork",
-        parents=[common],
-        help="list clean fork points, or fork a new session at SEQ",
-        description="Without SEQ, list the clean points of a session. With SEQ, copy the "
+        cmd_fork,
+        "Without SEQ, list the clean points of a session. With SEQ, copy the "
         "journal up to that event into a new session (the parent stays byte-identical).",
+        common,
     )
-    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    session_argument(p)
     p.add_argument(
         "seq",
         metavar="SEQ",
@@ -42,8 +45,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="also write the files as they were at SEQ into DIR (new or empty), from the session's snapshots; "
         "the fork then works in DIR when resumed",
     )
-    p.add_argument("--json", action="store_true", help="JSON for scripts")
-    p.set_defaults(handler=cmd_fork)
+    json_option(p)
 
 
 def cmd_fork(args: argparse.Namespace) -> Exit:

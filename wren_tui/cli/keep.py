@@ -8,20 +8,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .exits import Exit
+from .options import agents_option, command_parser, json_option
 
 if TYPE_CHECKING:
     from ..keep.keeping import Asked
-
-HELP = "copy every agent's sessions into Wren's kept store, so an agent deleting one loses nothing"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     from ..foreign import FORMATS
 
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "keep",
-        help=HELP,
-        description="Copy every other agent's session files (every agent Wren reads; Wren's own journals are "
+        cmd_keep,
+        "Copy every other agent's session files (every agent Wren reads; Wren's own journals are "
         "their own store) into Wren's kept store: $WREN_KEEP_DIR, else $XDG_STATE_HOME/wren/kept, else "
         "~/.local/state/wren/kept. Nothing is ever written in an agent's folder. It is incremental: a file "
         "unchanged since the last keep is not read; a grown .jsonl adds only its new bytes; a rewritten "
@@ -30,12 +30,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "folder of its own (its history is beside each project), so it is kept only when named with a folder: "
         "`wren keep --agent aider --from PROJECT`. `wren verify` checks every kept copy.",
     )
-    p.add_argument(
-        "--agent",
-        action="append",
-        choices=list(FORMATS),
-        metavar="AGENT",
-        help="keep this agent's sessions only (repeatable; default: every agent with a folder of its own: "
+    agents_option(
+        p,
+        "keep this agent's sessions only (repeatable; default: every agent with a folder of its own: "
         + ", ".join(name for name, _root in FORMATS.own_folders({}))
         + ")",
     )
@@ -51,7 +48,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="keep nothing; say per agent the files kept, their versions and bytes, and what changed in the agent's "
         "folder since the last keep (new, grown, rewritten, truncated, deleted by the agent), and the store's size",
     )
-    p.add_argument("--json", action="store_true", help="with --status: JSON for scripts")
+    json_option(p, "with --status: JSON for scripts")
     p.add_argument(
         "--follow",
         action="store_true",
@@ -59,7 +56,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "database at most every 10 s while it keeps changing) until Ctrl+C; a kill -9 at any moment damages nothing",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing but problems")
-    p.set_defaults(handler=cmd_keep)
 
 
 def _home() -> Path:

@@ -27,24 +27,22 @@ _json = msgspec.json.Encoder()
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option
+
+    p = command_parser(
+        sub,
         "log",
-        parents=[common],
-        help="the events of a session, and where and why reading stopped",
-        description="Print every readable event of a journal. On a damaged journal, print the "
+        cmd_log,
+        "Print every readable event of a journal. On a damaged journal, print the "
         "events before the damage, then where reading stopped and why, and exit 4.",
+        common,
     )
     p.add_argument(
         "session",
         metavar="ID|PATH|nats://SERVER/HOST/ID",
         help="a session id (s-YYYYMMDD-HHMMSS-xxxx), a journal file, or a session mirrored to a fleet's server",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON document for scripts; each event is its journal line as written (crc member included)",
-    )
-    p.set_defaults(handler=cmd_log)
+    json_option(p, "one JSON document for scripts; each event is its journal line as written (crc member included)")
 
 
 # What a stop means, (torn tail, corrupt): in a Wren journal, and in another agent's file (never changed).

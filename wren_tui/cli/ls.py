@@ -23,16 +23,19 @@ _PROJECT_WIDTH = 28
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option, positive
+
+    p = command_parser(
+        sub,
         "ls",
-        parents=[common],
-        help="sessions, newest first, with their state",
-        description="List the journals in the journals folder, newest first, with their state (live; done, "
+        cmd_ls,
+        "List the journals in the journals folder, newest first, with their state (live; done, "
         "cancelled, error or limit: how the last run ended; interrupted; outcome unknown; forked: a fork not "
         "resumed yet; torn tail; corrupt; empty; unreadable, with why; unknown: a file that is no journal, with what "
         "it is), events, duration, "
         "tokens, and the project (the folder the last run worked in). A journal that cannot be read is listed "
         "and named on stderr; the others are still listed.",
+        common,
     )
     p.add_argument(
         "server",
@@ -41,28 +44,17 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="list the sessions mirrored to a fleet's server (every host's, or one host's) instead; with --agent, "
         "the other agents' sessions the hosts kept (wren keep)",
     )
-    p.add_argument("--json", action="store_true", help="a JSON array for scripts")
+    json_option(p, "a JSON array for scripts")
     p.add_argument(
         "--project", metavar="PATH", help="only the sessions whose last run worked in PATH or a folder inside it"
     )
     p.add_argument(
         "--limit",
-        type=_page,
+        type=positive("sessions", 500),
         metavar="N",
         help="the first N sessions only (the newest), as a page: the listing is sorted first, so the N are the same",
     )
     foreign.add_agent_option(p, "list the sessions")
-    p.set_defaults(handler=cmd_ls)
-
-
-def _page(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of sessions: give 1 or more, such as 500")
-    return n
 
 
 def _row(info: SessionInfo) -> dict[str, Any]:

@@ -16,21 +16,22 @@ from ..agent.errors import UsageError
 from ..portable import STOP_SIGNALS, add_signal_handler
 from .exits import Exit
 from .fleet import fleet_module
-from .options import named_folder_of
+from .options import command_parser, named_folder_of
 
 URL_ENV = "WREN_NATS_URL"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "mirror",
-        parents=[common],
-        help="ship every journal of a folder to NATS JetStream, live (the fleet)",
-        description="Watch a journals folder and ship each journal's durable, valid lines to a NATS "
+        cmd_mirror,
+        "Watch a journals folder and ship each journal's durable, valid lines to a NATS "
         "JetStream stream, exactly once and in order, then keep following; the other agents' sessions "
         "Wren kept (wren keep) go too, byte for byte. The agent never waits "
         "for it: if the server is away, the lines are shipped when it is back. Needs the fleet "
         "extra (pip install 'wren-tui[fleet]').",
+        common,
     )
     p.add_argument("--url", metavar="nats://SERVER[:PORT]", help=f"the NATS server (default: ${URL_ENV})")
     p.add_argument(
@@ -48,7 +49,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--replicas", type=int, default=1, metavar="N", help="replicas of the stream and list it creates (default: 1)"
     )
     p.add_argument("--poll", action="store_true", help="poll the folder instead of using change notifications")
-    p.set_defaults(handler=cmd_mirror)
 
 
 def cmd_mirror(args: argparse.Namespace) -> Exit:

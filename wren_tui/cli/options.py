@@ -1,16 +1,19 @@
-"""The options commands share: --dir for every one, and the agent's for run, resume and chat."""
+"""What the commands' parsers share: the parser itself (its summary, --dir, its handler), --json, the session
+argument, a count's type, and the agent's options for run, resume and chat."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..portable import access_mode, agent_unsupported
 
 if TYPE_CHECKING:
     from ..agent.session import Settings
+    from . import Handler
 
 # What a command needs of the journal and the agent is imported where it is used: every command's parser is
 # built with this module (`common_options`), and `wren search --help` loads neither (tests/test_command_imports.py).
@@ -142,3 +145,57 @@ def _check_seq_fd(fd: int) -> None:
         raise UsageError(f"--seq-fd {fd}: no such open file descriptor; open it for writing before starting wren")
     if mode is not None and mode not in (os.O_WRONLY, os.O_RDWR):
         raise UsageError(f"--seq-fd {fd}: the descriptor is open for reading only; open it for writing")
+
+
+# What every command's parser shares (each command's `register` builds its own with these).
+
+SESSION_HELP = "a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file"
+JSON_HELP = "JSON for scripts"
+
+
+def command_parser(
+    sub: Any, name: str, handler: Handler, description: str, common: argparse.ArgumentParser | None = None
+) -> argparse.ArgumentParser:
+    """The parser of the command `name`, run by `handler`, with --dir where `common` is given.
+
+    Its one-line help is its summary in SUMMARIES, the line `wren --help` lists without importing it.
+    """
+    from . import SUMMARIES
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, parents=[] if common is None else [common], help=SUMMARIES[name], description=description
+    )
+    p.set_defaults(handler=handler)
+    return p
+
+
+def session_argument(p: argparse.ArgumentParser) -> None:
+    """The session a command reads: its id or its journal file."""
+    p.add_argument("session", metavar="ID|PATH", help=SESSION_HELP)
+
+
+def json_option(p: argparse.ArgumentParser, help: str = JSON_HELP) -> None:
+    """--json: the command's answer as JSON for scripts (`help` says what it holds)."""
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def agents_option(p: argparse.ArgumentParser, help: str) -> None:
+    """--agent AGENT, repeatable: the agents Wren reads (`foreign.FORMATS`), by name."""
+    from ..foreign import FORMATS
+
+    p.add_argument("--agent", action="append", choices=list(FORMATS), metavar="AGENT", help=help)
+
+
+def positive(noun: str, example: int) -> Callable[[str], int]:
+    """An option's type: a whole number of `noun` (1 or more); argparse's error gives `example`."""
+
+    def whole(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {noun}: give 1 or more, such as {example}")
+        return n
+
+    return whole

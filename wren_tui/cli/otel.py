@@ -33,15 +33,18 @@ POLL_S = 0.2
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser
+
+    p = command_parser(
+        sub,
         "otel",
-        parents=[common],
-        help="send sessions as OpenTelemetry traces (OTLP/HTTP) to Phoenix, Langfuse or any collector",
-        description="Send a session (or --all of the folder's) as OTLP traces following the OpenTelemetry "
+        cmd_otel,
+        "Send a session (or --all of the folder's) as OTLP traces following the OpenTelemetry "
         f"GenAI semantic conventions v{SEMCONV}: an invoke_agent span per run, a chat span per model call with "
         "its token usage, an execute_tool span per tool call with its outcome; gen_ai.conversation.id is the "
         "session id. Messages, arguments and results are sent only with --content. Sending again never "
         "duplicates spans. Needs the otel extra (pip install 'wren-tui[otel]'). See docs/tracing.md.",
+        common,
     )
     p.add_argument(
         "session",
@@ -68,7 +71,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also send the messages, tool arguments and tool results (off by default: they may hold secrets)",
     )
-    p.set_defaults(handler=cmd_otel)
 
 
 class _Followed:

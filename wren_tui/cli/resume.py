@@ -8,16 +8,17 @@ from typing import Any
 
 from ..journal.store import SESSION_ID
 from .exits import Exit
-from .options import agent_options, settings_of
+from .options import agent_options, command_parser, settings_of
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "resume",
-        parents=[common],
-        help="continue this workspace's latest (or ID) session, optionally with a new MESSAGE",
-        description="Replay a session and continue it. A call with side effects that started but has no "
+        cmd_resume,
+        "Replay a session and continue it. A call with side effects that started but has no "
         "recorded outcome is never guessed: resume prints it and exits 3, unless --assume-failed.",
+        common,
     )
     p.add_argument("words", metavar="[ID] [MESSAGE]", nargs="*", help="a session id or journal path, then a message")
     p.add_argument(
@@ -26,7 +27,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="record calls of unknown outcome as failed (a recovery event) and tell the model to check",
     )
     agent_options(p)
-    p.set_defaults(handler=cmd_resume)
 
 
 def cmd_resume(args: argparse.Namespace) -> Exit:

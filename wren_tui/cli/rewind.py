@@ -42,26 +42,28 @@ _LISTED = 20  # kept, not-covered and command lines shown before "and N more"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, session_argument
+
+    p = command_parser(
+        sub,
         "rewind",
-        parents=[common],
-        help="put a session's workspace and conversation back as they were at SEQ (in place; --undo puts them back)",
-        description="Rewind a session in place: its workspace goes back to its files at the clean point SEQ (from "
+        cmd_rewind,
+        "Rewind a session in place: its workspace goes back to its files at the clean point SEQ (from "
         "the session's snapshots) and its next turn continues from SEQ's conversation. A rewind event is "
         "journaled first; nothing in the journal is removed. A file someone else changed since the session's "
         "last snapshot of it is kept and listed, unless --force. Commands that ran are not undone (they are "
         "listed), and files the snapshots do not cover are left as they are. --undo puts the files and the "
         "conversation back as they were just before the last rewind. A rewind a kill cut short is finished by the "
         "next one, or by --finish alone.",
+        common,
     )
-    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    session_argument(p)
     p.add_argument("seq", metavar="SEQ", type=int, nargs="?", help="the clean point to go back to (`wren fork ID`)")
     p.add_argument("--undo", action="store_true", help="undo the session's last rewind (files and conversation)")
     p.add_argument("--finish", action="store_true", help="only finish a rewind a kill cut short, if there is one")
     p.add_argument("--yes", action="store_true", help="do not ask after the preview")
     p.add_argument("--force", action="store_true", help="rewind files someone else changed since, too")
     p.add_argument("--seq-fd", type=int, metavar="FD", help=argparse.SUPPRESS)  # each step done, one line (tests)
-    p.set_defaults(handler=cmd_rewind)
 
 
 def cmd_rewind(args: argparse.Namespace) -> Exit:

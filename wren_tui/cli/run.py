@@ -10,24 +10,24 @@ from typing import Any
 
 from ..agent.errors import UsageError
 from .exits import Exit
-from .options import agent_options, settings_of
+from .options import agent_options, command_parser, settings_of
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "run",
-        parents=[common],
-        help="one task to the end; prints the session id",
-        description="Start a new session on TASK and work until the model stops asking for tools. "
+        cmd_run,
+        "Start a new session on TASK and work until the model stops asking for tools. "
         "The workspace is the current folder (or --workspace); the journal goes to the journals folder "
         "(--dir, else WREN_DIR, else $XDG_STATE_HOME/wren/journals, outside the workspace).",
+        common,
     )
     p.add_argument("task", metavar="TASK", nargs="+", help='what to do, e.g. "run the tests and fix the failing case"')
     p.add_argument(
         "--session-id", metavar="ID", help="use this new session id (s-YYYYMMDD-HHMMSS-xxxx; default: a new one)"
     )
     agent_options(p)
-    p.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> Exit:

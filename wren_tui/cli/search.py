@@ -25,14 +25,17 @@ def _others() -> str:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option, positive
+
+    p = command_parser(
+        sub,
         "search",
-        parents=[common],
-        help="every match of a pattern across every session, newest first",
-        description="Search the text of every session (what the user, the model and the tools said, tool calls "
+        cmd_search,
+        "Search the text of every session (what the user, the model and the tools said, tool calls "
         "and their arguments, errors) read-only, newest session first. A pattern without a capital letter "
         "ignores case. Exit 0 with a match, 1 without, 2 for a bad pattern or option. A damaged journal is "
         "searched up to where reading stops, and the list says where.",
+        common,
     )
     p.add_argument(
         "pattern", metavar="PATTERN", help="the text to find, as you would type it (or a regex with --regex)"
@@ -71,10 +74,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="read every session file instead of the index kept in the journals folder's .index (a cache: "
         "brought up to date with the files before each search, deleted at no loss; see docs/search-index.md)",
     )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help='one JSON object a line: each match ({"type": "hit", ...}, every one: --json is not cut per session), '
+    json_option(
+        p,
+        'one JSON object a line: each match ({"type": "hit", ...}, every one: --json is not cut per session), '
         'each session whose reading stopped early ({"type": "stopped", ...}), and after a page cut by --limit '
         '{"type": "page", "after": CURSOR}',
     )
@@ -95,7 +97,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--limit",
-        type=_count,
+        type=positive("hits", 20),
         metavar="N",
         help="at most N hits (with -l, N sessions), then the cursor of the next page on stderr "
         "(next page: --after CURSOR)",
@@ -105,7 +107,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="CURSOR",
         help="the next page: start where the page that printed CURSOR stopped (the same search, the same options)",
     )
-    p.set_defaults(handler=cmd_search)
 
 
 def cmd_search(args: argparse.Namespace) -> Exit:
@@ -115,13 +116,3 @@ def cmd_search(args: argparse.Namespace) -> Exit:
 
 
 PER_SESSION = 5  # hits of a session shown without --all: a screenful for a few sessions, then a count
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hits: give 1 or more, such as 20")
-    return n

@@ -24,11 +24,13 @@ GRACE = "2.hours.ago"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, json_option
+
+    p = command_parser(
+        sub,
         "snapshots",
-        parents=[common],
-        help="the workspace snapshots' store: its space; prune drops what only deleted sessions refer to",
-        description="Show where the workspace snapshots are kept (.snapshots in the journals folder) and the "
+        cmd_snapshots,
+        "Show where the workspace snapshots are kept (.snapshots in the journals folder) and the "
         "space they take against their budget (2 GB, WREN_SNAPSHOT_BUDGET or --budget), and what a prune would "
         "free. `wren snapshots prune` removes what no journal in the folder names any more (the snapshots of "
         "deleted sessions), thins the rest to keep within the budget (never a snapshot a fork or rewind names, "
@@ -37,6 +39,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "kept until its journal names it. What "
         "was written in the last two hours is kept too, for a writer that does not take the lock (--now: not "
         "even that). A journal that cannot be read whole stops it, changing nothing.",
+        common,
     )
     p.add_argument("action", nargs="?", choices=("prune",), help="prune: drop what only deleted sessions refer to")
     p.add_argument("--now", action="store_true", help="with prune: keep nothing just because it is recent")
@@ -45,17 +48,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help=f"the store's size budget (e.g. 2GB; default: {ENV}, else 2 GB): prune thins snapshots to keep within it",
     )
-    p.add_argument("--json", action="store_true", help="JSON for scripts")
-    p.set_defaults(handler=cmd_snapshots)
+    json_option(p)
 
 
 def human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
+    from ..journal.sizes import size_words
+
+    return size_words(size)
 
 
 @dataclass

@@ -8,25 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from .exits import Exit
-
-HELP = "check every checksum of every copy `wren keep` kept; exit 4 when one is damaged"
+from .options import agents_option, command_parser, json_option
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from ..foreign import FORMATS
 
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "verify",
-        help=HELP,
-        description="Read every kept copy and every earlier version in Wren's kept store ($WREN_KEEP_DIR, else "
+        cmd_verify,
+        "Read every kept copy and every earlier version in Wren's kept store ($WREN_KEEP_DIR, else "
         "$XDG_STATE_HOME/wren/kept, else ~/.local/state/wren/kept) and check each against the sha256 its manifest "
         "recorded. Each damaged one is printed (its path, which version of which file, what differs), and the "
         "exit status is 4; 0 when the store is whole. What a kill leaves (bytes or a copy not yet recorded, a "
         "manifest line cut short) is said, and is no damage. Nothing is written.",
     )
-    p.add_argument("--agent", action="append", choices=list(FORMATS), metavar="AGENT", help="this agent's copies only")
-    p.add_argument("--json", action="store_true", help="JSON for scripts")
-    p.set_defaults(handler=cmd_verify)
+    agents_option(p, "this agent's copies only")
+    json_option(p)
 
 
 def cmd_verify(args: argparse.Namespace) -> Exit:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import portable
+from ..journal.sizes import size_words
 from . import store
 from .keeping import TAIL, Asked, Planned, kind_of, plan, walk
 
@@ -52,12 +53,7 @@ class AgentStatus:
 
 
 def human(size: int) -> str:
-    value = float(size)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{size:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size:,} bytes"
+    return size_words(size, "{:,} bytes")
 
 
 def _still_prefix(path: Path, copy: Path, kept: int) -> bool:

@@ -2,8 +2,8 @@
 
 A Line-API ScrollView: one row per call in the order the model asked for them, a row's events decoded
 only when it is on screen, a cursor (`up`/`down`), and Enter to show that call in the conversation.
-Each subclass draws a row its own way (`render_line`) with its own component classes, named
-`PREFIX--ok`, `PREFIX--bad`... by what `STATE_CLASS` says of the call's state.
+Each subclass draws a row its own way (`render_line`) in the component classes `calls--ok`, `calls--bad`... named
+by what `STATE_CLASS` says of the call's state: styled here where both draw them alike, in the subclass where not.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ..clock import Clock
 from ..messages import Tick, TimelineGrew, TimelineReplaced, WriterChanged
 from ..text import width_of
 from ..timeline import RowState, Timeline, ToolRow
+from .components import component_classes
 
 # How each state a call can be in is drawn: the suffix of the component class of its row.
 STATE_CLASS: dict[RowState, str] = {
@@ -44,7 +45,18 @@ STATE_CLASS: dict[RowState, str] = {
 class CallList(ScrollView, can_focus=True):
     """The session's tool calls, a row each under a header row (y == 0), with a cursor."""
 
-    PREFIX: ClassVar[str] = "calls"
+    DEFAULT_CSS = """
+    CallList {
+        background: $surface;
+        & > .calls--header { color: $text-muted; text-style: bold; }
+        & > .calls--bad { color: $text-error; }
+        & > .calls--running { color: $text-accent; text-style: bold; }
+        & > .calls--muted { color: $text-muted; }
+        & > .calls--cursor { background: $boost; }
+        &:focus > .calls--cursor { background: $block-cursor-blurred-background; }
+    }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)  # and each subclass's own
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Previous call", show=False),
         Binding("down,j", "cursor_down", "Next call", show=False),
@@ -100,8 +112,8 @@ class CallList(ScrollView, can_focus=True):
     # --- drawing helpers ------------------------------------------------------------------
 
     def style_of(self, name: str) -> Style:
-        """The rich style of this widget's component class `PREFIX--name`."""
-        return self.get_component_rich_style(f"{self.PREFIX}--{name}")
+        """The rich style of the component class `calls--name`."""
+        return self.get_component_rich_style(f"calls--{name}")
 
     def state_style(self, state: RowState, index: int) -> Style:
         """The style of a row in `state`, with the cursor's when the row at `index` is under it."""

@@ -22,18 +22,10 @@ from .components import component_classes
 class ToolTimings(CallList):
     """Tool calls in the order the model asked for them, with elapsed, size and outcome."""
 
-    PREFIX = "tools"
     DEFAULT_CSS = """
     ToolTimings {
-        background: $surface;
-        & > .tools--header { color: $text-muted; text-style: bold; }
-        & > .tools--ok { color: $foreground; }
-        & > .tools--bad { color: $text-error; }
-        & > .tools--unknown { color: $text-warning; text-style: bold reverse; }
-        & > .tools--running { color: $text-accent; text-style: bold; }
-        & > .tools--muted { color: $text-muted; }
-        & > .tools--cursor { background: $boost; }
-        &:focus > .tools--cursor { background: $block-cursor-blurred-background; }
+        & > .calls--ok { color: $foreground; }
+        & > .calls--unknown { color: $text-warning; text-style: bold reverse; }
     }
     """
     COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)

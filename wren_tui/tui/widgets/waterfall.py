@@ -58,19 +58,11 @@ def axis(span_ms: int, width: int) -> str:
 class Waterfall(CallList):
     """Tool calls over the session's time: where each started, how long it ran, how it ended."""
 
-    PREFIX = "waterfall"
     DEFAULT_CSS = """
     Waterfall {
-        background: $surface;
-        & > .waterfall--header { color: $text-muted; text-style: bold; }
-        & > .waterfall--ok { color: $text-success; }
-        & > .waterfall--bad { color: $text-error; }
-        & > .waterfall--unknown { color: $text-warning; text-style: bold; }
-        & > .waterfall--running { color: $text-accent; text-style: bold; }
-        & > .waterfall--muted { color: $text-muted; }
-        & > .waterfall--name { color: $foreground; }
-        & > .waterfall--cursor { background: $boost; }
-        &:focus > .waterfall--cursor { background: $block-cursor-blurred-background; }
+        & > .calls--ok { color: $text-success; }
+        & > .calls--unknown { color: $text-warning; text-style: bold; }
+        & > .calls--name { color: $foreground; }
     }
     """
     COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(DEFAULT_CSS)
