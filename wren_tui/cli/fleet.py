@@ -38,16 +38,10 @@ def is_remote(text: str) -> bool:
 
 def fleet_module(name: str, package: str = "wren_tui.fleet") -> ModuleType:
     """A module of wren_tui.fleet (or of `package`) that needs nats-py, or a FleetError that says how to install it."""
-    from ..fleet import FleetError
+    from ..fleet import needing_nats
 
-    try:
+    with needing_nats():
         return importlib.import_module(f"{package}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not exc.name.startswith("nats"):
-            raise
-        raise FleetError(
-            "the fleet needs nats-py, which is not installed: pip install 'wren-tui[fleet]' (it brings nats-server too)"
-        ) from None
 
 
 # --- wren watch nats://... ---------------------------------------------------------------------

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from ..journal.errors import JournalError
@@ -19,6 +21,20 @@ from ..journal.errors import JournalError
 
 class FleetError(JournalError):
     """The fleet cannot do what was asked (no server, bad reference, unusable stream): the message says what to do."""
+
+
+@contextmanager
+def needing_nats() -> Iterator[None]:
+    """Around an import of a module that needs nats-py: its absence becomes a FleetError that says how to install it
+    (any other missing module is left as it is)."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not exc.name.startswith("nats"):
+            raise
+        raise FleetError(
+            "the fleet needs nats-py, which is not installed: pip install 'wren-tui[fleet]' (it brings nats-server too)"
+        ) from None
 
 
 def why(exc: BaseException, server: str | None = None) -> str:

@@ -334,14 +334,8 @@ class FleetSession:
 
 def _remote_module() -> ModuleType:
     """`fleet.remote`, which needs nats-py, or a FleetError that says how to install it."""
-    from ..fleet import FleetError
+    from ..fleet import needing_nats
 
-    try:
+    with needing_nats():
         from ..fleet import remote
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not exc.name.startswith("nats"):
-            raise
-        raise FleetError(
-            "the fleet needs nats-py, which is not installed: pip install 'wren-tui[fleet]' (it brings nats-server too)"
-        ) from None
     return remote
