@@ -977,6 +977,76 @@ class Store:
             raise SnapshotError(f"snapshot {tree} names an object the store does not hold")
         self.git("cat-file", "--batch", input=asked)  # every byte decompressed: a damaged object fails
 
+    def kinds(self, names: Sequence[str]) -> list[tuple[str, str] | None]:
+        """Each name's object id and type (a tree, or "TREE:PATH"), None where the store has none; one process."""
+        if not names:
+            return []
+        out = self.git("cat-file", "--batch-check=%(objectname) %(objecttype)", input=_asked(names))
+        found: list[tuple[str, str] | None] = []
+        for row in out.decode("utf-8", "surrogateescape").split("\n")[: len(names)]:
+            oid, _, kind = row.partition(" ")
+            found.append((oid, kind) if _OID.fullmatch(oid) and " " not in kind else None)  # else "NAME missing"
+        return found
+
+    def contents(self, oids: Sequence[str]) -> Iterator[bytes | None]:
+        """Each object's bytes (None where the store has none), as one `git cat-file --batch` writes them.
+
+        The objects come while git still reads the next ones, so their reader works meanwhile.
+
+        Raises:
+            SnapshotError: git could not be started or failed (one sentence).
+        """
+        if not oids:
+            return
+        self._check()
+        try:
+            proc = subprocess.Popen(
+                [self._git, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env(),
+                cwd=self.path,
+            )
+        except OSError as exc:
+            raise SnapshotError(f"git could not be started ({exc.strerror or exc})") from None
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        stdin, stdout = proc.stdin, proc.stdout
+
+        def feed() -> None:  # beside the reading: git writes as it reads, and a pipe holds only so much
+            with contextlib.suppress(OSError):  # git ended early: its reader says why
+                stdin.write(_asked(oids))
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        whole = False
+        try:
+            for _ in oids:
+                header = stdout.readline()
+                if not header.endswith(b"\n"):
+                    proc.wait()
+                    lines = [ln for ln in proc.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+                    raise SnapshotError(f"git cat-file failed: {_last(lines) or f'exit {proc.returncode}'}")
+                parts = header.split()
+                if len(parts) != 3 or not parts[2].isdigit():  # "NAME missing"
+                    yield None
+                    continue
+                size = int(parts[2])
+                data = stdout.read(size + 1)
+                if len(data) != size + 1:
+                    raise SnapshotError(f"git cat-file ended inside object {parts[0].decode()}")
+                yield data[:size]
+            whole = True
+        finally:
+            if not whole and proc.poll() is None:  # its reader stopped early
+                proc.kill()
+            proc.wait()
+            feeder.join()
+            stdout.close()
+            proc.stderr.close()
+
     # --- restoring ----------------------------------------------------------------------------
 
     def materialise(self, tree: str, target: Path, session_id: str) -> int:
@@ -1212,3 +1282,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+def _asked(names: Sequence[str]) -> bytes:
+    """Names for `git cat-file --batch`, one a line (a path's bytes as they are: surrogate escapes undone)."""
+    return ("\n".join(names) + "\n").encode("utf-8", "surrogateescape")
