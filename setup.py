@@ -61,7 +61,7 @@ setup(
         # The line count of a big aider history's start; without it foreign/aider.py counts in Python.
         module("wren_tui.foreign._aider", "wren_tui/foreign/_aider.c", []),
         # The line diff `wren blame` runs on each snapshot and the next; without it linediff.py does the same.
-        module("wren_tui.journal._linediff", "wren_tui/journal/_linediff.c", []),
+        module("wren_tui.snapshots._linediff", "wren_tui/snapshots/_linediff.c", []),
     ],
     # The wheel's tag: cp311-abi3, which pip installs on CPython 3.11, 3.12, 3.13, ...
     options={"bdist_wheel": {"py_limited_api": "cp311"}},

@@ -30,6 +30,8 @@ LAYERS: dict[str, str] = {
     "wren_tui": "base",  # the top package's __init__: the version
     "wren_tui.portable": "base",  # what the systems do differently, one named operation each
     "wren_tui.journal": "journal",
+    # The workspace's files through a session's history: the snapshot store, a fork with files, rewind, blame.
+    "wren_tui.snapshots": "snapshots",
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     "wren_tui.fleet": "fleet",
@@ -46,14 +48,16 @@ LAYERS: dict[str, str] = {
 ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
-    "agent": ("base", "journal"),
-    "tui": ("base", "journal", "foreign", "search", "export", "fleet", "keep"),  # over a fleet: through fleet.remote
+    "snapshots": ("base", "journal"),
+    "agent": ("base", "journal", "snapshots"),
+    # Over a fleet: through fleet.remote. The snapshot store: only its child `tui.write` (a fork with files).
+    "tui": ("base", "journal", "snapshots", "foreign", "search", "export", "fleet", "keep"),
     "fleet": ("base", "journal"),
     "foreign": ("base", "journal"),
     "search": ("base", "journal", "foreign", "keep"),  # the kept copies of sessions the agents lost
     "keep": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "tui", "fleet", "foreign", "search", "export", "keep"),
+    "cli": ("base", "journal", "snapshots", "agent", "tui", "fleet", "foreign", "search", "export", "keep"),
     "main": ("base", "cli"),
 }
 # The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's
@@ -143,6 +147,8 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     # An export writes in one place: its atomic output (a temporary name, fsync, rename).
     exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
     assert {w.split(" line ")[0] for w in writers_in(modules, exporting)} == {"wren_tui.export.atomic"}
+    # Nor the snapshot store: only the viewer's child (`tui.write`) reads it, for a fork with files.
+    assert not any(name.startswith("wren_tui.snapshots") for name in loaded)
     # Search's index: the viewer reads it (read-only), and never loads what writes it.
     assert "wren_tui.search.index" in loaded and "wren_tui.search.indexer" not in loaded
     # The cut is what keeps it so: through fork the viewer reaches the writer.

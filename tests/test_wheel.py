@@ -35,7 +35,12 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sys.platform != "linux", reason="the wheel built here is Linux's; CI builds the others"),
 ]
-MODULES = ["wren_tui/journal/_lines", "wren_tui/search/_scan", "wren_tui/foreign/_aider", "wren_tui/journal/_linediff"]
+MODULES = [
+    "wren_tui/journal/_lines",
+    "wren_tui/search/_scan",
+    "wren_tui/foreign/_aider",
+    "wren_tui/snapshots/_linediff",
+]
 ELF_MACHINE = {"x86_64": 62, "aarch64": 183}  # an ELF header's e_machine
 
 

@@ -17,8 +17,8 @@ from typing import Any
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot, ToolCall, ToolStart
-from wren_tui.journal.snapshots import STORE, Store
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.snapshots.store import STORE, Store
 
 TURNS = [
     "run `printf 'a\\nb\\nc\\n' > f.txt && sed -i '1s/.*/Title/' README.md`",

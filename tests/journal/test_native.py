@@ -41,7 +41,7 @@ C_MODULES = [
     "wren_tui.journal._lines",
     "wren_tui.search._scan",
     "wren_tui.foreign._aider",
-    "wren_tui.journal._linediff",
+    "wren_tui.snapshots._linediff",
 ]
 
 

@@ -10,21 +10,13 @@ from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError, SessionNotFound
 from ..journal.events import Event
-from ..journal.forking import (
-    FilesNotForked,
-    ForkPoint,
-    NotAForkPoint,
-    WorkspaceRefused,
-    changes_since_points,
-    fork_listing,
-    fork_points,
-    fork_with_files,
-)
+from ..journal.forking import ForkPoint, NotAForkPoint, fork_listing, fork_points
 from ..journal.reader import read_events
-from ..journal.snapshots import THINNED, PointChange, SnapshotError
 from ..journal.store import SESSION_ID, SUFFIX, session_id_of, starts_as_journal, write_problem
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
+from ..snapshots.forking import FilesNotForked, WorkspaceRefused, changes_since_points, fork_with_files
+from ..snapshots.store import THINNED, PointChange, SnapshotError
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, Unreadable
 from .options import folder_of

@@ -138,8 +138,8 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
                 f"{place:<{_PROJECT_WIDTH}}  {origin}"
             )
         )
-    from ..journal.budget import BudgetError, budget_of
-    from ..journal.snapshots import Store, store_of
+    from ..snapshots.budget import BudgetError, budget_of
+    from ..snapshots.store import Store, store_of
     from .snapshots import human
 
     store = Store(store_of(folder))

@@ -15,10 +15,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .events import Event, Fork, Message, Rewind, Snapshot, ToolStart
+from ..journal.events import Event, Fork, Message, Rewind, Snapshot, ToolStart
 from .linediff import apply, count_lines, lines_of
 from .linediff import changes as changes_between
-from .snapshots import Store
+from .store import Store
 
 
 @dataclass(frozen=True)
@@ -254,7 +254,7 @@ def _unquoted(name: bytes) -> bytes:
 def _kept(present: set[str], changes: list[Change]) -> tuple[list[Change], bool]:
     """The changes whose snapshots the store still holds; the first after a thinned one says `thinned`.
 
-    A prune that keeps the store within its budget may drop snapshots (`journal.budget`): what changed
+    A prune that keeps the store within its budget may drop snapshots (`snapshots.budget`): what changed
     between the kept ones is then known only to lie between them, and its lines say so. The flag: the
     session's first snapshots were thinned (the first kept one's lines are not older than the session).
     """

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wren_tui.journal import linediff
-from wren_tui.journal.linediff import Hunk, Version, apply, changes, count_lines, hunks, lines_of
+from wren_tui.snapshots import linediff
+from wren_tui.snapshots.linediff import Hunk, Version, apply, changes, count_lines, hunks, lines_of
 
 native: Callable[[bytes, bytes], list[Hunk] | None] | None
 try:
-    from wren_tui.journal._linediff import hunks as native
+    from wren_tui.snapshots._linediff import hunks as native
 except ImportError:  # not built here: the Python diff alone is checked
     native = None
 
