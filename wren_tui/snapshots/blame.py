@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..journal.events import Event, Fork, Message, Rewind, Snapshot, ToolStart
 from .linediff import apply, count_lines, lines_of
 from .linediff import changes as changes_between
-from .store import Store
+from .store import ObjectReader, Store
 
 
 @dataclass(frozen=True)
@@ -90,24 +90,34 @@ def history(events: Sequence[Event]) -> list[Change]:
 def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None) -> list[tuple[bytes, Origin]]:
     """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it).
 
-    One `git cat-file --batch-check` says which snapshots the store holds and which version of the file
-    each has; one `git cat-file --batch` reads each version once, and each is compared with the one
-    before while git reads the next (`linediff`: a minimal line diff, as `git blame` pairs lines).
+    One `git cat-file --batch-command` says which snapshots the store holds and which version of the file
+    each has, then reads each version once; each is compared with the one before while git reads the
+    next (`linediff`: a minimal line diff, as `git blame` pairs lines).
     """
     changes = history(events)
+    if not changes:
+        return [] if now is None else [(line, UNSNAPSHOTTED) for line in lines_of(now)]
+    with store.reader() as reader:
+        origins, data = _origins(reader, changes, path)
+    last = data or b""
+    if now is not None and now != last:
+        return _carry(origins, last, now, UNSNAPSHOTTED)
+    return list(zip(lines_of(last), origins, strict=True))
+
+
+def _origins(reader: ObjectReader, changes: list[Change], path: bytes) -> tuple[list[Origin], bytes | None]:
+    """Each line's origin in the last kept snapshot of the file at `path`, and that version's bytes (None: no file)."""
     trees = list(dict.fromkeys(c.tree for c in changes))
     name = path.decode("utf-8", "surrogateescape")
-    found = store.kinds([*trees, *(f"{tree}:{name}" for tree in trees)])
+    found = reader.kinds([*trees, *(f"{tree}:{name}" for tree in trees)])
     present = {tree for tree, kind in zip(trees, found, strict=False) if kind and kind[1] == "tree"}
     at_path = zip(trees, found[len(trees) :], strict=False)
     blobs = {tree: kind[0] for tree, kind in at_path if kind and kind[1] == "blob"}  # a folder there: no file
     changes, gap_first = _kept(present, changes)
-    if not changes:
-        return [] if now is None else [(line, UNSNAPSHOTTED) for line in lines_of(now)]
     versions = [blobs.get(c.tree) for c in changes]
     # Each version read once, in order: a version the file did not change is not read again.
     wanted = [oid for oid, before in zip(versions, [None, *versions], strict=False) if oid and oid != before]
-    read = iter(store.contents(wanted))
+    read = iter(reader.contents(wanted))
     origins: list[Origin] = []
     data: bytes | None = None
     binary = False
@@ -126,11 +136,8 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
             origins = [change.origin] * count_lines(data)
         else:
             origins = apply(origins, changes_between(before, data), change.origin)
-    next(read, None)  # git's end: its process waited for
-    last = data or b""
-    if now is not None and now != last:
-        return _carry(origins, last, now, UNSNAPSHOTTED)
-    return list(zip(lines_of(last), origins, strict=True))
+    next(read, None)  # the last round's end: git is waited for
+    return origins, data
 
 
 @dataclass(frozen=True)

@@ -983,75 +983,14 @@ class Store:
             raise SnapshotError(f"snapshot {tree} names an object the store does not hold")
         self.git("cat-file", "--batch", input=asked)  # every byte decompressed: a damaged object fails
 
-    def kinds(self, names: Sequence[str]) -> list[tuple[str, str] | None]:
-        """Each name's object id and type (a tree, or "TREE:PATH"), None where the store has none; one process."""
-        if not names:
-            return []
-        out = self.git("cat-file", "--batch-check=%(objectname) %(objecttype)", input=_asked(names))
-        found: list[tuple[str, str] | None] = []
-        for row in out.decode("utf-8", "surrogateescape").split("\n")[: len(names)]:
-            oid, _, kind = row.partition(" ")
-            found.append((oid, kind) if _OID.fullmatch(oid) and " " not in kind else None)  # else "NAME missing"
-        return found
-
-    def contents(self, oids: Sequence[str]) -> Iterator[bytes | None]:
-        """Each object's bytes (None where the store has none), as one `git cat-file --batch` writes them.
-
-        The objects come while git still reads the next ones, so their reader works meanwhile.
+    def reader(self) -> ObjectReader:
+        """One `git cat-file --batch-command` on the store, for objects asked in rounds (`ObjectReader`).
 
         Raises:
-            SnapshotError: git could not be started or failed (one sentence).
+            SnapshotError: the store is not one Wren uses, or git could not be started (one sentence).
         """
-        if not oids:
-            return
         self._check()
-        try:
-            proc = subprocess.Popen(
-                [self._git, "cat-file", "--batch"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.env(),
-                cwd=self.path,
-            )
-        except OSError as exc:
-            raise SnapshotError(f"git could not be started ({exc.strerror or exc})") from None
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        stdin, stdout = proc.stdin, proc.stdout
-
-        def feed() -> None:  # beside the reading: git writes as it reads, and a pipe holds only so much
-            with contextlib.suppress(OSError):  # git ended early: its reader says why
-                stdin.write(_asked(oids))
-            with contextlib.suppress(OSError):
-                stdin.close()
-
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
-        whole = False
-        try:
-            for _ in oids:
-                header = stdout.readline()
-                if not header.endswith(b"\n"):
-                    proc.wait()
-                    lines = [ln for ln in proc.stderr.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-                    raise SnapshotError(f"git cat-file failed: {_last(lines) or f'exit {proc.returncode}'}")
-                parts = header.split()
-                if len(parts) != 3 or not parts[2].isdigit():  # "NAME missing"
-                    yield None
-                    continue
-                size = int(parts[2])
-                data = stdout.read(size + 1)
-                if len(data) != size + 1:
-                    raise SnapshotError(f"git cat-file ended inside object {parts[0].decode()}")
-                yield data[:size]
-            whole = True
-        finally:
-            if not whole and proc.poll() is None:  # its reader stopped early
-                proc.kill()
-            proc.wait()
-            feeder.join()
-            stdout.close()
-            proc.stderr.close()
+        return ObjectReader(self._git, self.env(), self.path)
 
     # --- restoring ----------------------------------------------------------------------------
 
@@ -1199,6 +1138,113 @@ def _excluded(workspace: Path, leave_out: Sequence[Path]) -> list[str]:
     return [f":(top,literal,exclude){rel}" for p in leave_out if (rel := _inside(workspace, p))]
 
 
+class ObjectReader:
+    """One `git cat-file --batch-command`: what names are (an object id and type each), then objects' bytes.
+
+    Each round's names go to git from a thread while its answers are read here (a pipe holds only so much),
+    and the bytes of each object come while git still reads the next ones, so their reader works meanwhile.
+    Used as a context manager: git is stopped at the end if it has not ended.
+    """
+
+    def __init__(self, git: str, env: dict[str, str], store: Path) -> None:
+        try:
+            self._proc = subprocess.Popen(
+                [git, "cat-file", "--batch-command"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=store,
+            )
+        except OSError as exc:
+            raise SnapshotError(f"git could not be started ({exc.strerror or exc})") from None
+        self._feeder: threading.Thread | None = None
+        self._ended = False  # every object of the last round read
+
+    def __enter__(self) -> ObjectReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def kinds(self, names: Sequence[str]) -> list[tuple[str, str] | None]:
+        """Each name's object id and type (an id, or "TREE:PATH"), None where the store has none."""
+        self._send(b"".join(b"info " + name + b"\n" for name in _each(names)), last=False)
+        found: list[tuple[str, str] | None] = []
+        for _ in names:
+            parts = self._header().split()
+            found.append((parts[0].decode(), parts[1].decode()) if len(parts) == 3 and parts[2].isdigit() else None)
+        return found
+
+    def contents(self, oids: Sequence[str]) -> Iterator[bytes | None]:
+        """Each object's bytes (None where the store has none), in order; the last round (git is told it ends)."""
+        self._send(b"".join(b"contents " + oid + b"\n" for oid in _each(oids)), last=True)
+        stdout = self._proc.stdout
+        assert stdout is not None
+        for _ in oids:
+            parts = self._header().split()
+            if len(parts) != 3 or not parts[2].isdigit():  # "NAME missing"
+                yield None
+                continue
+            size = int(parts[2])
+            data = stdout.read(size + 1)
+            if len(data) != size + 1:
+                raise SnapshotError(f"git cat-file ended inside object {parts[0].decode()}")
+            yield data[:size]
+        self._ended = True
+
+    def close(self) -> None:
+        """git waited for when it was told everything was asked and gave it all; else stopped."""
+        proc = self._proc
+        if proc.poll() is None:
+            if self._ended:
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            else:
+                proc.kill()
+            proc.wait()
+        if self._feeder is not None:
+            self._feeder.join()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+    def _send(self, data: bytes, *, last: bool) -> None:
+        if self._feeder is not None:
+            self._feeder.join()
+        stdin = self._proc.stdin
+        assert stdin is not None
+
+        def feed() -> None:
+            with contextlib.suppress(OSError):  # git ended early: its reader says why
+                stdin.write(data)
+                stdin.flush()
+                if last:
+                    stdin.close()
+
+        self._feeder = threading.Thread(target=feed, daemon=True)
+        self._feeder.start()
+
+    def _header(self) -> bytes:
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        header = self._proc.stdout.readline()
+        if not header.endswith(b"\n"):
+            self._proc.wait()
+            said = self._proc.stderr.read().decode("utf-8", "replace").splitlines()
+            lines = [ln for ln in said if ln.strip()]
+            raise SnapshotError(f"git cat-file failed: {_last(lines) or f'exit {self._proc.returncode}'}")
+        return header
+
+
+def _each(names: Sequence[str]) -> Iterator[bytes]:
+    """Names for `git cat-file`, one a line: a path's bytes as they are (surrogate escapes undone)."""
+    for name in names:
+        yield name.encode("utf-8", "surrogateescape")
+
+
 def _last(lines: Sequence[str]) -> str:
     for line in reversed(lines):
         text = line.strip()
@@ -1288,8 +1334,3 @@ def _write_atomic(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
-
-
-def _asked(names: Sequence[str]) -> bytes:
-    """Names for `git cat-file --batch`, one a line (a path's bytes as they are: surrogate escapes undone)."""
-    return ("\n".join(names) + "\n").encode("utf-8", "surrogateescape")
