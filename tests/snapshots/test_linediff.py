@@ -111,3 +111,15 @@ def test_versions_that_differ_by_scattered_edits_pair_every_line_they_share() ->
         shared = len(before) - sum(i2 - i1 for i1, i2, _j1, _j2 in found)
         assert len(_paired(before, lines, found)) == shared
         assert sum(j2 - j1 for _i1, _i2, j1, j2 in found) == len(lines) - shared <= 13
+
+
+@needs_native
+@given(st.lists(LINES, min_size=2, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_a_history_asked_version_after_version_gives_the_python_diffs_hunks(versions: list[list[bytes]]) -> None:
+    # Each version is asked as `new`, then as the next pair's `old` (the same object): the C module keeps its lines.
+    datas = [b"".join(lines) for lines in versions]
+    assert native is not None
+    for old, new in itertools.pairwise(datas):
+        assert native(old, new) == hunks(Version(lines_of(old)), Version(lines_of(new)))
+    assert native(bytearray(datas[-1]), datas[0]) == hunks(Version(lines_of(datas[-1])), Version(lines_of(datas[0])))

@@ -11,6 +11,8 @@
  * same on both sides it pairs in order; else its common start and end pair, and Myers' greedy search
  * (its rows kept, read back from the end) pairs the rest. None when that search would pass MAX_STEPS
  * steps: linediff.py then takes difflib's pairing, as it does without this module.
+ * The last `new` asked (when it is a bytes object) is held with its lines, so a call whose `old` is that
+ * same object does not split and hash it again: each version of a history is read once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -190,22 +192,42 @@ static int myers(const Line *la, const Py_ssize_t *ka, Py_ssize_t n, const Line 
     return 0;
 }
 
+/* One version: its lines and the set of them. */
+typedef struct {
+    Line *lines;
+    Py_ssize_t n;
+    Set set;
+} Side;
+
+static void side_free(Side *side) {
+    free(side->lines);
+    free(side->set.slots);
+    *side = (Side){NULL, 0, {NULL, 0, NULL}};
+}
+
+static int side_make(Side *side, const char *p, Py_ssize_t len) {
+    side->lines = split(p, len, &side->n);
+    if (side->lines == NULL || set_make(&side->set, side->lines, side->n) < 0) {
+        side_free(side);
+        return -1;
+    }
+    return 0;
+}
+
 /* The work, without the GIL: the hunks into `out` as (i1, i2, j1, j2) quads. 0, 1 (past MAX_STEPS) or -1. */
-static int diff(const char *pa, Py_ssize_t sa, const char *pb, Py_ssize_t sb, Blocks *out) {
-    Py_ssize_t n = 0, m = 0, nk = 0, mk = 0;
-    Line *la = split(pa, sa, &n), *lb = split(pb, sb, &m);
+static int diff(const Side *a, const Side *b, Blocks *out) {
+    const Line *la = a->lines, *lb = b->lines;
+    Py_ssize_t n = a->n, m = b->n, nk = 0, mk = 0;
     Py_ssize_t *ka = malloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t));
     Py_ssize_t *kb = malloc((size_t)(m ? m : 1) * sizeof(Py_ssize_t));
-    Set in_a = {NULL, 0, NULL}, in_b = {NULL, 0, NULL};
     Blocks blocks = {NULL, 0, 0};
     int status = -1;
-    if (la == NULL || lb == NULL || ka == NULL || kb == NULL) goto done;
-    if (set_make(&in_a, la, n) < 0 || set_make(&in_b, lb, m) < 0) goto done;
+    if (ka == NULL || kb == NULL) goto done;
     /* Lines only one side holds never pair: the rest (kept) is paired. */
     for (Py_ssize_t i = 0; i < n; i++)
-        if (set_has(&in_b, &la[i])) ka[nk++] = i;
+        if (set_has(&b->set, &la[i])) ka[nk++] = i;
     for (Py_ssize_t j = 0; j < m; j++)
-        if (set_has(&in_a, &lb[j])) kb[mk++] = j;
+        if (set_has(&a->set, &lb[j])) kb[mk++] = j;
     int equal = nk == mk;
     for (Py_ssize_t t = 0; equal && t < nk; t++) equal = same(&la[ka[t]], &lb[kb[t]]);
     if (equal) {
@@ -224,11 +246,11 @@ static int diff(const char *pa, Py_ssize_t sa, const char *pb, Py_ssize_t sb, Bl
     }
     /* Each paired line in place; a hunk wherever either side skips lines between two paired ones. */
     Py_ssize_t x = 0, y = 0;
-    for (Py_ssize_t b = 0; b <= blocks.len; b++) {
-        Py_ssize_t size = b < blocks.len ? blocks.items[b].size : 1;
+    for (Py_ssize_t k = 0; k <= blocks.len; k++) {
+        Py_ssize_t size = k < blocks.len ? blocks.items[k].size : 1;
         for (Py_ssize_t t = 0; t < size; t++) {
-            Py_ssize_t i = b < blocks.len ? ka[blocks.items[b].i + t] : n;
-            Py_ssize_t j = b < blocks.len ? kb[blocks.items[b].j + t] : m;
+            Py_ssize_t i = k < blocks.len ? ka[blocks.items[k].i + t] : n;
+            Py_ssize_t j = k < blocks.len ? kb[blocks.items[k].j + t] : m;
             if ((i > x || j > y) && (push(out, x, i, y) < 0 || push(out, j, 0, 0) < 0)) goto done;
             x = i + 1;
             y = j + 1;
@@ -236,26 +258,49 @@ static int diff(const char *pa, Py_ssize_t sa, const char *pb, Py_ssize_t sb, Bl
     }
     status = 0;
 done:
-    free(la);
-    free(lb);
     free(ka);
     free(kb);
-    free(in_a.slots);
-    free(in_b.slots);
     free(blocks.items);
     return status;
 }
 
+/* The last `new` version asked (a bytes object, held), its lines and set: blame asks each version as `new`, then
+ * as the next pair's `old`, so each is split and hashed once. Read and replaced only with the GIL held. */
+static PyObject *last_new = NULL;
+static Side last_side = {NULL, 0, {NULL, 0, NULL}};
+
 static PyObject *hunks(PyObject *self, PyObject *args) {
+    PyObject *old, *new;
+    if (!PyArg_ParseTuple(args, "OO", &old, &new)) return NULL;
     Py_buffer a, b;
-    if (!PyArg_ParseTuple(args, "y*y*", &a, &b)) return NULL;
+    if (PyObject_GetBuffer(old, &a, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(new, &b, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&a);
+        return NULL;
+    }
+    Side sa = {NULL, 0, {NULL, 0, NULL}}, sb = {NULL, 0, {NULL, 0, NULL}};
+    int cached = last_new != NULL && old == last_new;
+    if (cached) {
+        sa = last_side;
+        last_side = (Side){NULL, 0, {NULL, 0, NULL}};
+    }
     Blocks out = {NULL, 0, 0};
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = diff(a.buf, a.len, b.buf, b.len, &out);
+    status = (!cached && side_make(&sa, a.buf, a.len) < 0) || side_make(&sb, b.buf, b.len) < 0 ? -1 : 0;
+    if (status == 0) status = diff(&sa, &sb, &out);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&a);
     PyBuffer_Release(&b);
+    side_free(&sa);
+    side_free(&last_side);
+    Py_CLEAR(last_new);
+    if (status >= 0 && PyBytes_CheckExact(new)) { /* immutable: its lines stay what they are */
+        last_side = sb;
+        last_new = Py_NewRef(new);
+    } else {
+        side_free(&sb);
+    }
     if (status < 0) {
         free(out.items);
         return PyErr_NoMemory();
