@@ -205,3 +205,16 @@ def test_blame_gives_every_line_the_version_git_blame_gives_it_over_forty_versio
     theirs = [int(line.split(" ", 1)[1]) for line in porcelain.splitlines() if line.startswith("summary ")]
     assert len(mine) == len(lines) and mine == theirs
     assert 7 in mine  # the line with a lone CR is one line, and event 7's
+
+
+def test_a_version_git_calls_binary_pairs_no_lines_so_the_next_change_made_every_line(tmp_path: Path) -> None:
+    # As git's diff: a NUL in a file's first 8,000 bytes makes it binary, and a change to or from it pairs no line.
+    text = b"".join(b"line %d\n" % i for i in range(20))
+    versions = [text, text + b"one more\n", b"\0\n" + text, text, text.replace(b"line 5\n", b"five\n")]
+    ws, journals, _scratch, sid = _history_in_store_and_in_git(tmp_path, versions)
+    proc = run_wren(["blame", "--dir", str(journals), "--session", sid, str(ws / "f.txt"), "--json"], cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert [r["text"] for r in rows] == versions[-1].decode().splitlines()
+    # Back to text after the binary version (which held every line too): each is that change's (c3), but c4's.
+    assert [r["call"] for r in rows] == ["c3"] * 5 + ["c4"] + ["c3"] * 14
