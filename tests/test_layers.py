@@ -1,6 +1,7 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export, search, fleet and foreign (other agents' session
+journal imports nothing of ours; snapshots (the workspace snapshot store, a fork with files, rewind,
+blame) imports journal, and agent imports both; export, search, fleet and foreign (other agents' session
 files) import journal, and search imports foreign too (it reads other agents' sessions); tui (the
 viewer) imports journal, foreign, export, search, and fleet (a session mirrored to a fleet's server);
 cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`), which

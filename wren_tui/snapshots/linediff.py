@@ -1,8 +1,7 @@
 """Which lines of one version of a file are the lines of the version before, as a minimal line diff pairs them.
 
-`wren blame` compares each snapshot of a file with the next: 200 versions of a 2,000-line file in
-well under the time git takes to diff them, because two versions of a file share almost every line.
-Lines only one side holds can never pair (`set` differences, at C speed); once they are set aside,
+`wren blame` compares each snapshot of a file with the next, and two versions of a file share almost
+every line. Lines only one side holds can never pair (`set` differences, at C speed); once they are set aside,
 the two sides are most often the same list, and the pairing is then known without a search. What
 is left otherwise (a line moved, one of two equal lines removed) goes through Myers' O(ND) search,
 which finds a longest common subsequence: the pairing is as small a change as git's own diff finds
