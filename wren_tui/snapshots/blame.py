@@ -106,13 +106,18 @@ def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None)
 
 
 def _origins(reader: ObjectReader, changes: list[Change], path: bytes) -> tuple[list[Origin], bytes | None]:
-    """Each line's origin in the last kept snapshot of the file at `path`, and that version's bytes (None: no file)."""
+    """Each line's origin in the last kept snapshot of the file at `path`, and that version's bytes (None: no file).
+
+    `reader` says what each snapshot holds at `path` (and, where it holds nothing, whether the snapshot is in
+    the store at all: thinned ones are not), then reads the versions.
+    """
     trees = list(dict.fromkeys(c.tree for c in changes))
     name = path.decode("utf-8", "surrogateescape")
-    found = reader.kinds([*trees, *(f"{tree}:{name}" for tree in trees)])
-    present = {tree for tree, kind in zip(trees, found, strict=False) if kind and kind[1] == "tree"}
-    at_path = zip(trees, found[len(trees) :], strict=False)
-    blobs = {tree: kind[0] for tree, kind in at_path if kind and kind[1] == "blob"}  # a folder there: no file
+    at_path = dict(zip(trees, reader.kinds([f"{tree}:{name}" for tree in trees]), strict=True))
+    unknown = [tree for tree, kind in at_path.items() if kind is None]  # no such file there, or no such tree
+    present = {tree for tree, kind in at_path.items() if kind is not None}
+    present.update(t for t, kind in zip(unknown, reader.kinds(unknown), strict=True) if kind and kind[1] == "tree")
+    blobs = {tree: kind[0] for tree, kind in at_path.items() if kind and kind[1] == "blob"}  # a folder there: no file
     changes, gap_first = _kept(present, changes)
     versions = [blobs.get(c.tree) for c in changes]
     # Each version read once, in order: a version the file did not change is not read again.

@@ -1167,13 +1167,14 @@ class ObjectReader:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def kinds(self, names: Sequence[str]) -> list[tuple[str, str] | None]:
-        """Each name's object id and type (an id, or "TREE:PATH"), None where the store has none."""
+    def kinds(self, names: Sequence[str]) -> list[tuple[str, str, int] | None]:
+        """Each name's object id, type and size (a name: an id, or "TREE:PATH"), None where the store has none."""
         self._send(b"".join(b"info " + name + b"\n" for name in _each(names)), last=False)
-        found: list[tuple[str, str] | None] = []
+        found: list[tuple[str, str, int] | None] = []
         for _ in names:
             parts = self._header().split()
-            found.append((parts[0].decode(), parts[1].decode()) if len(parts) == 3 and parts[2].isdigit() else None)
+            known = len(parts) == 3 and parts[2].isdigit()
+            found.append((parts[0].decode(), parts[1].decode(), int(parts[2])) if known else None)
         return found
 
     def contents(self, oids: Sequence[str]) -> Iterator[bytes | None]:
