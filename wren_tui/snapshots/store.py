@@ -1188,10 +1188,10 @@ class ObjectReader:
                 yield None
                 continue
             size = int(parts[2])
-            data = stdout.read(size + 1)
-            if len(data) != size + 1:
+            data = stdout.read(size)
+            if len(data) != size or stdout.read(1) != b"\n":
                 raise SnapshotError(f"git cat-file ended inside object {parts[0].decode()}")
-            yield data[:size]
+            yield data
         self._ended = True
 
     def close(self) -> None:
