@@ -1,4 +1,4 @@
-"""The three C modules, declared here because pyproject.toml's [tool.setuptools.ext-modules] is still
+"""The four C modules, declared here because pyproject.toml's [tool.setuptools.ext-modules] is still
 experimental in setuptools (it warns at every build); everything else is in pyproject.toml.
 
 Each module is optional (unless WREN_REQUIRE_C_MODULES=1): without a C compiler the install goes on and
@@ -60,6 +60,8 @@ setup(
         module("wren_tui.search._scan", "wren_tui/search/_scan.c", ["wren_tui/_crc32.h"]),
         # The line count of a big aider history's start; without it foreign/aider.py counts in Python.
         module("wren_tui.foreign._aider", "wren_tui/foreign/_aider.c", []),
+        # The line diff `wren blame` runs on each snapshot and the next; without it linediff.py does the same.
+        module("wren_tui.snapshots._linediff", "wren_tui/snapshots/_linediff.c", []),
     ],
     # The wheel's tag: cp311-abi3, which pip installs on CPython 3.11, 3.12, 3.13, ...
     options={"bdist_wheel": {"py_limited_api": "cp311"}},

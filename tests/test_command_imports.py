@@ -95,6 +95,7 @@ ALLOWED: dict[str, set[str]] = {
         "wren_tui.journal._lines",
         "wren_tui.search._scan",
         "wren_tui.foreign._aider",
+        "wren_tui.snapshots._linediff",
     },
     # The parser: the shared options, and what --agent, --role and --regex's help name (no reader, no journal).
     "search --help": {

@@ -1,6 +1,7 @@
 """The layers of wren_tui as a table, checked on its import graph; and the viewer's rule: it cannot write.
 
-journal imports nothing of ours; agent, export, search, fleet and foreign (other agents' session
+journal imports nothing of ours; snapshots (the workspace snapshot store, a fork with files, rewind,
+blame) imports journal, and agent imports both; export, search, fleet and foreign (other agents' session
 files) import journal, and search imports foreign too (it reads other agents' sessions); tui (the
 viewer) imports journal, foreign, export, search, and fleet (a session mirrored to a fleet's server);
 cli imports anything and nothing imports cli but the entry point (`python -m wren_tui`), which
@@ -30,6 +31,8 @@ LAYERS: dict[str, str] = {
     "wren_tui": "base",  # the top package's __init__: the version
     "wren_tui.portable": "base",  # what the systems do differently, one named operation each
     "wren_tui.journal": "journal",
+    # The workspace's files through a session's history: the snapshot store, a fork with files, rewind, blame.
+    "wren_tui.snapshots": "snapshots",
     "wren_tui.agent": "agent",
     "wren_tui.tui": "tui",
     # A session, whatever wrote it (a Wren journal, another agent's file, its export, a fleet's mirror): found by
@@ -49,15 +52,18 @@ LAYERS: dict[str, str] = {
 ALLOWED: dict[str, tuple[str, ...]] = {
     "base": (),
     "journal": ("base",),
-    "agent": ("base", "journal"),
-    "sessions": ("base", "journal", "foreign", "fleet", "keep"),  # over a fleet: through fleet.remote
-    "tui": ("base", "journal", "sessions", "foreign", "search", "export", "fleet", "keep"),
+    "snapshots": ("base", "journal"),
+    "agent": ("base", "journal", "snapshots"),
+    # A fork with files and the changes since each point: through snapshots.forking.
+    "sessions": ("base", "journal", "snapshots", "foreign", "fleet", "keep"),  # over a fleet: through fleet.remote
+    # The snapshot store: only its child `tui.write` (a fork with files).
+    "tui": ("base", "journal", "snapshots", "sessions", "foreign", "search", "export", "fleet", "keep"),
     "fleet": ("base", "journal"),
     "foreign": ("base", "journal"),
     "search": ("base", "journal", "foreign", "keep"),  # the kept copies of sessions the agents lost
     "keep": ("base", "journal", "foreign"),
     "export": ("base", "journal"),
-    "cli": ("base", "journal", "agent", "sessions", "tui", "fleet", "foreign", "search", "export", "keep"),
+    "cli": ("base", "journal", "snapshots", "agent", "sessions", "tui", "fleet", "foreign", "search", "export", "keep"),
     "main": ("base", "cli"),
 }
 # The viewer's ways to write: a fork (a new journal beside the one shown, or from another agent's
@@ -69,6 +75,9 @@ EXPORT = "wren_tui.export"
 # The third: a child process, `python -m wren_tui.tui.write` (a fork with files, and reading the snapshot
 # store), which the viewer starts and never imports.
 WRITE_CHILD = "wren_tui.tui.write.__main__"
+# A session's fork with files and its points' changes (`sessions.local`'s clean_points and fork_at, loaded when
+# called): the commands' way in. The viewer never calls them; its way is the child above.
+FILES_FORK = "wren_tui.snapshots.forking"
 # Climbs the viewer makes by starting the CLI itself as a child (`python -m wren_tui` runs its __main__),
 # each listed with why; any other fails the layer test. The rewind: its preview and question are
 # `wren rewind`'s own (cli/rewind.py), not yet a library call the viewer's child could make.
@@ -142,11 +151,14 @@ def test_outside_fork_nothing_the_viewer_loads_opens_a_file_for_writing() -> Non
     modules = scan(PACKAGE)
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
     assert "wren_tui.tui.screens.session" in viewer and not any(name.startswith("wren_tui.cli") for name in viewer)
-    loaded = closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT, WRITE_CHILD, CLI_CHILD])
+    loaded = closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT, WRITE_CHILD, FILES_FORK, CLI_CHILD])
     assert _not_private(writers_in(modules, loaded)) == []
     # An export writes in one place: its atomic output (a temporary name, fsync, rename).
     exporting = [m for m in modules if m == EXPORT or m.startswith(EXPORT + ".")]
     assert {w.split(" line ")[0] for w in writers_in(modules, exporting)} == {"wren_tui.export.atomic"}
+    # Nor the snapshot store: only the viewer's child (`tui.write`) reads it, for a fork with files.
+    # (its package's __init__ is a docstring, imported on the way to the cut-out `snapshots.forking`).
+    assert not any(name.startswith("wren_tui.snapshots.") for name in loaded)
     # Search's index: the viewer reads it (read-only), and never loads what writes it.
     assert "wren_tui.search.index" in loaded and "wren_tui.search.indexer" not in loaded
     # The cut is what keeps it so: through fork the viewer reaches the writer.
@@ -173,7 +185,7 @@ def test_the_child_that_decodes_a_huge_line_is_in_the_viewer_graph_and_writes_no
     assert child in modules[child].imports
     assert modules[child].writes == []
     viewer = [name for name in modules if layer_of(name, LAYERS) == "tui"]
-    assert child in closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT, WRITE_CHILD, CLI_CHILD])
+    assert child in closure(modules, viewer, without=[FORK, FOREIGN_FORK, EXPORT, WRITE_CHILD, FILES_FORK, CLI_CHILD])
     # What it loads writes nothing either, but the private places of PRIVATE (`portable`'s memory file and
     # copy, which the child never calls: it only reads its descriptor).
     assert _not_private(writers_in(modules, closure(modules, [child]))) == []

@@ -3,7 +3,7 @@
 `python -m tests.wheel` (`just wheel`) builds the sdist, and from it the manylinux wheels for x86_64 and
 aarch64 (tests/wheel.py says how, and why Zig). Here: each wheel's tags are the ones an index takes and pip
 installs on every CPython from 3.11 (cp311-abi3-manylinux_2_17), auditwheel finds it consistent with that
-policy, it holds the three C modules, built for its machine; and on each of CPython 3.11, 3.12 and 3.13 found
+policy, it holds the four C modules, built for its machine; and on each of CPython 3.11, 3.12 and 3.13 found
 on this machine, a fresh virtualenv installs this machine's wheel, `wren --version` says the C modules are in
 use, the demo workspace is prepared, the scripted agent works on it, and `wren search` finds what it did. An
 interpreter that is not here is skipped, saying so. The other machine's wheel cannot run here.
@@ -35,7 +35,12 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sys.platform != "linux", reason="the wheel built here is Linux's; CI builds the others"),
 ]
-MODULES = ["wren_tui/journal/_lines", "wren_tui/search/_scan", "wren_tui/foreign/_aider"]
+MODULES = [
+    "wren_tui/journal/_lines",
+    "wren_tui/search/_scan",
+    "wren_tui/foreign/_aider",
+    "wren_tui/snapshots/_linediff",
+]
 ELF_MACHINE = {"x86_64": 62, "aarch64": 183}  # an ELF header's e_machine
 
 
@@ -164,7 +169,7 @@ def test_the_wheel_installs_and_runs_the_demo_and_a_search_on_cpython(built: Pat
         assert loaded.stdout.strip().startswith(str(venv)), loaded.stdout  # the wheel's, not this checkout's
         assert loaded.stdout.strip().endswith(".abi3.so"), loaded.stdout
         version = run(wren, "--version")
-        assert "C modules: 3 of 3 in use" in version.stdout, version.stdout
+        assert "C modules: 4 of 4 in use" in version.stdout, version.stdout
         run(wren, "demo", "--prepare", home / "ws")
         task = "run the tests, find the failing case and fix it"
         ran = run(wren, "run", "--yes", "--model", "scripted", "--workspace", home / "ws", "--dir", home / "j", task)

@@ -8,12 +8,17 @@ line and compares with `wren blame --json` (a separate process) after each turn.
 from __future__ import annotations
 
 import json
+import os
+import random
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.conftest import run_wren
-from wren_tui.journal.events import Message, ToolStart
+from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot, ToolCall, ToolStart
+from wren_tui.journal.writer import JournalWriter
+from wren_tui.snapshots.store import STORE, Store
 
 TURNS = [
     "run `printf 'a\\nb\\nc\\n' > f.txt && sed -i '1s/.*/Title/' README.md`",
@@ -143,3 +148,73 @@ def test_blame_call_names_files_with_spaces_and_non_ascii_names_as_they_are(work
                                  "--json"], cwd=workspace).stdout)  # fmt: skip
     files = {f["path"]: [(r["line"], r["text"]) for r in f["lines"]] for f in found["files"]}
     assert files == {"my notes.txt": [(1, "one"), (2, "two")], "é.txt": [(1, "x")]}
+
+
+def _history_in_store_and_in_git(root: Path, versions: list[bytes]) -> tuple[Path, Path, Path, str]:
+    """A session whose snapshots hold `versions` of f.txt, one a command; the same versions as commits in git."""
+    ws, journals, scratch = root / "ws", root / "journals", root / "scratch"
+    ws.mkdir()
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    subprocess.run(["git", "init", "-q"], cwd=scratch, env=env, check=True)
+    sid = "s-20260101-000000-orcl"
+    store = Store(journals / STORE)
+    with JournalWriter.create(journals / f"{sid}.jsonl", fsync="none") as writer:
+        writer.append(RunStart(pid=1, cwd=str(ws), model="scripted", version="test"))
+        writer.append(Message(message=ChatMessage(role="user", content="change it")))
+        for number, data in enumerate(versions):
+            (ws / "f.txt").write_bytes(data)
+            (scratch / "f.txt").write_bytes(data)
+            subprocess.run(["git", "add", "f.txt"], cwd=scratch, env=env, check=True)
+            subprocess.run(["git", "commit", "-q", "-m", str(number)], cwd=scratch, env=env, check=True)
+            call = f"c{number + 1}" if number < len(versions) - 1 else None
+            writer.append(Snapshot(id=store.take(ws, sid).id, files=1, changed=1, before=call))
+            if call is not None:
+                command = ToolCall(id=call, name="run_command", args='{"command": "edit"}')
+                writer.append(Message(message=ChatMessage(role="assistant", content="", tool_calls=[command])))
+                writer.append(ToolStart(id=call, name="run_command", read_only=False, approval="approved"))
+                writer.append(Message(message=ChatMessage(role="tool", content="ok", tool_call_id=call)))
+    return ws, journals, scratch, sid
+
+
+def test_blame_gives_every_line_the_version_git_blame_gives_it_over_forty_versions(tmp_path: Path) -> None:
+    # Scattered rewrites, insertions (two equal lines at once) and deletions, the file's last line without its
+    # newline for a while, and a line holding a lone CR: each line's version is the same one git blame names.
+    rng = random.Random(38)
+    lines = [b"line %d of the first version\n" % i for i in range(300)]
+    versions = [b"".join(lines)]
+    for event in range(1, 41):
+        for _ in range(4):
+            at = rng.randrange(len(lines))
+            lines[at] = b"rewritten by %d at %d\n" % (event, at)
+        for _ in range(2):
+            lines.insert(rng.randrange(len(lines)), b"put in by %d\n" % event)
+        del lines[rng.randrange(len(lines))]
+        if event == 7:
+            lines.insert(100, b"a lone\rcarriage return, by 7\n")
+        text = b"".join(lines)
+        versions.append(text.rstrip(b"\n") if 10 <= event < 20 else text)
+    ws, journals, scratch, sid = _history_in_store_and_in_git(tmp_path, versions)
+    proc = run_wren(["blame", "--dir", str(journals), "--session", sid, str(ws / "f.txt"), "--json"], cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    mine = [0 if row["call"] is None else int(row["call"][1:]) for row in json.loads(proc.stdout)]
+    porcelain = subprocess.run(
+        ["git", "blame", "--line-porcelain", "f.txt"], cwd=scratch, check=True, capture_output=True
+    ).stdout.decode()
+    theirs = [int(line.split(" ", 1)[1]) for line in porcelain.splitlines() if line.startswith("summary ")]
+    assert len(mine) == len(lines) and mine == theirs
+    assert 7 in mine  # the line with a lone CR is one line, and event 7's
+
+
+def test_a_version_git_calls_binary_pairs_no_lines_so_the_next_change_made_every_line(tmp_path: Path) -> None:
+    # As git's diff: a NUL in a file's first 8,000 bytes makes it binary, and a change to or from it pairs no line.
+    text = b"".join(b"line %d\n" % i for i in range(20))
+    versions = [text, text + b"one more\n", b"\0\n" + text, text, text.replace(b"line 5\n", b"five\n")]
+    ws, journals, _scratch, sid = _history_in_store_and_in_git(tmp_path, versions)
+    proc = run_wren(["blame", "--dir", str(journals), "--session", sid, str(ws / "f.txt"), "--json"], cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert [r["text"] for r in rows] == versions[-1].decode().splitlines()
+    # Back to text after the binary version (which held every line too): each is that change's (c3), but c4's.
+    assert [r["call"] for r in rows] == ["c3"] * 5 + ["c4"] + ["c3"] * 14

@@ -13,9 +13,9 @@ import pytest
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
-from wren_tui.journal.budget import ENV, Snap, choose, parse_size
 from wren_tui.journal.events import Fork, Rewind, Snapshot
-from wren_tui.journal.snapshots import PENDING, STORE, Store
+from wren_tui.snapshots.budget import ENV, Snap, choose, parse_size
+from wren_tui.snapshots.store import PENDING, STORE, Store
 
 BIG = 256 * 1024  # each turn writes this many random bytes: nothing in the store shares them
 

@@ -19,7 +19,7 @@ from tests.conftest import run_wren
 from wren_tui.journal.events import Snapshot
 from wren_tui.journal.locks import read_locks
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.snapshots import LOCK, PENDING, STORE, SnapshotError, Store
+from wren_tui.snapshots.store import LOCK, PENDING, STORE, SnapshotError, Store
 
 
 def wren(args: list[str], cwd: Path) -> str:

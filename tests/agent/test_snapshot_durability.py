@@ -18,7 +18,7 @@ import pytest
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.test_snapshot_forks import state_of, wren
 from wren_tui.journal.events import Snapshot
-from wren_tui.journal.snapshots import IN_PROCESS, LISTED, STORE, Store
+from wren_tui.snapshots.store import IN_PROCESS, LISTED, STORE, Store
 
 
 @pytest.mark.parametrize(

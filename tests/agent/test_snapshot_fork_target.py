@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.agent.conftest import journals_of, only_journal
 from tests.agent.test_snapshot_forks import stamps, state_of
 from tests.conftest import run_wren
-from wren_tui.journal.snapshots import STORE
+from wren_tui.snapshots.store import STORE
 
 
 def wren(args: list[str], cwd: Path) -> str:

@@ -17,9 +17,9 @@ import pytest
 from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
-from wren_tui.journal import gitfiles
 from wren_tui.journal.events import Snapshot
-from wren_tui.journal.snapshots import STORE, Store, git_refuses
+from wren_tui.snapshots import gitfiles
+from wren_tui.snapshots.store import STORE, Store, git_refuses
 
 # Each a name git refuses on every platform with core.protectNTFS and core.protectHFS (the store's settings).
 REFUSED_FILES = [".GIT/config", "git~1", "GIT~1/inside.txt", ".git.", ".git ", "sub/.Git/HEAD", "sub/.git. ./x"]

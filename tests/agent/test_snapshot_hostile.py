@@ -20,7 +20,7 @@ from tests.agent.test_snapshot_forks import state_of
 from tests.conftest import run_wren
 from wren_tui.journal.events import Error, RunEnd, Snapshot, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.snapshots import STORE, Store
+from wren_tui.snapshots.store import STORE, Store
 
 
 def _git_init(folder: Path, commit: bool) -> None:

@@ -21,7 +21,7 @@ import pytest
 from tests.agent.conftest import journals_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.journal.locks import read_locks
-from wren_tui.journal.snapshots import LOCK, MARK, STORE, SnapshotError, Store
+from wren_tui.snapshots.store import LOCK, MARK, STORE, SnapshotError, Store
 
 MADE = b"a workspace snapshot store made by Wren (docs/snapshots.md); its config is Wren's own\n"
 
@@ -231,7 +231,7 @@ def _waiting(lock: Path, pid: int) -> bool:
 _KILLED_WHILE_MAKING = """
 import os, signal, sys
 from pathlib import Path
-from wren_tui.journal.snapshots import Store
+from wren_tui.snapshots.store import Store
 run = Store._run
 def killed_after(self, *args, **kwargs):
     done = run(self, *args, **kwargs)

@@ -16,7 +16,7 @@ from tests.agent.conftest import events_of, journals_of, only_journal
 from tests.conftest import run_wren
 from wren_tui.agent.snapshotting import NO_SNAPSHOTS
 from wren_tui.journal.events import Error, Message, RunEnd, Snapshot, ToolEnd, ToolStart
-from wren_tui.journal.snapshots import STORE, Store
+from wren_tui.snapshots.store import STORE, Store
 
 FIX = "run the tests, find the failing case and fix it"
 

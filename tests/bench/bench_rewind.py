@@ -31,8 +31,8 @@ from pathlib import Path
 from tests.bench import BenchRow, compare
 from wren_tui.cli import main
 from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot
-from wren_tui.journal.snapshots import STORE, Store
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.snapshots.store import STORE, Store
 
 FILES, SIZE, CHANGED = 10_000, 2_000, 10
 SID = "s-20260101-000000-rwnd"

@@ -30,8 +30,8 @@ from wren_tui.agent.session import Settings, run_task
 from wren_tui.agent.snapshotting import Snapshotter
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot
-from wren_tui.journal.snapshots import STORE, Store
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.snapshots.store import STORE, Store
 
 FILES, SIZE = 10_000, 10_000  # 100 MB
 SID = "s-20260101-000000-bnch"

@@ -1,4 +1,4 @@
-"""A small workspace's snapshot is written in this process (journal/gitfiles.py), not by `git add`.
+"""A small workspace's snapshot is written in this process (snapshots/gitfiles.py), not by `git add`.
 
 What it writes must be exactly what git writes: for random workspaces changed step by step (new,
 edited, deleted and renamed files, executables, links, files turned into folders and back, names
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wren_tui.journal import gitfiles
-from wren_tui.journal.snapshots import BULK, IN_PROCESS, Store
+from wren_tui.snapshots import gitfiles
+from wren_tui.snapshots.store import BULK, IN_PROCESS, Store
 
 NAMES = [b"a", b"b.txt", b"with space", b"caf\xc3\xa9", b"raw\xff", b"x.pyc", b"a-b", b"a.b"]
 FOLDERS = [b"", b"a", b"src", b"src/deep", b"a b"]
@@ -171,7 +171,7 @@ def test_a_workspace_past_the_in_process_limit_goes_through_git(
     assert "add" in ran and "write-tree" in ran
     assert taken.id == _git_tree(store, ws, tmp_path / "git-index")
     assert any((store.path / "objects" / "pack").glob("*.pack"))  # the first snapshot's files as one pack
-    monkeypatch.setattr("wren_tui.journal.snapshots.IN_PROCESS", 10)
+    monkeypatch.setattr("wren_tui.snapshots.store.IN_PROCESS", 10)
     assert IN_PROCESS > 10
     ran.clear()
     (ws / "f0").write_text("changed")

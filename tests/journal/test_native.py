@@ -37,7 +37,15 @@ EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 200
 _settings = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.parametrize("module", ["wren_tui.journal._lines", "wren_tui.search._scan", "wren_tui.foreign._aider"])
+C_MODULES = [
+    "wren_tui.journal._lines",
+    "wren_tui.search._scan",
+    "wren_tui.foreign._aider",
+    "wren_tui.snapshots._linediff",
+]
+
+
+@pytest.mark.parametrize("module", C_MODULES)
 def test_each_c_module_is_built_from_its_source_where_a_compiler_is(module: str) -> None:
     """The C modules are optional at install (no compiler: Python does the same), so a failed compile is
     silent and can leave an older build in place: every function its stub names must be there."""
@@ -54,7 +62,7 @@ def test_each_c_module_is_built_from_its_source_where_a_compiler_is(module: str)
     assert not missing, f"{module} is an older build than {stub.name} ({missing} missing): its compile failed"
 
 
-@pytest.mark.parametrize("module", ["wren_tui.journal._lines", "wren_tui.search._scan", "wren_tui.foreign._aider"])
+@pytest.mark.parametrize("module", C_MODULES)
 def test_each_c_module_is_built_for_the_limited_api(module: str) -> None:
     """One wheel serves CPython 3.11 and later (cp311-abi3): each module is built against the stable ABI, so
     its file carries the abi3 suffix, not this Python's own (a leftover version-specific build would be

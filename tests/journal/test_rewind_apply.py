@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wren_tui.journal.rewinding import Plan, apply
-from wren_tui.journal.snapshots import Store
+from wren_tui.snapshots.rewinding import Plan, apply
+from wren_tui.snapshots.store import Store
 
 
 def test_a_folder_swapped_for_a_link_after_the_plan_is_never_written_or_deleted_through(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_two_files_whose_long_names_share_their_start_are_each_restored_with_the
 def test_a_folder_whose_fsync_fails_after_the_restores_is_an_error_not_a_rewind_taken_for_durable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wren_tui.journal import rewinding
+    from wren_tui.snapshots import rewinding
 
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from wren_tui.journal import gitfiles
-from wren_tui.journal.snapshots import PENDING, Store, Taken
+from wren_tui.snapshots import gitfiles
+from wren_tui.snapshots.store import PENDING, Store, Taken
 
 THREE_HOURS_AGO = time.time() - 3 * 3600
 
@@ -237,7 +237,7 @@ _BIG = textwrap.dedent(
     """
     import os, resource, sys
     from pathlib import Path
-    from wren_tui.journal.snapshots import Store
+    from wren_tui.snapshots.store import Store
 
     ws, store = Path(sys.argv[1]), Store(Path(sys.argv[2]))
     big = ws / "big.bin"

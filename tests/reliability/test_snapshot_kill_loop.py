@@ -29,8 +29,8 @@ from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import Message, Snapshot
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.replay import replay
-from wren_tui.journal.snapshots import STORE, Store
 from wren_tui.journal.store import new_session_id
+from wren_tui.snapshots.store import STORE, Store
 
 TASK = "run `mkdir -p out && printf 'a\\n' > out/a && mv README.md out/README && chmod +x out/a && ln -s out/a link`"
 KILLS = int(os.environ.get("WREN_KILLS") or 20)

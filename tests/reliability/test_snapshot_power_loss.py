@@ -31,11 +31,11 @@ from tests.conftest import run_wren
 from tests.reliability.dial import scaled
 from tests.reliability.simfs import Op, RecordingOps, crash_state
 from wren_tui.agent.snapshotting import Snapshotter
-from wren_tui.journal import gitfiles
 from wren_tui.journal.events import ChatMessage, Message, RunStart, Snapshot
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.snapshots import STORE
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.snapshots import gitfiles
+from wren_tui.snapshots.store import STORE
 
 SID = "s-20260101-000000-abcd"
 MIXES = scaled(3, 30)  # random crash states per cut, besides the two extremes

@@ -45,7 +45,7 @@ from wren_tui.journal.events import (
     ToolStart,
     Usage,
 )
-from wren_tui.journal.snapshots import STORE, Store
+from wren_tui.snapshots.store import STORE, Store
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.foreign import ForeignFolder
 

@@ -19,7 +19,7 @@ from tests.tui.journals import START
 from wren_tui.agent.workspace import prepare_workspace
 from wren_tui.journal.events import Message, Snapshot, ToolEnd, ToolStart
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.snapshots import STORE
+from wren_tui.snapshots.store import STORE
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens.call_lines import CallLines
 from wren_tui.tui.screens.session import SessionScreen

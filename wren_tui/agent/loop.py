@@ -35,9 +35,9 @@ from ..journal.events import (
 )
 from ..journal.redact import Redactor
 from ..journal.replay import compact
-from ..journal.snapshots import SnapshotError
 from ..journal.visible import valid_text, visible_text
 from ..journal.writer import JournalWriter
+from ..snapshots.store import SnapshotError
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .context import COMPACT_MARK, Gauge

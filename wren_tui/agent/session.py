@@ -36,12 +36,12 @@ from ..journal.offsets import LineScanner
 from ..journal.reader import open_for_reading
 from ..journal.redact import Redactor
 from ..journal.replay import Replayed, Replayer
-from ..journal.rewinding import finish_plan
-from ..journal.snapshots import SnapshotError, Store, store_of
 from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
 from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from ..portable import STOP_SIGNALS
+from ..snapshots.rewinding import finish_plan
+from ..snapshots.store import SnapshotError, Store, store_of
 from . import outcomes
 from .approval import ApprovalGate, preview_call
 from .context import Gauge, tools_chars, window_from

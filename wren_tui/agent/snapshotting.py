@@ -1,7 +1,7 @@
 """The agent's side of workspace snapshots: when one is taken and how it is journaled.
 
 Before every call with side effects that is going to run, and at the end of each turn, the
-workspace is snapshotted into the journals folder's store (`journal/snapshots.py`) and a
+workspace is snapshotted into the journals folder's store (`snapshots/store.py`) and a
 `snapshot` event naming it is appended: after its objects are durable, before the call's
 `tool_start`. A snapshot that cannot be taken stops the call before it runs (`SnapshotStopped`).
 """
@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..journal.events import Snapshot
-from ..journal.snapshots import SnapshotError, Store, git_problem, store_of
+from ..snapshots.store import SnapshotError, Store, git_problem, store_of
 
 NO_SNAPSHOTS = "snapshots are off for this run (--no-snapshots): a fork of it restores the conversation only"
 

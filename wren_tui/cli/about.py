@@ -21,6 +21,7 @@ C_MODULES: tuple[tuple[str, str, str], ...] = (
     ("wren_tui.journal._lines", "the journal's line check and builder", "journal/reader.py"),
     ("wren_tui.search._scan", "search's raw pass", "search/rawpass.py"),
     ("wren_tui.foreign._aider", "aider's line count", "foreign/aider.py"),
+    ("wren_tui.snapshots._linediff", "blame's line diff", "snapshots/linediff.py"),
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..journal.blame import Origin
+    from ..snapshots.blame import Origin
     from .exits import Exit
 
 # The journal, the snapshot store and msgspec are loaded when blame runs, not for `wren blame --help`
@@ -39,12 +39,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_blame(args: argparse.Namespace) -> Exit:
     from ..agent.errors import UsageError
-    from ..journal.blame import blame
     from ..journal.reader import read_events
-    from ..journal.rewinding import workspace_of
-    from ..journal.snapshots import SnapshotError, Store, store_of
     from ..journal.store import resolve, session_id_of
     from ..journal.visible import visible
+    from ..snapshots.blame import blame
+    from ..snapshots.rewinding import workspace_of
+    from ..snapshots.store import SnapshotError, Store, store_of
     from .console import out, print_json
     from .exits import CommandFailed, Exit
     from .options import folder_of
@@ -84,14 +84,14 @@ def cmd_blame(args: argparse.Namespace) -> Exit:
 
 
 def _call(args: argparse.Namespace) -> Exit:
-    """The lines one call changed, from the snapshots before and after it (`journal.blame.call_lines`)."""
+    """The lines one call changed, from the snapshots before and after it (`snapshots.blame.call_lines`)."""
     from ..agent.errors import UsageError
-    from ..journal.blame import NotKnown, call_lines
     from ..journal.events import ToolStart
     from ..journal.reader import read_events
-    from ..journal.snapshots import SnapshotError, Store, store_of
     from ..journal.store import resolve, session_id_of
     from ..journal.visible import visible
+    from ..snapshots.blame import NotKnown, call_lines
+    from ..snapshots.store import SnapshotError, Store, store_of
     from .console import out, print_json
     from .exits import CommandFailed, Exit
     from .options import folder_of

@@ -11,9 +11,9 @@ from ..journal.commandline import wren_command
 from ..journal.events import Event
 from ..journal.forking import fork_listing, fork_points
 from ..journal.reader import read_events
-from ..journal.snapshots import SnapshotError, Store, files_at, last_snapshot, store_of
 from ..journal.store import resolve, session_id_of
 from ..journal.visible import visible
+from ..snapshots.store import SnapshotError, Store, files_at, last_snapshot, store_of
 from .console import out
 from .exits import CommandFailed, Exit
 from .options import folder_of

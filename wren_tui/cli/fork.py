@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent.errors import UsageError
 from ..journal.commandline import wren_command
-from ..journal.forking import FilesNotForked, ForkPoint, NotAForkPoint, WorkspaceRefused, fork_listing
-from ..journal.snapshots import THINNED, PointChange
+from ..journal.forking import ForkPoint, NotAForkPoint, fork_listing
 from ..journal.store import session_id_of
 from ..journal.visible import visible
+from ..snapshots.forking import FilesNotForked, WorkspaceRefused
+from ..snapshots.store import THINNED, PointChange
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit, ForeignUnreadable, Unreadable
 

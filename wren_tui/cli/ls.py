@@ -177,8 +177,8 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     for line in _table(sessions, width):
         out(line)
-    from ..journal.budget import BudgetError, budget_of
-    from ..journal.snapshots import Store, store_of
+    from ..snapshots.budget import BudgetError, budget_of
+    from ..snapshots.store import Store, store_of
     from .snapshots import human
 
     store = Store(store_of(folder))

@@ -1,7 +1,7 @@
 """`wren rewind`: a session's workspace and conversation back to a clean point, in place; `--undo` puts them back.
 
 Append-only: a `rewind` event is journaled (durable) before any file changes, under the session's
-journal lock (a live run holds it: the rewind is refused). See `journal/rewinding.py`.
+journal lock (a live run holds it: the rewind is refused). See `snapshots/rewinding.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from ..journal.commandline import wren_command
 from ..journal.errors import JournalLocked
 from ..journal.events import Compaction, Event
 from ..journal.forking import fork_points
-from ..journal.rewinding import (
+from ..journal.store import resolve, session_id_of
+from ..journal.writer import JournalWriter
+from ..snapshots.rewinding import (
     Plan,
     apply,
     comparisons,
@@ -31,9 +33,7 @@ from ..journal.rewinding import (
     unfinished,
     workspace_of,
 )
-from ..journal.snapshots import SnapshotError, Store, Taken, files_at, store_of
-from ..journal.store import resolve, session_id_of
-from ..journal.writer import JournalWriter
+from ..snapshots.store import SnapshotError, Store, Taken, files_at, store_of
 from .console import out
 from .exits import CommandFailed, Exit
 from .options import folder_of

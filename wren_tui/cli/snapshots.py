@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.errors import UsageError
-from ..journal.budget import ENV, BudgetError, Snap, Thinning, budget_of, choose, dropped_sentence
 from ..journal.errors import JournalError
 from ..journal.events import Fork, Rewind, Snapshot
 from ..journal.reader import read_events
-from ..journal.snapshots import SnapshotError, Store, store_of
 from ..journal.store import journal_paths, session_id_of
+from ..snapshots.budget import ENV, BudgetError, Snap, Thinning, budget_of, choose, dropped_sentence
+from ..snapshots.store import SnapshotError, Store, store_of
 from .console import err, out, print_json
 from .exits import CommandFailed, Exit
 from .options import named_folder_of
@@ -155,7 +155,7 @@ def keep_within_budget(folder: Path) -> None:
 
 
 def _thin(store: Store, seen: Named, budget: int) -> Thinning:
-    """The trees to keep within `budget` (journal.budget's policy), with what a live run recorded never dropped."""
+    """The trees to keep within `budget` (snapshots.budget's policy), with what a live run recorded never dropped."""
     present = store.present(seen.all | set(store._pending().values()))
     pending = {tree for sid, tree in store._pending().items() if sid in seen.live}
     protected = (seen.protected | pending) & present

@@ -119,7 +119,7 @@ class Points:
     listing: list[str]
     stop: Stop | None
     again: str
-    # Each a `journal.snapshots.PointChange`: not named here, for the viewer never loads the snapshot store.
+    # Each a `snapshots.store.PointChange`: not named here, for the viewer never loads the snapshot store.
     changes: dict[int, Any] = field(default_factory=dict)
     unchanged: str | None = None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from ..journal.forking import WorkspaceRefused
+from ..snapshots.forking import WorkspaceRefused
 from . import Made, Points
 from .opening import Say, open_session, quiet
 

@@ -88,8 +88,9 @@ class LocalJournal:
     def clean_points(self) -> Points:
         """The clean points, each with what changed in the files since (from the session's snapshots); a damaged
         journal's are those before the damage."""
-        from ..journal.forking import changes_or_why, fork_listing, fork_points  # the snapshot store: through forking
+        from ..journal.forking import fork_listing, fork_points
         from ..journal.reader import read_events
+        from ..snapshots.forking import changes_or_why  # the snapshot store, loaded when the points are asked for
 
         path = Path(self._given)
         result = read_events(path)
@@ -104,7 +105,7 @@ class LocalJournal:
 
         NotAForkPoint, WorkspaceRefused, FilesNotForked; JournalError when the fork cannot be written beside it.
         """
-        from ..journal.forking import fork_with_files
+        from ..snapshots.forking import fork_with_files
 
         path = Path(self._given)
         try:

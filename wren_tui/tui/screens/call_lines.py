@@ -1,7 +1,7 @@
 """The lines one call changed (`b` on a write, edit or command row): each file it touched, its new lines numbered.
 
 Read from the session's snapshot store (the snapshot before the call and the next one) by the same
-`wren blame --call` a person types (`journal.blame.call_lines`), run as a child: the viewer opens
+`wren blame --call` a person types (`snapshots.blame.call_lines`), run as a child: the viewer opens
 nothing in the store itself and writes nothing. Where the store cannot say (no snapshot, thinned,
 not taken yet, another agent's session), the screen says so in one sentence.
 """

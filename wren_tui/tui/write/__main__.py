@@ -19,10 +19,11 @@ from pathlib import Path
 import msgspec
 
 from ...journal.errors import JournalError
-from ...journal.forking import FilesNotForked, changes_since_points, fork_points, fork_with_files
+from ...journal.forking import fork_points
 from ...journal.reader import read_events
-from ...journal.snapshots import SnapshotError, Store, files_at, last_snapshot, store_of
 from ...journal.store import journals_dir, session_id_of, write_problem
+from ...snapshots.forking import FilesNotForked, changes_since_points, fork_with_files
+from ...snapshots.store import SnapshotError, Store, files_at, last_snapshot, store_of
 from . import Answer, Changes, Diff, Failed, ForkMade
 
 

@@ -3,23 +3,22 @@
 A session's snapshots are its file's history: the snapshot before a call and the next one bound
 what that call changed (an edit tool or a command); between a turn's end snapshot and the next
 turn's first, the file changed outside the session (a person's edit); a rewind's snapshot is the
-rewind's change. One `git diff-tree --stdin -U0` compares each snapshot of the file with the next
-(git's own diff, as `git blame` pairs lines): a line outside a hunk keeps its origin, a line a
-hunk puts in is the change's. Lines the first snapshot already held are older than it; lines the
-workspace holds that the last snapshot does not (difflib, once) are not snapshotted yet.
+rewind's change. Each version of the file is compared with the next by a minimal line diff
+(`linediff`, as `git blame` pairs lines): a line outside a hunk keeps its origin, a line a hunk
+puts in is the change's. Lines the first snapshot already held are older than it; lines the
+workspace holds that the last snapshot does not (the same diff, once) are not snapshotted yet.
 """
 
 from __future__ import annotations
 
-import difflib
-import itertools
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .events import Event, Fork, Message, Rewind, Snapshot, ToolStart
-from .snapshots import Store
+from ..journal.events import Event, Fork, Message, Rewind, Snapshot, ToolStart
+from .linediff import apply, count_lines, lines_of
+from .linediff import changes as changes_between
+from .store import ObjectReader, Store
 
 
 @dataclass(frozen=True)
@@ -91,63 +90,59 @@ def history(events: Sequence[Event]) -> list[Change]:
 def blame(store: Store, events: Sequence[Event], path: bytes, now: bytes | None) -> list[tuple[bytes, Origin]]:
     """Each line of the file at `path` (its bytes `now` in the workspace, or as the last snapshot has it).
 
-    One `git diff-tree --stdin -U0` process compares every snapshot with the next at that path (git's
-    own diff, as `git blame` uses); its hunks say which lines each change put in.
+    One `git cat-file --batch-command` says which snapshots the store holds and which version of the file
+    each has, then reads each version once; each is compared with the one before while git reads the
+    next (`linediff`: a minimal line diff, as `git blame` pairs lines).
     """
-    changes, gap_first = _kept(store, history(events))
+    changes = history(events)
     if not changes:
-        return [] if now is None else [(line, UNSNAPSHOTTED) for line in now.splitlines(keepends=True)]
-    pairs = "".join(f"{a.tree} {b.tree}\n" for a, b in itertools.pairwise(changes)).encode()
-    # One process compares every pair (split in parts a core each, it was slower here: each part reads the
-    # trees and packs again); the first and last snapshots' lines are read meanwhile, by one cat-file.
-    outs: list[bytes] = []
-    errors: list[BaseException] = []
+        return [] if now is None else [(line, UNSNAPSHOTTED) for line in lines_of(now)]
+    with store.reader() as reader:
+        origins, data = _origins(reader, changes, path)
+    last = data or b""
+    if now is not None and now != last:
+        return _carry(origins, last, now, UNSNAPSHOTTED)
+    return list(zip(lines_of(last), origins, strict=True))
 
-    def compare() -> None:
-        try:
-            outs.append(_diffs(store, pairs, path))
-        except BaseException as exc:  # raised again below, in this thread
-            errors.append(exc)
 
-    beside = threading.Thread(target=compare)
-    beside.start()  # a git process: the GIL is let go while it runs
-    try:
-        first, last = _lines_of(store, [changes[0].tree, changes[-1].tree], path)
-    finally:
-        beside.join()
-    if errors:
-        raise errors[0]
-    out = outs[0]
+def _origins(reader: ObjectReader, changes: list[Change], path: bytes) -> tuple[list[Origin], bytes | None]:
+    """Each line's origin in the last kept snapshot of the file at `path`, and that version's bytes (None: no file).
+
+    `reader` says what each snapshot holds at `path` (and, where it holds nothing, whether the snapshot is in
+    the store at all: thinned ones are not), then reads the versions.
+    """
+    trees = list(dict.fromkeys(c.tree for c in changes))
+    name = path.decode("utf-8", "surrogateescape")
+    at_path = dict(zip(trees, reader.kinds([f"{tree}:{name}" for tree in trees]), strict=True))
+    unknown = [tree for tree, kind in at_path.items() if kind is None]  # no such file there, or no such tree
+    present = {tree for tree, kind in at_path.items() if kind is not None}
+    present.update(t for t, kind in zip(unknown, reader.kinds(unknown), strict=True) if kind and kind[1] == "tree")
+    blobs = {tree: kind[0] for tree, kind in at_path.items() if kind and kind[1] == "blob"}  # a folder there: no file
+    changes, gap_first = _kept(present, changes)
+    versions = [blobs.get(c.tree) for c in changes]
+    # Each version read once, in order: a version the file did not change is not read again.
+    wanted = [oid for oid, before in zip(versions, [None, *versions], strict=False) if oid and oid != before]
+    read = iter(reader.contents(wanted))
     origins: list[Origin] = []
-    if first is not None:
-        origins = [changes[0].origin if gap_first else BEFORE] * len(first)
-    index = 0
-    hunks: list[tuple[int, int, int, int]] = []
+    data: bytes | None = None
     binary = False
-
-    def settle() -> None:
-        nonlocal origins
-        if index and binary:  # no lines to pair: every line is the change's
-            origins = [changes[index].origin] * len(_lines_at(store, changes[index].tree, path) or [])
-        elif index:
-            origins = _applied(origins, hunks, changes[index].origin)
-
-    for line in out.split(b"\n"):
-        if _PAIR.fullmatch(line):
-            settle()
-            index, hunks, binary = index + 1, [], False
-        elif line.startswith(b"@@ "):
-            found = _HUNK.match(line)
-            if found:
-                a, b, c, d = (int(g) if g is not None else 1 for g in found.groups())
-                hunks.append((a, b, c, d))
-        elif line.startswith(b"Binary files "):
-            binary = True
-    settle()
-    lines = list(zip(last or [], origins, strict=False))
-    if now is not None:
-        lines = _carry(lines, now.splitlines(keepends=True), UNSNAPSHOTTED)
-    return lines
+    for at, (change, oid) in enumerate(zip(changes, versions, strict=True)):
+        if at and oid == versions[at - 1]:
+            continue
+        if oid is None:  # no such file in this snapshot
+            origins, data = [], None
+            continue
+        before, was_binary = data, binary
+        data = next(read) or b""
+        binary = data.find(b"\0", 0, _FIRST_FEW) != -1  # as git decides a file is binary
+        if not at:
+            origins = [change.origin if gap_first else BEFORE] * count_lines(data)
+        elif before is None or binary or was_binary:  # made anew, or no lines to pair: every line is the change's
+            origins = [change.origin] * count_lines(data)
+        else:
+            origins = apply(origins, changes_between(before, data), change.origin)
+    next(read, None)  # the last round's end: git is waited for
+    return origins, data
 
 
 @dataclass(frozen=True)
@@ -268,14 +263,13 @@ def _unquoted(name: bytes) -> bytes:
     return body.decode("unicode_escape").encode("latin-1")
 
 
-def _kept(store: Store, changes: list[Change]) -> tuple[list[Change], bool]:
+def _kept(present: set[str], changes: list[Change]) -> tuple[list[Change], bool]:
     """The changes whose snapshots the store still holds; the first after a thinned one says `thinned`.
 
-    A prune that keeps the store within its budget may drop snapshots (`journal.budget`): what changed
+    A prune that keeps the store within its budget may drop snapshots (`snapshots.budget`): what changed
     between the kept ones is then known only to lie between them, and its lines say so. The flag: the
     session's first snapshots were thinned (the first kept one's lines are not older than the session).
     """
-    present = store.present(c.tree for c in changes)
     kept: list[Change] = []
     gap = False
     gap_first = False
@@ -292,72 +286,13 @@ def _kept(store: Store, changes: list[Change]) -> tuple[list[Change], bool]:
     return kept, gap_first
 
 
-_PAIR = re.compile(rb"[0-9a-f]{40,64} [0-9a-f]{40,64}")
-_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# git reads this many first bytes of a file for a NUL: one there, and the file is binary to its diff.
+_FIRST_FEW = 8000
 
 
-def _applied(old: list[Origin], hunks: list[tuple[int, int, int, int]], origin: Origin) -> list[Origin]:
-    """The origins after a change whose hunks (-U0: old start and count, new start and count) are `hunks`."""
-    new: list[Origin] = []
-    at = 0
-    for a, b, _c, d in hunks:
-        start = a - 1 if b else a  # an empty old range sits after line a
-        new.extend(old[at:start])
-        new.extend([origin] * d)
-        at = start + b
-    new.extend(old[at:])
-    return new
-
-
-def _diffs(store: Store, pairs: bytes, path: bytes) -> bytes:
-    """`git diff-tree --stdin -p -U0` of each pair ("A B\\n" lines) at `path`: each pair's line, then its hunks."""
-    if not pairs:
-        return b""
-    return store.git(
-        "diff-tree", "--stdin", "-r", "-p", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--full-index",
-        "--", path.decode("utf-8", "surrogateescape"), input=pairs,
-    )  # fmt: skip
-
-
-def _lines_of(store: Store, trees: list[str], path: bytes) -> list[list[bytes] | None]:
-    """The lines of the file at `path` in each tree (None where it has no such file), by one `cat-file --batch`."""
-    name = path.decode("utf-8", "surrogateescape")
-    asked = "".join(f"{tree}:{name}\n" for tree in trees).encode("utf-8", "surrogateescape")
-    out = store.git("cat-file", "--batch", input=asked)
-    found: list[list[bytes] | None] = []
-    at = 0
-    for _ in trees:
-        end = out.index(b"\n", at)
-        header = out[at:end].split()
-        if len(header) != 3 or not header[2].isdigit():  # "NAME missing" (or ambiguous): no object follows
-            found.append(None)
-            at = end + 1
-            continue
-        size = int(header[2])
-        body = out[end + 1 : end + 1 + size]
-        found.append(body.splitlines(keepends=True) if header[1] == b"blob" else None)  # a folder there: no file
-        at = end + 1 + size + 1
-    return found
-
-
-def _lines_at(store: Store, tree: str, path: bytes) -> list[bytes] | None:
-    name = path.decode("utf-8", "surrogateescape")
-    found = store.git("cat-file", "--batch", input=f"{tree}:{name}\n".encode("utf-8", "surrogateescape"))
-    header, _, rest = found.partition(b"\n")
-    if header.endswith(b" missing") or b" blob " not in header:
-        return None
-    size = int(header.split()[2])
-    return rest[:size].splitlines(keepends=True)
-
-
-def _carry(old: list[tuple[bytes, Origin]], new: list[bytes], origin: Origin) -> list[tuple[bytes, Origin]]:
-    """The lines of `new`: those equal to one of `old` (as a diff pairs them) keep its origin, the rest get `origin`."""
-    matcher = difflib.SequenceMatcher(None, [text for text, _ in old], new, autojunk=False)
-    result: list[tuple[bytes, Origin]] = []
-    for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
-        for k in range(j1, j2):
-            result.append((new[k], old[i1 + k - j1][1] if tag == "equal" else origin))
-    return result
+def _carry(origins: list[Origin], was: bytes, now: bytes, origin: Origin) -> list[tuple[bytes, Origin]]:
+    """The lines of `now`: those a diff pairs with a line of `was` keep its origin (in `origins`), the rest `origin`."""
+    return list(zip(lines_of(now), apply(origins, changes_between(was, now), origin), strict=True))
 
 
 __all__ = ["BEFORE", "UNSNAPSHOTTED", "Change", "FileLines", "NotKnown", "Origin", "blame", "call_lines", "history"]

@@ -34,8 +34,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..journal.writer import FileOps
 from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
-from .writer import FileOps
 
 _HEAD = struct.Struct(">4sII")
 # ctime s, ns; mtime s, ns; dev; ino; mode; uid; gid; size; then the object id (20) and flags (2).

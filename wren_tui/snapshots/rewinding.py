@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from ..journal.events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
 from ..portable import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
-from .events import Event, Fork, Message, Rewind, RunStart, Snapshot, ToolStart
-from .snapshots import SnapshotError, Store, Taken
+from .store import SnapshotError, Store, Taken
 
 Files = dict[bytes, tuple[str, str]]  # path -> (mode, object id), as `Store.files_of`
 _T = TypeVar("_T")
