@@ -69,7 +69,10 @@ def wren_journal(folder: Path, ref: str) -> Path | None:
 def find(folder: Path, ref: str, say: Say = quiet) -> Path:
     """The session a person means (`journal.store.resolve`), or another agent's file that is not JSON lines
     (a database, or `DB#ID` for one of its sessions; a Markdown chat history), by its content; for a session
-    Wren kept that its agent deleted or truncated (`wren keep`), the kept copy, its mark told to `say`."""
+    Wren kept that its agent deleted or truncated (`wren keep`), the kept copy, its mark told to `say`.
+
+    SessionNotFound, or NotASession for a file of no kind Wren reads (a .json that is no ATIF trajectory among them):
+    what it finds is a session Wren opens, and `foreign.identify` then says whose."""
     try:
         found = resolve_journal(folder, ref)
     except SessionNotFound:
