@@ -289,7 +289,14 @@ def conversation_of_trajectory(path: Path, cwd: Path) -> list[tuple[Any, ...]]:
 def test_a_json_file_that_is_no_trajectory_is_refused_in_one_sentence(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"theme": "dark"}\n')
-    for command in (["log", str(path)], ["fork", str(path)], ["export", str(path), "--format", "atif"]):
+    commands = (
+        ["log", str(path)],
+        ["fork", str(path)],
+        ["export", str(path), "--format", "atif"],
+        ["watch", str(path)],
+        ["diff", str(path), str(path)],
+    )
+    for command in commands:
         done = run_wren(command, cwd=tmp_path)
         assert done.returncode == 4 and "Traceback" not in done.stderr
         # The one refusal: what Wren reads (ATIF among them), and why this .json is none of them.

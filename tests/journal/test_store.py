@@ -19,6 +19,7 @@ from wren_tui.journal.store import (
     describe_session,
     journals_dir,
     latest,
+    latest_of_project,
     list_sessions,
     new_session_id,
     resolve,
@@ -219,3 +220,21 @@ def test_ls_marks_the_tokens_of_a_big_journal_as_approximate(tmp_path: Path) -> 
     proc = run_wren(["ls", "--dir", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "~1240" in proc.stdout and "done" in proc.stdout
+
+
+def test_the_latest_session_is_the_newest_and_a_projects_latest_the_newest_whose_last_run_worked_there(
+    tmp_path: Path,
+) -> None:
+    older, newer = tmp_path / "s-20260101-000000-abcd.jsonl", tmp_path / "s-20260102-000000-abcd.jsonl"
+    write_journal(older, [RunStart(pid=1, cwd="/work/demo", model="scripted", version="test"), RunEnd(reason="done")])
+    write_journal(newer, [RunStart(pid=1, cwd="/work/other", model="scripted", version="test"), RunEnd(reason="done")])
+    assert latest(tmp_path) == newer
+    assert latest_of_project(tmp_path, Path("/work/demo")) == older
+    assert latest_of_project(tmp_path, Path("/work/other")) == newer
+    with pytest.raises(SessionNotFound, match="no session of /work/none in"):
+        latest_of_project(tmp_path, Path("/work/none"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for newest in (lambda: latest(empty), lambda: latest_of_project(empty, Path("/work/demo"))):
+        with pytest.raises(SessionNotFound, match="no sessions in"):
+            newest()

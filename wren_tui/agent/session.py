@@ -36,7 +36,7 @@ from ..journal.offsets import LineScanner
 from ..journal.reader import open_for_reading
 from ..journal.redact import Redactor
 from ..journal.replay import Replayed, Replayer
-from ..journal.store import SESSION_ID, latest, resolve, session_id_of, session_path, write_problem
+from ..journal.store import SESSION_ID, latest_of_project, resolve, session_id_of, session_path, write_problem
 from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from ..portable import STOP_SIGNALS
@@ -511,7 +511,7 @@ class _LastWorkspace:
 
 def session_to_resume(folder: Path, ref: str | None, workspace: Path) -> Path:
     """ID (or a journal path), else the latest session of this workspace: never another project's."""
-    return resolve(folder, ref) if ref else latest(folder, workspace)
+    return resolve(folder, ref) if ref else latest_of_project(folder, workspace)
 
 
 def open_resume(path: Path, decide: Callable[[ResumePlan], object]) -> tuple[JournalWriter, ResumePlan]:

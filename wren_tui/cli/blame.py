@@ -139,11 +139,11 @@ def _call(args: argparse.Namespace) -> Exit:
 
 def _session_of(folder: Path, target: Path) -> Path:
     from ..journal.errors import SessionNotFound
-    from ..journal.store import latest
+    from ..journal.store import latest_of_project
 
     for candidate in target.parents:
         try:
-            return latest(folder, candidate)
+            return latest_of_project(folder, candidate)
         except SessionNotFound:
             continue
     raise SessionNotFound(f"no session in {folder} worked where {target} is; name one with --session ID")

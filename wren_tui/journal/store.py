@@ -156,23 +156,39 @@ def journal_paths(folder: Path, misnamed: list[Path] | None = None) -> list[Path
     return [folder / n for n in sorted(names, reverse=True)]
 
 
-def latest(folder: Path, project: Path | None = None) -> Path:
-    """The newest session in `folder`; with `project`, the newest whose last run worked there.
+def latest(folder: Path) -> Path:
+    """The newest session in `folder`.
 
     Raises:
         SessionNotFound: there is none.
         JournalError: the folder cannot be listed.
     """
-    paths = [p for p in journal_paths(folder) if SESSION_ID.match(session_id_of(p))]
+    paths = _sessions(folder)
     if not paths:
         raise SessionNotFound(f"no sessions in {folder}")
-    if project is None:
-        return paths[0]
+    return paths[0]
+
+
+def latest_of_project(folder: Path, project: Path) -> Path:
+    """The newest session in `folder` whose last run worked in `project` (each journal's head and tail read).
+
+    Raises:
+        SessionNotFound: there is none.
+        JournalError: the folder cannot be listed.
+    """
+    paths = _sessions(folder)
+    if not paths:
+        raise SessionNotFound(f"no sessions in {folder}")
     for path in paths:
         if project_of(path) == str(project):
             return path
     listing = "wren ls" if folder == journals_dir() else f"wren ls --dir {folder}"
     raise SessionNotFound(f"no session of {project} in {folder}; `{listing}` lists them all")
+
+
+def _sessions(folder: Path) -> list[Path]:
+    """The journals of `folder` named as sessions, newest first."""
+    return [p for p in journal_paths(folder) if SESSION_ID.match(session_id_of(p))]
 
 
 def project_of(path: Path) -> str | None:

@@ -69,7 +69,10 @@ def wren_journal(folder: Path, ref: str) -> Path | None:
 def find(folder: Path, ref: str, say: Say = quiet) -> Path:
     """The session a person means (`journal.store.resolve`), or another agent's file that is not JSON lines
     (a database, or `DB#ID` for one of its sessions; a Markdown chat history), by its content; for a session
-    Wren kept that its agent deleted or truncated (`wren keep`), the kept copy, its mark told to `say`."""
+    Wren kept that its agent deleted or truncated (`wren keep`), the kept copy, its mark told to `say`.
+
+    SessionNotFound, or NotASession for a file of no kind Wren reads (a .json that is no ATIF trajectory among them):
+    what it finds is a session Wren opens, and `foreign.identify` then says whose."""
     try:
         found = resolve_journal(folder, ref)
     except SessionNotFound:
@@ -91,7 +94,10 @@ def find(folder: Path, ref: str, say: Say = quiet) -> Path:
         if "\x00" in ref or kept.copy_of(path) is None:
             raise
         return _kept(path, say, kept)
-    return found if SESSION_ID.match(ref) else _kept(found, say)  # a Wren session's id: never another agent's
+    if SESSION_ID.match(ref):
+        return found  # a Wren session's id: never another agent's
+    _refuse_no_trajectory(found)
+    return _kept(found, say)
 
 
 def _kept(path: Path, say: Say, kept: Kept | None = None) -> Path:
@@ -112,9 +118,14 @@ def format_of(path: Path) -> Format | None:
 
     A .json file is opened only when its content is an ATIF trajectory (NotASession otherwise).
     """
+    _refuse_no_trajectory(path)
+    return identify(path)
+
+
+def _refuse_no_trajectory(path: Path) -> None:
+    """NotASession (naming what Wren opens) for a .json file that is no ATIF trajectory."""
     if path.suffix == DOCUMENT_SUFFIX and not isinstance(kind_of(path), Format):
         raise NotASession(path, what_wren_opens(), 'no "schema_version": "ATIF-v..." at its start')
-    return identify(path)
 
 
 # --- a session opened ------------------------------------------------------------------------------
@@ -125,18 +136,21 @@ def source_of(
 ) -> LocalJournal | ForeignFile:
     """The source of the session file at `path`, not opened yet: another agent's in `fmt` (else in the format its
     content says), or a Wren journal. `journals`: where a fork of another agent's session goes (else the default)."""
-    fmt = fmt or detect(path)
+    return _source(path, fmt or detect(path), journals, watch_mode)
+
+
+def _source(
+    path: Path, fmt: Format | None, journals: Path | None, watch_mode: WatchMode = "auto"
+) -> LocalJournal | ForeignFile:
+    """The source of the session file at `path` in `fmt` as known (None: a Wren journal, its format not asked again:
+    that would load every other agent's reader), not opened yet."""
     if fmt is None:
-        return _journal(path, journals, watch_mode)
+        from .local import LocalJournal
+
+        return LocalJournal(path, watch_mode=watch_mode, journals=journals)
     from .foreign import ForeignFile  # another agent's reader: loaded for its sessions alone
 
     return ForeignFile(path, fmt, watch_mode=watch_mode, journals=journals)
-
-
-def _journal(path: Path, journals: Path | None, watch_mode: WatchMode = "auto") -> LocalJournal:
-    from .local import LocalJournal
-
-    return LocalJournal(path, watch_mode=watch_mode, journals=journals)
 
 
 @overload
@@ -165,15 +179,14 @@ def open_session(
     journals = journals_dir(folder)
     path, fmt = wren_journal(journals, ref), None
     if path is None:  # not plainly a Wren journal: other agents' formats load (they take a while) to tell what it is
-        path = find(journals, ref, say)
-        fmt = format_of(path)
+        path = find(journals, ref, say)  # a file of no kind Wren reads is refused here, not opened
+        fmt = identify(path)
     return open_file(path, fmt, journals)
 
 
 def open_file(path: Path, fmt: Format | None, journals: Path | None = None) -> LocalJournal | ForeignFile:
     """The session file at `path` (another agent's in `fmt`; None: a Wren journal) opened whole, as `open_session`."""
-    # A Wren journal is not asked its format again: that would load every other agent's reader.
-    source = source_of(path, fmt, journals=journals) if fmt is not None else _journal(path, journals)
+    source = _source(path, fmt, journals)
     if not source.open(whole=True):
         raise SessionNotFound(f"{path}: no such file")
     return source
@@ -226,8 +239,8 @@ def watched(
         return Watched(journals, None, journals, fleet=ref)
     journals = journals_dir(folder)
     if target is not None and not Path(target).expanduser().is_dir():
-        session = find(journals, target, say)
-        fmt = format_of(session)  # a file that is no session Wren reads is refused here, not opened
+        session = find(journals, target, say)  # a file of no kind Wren reads is refused here, not opened
+        fmt = identify(session)
         if databases and fmt is not None and fmt.export_all is not None and split_member(session)[1] is None:
             with suppress(JournalError):  # unreadable: the session screen says why
                 if len(fmt.export_all(session)) > 1:
