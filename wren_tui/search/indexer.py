@@ -28,6 +28,7 @@ from urllib.parse import quote
 from ..journal.errors import JournalError
 from ..portable import open_read_only
 from . import index, readahead
+from .folder_index import IndexRefused, IndexUnavailable
 from .index import FILE_COLUMNS, fts_name, fts_text, known_of, pairs_of, stop_blob, stored_of
 from .readahead import EVERYTHING, Readahead, blobs
 from .sources import Item, Resumable, SearchSource
@@ -58,14 +59,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pairs USING fts5(
     text, name, content='', columnsize=0, tokenize="ascii tokenchars '_'"
 );
 """
-
-
-class IndexUnavailable(Exception):
-    """The index cannot be written here (a read-only folder, a full disk): search reads the files instead."""
-
-
-class IndexRefused(IndexUnavailable):
-    """The index's place holds what Wren will not open (a symbolic link): search reads the files, and says why."""
 
 
 def connect_write(path: Path, said: list[str] | None = None) -> sqlite3.Connection:
@@ -417,7 +410,7 @@ def _listed(db: sqlite3.Connection, source: SearchSource) -> None:
         return
     row = listing()
     if row is not None:
-        from .listings import keep  # the other agents' listing: loaded only when one of their files is read
+        from .listing_cache import keep  # the other agents' listing: loaded only when one of their files is read
 
         keep(db, source.path, st, row)
 
