@@ -67,7 +67,9 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
     if not sources and named is not None and named.is_dir() and (said := nothing_readable(named)) is not None:
         err(said)  # a folder of files Wren does not read is not a folder without the word
         return Exit.UNREADABLE
-    index = None if opened is None else opened.answers(sources)
+    # -l without a filter: the index reads each session's first candidate (with a filter, the first may be left out).
+    first = args.files and not (args.role or args.project or args.since)
+    index = None if opened is None else opened.answers(sources, first=first)
     _warn(opened)
     after = None if args.after is None else Cursor.of(args.after)
     if after is not None:

@@ -100,9 +100,9 @@ class Index:
         self._read = read
         return read
 
-    def answers(self, sources: list[SearchSource]) -> IndexRead | None:
+    def answers(self, sources: list[SearchSource], *, first: bool = False) -> IndexRead | None:
         """The read `begin` began, brought up to date with `sources` and with its query's candidates; None: read
-        the files (the index is then closed).
+        the files (the index is then closed). `first`: only each file's first hit is wanted (`IndexRead.load`).
 
         Only the sessions the index does not know as they are now are given to the writer, and the files it
         knows that are gone are forgotten; then a new read is begun, on the index as it is now.
@@ -128,7 +128,7 @@ class Index:
             if not read.begin():
                 self._db = self._read = None
                 return None
-        if read.load():
+        if read.load(first):
             return read
         self.close()
         return None

@@ -64,8 +64,9 @@ class StreamedRead(IndexRead):
             else ("fts", phrase(self.needle))
         )
 
-    def load(self) -> bool:
-        """Open the cursor over the query's candidates; False when the index cannot narrow it or be read."""
+    def load(self, first: bool = False) -> bool:
+        """Open the cursor over the query's candidates; False when the index cannot narrow it or be read (`first` is
+        the command's: the viewer streams every hit)."""
         if self._asked is None or (not self.db.in_transaction and not self.begin()):
             return False
         table, asked = self._asked
