@@ -147,6 +147,8 @@ class Kept:
     def mark(self, path: Path) -> KeptMark | None:
         """The mark of the session at `path` (a kept copy, the agent's file, or a session `lost_members` or `copy_of`
         gave), or None: nothing to say."""
+        if not self._stored_agents():
+            return None  # nothing kept: nothing to say of any of a listing's thousands of files
         member = self._members.get(os.path.abspath(path))
         if member is not None:
             return member
@@ -275,14 +277,18 @@ class Kept:
         self._of(FORMATS[relative.parts[0]])
         return self._by_path.get(os.path.abspath(path))
 
-    def _original(self, path: Path) -> _Found | None:
-        """The kept session whose original is `path`: only the agents the store has a folder for are read."""
-        if self._stored is None:  # listed once: a listing asks it of each of thousands of files
+    def _stored_agents(self) -> list[str]:
+        """The agents the store has a folder for, listed once (a listing asks of each of thousands of files)."""
+        if self._stored is None:
             try:
                 self._stored = [name for name in os.listdir(self.root) if name in FORMATS]
             except OSError:
                 self._stored = []  # nothing kept yet
-        agents = self._stored
+        return self._stored
+
+    def _original(self, path: Path) -> _Found | None:
+        """The kept session whose original is `path`: only the agents the store has a folder for are read."""
+        agents = self._stored_agents()
         if not agents:
             return None
         wanted = os.path.abspath(path)
