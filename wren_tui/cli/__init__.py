@@ -10,10 +10,12 @@ journal and command errors alike are said once, here, from the table in `exits.p
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .about import VersionAction
@@ -150,12 +152,48 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+# Commands that read, print and end: what they made is left to the process's end as it is, not gone through by the
+# cyclic garbage collector once more on the way out (a search over 2,000 sessions: a tenth of its CPU time).
+READ_AND_END = frozenset({"search", "ls"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `wren ARGV`; the exit status. Errors are one sentence on stderr, never a traceback."""
+    global _own_process
+    _own_process = argv is None
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _dispatch(argv)
+        return _dispatch(words)
     finally:
         _settle_output()
+        if _own_process and next((w for w in words if not w.startswith("-")), None) in READ_AND_END:
+            gc.freeze()  # the interpreter's last collection passes over them; their files are flushed and closed
+
+
+# `main` runs as the `wren` process (its words from sys.argv), not called by a program or a test that goes on after
+# it: only then are the objects of the process's imports frozen (`loading`) and its last collection left out.
+_own_process = False
+
+
+@contextlib.contextmanager
+def loading() -> Iterator[None]:
+    """Modules imported with the cyclic garbage collector off, what they made frozen after (`gc.freeze`).
+
+    A module's classes, functions and tables live as long as the process: collecting while they are made
+    (every 700 allocations) finds nothing, and each later full collection would go through them all again.
+    About a seventh of the CPU time of a search answered from the index went to that.
+    """
+    if not _own_process:
+        yield  # a program that goes on after this command: its garbage collector is its own
+        return
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 def _settle_output() -> None:
@@ -178,7 +216,8 @@ def _settle_output() -> None:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    args = parse_args(argv)
+    with loading():  # the command's module and what it imports
+        args = parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         listing_parser().print_help()
