@@ -1,8 +1,10 @@
-"""The `wren` process loads a command's modules with the cyclic garbage collector off and freezes what they made
-(`cli.loading`); a program that calls `cli.main` keeps its collector as it was."""
+"""How the `wren` process starts: it loads a command's modules with the cyclic garbage collector off and freezes what
+they made (`cli.loading`), while a program that calls `cli.main` keeps its collector as it was; its help is laid
+out as argparse lays it out, the terminal's width asked once (`cli.Formatter`)."""
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -10,6 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from wren_tui import cli
 from wren_tui.cli import main
 
 
@@ -35,3 +40,18 @@ def test_the_wren_process_loads_its_command_with_the_collector_off_then_collects
     assert status == 1  # no match: grep's 1
     assert seen == [False]  # the command's parser and modules loaded with no collection
     assert enabled and frozen  # collecting again once they were loaded; what they made frozen
+
+
+@pytest.mark.parametrize("columns", ["50", "120", None])
+def test_every_commands_help_is_laid_out_as_argparses_own_formatter_lays_it_out(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setattr(cli, "_width", None)  # asked again under this COLUMNS
+    for name, parser in cli.build_parser()[1].items():
+        ours = parser.format_help()
+        parser.formatter_class = argparse.HelpFormatter
+        assert ours == parser.format_help(), name

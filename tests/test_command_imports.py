@@ -246,6 +246,7 @@ NOT_FOR_AN_ANSWERED_SEARCH = {
     "subprocess",
     "hashlib",
     "tempfile",
+    "shutil",  # argparse's formatter imports it to ask the terminal's width: cli.Formatter asks os, once
 }
 
 

@@ -82,8 +82,42 @@ Handler = Callable[[argparse.Namespace], "Exit"]
 Register = Callable[[Any, argparse.ArgumentParser], None]
 
 
+def _columns() -> int:
+    """The width argparse lays help out in: the terminal's columns (COLUMNS first, else the terminal's, else 80),
+    less 2, as `shutil.get_terminal_size` says them; asked once, where argparse asks again for every option added
+    (its formatter checks each) and imports shutil, and with it bz2 and lzma, to ask."""
+    global _width
+    if _width is None:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            columns = 0
+        if columns <= 0:
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                columns = 0
+        _width = (columns or 80) - 2
+    return _width
+
+
+_width: int | None = None
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, laid out in `_columns()`."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser whose error line shows what a terminal would obey (an argument's ESC, CR, newline)."""
+    """argparse's parser whose error line shows what a terminal would obey (an argument's ESC, CR, newline), and
+    whose help is laid out without a look at the terminal for each option (`Formatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         from ..journal.visible import visible
