@@ -236,8 +236,9 @@ def test_an_indexed_search_over_one_agent_imports_that_agents_reader_and_no_othe
     assert (tmp_path / "wren" / ".index" / "search.sqlite").is_file()
 
 
-# What a search answered wholly from the index never needs: the translating reader (and the skim), the read-ahead's
-# subprocess, OpenSSL's hashes, the snapshot store's copying, the journal writer.
+# What a search of Claude Code's sessions answered wholly from the index never needs: the translating reader (and
+# the skim), the read-ahead's subprocess, OpenSSL's hashes, the snapshot store's copying, the journal writer, the
+# Wren journals' reader.
 NOT_FOR_AN_ANSWERED_SEARCH = {
     "wren_tui.foreign.reader",
     "wren_tui.search.skim",
@@ -247,6 +248,8 @@ NOT_FOR_AN_ANSWERED_SEARCH = {
     "hashlib",
     "tempfile",
     "shutil",  # argparse's formatter imports it to ask the terminal's width: cli.Formatter asks os, once
+    "wren_tui.search.wren",  # Wren journals' reader, for a search of another agent's sessions
+    "pickle",
 }
 
 
