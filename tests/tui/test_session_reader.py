@@ -119,6 +119,33 @@ def test_a_big_journal_is_read_tail_first_then_whole_then_as_it_grows(
         reader.end()
 
 
+@pytest.mark.parametrize(
+    ("typed", "found"),
+    [("keep", [0, 1, 2]), ("KEEP", [1]), ("Keep", []), ("\u212aeep", [0]), ("eep go", [0, 2])],
+    ids=["lower-ignores-case-kelvin-too", "capitals-as-typed", "no-such-case", "the-kelvin-sign", "two-words"],
+)
+def test_the_session_search_finds_what_the_query_of_wren_search_matches(
+    tmp_path: Path, typed: str, found: list[int]
+) -> None:
+    # The Kelvin sign matches k ignoring case (as re.IGNORECASE does): its bytes hold no k, yet it is found.
+    events = [user("\u212aeep going"), assistant("KEEP"), user("keep going"), assistant("nothing")]
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
+    reader, runner, _listener = _reader(path)
+    reader.open()
+    try:
+        ready: list[bool] = []
+        search = SessionSearch(reader, ready.append)
+        search.start(typed)
+        search.find(forward=True)
+        runner.pump(lambda: bool(ready) or search.progress is None, "the search")
+        matches = search.matches
+        assert (list(matches.positions) if matches is not None else []) == found
+    finally:
+        reader.end()
+    for thread in runner.threads:
+        thread.join(timeout=10)
+
+
 def test_a_torn_last_line_is_said_and_a_search_finds_and_wraps(tmp_path: Path) -> None:
     events = [user("find the parrot"), assistant("no parrot here"), user("and a cat")]
     path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
@@ -132,7 +159,7 @@ def test_a_torn_last_line_is_said_and_a_search_finds_and_wraps(tmp_path: Path) -
 
         ready: list[bool] = []
         search = SessionSearch(reader, ready.append)
-        search.start("PARROT")
+        search.start("parrot")
         search.find(forward=True)
         assert search.progress == 0.0
         runner.pump(lambda: bool(ready), "the search")

@@ -1,18 +1,22 @@
 """Search over a journal of any size: its bytes scanned a chunk at a time, only candidate lines decoded.
 
-A needle in plain ASCII is looked for in the lowered bytes first (JSON keeps such text as it is),
-so a million events are searched at the speed of `bytes.find`; any other needle decodes each item.
+The session screen's `/` searches with the `Query` of `wren search` (search/query.py): the text as
+typed, smart case (a capital letter makes it case-sensitive). The piece of it every writer leaves as it
+is in a JSON line (`Query.prefilter`: printable ASCII but the quote and the backslash) is looked for in
+the bytes first (lowered, when ignoring case), with the few byte strings that can stand for one of its
+characters (a character that matches one of its letters ignoring case, as it is or escaped), so a
+million events are searched at the speed of `bytes.find`; a pattern with no such piece decodes each item.
 """
 
 from __future__ import annotations
 
-import json
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 
 from ..journal.events import Delta, Event, Message, describe
 from ..journal.offsets import CHUNK
+from ..search.query import Query
 from .sources import SessionSource
 from .timeline import Timeline
 
@@ -28,24 +32,21 @@ def text_of(event: Event) -> str:
 def find_all(
     timeline: Timeline,
     source: SessionSource,
-    query: str,
+    query: Query,
     lo: int,
     hi: int,
     *,
     progress: Callable[[float], None],
     cancelled: Callable[[], bool],
 ) -> array[int] | None:
-    """The items among `lo..hi` whose text holds `query`, ignoring case, in order; None if cancelled."""
-    needle = query.casefold()
+    """The items among `lo..hi` whose text `query` matches, in order; None if cancelled."""
     found: array[int] = array("i")
-    if not needle or lo >= hi:
+    if lo >= hi:
         return found
-    plain = needle.isascii() and json.dumps(needle) == f'"{needle}"'
-    key = needle.encode() if plain else None
     done = 0
     for block_lo, block_hi in _blocks(timeline, lo, hi, reverse=False):
-        for position in _candidates(timeline, source, key, block_lo, block_hi):
-            if needle in _text_at(timeline, source, position).casefold():
+        for position in _candidates(timeline, source, query, block_lo, block_hi):
+            if query.find(_text_at(timeline, source, position)) is not None:
                 found.append(position)
         done += block_hi - block_lo
         progress(done / (hi - lo))
@@ -74,16 +75,33 @@ def _blocks(timeline: Timeline, lo: int, hi: int, *, reverse: bool) -> Iterator[
     yield from reversed(spans) if reverse else spans
 
 
-def _candidates(timeline: Timeline, source: SessionSource, key: bytes | None, lo: int, hi: int) -> list[int]:
-    if key is None:
+def _candidates(timeline: Timeline, source: SessionSource, query: Query, lo: int, hi: int) -> list[int]:
+    """The items among `lo..hi` whose bytes can hold a match of `query` (all of them: it has no raw piece).
+
+    The raw piece, or one of the characters that match one of its letters ignoring case (`Query.prefilter`'s
+    extras: the Kelvin sign for k, written as it is or escaped); an ASCII character escaped by its writer
+    (`\\u003c` for <) is not looked for, as JSON's own writers leave them as they are."""
+    needle, fold, _escapes, extras = query.prefilter
+    if needle is None:
         return list(range(lo, hi))
     starts, ends = timeline.starts, timeline.ends
     base = starts[lo]
-    data = source.read(base, ends[hi - 1] - base).lower()
-    found: list[int] = []
+    data = source.read(base, ends[hi - 1] - base)
+    if fold:
+        data = data.lower()
+    found = _holding(timeline, data, base, needle, lo, hi)
+    for other in extras:
+        found += _holding(timeline, data if fold else data.lower(), base, other.lower(), lo, hi)
     partials = timeline.partial_items
     # A partial reply's text is cut across its delta lines: always look in it.
     extra = partials[bisect_left(partials, lo) : bisect_left(partials, hi)]
+    return sorted({*found, *extra}) if extra or extras else found
+
+
+def _holding(timeline: Timeline, data: bytes, base: int, key: bytes, lo: int, hi: int) -> list[int]:
+    """The items among `lo..hi` whose bytes (`data`, read from `base`) hold `key`, in order."""
+    starts, ends = timeline.starts, timeline.ends
+    found: list[int] = []
     at = data.find(key)
     while at >= 0:
         position = bisect_right(starts, base + at, lo, hi) - 1
@@ -94,4 +112,4 @@ def _candidates(timeline: Timeline, source: SessionSource, key: bytes | None, lo
             at = data.find(key, ends[position] - base)
         else:
             at = data.find(key, at + 1)  # in a streamed delta between two items
-    return sorted({*found, *extra}) if extra else found
+    return found
