@@ -10,6 +10,7 @@ million events are searched at the speed of `bytes.find`; a pattern with no such
 
 from __future__ import annotations
 
+import functools
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from ..journal.events import Delta, Event, Message, describe
 from ..journal.offsets import CHUNK
 from ..search.query import Query
+from ..search.rawpass import native
 from .sources import SessionSource
 from .timeline import Timeline
 
@@ -78,38 +80,51 @@ def _blocks(timeline: Timeline, lo: int, hi: int, *, reverse: bool) -> Iterator[
 def _candidates(timeline: Timeline, source: SessionSource, query: Query, lo: int, hi: int) -> list[int]:
     """The items among `lo..hi` whose bytes can hold a match of `query` (all of them: it has no raw piece).
 
-    The raw piece, or one of the characters that match one of its letters ignoring case (`Query.prefilter`'s
-    extras: the Kelvin sign for k, written as it is or escaped); an ASCII character escaped by its writer
-    (`\\u003c` for <) is not looked for, as JSON's own writers leave them as they are."""
+    The raw piece, or one of the byte strings that can stand for one of its characters (`Query.prefilter`'s
+    extras: a character that matches one of its letters ignoring case, as it is or escaped; a non-ASCII
+    character escaped); an ASCII character escaped by its writer (`\\u003c` for <) is not looked for, as
+    JSON's own writers leave them as they are. Found by the raw pass's `find` in C where it is built (ASCII
+    case ignored as it looks), else by `bytes.find` in the lowered bytes."""
     needle, fold, _escapes, extras = query.prefilter
     if needle is None:
         return list(range(lo, hi))
-    starts, ends = timeline.starts, timeline.ends
-    base = starts[lo]
-    data = source.read(base, ends[hi - 1] - base)
-    if fold:
-        data = data.lower()
-    found = _holding(timeline, data, base, needle, lo, hi)
-    for other in extras:
-        found += _holding(timeline, data if fold else data.lower(), base, other.lower(), lo, hi)
+    base = timeline.starts[lo]
+    data = source.read(base, timeline.ends[hi - 1] - base)
+    if native is not None:
+        view = memoryview(data)
+        found = _holding(timeline, base, lo, hi, lambda at: native.find(view[at:], needle, fold, False, extras))
+    else:
+        lowered = data.lower() if fold or extras else data
+        found = _holding(timeline, base, lo, hi, functools.partial(_find, data if not fold else lowered, needle))
+        for other in extras:  # a non-ASCII character's UTF-8, or an escape
+            found += _holding(timeline, base, lo, hi, functools.partial(_find, lowered, other.lower()))
     partials = timeline.partial_items
     # A partial reply's text is cut across its delta lines: always look in it.
     extra = partials[bisect_left(partials, lo) : bisect_left(partials, hi)]
-    return sorted({*found, *extra}) if extra or extras else found
+    return sorted({*found, *extra}) if extra or (extras and native is None) else found
 
 
-def _holding(timeline: Timeline, data: bytes, base: int, key: bytes, lo: int, hi: int) -> list[int]:
-    """The items among `lo..hi` whose bytes (`data`, read from `base`) hold `key`, in order."""
+def _find(data: bytes, key: bytes, at: int) -> int:
+    """Where `key` is in `data` from `at` on, from `at` (-1: nowhere)."""
+    found = data.find(key, at)
+    return found if found < 0 else found - at
+
+
+def _holding(timeline: Timeline, base: int, lo: int, hi: int, find: Callable[[int], int]) -> list[int]:
+    """The items among `lo..hi` whose bytes (read from `base`) hold what `find(at)` finds: where it is from
+    offset `at` on, from `at`, or -1."""
     starts, ends = timeline.starts, timeline.ends
     found: list[int] = []
-    at = data.find(key)
+    at = find(0)
     while at >= 0:
         position = bisect_right(starts, base + at, lo, hi) - 1
         if ends[position] > base + at:
             # Items that share the line (a format whose lines give several events) are all candidates.
             first = bisect_left(starts, starts[position], lo, position) if timeline.parts else position
             found.extend(range(first, position + 1))
-            at = data.find(key, ends[position] - base)
+            on = ends[position] - base
         else:
-            at = data.find(key, at + 1)  # in a streamed delta between two items
+            on = at + 1  # in a streamed delta between two items
+        step = find(on)
+        at = step if step < 0 else on + step
     return found
