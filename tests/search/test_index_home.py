@@ -15,6 +15,11 @@ from pathlib import Path
 import pytest
 
 import wren_tui
+from wren_tui.search import indexer
+from wren_tui.search.agents import sessions_of
+from wren_tui.search.engine import Filters, Hit, search
+from wren_tui.search.folder_index import Index
+from wren_tui.search.query import Query
 
 PACKAGE = Path(wren_tui.__file__).parent
 FENCED = ("cli", "tui")
@@ -93,3 +98,45 @@ def test_the_fence_sees_each_way_back_in(source: str) -> None:
 )
 def test_the_fence_lets_the_commands_words_and_the_index_object_through(source: str) -> None:
     assert trespasses(source) == []
+
+
+def _folder(tmp_path: Path) -> Path:
+    from tests.tui.journals import SESSION, assistant, user, write_journal
+
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    write_journal(folder / f"{SESSION}.jsonl", [user("where is the parrot"), assistant("the parrot sleeps")])
+    return folder
+
+
+def test_an_index_opened_without_a_writer_makes_nothing_and_leaves_the_files_to_be_read(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    before = sorted(folder.rglob("*"))
+    viewer = Index(folder)  # as the viewer opens it: no writer
+    assert viewer.begin(Query.of("parrot")) is None and viewer.listing_cache() is None
+    assert sorted(folder.rglob("*")) == before and not viewer.path.exists() and viewer.said == []
+
+
+def test_an_index_with_the_writer_answers_what_a_search_without_it_finds_then_a_reader_reads_it(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    query = Query.of("parrot")
+
+    def hits(index: Index | None) -> list[tuple[str, int]]:
+        read = None if index is None else index.begin(query)
+        sources = sessions_of("wren", folder)
+        answers = None if index is None else index.answers(sources)
+        assert (answers is None) == (index is None), None if index is None else index.said
+        found = [
+            (hit.snippet, hit.item.seq)
+            for hit in search(sources, query, Filters(), index=answers)
+            if isinstance(hit, Hit)
+        ]
+        if read is not None:
+            read.close()
+        return found
+
+    without = hits(None)
+    assert len(without) == 2
+    assert hits(Index(folder, writer=indexer)) == without  # built, then answered
+    assert Index(folder).path.is_file()
+    assert hits(Index(folder)) == without  # read-only, as the viewer reads it: every file as the index knows it

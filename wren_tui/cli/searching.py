@@ -45,12 +45,21 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
-    """The search `args` ask for; `per_session`: the hits of a session shown without --all (`search.PER_SESSION`)."""
+    """The search `args` ask for; `per_session`: the hits of a session shown without --all (`search.PER_SESSION`).
+
+    The options are turned into a `Query` and plain values first (a usage error is said before anything is
+    read); the index's one object (`folder_index.Index`) then answers, and the page shows its hits.
+    """
     try:
         query = Query.of(args.pattern, regex=args.regex)
     except BadPattern as exc:
         raise UsageError(str(exc)) from None
     filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
+    seconds = _regex_seconds() if query.regex else REGEX_SECONDS
+    after = None if args.after is None else Cursor.of(args.after)
+    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    cap = None if args.every or args.json or args.files else per_session
+    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
     if named is not None:
@@ -71,14 +80,9 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
     first = args.files and not (args.role or args.project or args.since)
     index = None if opened is None else opened.answers(sources, first=first)
     _warn(opened)
-    after = None if args.after is None else Cursor.of(args.after)
     if after is not None:
         sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
-    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    cap = None if args.every or args.json or args.files else per_session
-    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     found = 0
-    seconds = _regex_seconds() if query.regex else REGEX_SECONDS
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
             found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
@@ -324,7 +328,8 @@ class _Json:
         sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
 
     def page(self, cursor: Cursor) -> None:
-        sys.stdout.buffer.write(escaped_json(_json.encode({"type": "page", "after": cursor.text()})) + b"\n")
+        # ASCII alone (the cursor is URL-safe base64): nothing for `escaped_json` to hide.
+        sys.stdout.buffer.write(_json.encode({"type": "page", "after": cursor.text()}) + b"\n")
 
     def hit(self, hit: Hit) -> None:
         item = hit.item

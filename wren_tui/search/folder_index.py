@@ -82,6 +82,11 @@ class Index:
             self._db, self._writable = connect_read(self.path), False
         return self._db
 
+    def connect(self) -> sqlite3.Connection | None:
+        """The database, opened (read-only without a writer) and kept open until `close`; None: none to use.
+        For a reader of search/ that keeps a connection of its own (`streamed.WarmIndex`)."""
+        return self._open()
+
     def begin(self, query: Query) -> IndexRead | None:
         """Open the index and begin a read for `query`, what it knows of each file read; None: read the files.
 
@@ -160,4 +165,4 @@ class Index:
             with contextlib.suppress(sqlite3.Error):
                 if db.in_transaction:
                     db.execute("COMMIT")
-            db.close()
+                db.close()

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .folder_index import Index
-from .index import Answer, IndexRead, connect_read, phrase
+from .index import Answer, IndexRead, phrase
 from .query import Query
 
 # Seconds the cursor is read on for one file; a file it has not passed by then is asked for alone (its own
@@ -214,8 +214,8 @@ class WarmIndex:
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
             job()
-        if self._db is not None:
-            self._db.close()
+        if self.index is not None:
+            self.index.close()
 
     def _connection(self) -> sqlite3.Connection | None:
         if self.index is None:
@@ -233,13 +233,12 @@ class WarmIndex:
                     return self._db
             except sqlite3.Error:
                 pass
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+            self.index.close()
             self._db = None
             self._prepared = None
         if now is None:
             return None
-        self._db = connect_read(self.index.path)
+        self._db = self.index.connect()
         self._opened = now
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):  # its layout read: the first search's cursor opens faster
