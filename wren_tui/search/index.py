@@ -552,7 +552,9 @@ class IndexRead:
         """These items, when one of them matches the query (as search matches it); None: none does."""
         kept = list(items)
         for item in kept:
-            if self.query.find(item.text) is not None or (item.name is not None and self.query.find(item.name)):
+            if self.query.find(item.text) is not None or (
+                item.name is not None and self.query.find(item.name) is not None
+            ):
                 return kept
         return None
 
