@@ -237,6 +237,42 @@ def test_an_indexed_search_over_one_agent_imports_that_agents_reader_and_no_othe
     assert (tmp_path / "wren" / ".index" / "search.sqlite").is_file()
 
 
+# What a search of Claude Code's sessions answered wholly from the index never needs: the translating reader (and
+# the skim), the read-ahead's subprocess, OpenSSL's hashes, the snapshot store's copying, the journal writer, the
+# Wren journals' reader.
+NOT_FOR_AN_ANSWERED_SEARCH = {
+    "wren_tui.foreign.reader",
+    "wren_tui.search.skim",
+    "wren_tui.foreign.snapshot",
+    "wren_tui.journal.writer",
+    "subprocess",
+    "hashlib",
+    "tempfile",
+    "shutil",  # argparse's formatter imports it to ask the terminal's width: cli.Formatter asks os, once
+    "wren_tui.search.wren",  # Wren journals' reader, for a search of another agent's sessions
+    "pickle",
+}
+
+
+def test_a_search_the_index_answers_loads_no_translator_no_subprocess_and_no_hashes(tmp_path: Path) -> None:
+    claude = tmp_path / "claude" / "projects" / "-work"
+    claude.mkdir(parents=True)
+    (tmp_path / "wren").mkdir()
+    shutil.copy(
+        EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
+    )
+    env = {
+        "WREN_DIR": str(tmp_path / "wren"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    built = _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)
+    assert "wren_tui.search.skim" in built  # the first search read the file to index it
+    for words in (["joke"], ["-l", "joke"], ["quokkaflume"]):  # hits, a file's first hit, and none
+        loaded = _loaded_by(["search", *words, "--agent", "claude", "--json"], env)
+        assert loaded & NOT_FOR_AN_ANSWERED_SEARCH == set(), words
+
+
 def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_every_agent(tmp_path: Path) -> None:
     claude = tmp_path / "claude" / "projects" / "-work"
     claude.mkdir(parents=True)

@@ -166,6 +166,33 @@ def test_files_with_matches_reads_a_session_no_further_than_its_first_hit(tmp_pa
     assert files.stderr == ""  # the damage after the first hit was never read
 
 
+@INDEX
+@pytest.mark.parametrize("pattern", ["many lines does", "Many Lines", "lines does"])
+def test_files_with_matches_lists_a_session_whose_first_candidate_is_not_a_hit(
+    tmp_path: Path, index: list[str], pattern: str
+) -> None:
+    """The index reads each session's first candidate for -l: a session whose first candidate only shares the words
+    (`many-lines, does`) and whose hit comes later is still listed, as without the index and as every hit's session."""
+    folder = tmp_path / "journals"
+    first = [user("many-lines, does it? Many-Lines"), assistant("many lines does, Many Lines")]  # candidate, hit
+    plain = [assistant("many lines does, Many Lines")]  # its first candidate is its hit
+    never = [user("many-lines, does it? Many-Lines")]  # candidates and no hit
+    told = [user("many lines does, Many Lines"), *plain]  # its first hit is a user's: --role assistant leaves it out
+    for n, said in enumerate((first, plain, never, [*never, *never, *first], told)):
+        moment = START + timedelta(days=n)
+        events = [RunStart(pid=7, cwd="/work/demo", model="scripted", version="0.1.0"), *said]
+        path = write_journal(folder / f"s-2025030{n + 1}-090000-m{n:03d}.jsonl", events, start=moment)
+        os.utime(path, (moment.timestamp(), moment.timestamp()))
+    search = ["search", pattern, "--dir", str(folder), *index]
+    every = list(dict.fromkeys(row["path"] for row in rows(run_wren([*search, "--json"], cwd=tmp_path))))
+    files = run_wren([*search, "-l"], cwd=tmp_path)
+    assert files.returncode == 0, files.stderr
+    assert files.stdout.splitlines() == every
+    assert [Path(path).name[-9:-6] for path in every] == ["004", "003", "001", "000"]
+    by_role = run_wren([*search, "-l", "--role", "assistant"], cwd=tmp_path)  # a filter: a first hit is a user's
+    assert by_role.stdout.splitlines() == every
+
+
 def test_a_cursor_that_is_not_one_or_a_bad_limit_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
     corpus(tmp_path)
     bad = wren(tmp_path, "--after", "not a cursor")

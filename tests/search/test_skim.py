@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from tests.search.test_index_properties import WORDS, outcome
 from wren_tui.foreign import FORMATS
 from wren_tui.search.engine import search
-from wren_tui.search.foreign import SKIMMED, ForeignSession, Skim
+from wren_tui.search.foreign import ForeignSession
 from wren_tui.search.query import BadPattern, Query
+from wren_tui.search.skim import SKIMMED, Skim
 from wren_tui.search.sources import Item
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"
@@ -240,7 +241,7 @@ def test_a_word_the_translator_writes_itself_is_not_skimmed() -> None:
     ).map(b"".join)
 )
 def test_the_doubts_are_found_alike_in_c_and_in_python(data: bytes) -> None:
-    from wren_tui.search import foreign
+    from wren_tui.search import skim as foreign
 
     if foreign.native is None:
         pytest.skip("the C pass is not built here")

@@ -1,7 +1,7 @@
 """The browsers' `/` answered from the index `wren search` keeps, through Pilot: the CLI's hits, as they come.
 
 The index is built by `wren search` (a subprocess, as a person runs it); the viewer reads it as the
-full-text table gives its rows (`tui/index_stream.py`). What the browser lists must be what `wren
+full-text table gives its rows (`search/streamed.py`). What the browser lists must be what `wren
 search --no-index --json` prints, in its order, whether each file is answered from the index in
 order, asked for alone (indexed again since: a cursor allowed no time to read on), grown since it
 was indexed (its new lines read from the file), or damaged (the stop said after its hits). The other
@@ -26,9 +26,9 @@ from tests.foreign.sessions import copy_session
 from tests.tui.conftest import folder_app, search_every_session, shown_results, wait_for, wait_for_text
 from tests.tui.journals import encode, finished_story, user, write_journal
 from wren_tui.cli.foreign import agents_browser
+from wren_tui.search import streamed
 from wren_tui.search.engine import Found, Hit
 from wren_tui.search.index import index_path
-from wren_tui.tui import index_stream
 from wren_tui.tui.app import WrenApp
 from wren_tui.tui.screens import results as results_module
 from wren_tui.tui.screens.results import SearchResults
@@ -92,7 +92,7 @@ async def _search(pilot: Pilot[object], app: WrenApp, rows: int) -> SearchResult
     return await search_every_session(pilot, app, WORD)
 
 
-@pytest.mark.parametrize("read_on", [index_stream.READ_ON, 0.0], ids=["cursor", "each-file-alone"])
+@pytest.mark.parametrize("read_on", [streamed.READ_ON, 0.0], ids=["cursor", "each-file-alone"])
 @pytest.mark.parametrize("word", [WORD, f"the {WORD} number"], ids=["trigrams", "word-pairs"])
 async def test_the_browser_lists_the_clis_hits_answered_from_the_index_as_its_rows_come(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_on: float, word: str
@@ -113,7 +113,7 @@ async def test_the_browser_lists_the_clis_hits_answered_from_the_index_as_its_ro
     hits = sum(row["type"] == "hit" for row in truth)
     assert hits == 9 and any("reading stops" in line for line in expected)
 
-    monkeypatch.setattr(index_stream, "READ_ON", read_on)
+    monkeypatch.setattr(streamed, "READ_ON", read_on)
     app = folder_app(folder)
     async with app.run_test(size=(160, 40)) as pilot:
         results = await _search(pilot, app, 6)
@@ -180,7 +180,7 @@ async def test_the_first_hit_is_on_screen_while_the_other_sessions_are_still_sea
         assert len(results.hits) == 7
 
 
-@pytest.mark.parametrize("prepared", [index_stream.PREPARED_SECONDS, 0.0], ids=["read-begun-at-slash", "too-old"])
+@pytest.mark.parametrize("prepared", [streamed.PREPARED_SECONDS, 0.0], ids=["read-begun-at-slash", "too-old"])
 async def test_the_index_written_between_slash_and_enter_still_gives_the_clis_hits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prepared: float
 ) -> None:
@@ -189,7 +189,7 @@ async def test_the_index_written_between_slash_and_enter_still_gives_the_clis_hi
     folder = tmp_path / "journals"
     _journals(folder)
     _cli(["--dir", str(folder)], tmp_path)
-    monkeypatch.setattr(index_stream, "PREPARED_SECONDS", prepared)
+    monkeypatch.setattr(streamed, "PREPARED_SECONDS", prepared)
     app = folder_app(folder)
     async with app.run_test(size=(160, 40)) as pilot:
         browser = app.screen
@@ -198,7 +198,7 @@ async def test_the_index_written_between_slash_and_enter_still_gives_the_clis_hi
         await pilot.press("/")
         begun = threading.Event()
         assert browser._index is not None
-        browser._index.run(lambda _db: begun.set())  # after the read `/` begins (one job after another)
+        browser._index.run(begun.set)  # after the read `/` begins (one job after another)
         await wait_for(pilot, begun.is_set, "the read begun at /")
 
         _append(folder / "s-20250302-100000-0001.jsonl", f"a {WORD} appended after /")

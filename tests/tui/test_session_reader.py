@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.search.helpers import resealed
 from tests.tui.journals import SESSION, assistant, user, write_journal
 from wren_tui.journal.writer import JournalWriter
 from wren_tui.sessions.local import LocalJournal
+from wren_tui.tui import search as search_module
 from wren_tui.tui import session_reader, strings
 from wren_tui.tui.session_reader import Cancelled, SessionReader, SessionSearch
 from wren_tui.tui.timeline import Timeline
@@ -121,6 +123,64 @@ def test_a_big_journal_is_read_tail_first_then_whole_then_as_it_grows(
         reader.end()
 
 
+@pytest.mark.parametrize(
+    ("typed", "found"),
+    [("keep", [0, 1, 2]), ("KEEP", [1]), ("Keep", []), ("\u212aeep", [0]), ("eep go", [0, 2])],
+    ids=["lower-ignores-case-kelvin-too", "capitals-as-typed", "no-such-case", "the-kelvin-sign", "two-words"],
+)
+@pytest.mark.parametrize("raw", ["c-find", "bytes-find"])
+def test_the_session_search_finds_what_the_query_of_wren_search_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: str, found: list[int], raw: str
+) -> None:
+    if raw == "bytes-find":
+        monkeypatch.setattr(search_module, "native", None)  # as where the C raw pass could not be built
+    else:
+        assert search_module.native is not None
+    # The Kelvin sign matches k ignoring case (as re.IGNORECASE does): its bytes hold no k, yet it is found.
+    events = [user("\u212aeep going"), assistant("KEEP"), user("keep going"), assistant("nothing")]
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
+    reader, runner, _listener = _reader(path)
+    reader.open()
+    try:
+        ready: list[bool] = []
+        search = SessionSearch(reader, ready.append)
+        search.start(typed)
+        search.find(forward=True)
+        runner.pump(lambda: bool(ready) or search.progress is None, "the search")
+        matches = search.matches
+        assert (list(matches.positions) if matches is not None else []) == found
+    finally:
+        reader.end()
+    for thread in runner.threads:
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("raw", ["c-find", "bytes-find"])
+def test_the_session_search_finds_a_character_its_writer_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    if raw == "bytes-find":
+        monkeypatch.setattr(search_module, "native", None)
+    path = write_journal(tmp_path / f"{SESSION}.jsonl", [user("a Café au lait"), assistant("none")])
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if "Café".encode() in line)
+    lines[at] = resealed(lines[at], "é".encode(), b"\\u00E9")  # as a writer that escapes what is not ASCII
+    path.write_bytes(b"".join(lines))
+    reader, runner, _listener = _reader(path)
+    reader.open()
+    try:
+        ready: list[bool] = []
+        search = SessionSearch(reader, ready.append)
+        search.start("Café")  # a capital: case-sensitive, its é looked for as it is and as an escape
+        search.find(forward=True)
+        runner.pump(lambda: bool(ready) or search.progress is None, "the search")
+        assert search.matches is not None and list(search.matches.positions) == [0]
+    finally:
+        reader.end()
+    for thread in runner.threads:
+        thread.join(timeout=10)
+
+
 def test_a_torn_last_line_is_said_and_a_search_finds_and_wraps(tmp_path: Path) -> None:
     events = [user("find the parrot"), assistant("no parrot here"), user("and a cat")]
     path = write_journal(tmp_path / f"{SESSION}.jsonl", events)
@@ -134,7 +194,7 @@ def test_a_torn_last_line_is_said_and_a_search_finds_and_wraps(tmp_path: Path) -
 
         ready: list[bool] = []
         search = SessionSearch(reader, ready.append)
-        search.start("PARROT")
+        search.start("parrot")
         search.find(forward=True)
         assert search.progress == 0.0
         runner.pump(lambda: bool(ready), "the search")

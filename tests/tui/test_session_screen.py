@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shlex
 from datetime import UTC, datetime
@@ -259,7 +260,7 @@ async def test_search_enter_gives_the_keys_back_so_n_and_shift_n_move_between_ma
     app = _app(journal)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("/")
-        await pilot.press(*"ZERODIVISION", "enter")
+        await pilot.press(*"zerodivision", "enter")
         view = _conversation(app)
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 8, "a match")
         await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the match count")
@@ -267,13 +268,57 @@ async def test_search_enter_gives_the_keys_back_so_n_and_shift_n_move_between_ma
         await pilot.press("n")
         await wait_for(pilot, lambda: view.selected_event is not None and view.selected_event.seq == 10, "the next")
         assert "match 2 of 2" in _status(app)
-        assert app.screen.query_one("#search", Input).value == "ZERODIVISION"
+        assert app.screen.query_one("#search", Input).value == "zerodivision"
         await pilot.press("n")
         await wait_for(pilot, lambda: "match 1 of 2" in _status(app), "the first again, around the end")
         await pilot.press("N")
         await wait_for(pilot, lambda: "match 2 of 2" in _status(app), "the previous, around the start")
         await pilot.press("escape")
         await wait_for(pilot, lambda: "match" not in _status(app), "the search forgotten")
+
+
+async def test_the_session_search_matches_as_wren_search_does_a_capital_letter_makes_it_case_sensitive(
+    tmp_path: Path,
+) -> None:
+    journal = write_journal(
+        tmp_path / f"{SESSION}.jsonl",
+        [
+            user("the Parrot is asleep"),
+            assistant("a parrot, then a PARROT"),
+            user("no bird here"),
+            assistant("Parrot!"),
+        ],
+    )
+
+    def searched(pattern: str) -> list[int]:
+        """The seqs `wren search` finds `pattern` at in the journal (the one Query both make)."""
+        found = run_wren(["search", pattern, "--dir", str(tmp_path), "--json", "--no-index"], cwd=tmp_path)
+        assert found.returncode in (0, 1), found.stderr
+        return sorted({json.loads(line)["seq"] for line in found.stdout.splitlines()})
+
+    app = _app(journal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = _conversation(app)
+        for pattern, expected in (("parrot", 3), ("Parrot", 2), ("PARROT", 1), ("pArrot", 0)):
+            await pilot.press("/")
+            app.screen.query_one("#search", Input).value = ""
+            await pilot.press(*pattern, "enter")
+            if not expected:
+                await wait_for(pilot, lambda: "match" not in _status(app), f"no match of {pattern}")
+                assert searched(pattern) == []
+                continue
+            await wait_for(pilot, lambda n=expected: f" of {n} " in _status(app), f"the matches of {pattern}")
+            seqs = []
+            for _ in range(expected):
+                assert view.selected_event is not None
+                seqs.append(view.selected_event.seq)
+                await pilot.press("n")
+                await pilot.pause()
+            assert sorted(set(seqs)) == searched(pattern)
+            strips = screen_strips(app)
+            marked = {seg.text for strip in strips for seg in strip if seg.style is not None and seg.style.reverse}
+            marked &= {"parrot", "Parrot", "PARROT"}
+            assert marked and (pattern.islower() or marked == {pattern}), marked
 
 
 async def test_search_marks_the_match_in_the_text(journal: Path) -> None:

@@ -18,6 +18,7 @@ from tests.foreign.test_opencode import edit, fingerprint
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_opencode_aider import CLOCK, _app, _status
 from wren_tui.journal.events import Event
+from wren_tui.search.query import Query
 from wren_tui.sessions import exported
 from wren_tui.sessions.foreign import ForeignFile
 from wren_tui.tui.screens.session import SessionScreen
@@ -69,7 +70,7 @@ def _hits(screen: SessionScreen, query: str) -> list[int]:
     found = find_all(
         screen.timeline,
         screen.source,
-        query,
+        Query.of(query),
         0,
         len(screen.timeline),
         progress=lambda _d: None,

@@ -6,8 +6,6 @@ means, and whose it is, is `sessions.opening`'s to say.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,9 +19,8 @@ from ..journal.commandline import wren_command
 from ..journal.store import journals_dir, project_label
 from ..journal.visible import visible
 from ..keep.found import Kept
-from ..search.index import index_path
-from ..search.indexer import IndexRefused, IndexUnavailable, connect_write
-from ..search.listings import StoredSummaries
+from ..search import indexer
+from ..search.folder_index import Index
 from ..sessions.opening import ALL, agent_places, format_of
 from ..sessions.refusal import nothing_readable
 from .console import err, out, print_json
@@ -107,28 +104,18 @@ def _listed(places: list[tuple[Format, Path]], journals: Path, skipped: list[str
     row from the store beside search's index (see docs/search-index.md); every file read when there is no store to
     keep (no journals folder yet)."""
     kept = Kept()
-    if not journals.is_dir():
-        return list_agent_sessions(places, skipped, kept=kept)
-    said: list[str] = []
-    try:
-        db = connect_write(index_path(journals), said)
-    except IndexUnavailable as exc:
-        if isinstance(exc, IndexRefused):
-            err(f"warning: {exc}")
-        return list_agent_sessions(places, skipped, kept=kept)
-    for sentence in said:
+    index = Index(journals, writer=indexer)
+    known = index.listing_cache()
+    for sentence in index.said:
         err(f"warning: {sentence}")
-    try:
-        known = StoredSummaries(db)
-        sessions = list_agent_sessions(places, skipped, known, kept=kept)
-        # A cache: if it cannot be written, the listing is still right, and the next one reads these files again.
-        with contextlib.suppress(sqlite3.Error):
-            known.save([where for fmt, root in places for where in (root, *kept.folders(fmt))])
-        return sessions
-    except sqlite3.Error:
+    if known is None:
         return list_agent_sessions(places, skipped, kept=kept)
+    try:
+        sessions = list_agent_sessions(places, skipped, known, kept=kept)
+        known.save([where for fmt, root in places for where in (root, *kept.folders(fmt))])
+        return sessions
     finally:
-        db.close()
+        known.close()
 
 
 def _row(s: AgentSession) -> dict[str, Any]:

@@ -24,7 +24,9 @@ DEFAULT_DIR_HELP = "$WREN_DIR, else $XDG_STATE_HOME/wren/journals, else ~/.local
 
 def common_options() -> argparse.ArgumentParser:
     """The parent parser of every command: --dir."""
-    common = argparse.ArgumentParser(add_help=False)
+    from . import Formatter  # the package's: argparse's own asks the terminal's width (importing shutil) per option
+
+    common = argparse.ArgumentParser(add_help=False, formatter_class=Formatter)
     common.add_argument("--dir", metavar="DIR", help=f"journals folder (default: {DEFAULT_DIR_HELP})")
     return common
 

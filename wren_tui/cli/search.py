@@ -110,7 +110,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> Exit:
-    from .searching import cmd_search as run  # the engine, the index, the readers: only for a search
+    from . import loading
+
+    with loading():
+        from .searching import cmd_search as run  # the engine, the index, the readers: only for a search
 
     return run(args, PER_SESSION)
 

@@ -12,7 +12,6 @@ import contextlib
 import math
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,11 +25,11 @@ from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import escaped_json, visible
 from ..keep.found import Kept
+from ..search import indexer
 from ..search.agents import WREN_AGENT, sessions_of
 from ..search.choices import REGEX_SECONDS
 from ..search.engine import Filters, Hit, Searched, search
-from ..search.index import IndexRead, connect_read, index_path
-from ..search.indexer import IndexRefused, IndexUnavailable, connect_write, refresh
+from ..search.folder_index import Index
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.sources import SearchSource
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
@@ -46,35 +45,44 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
-    """The search `args` ask for; `per_session`: the hits of a session shown without --all (`search.PER_SESSION`)."""
+    """The search `args` ask for; `per_session`: the hits of a session shown without --all (`search.PER_SESSION`).
+
+    The options are turned into a `Query` and plain values first (a usage error is said before anything is
+    read); the index's one object (`folder_index.Index`) then answers, and the page shows its hits.
+    """
     try:
         query = Query.of(args.pattern, regex=args.regex)
     except BadPattern as exc:
         raise UsageError(str(exc)) from None
     filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
+    seconds = _regex_seconds() if query.regex else REGEX_SECONDS
+    after = None if args.after is None else Cursor.of(args.after)
+    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    cap = None if args.every or args.json or args.files else per_session
+    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
     if named is not None:
         refuse_unknown_file(named)  # a file of no kind Wren reads: the one refusal, exit 4
     skipped: list[str] = []
-    opened = None if args.no_index else open_index(folder, query)
+    opened = None if args.no_index else Index(folder, writer=indexer)
+    read = None if opened is None else opened.begin(query)
+    _warn(opened)
     # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.
-    recall = None if opened is None else opened.snapshot.wren_as_read
+    recall = None if read is None else read.wren_as_read
     sources = sessions_of(args.agent, folder, named, skipped, recall)
     for sentence in dict.fromkeys(skipped):
         err(f"{sentence}; they were not searched")
     if not sources and named is not None and named.is_dir() and (said := nothing_readable(named)) is not None:
         err(said)  # a folder of files Wren does not read is not a folder without the word
         return Exit.UNREADABLE
-    index = None if opened is None else indexed(opened, sources)
-    after = None if args.after is None else Cursor.of(args.after)
+    # -l without a filter: the index reads each session's first candidate (with a filter, the first may be left out).
+    first = args.files and not (args.role or args.project or args.since)
+    index = None if opened is None else opened.answers(sources, first=first)
+    _warn(opened)
     if after is not None:
         sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
-    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    cap = None if args.every or args.json or args.files else per_session
-    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     found = 0
-    seconds = _regex_seconds() if query.regex else REGEX_SECONDS
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
             found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
@@ -220,68 +228,12 @@ class Pager:
             sys.stderr.write(f"next page: --after {cursor.text()}\n")  # not an error: no "wren:" before it
 
 
-@dataclass
-class Opened:
-    """The index of a journals folder, opened and its files' rows read, before the sessions are listed."""
-
-    path: Path
-    db: sqlite3.Connection
-    writable: bool
-    snapshot: IndexRead
-
-
-def open_index(folder: Path, query: Query) -> Opened | None:
-    """The index of `folder`, opened for `query` with what it knows of each file read; None: read the files.
-
-    A folder that does not exist yet gets no index; one where the index cannot be written is searched
-    from an index already there (as far as it is up to date, the rest read).
-    """
-    if not folder.is_dir():
-        return None
-    path = index_path(folder)
-    said: list[str] = []
-    try:
-        db: sqlite3.Connection | None = connect_write(path, said)
-    except IndexRefused as exc:
-        err(f"warning: {exc}")
-        return None
-    except IndexUnavailable:
-        db, writable = connect_read(path), False
-    else:
-        writable = True
-    for sentence in said:
-        err(f"warning: {sentence}")
-    if db is None:
-        return None
-    snapshot = IndexRead(db, query)
-    if not snapshot.begin():
-        return None
-    return Opened(path, db, writable, snapshot)
-
-
-def indexed(opened: Opened, sources: list[SearchSource]) -> IndexRead | None:
-    """The index `opened` brought up to date with `sources` and read for its query; None: read the files.
-
-    Only the sessions the index does not know as they are now are given to the indexer.
-    """
-    db, snapshot = opened.db, opened.snapshot
-    stale = set(snapshot.stale((source.path, getattr(source, "looked", None)) for source in sources))
-    gone = snapshot.gone(source.path for source in sources)
-    if (stale or gone) and opened.writable:
-        db.execute("COMMIT")  # the read transaction ends; the indexer writes; a new one begins
-        try:
-            refresh(db, [source for source in sources if source.path in stale], forget=gone)
-        except sqlite3.Error as exc:
-            err(f"warning: the search index {opened.path} could not be brought up to date ({exc}); the files were read")
-            db.close()
-            return None
-        snapshot = IndexRead(db, snapshot.query)
-        if not snapshot.begin():
-            return None
-    if snapshot.load():
-        return snapshot
-    snapshot.close()
-    return None
+def _warn(index: Index | None) -> None:
+    """Say what the index had to say (a database moved aside, an index left as it was), each sentence once."""
+    if index is not None:
+        for sentence in index.said:
+            err(f"warning: {sentence}")
+        index.said.clear()
 
 
 def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
@@ -376,7 +328,8 @@ class _Json:
         sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
 
     def page(self, cursor: Cursor) -> None:
-        sys.stdout.buffer.write(escaped_json(_json.encode({"type": "page", "after": cursor.text()})) + b"\n")
+        # ASCII alone (the cursor is URL-safe base64): nothing for `escaped_json` to hide.
+        sys.stdout.buffer.write(_json.encode({"type": "page", "after": cursor.text()}) + b"\n")
 
     def hit(self, hit: Hit) -> None:
         item = hit.item

@@ -30,7 +30,6 @@ from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, alive, changed_at, changed_recently, held_for_writing
 from .reader import scan
-from .snapshot import SQLITE_HEADER
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
 WINDOW = 1 << 14
@@ -148,6 +147,8 @@ def _session_through_link(fmt: Format, link: Path) -> bool:
     finally:
         os.close(fd)
     if fmt.export_all is not None:  # a database: its header (its tables are read only from the file itself)
+        from .snapshot import SQLITE_HEADER  # shutil, tempfile: only for a database
+
         return head.startswith(SQLITE_HEADER)
     return fmt.claims_file(link, head) if fmt.claims_file is not None else bool(head)
 

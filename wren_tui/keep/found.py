@@ -71,12 +71,15 @@ class Shipped:
 
 
 class Kept:
-    """The kept store as the commands read it, for one environment (its manifests read once, when first asked)."""
+    """The kept store as the commands read it, for one environment (its folders and manifests read once, when first
+    asked: a command makes one for its pass)."""
 
     def __init__(self, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
         self.env = os.environ if env is None else env
         self.home = home if home is not None else Path(self.env.get("HOME") or Path.home())
         self.root = Path(os.path.abspath(kept_root(self.env, self.home)))
+        self._inside = os.path.join(str(self.root), "")  # a path below the store starts with this
+        self._stored: list[str] | None = None  # the agents the store has a folder for, listed when first asked
         self._agents: dict[str, list[_Found]] = {}
         self._by_path: dict[str, _Found] = {}
         # Sessions a database's kept versions hold that the agent's database no longer does (`VERSION#ID`): their marks.
@@ -99,6 +102,8 @@ class Kept:
                 instead[found.original] = found.read
             elif fmt.folder.is_session_file(found.kept.copy):
                 lost.append(found.read)
+        if not instead:
+            return own + lost  # nothing read in an agent's file's place: no lookup of each of thousands of paths
         return [instead.get(path, path) for path in own] + lost
 
     def lost_members(self, fmt: Format, database: Path, live: set[str]) -> list[Path]:
@@ -142,6 +147,8 @@ class Kept:
     def mark(self, path: Path) -> KeptMark | None:
         """The mark of the session at `path` (a kept copy, the agent's file, or a session `lost_members` or `copy_of`
         gave), or None: nothing to say."""
+        if not self._stored_agents():
+            return None  # nothing kept: nothing to say of any of a listing's thousands of files
         member = self._members.get(os.path.abspath(path))
         if member is not None:
             return member
@@ -258,8 +265,11 @@ class Kept:
 
     def _copy(self, path: Path) -> _Found | None:
         """The kept session whose copy is `path`, if it is one (only the agent the copy's folder names is read)."""
+        where = os.path.abspath(path)
+        if not where.startswith(self._inside):
+            return None  # not below the store (a listing asks it of each of thousands of the agents' own files)
         try:
-            relative = PurePosixPath(Path(os.path.abspath(path)).relative_to(self.root).as_posix())
+            relative = PurePosixPath(Path(where).relative_to(self.root).as_posix())
         except ValueError:
             return None
         if len(relative.parts) < 3 or relative.parts[0] not in FORMATS:
@@ -267,12 +277,20 @@ class Kept:
         self._of(FORMATS[relative.parts[0]])
         return self._by_path.get(os.path.abspath(path))
 
+    def _stored_agents(self) -> list[str]:
+        """The agents the store has a folder for, listed once (a listing asks of each of thousands of files)."""
+        if self._stored is None:
+            try:
+                self._stored = [name for name in os.listdir(self.root) if name in FORMATS]
+            except OSError:
+                self._stored = []  # nothing kept yet
+        return self._stored
+
     def _original(self, path: Path) -> _Found | None:
         """The kept session whose original is `path`: only the agents the store has a folder for are read."""
-        try:
-            agents = [name for name in os.listdir(self.root) if name in FORMATS]
-        except OSError:
-            return None  # nothing kept yet
+        agents = self._stored_agents()
+        if not agents:
+            return None
         wanted = os.path.abspath(path)
         for name in agents:
             self._of(FORMATS[name])

@@ -27,7 +27,6 @@ the sha256 of its ranges' sha256s, in order.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -129,6 +128,8 @@ class Version:
         """The version's sha256 when it is one range; else the sha256 of its ranges' sha256s, in order."""
         if len(self.ranges) == 1:
             return self.ranges[0].sha256
+        import hashlib  # OpenSSL's: only for a version of several ranges, not by every command that lists the store
+
         return hashlib.sha256(b"".join(bytes.fromhex(r.sha256) for r in self.ranges)).hexdigest()
 
 

@@ -24,7 +24,6 @@ from ..journal.store import journal_paths
 from ..keep.found import Kept
 from .foreign import ForeignSession
 from .sources import SearchSource
-from .wren import WrenSession
 
 WREN_AGENT = "wren"
 
@@ -65,12 +64,16 @@ class Places:
 
 def wren_sessions(folder: Path) -> list[SearchSource]:
     """The journals of `folder`, newest first (none when it does not exist)."""
+    from .wren import WrenSession  # the journal's reader for search: not loaded by a search of another agent's only
+
     return [WrenSession(path) for path in journal_paths(folder)]
 
 
 def _wren(places: Places) -> list[SearchSource]:
     if places.named is None:
         return wren_sessions(places.journals)
+    from .wren import WrenSession
+
     return [WrenSession(path) for path in places.in_named()[0]]
 
 

@@ -393,6 +393,8 @@ class IndexRead:
         self.confirmed: dict[int, list[Item]] = {}
         self._paths: dict[int, str] | None = None  # file id: path, made when `load` first reads a journal
         self._may_hold = _may_hold(query)
+        self._partial = False  # `candidates` holds each file's first only (`load(first=True)`)
+        self._matching: tuple[str, str] = ("", "")  # the statement of the candidates' ids, and what it asks for
 
     def begin(self) -> bool:
         """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
@@ -464,8 +466,13 @@ class IndexRead:
         self.stats[key] = st
         return st
 
-    def load(self) -> bool:
-        """Read the query's candidates; False when the index cannot narrow it (no pair nor needle) or cannot be read."""
+    def load(self, first: bool = False) -> bool:
+        """Read the query's candidates; False when the index cannot narrow it (no pair nor needle) or cannot be read.
+
+        `first`: only a file's first hit is wanted (`wren search -l`, no filter): each file's first candidate is
+        read, in one statement that gives one row a file, not every candidate with its file (a phrase in every
+        turn of 2,000 sessions has 82,000); `answer` reads the rest only for a file whose first does not match.
+        """
         if self.pairs is not None:
             matching, asked = "SELECT rowid FROM pairs WHERE pairs MATCH ?", self.pairs
         elif self.needle is not None:
@@ -474,8 +481,18 @@ class IndexRead:
             return False
         if not self.db.in_transaction and not self.begin():
             return False
+        self._matching = (matching, asked)
         try:
             with _bounded(self.db, QUERY_SECONDS):
+                if first:
+                    self._partial = True
+                    found = self.db.execute(
+                        f"SELECT file, min(id) FROM items WHERE id IN ({matching}) GROUP BY file", (asked,)
+                    )
+                    for file, ident in found:
+                        self._add(file, ident)
+                    self._files_rows()
+                    return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
                 # a few hundred ids at a time, their files took most of a search).
                 found = self.db.execute(f"SELECT id, file FROM items WHERE id IN ({matching}) ORDER BY id", (asked,))
@@ -497,18 +514,49 @@ class IndexRead:
                 budget = _CONFIRMED_BYTES
                 for file, candidates in held.items():
                     budget = self._confirm(file, candidates, budget)
-                # The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase
-                # in every session asks each of them).
-                files = array("q", self.candidates)
-                for at in range(0, len(files), _FETCH * 2):
-                    some = files[at : at + _FETCH * 2]
-                    marks = ",".join("?" * len(some))
-                    for full in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", some):
-                        self._full[full[0]] = full
+                self._files_rows()
         except sqlite3.Error:
             self.close()
             return False
         return True
+
+    def _files_rows(self) -> None:
+        """The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
+        every session asks each of them)."""
+        files = array("q", (file for file in self.candidates if file not in self._full))
+        for at in range(0, len(files), _FETCH * 2):
+            some = files[at : at + _FETCH * 2]
+            marks = ",".join("?" * len(some))
+            for full in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", some):
+                self._full[full[0]] = full
+
+    def _every(self) -> bool:
+        """Every candidate of every file read, where `load(first=True)` read each file's first (once); False: the
+        index cannot be read."""
+        if not self._partial:
+            return True
+        matching, asked = self._matching
+        try:
+            with _bounded(self.db, QUERY_SECONDS):
+                rows = self.db.execute(f"SELECT id, file FROM items WHERE id IN ({matching}) ORDER BY id", (asked,))
+                self.candidates = {}
+                for ident, file in rows:
+                    self._add(file, ident)
+                self._files_rows()
+        except sqlite3.Error:
+            return False
+        self._partial = False
+        return True
+
+    def _hits(self, items: Iterable[Item]) -> list[Item] | None:
+        """These items, when one of them matches the query (as search matches it); None: none does."""
+        kept = list(items)
+        for item in kept:
+            if self.query.find(item.text) is not None or (
+                item.name is not None and self.query.find(item.name) is not None
+            ):
+                return kept
+        return None
 
     def _confirm(self, file: int, rows: list[tuple[int, bytes]], budget: int) -> int:
         """Keep those of a file's candidates that match, while `budget` (bytes of them read) lasts; what is left.
@@ -635,6 +683,17 @@ class IndexRead:
         if full is None:
             return None
         known = known_of(full)
+        if self._partial and fresh(known, st):
+            first = self._items(found, path, known)  # its first candidate: most often its first hit
+            if first is None:
+                return None
+            hits = self._hits(first)
+            if hits is not None:
+                return Answer(known, hits, True)
+        if self._partial:
+            if not self._every():  # its first did not match, or it grew: all its candidates are read
+                return None
+            found = self.candidates.get(row[0], _NONE)
         if fresh(known, st):
             confirmed = self.confirmed.get(known.id)
             items = confirmed if confirmed is not None else self._items(found, path, known)

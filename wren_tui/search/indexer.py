@@ -23,15 +23,19 @@ import stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..journal.errors import JournalError
 from ..portable import open_read_only
-from . import index, readahead
+from . import index
+from .folder_index import IndexRefused, IndexUnavailable
 from .index import FILE_COLUMNS, fts_name, fts_text, known_of, pairs_of, stop_blob, stored_of
-from .readahead import EVERYTHING, Readahead, blobs
 from .sources import Item, Resumable, SearchSource
-from .wren import Ref, item_at, stored_spans
+
+if TYPE_CHECKING:
+    from .readahead import Readahead
+    from .wren import Ref
 
 _BATCH = 256  # items written at a time
 _FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
@@ -58,14 +62,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pairs USING fts5(
     text, name, content='', columnsize=0, tokenize="ascii tokenchars '_'"
 );
 """
-
-
-class IndexUnavailable(Exception):
-    """The index cannot be written here (a read-only folder, a full disk): search reads the files instead."""
-
-
-class IndexRefused(IndexUnavailable):
-    """The index's place holds what Wren will not open (a symbolic link): search reads the files, and says why."""
 
 
 def connect_write(path: Path, said: list[str] | None = None) -> sqlite3.Connection:
@@ -320,6 +316,8 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
     committed every half second or so: a kill loses at most that, never makes the index wrong. A
     file that cannot be opened is left out (search reads it, and says why). Raises sqlite3.Error.
     """
+    from . import readahead  # the workers and the readers: only for a search with files to read, not every search
+
     read = 0
     sources = list(sources)
     if forget is None or len(sources) > _FEW:
@@ -349,7 +347,7 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
             ahead.append(job)
             ahead_bytes += st.st_size
     workers = min(readahead.workers(), len(ahead))
-    reader = Readahead(ahead, workers) if workers > 0 and ahead_bytes >= readahead.ahead_bytes() else None
+    reader = readahead.Readahead(ahead, workers) if workers > 0 and ahead_bytes >= readahead.ahead_bytes() else None
     batch = _Batch(db)
     merged = len(todo) >= MERGE_AFTER  # merged into one segment at the end: no merging on the way
     cached = 0  # SQLite's page cache as it was before a large reading (put back after it)
@@ -417,7 +415,7 @@ def _listed(db: sqlite3.Connection, source: SearchSource) -> None:
         return
     row = listing()
     if row is not None:
-        from .listings import keep  # the other agents' listing: loaded only when one of their files is read
+        from .listing_cache import keep  # the other agents' listing: loaded only when one of their files is read
 
         keep(db, source.path, st, row)
 
@@ -508,6 +506,8 @@ def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, plac
     reading fails after some of its items were written has them taken out again (`_forget`); a kill
     loses the whole transaction, as before.
     """
+    from . import readahead
+
     frames = reader.frames(place)
     key = str(source.path)
     if db.execute("SELECT 1 FROM files WHERE path = ?", (key,)).fetchone() is not None:
@@ -565,6 +565,8 @@ def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, plac
 
 def _read(db: sqlite3.Connection, source: SearchSource) -> int:
     """Read what the index lacks of one file (inside a transaction); 1 if it was read, 0 if left as it was."""
+    from .readahead import EVERYTHING, blobs
+
     if not isinstance(source, Resumable):
         return 0
     key = str(source.path)
@@ -741,6 +743,8 @@ def _opened(path: str) -> int:
 def _read_back(fd: int | None, refs: list[tuple[int, Ref]]) -> list[tuple[int, Item | None]]:
     """Each of `refs` with its item read again from the journal open at `fd`; None for one whose bytes are
     not those indexed (or with no file)."""
+    from .wren import item_at, stored_spans
+
     if not refs:
         return []
     if fd is None or fd < 0:

@@ -25,12 +25,11 @@ import marshal
 import os
 import signal
 import struct
-import subprocess
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 from .. import portable
 from ..foreign import FORMATS
@@ -42,6 +41,9 @@ from .index import fts_name, fts_text, item_blob, stop_blob
 from .query import Query
 from .sources import Item, SearchSource
 from .wren import WrenSession, ref_of
+
+if TYPE_CHECKING:
+    import subprocess
 
 # Every line of every session: the query the indexer reads with (no line is left out by the raw pass).
 EVERYTHING = Query.of("(?s).", regex=True)
@@ -154,7 +156,7 @@ class _Forked:
             os.waitpid(self.pid, 0)
 
 
-Worker = subprocess.Popen[bytes] | _Forked
+Worker: TypeAlias = "subprocess.Popen[bytes] | _Forked"
 
 
 class Readahead:
@@ -212,6 +214,8 @@ def forking() -> bool:
 
 
 def _spawn(jobs: list[tuple[str, str]]) -> subprocess.Popen[bytes]:
+    import subprocess  # only where a worker cannot be forked: not loaded by every search
+
     proc = subprocess.Popen(
         [sys.executable, "-m", __name__],
         stdin=subprocess.PIPE,

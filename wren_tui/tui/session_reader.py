@@ -27,6 +27,7 @@ from ..journal.events import Event
 from ..journal.offsets import Chunk
 from ..journal.timing import duration
 from ..journal.verdict import Stop
+from ..search.query import BadPattern, Query
 from ..sessions import ForeignSource, LineReader, SessionSource, TailFirst, Whereabouts
 from . import strings
 from .search import find_all
@@ -436,21 +437,28 @@ class SessionSearch:
     def __init__(self, reader: SessionReader, ready: Callable[[bool], None]) -> None:
         self.reader = reader
         self.ready = ready
-        self.query = ""
+        self.query = ""  # the text typed
+        self.compiled: Query | None = None  # as `wren search` searches for it: smart case
         self.matches: Matches | None = None
         self.progress: float | None = None  # while a scan runs
 
     def start(self, query: str) -> None:
-        self.query, self.matches = query, None
+        """Search for the text `query` as `wren search` does (`Query`: a capital letter makes it case-sensitive)."""
+        try:
+            compiled: Query | None = Query.of(query)
+        except BadPattern:  # nothing typed: nothing searched
+            compiled, query = None, ""
+        self.query, self.compiled, self.matches = query, compiled, None
 
     def clear(self) -> None:
-        self.query, self.matches, self.progress = "", None, None
+        self.query, self.compiled, self.matches, self.progress = "", None, None, None
         self.reader.runner.cancel("search")
 
     def find(self, *, forward: bool) -> None:
         """Scan what is not scanned yet (all of it, or what came since), then say `ready`."""
         reader = self.reader
-        if not self.query or not reader.is_open or self.progress is not None:
+        query = self.compiled
+        if query is None or not reader.is_open or self.progress is not None:
             return
         timeline, matches = reader.timeline, self._matches()
         count = len(timeline)
@@ -460,7 +468,7 @@ class SessionSearch:
         lo = 0 if matches is None else matches.upto
         self.progress = 0.0
         reader.listener.changed()
-        job = partial(self._scan, reader.generation, timeline, reader.source.share(), self.query, lo, count, forward)
+        job = partial(self._scan, reader.generation, timeline, reader.source.share(), query, lo, count, forward)
         reader.runner.in_thread("search", job)
 
     def _matches(self) -> Matches | None:
@@ -473,7 +481,7 @@ class SessionSearch:
         generation: int,
         timeline: Timeline,
         own: SessionSource,
-        query: str,
+        query: Query,
         lo: int,
         hi: int,
         forward: bool,
@@ -500,10 +508,10 @@ class SessionSearch:
             self.reader.listener.changed()
 
     def _found(
-        self, generation: int, timeline: Timeline, query: str, found: array[int], lo: int, hi: int, forward: bool
+        self, generation: int, timeline: Timeline, query: Query, found: array[int], lo: int, hi: int, forward: bool
     ) -> None:
         self.progress = None
-        if generation != self.reader.generation or query != self.query or timeline is not self.reader.timeline:
+        if generation != self.reader.generation or query != self.compiled or timeline is not self.reader.timeline:
             self.reader.listener.changed()
             return
         matches = self._matches()

@@ -14,7 +14,6 @@ import asyncio
 import functools
 import logging
 import os
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +39,9 @@ from ...foreign.listing import (
 from ...foreign.live import FileKey, held_for_writing
 from ...journal.store import project_label
 from ...keep.found import Kept
+from ...search.folder_index import Index
 from ...search.foreign import ForeignSession
-from ...search.index import connect_read, index_path
-from ...search.listings import StoredSummaries
+from ...search.listing_cache import ListingCache
 from ...search.sources import SearchSource
 from ...sessions.tailing import WatchMode
 from .. import strings
@@ -202,21 +201,14 @@ class ForeignBrowser(SessionList):
             self._seen[path] = stamp
             changed = True
         if known is not None:
-            known.db.close()
+            known.close()
         self._held = None
         if changed:
             self.table.settle()
 
-    def _known(self) -> StoredSummaries | None:
+    def _known(self) -> ListingCache | None:
         """The rows `wren ls --agent` kept, opened read-only (the viewer never writes them); None: none kept."""
-        db = None if self.store is None else connect_read(index_path(self.store))
-        if db is None:
-            return None
-        try:
-            return StoredSummaries(db)
-        except sqlite3.Error:
-            db.close()
-            return None
+        return None if self.store is None else Index(self.store).listing_cache()
 
     def _held_now(self) -> set[FileKey]:
         if self._held is None:

@@ -11,7 +11,6 @@ stops the search and shows the sessions again.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -31,8 +30,8 @@ from ...journal.visible import visible
 from ...search.engine import Found, Hit, Searched, search
 from ...search.query import Query
 from ...search.sources import SearchSource
+from ...search.streamed import StreamedRead, WarmIndex
 from .. import strings
-from ..index_stream import StreamedRead, WarmIndex
 from ..text import shorten
 
 # The sessions to search, made on the search's thread (newest first, as `wren search` orders them).
@@ -113,7 +112,7 @@ class SearchResults(Vertical):
         if self.results.option_count:  # Esc clears them; a refresh now would draw a frame before the first hit
             self.results.clear_options()
         self._app = self.app  # the thread has no app of its own to find
-        index.run(lambda db: self._search_thread(index, db, run, query, sources))
+        index.run(lambda: self._search_thread(index, run, query, sources))
         self.set_timer(_FIRST_SECONDS, lambda: self._show(run))
 
     def _show(self, run: _Run) -> None:
@@ -145,11 +144,9 @@ class SearchResults(Vertical):
         self.results.clear_options()  # now, while the list goes: the next search's first frame has less to do
         self.post_message(self.Closed())
 
-    def _search_thread(
-        self, index: WarmIndex, db: sqlite3.Connection | None, run: _Run, query: Query, sources: Listing
-    ) -> None:
+    def _search_thread(self, index: WarmIndex, run: _Run, query: Query, sources: Listing) -> None:
         try:
-            self._search(index.snapshot(db, query), run, query, sources)
+            self._search(index.snapshot(query), run, query, sources)
         except Exception as exc:  # a bug: the app stops and says it, as it does for a worker's
             error = exc
 

@@ -21,8 +21,8 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from ...search.query import BadPattern, Query
+from ...search.streamed import WarmIndex
 from .. import strings
-from ..index_stream import WarmIndex
 from ..widgets.key_footer import KeyFooter
 from ..widgets.session_table import SessionTable
 from .results import Listing, OpenAt, SearchResults

@@ -7,6 +7,7 @@ items never drawn are estimated from their size hints and corrected when they ar
 
 from __future__ import annotations
 
+import functools
 import re
 from array import array
 from itertools import repeat
@@ -33,6 +34,7 @@ from ...journal.events import (
     describe,
     event_type,
 )
+from ...search.query import BadPattern, Query
 from .. import strings
 from ..filters import Only, revealed, shown
 from ..messages import TimelineGrew, TimelineReplaced, WriterChanged
@@ -84,7 +86,7 @@ class ConversationView(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(-1, always_update=True)
     # Whether a writer holds the journal: a reply streaming in without one was cut off.
     writer_alive: reactive[bool] = reactive(True)
-    # The text search looks for, marked wherever it shows.
+    # The text search looks for, marked wherever it shows (matched as `wren search` matches it: smart case).
     highlight: reactive[str] = reactive("")
     # The filter on (None: every item); a hidden item takes no row, and the cursor steps over it.
     only: reactive[Only | None] = reactive(None)
@@ -314,10 +316,10 @@ class ConversationView(ScrollView, can_focus=True):
     def _strips(self, lines: list[Line], width: int) -> list[Strip]:
         style = self.get_component_rich_style
         match = style("conversation--match")
-        needle = self.highlight.lower()
+        query = query_of(self.highlight)
         strips = []
         for text, cls in lines:
-            segments = _marked(text, style(f"conversation--{cls}"), needle, match) if needle else None
+            segments = _marked(text, style(f"conversation--{cls}"), query, match) if query else None
             strips.append(Strip(segments or [Segment(text, style(f"conversation--{cls}"))], width_of(text)))
         return strips
 
@@ -458,14 +460,14 @@ class ConversationView(ScrollView, can_focus=True):
         self.select(index)
         if not 0 <= index < len(self.timeline) or not self._layout_width:
             return
-        needle = text.lower()
+        query = query_of(text)
         lines = _layout(self.timeline.item(index), self._layout_width)
-        holds = [row for row, (line, _cls) in enumerate(lines) if needle in line.lower()]
+        holds = [row for row, (line, _cls) in enumerate(lines) if query and query.find(line)]
         if not holds and index not in self.timeline.expanded and _foldable(lines):
             self.timeline.expanded.add(index)
             self._relaid(index)
             lines = _layout(self.timeline.item(index), self._layout_width)
-            holds = [row for row, (line, _cls) in enumerate(lines) if needle in line.lower()]
+            holds = [row for row, (line, _cls) in enumerate(lines) if query and query.find(line)]
         if holds:
             row = self._rows.start(index) + holds[0]
             self.scroll_to_region(Region(0, row, 1, 1), animate=False, immediate=True)
@@ -560,22 +562,29 @@ def _block(text: str, width: int, cls: str, fold: Fold, expanded: bool, clip: Cl
     return [*rows, (_INDENT + note.format(more=more), "fold")]
 
 
-def _marked(text: str, style: Style, needle: str, match: Style) -> list[Segment] | None:
-    """`text` in `style` with every occurrence of `needle` (lowercase) in `match` on top; None if none."""
-    lowered = text.lower()
-    if len(lowered) != len(text):
-        return None  # lowering changed the length: positions would not line up
-    at = lowered.find(needle)
-    if at < 0:
+@functools.lru_cache(maxsize=8)
+def query_of(text: str) -> Query | None:
+    """The search for `text` as `wren search` makes it (smart case); None: nothing to look for."""
+    try:
+        return Query.of(text)
+    except BadPattern:
+        return None
+
+
+def _marked(text: str, style: Style, query: Query, match: Style) -> list[Segment] | None:
+    """`text` in `style` with every match of `query` in `match` on top; None if none."""
+    found = query.find(text)
+    if found is None:
         return None
     segments: list[Segment] = []
     done = 0
-    while at >= 0:
-        if at > done:
-            segments.append(Segment(text[done:at], style))
-        done = at + len(needle)
-        segments.append(Segment(text[at:done], style + match))
-        at = lowered.find(needle, done)
+    while found is not None:
+        start, end = found[0] + done, found[1] + done
+        if start > done:
+            segments.append(Segment(text[done:start], style))
+        segments.append(Segment(text[start:end], style + match))
+        done = end
+        found = query.find(text[done:]) if end > start else None
     if done < len(text):
         segments.append(Segment(text[done:], style))
     return segments

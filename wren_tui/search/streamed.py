@@ -1,4 +1,4 @@
-"""The browser's search read from the index as the full-text table gives it, so the first hits show at once.
+"""The viewer's search read from the index as the full-text table gives it, so the first hits show at once.
 
 `IndexRead.load` (what `wren search` does) asks the full-text table for every candidate before the
 first session is answered: over 1,000 Wren journals, a phrase of common words takes most of a
@@ -33,8 +33,9 @@ from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..search.index import Answer, IndexRead, connect_read, index_path, phrase
-from ..search.query import Query
+from .folder_index import Index
+from .index import Answer, IndexRead, phrase
+from .query import Query
 
 # Seconds the cursor is read on for one file; a file it has not passed by then is asked for alone (its own
 # rows): reading the cursor up to it would read every other file's candidates in between first.
@@ -63,8 +64,9 @@ class StreamedRead(IndexRead):
             else ("fts", phrase(self.needle))
         )
 
-    def load(self) -> bool:
-        """Open the cursor over the query's candidates; False when the index cannot narrow it or be read."""
+    def load(self, first: bool = False) -> bool:
+        """Open the cursor over the query's candidates; False when the index cannot narrow it or be read (`first` is
+        the command's: the viewer streams every hit)."""
         if self._asked is None or (not self.db.in_transaction and not self.begin()):
             return False
         table, asked = self._asked
@@ -133,23 +135,24 @@ class StreamedRead(IndexRead):
         return True
 
 
-Job = Callable[[sqlite3.Connection | None], None]
+Job = Callable[[], None]
 
 
 class WarmIndex:
-    """A thread that keeps a folder's index open, read-only, for a browser's searches, and runs each on it.
+    """A thread that keeps a folder's index (`folder_index.Index`, read-only) open for a viewer's searches, and
+    runs each on it.
 
     `warm` (the browser calls it at `/`) opens the index, reads the full-text table's layout and begins
     the next search's read (what the index knows of each file) before the pattern is typed, so Enter
     pays none of it; `cool` (the box closed) ends that read. The connection stays open between
     searches (SQLite keeps the pages it read), reopened if the index file was replaced. A search
-    (`run`) gets the connection, None when there is no index it can read, takes its snapshot with
-    `snapshot` and must end it; searches run one after another on this one thread, which SQLite's
+    (`run`) is a job on the thread: it takes its read with `snapshot` (None when there is no index it
+    can read) and must end it; searches run one after another on this one thread, which SQLite's
     connection requires.
     """
 
     def __init__(self, folder: Path | None) -> None:
-        self.path = None if folder is None else index_path(folder)
+        self.index = None if folder is None else Index(folder)
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._db: sqlite3.Connection | None = None
@@ -174,8 +177,9 @@ class WarmIndex:
             self._jobs.put(None)
             self._thread = None
 
-    def snapshot(self, db: sqlite3.Connection | None, query: Query) -> StreamedRead | None:
+    def snapshot(self, query: Query) -> StreamedRead | None:
         """On the thread: the index read for `query`, in the read begun at `/` if recent; None: read the files."""
+        db = self._connection()
         prepared, self._prepared = self._prepared, None
         if db is None:
             return None
@@ -190,15 +194,17 @@ class WarmIndex:
         snapshot.end()
         return None
 
-    def _prepare(self, db: sqlite3.Connection | None) -> None:
-        self._end_prepared(db)
+    def _prepare(self) -> None:
+        self._end_prepared()
+        db = self._db
         if db is None:
             return
         snapshot = IndexRead(db, _ANY)
         if snapshot.begin():
             self._prepared = (time.monotonic(), snapshot.rows)
 
-    def _end_prepared(self, db: sqlite3.Connection | None) -> None:
+    def _end_prepared(self) -> None:
+        db = self._connection()
         self._prepared = None
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -207,15 +213,15 @@ class WarmIndex:
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
-            job(self._connection())
-        if self._db is not None:
-            self._db.close()
+            job()
+        if self.index is not None:
+            self.index.close()
 
     def _connection(self) -> sqlite3.Connection | None:
-        if self.path is None:
+        if self.index is None:
             return None
         try:
-            st = os.stat(self.path)
+            st = os.stat(self.index.path)
         except OSError:
             st = None
         now = None if st is None else (st.st_dev, st.st_ino)
@@ -227,13 +233,12 @@ class WarmIndex:
                     return self._db
             except sqlite3.Error:
                 pass
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+            self.index.close()
             self._db = None
             self._prepared = None
         if now is None:
             return None
-        self._db = connect_read(self.path)
+        self._db = self.index.connect()
         self._opened = now
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):  # its layout read: the first search's cursor opens faster

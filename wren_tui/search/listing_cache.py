@@ -1,14 +1,17 @@
-"""Other agents' session listings kept beside search's index: `wren ls --agent` reads an unchanged file no more.
+"""The listing cache of `wren ls --agent`, kept in search's index database: an unchanged file is read no more.
 
 Each row `foreign.listing` made of a file (its start, end, lines, tokens, project, how it ended) is
 kept in the index's database with the file's device, inode, size and modification time, and used
 again while those are the same; any other file is read as the listing reads it, and its row kept.
 Rows of files no longer listed are dropped when the listing is written back. A cache like the
-index: deleting it loses nothing, and a listing that cannot open it reads every file.
+index: deleting it loses nothing, and a listing that cannot open it reads every file. It is opened
+through the folder's `folder_index.Index` (`listing_cache`), for writing by `wren ls --agent`, read-only
+by the viewer's browser of the agents' sessions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import sqlite3
@@ -40,11 +43,13 @@ def keep(db: sqlite3.Connection, path: Path, st: os.stat_result, row: AgentSessi
     )
 
 
-class StoredSummaries:
-    """`foreign.listing.Summaries` in the index's database (table `listings`), read at once, written at `save`."""
+class ListingCache:
+    """`foreign.listing.Summaries` in the index's database (table `listings`), read at once, written at `save`
+    (with `writable`: the database was opened for writing). Raises sqlite3.Error: it cannot be read."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, writable: bool) -> None:
         self.db = db
+        self.writable = writable
         self.rows: dict[str, tuple[_Key, bytes]] = {}
         for path, dev, ino, size, mtime, row in db.execute("SELECT path, dev, ino, size, mtime, row FROM listings"):
             self.rows[path] = ((dev, ino, size, mtime), row)
@@ -65,7 +70,18 @@ class StoredSummaries:
         self.new[str(path)] = (_key(st), packed(row))
 
     def save(self, places: list[Path]) -> None:
-        """Write the rows read this time; drop those of files under `places` not listed. Raises sqlite3.Error."""
+        """Write the rows read this time; drop those of files under `places` not listed. A cache: if it cannot be
+        written, the listing is still right, and the next one reads these files again."""
+        with contextlib.suppress(sqlite3.Error):
+            self._save(places)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    def _save(self, places: list[Path]) -> None:
+        if not self.writable:
+            return
         gone = [
             path
             for path in self.rows

@@ -1,0 +1,168 @@
+"""A journals folder's search index as one object: `Index`, what every search and listing opens it through.
+
+The index's protocol lives here, and nowhere above search/: open the database (for writing when the
+caller may write it, else read-only), begin a read for a query (`begin`: what the index knows of
+each file), list the sessions (the caller's), bring the index up to date with them and read the
+query's candidates (`answers`: the files it does not know as they are now given to the indexer, the
+files gone forgotten, then a new read begun), and the listing cache of `wren ls --agent` kept in the
+same database (`listing_cache`). The commands and the viewer hand it a `Query` and plain values;
+they hold no connection, run no SQL and import no sqlite3 (tests/search/test_index_home.py).
+
+The viewer must never load what writes the index (tests/test_layers.py), so the writer is handed
+in: `wren search` and `wren ls --agent` give `Index` the module `indexer` (a `Writer`); the viewer
+gives none, and opens the index read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from .index import IndexRead, connect_read, index_path
+from .query import Query
+from .sources import SearchSource
+
+if TYPE_CHECKING:
+    from .listing_cache import ListingCache
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be written here (a read-only folder, a full disk): search reads the files instead."""
+
+
+class IndexRefused(IndexUnavailable):
+    """The index's place holds what Wren will not open (a symbolic link): search reads the files, and says why."""
+
+
+class Writer(Protocol):
+    """What writes the index (`search.indexer`, loaded by the commands, never by the viewer)."""
+
+    def connect_write(self, path: Path, said: list[str] | None = None) -> sqlite3.Connection: ...
+
+    def refresh(
+        self, db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: Iterable[str] | None = None
+    ) -> int: ...
+
+
+class Index:
+    """The search index of the journals folder `folder`; with `writer`, opened for writing and kept up to date.
+
+    `said` gathers what a person should be told (a database that was not Wren's moved aside, an index
+    that could not be brought up to date), one sentence each, for the caller to print as warnings.
+    Nothing here raises for an index that cannot be used: a search then reads the files.
+    """
+
+    def __init__(self, folder: Path, *, writer: Writer | None = None) -> None:
+        self.folder = folder
+        self.path = index_path(folder)
+        self.writer = writer
+        self.said: list[str] = []
+        self._db: sqlite3.Connection | None = None
+        self._writable = False
+        self._read: IndexRead | None = None
+
+    def _open(self, *, or_read: bool = True) -> sqlite3.Connection | None:
+        """The database, opened for writing where there is a writer and it can be, else (`or_read`) read-only;
+        None: there is none to use."""
+        if self._db is not None:
+            return self._db
+        if self.writer is not None:
+            try:
+                self._db, self._writable = self.writer.connect_write(self.path, self.said), True
+            except IndexRefused as exc:
+                self.said.append(str(exc))
+                return None
+            except IndexUnavailable:
+                if not or_read:
+                    return None
+        if self._db is None:
+            self._db, self._writable = connect_read(self.path), False
+        return self._db
+
+    def connect(self) -> sqlite3.Connection | None:
+        """The database, opened (read-only without a writer) and kept open until `close`; None: none to use.
+        For a reader of search/ that keeps a connection of its own (`streamed.WarmIndex`)."""
+        return self._open()
+
+    def begin(self, query: Query) -> IndexRead | None:
+        """Open the index and begin a read for `query`, what it knows of each file read; None: read the files.
+
+        A folder that does not exist yet gets no index; one where the index cannot be written is read
+        from an index already there (as far as it is up to date, the rest read from the files).
+        """
+        if not self.folder.is_dir():
+            return None
+        db = self._open()
+        if db is None:
+            return None
+        read = IndexRead(db, query)
+        if not read.begin():
+            self._db = None  # the read closed it
+            return None
+        self._read = read
+        return read
+
+    def answers(self, sources: list[SearchSource], *, first: bool = False) -> IndexRead | None:
+        """The read `begin` began, brought up to date with `sources` and with its query's candidates; None: read
+        the files (the index is then closed). `first`: only each file's first hit is wanted (`IndexRead.load`).
+
+        Only the sessions the index does not know as they are now are given to the writer, and the files it
+        knows that are gone are forgotten; then a new read is begun, on the index as it is now.
+        """
+        read = self._read
+        if read is None or self._db is None:
+            return None
+        stale = set(read.stale((source.path, getattr(source, "looked", None)) for source in sources))
+        gone = read.gone(source.path for source in sources)
+        if (stale or gone) and self._writable and self.writer is not None:
+            db = self._db
+            db.execute("COMMIT")  # the read transaction ends; the writer writes; a new one begins
+            try:
+                self.writer.refresh(db, [source for source in sources if source.path in stale], forget=gone)
+            except sqlite3.Error as exc:
+                self.said.append(
+                    f"the search index {self.path} could not be brought up to date ({exc}); the files were read"
+                )
+                self._db = self._read = None
+                db.close()
+                return None
+            read = self._read = IndexRead(self._db, read.query)
+            if not read.begin():
+                self._db = self._read = None
+                return None
+        if read.load(first):
+            return read
+        self.close()
+        return None
+
+    def listing_cache(self) -> ListingCache | None:
+        """The rows `wren ls --agent` kept of the other agents' files, read; None: there is no cache to use.
+
+        With a writer, the cache is made if need be and written back by `ListingCache.save` (an index that
+        cannot be written: no cache, every file read); without, it is opened read-only (the viewer reads
+        what a listing kept, and never writes it).
+        """
+        from .listing_cache import ListingCache  # only the listings load it
+
+        if not self.folder.is_dir():
+            return None
+        db = self._open(or_read=self.writer is None)
+        if db is None:
+            return None
+        try:
+            return ListingCache(db, writable=self._writable)
+        except sqlite3.Error:
+            self.close()
+            return None
+
+    def close(self) -> None:
+        """End any read, and close the database (the object may open it again)."""
+        db, self._db, self._read = self._db, None, None
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                if db.in_transaction:
+                    db.execute("COMMIT")
+                db.close()
