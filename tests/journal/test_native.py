@@ -10,6 +10,7 @@ import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 import re
 import shutil
@@ -296,3 +297,131 @@ def test_follows_says_what_the_python_seq_and_ts_check_says(
     else:  # past 64 bits it says no, and Python looks
         assert not native.follows(events, first)
     assert not native.follows(events, 2**64) or not events
+
+
+@needs_native
+def test_crc32_is_zlibs_at_every_length_and_alignment_around_the_block_sizes() -> None:
+    # The folding path takes 64 bytes and more, in 16-byte blocks; the tables the rest and each tail.
+    assert native is not None
+    data = os.urandom(1100)
+    for start in range(17):
+        for length in [*range(0, 300), *range(300, 1100 - start, 37)]:
+            piece = memoryview(data)[start : start + length]
+            assert native.crc32(piece) == zlib.crc32(piece), (start, length)
+
+
+needs_read_ahead = pytest.mark.skipif(
+    not _fastpath.read_ahead_works(), reason="no reading thread in C here (not built, or not a POSIX system)"
+)
+
+
+@needs_read_ahead
+@_settings
+@given(damaged_runs(), st.binary(max_size=40), st.integers(0, 500), st.integers(1, 700))
+def test_a_chunk_read_in_cs_thread_is_the_files_bytes_checked_as_check_lines_checks_them(
+    run: bytes, tail: bytes, offset: int, size: int
+) -> None:
+    assert native is not None
+    data = run + tail
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got_data, got, cut, count, ends, whole = native.read_start(fd, offset, size).result()
+        finally:
+            os.close(fd)
+    expected = data[offset : offset + size]
+    assert len(got_data) == size and got == len(expected) and got_data[:got] == expected
+    assert cut == expected.rfind(b"\n") + 1
+    assert (count, ends, whole) == native.check_lines(expected[:cut], offset)
+
+
+@needs_read_ahead
+def test_a_read_that_fails_in_cs_thread_raises_its_error_once_and_a_dropped_one_is_waited_for(tmp_path: Path) -> None:
+    assert native is not None
+    folder = os.open(tmp_path, os.O_RDONLY)
+    try:
+        with pytest.raises(IsADirectoryError):
+            native.read_start(folder, 0, 100).result()
+    finally:
+        os.close(folder)
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z") * 100)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reading = native.read_start(fd, 0, 1 << 16)
+        assert reading.result()[3] == 100
+        with pytest.raises(RuntimeError, match="already taken"):
+            reading.result()
+        dropped = native.read_start(fd, 0, 1 << 16)
+        del dropped  # its thread is waited for before the descriptor closes
+    finally:
+        os.close(fd)
+    for offset, size in ((-1, 10), (0, 0)):
+        with pytest.raises(ValueError, match="offset must be >= 0 and size >= 1"):
+            native.read_start(0, offset, size)
+
+
+@contextlib.contextmanager
+def small_chunks(size: int) -> Iterator[None]:
+    saved, reader._CHUNK = reader._CHUNK, size
+    try:
+        yield
+    finally:
+        reader._CHUNK = saved
+
+
+@needs_read_ahead
+@_settings
+@given(mixed_journals(), st.binary(max_size=30).filter(lambda b: b"\n" not in b), st.integers(32, 3000))
+def test_a_journal_read_ahead_in_chunks_reads_as_line_by_line(data: bytes, tail: bytes, chunk: int) -> None:
+    # Chunks smaller than some lines and larger than others, a partial last line or none: the C
+    # reading hands over to Lines wherever it stops, and the verdict is the reference's.
+    data += tail
+    with small_chunks(chunk):
+        fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop)
+    assert list(fast.line_ends) == ref.line_ends[: len(fast.events)]
+
+
+@needs_read_ahead
+def test_a_journal_of_many_chunks_is_read_ahead_by_c_and_reads_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 2001)]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(lines))
+    started: list[int] = []
+    assert native is not None
+    start = native.read_start
+
+    def counted(fd: int, offset: int, size: int) -> object:
+        started.append(offset)
+        return start(fd, offset, size)
+
+    monkeypatch.setattr(native, "read_start", counted)
+    with small_chunks(len(lines[0]) * 100 + 7):
+        result = reader.read_events(path)
+    assert result.ok and [e.seq for e in result.events] == list(range(1, 2001))
+    assert list(result.line_ends) == list(itertools.accumulate(map(len, lines)))
+    assert len(started) >= 19  # C read the chunks, not Lines
+
+
+@needs_read_ahead
+def test_a_sink_that_raises_stops_a_reading_read_ahead_and_its_error_reaches_the_caller(tmp_path: Path) -> None:
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 501)]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(lines))
+    seen: list[int] = []
+
+    def sink(events: list[object], _lines: bytes | memoryview) -> None:
+        seen.append(len(events))
+        if len(seen) == 2:
+            raise OSError("the sink is full")
+
+    with small_chunks(len(lines[0]) * 50), pytest.raises(OSError, match="the sink is full"):
+        reader.scan_events(path, sink)  # type: ignore[arg-type]
+    assert len(seen) == 2 and seen[0] > 40

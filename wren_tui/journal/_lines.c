@@ -23,6 +23,14 @@
  *   The check begun in a POSIX thread of its own, which never takes the GIL (_fastpath decodes
  *   meanwhile).
  *
+ * read_start(fd, offset, size) -> Reading; Reading.result() -> (data, got, cut, count, ends, whole)
+ *   Up to size bytes of the file from offset read (pread) in a POSIX thread of its own, then its
+ *   whole lines checked there as check_lines checks them: data is a bytes of size bytes, of which
+ *   got were read (fewer than size: the end of the file), the first cut (just past the last newline
+ *   read; 0: none) are whole lines, and (count, ends, whole) is check_lines(data[:cut], offset).
+ *   A read that fails raises its OSError from result().
+ *   _fastpath.read_ahead reads the next chunk so while Python decodes this one.
+ *
  * follows(events, first) -> bool
  *   Whether decoded events' seqs are first, first + 1, ... and their ts are set; False at any doubt.
  *
@@ -169,6 +177,8 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
 /* check_start(buf, base) -> Pending: the same check, begun in a thread of C's own (it never takes the
  * GIL, so it starts at once and runs beside whatever Python does); Pending.result() waits for it and
  * gives what check_lines gives. The buffer is held until then. */
+#include <errno.h>
+#include <unistd.h>
 typedef struct {
     PyObject_HEAD Py_buffer view;
     long long base;
@@ -176,11 +186,40 @@ typedef struct {
     Py_ssize_t count, pos;
     pthread_t thread;
     int running;
+    /* read_start's: the bytes read into (NULL for check_start), the descriptor, what was read, the error */
+    PyObject *data;
+    unsigned char *into; /* data's memory, taken while the GIL was held */
+    int fd, error;
+    Py_ssize_t size, got, cut;
 } Pending;
+
+/* read_start's reading: size bytes from base (fewer at the end of the file), in as many preads as it takes. */
+static void pending_read(Pending *p, unsigned char *buf) {
+    Py_ssize_t got = 0;
+    while (got < p->size) {
+        ssize_t n = pread(p->fd, buf + got, (size_t)(p->size - got), (off_t)(p->base + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            p->error = errno;
+            return;
+        }
+        if (n == 0) break;
+        got += n;
+    }
+    p->got = got;
+    Py_ssize_t cut = got;
+    while (cut > 0 && buf[cut - 1] != '\n') cut--;
+    p->cut = cut;
+}
 
 static void *pending_run(void *arg) {
     Pending *p = (Pending *)arg;
-    check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos);
+    if (p->data == NULL) {
+        check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos);
+        return NULL;
+    }
+    pending_read(p, p->into);
+    if (p->error == 0) check_core(p->into, p->cut, p->base, p->ends, &p->count, &p->pos);
     return NULL;
 }
 
@@ -196,6 +235,7 @@ static void pending_dealloc(Pending *p) {
     PyTypeObject *type = Py_TYPE((PyObject *)p); /* a heap type: each of its objects holds a reference to it */
     pending_join(p);
     if (p->view.obj != NULL) PyBuffer_Release(&p->view);
+    Py_XDECREF(p->data);
     free(p->ends);
     PyObject_Free(p);
     Py_DECREF(type);
@@ -219,6 +259,34 @@ static PyMethodDef pending_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Reading.result(): (data, got, cut, count, ends, whole), or the read's OSError. */
+static PyObject *reading_result(Pending *p, PyObject *unused) {
+    if (p->ends == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read_start: result() was already taken");
+        return NULL;
+    }
+    pending_join(p);
+    int64_t *ends = p->ends;
+    p->ends = NULL;
+    if (p->error != 0) {
+        free(ends);
+        errno = p->error;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)ends, p->count * (Py_ssize_t)sizeof(int64_t));
+    free(ends);
+    if (bytes == NULL) return NULL;
+    PyObject *data = p->data; /* the caller's now */
+    p->data = NULL;
+    return Py_BuildValue("(NnnnNO)", data, p->got, p->cut, p->count, bytes, p->pos == p->cut ? Py_True : Py_False);
+}
+
+static PyMethodDef reading_methods[] = {
+    {"result", (PyCFunction)reading_result, METH_NOARGS,
+     "result() -> (data, got, cut, count, ends, whole): waits for the read and the check."},
+    {NULL, NULL, 0, NULL},
+};
+
 /* A heap type made from this spec at import (the limited API has no static types). */
 static PyType_Slot pending_slots[] = {
     {Py_tp_dealloc, (void *)pending_dealloc},
@@ -228,22 +296,58 @@ static PyType_Slot pending_slots[] = {
 static PyType_Spec pending_spec = {"wren_tui.journal._lines.Pending", sizeof(Pending), 0, Py_TPFLAGS_DEFAULT,
                                    pending_slots};
 static PyTypeObject *PendingType;
+static PyType_Slot reading_slots[] = {
+    {Py_tp_dealloc, (void *)pending_dealloc},
+    {Py_tp_methods, reading_methods},
+    {0, NULL},
+};
+static PyType_Spec reading_spec = {"wren_tui.journal._lines.Reading", sizeof(Pending), 0, Py_TPFLAGS_DEFAULT,
+                                   reading_slots};
+static PyTypeObject *ReadingType;
 
-static PyObject *check_start(PyObject *self, PyObject *args) {
-    Pending *p = PyObject_New(Pending, PendingType);
-    if (p == NULL) return NULL;
-    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0;
-    if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
-        Py_DECREF(p);
-        return NULL;
-    }
-    if (pthread_create(&p->thread, NULL, pending_run, p) != 0) { /* no thread: check here, as check_lines does */
+/* The thread begun, or (none to be had) its work done here with the GIL let go. */
+static void pending_begin(Pending *p) {
+    if (pthread_create(&p->thread, NULL, pending_run, p) != 0) {
         Py_BEGIN_ALLOW_THREADS
         pending_run(p);
         Py_END_ALLOW_THREADS
     } else {
         p->running = 1;
     }
+}
+
+static PyObject *check_start(PyObject *self, PyObject *args) {
+    Pending *p = PyObject_New(Pending, PendingType);
+    if (p == NULL) return NULL;
+    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0, p->data = NULL, p->error = 0;
+    if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    pending_begin(p);
+    return (PyObject *)p;
+}
+
+static PyObject *read_start(PyObject *self, PyObject *args) {
+    int fd;
+    long long offset;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "iLn", &fd, &offset, &size)) return NULL;
+    if (offset < 0 || size < 1) {
+        PyErr_SetString(PyExc_ValueError, "read_start: offset must be >= 0 and size >= 1");
+        return NULL;
+    }
+    Pending *p = PyObject_New(Pending, ReadingType);
+    if (p == NULL) return NULL;
+    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0, p->error = 0, p->got = p->cut = 0;
+    p->fd = fd, p->base = offset, p->size = size;
+    /* the bytes read into: made here (the GIL held), filled by the thread, seen by no one until result() */
+    if ((p->data = PyBytes_FromStringAndSize(NULL, size)) == NULL || (p->ends = new_ends(size)) == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    p->into = (unsigned char *)PyBytes_AsString(p->data);
+    pending_begin(p);
     return (PyObject *)p;
 }
 #define HAVE_CHECK_START 1
@@ -607,6 +711,9 @@ static PyMethodDef methods[] = {
 #ifdef HAVE_CHECK_START
     {"check_start", check_start, METH_VARARGS,
      "check_start(buf, base) -> Pending: check_lines begun in a thread of its own; .result() gives its answer."},
+    {"read_start", read_start, METH_VARARGS,
+     "read_start(fd, offset, size) -> Reading: a chunk read and its whole lines checked in a thread of its own; "
+     ".result() gives (data, got, cut, count, ends, whole)."},
 #endif
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
@@ -622,6 +729,7 @@ PyMODINIT_FUNC PyInit__lines(void) {
 #endif
 #ifdef HAVE_CHECK_START
     if ((PendingType = (PyTypeObject *)PyType_FromSpec(&pending_spec)) == NULL) return NULL;
+    if ((ReadingType = (PyTypeObject *)PyType_FromSpec(&reading_spec)) == NULL) return NULL;
 #endif
     return PyModule_Create(&module);
 }
