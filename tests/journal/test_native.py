@@ -328,7 +328,7 @@ def test_a_chunk_read_in_cs_thread_is_the_files_bytes_checked_as_check_lines_che
         path.write_bytes(data)
         fd = os.open(path, os.O_RDONLY)
         try:
-            got_data, got, cut, count, ends, whole = native.read_start(fd, offset, size).result()
+            got_data, got, cut, count, ends, whole, _first = native.read_start(fd, offset, size).result()
         finally:
             os.close(fd)
     expected = data[offset : offset + size]
@@ -425,3 +425,57 @@ def test_a_sink_that_raises_stops_a_reading_read_ahead_and_its_error_reaches_the
     with small_chunks(len(lines[0]) * 50), pytest.raises(OSError, match="the sink is full"):
         reader.scan_events(path, sink)  # type: ignore[arg-type]
     assert len(seen) == 2 and seen[0] > 40
+
+
+# Lines with a right CRC whose head says one seq or ts and whose decoding says another, or may: C's
+# reading of seqs from the heads must doubt each of them, so that the events and the verdict are
+# those of decoding every line (a later key wins in msgspec, escaped or not).
+_TRICKS = [
+    b'{"type":"delta","text":"x","seq":%d}',  # a second seq key: it is the one decoded
+    b'{"type":"delta","text":"x","s\\u0065q":%d}',  # the same key, escaped
+    b'{"type":"delta","text":"x","\\u0073eq":%d}',
+    b'{"type":"delta","text":"x","ts":""}',  # a second ts, empty: the line has no ts
+    b'{"type":"delta","text":"x","t\\u0073":"%d"}',
+    b'{"type":"delta","text":"seq","reasoning":true}',  # "seq" as a value: a doubt, nothing more
+    b'{"type":"delta","text":"ts \\u00e9"}',
+    b'{"type":"delta","text":"\\"seq\\": %d"}',  # in a string: no key at all
+]
+
+
+@needs_read_ahead
+@_settings
+@given(st.integers(1, 300), st.sampled_from(_TRICKS), st.integers(-2, 2), st.integers(200, 20_000))
+def test_a_seq_or_ts_c_cannot_read_from_the_head_reads_as_line_by_line(
+    at: int, trick: bytes, shift: int, chunk: int
+) -> None:
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 301)]
+    body = trick % (at + shift) if b"%d" in trick else trick
+    lines[at - 1] = _framing.python_line(at, b"2026-01-01T00:00:00.000Z", body)
+    data = b"".join(lines)
+    with small_chunks(chunk):
+        fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop) and fast.warnings == ref.warnings
+
+
+@needs_read_ahead
+def test_c_reads_the_seqs_from_the_heads_only_where_nothing_else_in_a_line_could_be_one(tmp_path: Path) -> None:
+    assert native is not None
+    clean = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(7, 57)]
+    path = tmp_path / "j.jsonl"
+    cases = {
+        b"".join(clean): 7,
+        b"".join(clean[:10] + clean[11:]): -1,  # a seq skipped
+        b"".join([*clean[:20], _framing.python_line(27, b"t", _TRICKS[1] % 30), *clean[21:]]): -1,
+        b"".join([*clean[:5], _framing.python_line(12, b"t", _TRICKS[5]), *clean[6:]]): -1,
+        b"".join([_framing.python_line(7, b"", b'{"type":"delta","text":"x"}'), *clean[1:]]): -1,  # no ts
+    }
+    for data, first in cases.items():
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            result = native.read_start(fd, 0, len(data) + 10).result()
+        finally:
+            os.close(fd)
+        assert result[3:] == (*native.check_lines(data, 0), first)

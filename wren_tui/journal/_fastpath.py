@@ -39,8 +39,9 @@ _decoder = msgspec.json.Decoder(KnownEvent)
 # A run's decoded events, and where their lines end: bytes of native int64 file offsets from C, or
 # the line lengths from Python (`extend_ends` turns either into offsets).
 Checked = tuple[list[KnownEvent], "bytes | list[int]"]
-# What the C check says of a run of lines: (count, ends, whole), as check_lines returns it.
-LinesChecked = tuple[int, bytes, bool]
+# What the C check says of a run of lines read ahead: (count, ends, whole), as check_lines returns
+# them, and the first seq when C saw every seq follow the one before (else -1; see read_start).
+LinesChecked = tuple[int, bytes, bool, int]
 
 
 def line_builder() -> Callable[[int, bytes, bytes], bytes]:
@@ -59,6 +60,8 @@ def check_run(
     """
     if lines_checked is not None:
         checked = _decoded_and_checked(whole, lines_checked)
+        if checked is not None and lines_checked[3] == prev_seq + 1:
+            return checked  # C read each line's seq and ts from its head, the only ones in it, in order
     elif native_lines is not None:
         checked = _check_native(whole, base)
     else:
@@ -101,13 +104,13 @@ def read_ahead(fd: int, offset: int, size: int) -> Generator[tuple[memoryview, L
     reading = start(fd, offset, size)
     try:
         while reading is not None:
-            data, got, cut, count, ends, every_line = reading.result()
+            data, got, cut, count, ends, every_line, first_seq = reading.result()
             if not cut:
                 return
             offset += cut
             # The next chunk is read while the caller decodes this one; past the end of the file, Lines reads on.
             reading = start(fd, offset, size) if got == size else None
-            yield memoryview(data)[:cut], (count, ends, every_line)
+            yield memoryview(data)[:cut], (count, ends, every_line, first_seq)
             del data
     finally:
         del reading  # closed early: a read still running is waited for here, before the caller closes fd
@@ -124,7 +127,7 @@ def _decoded_and_checked(whole: bytes | memoryview, lines_checked: LinesChecked)
         decoded: list[KnownEvent] = _decoder.decode_lines(whole)
     except (msgspec.DecodeError, RecursionError):
         return None
-    count, ends, every_line = lines_checked
+    count, ends, every_line, _first_seq = lines_checked
     if not every_line or count != len(decoded):
         return None
     return decoded, ends

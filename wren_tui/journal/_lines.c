@@ -23,11 +23,12 @@
  *   The check begun in a POSIX thread of its own, which never takes the GIL (_fastpath decodes
  *   meanwhile).
  *
- * read_start(fd, offset, size) -> Reading; Reading.result() -> (data, got, cut, count, ends, whole)
+ * read_start(fd, offset, size) -> Reading; Reading.result() -> (data, got, cut, count, ends, whole, first_seq)
  *   Up to size bytes of the file from offset read (pread) in a POSIX thread of its own, then its
  *   whole lines checked there as check_lines checks them: data is a bytes of size bytes, of which
  *   got were read (fewer than size: the end of the file), the first cut (just past the last newline
  *   read; 0: none) are whole lines, and (count, ends, whole) is check_lines(data[:cut], offset).
+ *   first_seq is seqs_in_order's answer for those lines when they are all of them, else -1.
  *   A read that fails raises its OSError from result().
  *   _fastpath.read_ahead reads the next chunk so while Python decodes this one.
  *
@@ -191,7 +192,10 @@ typedef struct {
     unsigned char *into; /* data's memory, taken while the GIL was held */
     int fd, error;
     Py_ssize_t size, got, cut;
+    long long first_seq; /* seqs_in_order's answer for the lines checked */
 } Pending;
+
+static long long seqs_in_order(const unsigned char *buf, Py_ssize_t count, const int64_t *ends, long long base);
 
 /* read_start's reading: size bytes from base (fewer at the end of the file), in as many preads as it takes. */
 static void pending_read(Pending *p, unsigned char *buf) {
@@ -220,6 +224,7 @@ static void *pending_run(void *arg) {
     }
     pending_read(p, p->into);
     if (p->error == 0) check_core(p->into, p->cut, p->base, p->ends, &p->count, &p->pos);
+    if (p->error == 0 && p->pos == p->cut) p->first_seq = seqs_in_order(p->into, p->count, p->ends, p->base);
     return NULL;
 }
 
@@ -259,7 +264,7 @@ static PyMethodDef pending_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* Reading.result(): (data, got, cut, count, ends, whole), or the read's OSError. */
+/* Reading.result(): (data, got, cut, count, ends, whole, first_seq), or the read's OSError. */
 static PyObject *reading_result(Pending *p, PyObject *unused) {
     if (p->ends == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "read_start: result() was already taken");
@@ -278,12 +283,13 @@ static PyObject *reading_result(Pending *p, PyObject *unused) {
     if (bytes == NULL) return NULL;
     PyObject *data = p->data; /* the caller's now */
     p->data = NULL;
-    return Py_BuildValue("(NnnnNO)", data, p->got, p->cut, p->count, bytes, p->pos == p->cut ? Py_True : Py_False);
+    return Py_BuildValue("(NnnnNOL)", data, p->got, p->cut, p->count, bytes, p->pos == p->cut ? Py_True : Py_False,
+                         p->first_seq);
 }
 
 static PyMethodDef reading_methods[] = {
     {"result", (PyCFunction)reading_result, METH_NOARGS,
-     "result() -> (data, got, cut, count, ends, whole): waits for the read and the check."},
+     "result() -> (data, got, cut, count, ends, whole, first_seq): waits for the read and the check."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -340,7 +346,7 @@ static PyObject *read_start(PyObject *self, PyObject *args) {
     Pending *p = PyObject_New(Pending, ReadingType);
     if (p == NULL) return NULL;
     p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0, p->error = 0, p->got = p->cut = 0;
-    p->fd = fd, p->base = offset, p->size = size;
+    p->fd = fd, p->base = offset, p->size = size, p->first_seq = -1;
     /* the bytes read into: made here (the GIL held), filled by the thread, seen by no one until result() */
     if ((p->data = PyBytes_FromStringAndSize(NULL, size)) == NULL || (p->ends = new_ends(size)) == NULL) {
         Py_DECREF(p);
@@ -437,6 +443,60 @@ static const unsigned char *find_key(const unsigned char *p, const unsigned char
     }
     return NULL;
 }
+
+#if defined(HAVE_CHECK_START) && defined(__SSE2__)
+/* Whether [p, end) holds none of the bytes "seq", "ts" and \u: then no key there is seq or ts, however
+ * written (an escape other than \u makes none of the letters s, e, q, t), for a key's bytes are its
+ * name between quotes. 0 at any of them: a doubt. */
+static int no_seq_or_ts_key(const unsigned char *p, const unsigned char *end) {
+    const __m128i quote = _mm_set1_epi8('"'), s = _mm_set1_epi8('s'), t = _mm_set1_epi8('t'), e = _mm_set1_epi8('e'),
+                  q = _mm_set1_epi8('q'), slash = _mm_set1_epi8('\\'), u = _mm_set1_epi8('u');
+    while (end - p >= 20) { /* a match starting at any of p .. p + 15 ends by p + 20 */
+        __m128i v0 = _mm_loadu_si128((const __m128i *)p), v1 = _mm_loadu_si128((const __m128i *)(p + 1));
+        __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 2)), v3 = _mm_loadu_si128((const __m128i *)(p + 3));
+        __m128i v4 = _mm_loadu_si128((const __m128i *)(p + 4));
+        __m128i opened = _mm_cmpeq_epi8(v0, quote), closed3 = _mm_cmpeq_epi8(v3, quote);
+        __m128i ts = _mm_and_si128(_mm_and_si128(opened, _mm_cmpeq_epi8(v1, t)),
+                                   _mm_and_si128(_mm_cmpeq_epi8(v2, s), closed3));
+        __m128i seq = _mm_and_si128(_mm_and_si128(_mm_and_si128(opened, _mm_cmpeq_epi8(v1, s)), _mm_cmpeq_epi8(v2, e)),
+                                    _mm_and_si128(_mm_cmpeq_epi8(v3, q), _mm_cmpeq_epi8(v4, quote)));
+        __m128i escape = _mm_and_si128(_mm_cmpeq_epi8(v0, slash), _mm_cmpeq_epi8(v1, u));
+        if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(ts, seq), escape))) return 0;
+        p += 16;
+    }
+    for (; p < end; p++) {
+        if (*p == '\\' && end - p >= 2 && p[1] == 'u') return 0;
+        if (*p == '"' && end - p >= 4 && memcmp(p, "\"ts\"", 4) == 0) return 0;
+        if (*p == '"' && end - p >= 5 && memcmp(p, "\"seq\"", 5) == 0) return 0;
+    }
+    return 1;
+}
+
+/* The first seq of `count` checked lines (ending at ends[i] - base), when each line's seq and ts are
+ * plain to see and its seq follows the one before: it starts {"seq":SEQ,"ts":"TS","type":" as the
+ * writer starts a line (head_ok), and holds no other "seq" or "ts" key, nor any \u (see above).
+ * Decoded, each line then has that seq and that ts, which is not empty: what follows() would check.
+ * -1 at any doubt, and Python's follows() looks. Only with SSE2: without it the scan costs more than it saves. */
+static long long seqs_in_order(const unsigned char *buf, Py_ssize_t count, const int64_t *ends, long long base) {
+    if (count == 0 || ends[0] - base < 9 || memcmp(buf, SEQ_HEAD, 7) != 0) return -1;
+    long long first = 0;
+    for (const unsigned char *d = buf + 7; *d >= '0' && *d <= '9'; d++) {
+        if (d - buf >= 7 + 18) return -1;
+        first = first * 10 + (*d - '0');
+    }
+    const unsigned char *line = buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const unsigned char *nl = buf + (ends[i] - base) - 1, *type = head_ok(line, nl, first + i);
+        if (type == NULL || !no_seq_or_ts_key(type, nl)) return -1;
+        line = nl + 1;
+    }
+    return first;
+}
+#elif defined(HAVE_CHECK_START)
+static long long seqs_in_order(const unsigned char *buf, Py_ssize_t count, const int64_t *ends, long long base) {
+    return -1; /* without SSE2 the scan would cost more than follows() saves */
+}
+#endif
 
 /* For a tool message whose only "toolCall.. key is its last member, toolCallId, a plain id: its span. */
 static int answer_span(const unsigned char *type, const unsigned char *line, Py_ssize_t len, const unsigned char *key,
@@ -713,7 +773,7 @@ static PyMethodDef methods[] = {
      "check_start(buf, base) -> Pending: check_lines begun in a thread of its own; .result() gives its answer."},
     {"read_start", read_start, METH_VARARGS,
      "read_start(fd, offset, size) -> Reading: a chunk read and its whole lines checked in a thread of its own; "
-     ".result() gives (data, got, cut, count, ends, whole)."},
+     ".result() gives (data, got, cut, count, ends, whole, first_seq)."},
 #endif
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
