@@ -479,3 +479,26 @@ def test_c_reads_the_seqs_from_the_heads_only_where_nothing_else_in_a_line_could
         finally:
             os.close(fd)
         assert result[3:] == (*native.check_lines(data, 0), first)
+
+
+@needs_read_ahead
+@pytest.mark.parametrize(
+    "last",
+    [b'"seq":1', b'"ts":"t"', b'"x":"\\u00e9"', b'"s\\u0065q":1', b'"x":"ok"'],
+    ids=["seq", "ts", "u", "escaped", "none"],
+)
+def test_a_second_seq_or_ts_key_is_seen_at_every_place_before_the_crc(tmp_path: Path, last: bytes) -> None:
+    # The key last in the event, just before the CRC suffix, with text of every length before it: so
+    # it falls in each part of the scan (32 bytes a step, 16, one by one).
+    assert native is not None
+    path = tmp_path / "j.jsonl"
+    for pad in range(70):
+        body = b'{"type":"delta","text":"%b",%b}' % (b"x" * pad, last)
+        line = _framing.python_line(1, b"t", body)
+        path.write_bytes(line)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            result = native.read_start(fd, 0, 1 << 12).result()
+        finally:
+            os.close(fd)
+        assert result[3] == 1 and result[6] == (1 if last == b'"x":"ok"' else -1), (pad, line)

@@ -28,7 +28,7 @@
  *   whole lines checked there as check_lines checks them: data is a bytes of size bytes, of which
  *   got were read (fewer than size: the end of the file), the first cut (just past the last newline
  *   read; 0: none) are whole lines, and (count, ends, whole) is check_lines(data[:cut], offset).
- *   first_seq is seqs_in_order's answer for those lines when they are all of them, else -1.
+ *   first_seq is the first seq when seq_follows says yes of each of those lines, else -1.
  *   A read that fails raises its OSError from result().
  *   _fastpath.read_ahead reads the next chunk so while Python decodes this one.
  *
@@ -125,18 +125,25 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
 }
 
 /* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. */
+static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first);
+
+/* With first_seq (else NULL): also seq_follows' answer for the lines taken, while each is in the cache. */
 static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
-                       Py_ssize_t *pos_out) {
+                       Py_ssize_t *pos_out, long long *first_seq) {
     Py_ssize_t count = 0, pos = 0;
+    long long first = -1;
+    int seqs = first_seq != NULL;
     while (pos < size) {
         const unsigned char *nl = find_stop(buf + pos, buf + size);
         if (nl == NULL || *nl != '\n') break; /* a partial last line, or a NUL or CR: Python decides */
         Py_ssize_t len = nl - (buf + pos);
         if (!line_ok(buf + pos, len)) break;
+        if (seqs) seqs = seq_follows(buf + pos, nl, count, &first);
         pos += len + 1;
         out[count++] = (int64_t)(base + pos);
     }
     *count_out = count, *pos_out = pos;
+    if (first_seq != NULL) *first_seq = seqs && count > 0 ? first : -1;
 }
 
 /* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. They are
@@ -167,7 +174,7 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
     }
     Py_ssize_t count, pos, size = view.len;
     Py_BEGIN_ALLOW_THREADS
-    check_core((const unsigned char *)view.buf, size, base, ends, &count, &pos);
+    check_core((const unsigned char *)view.buf, size, base, ends, &count, &pos, NULL);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return checked(ends, count, pos, size);
@@ -192,10 +199,8 @@ typedef struct {
     unsigned char *into; /* data's memory, taken while the GIL was held */
     int fd, error;
     Py_ssize_t size, got, cut;
-    long long first_seq; /* seqs_in_order's answer for the lines checked */
+    long long first_seq; /* the first seq when seq_follows said yes of every line checked, else -1 */
 } Pending;
-
-static long long seqs_in_order(const unsigned char *buf, Py_ssize_t count, const int64_t *ends, long long base);
 
 /* read_start's reading: size bytes from base (fewer at the end of the file), in as many preads as it takes. */
 static void pending_read(Pending *p, unsigned char *buf) {
@@ -219,12 +224,11 @@ static void pending_read(Pending *p, unsigned char *buf) {
 static void *pending_run(void *arg) {
     Pending *p = (Pending *)arg;
     if (p->data == NULL) {
-        check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos);
+        check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos, NULL);
         return NULL;
     }
     pending_read(p, p->into);
-    if (p->error == 0) check_core(p->into, p->cut, p->base, p->ends, &p->count, &p->pos);
-    if (p->error == 0 && p->pos == p->cut) p->first_seq = seqs_in_order(p->into, p->count, p->ends, p->base);
+    if (p->error == 0) check_core(p->into, p->cut, p->base, p->ends, &p->count, &p->pos, &p->first_seq);
     return NULL;
 }
 
@@ -444,10 +448,12 @@ static const unsigned char *find_key(const unsigned char *p, const unsigned char
     return NULL;
 }
 
-#if defined(HAVE_CHECK_START) && defined(__SSE2__)
-/* Whether [p, end) holds none of the bytes "seq", "ts" and \u: then no key there is seq or ts, however
- * written (an escape other than \u makes none of the letters s, e, q, t), for a key's bytes are its
- * name between quotes. 0 at any of them: a doubt. */
+#ifdef __SSE2__
+/* Whether [p, end) (the rest of a checked line, which ends in its CRC suffix) holds none of the bytes
+ * "seq", "ts" and \u: then no key there is seq or ts, however written (an escape other than \u makes
+ * none of the letters s, e, q, t), for a key's bytes are its name between quotes. 0 at any of them: a
+ * doubt. None of them starts in the suffix ,"crc":"xxxxxxxx"} or runs into it (none holds a comma), so
+ * the bytes are taken 32 or 16 at a time up to the end and one by one only before the suffix. */
 #ifdef HAVE_CLMUL
 /* no_seq_or_ts_key's loop, 32 bytes at a time: the same matches, where the CPU has AVX2. */
 __attribute__((target("avx2"))) static const unsigned char *no_key_avx2(const unsigned char *p, const unsigned char *end) {
@@ -491,7 +497,7 @@ static int no_seq_or_ts_key(const unsigned char *p, const unsigned char *end) {
         if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(ts, seq), escape))) return 0;
         p += 16;
     }
-    for (; p < end; p++) {
+    for (; p < end - SUFFIX_LEN; p++) { /* the last bytes are the line's CRC suffix: none of them starts there */
         if (*p == '\\' && end - p >= 2 && p[1] == 'u') return 0;
         if (*p == '"' && end - p >= 4 && memcmp(p, "\"ts\"", 4) == 0) return 0;
         if (*p == '"' && end - p >= 5 && memcmp(p, "\"seq\"", 5) == 0) return 0;
@@ -499,29 +505,28 @@ static int no_seq_or_ts_key(const unsigned char *p, const unsigned char *end) {
     return 1;
 }
 
-/* The first seq of `count` checked lines (ending at ends[i] - base), when each line's seq and ts are
- * plain to see and its seq follows the one before: it starts {"seq":SEQ,"ts":"TS","type":" as the
- * writer starts a line (head_ok), and holds no other "seq" or "ts" key, nor any \u (see above).
- * Decoded, each line then has that seq and that ts, which is not empty: what follows() would check.
- * -1 at any doubt, and Python's follows() looks. Only with SSE2: without it the scan costs more than it saves. */
-static long long seqs_in_order(const unsigned char *buf, Py_ssize_t count, const int64_t *ends, long long base) {
-    if (count == 0 || ends[0] - base < 9 || memcmp(buf, SEQ_HEAD, 7) != 0) return -1;
-    long long first = 0;
-    for (const unsigned char *d = buf + 7; *d >= '0' && *d <= '9'; d++) {
-        if (d - buf >= 7 + 18) return -1;
-        first = first * 10 + (*d - '0');
+/* Whether line i of a run (from line to its newline nl) has its seq and ts plain to see, its seq
+ * following the one before: it starts {"seq":SEQ,"ts":"TS","type":" as the writer starts a line
+ * (head_ok), with SEQ *first + i (line 0 sets *first), and holds no other "seq" or "ts" key, nor any
+ * \u (see above). Decoded, each such line then has that seq and that ts, which is not empty: what
+ * follows() would check. 0 at any doubt, and Python's follows() looks. Only with SSE2: without it the
+ * scan costs more than it saves. */
+static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first) {
+    if (i == 0) {
+        if (nl - line < 9 || memcmp(line, SEQ_HEAD, 7) != 0) return 0;
+        long long value = 0;
+        for (const unsigned char *d = line + 7; d < nl && *d >= '0' && *d <= '9'; d++) {
+            if (d - line >= 7 + 18) return 0;
+            value = value * 10 + (*d - '0');
+        }
+        *first = value;
     }
-    const unsigned char *line = buf;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        const unsigned char *nl = buf + (ends[i] - base) - 1, *type = head_ok(line, nl, first + i);
-        if (type == NULL || !no_seq_or_ts_key(type, nl)) return -1;
-        line = nl + 1;
-    }
-    return first;
+    const unsigned char *type = head_ok(line, nl, *first + i);
+    return type != NULL && no_seq_or_ts_key(type, nl);
 }
-#elif defined(HAVE_CHECK_START)
-static long long seqs_in_order(const unsigned char *buf, Py_ssize_t count, const int64_t *ends, long long base) {
-    return -1; /* without SSE2 the scan would cost more than follows() saves */
+#else
+static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first) {
+    return 0; /* without SSE2 the scan would cost more than follows() saves */
 }
 #endif
 
