@@ -124,10 +124,11 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
     return crc32_of(line, len - SUFFIX_LEN) == expected;
 }
 
-/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. */
 static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first);
 
-/* With first_seq (else NULL): also seq_follows' answer for the lines taken, while each is in the cache. */
+/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. With
+ * first_seq (else NULL), also the first seq when seq_follows says yes of every line taken (else -1),
+ * asked of each line while it is in the cache. */
 static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
                        Py_ssize_t *pos_out, long long *first_seq) {
     Py_ssize_t count = 0, pos = 0;
