@@ -10,6 +10,7 @@ import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 import re
 import shutil
@@ -304,3 +305,208 @@ def test_follows_says_what_the_python_seq_and_ts_check_says(
     else:  # past 64 bits it says no, and Python looks
         assert not native.follows(events, first)
     assert not native.follows(events, 2**64) or not events
+
+
+@needs_native
+def test_crc32_is_zlibs_at_every_length_and_alignment_around_the_block_sizes() -> None:
+    # The folding path takes 64 bytes and more, in 16-byte blocks; the tables the rest and each tail.
+    assert native is not None
+    data = os.urandom(1100)
+    for start in range(17):
+        for length in [*range(0, 300), *range(300, 1100 - start, 37)]:
+            piece = memoryview(data)[start : start + length]
+            assert native.crc32(piece) == zlib.crc32(piece), (start, length)
+
+
+needs_read_ahead = pytest.mark.skipif(
+    not _fastpath.read_ahead_works(), reason="no reading thread in C here (not built, or not a POSIX system)"
+)
+
+
+@needs_read_ahead
+@_settings
+@given(damaged_runs(), st.binary(max_size=40), st.integers(0, 500), st.integers(1, 700))
+def test_a_chunk_read_in_cs_thread_is_the_files_bytes_checked_as_check_lines_checks_them(
+    run: bytes, tail: bytes, offset: int, size: int
+) -> None:
+    assert native is not None
+    data = run + tail
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got_data, got, cut, count, ends, whole, _first = native.read_start(fd, offset, size).result()
+        finally:
+            os.close(fd)
+    expected = data[offset : offset + size]
+    assert len(got_data) == size and got == len(expected) and got_data[:got] == expected
+    assert cut == expected.rfind(b"\n") + 1
+    assert (count, ends, whole) == native.check_lines(expected[:cut], offset)
+
+
+@needs_read_ahead
+def test_a_read_that_fails_in_cs_thread_raises_its_error_once_and_a_dropped_one_is_waited_for(tmp_path: Path) -> None:
+    assert native is not None
+    folder = os.open(tmp_path, os.O_RDONLY)
+    try:
+        with pytest.raises(IsADirectoryError):
+            native.read_start(folder, 0, 100).result()
+    finally:
+        os.close(folder)
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(encode_line(_a_message(), 1, "2026-01-01T00:00:00.000Z") * 100)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reading = native.read_start(fd, 0, 1 << 16)
+        assert reading.result()[3] == 100
+        with pytest.raises(RuntimeError, match="already taken"):
+            reading.result()
+        dropped = native.read_start(fd, 0, 1 << 16)
+        del dropped  # its thread is waited for before the descriptor closes
+    finally:
+        os.close(fd)
+    for offset, size in ((-1, 10), (0, 0)):
+        with pytest.raises(ValueError, match="offset must be >= 0 and size >= 1"):
+            native.read_start(0, offset, size)
+
+
+@contextlib.contextmanager
+def small_chunks(size: int) -> Iterator[None]:
+    saved, reader._CHUNK = reader._CHUNK, size
+    try:
+        yield
+    finally:
+        reader._CHUNK = saved
+
+
+@needs_read_ahead
+@_settings
+@given(mixed_journals(), st.binary(max_size=30).filter(lambda b: b"\n" not in b), st.integers(32, 3000))
+def test_a_journal_read_ahead_in_chunks_reads_as_line_by_line(data: bytes, tail: bytes, chunk: int) -> None:
+    # Chunks smaller than some lines and larger than others, a partial last line or none: the C
+    # reading hands over to Lines wherever it stops, and the verdict is the reference's.
+    data += tail
+    with small_chunks(chunk):
+        fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop)
+    assert list(fast.line_ends) == ref.line_ends[: len(fast.events)]
+
+
+@needs_read_ahead
+def test_a_journal_of_many_chunks_is_read_ahead_by_c_and_reads_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 2001)]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(lines))
+    started: list[int] = []
+    assert native is not None
+    start = native.read_start
+
+    def counted(fd: int, offset: int, size: int) -> object:
+        started.append(offset)
+        return start(fd, offset, size)
+
+    monkeypatch.setattr(native, "read_start", counted)
+    with small_chunks(len(lines[0]) * 100 + 7):
+        result = reader.read_events(path)
+    assert result.ok and [e.seq for e in result.events] == list(range(1, 2001))
+    assert list(result.line_ends) == list(itertools.accumulate(map(len, lines)))
+    assert len(started) >= 19  # C read the chunks, not Lines
+
+
+@needs_read_ahead
+def test_a_sink_that_raises_stops_a_reading_read_ahead_and_its_error_reaches_the_caller(tmp_path: Path) -> None:
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 501)]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(lines))
+    seen: list[int] = []
+
+    def sink(events: list[object], _lines: bytes | memoryview) -> None:
+        seen.append(len(events))
+        if len(seen) == 2:
+            raise OSError("the sink is full")
+
+    with small_chunks(len(lines[0]) * 50), pytest.raises(OSError, match="the sink is full"):
+        reader.scan_events(path, sink)  # type: ignore[arg-type]
+    assert len(seen) == 2 and seen[0] > 40
+
+
+# Lines with a right CRC whose head says one seq or ts and whose decoding says another, or may: C's
+# reading of seqs from the heads must doubt each of them, so that the events and the verdict are
+# those of decoding every line (a later key wins in msgspec, escaped or not).
+_TRICKS = [
+    b'{"type":"delta","text":"x","seq":%d}',  # a second seq key: it is the one decoded
+    b'{"type":"delta","text":"x","s\\u0065q":%d}',  # the same key, escaped
+    b'{"type":"delta","text":"x","\\u0073eq":%d}',
+    b'{"type":"delta","text":"x","ts":""}',  # a second ts, empty: the line has no ts
+    b'{"type":"delta","text":"x","t\\u0073":"%d"}',
+    b'{"type":"delta","text":"seq","reasoning":true}',  # "seq" as a value: a doubt, nothing more
+    b'{"type":"delta","text":"ts \\u00e9"}',
+    b'{"type":"delta","text":"\\"seq\\": %d"}',  # in a string: no key at all
+]
+
+
+@needs_read_ahead
+@_settings
+@given(st.integers(1, 300), st.sampled_from(_TRICKS), st.integers(-2, 2), st.integers(200, 20_000))
+def test_a_seq_or_ts_c_cannot_read_from_the_head_reads_as_line_by_line(
+    at: int, trick: bytes, shift: int, chunk: int
+) -> None:
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 301)]
+    body = trick % (at + shift) if b"%d" in trick else trick
+    lines[at - 1] = _framing.python_line(at, b"2026-01-01T00:00:00.000Z", body)
+    data = b"".join(lines)
+    with small_chunks(chunk):
+        fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop) and fast.warnings == ref.warnings
+
+
+@needs_read_ahead
+def test_c_reads_the_seqs_from_the_heads_only_where_nothing_else_in_a_line_could_be_one(tmp_path: Path) -> None:
+    assert native is not None
+    clean = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(7, 57)]
+    path = tmp_path / "j.jsonl"
+    cases = {
+        b"".join(clean): 7,
+        b"".join(clean[:10] + clean[11:]): -1,  # a seq skipped
+        b"".join([*clean[:20], _framing.python_line(27, b"t", _TRICKS[1] % 30), *clean[21:]]): -1,
+        b"".join([*clean[:5], _framing.python_line(12, b"t", _TRICKS[5]), *clean[6:]]): -1,
+        b"".join([_framing.python_line(7, b"", b'{"type":"delta","text":"x"}'), *clean[1:]]): -1,  # no ts
+    }
+    for data, first in cases.items():
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            result = native.read_start(fd, 0, len(data) + 10).result()
+        finally:
+            os.close(fd)
+        assert result[3:] == (*native.check_lines(data, 0), first)
+
+
+@needs_read_ahead
+@pytest.mark.parametrize(
+    "last",
+    [b'"seq":1', b'"ts":"t"', b'"x":"\\u00e9"', b'"s\\u0065q":1', b'"x":"ok"'],
+    ids=["seq", "ts", "u", "escaped", "none"],
+)
+def test_a_second_seq_or_ts_key_is_seen_at_every_place_before_the_crc(tmp_path: Path, last: bytes) -> None:
+    # The key last in the event, just before the CRC suffix, with text of every length before it: so
+    # it falls in each part of the scan (32 bytes a step, 16, one by one).
+    assert native is not None
+    path = tmp_path / "j.jsonl"
+    for pad in range(70):
+        body = b'{"type":"delta","text":"%b",%b}' % (b"x" * pad, last)
+        line = _framing.python_line(1, b"t", body)
+        path.write_bytes(line)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            result = native.read_start(fd, 0, 1 << 12).result()
+        finally:
+            os.close(fd)
+        assert result[3] == 1 and result[6] == (1 if last == b'"x":"ok"' else -1), (pad, line)

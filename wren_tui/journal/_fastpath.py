@@ -12,7 +12,7 @@ import sys
 import threading
 import zlib
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from itertools import accumulate, repeat
 from operator import attrgetter, getitem
 from types import ModuleType
@@ -39,6 +39,9 @@ _decoder = msgspec.json.Decoder(KnownEvent)
 # A run's decoded events, and where their lines end: bytes of native int64 file offsets from C, or
 # the line lengths from Python (`extend_ends` turns either into offsets).
 Checked = tuple[list[KnownEvent], "bytes | list[int]"]
+# What the C check says of a run of lines read ahead: (count, ends, whole), as check_lines returns
+# them, and the first seq when C saw every seq follow the one before (else -1; see read_start).
+LinesChecked = tuple[int, bytes, bool, int]
 
 
 def line_builder() -> Callable[[int, bytes, bytes], bytes]:
@@ -46,13 +49,23 @@ def line_builder() -> Callable[[int, bytes, bytes], bytes]:
     return native_line if native_line is not None else python_line
 
 
-def check_run(whole: bytes | memoryview, base: int, prev_seq: int) -> Checked | None:
+def check_run(
+    whole: bytes | memoryview, base: int, prev_seq: int, lines_checked: LinesChecked | None = None
+) -> Checked | None:
     """Every line of a run (ending with a newline, starting at file offset `base`) decoded and checked at once.
 
     None unless each line is ours (our CRC suffix, right), clean (no CR, no NUL), decodes as a known
     event with a ts, and the seqs go on one by one from `prev_seq`: the caller then reads line by line.
+    `lines_checked` is what the C check said of these lines (and base) already (`read_ahead`'s), if it did.
     """
-    checked = _check_native(whole, base) if native_lines is not None else _check_python(whole)
+    if lines_checked is not None:
+        checked = _decoded_and_checked(whole, lines_checked)
+        if checked is not None and lines_checked[3] == prev_seq + 1:
+            return checked  # C read each line's seq and ts from its head, the only ones in it, in order
+    elif native_lines is not None:
+        checked = _check_native(whole, base)
+    else:
+        checked = _check_python(whole)
     if checked is None:
         return None
     decoded = checked[0]
@@ -73,6 +86,51 @@ def extend_ends(line_ends: array[int], ends: bytes | list[int], base: int) -> No
     running = accumulate(ends, initial=base)
     next(running)  # the offset the run starts at is the previous run's end
     line_ends.extend(running)
+
+
+def read_ahead(fd: int, offset: int, size: int) -> Generator[tuple[memoryview, LinesChecked]]:
+    """Runs of whole lines of `fd` from `offset`, as `lines.Lines` hands them out, each read and checked in C.
+
+    Each chunk of `size` bytes is read and its lines checked by C in a thread of its own (which
+    never takes the GIL) while the caller decodes the run before, so a reading costs the caller
+    little more than its decoding. Each run comes with what check_lines says of it. The runs stop
+    before a chunk that holds no newline (a line longer than a chunk, or a partial last line) and
+    after a chunk that reached the end of the file: the caller reads on from there with `Lines`,
+    which says what that end is. Memory holds two chunks: the caller's run and the one being read.
+    Only where `read_ahead_works()`. Close it (`contextlib.closing`) when stopping early.
+    """
+    assert native_lines is not None
+    start = native_lines.read_start
+    reading = start(fd, offset, size)
+    try:
+        while reading is not None:
+            data, got, cut, count, ends, every_line, first_seq = reading.result()
+            if not cut:
+                return
+            offset += cut
+            # The next chunk is read while the caller decodes this one; past the end of the file, Lines reads on.
+            reading = start(fd, offset, size) if got == size else None
+            yield memoryview(data)[:cut], (count, ends, every_line, first_seq)
+            del data
+    finally:
+        del reading  # closed early: a read still running is waited for here, before the caller closes fd
+
+
+def read_ahead_works() -> bool:
+    """Whether `read_ahead` can run here (the C module built with its reading thread: POSIX systems)."""
+    return hasattr(native_lines, "read_start")
+
+
+def _decoded_and_checked(whole: bytes | memoryview, lines_checked: LinesChecked) -> Checked | None:
+    """The run's events, given what C's check said of its lines."""
+    try:
+        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    count, ends, every_line, _first_seq = lines_checked
+    if not every_line or count != len(decoded):
+        return None
+    return decoded, ends
 
 
 def _check_native(whole: bytes | memoryview, base: int) -> Checked | None:

@@ -23,6 +23,15 @@
  *   The check begun in a POSIX thread of its own, which never takes the GIL (_fastpath decodes
  *   meanwhile).
  *
+ * read_start(fd, offset, size) -> Reading; Reading.result() -> (data, got, cut, count, ends, whole, first_seq)
+ *   Up to size bytes of the file from offset read (pread) in a POSIX thread of its own, then its
+ *   whole lines checked there as check_lines checks them: data is a bytes of size bytes, of which
+ *   got were read (fewer than size: the end of the file), the first cut (just past the last newline
+ *   read; 0: none) are whole lines, and (count, ends, whole) is check_lines(data[:cut], offset).
+ *   first_seq is the first seq when seq_follows says yes of each of those lines, else -1.
+ *   A read that fails raises its OSError from result().
+ *   _fastpath.read_ahead reads the next chunk so while Python decodes this one.
+ *
  * follows(events, first) -> bool
  *   Whether decoded events' seqs are first, first + 1, ... and their ts are set; False at any doubt.
  *
@@ -115,19 +124,27 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
     return crc32_of(line, len - SUFFIX_LEN) == expected;
 }
 
-/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. */
+static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first);
+
+/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. With
+ * first_seq (else NULL), also the first seq when seq_follows says yes of every line taken (else -1),
+ * asked of each line while it is in the cache. */
 static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
-                       Py_ssize_t *pos_out) {
+                       Py_ssize_t *pos_out, long long *first_seq) {
     Py_ssize_t count = 0, pos = 0;
+    long long first = -1;
+    int seqs = first_seq != NULL;
     while (pos < size) {
         const unsigned char *nl = find_stop(buf + pos, buf + size);
         if (nl == NULL || *nl != '\n') break; /* a partial last line, or a NUL or CR: Python decides */
         Py_ssize_t len = nl - (buf + pos);
         if (!line_ok(buf + pos, len)) break;
+        if (seqs) seqs = seq_follows(buf + pos, nl, count, &first);
         pos += len + 1;
         out[count++] = (int64_t)(base + pos);
     }
     *count_out = count, *pos_out = pos;
+    if (first_seq != NULL) *first_seq = seqs && count > 0 ? first : -1;
 }
 
 /* A line that passes has at least SUFFIX_LEN + 3 bytes with its newline: that bounds the ends. They are
@@ -158,7 +175,7 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
     }
     Py_ssize_t count, pos, size = view.len;
     Py_BEGIN_ALLOW_THREADS
-    check_core((const unsigned char *)view.buf, size, base, ends, &count, &pos);
+    check_core((const unsigned char *)view.buf, size, base, ends, &count, &pos, NULL);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return checked(ends, count, pos, size);
@@ -169,6 +186,8 @@ static PyObject *check_lines(PyObject *self, PyObject *args) {
 /* check_start(buf, base) -> Pending: the same check, begun in a thread of C's own (it never takes the
  * GIL, so it starts at once and runs beside whatever Python does); Pending.result() waits for it and
  * gives what check_lines gives. The buffer is held until then. */
+#include <errno.h>
+#include <unistd.h>
 typedef struct {
     PyObject_HEAD Py_buffer view;
     long long base;
@@ -176,11 +195,41 @@ typedef struct {
     Py_ssize_t count, pos;
     pthread_t thread;
     int running;
+    /* read_start's: the bytes read into (NULL for check_start), the descriptor, what was read, the error */
+    PyObject *data;
+    unsigned char *into; /* data's memory, taken while the GIL was held */
+    int fd, error;
+    Py_ssize_t size, got, cut;
+    long long first_seq; /* the first seq when seq_follows said yes of every line checked, else -1 */
 } Pending;
+
+/* read_start's reading: size bytes from base (fewer at the end of the file), in as many preads as it takes. */
+static void pending_read(Pending *p, unsigned char *buf) {
+    Py_ssize_t got = 0;
+    while (got < p->size) {
+        ssize_t n = pread(p->fd, buf + got, (size_t)(p->size - got), (off_t)(p->base + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            p->error = errno;
+            return;
+        }
+        if (n == 0) break;
+        got += n;
+    }
+    p->got = got;
+    Py_ssize_t cut = got;
+    while (cut > 0 && buf[cut - 1] != '\n') cut--;
+    p->cut = cut;
+}
 
 static void *pending_run(void *arg) {
     Pending *p = (Pending *)arg;
-    check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos);
+    if (p->data == NULL) {
+        check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos, NULL);
+        return NULL;
+    }
+    pending_read(p, p->into);
+    if (p->error == 0) check_core(p->into, p->cut, p->base, p->ends, &p->count, &p->pos, &p->first_seq);
     return NULL;
 }
 
@@ -196,6 +245,7 @@ static void pending_dealloc(Pending *p) {
     PyTypeObject *type = Py_TYPE((PyObject *)p); /* a heap type: each of its objects holds a reference to it */
     pending_join(p);
     if (p->view.obj != NULL) PyBuffer_Release(&p->view);
+    Py_XDECREF(p->data);
     free(p->ends);
     PyObject_Free(p);
     Py_DECREF(type);
@@ -219,6 +269,35 @@ static PyMethodDef pending_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Reading.result(): (data, got, cut, count, ends, whole, first_seq), or the read's OSError. */
+static PyObject *reading_result(Pending *p, PyObject *unused) {
+    if (p->ends == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read_start: result() was already taken");
+        return NULL;
+    }
+    pending_join(p);
+    int64_t *ends = p->ends;
+    p->ends = NULL;
+    if (p->error != 0) {
+        free(ends);
+        errno = p->error;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)ends, p->count * (Py_ssize_t)sizeof(int64_t));
+    free(ends);
+    if (bytes == NULL) return NULL;
+    PyObject *data = p->data; /* the caller's now */
+    p->data = NULL;
+    return Py_BuildValue("(NnnnNOL)", data, p->got, p->cut, p->count, bytes, p->pos == p->cut ? Py_True : Py_False,
+                         p->first_seq);
+}
+
+static PyMethodDef reading_methods[] = {
+    {"result", (PyCFunction)reading_result, METH_NOARGS,
+     "result() -> (data, got, cut, count, ends, whole, first_seq): waits for the read and the check."},
+    {NULL, NULL, 0, NULL},
+};
+
 /* A heap type made from this spec at import (the limited API has no static types). */
 static PyType_Slot pending_slots[] = {
     {Py_tp_dealloc, (void *)pending_dealloc},
@@ -228,22 +307,58 @@ static PyType_Slot pending_slots[] = {
 static PyType_Spec pending_spec = {"wren_tui.journal._lines.Pending", sizeof(Pending), 0, Py_TPFLAGS_DEFAULT,
                                    pending_slots};
 static PyTypeObject *PendingType;
+static PyType_Slot reading_slots[] = {
+    {Py_tp_dealloc, (void *)pending_dealloc},
+    {Py_tp_methods, reading_methods},
+    {0, NULL},
+};
+static PyType_Spec reading_spec = {"wren_tui.journal._lines.Reading", sizeof(Pending), 0, Py_TPFLAGS_DEFAULT,
+                                   reading_slots};
+static PyTypeObject *ReadingType;
 
-static PyObject *check_start(PyObject *self, PyObject *args) {
-    Pending *p = PyObject_New(Pending, PendingType);
-    if (p == NULL) return NULL;
-    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0;
-    if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
-        Py_DECREF(p);
-        return NULL;
-    }
-    if (pthread_create(&p->thread, NULL, pending_run, p) != 0) { /* no thread: check here, as check_lines does */
+/* The thread begun, or (none to be had) its work done here with the GIL let go. */
+static void pending_begin(Pending *p) {
+    if (pthread_create(&p->thread, NULL, pending_run, p) != 0) {
         Py_BEGIN_ALLOW_THREADS
         pending_run(p);
         Py_END_ALLOW_THREADS
     } else {
         p->running = 1;
     }
+}
+
+static PyObject *check_start(PyObject *self, PyObject *args) {
+    Pending *p = PyObject_New(Pending, PendingType);
+    if (p == NULL) return NULL;
+    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0, p->data = NULL, p->error = 0;
+    if (!PyArg_ParseTuple(args, "y*L", &p->view, &p->base) || (p->ends = new_ends(p->view.len)) == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    pending_begin(p);
+    return (PyObject *)p;
+}
+
+static PyObject *read_start(PyObject *self, PyObject *args) {
+    int fd;
+    long long offset;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "iLn", &fd, &offset, &size)) return NULL;
+    if (offset < 0 || size < 1) {
+        PyErr_SetString(PyExc_ValueError, "read_start: offset must be >= 0 and size >= 1");
+        return NULL;
+    }
+    Pending *p = PyObject_New(Pending, ReadingType);
+    if (p == NULL) return NULL;
+    p->view.obj = NULL, p->ends = NULL, p->running = 0, p->count = p->pos = 0, p->error = 0, p->got = p->cut = 0;
+    p->fd = fd, p->base = offset, p->size = size, p->first_seq = -1;
+    /* the bytes read into: made here (the GIL held), filled by the thread, seen by no one until result() */
+    if ((p->data = PyBytes_FromStringAndSize(NULL, size)) == NULL || (p->ends = new_ends(size)) == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    p->into = (unsigned char *)PyBytes_AsString(p->data);
+    pending_begin(p);
     return (PyObject *)p;
 }
 #define HAVE_CHECK_START 1
@@ -333,6 +448,88 @@ static const unsigned char *find_key(const unsigned char *p, const unsigned char
     }
     return NULL;
 }
+
+#ifdef __SSE2__
+/* Whether [p, end) (the rest of a checked line, which ends in its CRC suffix) holds none of the bytes
+ * "seq", "ts" and \u: then no key there is seq or ts, however written (an escape other than \u makes
+ * none of the letters s, e, q, t), for a key's bytes are its name between quotes. 0 at any of them: a
+ * doubt. None of them starts in the suffix ,"crc":"xxxxxxxx"} or runs into it (none holds a comma), so
+ * the bytes are taken 32 or 16 at a time up to the end and one by one only before the suffix. */
+#ifdef HAVE_CLMUL
+/* no_seq_or_ts_key's loop, 32 bytes at a time: the same matches, where the CPU has AVX2. */
+__attribute__((target("avx2"))) static const unsigned char *no_key_avx2(const unsigned char *p, const unsigned char *end) {
+    const __m256i quote = _mm256_set1_epi8('"'), s = _mm256_set1_epi8('s'), t = _mm256_set1_epi8('t'),
+                  e = _mm256_set1_epi8('e'), q = _mm256_set1_epi8('q'), slash = _mm256_set1_epi8('\\'),
+                  u = _mm256_set1_epi8('u');
+    while (end - p >= 36) { /* a match starting at any of p .. p + 31 ends by p + 36 */
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)p), v1 = _mm256_loadu_si256((const __m256i *)(p + 1));
+        __m256i v2 = _mm256_loadu_si256((const __m256i *)(p + 2)), v3 = _mm256_loadu_si256((const __m256i *)(p + 3));
+        __m256i v4 = _mm256_loadu_si256((const __m256i *)(p + 4));
+        __m256i opened = _mm256_cmpeq_epi8(v0, quote), closed3 = _mm256_cmpeq_epi8(v3, quote);
+        __m256i ts = _mm256_and_si256(_mm256_and_si256(opened, _mm256_cmpeq_epi8(v1, t)),
+                                      _mm256_and_si256(_mm256_cmpeq_epi8(v2, s), closed3));
+        __m256i seq = _mm256_and_si256(
+            _mm256_and_si256(_mm256_and_si256(opened, _mm256_cmpeq_epi8(v1, s)), _mm256_cmpeq_epi8(v2, e)),
+            _mm256_and_si256(_mm256_cmpeq_epi8(v3, q), _mm256_cmpeq_epi8(v4, quote)));
+        __m256i escape = _mm256_and_si256(_mm256_cmpeq_epi8(v0, slash), _mm256_cmpeq_epi8(v1, u));
+        if (_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(ts, seq), escape))) return NULL;
+        p += 32;
+    }
+    return p;
+}
+#endif
+
+static int no_seq_or_ts_key(const unsigned char *p, const unsigned char *end) {
+#ifdef HAVE_CLMUL
+    if (use_avx2 && (p = no_key_avx2(p, end)) == NULL) return 0;
+#endif
+    const __m128i quote = _mm_set1_epi8('"'), s = _mm_set1_epi8('s'), t = _mm_set1_epi8('t'), e = _mm_set1_epi8('e'),
+                  q = _mm_set1_epi8('q'), slash = _mm_set1_epi8('\\'), u = _mm_set1_epi8('u');
+    while (end - p >= 20) { /* a match starting at any of p .. p + 15 ends by p + 20 */
+        __m128i v0 = _mm_loadu_si128((const __m128i *)p), v1 = _mm_loadu_si128((const __m128i *)(p + 1));
+        __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 2)), v3 = _mm_loadu_si128((const __m128i *)(p + 3));
+        __m128i v4 = _mm_loadu_si128((const __m128i *)(p + 4));
+        __m128i opened = _mm_cmpeq_epi8(v0, quote), closed3 = _mm_cmpeq_epi8(v3, quote);
+        __m128i ts = _mm_and_si128(_mm_and_si128(opened, _mm_cmpeq_epi8(v1, t)),
+                                   _mm_and_si128(_mm_cmpeq_epi8(v2, s), closed3));
+        __m128i seq = _mm_and_si128(_mm_and_si128(_mm_and_si128(opened, _mm_cmpeq_epi8(v1, s)), _mm_cmpeq_epi8(v2, e)),
+                                    _mm_and_si128(_mm_cmpeq_epi8(v3, q), _mm_cmpeq_epi8(v4, quote)));
+        __m128i escape = _mm_and_si128(_mm_cmpeq_epi8(v0, slash), _mm_cmpeq_epi8(v1, u));
+        if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(ts, seq), escape))) return 0;
+        p += 16;
+    }
+    for (; p < end - SUFFIX_LEN; p++) { /* the last bytes are the line's CRC suffix: none of them starts there */
+        if (*p == '\\' && end - p >= 2 && p[1] == 'u') return 0;
+        if (*p == '"' && end - p >= 4 && memcmp(p, "\"ts\"", 4) == 0) return 0;
+        if (*p == '"' && end - p >= 5 && memcmp(p, "\"seq\"", 5) == 0) return 0;
+    }
+    return 1;
+}
+
+/* Whether line i of a run (from line to its newline nl) has its seq and ts plain to see, its seq
+ * following the one before: it starts {"seq":SEQ,"ts":"TS","type":" as the writer starts a line
+ * (head_ok), with SEQ *first + i (line 0 sets *first), and holds no other "seq" or "ts" key, nor any
+ * \u (see above). Decoded, each such line then has that seq and that ts, which is not empty: what
+ * follows() would check. 0 at any doubt, and Python's follows() looks. Only with SSE2: without it the
+ * scan costs more than it saves. */
+static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first) {
+    if (i == 0) {
+        if (nl - line < 9 || memcmp(line, SEQ_HEAD, 7) != 0) return 0;
+        long long value = 0;
+        for (const unsigned char *d = line + 7; d < nl && *d >= '0' && *d <= '9'; d++) {
+            if (d - line >= 7 + 18) return 0;
+            value = value * 10 + (*d - '0');
+        }
+        *first = value;
+    }
+    const unsigned char *type = head_ok(line, nl, *first + i);
+    return type != NULL && no_seq_or_ts_key(type, nl);
+}
+#else
+static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first) {
+    return 0; /* without SSE2 the scan would cost more than follows() saves */
+}
+#endif
 
 /* For a tool message whose only "toolCall.. key is its last member, toolCallId, a plain id: its span. */
 static int answer_span(const unsigned char *type, const unsigned char *line, Py_ssize_t len, const unsigned char *key,
@@ -607,6 +804,9 @@ static PyMethodDef methods[] = {
 #ifdef HAVE_CHECK_START
     {"check_start", check_start, METH_VARARGS,
      "check_start(buf, base) -> Pending: check_lines begun in a thread of its own; .result() gives its answer."},
+    {"read_start", read_start, METH_VARARGS,
+     "read_start(fd, offset, size) -> Reading: a chunk read and its whole lines checked in a thread of its own; "
+     ".result() gives (data, got, cut, count, ends, whole, first_seq)."},
 #endif
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 check_lines uses (zlib's), for tests."},
     {NULL, NULL, 0, NULL},
@@ -622,6 +822,7 @@ PyMODINIT_FUNC PyInit__lines(void) {
 #endif
 #ifdef HAVE_CHECK_START
     if ((PendingType = (PyTypeObject *)PyType_FromSpec(&pending_spec)) == NULL) return NULL;
+    if ((ReadingType = (PyTypeObject *)PyType_FromSpec(&reading_spec)) == NULL) return NULL;
 #endif
     return PyModule_Create(&module);
 }

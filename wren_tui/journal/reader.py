@@ -8,6 +8,7 @@ Whole runs of clean lines take a faster road (`_fastpath`) to the same verdicts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from array import array
@@ -185,9 +186,14 @@ class _Lines(Scan):
         self.warnings: list[str] = []
         self.prev_seq = prev_seq
 
-    def take(self, whole: bytes | memoryview, events: list[Event]) -> bool:
-        """Read a run of whole lines (`whole` ends with a newline); False once a line cannot be read."""
-        checked = _fastpath.check_run(whole, self.offset, self.prev_seq)
+    def take(
+        self, whole: bytes | memoryview, events: list[Event], lines_checked: _fastpath.LinesChecked | None = None
+    ) -> bool:
+        """Read a run of whole lines (`whole` ends with a newline); False once a line cannot be read.
+
+        `lines_checked`: what the C line check said of them already (see `_fastpath.read_ahead`), if it did.
+        """
+        checked = _fastpath.check_run(whole, self.offset, self.prev_seq, lines_checked)
         if checked is None:
             self._take_each(whole, events)
             return self.stop is None
@@ -218,7 +224,22 @@ class _Lines(Scan):
                 self.ends.append(self.offset)
 
     def read_file(self, fd: int, sink: EventSink) -> bool:
-        """Hand the file's whole good lines from `offset` on to `sink`; True when a partial line is left at its end."""
+        """Hand the file's whole good lines from `offset` on to `sink`; True when a partial line is left at its end.
+
+        More than a chunk from `offset` is read ahead by C where it can (`_fastpath.read_ahead`): each
+        chunk read and its lines checked while the one before is decoded. Where that stops (a line
+        longer than a chunk, the end of the file), `Lines` reads on and says what the end is.
+        """
+        if _fastpath.read_ahead_works() and os.fstat(fd).st_size - self.offset > _CHUNK:
+            with contextlib.closing(_fastpath.read_ahead(fd, self.offset, _CHUNK)) as ahead:
+                for whole, lines_checked in ahead:
+                    before, events = self.offset, list[Event]()
+                    self.take(whole, events, lines_checked)
+                    if events:
+                        sink(events, whole[: self.offset - before])
+                    if self.stop is not None:
+                        return False
+                    del whole  # held while the next chunk is read, it would add a chunk to what a reading holds
         lines = Lines(fd, self.offset, size=_CHUNK)
         for run in lines:
             whole = lines.read(run)
@@ -263,8 +284,8 @@ def read_events(path: str | os.PathLike[str]) -> ReadResult:
 def scan_events(path: str | os.PathLike[str], sink: EventSink) -> ReadVerdict:
     """Read a journal exactly as `read_events` does, but hand each run of good events to `sink` and keep none.
 
-    Memory holds one chunk of the file at a time (and one line, if a line is longer), whatever the
-    journal's size.
+    Memory holds two chunks of the file at a time (the one decoded and the next, being read) and one
+    line, if a line is longer, whatever the journal's size.
 
     Args:
         path: The journal file.
