@@ -266,6 +266,45 @@ def test_a_store_whose_making_a_kill_cut_short_is_made_again_by_the_next_run(wor
     )
 
 
+# A process that starts making the store in JOURNALS and is killed by kill -9 as it puts the file named in place:
+# the file's temporary copy is written, its rename never happens.
+_KILLED_BEFORE_A_RENAME = """
+import os, signal, sys
+from pathlib import Path
+from wren_tui.snapshots.store import Store
+replace = os.replace
+def killed_before(src, dst, *args, **kwargs):
+    if Path(dst).name == sys.argv[2]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return replace(src, dst, *args, **kwargs)
+os.replace = killed_before
+Store(Path(sys.argv[1])).ensure()
+"""
+
+
+@pytest.mark.parametrize("name", [MARK, "config"])
+def test_a_store_whose_maker_was_killed_before_putting_a_file_in_place_is_made_again_by_the_next_run(
+    workspace: Path, name: str
+) -> None:
+    """kill -9 with the making mark (or Wren's config) written to its temporary file and not yet renamed."""
+    journals = journals_of(workspace)
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_A_RENAME, str(journals / STORE), name], capture_output=True, timeout=120
+    )
+    assert child.returncode == -9, child.stderr
+    assert any(left.endswith(".tmp") for left in os.listdir(journals / STORE))
+    wren(["run", "--yes", "--dir", str(journals), TASK], workspace)
+    assert (journals / STORE / MARK).read_bytes() == MADE
+    assert not any(left.endswith(".tmp") for left in os.listdir(journals / STORE))
+    sid = only_journal(journals).stem
+    seq = json.loads(wren(["fork", "--dir", str(journals), sid, "--json"], workspace))[0]["seq"]
+    target = workspace.parent / f"forked-{name}"
+    wren(["fork", "--dir", str(journals), sid, str(seq), "--workspace", str(target)], workspace.parent)
+    assert sorted(p.name for p in target.iterdir() if p.is_file()) == sorted(
+        p.name for p in workspace.iterdir() if p.is_file()
+    )
+
+
 def test_an_unfinished_store_holding_a_file_making_never_writes_is_refused_and_left_as_it_is(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -134,6 +134,17 @@ _MAKING = b"a workspace snapshot store Wren began to make; a run finding this un
 _MADE_NAMES = frozenset(
     {"HEAD", "config", "description", "objects", "refs", "info", "hooks", "branches", "indexes", PENDING, LOCK, MARK}
 )
+# A temporary file `_write_atomic` makes beside one of those names, left by a kill before its rename.
+_TEMPORARY = re.compile(r"\.(?P<name>[^/]+)\.\d+\.\d+\.tmp")
+
+
+def _left_by_making(name: str) -> bool:
+    """Whether `name`, in a store's folder, is one a run making the store leaves when killed: its lock, or the
+    temporary file of one of the names making writes (the making mark's first)."""
+    temporary = _TEMPORARY.fullmatch(name)
+    return name == LOCK or (temporary is not None and temporary["name"] in _MADE_NAMES)
+
+
 # Files that point git at other folders (objects, config): a store with any of them is not used.
 _REDIRECTS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree")
 
@@ -461,7 +472,7 @@ class Store:
         """Remove what a killed run's `_make` left (only the names making writes; anything else is refused)."""
         try:
             names = os.listdir(self.path)
-            other = sorted(set(names) - _MADE_NAMES)
+            other = sorted(name for name in names if name not in _MADE_NAMES and not _left_by_making(name))
             if other:
                 raise SnapshotError(
                     f"{self.path}: a snapshot store whose making stopped part way, holding {other[0]!r}, which "
@@ -483,7 +494,8 @@ class Store:
     def _refuse_other_files(self) -> None:
         """SnapshotError when the store's folder holds anything (but the store's lock): it is someone else's."""
         with contextlib.suppress(FileNotFoundError):
-            if any(name != LOCK for name in os.listdir(self.path)):
+            names = os.listdir(self.path)
+            if not all(_left_by_making(name) for name in names):
                 raise SnapshotError(
                     f"{self.path}: not empty and not a snapshot store, so no store is made there; move it aside"
                 )
@@ -492,6 +504,9 @@ class Store:
         """A new store in the (empty) folder: git's, then Wren's config, attributes and folders, the mark last."""
         try:
             self._refuse_other_files()
+            for name in os.listdir(self.path):  # a killed maker's temporary file: its making mark never put in place
+                if name != LOCK:
+                    os.unlink(self.path / name)
             _write_atomic(self.path / MARK, _MAKING)
             fsync_dir(self.path)
             self._run("init", "--bare", "--quiet", "--template=", str(self.path), cwd=self.path)
