@@ -11,7 +11,6 @@ writes nothing but its answer on stdout.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +48,8 @@ def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int)
     """
     if not PASS_FDS:
         raise ChildFailed("this system passes no descriptor to a child")
+    import subprocess  # only for a line too big to decode here: not for the readers that import the clip sizes
+
     args = [str(n) for n in (fd, start, length, prev_seq, clip)]
     try:
         done = subprocess.run(
