@@ -30,6 +30,7 @@ PACKAGE = Path(wren_tui.__file__).parent
 LAYERS: dict[str, str] = {
     "wren_tui": "base",  # the top package's __init__: the version
     "wren_tui.portable": "base",  # what the systems do differently, one named operation each
+    "wren_tui.forwarding": "base",  # a member that is another object's (`Forward`)
     "wren_tui.journal": "journal",
     # The workspace's files through a session's history: the snapshot store, a fork with files, rewind, blame.
     "wren_tui.snapshots": "snapshots",

@@ -19,19 +19,22 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser, session_argument
+
+    p = command_parser(
+        sub,
         "export",
-        parents=[common],
-        help="write a session as Markdown, a self-contained HTML page, JSON, or an ATIF trajectory",
-        description="Write a session out for someone without a terminal: Markdown for a pull request's "
+        cmd_export,
+        "Write a session out for someone without a terminal: Markdown for a pull request's "
         "description, one HTML page (no script, no external asset: the conversation, the tool timings and "
         "a waterfall of the calls), JSON (every event as read, the reader's verdict first), or an ATIF "
         "trajectory (ATIF-v1.8, for Harbor, Phoenix and other trajectory tools; another agent's session file "
         "exports this way too; see docs/tracing.md). The file is written whole or not at all. "
         "An export of a damaged journal says where reading stopped, first; "
         "then wren exits 4.",
+        common,
     )
-    p.add_argument("session", metavar="ID|PATH", help="a session id (s-YYYYMMDD-HHMMSS-xxxx) or a journal file")
+    session_argument(p)
     p.add_argument("--format", choices=FORMATS, default="md", help="md, html, json or atif (default: md)")
     p.add_argument(
         "-o",
@@ -40,7 +43,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=Path,
         help="where to write it (a folder: ID.FORMAT inside it; default: ID.FORMAT in the current folder)",
     )
-    p.set_defaults(handler=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> Exit:

@@ -36,14 +36,17 @@ ONLY_CHOICES = ("thinking", "tools", "writes", "errors")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .options import command_parser
+
+    p = command_parser(
+        sub,
         "watch",
-        parents=[common],
-        help="the viewer: a session live, or the journals of a folder",
-        description="Watch a journal live in a full-screen viewer that never writes to it. With no "
+        cmd_watch,
+        "Watch a journal live in a full-screen viewer that never writes to it. With no "
         "session (or a folder), browse the journals newest first; Enter opens one. Given a fleet's server "
         "(nats://SERVER, see wren mirror), browse every machine's sessions there, live; a fork of one is "
         "written in the journals folder here.",
+        common,
     )
     p.add_argument(
         "target",
@@ -86,7 +89,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "refused with a sentence",
     )
     foreign.add_agent_option(p, "browse the sessions")
-    p.set_defaults(handler=cmd_watch)
 
 
 def cmd_watch(args: argparse.Namespace) -> Exit:

@@ -29,6 +29,7 @@ from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.kv import KeyValue
 
+from ..forwarding import Forward
 from ..journal.offsets import CheckedLines, Chunk
 from ..journal.reader import EventSink
 from ..journal.store import parse_ts
@@ -61,17 +62,9 @@ class RemoteSession:
     row: SessionRow
     host_beat: str | None = None
 
-    @property
-    def host(self) -> str:
-        return self.row.host
-
-    @property
-    def id(self) -> str:
-        return self.row.session
-
-    @property
-    def state(self) -> str:
-        return self.row.state
+    host = Forward[str]("row.host")
+    id = Forward[str]("row.session")
+    state = Forward[str]("row.state")
 
     def mirror_silent(self, now: datetime | None = None) -> bool:
         """True when this session's mirror has not been heard from lately: what the row says may be old."""

@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ..forwarding import Forward
 from ..journal import lines as scanner
 from ..journal.events import Event
 from ..journal.lines import Scan
@@ -46,13 +47,7 @@ class Lines:
     def __init__(self, fd: int, start: int, stop: int | None = None, size: int = CHUNK) -> None:
         self._lines = scanner.Lines(fd, start, stop, size)
 
-    @property
-    def looked(self) -> int:
-        return self._lines.looked
-
-    @looked.setter
-    def looked(self, value: int) -> None:
-        self._lines.looked = value
+    looked: Forward[int] = Forward("_lines.looked", settable=True)
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         lines = self._lines

@@ -156,6 +156,14 @@ def journal_paths(folder: Path, misnamed: list[Path] | None = None) -> list[Path
     return [folder / n for n in sorted(names, reverse=True)]
 
 
+def _some_sessions(folder: Path) -> list[Path]:
+    """`_sessions`, or SessionNotFound where there are none."""
+    paths = _sessions(folder)
+    if not paths:
+        raise SessionNotFound(f"no sessions in {folder}")
+    return paths
+
+
 def latest(folder: Path) -> Path:
     """The newest session in `folder`.
 
@@ -163,10 +171,7 @@ def latest(folder: Path) -> Path:
         SessionNotFound: there is none.
         JournalError: the folder cannot be listed.
     """
-    paths = _sessions(folder)
-    if not paths:
-        raise SessionNotFound(f"no sessions in {folder}")
-    return paths[0]
+    return _some_sessions(folder)[0]
 
 
 def latest_of_project(folder: Path, project: Path) -> Path:
@@ -176,10 +181,7 @@ def latest_of_project(folder: Path, project: Path) -> Path:
         SessionNotFound: there is none.
         JournalError: the folder cannot be listed.
     """
-    paths = _sessions(folder)
-    if not paths:
-        raise SessionNotFound(f"no sessions in {folder}")
-    for path in paths:
+    for path in _some_sessions(folder):
         if project_of(path) == str(project):
             return path
     listing = "wren ls" if folder == journals_dir() else f"wren ls --dir {folder}"

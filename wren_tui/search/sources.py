@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
+from ..forwarding import Forward
 from ..journal.events import Error, Event, Message
 from ..journal.verdict import Stop
 from .choices import Role
@@ -114,23 +115,12 @@ class FileSession:
 
     @property
     def session(self) -> str:
-        return self._session
+        return self._session  # a property: ForeignSession makes its id when asked
 
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
-    def stop(self) -> Stop | None:
-        return self._stop
-
-    @property
-    def warnings(self) -> list[str]:
-        return self._warnings
-
-    @property
-    def saved(self) -> Saved | None:
-        return self._saved
+    path: Forward[Path] = Forward("_path")
+    stop: Forward[Stop | None] = Forward("_stop")
+    warnings: Forward[list[str]] = Forward("_warnings")
+    saved: Forward[Saved | None] = Forward("_saved")
 
 
 # The kinds of event `items_of` finds texts in: a reader may pass over any other without calling it.

@@ -25,6 +25,7 @@ from ..foreign.base import BadLine, Skipped, Translated
 from ..foreign.live import FileKey, alive, changed_recently, held_for_writing
 from ..foreign.reader import Branch, ForeignLines, LineIndex, Reading, count_lines, scan, units
 from ..foreign.redacted import redactor
+from ..forwarding import Forward
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.events import Event
@@ -86,9 +87,7 @@ class ForeignFile:
         # The lines the last `scan` left out, by kind.
         self.skipped = Skipped()
 
-    @property
-    def session(self) -> str:
-        return self._session
+    session: Forward[str] = Forward("_session")
 
     @property
     def id(self) -> str:
@@ -109,17 +108,9 @@ class ForeignFile:
     def path(self) -> Path | None:
         return None  # not a Wren journal: a fork goes to the journals folder, never beside it
 
-    @property
-    def fork_folder(self) -> Path:
-        return self._journals
-
-    @property
-    def agent(self) -> str:
-        return self.format.name
-
-    @property
-    def origin(self) -> Path:
-        return self._file.path
+    fork_folder: Forward[Path] = Forward("_journals")
+    agent: Forward[str] = Forward("format.name")
+    origin: Forward[Path] = Forward("_file.path")
 
     # --- the file, as a Wren journal's ------------------------------------------------------
 

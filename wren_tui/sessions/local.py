@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..forwarding import Forward
 from ..journal.commandline import wren_command
 from ..journal.errors import JournalError
 from ..journal.events import Event
@@ -51,22 +52,15 @@ class LocalJournal:
         # Once it left its name: where it went, asked once (a folder scan), until it is back.
         self._left: Whereabouts | None = None
 
-    @property
-    def session(self) -> str:
-        return self._session
-
-    @property
-    def id(self) -> str:
-        return self._session
+    session: Forward[str] = Forward("_session")
+    id: Forward[str] = Forward("_session")
 
     @property
     def where(self) -> str:
         """The journal as it was named (made absolute only to be read)."""
         return str(self._given)
 
-    @property
-    def path(self) -> Path:
-        return self._path
+    path: Forward[Path] = Forward("_path")
 
     @property
     def agent(self) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..forwarding import Forward
 from ..journal.events import Event
 from ..journal.offsets import Chunk
 from ..journal.verdict import Stop
@@ -32,37 +33,10 @@ class CappedReader:
         self.inner = inner
         self._cap = cap
 
-    @property
-    def offset(self) -> int:
-        return self.inner.offset
-
-    @offset.setter
-    def offset(self, value: int) -> None:
-        self.inner.offset = value
-
-    @property
-    def lineno(self) -> int:
-        return self.inner.lineno
-
-    @lineno.setter
-    def lineno(self, value: int) -> None:
-        self.inner.lineno = value
-
-    @property
-    def stop(self) -> Stop | None:
-        return self.inner.stop
-
-    @stop.setter
-    def stop(self, value: Stop | None) -> None:
-        self.inner.stop = value
-
-    @property
-    def scanned(self) -> int:
-        return self.inner.scanned
-
-    @scanned.setter
-    def scanned(self, value: int) -> None:
-        self.inner.scanned = value
+    offset: Forward[int] = Forward("inner.offset", settable=True)
+    lineno: Forward[int] = Forward("inner.lineno", settable=True)
+    stop: Forward[Stop | None] = Forward("inner.stop", settable=True)
+    scanned: Forward[int] = Forward("inner.scanned", settable=True)
 
     def chunks(self, stop: int | None = None) -> Iterator[Chunk]:
         cap = self._cap()
@@ -90,21 +64,10 @@ class ReplaySource:
 
     # --- the source contract --------------------------------------------------------------
 
-    @property
-    def session(self) -> str:
-        return self.inner.session
-
-    @property
-    def path(self) -> Path | None:
-        return self.inner.path
-
-    @property
-    def agent(self) -> str | None:
-        return self.inner.agent
-
-    @property
-    def fork_folder(self) -> Path | None:
-        return self.inner.fork_folder
+    session: Forward[str] = Forward("inner.session")
+    path: Forward[Path | None] = Forward("inner.path")
+    agent: Forward[str | None] = Forward("inner.agent")
+    fork_folder: Forward[Path | None] = Forward("inner.fork_folder")
 
     def fork(self, seq: int) -> Forked:
         # A point of the moment shown is a point of the whole session: the fork is the session's own.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..journal.events import Event, Fork, Message, Rewind, Snapshot, ToolStart
 from .linediff import apply, count_lines, lines_of
 from .linediff import changes as changes_between
-from .store import ObjectReader, Store
+from .store import EDIT_TOOLS, SHELL_TOOLS, ObjectReader, Store
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,6 @@ class Origin:
 
 BEFORE = Origin("before")
 UNSNAPSHOTTED = Origin("unsnapshotted")
-_EDITS = frozenset({"write_file", "edit_file"})
-_COMMANDS = frozenset({"run_command"})
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,7 @@ def history(events: Sequence[Event]) -> list[Change]:
             pending = None
             if event.before is not None and event.before in starts:
                 start = starts[event.before]
-                kind = "edit" if start.name in _EDITS else "command" if start.name in _COMMANDS else "tool"
+                kind = "edit" if start.name in EDIT_TOOLS else "command" if start.name in SHELL_TOOLS else "tool"
                 pending = Origin(
                     kind, start.seq, start.ts, turns.get(start.seq), start.id, start.name, asked.get(start.id, "")
                 )

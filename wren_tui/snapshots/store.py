@@ -37,9 +37,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from ..journal.events import Event, Fork, Rewind, RunStart, Snapshot, ToolStart
-from ..journal.targets import fsync_dir
+from ..journal.targets import fsync_dir, kind_of
 from ..portable import O_BINARY, O_CLOEXEC, O_NOFOLLOW, fcntl
 
 STORE = ".snapshots"
@@ -262,8 +263,10 @@ def files_at(events: Sequence[Event], seq: int) -> FilesAt:
     return FilesAt(None, f"no snapshot was recorded at seq {seq} (the run stopped before it took one)")
 
 
-_EDIT_TOOLS = frozenset({"write_file", "edit_file"})
-_SHELL_TOOLS = frozenset({"run_command"})
+EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+"""The tools that edit files (a change after one of them is an edit)."""
+SHELL_TOOLS = frozenset({"run_command"})
+"""The tools that run commands (a change after one of them came from a command)."""
 
 
 @dataclass(frozen=True)
@@ -304,7 +307,7 @@ def call_changes(events: Sequence[Event], store: Store) -> list[CallChange]:
         if here.before is None or here.before not in names or not {here.id, after.id} <= present:
             continue  # a thinned snapshot: what that call changed is not known any more
         tool = names[here.before]
-        kind = "edit" if tool in _EDIT_TOOLS else "shell" if tool in _SHELL_TOOLS else "other"
+        kind = "edit" if tool in EDIT_TOOLS else "shell" if tool in SHELL_TOOLS else "other"
         found.append(CallChange(here.seq, here.before, tool, kind, len(store.changed_between(here.id, after.id))))
     return found
 
@@ -368,6 +371,16 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
+class GitOptions(TypedDict, total=False):
+    """What a git call on the store may be given besides its arguments (`Store.git`)."""
+
+    work_tree: Path | None
+    index: Path | None
+    input: bytes | None
+    cwd: Path | None
+    config: dict[str, str] | None
+
+
 class Store:
     """A snapshot store (made on first use, 0700) and the git commands that read and write it."""
 
@@ -392,22 +405,14 @@ class Store:
             env["GIT_INDEX_FILE"] = str(index)
         return env
 
-    def git(
-        self,
-        *args: str,
-        work_tree: Path | None = None,
-        index: Path | None = None,
-        input: bytes | None = None,
-        cwd: Path | None = None,
-        config: dict[str, str] | None = None,
-    ) -> bytes:
+    def git(self, *args: str, **options: Unpack[GitOptions]) -> bytes:
         """Run git on the store; its output, or SnapshotError with git's own last line.
 
         The store is checked first (`_check`): one Wren did not make, or whose config is not Wren's,
         is refused before git reads it.
         """
         self._check()
-        return self._run(*args, work_tree=work_tree, index=index, input=input, cwd=cwd, config=config)
+        return self._run(*args, **options)
 
     def _run(
         self,
@@ -1279,16 +1284,6 @@ def _shown(name: bytes) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a file"
-
-
 def _specials(root: bytes, skip: set[bytes]) -> Iterator[tuple[bytes, str]]:
     """FIFOs, sockets and devices under root (never following a link), outside `.git` folders and `skip`."""
     stack = [root]
@@ -1306,7 +1301,8 @@ def _specials(root: bytes, skip: set[bytes]) -> Iterator[tuple[bytes, str]]:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(path)
                 elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
-                    yield os.path.relpath(path, root), _kind(entry.stat(follow_symlinks=False).st_mode)
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    yield os.path.relpath(path, root), kind_of(mode).removesuffix(" (named pipe)")
             except OSError:
                 continue
 

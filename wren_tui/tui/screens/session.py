@@ -19,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from ...forwarding import Forward
 from ...sessions import ForeignSource, SessionSource
 from ...sessions.local import LocalJournal
 from .. import strings
@@ -117,13 +118,8 @@ class SessionScreen(Screen[None]):
         self.forks = ForkFlow(self, self.reader, pick=pick)
         self.launch = Launchers(self, self.reader, self._open_relative)
 
-    @property
-    def timeline(self) -> Timeline:
-        return self.reader.timeline
-
-    @property
-    def writer_alive(self) -> bool | None:
-        return self.reader.writer_alive
+    timeline: Forward[Timeline] = Forward("reader.timeline")
+    writer_alive: Forward[bool | None] = Forward("reader.writer_alive")
 
     def compose(self) -> ComposeResult:
         # The panes: each hears of every change of the timeline (tui/messages.py), none is wired here.

@@ -23,6 +23,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 
+from ...forwarding import Forward
+
 # How each state a session can be in is drawn, in every list.
 STATE_STYLE = {
     "live": "bold green",
@@ -62,13 +64,8 @@ class Cell:
     def __init__(self, text: str, *, justify: JustifyMethod | None = None, style: str = "") -> None:
         self.text = Text(text, justify=justify, style=style, end="")
 
-    @property
-    def plain(self) -> str:
-        return self.text.plain
-
-    @property
-    def cell_len(self) -> int:
-        return self.text.cell_len
+    plain: Forward[str] = Forward("text.plain")
+    cell_len: Forward[int] = Forward("text.cell_len")
 
     def __str__(self) -> str:
         return self.text.plain
