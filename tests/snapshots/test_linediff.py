@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -123,3 +125,31 @@ def test_a_history_asked_version_after_version_gives_the_python_diffs_hunks(vers
     for old, new in itertools.pairwise(datas):
         assert native(old, new) == hunks(Version(lines_of(old)), Version(lines_of(new)))
     assert native(bytearray(datas[-1]), datas[0]) == hunks(Version(lines_of(datas[-1])), Version(lines_of(datas[0])))
+
+
+_RACE = """
+import sys, threading
+from wren_tui.snapshots._linediff import hunks
+big = b"".join(b"line %d\\n" % i for i in range(300_000))
+changed = big.replace(b"line 5\\n", b"five\\n")
+for _ in range(5):
+    go = threading.Event()
+    found = []
+    def other():
+        go.wait()
+        found.append(hunks(big, b"line 0\\n"))
+    thread = threading.Thread(target=other)
+    thread.start()
+    hunks(b"first\\n", big)  # big: the version held for the next call
+    go.set()
+    hunks(big, changed)  # takes it, and works without the GIL while `other` asks with the same `old`
+    thread.join()
+    assert found == [[(1, 300_000, 1, 1)]], found
+print("ok")
+"""
+
+
+@needs_native
+def test_two_threads_asking_with_the_same_old_version_both_get_its_hunks() -> None:
+    done = subprocess.run([sys.executable, "-c", _RACE], capture_output=True, text=True, timeout=300, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]

@@ -280,9 +280,10 @@ static PyObject *hunks(PyObject *self, PyObject *args) {
     }
     Side sa = {NULL, 0, {NULL, 0, NULL}}, sb = {NULL, 0, {NULL, 0, NULL}};
     int cached = last_new != NULL && old == last_new;
-    if (cached) {
+    if (cached) { /* taken: another thread's call while this one works (GIL released) finds no cache */
         sa = last_side;
         last_side = (Side){NULL, 0, {NULL, 0, NULL}};
+        Py_CLEAR(last_new);
     }
     Blocks out = {NULL, 0, 0};
     int status;
