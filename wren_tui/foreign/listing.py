@@ -29,7 +29,6 @@ from . import FORMATS, WREN, Kind, kind_of, own_folder_of
 from .base import BadLine, Format, Translated, split_member
 from .exported import memory_file
 from .live import FileKey, alive, changed_at, changed_recently, held_for_writing
-from .reader import scan
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
 WINDOW = 1 << 14
@@ -589,6 +588,8 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
         events.extend(e for i, e in enumerate(line.events) if i not in line.hidden)
         if line.cwd and not cwd:
             cwd.append(line.cwd)
+
+    from .reader import scan  # the translating reader (and its subprocess): only for a file read whole
 
     verdict = scan(fd, fmt, take)
     state = "live" if live else "torn tail" if verdict.torn else "corrupt" if verdict.stop else ending(events, fmt)

@@ -11,7 +11,6 @@ writes nothing but its answer on stdout.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +49,8 @@ def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int)
     if not PASS_FDS:
         raise ChildFailed("this system passes no descriptor to a child")
     args = [str(n) for n in (fd, start, length, prev_seq, clip)]
+    import subprocess  # only for a huge line: not loaded by every reader of sessions
+
     try:
         done = subprocess.run(
             [sys.executable, "-m", __name__, *args],
