@@ -167,6 +167,30 @@ def test_files_with_matches_reads_a_session_no_further_than_its_first_hit(tmp_pa
 
 
 @INDEX
+def test_files_with_matches_says_a_session_whose_reading_stopped_as_a_warning_and_lists_only_paths(
+    tmp_path: Path, index: list[str]
+) -> None:
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    good = write_journal(folder / "s-20250302-090000-good.jsonl", [user("the needle, whole")], start=START)
+    events = [RunStart(pid=7, cwd="/work/demo", model="scripted", version="0.1.0"), user("nothing yet")]
+    events += [assistant(f"line {k}") for k in range(10)] + [user("the needle, after the damage")]
+    lines = encode(events, start=START).splitlines(keepends=True)
+    digit = lines[6][-4:-3]  # line 7 gets a wrong CRC: reading stops there, before the only needle
+    lines[6] = lines[6][:-4] + (b"1" if digit == b"0" else b"0") + lines[6][-3:]
+    damaged = folder / "s-20250301-090000-dmg1.jsonl"
+    damaged.write_bytes(b"".join(lines))
+    files = run_wren(["search", "needle", "-l", "--dir", str(folder), *index], cwd=tmp_path)
+    assert files.returncode == 0
+    assert files.stdout.splitlines() == [str(good)]  # paths alone: the stop is no line among them
+    assert f"warning: {damaged}: reading stops at line 7" in files.stderr
+    as_json = rows(run_wren(["search", "needle", "-l", "--json", "--dir", str(folder), *index], cwd=tmp_path))
+    by_type = {row["type"]: row for row in as_json}
+    assert len(as_json) == 2 and by_type["session"]["path"] == str(good)  # with --json the stop is a row of its own
+    assert by_type["stopped"]["path"] == str(damaged) and by_type["stopped"]["stoppedAtLine"] == 7
+
+
+@INDEX
 @pytest.mark.parametrize("pattern", ["many lines does", "Many Lines", "lines does"])
 def test_files_with_matches_lists_a_session_whose_first_candidate_is_not_a_hit(
     tmp_path: Path, index: list[str], pattern: str

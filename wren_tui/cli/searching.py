@@ -7,14 +7,11 @@
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import math
 import os
 import re
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,8 +27,8 @@ from ..search.agents import WREN_AGENT, sessions_of
 from ..search.choices import REGEX_SECONDS
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.folder_index import Index
+from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
-from ..search.sources import SearchSource
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
 from .console import err
 from .exits import Exit
@@ -56,10 +53,12 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
         raise UsageError(str(exc)) from None
     filters = Filters(tuple(args.role or ()), _project(args.project), since_of(args.since))
     seconds = _regex_seconds() if query.regex else REGEX_SECONDS
-    after = None if args.after is None else Cursor.of(args.after)
-    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    try:
+        after = None if args.after is None else Cursor.of(args.after)
+    except PageError as exc:
+        raise UsageError(str(exc)) from None
+    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ, files=args.files)
     cap = None if args.every or args.json or args.files else per_session
-    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
     if named is not None:
@@ -81,8 +80,12 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
     index = None if opened is None else opened.answers(sources, first=first)
     _warn(opened)
     if after is not None:
-        sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
+        try:
+            sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
+        except PageError as exc:
+            raise UsageError(str(exc)) from None
     found = 0
+    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
     try:
         with regex_budget(seconds) if query.regex else contextlib.nullcontext():
             found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
@@ -119,113 +122,6 @@ def _regex_seconds() -> float:
             "give fewer, such as 60"
         )
     return seconds
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """Where the next page starts: the hit numbered `skip` (from 0) of the session at `path`, `shown` of its
-    hits already shown on earlier pages (for the count of the rest). Printed as URL-safe base64 of JSON."""
-
-    path: str
-    skip: int
-    shown: int
-
-    def text(self) -> str:
-        raw = _json.encode([self.path, self.skip, self.shown])
-        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-    @classmethod
-    def of(cls, text: str) -> Cursor:
-        """The cursor `text` is. Raises UsageError: it is not one a page printed."""
-        try:
-            raw = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
-            path, skip, shown = msgspec.json.decode(raw, type=tuple[str, int, int])
-        except (ValueError, msgspec.DecodeError):
-            raise UsageError(
-                f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page: --after …'"
-            ) from None
-        if skip < 0 or shown < 0 or shown > skip:
-            raise UsageError(f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page'")
-        return cls(path, skip, shown)
-
-    def rest(self, sources: list[SearchSource]) -> list[SearchSource]:
-        """`sources` from the cursor's session on. Raises UsageError: that session is no longer listed."""
-        for at, source in enumerate(sources):
-            if str(source.path) == self.path:
-                return sources[at:]
-        raise UsageError(
-            f"the next page's session {self.path} is no longer among the sessions searched (moved or deleted): "
-            "search again without --after"
-        )
-
-
-class Pager:
-    """Hits shown as a page: at most `limit` (hits, or sessions with `files`), from `after`, `cap` of each session.
-
-    The sessions come in the listing's order, newest first; a session's hits in its order. Past `cap`, a
-    session's hits are counted, not shown, and the count said when its reading ends. Once `limit` are shown,
-    the next hit that would be shown ends the page, its place printed as the next page's cursor (nothing is
-    printed when there is no next hit).
-    """
-
-    def __init__(
-        self, show: _Json | _Text, *, limit: int | None, cap: int | None, after: Cursor | None, files: bool
-    ) -> None:
-        self.show, self.limit, self.cap, self.files = show, limit, cap, files
-        self.after = after
-        self.path: Path | None = None  # the session being shown
-        self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
-
-    def run(self, results: Iterator[Hit | Searched]) -> int:
-        """Show `results` as a page; how many hits (or sessions) it showed."""
-        printed = 0
-        for each in results:
-            if isinstance(each, Searched):
-                self._ended(each)
-                continue
-            if each.path != self.path:
-                self.path, self.seen, self.shown, self.hidden = each.path, 0, 0, 0
-                if self.after is not None and str(each.path) == self.after.path:
-                    self.shown = self.after.shown  # the session goes on from the last page
-            after = self.after
-            if after is not None and str(each.path) == after.path and self.seen < after.skip:
-                self.seen += 1  # on an earlier page
-                continue
-            if self.cap is not None and self.shown >= self.cap:
-                self.seen += 1
-                self.hidden += 1
-                continue
-            if self.limit is not None and printed >= self.limit:
-                self._next(Cursor(str(each.path), self.seen, self.shown))
-                break
-            self.show.session(each) if self.files else self.show.hit(each)
-            printed += 1
-            self.seen += 1
-            self.shown += 1
-        return printed
-
-    def _ended(self, searched: Searched) -> None:
-        if searched.unreadable is not None:
-            err(f"{searched.unreadable}; it was not searched")
-        for warning in searched.warnings:
-            err(f"warning: {searched.session}: {warning}")
-        if searched.path == self.path and self.hidden:
-            self.show.more(self.hidden)
-            self.hidden = 0
-        if searched.stop is not None:
-            if self.files and isinstance(self.show, _Text):
-                err(f"warning: {searched.path}: {stop_words(searched.stop)}")
-            else:
-                self.show.stopped(searched, searched.stop)
-        if searched.hits or searched.stop is not None:
-            sys.stdout.flush()  # a session at a time, so the first hits show while later sessions are read
-
-    def _next(self, cursor: Cursor) -> None:
-        if isinstance(self.show, _Json):
-            self.show.page(cursor)
-        else:
-            sys.stdout.flush()
-            sys.stderr.write(f"next page: --after {cursor.text()}\n")  # not an error: no "wren:" before it
 
 
 def _warn(index: Index | None) -> None:
@@ -276,8 +172,9 @@ def stop_words(stop: Stop) -> str:
 class _Text:
     """Hits under a header per session (and per project, when a session's runs worked in several)."""
 
-    def __init__(self, colour: bool) -> None:
+    def __init__(self, colour: bool, *, files: bool = False) -> None:
         self.marks = _MARKS[colour]
+        self.files = files  # -l: a session whose reading stopped is a warning, not a line among the paths
         self.heading: tuple[str, str | None] | None = None
         self.kept = Kept()
 
@@ -301,10 +198,23 @@ class _Text:
         sys.stdout.write(f"{visible(str(hit.path))}\n")
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
+        if self.files:
+            err(f"warning: {searched.path}: {stop_words(stop)}")
+            return
         if self.heading is None or self.heading[0] != searched.session:
             sys.stdout.write(f"{searched.session}  {searched.agent}\n")
             self.heading = (searched.session, None)
         sys.stdout.write(f"  {visible(stop_words(stop))}\n")
+
+    def page(self, cursor: Cursor) -> None:
+        sys.stdout.flush()
+        sys.stderr.write(f"next page: --after {cursor.text()}\n")  # not an error: no "wren:" before it
+
+    def said(self, sentence: str) -> None:
+        err(sentence)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
 
 
 def kept_mark(kept: Kept, hit: Hit) -> str | None:
@@ -321,6 +231,12 @@ class _Json:
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
+
+    def said(self, sentence: str) -> None:
+        err(sentence)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
 
     def session(self, hit: Hit) -> None:
         mark = kept_mark(self.kept, hit)

@@ -51,6 +51,7 @@ def decode_elsewhere(fd: int, start: int, length: int, prev_seq: int, clip: int)
     import subprocess  # only for a line too big to decode here: not for the readers that import the clip sizes
 
     args = [str(n) for n in (fd, start, length, prev_seq, clip)]
+
     try:
         done = subprocess.run(
             [sys.executable, "-m", __name__, *args],

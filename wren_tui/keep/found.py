@@ -90,9 +90,25 @@ class Kept:
     def files(self, fmt: Format, root: Path, skipped: list[str] | None = None) -> list[Path]:
         """The session files of `fmt` under `root` (`listing.session_files`) and, when `root` is the agent's own
         folder, the kept copy of each one its agent deleted, in its place for one it truncated."""
+        if self._own_root(fmt, root):
+            return self._with_kept(fmt, root, skipped)
+        return list(session_files(fmt, root, skipped))  # --dir: the store keeps the agent's own folder's sessions only
+
+    def own_files(self, fmt: Format, skipped: list[str] | None = None) -> list[Path]:
+        """`files` of the agent's own folder (its variable, else its default, in this store's environment): the
+        whole listing of an agent's sessions where --dir names no folder, its root found here."""
+        return self._with_kept(fmt, fmt.folder.root(self.env, self.home), skipped)
+
+    def _with_kept(self, fmt: Format, root: Path, skipped: list[str] | None) -> list[Path]:
+        instead, lost = self._in_place(fmt)  # the store first, then the agent's folder: one trip down
         own = list(session_files(fmt, root, skipped))
-        if not self._own_root(fmt, root):
-            return own  # a folder named with --dir: the store keeps the agent's own folder's sessions only
+        if not instead:
+            return own + lost  # nothing read in an agent's file's place: no lookup of each of thousands of paths
+        return [instead.get(path, path) for path in own] + lost
+
+    def _in_place(self, fmt: Format) -> tuple[dict[Path, Path], list[Path]]:
+        """The kept copy read in place of each of `fmt`'s files its agent truncated (by the file's path), and the
+        kept copies of the files it deleted."""
         instead: dict[Path, Path] = {}
         lost: list[Path] = []
         for found in self._of(fmt):
@@ -102,9 +118,7 @@ class Kept:
                 instead[found.original] = found.read
             elif fmt.folder.is_session_file(found.kept.copy):
                 lost.append(found.read)
-        if not instead:
-            return own + lost  # nothing read in an agent's file's place: no lookup of each of thousands of paths
-        return [instead.get(path, path) for path in own] + lost
+        return instead, lost
 
     def lost_members(self, fmt: Format, database: Path, live: set[str]) -> list[Path]:
         """The sessions of the agent's database at `database` that a kept version holds and the database, holding

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..foreign import FORMATS, WREN, Format, Kind
 from ..foreign.base import split_member
-from ..foreign.listing import every_session, roots
+from ..foreign.listing import every_session
 from ..journal.errors import JournalError
 from ..journal.store import journal_paths
 from ..keep.found import Kept
@@ -81,11 +81,7 @@ def _foreign(fmt: Format, places: Places) -> list[SearchSource]:
     if places.named is not None:
         paths = [path for found, path in places.in_named()[1] if found is fmt]
     else:
-        paths = [
-            path
-            for found, root in roots([fmt.name])
-            for path in _sessions(found, places.kept.files(found, root, places.skipped), places.kept)
-        ]
+        paths = _sessions(fmt, places.kept.own_files(fmt, places.skipped), places.kept)
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
 

@@ -1,0 +1,139 @@
+"""`wren search`'s hits as pages: which hits a page shows, how many of a session, and where the next page starts.
+
+The page is decided here, from the hits `engine.search` yields; what a page looks like (text or JSON lines,
+and where a sentence goes) is the command's `Show`. A cursor the person copies back (`--after`) names the
+session and the hit the next page starts at.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from ..journal.verdict import Stop
+from .engine import Hit, Searched
+from .sources import SearchSource
+
+_json = msgspec.json.Encoder()
+
+
+class PageError(ValueError):
+    """A cursor that cannot be followed (not one a page printed, or its session is gone): one sentence to say."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the next page starts: the hit numbered `skip` (from 0) of the session at `path`, `shown` of its
+    hits already shown on earlier pages (for the count of the rest). Printed as URL-safe base64 of JSON."""
+
+    path: str
+    skip: int
+    shown: int
+
+    def text(self) -> str:
+        raw = _json.encode([self.path, self.skip, self.shown])
+        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+    @classmethod
+    def of(cls, text: str) -> Cursor:
+        """The cursor `text` is. Raises PageError: it is not one a page printed."""
+        try:
+            raw = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
+            path, skip, shown = msgspec.json.decode(raw, type=tuple[str, int, int])
+        except (ValueError, msgspec.DecodeError):
+            raise PageError(
+                f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page: --after …'"
+            ) from None
+        if skip < 0 or shown < 0 or shown > skip:
+            raise PageError(f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page'")
+        return cls(path, skip, shown)
+
+    def rest(self, sources: list[SearchSource]) -> list[SearchSource]:
+        """`sources` from the cursor's session on. Raises PageError: that session is no longer listed."""
+        for at, source in enumerate(sources):
+            if str(source.path) == self.path:
+                return sources[at:]
+        raise PageError(
+            f"the next page's session {self.path} is no longer among the sessions searched (moved or deleted): "
+            "search again without --after"
+        )
+
+
+class Show(Protocol):
+    """What a page looks like: the command's (text on a terminal or in a pipe, or JSON lines)."""
+
+    def hit(self, hit: Hit) -> None: ...
+
+    def session(self, hit: Hit) -> None: ...  # with -l: the session of its first hit shown
+
+    def more(self, hidden: int) -> None: ...  # the hits of the session just ended counted, not shown
+
+    def stopped(self, searched: Searched, stop: Stop) -> None: ...  # its reading stopped before its end
+
+    def page(self, cursor: Cursor) -> None: ...  # the next page starts there
+
+    def said(self, sentence: str) -> None: ...  # a sentence for the person (why a session was not searched)
+
+    def flush(self) -> None: ...  # a session ended: what was shown of it is out
+
+
+class Pager:
+    """Hits shown as a page: at most `limit` (hits, or sessions with `files`), from `after`, `cap` of each session.
+
+    The sessions come in the listing's order, newest first; a session's hits in its order. Past `cap`, a
+    session's hits are counted, not shown, and the count said when its reading ends. Once `limit` are shown,
+    the next hit that would be shown ends the page, its place printed as the next page's cursor (nothing is
+    printed when there is no next hit).
+    """
+
+    def __init__(self, show: Show, *, limit: int | None, cap: int | None, after: Cursor | None, files: bool) -> None:
+        self.show, self.limit, self.cap, self.files = show, limit, cap, files
+        self.after = after
+        self.path: Path | None = None  # the session being shown
+        self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
+
+    def run(self, results: Iterator[Hit | Searched]) -> int:
+        """Show `results` as a page; how many hits (or sessions) it showed."""
+        printed = 0
+        for each in results:
+            if isinstance(each, Searched):
+                self._ended(each)
+                continue
+            if each.path != self.path:
+                self.path, self.seen, self.shown, self.hidden = each.path, 0, 0, 0
+                if self.after is not None and str(each.path) == self.after.path:
+                    self.shown = self.after.shown  # the session goes on from the last page
+            after = self.after
+            if after is not None and str(each.path) == after.path and self.seen < after.skip:
+                self.seen += 1  # on an earlier page
+                continue
+            if self.cap is not None and self.shown >= self.cap:
+                self.seen += 1
+                self.hidden += 1
+                continue
+            if self.limit is not None and printed >= self.limit:
+                self.show.page(Cursor(str(each.path), self.seen, self.shown))
+                break
+            self.show.session(each) if self.files else self.show.hit(each)
+            printed += 1
+            self.seen += 1
+            self.shown += 1
+        return printed
+
+    def _ended(self, searched: Searched) -> None:
+        if searched.unreadable is not None:
+            self.show.said(f"{searched.unreadable}; it was not searched")
+        for warning in searched.warnings:
+            self.show.said(f"warning: {searched.session}: {warning}")
+        if searched.path == self.path and self.hidden:
+            self.show.more(self.hidden)
+            self.hidden = 0
+        if searched.stop is not None:
+            self.show.stopped(searched, searched.stop)
+        if searched.hits or searched.stop is not None:
+            self.show.flush()  # a session at a time, so the first hits show while later sessions are read
