@@ -320,3 +320,53 @@ def test_a_line_one_member_short_of_gemini_or_qwen_is_refused_never_read_as_thei
     refused = run_wren(["log", str(path)], cwd=tmp_path)
     assert refused.returncode == 4, (case, refused.stdout)
     assert f"{OPENS} (none of its first lines is of their kinds)" in refused.stderr
+
+
+def test_gemini_parts_of_the_wrong_shape_keep_what_they_still_say_and_lose_nothing_else(tmp_path: Path) -> None:
+    """Gemini CLI's content parts are read leniently (its reader never refuses a record for one part): a bare string
+    is text, an object keeps the members of the right type, a truthy `thought` is thinking, anything else is no
+    part; an empty bare string is text in a prompt and none in a reply, an object's empty text is text in both."""
+    header = {"sessionId": "abc12345-0000", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"}
+    asked = [
+        "",
+        "bare reply",
+        {"text": ""},
+        {"text": "t1", "thought": "yes"},
+        {"text": "t2", "thought": 0},
+        {"text": "both", "functionCall": {"id": "c1", "name": "ls", "args": {"a": 1}}},
+        {"functionCall": "not an object"},
+        {"text": 7},
+        3,
+        None,
+    ]
+    told = [{"text": "hello"}, "bare", "", 5, {"text": "thinky", "thought": True}, {"functionResponse": "no"}, ["x"]]
+    answered = {"functionResponse": {"id": "c1", "response": {"output": "out"}}}
+    records = [
+        header,
+        {"id": "u1", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": [*told, answered]},
+        {"id": "g1", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": asked},
+        {"id": "g2", "timestamp": "2026-01-01T00:00:03Z", "type": "gemini", "content": {"text": "one part"}},
+        {"id": "g3", "timestamp": "2026-01-01T00:00:04Z", "type": "gemini", "content": [""]},
+    ]
+    path = tmp_path / "session-2026-01-01T00-00-abc12345.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = run_wren(["log", str(path), "--json"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    events = [{k: v for k, v in e.items() if k != "ts"} for e in doc["events"] if e["type"] != "session"]
+    assert events == [
+        {"seq": 2, "type": "message", "message": {"role": "user", "content": "hello\nbare\n\nthinky"}},
+        {"seq": 2, "type": "tool_end", "id": "c1", "ok": True, "chars": 3},
+        {"seq": 2, "type": "message", "message": {"role": "tool", "content": "out", "toolCallId": "c1"}},
+        {"seq": 3, "type": "thinking", "text": "t1"},
+        {
+            "seq": 3,
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "content": "bare reply\n\nt2\nboth",
+                "toolCalls": [{"id": "c1", "name": "ls", "args": '{"a":1}'}],
+            },
+        },
+        {"seq": 4, "type": "message", "message": {"role": "assistant", "content": "one part"}},
+    ]

@@ -27,7 +27,7 @@ import msgspec
 from ..journal.events import ChatMessage, Event, Message, ToolCall, ToolEnd, UnknownEvent
 from . import make
 from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json, variable_or_home
-from .gemini_parts import function_call, response_text
+from .gemini_parts import content_parts, function_call, response_text
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
@@ -185,16 +185,13 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
     events: list[Event] = []
     if kind == "user":
         texts: list[str] = []
-        for part in content if isinstance(content, list) else [content]:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    texts.append(part["text"])
-                response = part.get("functionResponse")
-                if isinstance(response, dict):
-                    text, failed = response_text(response)
-                    events += make.answer(seq, ts, str(response.get("id") or ""), text, ok=not failed, took=None)
+        for part in content_parts(content):
+            if part.text is not None:
+                texts.append(part.text)
+            if part.function_response is not None:
+                response = part.function_response
+                text, failed = response_text(response)
+                events += make.answer(seq, ts, str(response.get("id") or ""), text, ok=not failed, took=None)
         if texts:
             text = "\n".join(texts)
             events.insert(
@@ -209,18 +206,13 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
         texts = []
         calls: list[ToolCall] = []
         results: list[Event] = []
-        for part in content if isinstance(content, list) else [content]:
-            if isinstance(part, str):
-                if part:
-                    texts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str) and not part.get("thought"):
-                    texts.append(part["text"])
-                elif isinstance(part.get("text"), str):
-                    events.append(make.thinking(seq, ts, part["text"]))
-                call = part.get("functionCall")
-                if isinstance(call, dict):
-                    calls.append(function_call(call))
+        for part in content_parts(content, empty_strings=False):
+            if part.text is not None and not part.thought:
+                texts.append(part.text)
+            elif part.text is not None:
+                events.append(make.thinking(seq, ts, part.text))
+            if part.function_call is not None:
+                calls.append(function_call(part.function_call))
         asked = make.ms_of(ts)
         for call in record.get("toolCalls") or ():
             if not isinstance(call, dict):

@@ -20,7 +20,7 @@ import msgspec
 from ..journal.events import Event, ToolCall
 from . import make
 from .base import Folder, Format, Kinds, Node, Translated, TypedTranslator, field_reader, node_reader, union
-from .gemini_parts import function_call, response_text
+from .gemini_parts import Part, function_call, response_text
 
 NAME = "qwen"
 LABEL = "Qwen Code"
@@ -33,16 +33,9 @@ SKIPPED = ("system:attribution_snapshot", "system:ui_telemetry")
 _KNOWN = frozenset(MAPPED)
 
 
-class _Part(msgspec.Struct, rename="camel"):
-    text: str | None = None
-    thought: bool = False
-    function_call: dict[str, Any] | None = None
-    function_response: dict[str, Any] | None = None
-
-
 class _Message(msgspec.Struct):
     role: str = ""
-    parts: list[_Part] = []
+    parts: list[Part] = []
 
 
 class _UsageMeta(msgspec.Struct, rename="camel"):
