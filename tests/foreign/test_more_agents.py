@@ -370,3 +370,32 @@ def test_gemini_parts_of_the_wrong_shape_keep_what_they_still_say_and_lose_nothi
         },
         {"seq": 4, "type": "message", "message": {"role": "assistant", "content": "one part"}},
     ]
+
+
+def test_a_gemini_reply_whose_thoughts_calls_or_result_is_a_number_is_read_without_them_never_a_crash(
+    tmp_path: Path,
+) -> None:
+    header = {"sessionId": "abc12345-0000", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"}
+    call = {"id": "c1", "name": "ls", "args": {}, "status": "success", "result": 5, "resultDisplay": "shown"}
+    records = [
+        header,
+        {"id": "g1", "timestamp": "2026-01-01T00:00:01Z", "type": "gemini", "content": "a", "toolCalls": [call]},
+        {"id": "g2", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": "b", "thoughts": 7},
+        {"id": "g3", "timestamp": "2026-01-01T00:00:03Z", "type": "gemini", "content": "c", "toolCalls": 3},
+    ]
+    path = tmp_path / "session-2026-01-01T00-00-abc12345.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = run_wren(["log", str(path), "--json"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    events = [e for e in json.loads(result.stdout)["events"] if e["type"] != "session"]
+    assert [(e["seq"], e["type"]) for e in events] == [
+        (2, "message"),
+        (2, "tool_end"),
+        (2, "message"),
+        (3, "message"),
+        (4, "message"),
+    ]
+    assert events[0]["message"]["toolCalls"] == [{"id": "c1", "name": "ls", "args": "{}"}]
+    assert events[2]["message"] == {"role": "tool", "content": "shown", "toolCallId": "c1"}
+    assert [e["message"]["content"] for e in events[3:]] == ["b", "c"]

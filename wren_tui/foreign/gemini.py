@@ -199,7 +199,7 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
             )
         return events
     if kind == "gemini":
-        for thought in record.get("thoughts") or ():
+        for thought in _listed(record.get("thoughts")):
             if isinstance(thought, dict):
                 said = "\n".join(str(thought[k]) for k in ("subject", "description") if thought.get(k))
                 events.append(make.thinking(seq, ts, said))
@@ -214,7 +214,7 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
             if part.function_call is not None:
                 calls.append(function_call(part.function_call))
         asked = make.ms_of(ts)
-        for call in record.get("toolCalls") or ():
+        for call in _listed(record.get("toolCalls")):
             if not isinstance(call, dict):
                 continue
             calls.append(function_call(call))
@@ -244,6 +244,11 @@ def _record(seq: int, record: dict[str, Any]) -> list[Event]:
     return [make.note(seq, ts, str(kind), text=text)]
 
 
+def _listed(value: object) -> list[Any]:
+    """A member that should be a list, or none (a number there said nothing, and stopped the reading)."""
+    return value if isinstance(value, list) else []
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
@@ -252,7 +257,7 @@ def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
     """A recorded call's result as the model got it, and whether it says the call failed."""
     texts: list[str] = []
     failed = False
-    for part in call.get("result") or ():
+    for part in _listed(call.get("result")):
         response = part.get("functionResponse") if isinstance(part, dict) else None
         if isinstance(response, dict):
             text, bad = response_text(response)
