@@ -19,17 +19,24 @@ def test_an_append_to_a_journal_is_reported_with_its_path_to_a_blocking_follower
     other = tmp_path / "below"
     other.mkdir()
     reported: list[set[Path]] = []
-    wakes = folder_changes_blocking(tmp_path, debounce_ms=10, step_ms=5)
-    for paths in wakes:
-        if not reported:
-            # The watcher runs (this is its first wake): a file below the folder is not its business, the append is.
-            (other / "ignored.jsonl").write_text("{}\n", encoding="utf-8")
-            with journal.open("a", encoding="utf-8") as out:
-                out.write('{"seq":1}\n')
-        reported.append(paths)
-        if journal in paths or len(reported) > WAKES:
-            break
-    wakes.close()
+
+    def follow() -> None:
+        wakes = folder_changes_blocking(tmp_path, debounce_ms=10, step_ms=5)
+        for paths in wakes:
+            if not reported:
+                # The watcher runs (its first wake): a file below the folder is not its business, the append is.
+                (other / "ignored.jsonl").write_text("{}\n", encoding="utf-8")
+                with journal.open("a", encoding="utf-8") as out:
+                    out.write('{"seq":1}\n')
+            reported.append(paths)
+            if journal in paths or len(reported) > WAKES:
+                break
+        wakes.close()
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    follower.join(timeout=60)  # a bound for a watcher that never wakes, not a measure
+    assert reported, "the watcher never woke"
     assert journal in reported[-1], reported
     assert all(path.parent == tmp_path for paths in reported for path in paths), reported
 
