@@ -308,3 +308,9 @@ def test_wren_log_of_a_wren_journal_loads_no_other_agents_reader_no_fork_and_no_
     never = {"wren_tui.sessions.foreign", "wren_tui.sessions.exported", "wren_tui.journal.forking"}
     assert loaded & never == set() and "wren_tui.journal.writer" not in loaded
     assert not {name for name in loaded if name.split(".")[0] in ("watchfiles", "textual", "rich")}
+
+
+def test_wren_otel_help_loads_no_file_watcher() -> None:
+    loaded = _loaded_by(["otel", "--help"])
+    assert "wren_tui.cli.otel" in loaded  # the command's own module, so the help was its
+    assert "wren_tui.journal.watching" not in loaded and "watchfiles" not in loaded  # started by --follow only

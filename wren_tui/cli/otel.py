@@ -1,16 +1,17 @@
 """`wren otel`: sessions sent as OpenTelemetry GenAI traces over OTLP/HTTP, once or followed live.
 
 The spans are made by wren_tui.export.otel from the journal's events; the journal is only read. With
---follow the journals are read again every fifth of a second and each span is sent when it closes; a
-run whose writer is gone without a run_end is closed then, its open calls sent as errors (outcome
-unknown). Sending a session again never duplicates a span: the ids come from the session and seq.
+--follow the journals are read again as their folder changes (journal.watching, the viewer's watcher; at
+least every quarter of a second, every fifth where no watcher can run) and each span is sent when it
+closes; a run whose writer is gone without a run_end is closed then, its open calls sent as errors
+(outcome unknown). Sending a session again never duplicates a span: the ids come from the session and seq.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,10 @@ from .options import folder_of, named_folder_of
 if TYPE_CHECKING:
     from ..sessions import Session
 
-POLL_S = 0.2
+POLL_S = 0.2  # where the folder cannot be watched, and for a fleet's session
+# The viewer's: an append wakes the follower in about 8 ms.
+DEBOUNCE_MS = 10
+STEP_MS = 5
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -248,10 +252,12 @@ def _follow(folder: Path, sessions: Iterable[Session], sender: OtlpSender, every
             )
         paths.append(Path(source.where))
     followed = {path: _Followed(path, sender, content) for path in paths}
+    # Each followed journal's folder, not the file (one written anew is seen), and with --all the folder's new ones.
+    folders = sorted({path.parent for path in paths} | ({folder} if every else set()))
     out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
     failing = False
     try:
-        while True:
+        for _wake in _wakes(folders):
             if every:
                 for path in journal_paths(folder):
                     if path not in followed:
@@ -273,7 +279,22 @@ def _follow(folder: Path, sessions: Iterable[Session], sender: OtlpSender, every
                 if not failing:
                     err(f"{exc}; the spans are kept and sent again until it does")
                 failing = True
-            time.sleep(POLL_S)
     except KeyboardInterrupt:
         sender.flush()
     return Exit.OK
+
+
+def _wakes(folders: list[Path]) -> Iterator[None]:
+    """When to read the followed journals again: at once, then at each change in `folders` and at least every
+    WAKE_MS (a writer gone changes no file); every POLL_S, forever, where the folders cannot be watched."""
+    yield  # the first read, before the watcher starts: its first wake re-reads what was written meanwhile
+    try:
+        from ..journal.watching import folder_changes_blocking  # watchfiles, for --follow only
+
+        for _paths in folder_changes_blocking(*folders, debounce_ms=DEBOUNCE_MS, step_ms=STEP_MS):
+            yield
+    except (OSError, RuntimeError):
+        pass  # no inotify, too many watches, an unsupported filesystem: the timer, as before
+    while True:
+        time.sleep(POLL_S)
+        yield

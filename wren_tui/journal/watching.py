@@ -1,9 +1,10 @@
 """A folder's changes as watchfiles reports them, for whoever follows the journals in it (the viewer, a fleet's
-mirror): the folder itself, not below it, every kind of change, and an empty set at each wake without one."""
+mirror, `wren otel --follow`): the folder itself, not below it, every kind of change, and an empty set at each wake
+without one. `folder_changes` is for an asyncio loop, `folder_changes_blocking` for a plain one."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import watchfiles
@@ -11,6 +12,10 @@ import watchfiles
 # With no change the watcher still wakes this often: the first wake proves it is watching (a re-read then catches
 # anything written before it started), later ones are a cheap safety net.
 WAKE_MS = 250
+
+
+def _paths(changes: set[tuple[watchfiles.Change, str]]) -> set[Path]:
+    return {Path(path) for _change, path in changes}
 
 
 async def folder_changes(folder: Path, *, debounce_ms: int, step_ms: int) -> AsyncIterator[set[Path]]:
@@ -28,4 +33,23 @@ async def folder_changes(folder: Path, *, debounce_ms: int, step_ms: int) -> Asy
         recursive=False,
         watch_filter=None,
     ):
-        yield {Path(path) for _change, path in changes}
+        yield _paths(changes)
+
+
+def folder_changes_blocking(*folders: Path, debounce_ms: int, step_ms: int) -> Iterator[set[Path]]:
+    """`folder_changes` for a loop that is not asyncio's, over one folder or several: each wait blocks the thread.
+
+    Ctrl+C raises KeyboardInterrupt in the waiting thread. Raises OSError or RuntimeError where the watcher cannot
+    start: the caller polls instead.
+    """
+    for changes in watchfiles.watch(
+        *folders,
+        debounce=debounce_ms,
+        step=step_ms,
+        rust_timeout=WAKE_MS,
+        yield_on_timeout=True,
+        recursive=False,
+        watch_filter=None,
+        raise_interrupt=True,
+    ):
+        yield _paths(changes)
