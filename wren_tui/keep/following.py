@@ -6,8 +6,8 @@ file kept with it, Kimi's context or Cline's status document, is seen too), each
 of the agent's write. A database (OpenCode, Kilo) is copied whole at each version, so while it keeps changing it
 is copied at most once every `DATABASE_EVERY_S` (the first change at once). A kill at any moment leaves the store
 as a kill of `wren keep` does: its manifest's last whole line says what counts. An agent's folder made after it
-started is watched from its next wake (`WAKE_MS`); every `LOOK_AGAIN_S` a whole keep also catches what no event
-said.
+started is watched from its next wake (`journal.watching.WAKE_MS`); every `LOOK_AGAIN_S` a whole keep also
+catches what no event said.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from .keeping import AgentKeeper, Asked, Planned, StoreLock, Tally, keep_locked,
 
 DEBOUNCE_MS = 20
 STEP_MS = 10
-WAKE_MS = 250
 LOOK_AGAIN_S = 30.0
 DATABASE_EVERY_S = 10.0
 
@@ -76,22 +75,14 @@ def _watch(
     skip: list[Path],
 ) -> None:
     """Watch the folders that exist until one more of the agents' folders does (then return, to watch it too)."""
-    import watchfiles as wf
+    from ..journal.watching import folder_changes_blocking  # watchfiles: only for --follow
 
     root = asked.root
     absent = [a for a in agents if a not in watched]
     paths = [a.start or a.root for a in watched] or [root]
     started = False
     looked = 0.0
-    for changes in wf.watch(
-        *paths,
-        debounce=DEBOUNCE_MS,
-        step=STEP_MS,
-        rust_timeout=WAKE_MS,
-        yield_on_timeout=True,
-        watch_filter=None,
-        raise_interrupt=True,
-    ):
+    for changes in folder_changes_blocking(*paths, debounce_ms=DEBOUNCE_MS, step_ms=STEP_MS, recursive=True):
         now = time.monotonic()
         if not started or now - looked > LOOK_AGAIN_S:
             # Watching now: one whole keep catches what was written before (and, now and then, what no event said).
@@ -107,8 +98,7 @@ def _watch(
         if any(os.path.isdir(a.start or a.root) for a in absent):
             return  # an agent's folder made since: watched too, from a whole keep
         by_agent: dict[str, set[Path]] = {}
-        for _change, raw in changes:
-            path = Path(raw)
+        for path in changes:
             for planned in watched:
                 base = planned.start or planned.root
                 if path == base or base in path.parents:
