@@ -254,18 +254,23 @@ NOT_FOR_AN_ANSWERED_SEARCH = {
 }
 
 
-def test_a_search_the_index_answers_loads_no_translator_no_subprocess_and_no_hashes(tmp_path: Path) -> None:
+def _one_claude_session(tmp_path: Path) -> dict[str, str]:
+    """A Claude Code folder holding one recorded session, and an empty Wren folder: the environment naming both."""
     claude = tmp_path / "claude" / "projects" / "-work"
     claude.mkdir(parents=True)
     (tmp_path / "wren").mkdir()
     shutil.copy(
         EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
     )
-    env = {
+    return {
         "WREN_DIR": str(tmp_path / "wren"),
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
     }
+
+
+def test_a_search_the_index_answers_loads_no_translator_no_subprocess_and_no_hashes(tmp_path: Path) -> None:
+    env = _one_claude_session(tmp_path)
     built = _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)
     assert "wren_tui.search.skim" in built  # the first search read the file to index it
     for words in (["joke"], ["-l", "joke"], ["quokkaflume"]):  # hits, a file's first hit, and none
@@ -274,17 +279,7 @@ def test_a_search_the_index_answers_loads_no_translator_no_subprocess_and_no_has
 
 
 def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_every_agent(tmp_path: Path) -> None:
-    claude = tmp_path / "claude" / "projects" / "-work"
-    claude.mkdir(parents=True)
-    (tmp_path / "wren").mkdir()
-    shutil.copy(
-        EXTERNAL / "claude-code" / "agentlogs_crud.jsonl", claude / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl"
-    )
-    env = {
-        "WREN_DIR": str(tmp_path / "wren"),
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-    }
+    env = _one_claude_session(tmp_path)
     readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
     loaded = _loaded_by(["ls", "--agent", "claude", "--json"], env)
     assert {readers[name] for name in loaded if name in readers} == {"claude"}
