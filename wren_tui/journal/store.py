@@ -1,4 +1,10 @@
-"""Where journals live: session ids, the journals folder, listing newest first with each state."""
+"""Where journals live: session ids, the journals folder, listing newest first with each state.
+
+Its names for where journals are and what they are called (`journals_dir`, `journal_paths`, `resolve`, `latest`,
+`SUFFIX`, `SESSION_ID`, `project_label`, `parse_ts`, ...) load no reader: the reader, the event types (msgspec),
+the calls and the locks are imported by the functions that read a journal (`describe_session`, `list_sessions`,
+`state_of`), so a command that only finds sessions (a warm `wren search`) never loads them.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +16,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
-from typing import Literal, TypeGuard, cast
+from typing import TYPE_CHECKING, Literal, TypeGuard, cast
 
 from ..portable import open_read_only, pread
 from ._framing import LINE_START
-from .calls import open_calls
 from .errors import JournalError, SessionNotFound
-from .events import Event, Fork, RunEnd, RunStart, Usage
-from .locks import lock_holder, read_locks
-from .reader import read_head_and_tail, scan_events
-from .verdict import Stop
 from .visible import visible
+
+if TYPE_CHECKING:
+    from .events import Event, Fork, RunEnd, RunStart
+    from .verdict import Stop
+
+    RunMark = RunStart | RunEnd | Fork
+    """The events that say where a session's runs start and end: the last one says how its last run ended."""
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
@@ -281,6 +289,8 @@ def describe_session(path: Path, locks: str | None = None) -> SessionInfo:
     Raises:
         SessionNotFound: the journal is gone.
     """
+    from .reader import read_head_and_tail, scan_events
+
     try:
         if path.stat().st_size > WHOLE_UNDER:
             ends = read_head_and_tail(path)
@@ -315,23 +325,27 @@ def _unreadable(path: Path, reason: str) -> SessionInfo:
 
 
 _TOKENS = attrgetter("input_tokens", "output_tokens")
-# isinstance as C functions, so filter() and map() below run with no Python frame per event
-_is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
-_is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
-_is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
 
 
 def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, locks: str | None = None) -> SessionInfo:
-    tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
+    from .events import Fork, RunEnd, RunStart, Usage
+    from .locks import lock_holder
+
+    # isinstance as C functions, so filter() and map() below run with no Python frame per event
+    is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
+    is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
+    is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
+    is_run_mark = cast("Callable[[object], TypeGuard[RunMark]]", lambda e: type(e) in (RunStart, RunEnd, Fork))
+    tokens = sum(map(sum, map(_TOKENS, filter(is_usage, events))))
     # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
-    fork = cast(Fork | None, next(filter(_is_fork, reversed(events)), None))
-    start = cast(RunStart | None, next(filter(_is_run_start, reversed(events)), None))
+    fork = cast(Fork | None, next(filter(is_fork, reversed(events)), None))
+    start = cast(RunStart | None, next(filter(is_run_start, reversed(events)), None))
     state = state_of(
         stop,
         live=lambda: lock_holder(path, locks) is not None,
         empty=not events,
         uncertain=lambda: _uncertain(events),
-        last_run=next(filter(_is_run_mark, reversed(events)), None),
+        last_run=next(filter(is_run_mark, reversed(events)), None),
     )
     # A fork's own life starts at its fork event; the events before it are its parent's.
     started = fork.ts if fork else events[0].ts if events else None
@@ -355,12 +369,20 @@ def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, loc
 
 def _uncertain(events: list[Event]) -> bool:
     """Some call is left open that resume would refuse to guess about."""
+    from .calls import open_calls
+
     return any(call.uncertain for call in open_calls(events))
 
 
-RunMark = RunStart | RunEnd | Fork
-"""The events that say where a session's runs start and end: the last one says how its last run ended."""
-_is_run_mark = cast(Callable[[object], TypeGuard[RunMark]], lambda e: type(e) in (RunStart, RunEnd, Fork))
+def __getattr__(name: str) -> object:
+    """`RunMark` at run time (for a caller that imports it), made on first use: this module loads no event type."""
+    if name == "RunMark":
+        from .events import Fork, RunEnd, RunStart
+
+        mark = RunStart | RunEnd | Fork
+        globals()[name] = mark  # found once; later lookups do not come here
+        return mark
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def state_of(
@@ -382,6 +404,8 @@ def state_of(
         last_run: Its last run_start, run_end or fork event: how its last run ended (interrupted when it never
             did; forked when a fork was made and never resumed).
     """
+    from .events import Fork, RunEnd
+
     if stop is not None and not stop.torn:
         return "corrupt"
     if live():
@@ -407,6 +431,8 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     Raises:
         JournalError: `folder` is not a folder or cannot be listed.
     """
+    from .locks import read_locks
+
     misnamed: list[Path] = []
     paths = journal_paths(folder, misnamed)
     locks = read_locks()  # once for the folder, not once per journal (None: each journal is asked)
