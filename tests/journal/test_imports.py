@@ -2,7 +2,8 @@
 
 A command that only finds journals (a warm `wren search`, `wren ls` of another agent: `journals_dir`,
 `journal_paths`, `resolve`, `project_label`, a `Stop` or a `JournalError`) loads no reader, no event type and
-no msgspec; `describe_session` and `list_sessions` load them when they read a journal. Each check runs in a
+no msgspec, nor datetime or zlib; `describe_session` and `list_sessions` load them when they read a journal,
+`parse_ts` datetime and `starts_as_journal` the framing. Each check runs in a
 fresh interpreter, as a command starts.
 """
 
@@ -46,7 +47,7 @@ def _journal(folder: Path, name: str) -> None:
     write_journal(folder / f"{name}.jsonl", run)
 
 
-def test_finding_journals_loads_no_reader_no_event_type_and_no_msgspec(tmp_path: Path) -> None:
+def test_finding_journals_loads_no_reader_no_event_type_no_msgspec_no_datetime_and_no_zlib(tmp_path: Path) -> None:
     _journal(tmp_path, "s-20260101-000000-aaaa")
     _journal(tmp_path, "s-20260102-000000-bbbb")
     code = f"""
@@ -57,26 +58,29 @@ folder = Path({str(tmp_path)!r})
 print(store.journals_dir(env={{"WREN_DIR": str(folder)}}) == folder)
 print([p.name for p in store.journal_paths(folder)])
 print(store.latest(folder).name, store.resolve(folder, "s-20260101-000000-aaaa").name)
-print(store.starts_as_journal(store.latest(folder)), store.SUFFIX, store.DOCUMENT_SUFFIX)
-print(store.project_label("/work/a\\x1bb", 40), visible("a\\x1b"))
-print(store.parse_ts("2026-01-01T00:00:00Z"))
+print(store.project_label("/work/a\\x1bb", 40), visible("a\\x1b"), store.SUFFIX, store.DOCUMENT_SUFFIX)
 try:
     store.resolve(folder, "s-20260103-000000-cccc")
 except errors.SessionNotFound as exc:
     print(exc)
 print(errors.JournalCorrupt(folder / "x.jsonl", verdict.Stop(line=3, offset=9, why="bad")))
+# Nor datetime (a time is parsed only by parse_ts), nor zlib (the framing's CRC: starts_as_journal loads the framing).
+print([name for name in ("datetime", "zlib") if name in sys.modules])
+print(store.parse_ts("2026-01-01T00:00:00Z"), store.parse_ts("2026-01-01T00:00:00"), store.parse_ts("soon"))
+print(store.starts_as_journal(store.latest(folder)), store.starts_as_journal(folder / "x.jsonl"))
 """
     loaded, said = _loaded_after(code, tmp_path)
     assert said.splitlines() == [
         "True",
         "['s-20260102-000000-bbbb.jsonl', 's-20260101-000000-aaaa.jsonl']",
         "s-20260102-000000-bbbb.jsonl s-20260101-000000-aaaa.jsonl",
-        "True .jsonl .json",
-        "/work/a␛b a␛",
-        "2026-01-01 00:00:00+00:00",
+        "/work/a␛b a␛ .jsonl .json",
         f"no session s-20260103-000000-cccc in {tmp_path}",
         f"{tmp_path / 'x.jsonl'}: line 3: bad. Nothing was written. Read it with `wren log`, then fork from a point "
         "before line 3 or move the file aside.",
+        "[]",
+        "2026-01-01 00:00:00+00:00 2026-01-01 00:00:00+00:00 None",
+        "True False",
     ]
     assert loaded == []
 

@@ -13,17 +13,17 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeGuard, cast
 
 from ..portable import open_read_only, pread
-from ._framing import LINE_START
 from .errors import JournalError, SessionNotFound
 from .visible import visible
 
 if TYPE_CHECKING:
+    from datetime import datetime, tzinfo
+
     from .events import Event, Fork, RunEnd, RunStart
     from .verdict import Stop
 
@@ -56,6 +56,7 @@ State = Literal[
 def new_session_id(now: datetime | None = None) -> str:
     """s-YYYYMMDD-HHMMSS-xxxx: UTC time so names sort by time, four random characters for ties."""
     import secrets  # here: its hmac and hashlib (OpenSSL) are for a new session, not for every reader of a journal
+    from datetime import UTC, datetime
 
     now = now or datetime.now(UTC)
 
@@ -260,16 +261,27 @@ class SessionInfo:
         return None if first is None or last is None else (last - first).total_seconds()
 
 
+# datetime's parser and UTC, loaded by the first `parse_ts` (a listing's durations, a search by time), not by every
+# command that only finds journals; kept here so that each later call costs no import statement.
+_TIME: tuple[Callable[[str], datetime], tzinfo] | None = None
+
+
 def parse_ts(ts: str) -> datetime | None:
     """A journal ts as an aware UTC time; None for a ts in a shape this version cannot read.
 
     Lines from other writers may carry any string as ts, and the reader keeps them.
     """
+    global _TIME
+    if _TIME is None:
+        from datetime import UTC, datetime
+
+        _TIME = (datetime.fromisoformat, UTC)
+    fromisoformat, utc = _TIME
     try:
-        moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        moment = fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=utc)
 
 
 WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row
@@ -467,6 +479,8 @@ def write_problem(folder: Path, exc: OSError) -> str:
 def starts_as_journal(path: Path) -> bool:
     """True when the file at `path` begins as every line Wren writes does (`{"seq":`): a Wren journal,
     maybe damaged past that. The one cheap test, before any other agent's format is asked (`foreign.kind_of`)."""
+    from ._framing import LINE_START  # here: the framing's CRC (zlib) is for reading lines, not for finding journals
+
     try:
         fd = open_read_only(path)
     except OSError:
