@@ -47,7 +47,9 @@ def _journal(folder: Path, name: str) -> None:
     write_journal(folder / f"{name}.jsonl", run)
 
 
-def test_finding_journals_loads_no_reader_no_event_type_no_msgspec_no_datetime_and_no_zlib(tmp_path: Path) -> None:
+def test_finding_journals_loads_no_reader_no_event_type_no_msgspec_and_no_datetime_zlib_or_unicodedata(
+    tmp_path: Path,
+) -> None:
     _journal(tmp_path, "s-20260101-000000-aaaa")
     _journal(tmp_path, "s-20260102-000000-bbbb")
     code = f"""
@@ -64,8 +66,9 @@ try:
 except errors.SessionNotFound as exc:
     print(exc)
 print(errors.JournalCorrupt(folder / "x.jsonl", verdict.Stop(line=3, offset=9, why="bad")))
-# Nor datetime (a time is parsed only by parse_ts), nor zlib (the framing's CRC: starts_as_journal loads the framing).
-print([name for name in ("datetime", "zlib") if name in sys.modules])
+# Nor datetime (a time is parsed only by parse_ts), nor zlib (the framing's CRC: starts_as_journal loads the framing),
+# nor the Unicode tables (asked only of a character above ASCII in text that is not printable).
+print([name for name in ("datetime", "zlib", "unicodedata") if name in sys.modules])
 print(store.parse_ts("2026-01-01T00:00:00Z"), store.parse_ts("2026-01-01T00:00:00"), store.parse_ts("soon"))
 print(store.starts_as_journal(store.latest(folder)), store.starts_as_journal(folder / "x.jsonl"))
 """
@@ -83,6 +86,24 @@ print(store.starts_as_journal(store.latest(folder)), store.starts_as_journal(fol
         "True False",
     ]
     assert loaded == []
+
+
+def test_the_unicode_tables_are_loaded_by_the_first_text_that_needs_them_and_hide_the_same_characters(
+    tmp_path: Path,
+) -> None:
+    code = """
+from wren_tui.journal.visible import hidden_characters, visible, visible_text
+lines = visible_text("a\\x1b[2J\\nb").split("\\n")
+print(visible("café ok"), visible("tab\\there"), lines, "unicodedata" in sys.modules)
+print(visible("zero\\u200bwidth, \\u202edesrever, caf\\u00e9\\t\\u00a0"), "unicodedata" in sys.modules)
+print([hex(ord(c)) for c in hidden_characters("x\\u2028y\\u00adz\\U000e0041\\u00e9\\x07")])
+"""
+    _, said = _loaded_after(code, tmp_path)
+    assert said.splitlines() == [
+        "café ok tab    here ['a␛[2J', 'b'] False",
+        "zero<U+200B>width, <U+202E>desrever, café    \u00a0 True",
+        "['0x2028', '0xad', '0xe0041', '0x7']",
+    ]
 
 
 def test_listing_journals_loads_the_reader_when_it_reads_them(tmp_path: Path) -> None:
