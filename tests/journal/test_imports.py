@@ -106,6 +106,17 @@ print([hex(ord(c)) for c in hidden_characters("x\\u2028y\\u00adz\\U000e0041\\u00
     ]
 
 
+def test_a_wren_command_line_loads_its_quoting_only_when_one_is_made(tmp_path: Path) -> None:
+    code = f"""
+from pathlib import Path
+from wren_tui.journal.commandline import wren_command
+print("shlex" in sys.modules)
+print(wren_command("log", "it's", folder=Path({str(tmp_path)!r}), tail="MESSAGE"), "shlex" in sys.modules)
+"""
+    _, said = _loaded_after(code, tmp_path)
+    assert said.splitlines() == ["False", f"wren log --dir {tmp_path} 'it'\"'\"'s' MESSAGE True"]
+
+
 def test_listing_journals_loads_the_reader_when_it_reads_them(tmp_path: Path) -> None:
     _journal(tmp_path, "s-20260101-000000-aaaa")
     code = f"""
