@@ -161,6 +161,23 @@ print(replay([]).messages, Replayer is journal.Replayer, visible_lines("x\\ny"))
     assert said.splitlines() == ["function function function a␛", "[] True ['x', 'y']"]
 
 
+def test_a_state_asked_first_loads_what_it_needs(tmp_path: Path) -> None:
+    # The viewer asks `state_of` of a journal it read itself: no `describe_session` has loaded the event types before.
+    code = """
+from wren_tui.journal import store
+from wren_tui.journal.events import Fork, RunEnd, RunStart
+from wren_tui.journal.verdict import Stop
+def state(last_run, stop=None, live=False):
+    return store.state_of(stop, live=lambda: live, empty=False, uncertain=lambda: False, last_run=last_run)
+start = RunStart(pid=1, cwd="/", model="m", version="v")
+print(state(RunEnd(reason="cancelled")), state(Fork(from_="s-1", at_seq=3)), state(start))
+torn, bad = Stop(line=2, offset=5, why="cut", torn=True), Stop(line=2, offset=5, why="bad")
+print(state(None, torn), state(None, live=True), state(None, bad))
+"""
+    _, said = _loaded_after(code, tmp_path)
+    assert said.splitlines() == ["cancelled forked interrupted", "torn tail live corrupt"]
+
+
 def test_a_run_mark_is_a_run_start_a_run_end_or_a_fork_when_imported_from_the_store(tmp_path: Path) -> None:
     # `RunMark` is made when first asked for (the store loads no event type): the same union as the type checker's.
     code = """

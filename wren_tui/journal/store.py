@@ -1,9 +1,10 @@
 """Where journals live: session ids, the journals folder, listing newest first with each state.
 
 Its names for where journals are and what they are called (`journals_dir`, `journal_paths`, `resolve`, `latest`,
-`SUFFIX`, `SESSION_ID`, `project_label`, `parse_ts`, ...) load no reader: the reader, the event types (msgspec),
-the calls and the locks are imported by the functions that read a journal (`describe_session`, `list_sessions`,
-`state_of`), so a command that only finds sessions (a warm `wren search`) never loads them.
+`SUFFIX`, `SESSION_ID`, `project_label`, `parse_ts`, ...) read no journal, and load no reader, no event type
+(msgspec), no datetime and no zlib: the reader, the event types, the calls and the locks are loaded by the first
+journal read for its row (`describe_session`, `list_sessions`, `state_of`), datetime by the first `parse_ts`, so a
+command that only finds sessions (a warm `wren search`) never loads them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from .visible import visible
 if TYPE_CHECKING:
     from datetime import datetime, tzinfo
 
+    # Bound at run time by `_load_reading`, below, when a journal is first read for its row.
+    from .calls import open_calls
     from .events import Event, Fork, RunEnd, RunStart
+    from .locks import lock_holder, read_locks
+    from .reader import read_head_and_tail, scan_events
     from .verdict import Stop
 
     RunMark = RunStart | RunEnd | Fork
@@ -301,8 +306,8 @@ def describe_session(path: Path, locks: str | None = None) -> SessionInfo:
     Raises:
         SessionNotFound: the journal is gone.
     """
-    from .reader import read_head_and_tail, scan_events
-
+    if not _READING:
+        _load_reading()
     try:
         if path.stat().st_size > WHOLE_UNDER:
             ends = read_head_and_tail(path)
@@ -336,28 +341,46 @@ def _unreadable(path: Path, reason: str) -> SessionInfo:
     )
 
 
+# The reader, the event types, the locks and the calls, bound here by the first journal read for its row (each function
+# that reads one calls `_load_reading` first): a command that only finds journals never loads them, and a listing
+# loads them once, not once a journal. isinstance as C functions, so filter() and map() in `_row` run with no Python
+# frame per event.
+_READING = False
+_is_usage: Callable[[object], bool]
+_is_fork: Callable[[object], bool]
+_is_run_start: Callable[[object], bool]
+_is_run_mark: Callable[[object], TypeGuard[RunMark]]
+
+
+def _load_reading() -> None:
+    global _READING, open_calls, Fork, RunEnd, lock_holder, read_locks, read_head_and_tail, scan_events
+    global _is_usage, _is_fork, _is_run_start, _is_run_mark
+    from .calls import open_calls
+    from .events import Fork, RunEnd, RunStart, Usage
+    from .locks import lock_holder, read_locks
+    from .reader import read_head_and_tail, scan_events
+
+    _is_usage = cast("Callable[[object], bool]", Usage.__instancecheck__)
+    _is_fork = cast("Callable[[object], bool]", Fork.__instancecheck__)
+    _is_run_start = cast("Callable[[object], bool]", RunStart.__instancecheck__)
+    _is_run_mark = cast("Callable[[object], TypeGuard[RunMark]]", lambda e: type(e) in (RunStart, RunEnd, Fork))
+    _READING = True
+
+
 _TOKENS = attrgetter("input_tokens", "output_tokens")
 
 
 def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, locks: str | None = None) -> SessionInfo:
-    from .events import Fork, RunEnd, RunStart, Usage
-    from .locks import lock_holder
-
-    # isinstance as C functions, so filter() and map() below run with no Python frame per event
-    is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
-    is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
-    is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
-    is_run_mark = cast("Callable[[object], TypeGuard[RunMark]]", lambda e: type(e) in (RunStart, RunEnd, Fork))
-    tokens = sum(map(sum, map(_TOKENS, filter(is_usage, events))))
+    tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
     # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
-    fork = cast(Fork | None, next(filter(is_fork, reversed(events)), None))
-    start = cast(RunStart | None, next(filter(is_run_start, reversed(events)), None))
+    fork = cast("Fork | None", next(filter(_is_fork, reversed(events)), None))
+    start = cast("RunStart | None", next(filter(_is_run_start, reversed(events)), None))
     state = state_of(
         stop,
         live=lambda: lock_holder(path, locks) is not None,
         empty=not events,
         uncertain=lambda: _uncertain(events),
-        last_run=next(filter(is_run_mark, reversed(events)), None),
+        last_run=next(filter(_is_run_mark, reversed(events)), None),
     )
     # A fork's own life starts at its fork event; the events before it are its parent's.
     started = fork.ts if fork else events[0].ts if events else None
@@ -381,8 +404,6 @@ def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, loc
 
 def _uncertain(events: list[Event]) -> bool:
     """Some call is left open that resume would refuse to guess about."""
-    from .calls import open_calls
-
     return any(call.uncertain for call in open_calls(events))
 
 
@@ -416,8 +437,8 @@ def state_of(
         last_run: Its last run_start, run_end or fork event: how its last run ended (interrupted when it never
             did; forked when a fork was made and never resumed).
     """
-    from .events import Fork, RunEnd
-
+    if not _READING:
+        _load_reading()
     if stop is not None and not stop.torn:
         return "corrupt"
     if live():
@@ -443,8 +464,8 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     Raises:
         JournalError: `folder` is not a folder or cannot be listed.
     """
-    from .locks import read_locks
-
+    if not _READING:
+        _load_reading()
     misnamed: list[Path] = []
     paths = journal_paths(folder, misnamed)
     locks = read_locks()  # once for the folder, not once per journal (None: each journal is asked)
