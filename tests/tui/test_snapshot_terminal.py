@@ -1,7 +1,7 @@
 """The viewer's fork picker with snapshots, in a real terminal (tmux): counts, the diff pane, a fork with files.
 
-The session is a real `wren run`; the fork is made from the picker (`f`, then `y`), and the fork is
-then resumed from another folder, where it works in the folder its files were written to.
+The session is a real `wren run`; the fork is made from the picker (`f`, a folder typed over the one offered,
+Enter), and the fork is then resumed from another folder, where it works in the folder its files were written to.
 """
 
 from __future__ import annotations
@@ -55,9 +55,15 @@ def test_fork_with_files_from_the_viewers_picker_then_resume_in_the_new_folder(
     terminal.wait_for("+    if not values:")
     terminal.keys("f")
     terminal.wait_for("with its files?")
-    terminal.keys("y")
+    terminal.wait_for("ws-fork-2")  # the folder offered, beside the workspace (its end, where the cursor is)
+    target = tmp_path / "chosen"  # a folder of the person's own, typed over the one offered
+    terminal.keys("C-u")
+    terminal.wait_gone("ws-fork-2")
+    terminal.keys("-l", str(target))
+    terminal.wait_for("chosen")
+    terminal.keys("Enter")
     screen = terminal.wait_for("Continue it there with:", timeout=30)
-    target = tmp_path / "ws-fork-2"
+    assert not (tmp_path / "ws-fork-2").exists()
     assert f"Forked {sid} at seq 2 → s-" in screen and "wren resume --dir" in screen
     (new,) = {p.stem for p in journals.glob("s-*.jsonl")} - {sid}
     assert new in screen.replace("\n", "").replace(" ", "").replace("█", "")

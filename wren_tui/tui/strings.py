@@ -99,9 +99,12 @@ DIFF_CUT = "… {n} more lines (wren diff-files shows them all)"
 NO_FILES_AT = "No snapshot holds the files at seq {seq}: a fork there restores the conversation only."
 CONFIRM_FORK_FILES = (
     "Fork {session} at seq {seq} with its files?\n\n{point}\n\n"
-    "The files as they were then are written to {target} (a new folder), and the fork works there. "
-    "This session and its workspace are left exactly as they are."
+    "The files as they were then are written to the folder below (a new or empty one: edit it to choose "
+    "another), and the fork works there. This session and its workspace are left exactly as they are."
 )
+FOLDER_HELP = "Enter forks into this folder · Esc cancels · a relative name is taken from where wren watch started"
+NO_FOLDER = "Name a folder for the fork's files."
+FOLDER_USED = "{folder} is not a new or empty folder: a fork writes its files into a fresh one. Choose another."
 FORKED_FILES = "Forked {parent} at seq {seq} → {new}; its files are in {target}\n\nContinue it there with:\n  {command}"
 NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a reply with no tool call open."
 CONFIRM_FORK = (

@@ -1,8 +1,10 @@
-"""Small modal dialogs: a question with yes/no, a message with OK, an event's line as written."""
+"""Small modal dialogs: a question with yes/no, a folder to take or edit, a message with OK, a line as written."""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from rich.text import Text
@@ -10,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Static
 from textual.widgets.button import ButtonVariant
 
 from .. import strings
@@ -57,6 +59,45 @@ class Confirm(_Dialog[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class AskFolder(ModalScreen[Path | None]):
+    """A question above a folder's path, offered and editable; Enter answers with the folder, Esc with None.
+
+    The folder is checked before the dialog closes: a name is needed, and a file or a folder with anything in
+    it is refused where it is typed (the one writing the folder checks again: this only spares a round trip).
+    A relative name is taken from the viewer's working folder, as the command line takes `--workspace`.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, question: str, folder: Path) -> None:
+        super().__init__(classes="dialog")
+        self.question = question
+        self.offered = folder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text("\n".join(visible_lines(self.question))), id="question")
+            yield Input(str(self.offered), id="folder")
+            yield Static(Text(strings.FOLDER_HELP), id="help")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        typed = event.value.strip()
+        if not typed:
+            self.notify(strings.NO_FOLDER, severity="warning", timeout=4)
+            return
+        folder = Path(os.path.abspath(Path(typed).expanduser()))
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            self.notify(strings.FOLDER_USED.format(folder=visible(str(folder))), severity="warning", timeout=6)
+            return
+        self.dismiss(folder)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class Notice(_Dialog[None]):

@@ -30,7 +30,7 @@ from ..text import shorten
 from ..wren_child import run_wren
 from ..write import Failed
 from ..write_child import fork_with_files
-from .dialogs import Confirm, Notice
+from .dialogs import AskFolder, Confirm, Notice
 from .fork_picker import ForkPicker, RewindTo, WithFiles
 
 
@@ -127,16 +127,17 @@ class ForkFlow:
             self.reader.runner.in_thread("rewind", partial(self._rewind_preview, source.path, point))
             return
         if isinstance(point, WithFiles) and isinstance(source, LocalJournal):
-            target = fork_folder_for(source.path, point.seq)
-            question = strings.CONFIRM_FORK_FILES.format(
-                session=self.session, seq=point.seq, point=str(point), target=shorten(str(target), 80)
-            )
-            fork = partial(self._fork_with_files, source.path, target)
-            self.app.push_screen(Confirm(question), partial(self._confirmed, fork, point))
+            question = strings.CONFIRM_FORK_FILES.format(session=self.session, seq=point.seq, point=str(point))
+            offered = fork_folder_for(source.path, point.seq)
+            self.app.push_screen(AskFolder(question, offered), partial(self._folder_chosen, source.path, point))
             return
         folder = shorten(str(source.fork_folder), 80)
         question = strings.CONFIRM_FORK.format(session=self.session, seq=point.seq, point=str(point), folder=folder)
         self.app.push_screen(Confirm(question), partial(self._confirmed, self._fork, point))
+
+    def _folder_chosen(self, journal: Path, point: ForkPoint, target: Path | None) -> None:
+        if target is not None:
+            self._fork_with_files(journal, target, point)
 
     def _confirmed(self, fork: Callable[[ForkPoint], None], point: ForkPoint, yes: bool | None) -> None:
         if yes:
