@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..foreign import UNKNOWN, WREN, Format, kind_of, what_wren_opens
-from ..journal.errors import NotASession
+from ..foreign import UNKNOWN
 from ..journal.store import SESSION_ID, SessionInfo, in_project, journals_dir, list_sessions, project_label
 from ..journal.visible import visible
 from ..sessions.opening import ALL, agent_places
@@ -19,6 +18,7 @@ from .exits import Exit
 from .options import named_folder_of
 
 if TYPE_CHECKING:
+    from ..foreign import Format
     from ..foreign.listing import AgentSession
 
 _PROJECT_WIDTH = 28
@@ -82,6 +82,10 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
     read, listed as unknown with what it is, not as a corrupt journal."""
     if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or SESSION_ID.match(info.id):
         return info
+    # Only for such a file: what it is, by its first lines (the formats' kinds, msgspec).
+    from ..foreign import WREN, Format, kind_of, what_wren_opens
+    from ..journal.errors import NotASession
+
     kind = kind_of(info.path)
     if kind == WREN:
         return info
