@@ -294,6 +294,35 @@ def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_e
         assert str(fmt.folder.root({}, Path("~"))) in said
 
 
+# What a page of `wren ls --agent` made from the store's rows never needs: the translating reader, the snapshot store
+# (its space is said of Wren's own journals only), the terminal's width and the copying of files (shutil), a
+# command line quoted back (a refusal's), subprocesses, hashes, the journal writer, the fleet's asyncio.
+NOT_FOR_A_PAGE_FROM_THE_STORE = {
+    "wren_tui.foreign.reader",
+    "wren_tui.snapshots",
+    "wren_tui.journal.writer",
+    "wren_tui.journal.commandline",
+    "shutil",
+    "subprocess",
+    "hashlib",
+    "tempfile",
+    "pickle",
+    "asyncio",
+}
+
+
+def test_a_page_of_ls_agent_from_the_store_loads_no_reader_no_snapshot_store_and_no_terminal_sizing(
+    tmp_path: Path,
+) -> None:
+    env = _one_claude_session(tmp_path)
+    first = _loaded_by(["ls", "--agent", "claude", "--json"], env)  # reads the file, and keeps its row
+    assert "wren_tui.search.listing_cache" in first
+    inside = tuple(f"{module}." for module in NOT_FOR_A_PAGE_FROM_THE_STORE)  # a package's modules too
+    for args in (["--json", "--limit", "1"], ["--json"], []):  # piped text too: no terminal, no width asked
+        loaded = _loaded_by(["ls", "--agent", "claude", *args], env)
+        assert {name for name in loaded if name in NOT_FOR_A_PAGE_FROM_THE_STORE or name.startswith(inside)} == set()
+
+
 def test_wren_log_of_a_wren_journal_loads_no_other_agents_reader_no_fork_and_no_file_watcher(tmp_path: Path) -> None:
     from tests.tui.journals import SESSION, finished_story, write_journal
 

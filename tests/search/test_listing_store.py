@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_wren
-from tests.foreign.sessions import AN_HOUR, copy_session, lines_of
+from tests.foreign.sessions import AGENTS, AN_HOUR, copy_session, lines_of
 from wren_tui.foreign.live import held_for_writing
 from wren_tui.search.index import index_path
 
@@ -188,3 +189,58 @@ def test_ls_limit_lists_the_newest_n_sessions_of_the_whole_listing(tmp_path: Pat
         assert len(text.stdout.splitlines()) == 3, text.stdout  # the heading and two sessions
     refused = run_wren(["ls", "--limit", "0"], cwd=tmp_path, env=env)
     assert refused.returncode == 2 and "'0' is not a number of sessions" in refused.stderr
+
+
+def test_a_page_through_the_store_is_the_whole_listings_first_n_across_ties_changes_and_a_database(
+    tmp_path: Path,
+) -> None:
+    # Three copies of one recording (equal starts: listed in the order the files are found), a file with no start,
+    # other agents' files, and OpenCode's database (its sessions listed among them, all in one order).
+    claude = tmp_path / "claude" / ROOTS["claude"]
+    copies = [copy_session("claude", "simple", claude, nested=True, stem=f"tie-{n}") for n in range(3)]
+    for name in ("multi-turn", "killed", "tool-error"):
+        copy_session("claude", name, claude, nested=True, stem=f"claude-{name}")
+    empty = claude / "-var-tmp-ws" / "no-start.jsonl"
+    empty.write_bytes(b"")
+    os.utime(empty, (time.time() - AN_HOUR, time.time() - AN_HOUR))
+    for agent in ("codex", "pi"):
+        for name in ("simple", "multi-turn"):
+            copy_session(agent, name, tmp_path / agent / ROOTS[agent], nested=True, stem=f"{agent}-{name}")
+    (tmp_path / "data" / "opencode").mkdir(parents=True)
+    shutil.copyfile(AGENTS / "opencode" / "multi-turn.opencode.db", tmp_path / "data" / "opencode" / "opencode.db")
+    (tmp_path / "journals").mkdir()
+    env = {var: str(tmp_path / agent) for agent, var in HOMES.items()}
+    env |= {"XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
+
+    def ls(agent: str, journals: Path, *more: str) -> str:
+        result = run_wren(["ls", "--agent", agent, *more], cwd=tmp_path, env={**env, "WREN_DIR": str(journals)})
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def pages_are_the_whole_listings_first_n() -> None:
+        for agent in ("claude", "all"):
+            whole: list[dict[str, Any]] = json.loads(ls(agent, tmp_path / "no-store", "--json"))
+            text = ls(agent, tmp_path / "no-store").splitlines()
+            assert len(whole) >= 7 and len(text) == len(whole) + 1
+            for limit in range(1, len(whole) + 2):
+                assert json.loads(ls(agent, tmp_path / "journals", "--json", "--limit", str(limit))) == whole[:limit]
+            for limit in (1, 4, len(whole)):  # the heading, then the page's rows (all: as wide as its agents' names)
+                page = ls(agent, tmp_path / "journals", "--limit", str(limit))
+                assert page == ls(agent, tmp_path / "no-store", "--limit", str(limit))
+                assert agent == "all" or page.splitlines() == text[: limit + 1]
+        # A page reads every file's start but builds only its rows: the store keeps every file's row still.
+        ls("claude", tmp_path / "journals", "--json", "--limit", "1")
+        assert stored(tmp_path) >= {str(path) for path in claude.rglob("*.jsonl") if path != empty}
+
+    pages_are_the_whole_listings_first_n()  # the store made by the first listing, then read
+    # Changed since the store kept them: one copy now starts a year later (first), one is gone, one is new.
+    later = copies[1].read_bytes().replace(b'"timestamp":"2026', b'"timestamp":"2027')
+    copies[1].write_bytes(later)
+    copies[2].unlink()
+    copy_session("claude", "multi-turn", claude, nested=True, stem="new-since")
+    for path in (copies[1], claude / "-var-tmp-ws" / "new-since.jsonl"):
+        os.utime(path, (time.time() - AN_HOUR, time.time() - AN_HOUR))
+    pages_are_the_whole_listings_first_n()
+    first = json.loads(ls("claude", tmp_path / "journals", "--json", "--limit", "1"))
+    assert [row["path"] for row in first] == [str(copies[1])] and first[0]["started"].startswith("2027")
+    assert str(copies[2]) not in stored(tmp_path)

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import shlex
-import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..foreign import UNKNOWN, WREN, Format, kind_of, what_wren_opens
-from ..journal.errors import NotASession
-from ..journal.store import SESSION_ID, SessionInfo, in_project, list_sessions, project_label
+from ..foreign import UNKNOWN
+from ..journal.store import SESSION_ID, SessionInfo, in_project, journals_dir, list_sessions, project_label
 from ..journal.visible import visible
+from ..sessions.opening import ALL, agent_places
 from . import foreign
 from .console import err, out, print_json
 from .exits import Exit
 from .options import named_folder_of
+
+if TYPE_CHECKING:
+    from ..foreign import Format
+    from ..foreign.listing import AgentSession
 
 _PROJECT_WIDTH = 28
 
@@ -80,12 +82,18 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
     read, listed as unknown with what it is, not as a corrupt journal."""
     if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or SESSION_ID.match(info.id):
         return info
+    # Only for such a file: what it is, by its first lines (the formats' kinds, msgspec).
+    from ..foreign import WREN, Format, kind_of, what_wren_opens
+    from ..journal.errors import NotASession
+
     kind = kind_of(info.path)
     if kind == WREN:
         return info
     if kind == UNKNOWN:
         reason = str(NotASession(info.path, what_wren_opens()))
     else:
+        import shlex  # only for a file that is another agent's session
+
         assert isinstance(kind, Format)
         again = shlex.join(["wren", "ls", "--agent", "all", "--dir", str(info.path.parent)])
         reason = f"{info.path}: a {kind.label} session, not a Wren journal; `{again}` lists it"
@@ -158,7 +166,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
 
         return fleet.ls_remote(args.server, args.json, agent=getattr(args, "agent", None))
     if getattr(args, "agent", None) is not None:
-        return foreign.ls_agents(args)
+        return ls_agents(args)
     folder = named_folder_of(args)
     sessions = [_not_a_journal(s) for s in list_sessions(folder)]
     for s in sessions:
@@ -174,7 +182,11 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
     if not sessions:
         out(f"no sessions in {folder}" + (f" of {project}" if args.project is not None else ""))
         return Exit.OK
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    width = None
+    if sys.stdout.isatty():
+        import shutil  # the terminal's width ($COLUMNS first): only for a terminal
+
+        width = shutil.get_terminal_size().columns
     for line in _table(sessions, width):
         out(line)
     from ..snapshots.budget import BudgetError, budget_of
@@ -188,4 +200,109 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         except BudgetError as exc:
             budget = f" ({exc})"
         out(visible(f"snapshots: {human(store.size())}{budget} in {store.path}"))
+    return Exit.OK
+
+
+# --- wren ls --agent -------------------------------------------------------------------------------
+
+
+def _listed(
+    places: list[tuple[Format, Path]], journals: Path, skipped: list[str], limit: int | None
+) -> list[AgentSession]:
+    """The newest `limit` sessions of `places` and the kept copies of those their agents lost (`keep.found`), each
+    unchanged file's row from the store beside search's index (see docs/search-index.md), only the page's rows
+    made (`listing_cache.newest`); every file read when there is no store to keep (no journals folder yet)."""
+    # The agents' listing and its store: not loaded to list Wren's journals.
+    from ..foreign.listing import list_agent_sessions
+    from ..keep.found import Kept
+    from ..search import indexer
+    from ..search.folder_index import Index
+    from ..search.listing_cache import newest
+
+    kept = Kept()
+    index = Index(journals, writer=indexer)
+    known = index.listing_cache()
+    for sentence in index.said:
+        err(f"warning: {sentence}")
+    if known is None:
+        return list_agent_sessions(places, skipped, kept=kept)[:limit]
+    try:
+        sessions = newest(places, skipped, known, kept, limit)
+        known.save([where for fmt, root in places for where in (root, *kept.folders(fmt))])
+        return sessions
+    finally:
+        known.close()
+
+
+def _agent_row(s: AgentSession) -> dict[str, Any]:
+    return {
+        "agent": s.agent,
+        "id": s.id,
+        "path": str(s.path),
+        "state": s.state,
+        "lines": s.lines,
+        "exact": s.exact,
+        "started": s.started,
+        "lastTs": s.last_ts,
+        "durationS": s.duration_s,
+        "tokens": s.tokens,
+        "tokensExact": s.tokens_exact,
+        "project": s.project,
+        "reason": s.reason,
+        "kept": s.kept,
+    }
+
+
+def ls_agents(args: argparse.Namespace) -> Exit:
+    """`wren ls --agent NAME|all [--dir DIR] [--json] [--limit N]`: the agents' sessions, newest first."""
+    places = agent_places(args.agent, getattr(args, "dir", None))
+    skipped: list[str] = []
+    limit = getattr(args, "limit", None)  # a page: the newest N
+    if args.agent == ALL and getattr(args, "dir", None):
+        from ..foreign.listing import list_every_session
+
+        sessions = list_every_session(places[0][1], skipped)[:limit]  # one folder for all: each file by its content
+    else:
+        sessions = _listed(places, journals_dir(None), skipped, limit)
+    for sentence in dict.fromkeys(skipped):  # a folder two agents share is said once
+        err(f"{sentence}; they are not listed")
+    for s in sessions:
+        if s.state in ("unreadable", UNKNOWN):
+            err(f"{s.reason}; it is listed as {s.state}")
+    # --agent all --dir: every file was judged by its content, so a folder of files that lists nothing holds none
+    # Wren reads (with one agent named, it may hold another's).
+    named = Path(args.dir).expanduser() if args.agent == ALL and getattr(args, "dir", None) else None
+    if not sessions and named is not None:
+        from ..sessions.refusal import nothing_readable
+
+        if (said := nothing_readable(named)) is not None:
+            err(said)  # a folder of files Wren does not read is not an empty folder
+            if args.json:
+                print_json([])
+            return Exit.UNREADABLE
+    if args.json:
+        print_json([_agent_row(s) for s in sessions])
+        return Exit.OK
+    if not sessions:
+        where = ", ".join(dict.fromkeys(str(root) for _fmt, root in places))  # --dir: every agent's is the same
+        out(f"no sessions in {where}")
+        return Exit.OK
+    many = args.agent == ALL
+    width = max((len(s.agent) for s in sessions), default=0) if many else 0
+    head = f"{'AGENT':<{max(width, 7)}}  " if many else ""
+    out(f"{head}{'ID':<36}  {'STARTED':<24}  {'LINES':>7}  {'DURATION':>8}  {'TOKENS':>8}  {'STATE':<16}  PROJECT")
+    for s in sessions:
+        agent = f"{s.agent:<{max(width, 7)}}  " if many else ""
+        if s.state in ("unreadable", UNKNOWN):
+            why = "not a session Wren reads" if s.state == UNKNOWN else s.reason
+            out(visible(f"{agent}{s.id:<36}  {'-':<24}  {'-':>7}  {'-':>8}  {'-':>8}  {s.state:<16}  ({why})"))
+            continue
+        dur = f"{s.duration_s:.1f}s" if s.duration_s is not None else "-"
+        lines = str(s.lines) if s.exact else f"~{s.lines}"
+        tokens = str(s.tokens) if s.tokens_exact else f"~{s.tokens}"
+        place = project_label(s.project, _PROJECT_WIDTH)
+        line = f"{agent}{s.id:<36}  {s.started or '-':<24}  {lines:>7}  {dur:>8}  {tokens:>8}  {s.state:<16}  {place}"
+        out(visible(line))
+        if s.kept is not None:
+            out(visible(f"{' ' * len(agent)}  {s.kept}: {s.path}"))
     return Exit.OK

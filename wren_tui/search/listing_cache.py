@@ -7,6 +7,9 @@ Rows of files no longer listed are dropped when the listing is written back. A c
 index: deleting it loses nothing, and a listing that cannot open it reads every file. It is opened
 through the folder's `folder_index.Index` (`listing_cache`), for writing by `wren ls --agent`, read-only
 by the viewer's browser of the agents' sessions.
+
+`wren ls --agent` asks for a page (`newest`): the files are put in order by the start kept of each
+(read from the row, nothing more made of it), and only the page's rows are made.
 """
 
 from __future__ import annotations
@@ -15,12 +18,20 @@ import contextlib
 import marshal
 import os
 import sqlite3
-from dataclasses import astuple
+from collections.abc import Sequence
+from dataclasses import astuple, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..foreign.listing import AgentSession
+from ..foreign.listing import AgentSession, Keeps, list_agent_sessions, marked, remembered
+from ..foreign.live import held_for_writing
+
+if TYPE_CHECKING:
+    from ..foreign.base import Format
 
 _Key = tuple[int, int, int, int]
+# Where a kept row (`packed`) holds the session's start.
+_STARTED = [field.name for field in fields(AgentSession)].index("started")
 
 
 def _key(st: os.stat_result) -> _Key:
@@ -66,6 +77,16 @@ class ListingCache:
         fields[2] = path
         return AgentSession(*fields)
 
+    def started(self, path: Path, st: os.stat_result) -> tuple[bool, str | None]:
+        """Whether a row is kept for `path` as `st` says the file is, and the start it says (no row made)."""
+        key = str(path)
+        self.asked.add(key)
+        kept = self.rows.get(key)
+        if kept is None or kept[0] != _key(st):
+            return False, None
+        start: str | None = marshal.loads(kept[1])[_STARTED]
+        return True, start
+
     def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None:
         self.new[str(path)] = (_key(st), packed(row))
 
@@ -100,3 +121,58 @@ class ListingCache:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+
+
+def newest(
+    places: Sequence[tuple[Format, Path]],
+    skipped: list[str],
+    known: ListingCache,
+    kept: Keeps,
+    limit: int | None = None,
+) -> list[AgentSession]:
+    """`list_agent_sessions(places, skipped, known, kept=kept)[:limit]`, with only those rows made.
+
+    Each file is put in its place by the start its kept row says (unchanged since it was kept), or by its row,
+    read and kept now; then the first `limit` rows alone are made, each as the whole listing makes it ("live"
+    said as of now, the store's mark). A database of sessions (OpenCode's) is listed whole, its rows in order
+    among the others. The order is the whole listing's: newest first, a session with no start last, equal
+    starts in the order the files were found.
+    """
+    found: list[tuple[Format, Path]] = []
+    exported: list[AgentSession] = []
+    for fmt, root in places:
+        said: list[str] = []  # each folder's sentences in the order the whole listing says them
+        if fmt.export is not None:
+            exported += list_agent_sessions([(fmt, root)], said, known, kept=kept)
+        else:
+            found += [(fmt, path) for path in kept.files(fmt, root, said)]
+        skipped += said
+    stats: dict[Path, os.stat_result] = {}
+    for _fmt, path in found:
+        try:
+            stats[path] = os.stat(path)
+        except OSError:
+            continue
+    held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
+    made: dict[int, AgentSession] = {}
+    starts: list[str] = []
+    for i, (fmt, path) in enumerate(found):
+        st = stats.get(path)
+        is_kept, start = (False, None) if st is None else known.started(path, st)
+        if not is_kept:
+            made[i] = row = remembered(path, fmt, st, held, known)  # read now (and kept)
+            start = row.started
+        starts.append(start or "")
+    # Times are ISO-8601 UTC, so they sort as text; the sort is stable, so equal starts keep the files' order.
+    entries: list[tuple[str, int | AgentSession]] = [(start, i) for i, start in enumerate(starts)]
+    entries += [(row.started or "", row) for row in exported]
+    order = sorted(entries, key=lambda entry: entry[0], reverse=True)[:limit]
+    page = []
+    for _start, which in order:
+        if isinstance(which, AgentSession):
+            page.append(which)  # a database's session: its row made and marked with the whole database's
+            continue
+        fmt, path = found[which]
+        row = made.get(which) or remembered(path, fmt, stats[path], held, known)
+        page.append(marked(row, kept))
+    return page
