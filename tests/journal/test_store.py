@@ -238,3 +238,27 @@ def test_the_latest_session_is_the_newest_and_a_projects_latest_the_newest_whose
     for newest in (lambda: latest(empty), lambda: latest_of_project(empty, Path("/work/demo"))):
         with pytest.raises(SessionNotFound, match="no sessions in"):
             newest()
+
+
+def test_ls_on_a_terminal_measures_wide_characters_as_two_cells_and_keeps_its_columns_aligned(tmp_path: Path) -> None:
+    from tests.agent.tty import Tty
+
+    for n, project in (("1", "/work/数据分析项目"), ("2", "/work/plain")):
+        write_journal(
+            tmp_path / f"s-2026010{n}-000000-abcd.jsonl",
+            [RunStart(pid=1, cwd=project, model="scripted", version="test"), RunEnd(reason="done")],
+        )
+    from rich.cells import cell_len
+
+    tty = Tty(["ls", "--dir", str(tmp_path)], tmp_path, {"COLUMNS": "100", "LINES": "40"})
+    try:
+        assert tty.finish() == 0, tty.text()
+    finally:
+        tty.kill()
+    header, *rows = tty.text().splitlines()
+    assert len(rows) == 2 and all(cell_len(line) <= 100 for line in [header, *rows])
+    assert "PROJECT" in header  # 92 cells: the project column fits, counted in cells
+    wide = next(line for line in rows if "数据" in line)
+    plain = next(line for line in rows if "plain" in line)
+    # The project is padded to its column's cells, so the column after it starts at the same cell in both rows.
+    assert cell_len(wide) == cell_len(plain) == header.index("FORKED FROM")

@@ -147,16 +147,45 @@ def _table(sessions: list[SessionInfo], width: int | None) -> list[str]:
     if width is None:
         return lines
     for name in _DROP_FIRST:
-        if max(map(len, lines)) <= width:
+        if max(map(_cells_of, lines)) <= width:
             break
         kept = [column for column in kept if column[0] != name]
         lines = [_line(row, kept) for row in rows]
-    return [line if len(line) <= width else line[: max(width - 1, 0)] + "…" for line in lines]
+    return [line if _cells_of(line) <= width else _cut(line, max(width - 1, 0)) + "…" for line in lines]
+
+
+def _padded(text: str, width: int, right: bool) -> str:
+    """`text` padded with spaces to `width` cells (a wide character counts two), on its left when `right`."""
+    pad = " " * max(width - _cells_of(text), 0)
+    return pad + text if right else text + pad
+
+
+def _cells_of(line: str) -> int:
+    """The terminal cells `line` takes: a wide character (CJK, most emoji) takes two, a combining mark none."""
+    if line.isascii():
+        return len(line)
+    from rich.cells import cell_len  # the viewer's measure (Textual's own dependency): only for such a line
+
+    return cell_len(line)
+
+
+def _cut(line: str, cells: int) -> str:
+    """The most of `line` that fits in `cells` cells, never half of a wide character."""
+    if line.isascii():
+        return line[:cells]
+    from rich.cells import cell_len
+
+    used = 0
+    for index, char in enumerate(line):
+        used += cell_len(char)
+        if used > cells:
+            return line[:index]
+    return line
 
 
 def _line(cells: dict[str, str], columns: list[tuple[str, str, int, bool]]) -> str:
     present = [(cells[name], width, right) for name, _, width, right in columns if name in cells]
-    parts = [text.rjust(width) if right else text.ljust(width) for text, width, right in present[:-1]]
+    parts = [_padded(text, width, right) for text, width, right in present[:-1]]
     return visible("  ".join([*parts, present[-1][0]]))
 
 
