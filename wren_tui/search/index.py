@@ -34,6 +34,7 @@ import threading
 import time
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -394,6 +395,7 @@ class IndexRead:
         self._paths: dict[int, str] | None = None  # file id: path, made when `load` first reads a journal
         self._may_hold = _may_hold(query)
         self._partial = False  # `candidates` holds each file's first only (`load(first=True)`)
+        self._first_rows: dict[int, bytes] = {}  # file id: its first candidate's row (`item_blob` or a `wren.Ref`)
         self._matching: tuple[str, str] = ("", "")  # the statement of the candidates' ids, and what it asks for
 
     def begin(self) -> bool:
@@ -486,11 +488,7 @@ class IndexRead:
             with _bounded(self.db, QUERY_SECONDS):
                 if first:
                     self._partial = True
-                    found = self.db.execute(
-                        f"SELECT file, min(id) FROM items WHERE id IN ({matching}) GROUP BY file", (asked,)
-                    )
-                    for file, ident in found:
-                        self._add(file, ident)
+                    self._firsts(matching, asked)
                     self._files_rows()
                     return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
@@ -519,6 +517,72 @@ class IndexRead:
             self.close()
             return False
         return True
+
+    def _firsts(self, matching: str, asked: str) -> None:
+        """Each file's first candidate (`candidates`) and its row (`_first_rows`), for `load(first=True)`.
+
+        The candidates' ids come back as one text (a phrase in every turn of 2,000 sessions has 82,000: a row each
+        took Python longer than SQLite's search), and each is given its file by the files' spans of item ids
+        (`_spans`): a file's items are written together, so its first candidate is the first id at or after the
+        start of its span. Where two files' spans overlap (a file that grew after another was written), or there
+        are few candidates, each candidate's file is read from its row instead, as before. Only the first
+        candidates' rows are read, a few hundred at a time.
+        """
+        found = self._ids(matching, asked)
+        spans = self._spans_of_files() if len(found) > _FEW_CANDIDATES else None
+        firsts: dict[int, int] = {}  # file: its first candidate
+        if spans is not None:
+            for low, high, file in spans:
+                at = bisect_left(found, low)
+                if at < len(found) and found[at] <= high:
+                    firsts[file] = found[at]
+        else:
+            for at in range(0, len(found), _FETCH * 2):
+                batch = found[at : at + _FETCH * 2]
+                marks = ",".join("?" * len(batch))
+                for ident, file in self.db.execute(f"SELECT id, file FROM items WHERE id IN ({marks})", batch):
+                    if file not in firsts or ident < firsts[file]:
+                        firsts[file] = ident
+        for file, ident in firsts.items():
+            self._add(file, ident)  # a candidate with no row (the full-text tables keep a few) reads every candidate
+        ids = sorted(firsts.values())
+        for at in range(0, len(ids), _FETCH * 2):
+            batch = ids[at : at + _FETCH * 2]
+            marks = ",".join("?" * len(batch))
+            for ident, file, data in self.db.execute(f"SELECT id, file, data FROM items WHERE id IN ({marks})", batch):
+                if firsts.get(file) == ident:
+                    self._first_rows[file] = data
+
+    def _ids(self, matching: str, asked: str) -> list[int]:
+        """The candidates' ids, lowest first, read as one JSON array (or, where SQLite has no JSON, one text)."""
+        import json  # only -l: json's decoder reads 82,000 ids in a fifth of the time int() takes
+
+        try:
+            listed = self.db.execute(f"SELECT json_group_array(rowid) FROM ({matching})", (asked,)).fetchone()[0]
+            found: list[int] = json.loads(listed)
+        except sqlite3.OperationalError as exc:
+            if "json_group_array" not in str(exc):
+                raise
+            listed = self.db.execute(f"SELECT group_concat(rowid) FROM ({matching})", (asked,)).fetchone()[0]
+            found = list(map(int, listed.split(","))) if listed else []
+        found.sort()  # as FTS5 gives them: the sort only checks
+        return found
+
+    def _spans_of_files(self) -> list[tuple[int, int, int]] | None:
+        """Each file's lowest and highest item id (and the file), lowest first; None when two files' spans overlap,
+        so that an id within a span is that file's item or no item at all."""
+        spans = sorted(
+            (low, high, file)
+            for file, low, high in self.db.execute(
+                "SELECT id, (SELECT min(id) FROM items WHERE file = files.id), "
+                "(SELECT max(id) FROM items WHERE file = files.id) FROM files"
+            )
+            if low is not None
+        )
+        for (_, high, _), (low, _, _) in pairwise(spans):
+            if low <= high:
+                return None
+        return spans
 
     def _files_rows(self) -> None:
         """The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
@@ -684,7 +748,10 @@ class IndexRead:
             return None
         known = known_of(full)
         if self._partial and fresh(known, st):
-            first = self._items(found, path, known)  # its first candidate: most often its first hit
+            data = self._first_rows.get(known.id)
+            stored = None if data is None else stored_of(data)
+            # its first candidate: most often its first hit
+            first = [stored] if isinstance(stored, Item) else self._items(found, path, known)
             if first is None:
                 return None
             hits = self._hits(first)
@@ -837,6 +904,8 @@ def _may_hold(query: Query) -> Callable[[bytes | memoryview], bool] | None:
 _MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
 _FIRST_FETCH = 4  # a file's first candidates read at once
+# Up to this many candidates, `load(first=True)` reads each one's file from its row; more, from the files' spans.
+_FEW_CANDIDATES = 4096
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
 _CONFIRMED = 4096
