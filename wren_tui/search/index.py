@@ -489,7 +489,7 @@ class IndexRead:
                 if first:
                     self._partial = True
                     self._firsts(matching, asked)
-                    self._files_rows()
+                    self._files_rows(clean=False)  # a clean file's row is not read when its first candidate is a hit
                     return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
                 # a few hundred ids at a time, their files took most of a search).
@@ -584,10 +584,13 @@ class IndexRead:
                 return None
         return spans
 
-    def _files_rows(self) -> None:
+    def _files_rows(self, *, clean: bool = True) -> None:
         """The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
-        every session asks each of them)."""
-        files = array("q", (file for file in self.candidates if file not in self._full))
+        every session asks each of them); without `clean`, only those of the files whose reading stopped or warned."""
+        skipped = set(self._full)
+        if not clean:
+            skipped.update(ident for ident, _agent, _seen, read_clean in self.rows.values() if read_clean)
+        files = array("q", (file for file in self.candidates if file not in skipped))
         for at in range(0, len(files), _FETCH * 2):
             some = files[at : at + _FETCH * 2]
             marks = ",".join("?" * len(some))
@@ -738,6 +741,11 @@ class IndexRead:
             return None
         if not found and row[3] and row[2] == _identity(st):
             return _NOTHING
+        if self._partial and row[3] and row[2] == _identity(st):
+            data = self._first_rows.get(row[0])
+            stored = None if data is None else stored_of(data)
+            if isinstance(stored, Item) and self._hits([stored]) is not None:
+                return Answer(_CLEAN, [stored], True)  # -l's common case: fresh, read to its end, its first a hit
         full = self._full.get(row[0])
         try:
             if full is None:
@@ -911,7 +919,8 @@ _FEW_CANDIDATES = 4096
 _CONFIRMED = 4096
 _CONFIRMED_BYTES = 16 << 20
 _NONE: array[int] = array("q")
-_NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
+_CLEAN = Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None)  # what `answer` says of a file read with no stop
+_NOTHING = Answer(_CLEAN, (), True)
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
