@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,87 @@ def test_a_session_changed_since_the_index_is_listed_as_it_is_now(tmp_path: Path
     for age, name in enumerate(("grows", "rewritten", "kept", "emptied")):
         os.utime(folder / f"{name}.jsonl", (1_700_000_000 - age * 60, 1_700_000_000 - age * 60))
     assert listed(tmp_path, folder) == ["grows", "rewritten", "kept"] == listed(tmp_path, folder, "--no-index")
+
+
+def test_a_first_candidate_that_points_at_no_item_leaves_its_file_to_all_its_candidates(tmp_path: Path) -> None:
+    """The full-text tables keep the rows of an item `_forget` could not read back (its file changed under it): a
+    candidate there points at no item. The first candidate of a file, within its span (after its first item), is
+    made one such here; -l then reads that file's candidates all, and lists it by its next hit."""
+    said = [
+        claude_line("turn 0: nothing yet", 0),
+        *(claude_line(f"turn {n}: how many lines does it?", n) for n in (1, 2)),
+    ]
+    folder = claude_folder(tmp_path, {"newer": b"".join(said), "older": b"".join(said)})
+    query = Query.of(PHRASE)
+    scanned, _indexed = first_hits(folder, query, update=True)  # the index made
+    db = connect_write(index_path(folder))
+    try:
+        snapshot = IndexRead(db, query)
+        assert snapshot.begin() and snapshot.load(first=True)
+        firsts = {file: ident for file, (ident,) in snapshot.candidates.items()}
+        snapshot.close()
+        db = connect_write(index_path(folder))
+        (newer,) = (ident for (path, (ident, *_)) in snapshot.rows.items() if path.endswith("newer.jsonl"))
+        db.execute("DELETE FROM items WHERE id = ?", (firsts[newer],))  # its full-text rows stay
+        db.commit()
+    finally:
+        db.close()
+    saved = index._FEW_CANDIDATES
+    index._FEW_CANDIDATES = 0
+    try:
+        _scanned, indexed = first_hits(folder, query, update=False)
+        db = connect_write(index_path(folder))
+        try:
+            snapshot = IndexRead(db, query)
+            assert snapshot.begin() and snapshot.load(first=True)
+            assert newer in snapshot.candidates and newer not in snapshot._first_rows  # the case asked for
+        finally:
+            db.close()
+    finally:
+        index._FEW_CANDIDATES = saved
+    assert [row[1] for row in indexed if row[0] == "hit"] == [row[1] for row in scanned if row[0] == "hit"]
+    assert [row[2] for row in scanned if row[0] == "hit"] == [2, 2]
+    assert [row[2] for row in indexed if row[0] == "hit"] == [3, 2]  # the newer listed by its next hit
+
+
+def test_an_sqlite_without_json_gives_the_same_first_candidates(tmp_path: Path) -> None:
+    """Where SQLite was built without its JSON functions, the candidates' ids come back as one text instead."""
+    said = [
+        claude_line("turn 0: nothing yet", 0),
+        *(claude_line(f"turn {n}: how many lines does it?", n) for n in (1, 2)),
+    ]
+    folder = claude_folder(tmp_path, {"newer": b"".join(said), "older": b"".join(said[:2])})
+    query = Query.of(PHRASE)
+    first_hits(folder, query, update=True)  # the index made
+
+    class WithoutJson:
+        def __init__(self, db: Any) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if "json_" in sql:
+                raise sqlite3.OperationalError("no such function: json_group_array")
+            return self.db.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.db, name)
+
+    found = []
+    for few in (0, index._FEW_CANDIDATES):
+        for plain in (False, True):
+            db = connect_write(index_path(folder))
+            try:
+                snapshot = IndexRead(db, query)
+                assert snapshot.begin()
+                if plain:
+                    snapshot.db = WithoutJson(db)  # type: ignore[assignment]
+                saved = index._FEW_CANDIDATES
+                index._FEW_CANDIDATES = few
+                try:
+                    assert snapshot.load(first=True)
+                finally:
+                    index._FEW_CANDIDATES = saved
+                found.append((dict(snapshot.candidates), dict(snapshot._first_rows)))
+            finally:
+                db.close()
+    assert len(found[0][0]) == 2 and all(each == found[0] for each in found)
