@@ -11,10 +11,11 @@ is one, and a session changed since the index was made is listed as it is now.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import sqlite3
 import tempfile
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -213,44 +214,41 @@ def test_a_first_candidate_that_points_at_no_item_leaves_its_file_to_all_its_can
     assert [row[2] for row in indexed if row[0] == "hit"] == [3, 2]  # the newer listed by its next hit
 
 
-def test_an_sqlite_without_json_gives_the_same_first_candidates(tmp_path: Path) -> None:
-    """Where SQLite was built without its JSON functions, the candidates' ids come back as one text instead."""
+def test_the_first_candidates_are_the_same_with_and_without_the_c_helper(tmp_path: Path) -> None:
+    """The candidates' ids come back as one text, read by `_scan.ids` where it is built, else by Python."""
     said = [
         claude_line("turn 0: nothing yet", 0),
         *(claude_line(f"turn {n}: how many lines does it?", n) for n in (1, 2)),
     ]
-    folder = claude_folder(tmp_path, {"newer": b"".join(said), "older": b"".join(said[:2])})
+    folder = claude_folder(tmp_path, {"newer": b"".join(said), "older": b"".join(said[:2]), "none": said[0]})
     query = Query.of(PHRASE)
     first_hits(folder, query, update=True)  # the index made
-
-    class WithoutJson:
-        def __init__(self, db: Any) -> None:
-            self.db = db
-
-        def execute(self, sql: str, *args: Any) -> Any:
-            if "json_" in sql:
-                raise sqlite3.OperationalError("no such function: json_group_array")
-            return self.db.execute(sql, *args)
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self.db, name)
-
     found = []
+    saved = index._FEW_CANDIDATES, index.native
     for few in (0, index._FEW_CANDIDATES):
-        for plain in (False, True):
+        for native in (index.native, None):
+            index._FEW_CANDIDATES, index.native = few, native
             db = connect_write(index_path(folder))
             try:
                 snapshot = IndexRead(db, query)
-                assert snapshot.begin()
-                if plain:
-                    snapshot.db = WithoutJson(db)  # type: ignore[assignment]
-                saved = index._FEW_CANDIDATES
-                index._FEW_CANDIDATES = few
-                try:
-                    assert snapshot.load(first=True)
-                finally:
-                    index._FEW_CANDIDATES = saved
-                found.append((dict(snapshot.candidates), dict(snapshot._first_rows)))
+                assert snapshot.begin() and snapshot.load(first=True)
+                found.append(({file: list(ids) for file, ids in snapshot.candidates.items()}, snapshot._first_rows))
             finally:
                 db.close()
+                index._FEW_CANDIDATES, index.native = saved
     assert len(found[0][0]) == 2 and all(each == found[0] for each in found)
+
+
+@given(st.lists(st.integers(0, 2**63 - 1), max_size=50))
+def test_the_c_helper_reads_a_list_of_ids_as_python_does_or_leaves_it_to_python(ids: list[int]) -> None:
+    if index.native is None:
+        pytest.skip("the C helpers are not built here")
+    text = ",".join(map(str, ids))
+    packed = index.native.ids(text)
+    ascending = all(a < b for a, b in itertools.pairwise(ids))
+    if packed is not None:
+        assert list(array("q", packed)) == ids and ascending
+    else:
+        assert not ascending or any(len(str(each)) > 18 for each in ids)
+    for bad in (text + ",", "," + text, text.replace(",", ",,", 1), text + "x", "-1"):
+        assert bad == text or index.native.ids(bad) is None

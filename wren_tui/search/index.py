@@ -35,7 +35,7 @@ import time
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -553,20 +553,14 @@ class IndexRead:
                 if firsts.get(file) == ident:
                     self._first_rows[file] = data
 
-    def _ids(self, matching: str, asked: str) -> list[int]:
-        """The candidates' ids, lowest first, read as one JSON array (or, where SQLite has no JSON, one text)."""
-        import json  # only -l: json's decoder reads 82,000 ids in a fifth of the time int() takes
-
-        try:
-            listed = self.db.execute(f"SELECT json_group_array(rowid) FROM ({matching})", (asked,)).fetchone()[0]
-            found: list[int] = json.loads(listed)
-        except sqlite3.OperationalError as exc:
-            if "json_group_array" not in str(exc):
-                raise
-            listed = self.db.execute(f"SELECT group_concat(rowid) FROM ({matching})", (asked,)).fetchone()[0]
-            found = list(map(int, listed.split(","))) if listed else []
-        found.sort()  # as FTS5 gives them: the sort only checks
-        return found
+    def _ids(self, matching: str, asked: str) -> Sequence[int]:
+        """The candidates' ids, lowest first, read as one text (SQLite's group_concat): a row each took Python three
+        times as long as SQLite's search, and the C helper reads the text in a tenth of the time `int` takes."""
+        listed = self.db.execute(f"SELECT group_concat(rowid) FROM ({matching})", (asked,)).fetchone()[0]
+        if not listed:
+            return []
+        packed = None if native is None else native.ids(listed)
+        return array("q", packed) if packed is not None else sorted(map(int, listed.split(",")))
 
     def _spans_of_files(self) -> list[tuple[int, int, int]] | None:
         """Each file's lowest and highest item id (and the file), lowest first; None when two files' spans overlap,
