@@ -2,7 +2,7 @@
 
 With `-l` the index reads each file's first candidate only (`IndexRead.load(first=True)`). With many
 candidates it gives each candidate its file by the files' spans of item ids, not by each candidate's row;
-these tests run both ways (`_FEW_CANDIDATES` 0: always by the spans) over random corpora whose files
+these tests run both ways (`by_spans`: always by the spans) over random corpora whose files
 grow after indexing (a grown file's new items come after other files': the spans overlap) and whose
 re-read tails leave rows in the full-text tables that point at no item. Then, as a person runs it (a
 separate process): a phrase only in a JSON key or an id is no hit, a phrase written with JSON escapes
@@ -11,11 +11,13 @@ is one, and a session changed since the index was made is listed as it is now.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import tempfile
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,21 @@ from wren_tui.search.index import IndexRead, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import BadPattern, Query
 
-BY_SPANS = pytest.mark.parametrize("few", [0, index._FEW_CANDIDATES], ids=["by-spans", "by-rows"])
+BY_SPANS = pytest.mark.parametrize("spans", [True, False], ids=["by-spans", "by-rows"])
 INDEX = pytest.mark.parametrize("use", [[], ["--no-index"]], ids=["index", "no-index"])
 PHRASE = "many lines does"
+
+
+@contextlib.contextmanager
+def by_spans(always: bool) -> Iterator[None]:
+    """`load(first=True)` finds each file's first candidate by the files' spans always (else as it chooses)."""
+    saved = index._FEW_CANDIDATES, index._PER_FILE
+    if always:
+        index._FEW_CANDIDATES, index._PER_FILE = 0, 0
+    try:
+        yield
+    finally:
+        index._FEW_CANDIDATES, index._PER_FILE = saved
 
 
 def first_hits(folder: Path, query: Query, *, update: bool) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
@@ -60,38 +74,33 @@ def first_hits(folder: Path, query: Query, *, update: bool) -> tuple[list[tuple[
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(corpus=corpora(), data=st.data())
 def test_each_sessions_first_hit_through_the_index_is_the_scans_as_files_grow(
-    few: int, corpus: list[tuple[str, bytes, int]], data: st.DataObject
+    spans: bool, corpus: list[tuple[str, bytes, int]], data: st.DataObject
 ) -> None:
-    saved = index._FEW_CANDIDATES
-    index._FEW_CANDIDATES = few
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            for name, whole, _cut in corpus:
-                (folder / name).write_bytes(whole)
-            texts = texts_of(folder)
-            for name, whole, cut in corpus:
-                (folder / name).write_bytes(whole[:cut])
-            queries = []
-            for _ in range(3):
-                pattern, regex = data.draw(patterns(texts))
-                try:
-                    queries.append(Query.of(pattern, regex=regex))
-                except BadPattern:
-                    continue
-            for query in queries:
-                scanned, indexed = first_hits(folder, query, update=True)
-                assert indexed == scanned, query.pattern
-            for name, whole, cut in corpus:
-                with (folder / name).open("ab") as out:
-                    out.write(whole[cut:])
-            for query in queries:
-                scanned, indexed = first_hits(folder, query, update=False)
-                assert indexed == scanned, query.pattern
-                scanned, indexed = first_hits(folder, query, update=True)  # the grown files' items after the others'
-                assert indexed == scanned, query.pattern
-    finally:
-        index._FEW_CANDIDATES = saved
+    with by_spans(spans), tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name, whole, _cut in corpus:
+            (folder / name).write_bytes(whole)
+        texts = texts_of(folder)
+        for name, whole, cut in corpus:
+            (folder / name).write_bytes(whole[:cut])
+        queries = []
+        for _ in range(3):
+            pattern, regex = data.draw(patterns(texts))
+            try:
+                queries.append(Query.of(pattern, regex=regex))
+            except BadPattern:
+                continue
+        for query in queries:
+            scanned, indexed = first_hits(folder, query, update=True)
+            assert indexed == scanned, query.pattern
+        for name, whole, cut in corpus:
+            with (folder / name).open("ab") as out:
+                out.write(whole[cut:])
+        for query in queries:
+            scanned, indexed = first_hits(folder, query, update=False)
+            assert indexed == scanned, query.pattern
+            scanned, indexed = first_hits(folder, query, update=True)  # the grown files' items after the others'
+            assert indexed == scanned, query.pattern
 
 
 def claude_line(text: str, n: int, **more: Any) -> bytes:
@@ -196,9 +205,7 @@ def test_a_first_candidate_that_points_at_no_item_leaves_its_file_to_all_its_can
         db.commit()
     finally:
         db.close()
-    saved = index._FEW_CANDIDATES
-    index._FEW_CANDIDATES = 0
-    try:
+    with by_spans(True):
         _scanned, indexed = first_hits(folder, query, update=False)
         db = connect_write(index_path(folder))
         try:
@@ -207,8 +214,6 @@ def test_a_first_candidate_that_points_at_no_item_leaves_its_file_to_all_its_can
             assert newer in snapshot.candidates and newer not in snapshot._first_rows  # the case asked for
         finally:
             db.close()
-    finally:
-        index._FEW_CANDIDATES = saved
     assert [row[1] for row in indexed if row[0] == "hit"] == [row[1] for row in scanned if row[0] == "hit"]
     assert [row[2] for row in scanned if row[0] == "hit"] == [2, 2]
     assert [row[2] for row in indexed if row[0] == "hit"] == [3, 2]  # the newer listed by its next hit
@@ -224,18 +229,20 @@ def test_the_first_candidates_are_the_same_with_and_without_the_c_helper(tmp_pat
     query = Query.of(PHRASE)
     first_hits(folder, query, update=True)  # the index made
     found = []
-    saved = index._FEW_CANDIDATES, index.native
-    for few in (0, index._FEW_CANDIDATES):
+    saved = index.native
+    for spans in (True, False):
         for native in (index.native, None):
-            index._FEW_CANDIDATES, index.native = few, native
+            index.native = native
             db = connect_write(index_path(folder))
             try:
-                snapshot = IndexRead(db, query)
-                assert snapshot.begin() and snapshot.load(first=True)
-                found.append(({file: list(ids) for file, ids in snapshot.candidates.items()}, snapshot._first_rows))
+                with by_spans(spans):
+                    snapshot = IndexRead(db, query)
+                    assert snapshot.begin() and snapshot.load(first=True)
+                rows = snapshot._first_rows
+                found.append(({file: list(ids) for file, ids in snapshot.candidates.items()}, rows))
             finally:
                 db.close()
-                index._FEW_CANDIDATES, index.native = saved
+                index.native = saved
     assert len(found[0][0]) == 2 and all(each == found[0] for each in found)
 
 
