@@ -34,7 +34,6 @@ import threading
 import time
 import zlib
 from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -533,6 +532,8 @@ class IndexRead:
         spans = self._spans_of_files() if many else None
         firsts: dict[int, int] = {}  # file: its first candidate
         if spans is not None:
+            from bisect import bisect_left  # only for -l's many candidates: not loaded by every search
+
             for low, high, file in spans:
                 at = bisect_left(found, low)
                 if at < len(found) and found[at] <= high:
