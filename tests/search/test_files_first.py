@@ -259,3 +259,35 @@ def test_the_c_helper_reads_a_list_of_ids_as_python_does_or_leaves_it_to_python(
         assert not ascending or any(len(str(each)) > 18 for each in ids)
     for bad in (text + ",", "," + text, text.replace(",", ",,", 1), text + "x", "-1"):
         assert bad == text or index.native.ids(bad) is None
+
+
+@pytest.mark.parametrize("agent", ["wren", "claude"])
+def test_with_many_sessions_the_index_is_asked_a_few_statements_not_one_a_session(tmp_path: Path, agent: str) -> None:
+    """-l over 40 sessions, each holding the phrase: the first candidates, their rows and the files rows the
+    answers need are read a few hundred at a time (a statement a session made -l of 2,000 sessions slow)."""
+    from tests.tui.journals import user, write_journal
+
+    folder = tmp_path / "sessions"
+    for n in range(40):
+        if agent == "wren":
+            write_journal(folder / f"s-20260101-0000{n:02d}-x.jsonl", [user(f"{n}: how many lines does it have")])
+        else:
+            folder.mkdir(exist_ok=True)
+            (folder / f"session-{n:02d}.jsonl").write_bytes(claude_line(f"{n}: how many lines does it have", n))
+    query = Query.of(PHRASE)
+    scanned, _indexed = first_hits(folder, query, update=True)  # the index made
+    said: list[str] = []
+    db = connect_write(index_path(folder))
+    try:
+        snapshot = IndexRead(db, query)
+        assert snapshot.begin()
+        listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)
+        db.set_trace_callback(said.append)
+        with by_spans(True):
+            assert snapshot.load(first=True)
+        indexed = [row for row in outcome(list(search(listed, query, index=snapshot, first=True))) if row[0] != "end"]
+    finally:
+        db.close()
+    assert indexed == scanned and len([row for row in indexed if row[0] == "hit"]) == 40
+    asked = [sql for sql in said if sql.startswith("SELECT") and (" FROM items " in sql or " FROM files " in sql)]
+    assert len(asked) <= 6, asked

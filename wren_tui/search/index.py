@@ -488,7 +488,7 @@ class IndexRead:
                 if first:
                     self._partial = True
                     self._firsts(matching, asked)
-                    self._files_rows(clean=False)  # a clean file's row is not read when its first candidate is a hit
+                    self._files_rows(clean=False)
                     return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
                 # a few hundred ids at a time, their files took most of a search).
@@ -582,10 +582,13 @@ class IndexRead:
 
     def _files_rows(self, *, clean: bool = True) -> None:
         """The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
-        every session asks each of them); without `clean`, only those of the files whose reading stopped or warned."""
+        every session asks each of them). Without `clean`, not those of another agent's files read with no stop or
+        warning: `answer` answers one from its first candidate's row alone (a Wren journal's is read from the file,
+        checked against its files row)."""
         skipped = set(self._full)
         if not clean:
-            skipped.update(ident for ident, _agent, _seen, read_clean in self.rows.values() if read_clean)
+            rows = self.rows.values()
+            skipped.update(ident for ident, agent, _seen, read_clean in rows if read_clean and agent != "wren")
         files = array("q", (file for file in self.candidates if file not in skipped))
         for at in range(0, len(files), _FETCH * 2):
             some = files[at : at + _FETCH * 2]
@@ -753,9 +756,8 @@ class IndexRead:
         known = known_of(full)
         if self._partial and fresh(known, st):
             data = self._first_rows.get(known.id)
-            stored = None if data is None else stored_of(data)
-            # its first candidate: most often its first hit
-            first = [stored] if isinstance(stored, Item) else self._items(found, path, known)
+            # its first candidate: most often its first hit (a candidate with no row: the rows of all are read)
+            first = self._items(found, path, known, None if data is None else [data])
             if first is None:
                 return None
             hits = self._hits(first)
@@ -782,17 +784,20 @@ class IndexRead:
             return None if items is None else Answer(known, items, False, saved)
         return None
 
-    def _items(self, ids: array[int], path: Path, known: Known) -> Iterable[Item] | None:
-        """The items with these ids, in order; None when the file does not hold what the index read of it.
+    def _items(
+        self, ids: array[int], path: Path, known: Known, rows: list[bytes] | None = None
+    ) -> Iterable[Item] | None:
+        """The items with these ids, in order; None when the file does not hold what the index read of it. `rows`:
+        their rows, read already (`load(first=True)` reads each file's first).
 
         Another agent's items are kept whole: read a batch at a time as they are given. A Wren journal's are
         kept as where they are in it (`wren.Ref`): their rows are read at once (a few dozen bytes each), the file
         opened once, and every line checked against its CRC-32 before the first item is given.
         """
         if known.agent != "wren":
-            return self._blobs(ids)
+            return self._blobs(ids) if rows is None else map(item_of, rows)
         try:
-            stored = [stored_of(data) for data in self._blobs(ids, raw=True)]
+            stored = [stored_of(data) for data in (self._blobs(ids, raw=True) if rows is None else rows)]
         except sqlite3.Error:
             return None
         refs: list[Ref] = [each for each in stored if not isinstance(each, Item)]
