@@ -59,6 +59,10 @@ def first_hits(folder: Path, query: Query, *, update: bool) -> tuple[list[tuple[
     try:
         if update:
             refresh(db, sessions_of("all", folder, folder))
+            kept = db.execute("SELECT id, low, high FROM files ORDER BY id").fetchall()
+            of = "FROM items WHERE file = files.id"
+            spans = f"SELECT id, (SELECT min(id) {of}), (SELECT max(id) {of})"
+            assert kept == db.execute(f"{spans} FROM files ORDER BY id").fetchall()  # each row's span: its items'
         snapshot = IndexRead(db, query)
         assert snapshot.begin()
         listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)

@@ -54,7 +54,7 @@ from .sources import Item, Saved
 if TYPE_CHECKING:
     from .wren import Ref
 
-VERSION = 8  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 9  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
@@ -566,14 +566,11 @@ class IndexRead:
 
     def _spans_of_files(self) -> list[tuple[int, int, int]] | None:
         """Each file's lowest and highest item id (and the file), lowest first; None when two files' spans overlap,
-        so that an id within a span is that file's item or no item at all."""
+        so that an id within a span is that file's item or no item at all. The files rows keep them (the indexer
+        writes a file's row after its items): asked of the items' index, they were 1,400 of the 3,600 pages -l read."""
         spans = sorted(
             (low, high, file)
-            for file, low, high in self.db.execute(
-                "SELECT id, (SELECT min(id) FROM items WHERE file = files.id), "
-                "(SELECT max(id) FROM items WHERE file = files.id) FROM files"
-            )
-            if low is not None
+            for file, low, high in self.db.execute("SELECT id, low, high FROM files WHERE low IS NOT NULL")
         )
         for (_, high, _), (low, _, _) in pairwise(spans):
             if low <= high:
