@@ -911,7 +911,7 @@ _MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
 _FIRST_FETCH = 4  # a file's first candidates read at once
 # Up to this many candidates, or _PER_FILE a file, `load(first=True)` reads each one's file from its row (about 0.7 µs
-# a candidate); more, from the files' spans (about 2.5 µs a file, whatever the candidates).
+# a candidate); more, from the files' spans (about 1 µs a file, whatever the candidates).
 _FEW_CANDIDATES = 4096
 _PER_FILE = 4
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
