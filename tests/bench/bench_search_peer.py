@@ -16,7 +16,13 @@ for every session (`--include-one-shot --include-automated`: by default it leave
   500`, target at most 1.0x, the same sessions found (asserted; the words are in fewer than 500 messages);
 - the phrase as a page: `wren search PHRASE --json --limit 50` against agentsview's --fts page of 50
   (every session holds it: each page's sessions are among rg's), target at most 1.0x;
-- `wren search -l PHRASE` against `rg -l -F PHRASE`, target at most 1.5x, the same files (asserted);
+- `wren search -l PHRASE` against `rg -l -F PHRASE`, target at most 1.5x, the same files (asserted), run in turn
+  with two floors (each the least a Python process doing it one way must do; the same files, asserted): reading
+  the index (Python's start, the files listed and stat'ed, the index's full-text search asked, each session's
+  first candidate read by its id, given beforehand, and matched, the paths printed), and reading the files
+  (Python's start, the files listed and stat'ed, each read until the phrase, by the raw pass's C search). Wren
+  answers a file the index holds as it is from the index alone, never opening it: the index's floor is the
+  floor of what it does, and the files' floor what rg's design costs a Python process;
 - `wren ls --agent claude --json --limit 500` against `agentsview session list --agent claude --limit 500
   --json`, target at most 1.0x, the same sessions (asserted: each copy is on a day of its own);
 - the same words over the Wren journals (`--dir` the folder; the phrase as a page) against agentsview's
@@ -30,6 +36,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -45,6 +52,8 @@ from tests.bench.agents import claude_session
 from tests.conftest import FIXTURES
 from wren_tui.journal.events import ChatMessage, KnownEvent, Message, RunEnd, RunStart
 from wren_tui.journal.writer import JournalWriter
+from wren_tui.search.index import index_path, pair_query
+from wren_tui.search.query import Query
 
 PROJECTS = 50
 RARE = "heliotrope"  # in 3 sessions
@@ -59,6 +68,58 @@ RECORDED_DAY = b'"2026-11-30T'  # how every time in the recording starts
 PAGE = 50  # the phrase's page, agentsview's default
 LIST_PAGE = 500  # agentsview's largest page
 PAIRED = 7
+# The floors of `wren search -l PHRASE` over Claude Code's projects folder (argv: the folder, the phrase; the index's
+# with the index's path, and each session's first candidate's id on stdin): see the module's docstring.
+_FLOOR_FILES = """
+import os, sys
+from wren_tui.search import _scan
+projects, phrase = sys.argv[1], sys.argv[2].encode()
+listed = []
+for project in os.scandir(projects):
+    for entry in os.scandir(project.path):
+        if entry.name.endswith(".jsonl"):
+            listed.append((entry.stat().st_mtime_ns, entry.path))
+listed.sort(reverse=True)
+out = []
+for _, path in listed:
+    with open(path, "rb", buffering=0) as f:
+        kept = b""
+        while chunk := f.read(1 << 16):
+            if _scan.find(kept + chunk, phrase, True, True, ()) >= 0:
+                out.append(path)
+                break
+            kept = chunk[-len(phrase):]
+sys.stdout.write("\\n".join(out) + "\\n")
+"""
+_FLOOR_INDEX = """
+import marshal, os, sqlite3, sys
+projects, phrase, where = sys.argv[1], sys.argv[2], sys.argv[3]
+listed = []
+for project in os.scandir(projects):
+    for entry in os.scandir(project.path):
+        if entry.name.endswith(".jsonl"):
+            st = entry.stat()
+            listed.append((st.st_mtime_ns, entry.path, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)))
+listed.sort(reverse=True)
+db = sqlite3.connect(f"file:{where}?mode=ro", uri=True)
+known = {path: (ident, (dev, ino, size, mtime)) for path, ident, dev, ino, size, mtime in db.execute(
+    "SELECT path, id, dev, ino, size, mtime FROM files")}
+words = phrase.split()
+asked = '"' + " ".join(f"{a}_{b}" for a, b in zip(words, words[1:])) + '"'
+db.execute("SELECT count(*) FROM pairs WHERE pairs MATCH ?", (asked,)).fetchone()
+firsts = [int(ident) for ident in sys.stdin.read().split()]
+texts = {}
+for at in range(0, len(firsts), 512):
+    some = firsts[at : at + 512]
+    for file, data in db.execute(f"SELECT file, data FROM items WHERE id IN ({','.join('?' * len(some))})", some):
+        texts[file] = marshal.loads(data)[4]
+out = []
+for _, path, seen in listed:
+    ident, then = known[path]
+    if then == seen and phrase in texts.get(ident, "").lower():
+        out.append(path)
+sys.stdout.write("\\n".join(out) + "\\n")
+"""
 # agentsview leaves out by default the sessions it takes for one-shot or automated runs; Wren lists and searches every
 # session, so agentsview is asked for every one too (the same sessions, the same query).
 EVERY = ("--include-one-shot", "--include-automated")
@@ -144,10 +205,10 @@ def wren_corpus(root: Path) -> Path:
     return folder
 
 
-def _run(argv: list[str], env: dict[str, str]) -> tuple[float, bytes]:
-    """Wall time and stdout of one process."""
+def _run(argv: list[str], env: dict[str, str], given: bytes | None = None) -> tuple[float, bytes]:
+    """Wall time and stdout of one process (`given` on its stdin)."""
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    done = subprocess.run(argv, input=given, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - start, done.stdout
 
 
@@ -276,10 +337,20 @@ def _claude_rows(
         peer_env,
     )
     peer_times[PHRASE] = them
-    (files, listed), (grep, grepped) = _paired(
-        [wren, "search", "-l", PHRASE, "--agent", "claude"], [rg, "-l", "-F", PHRASE, str(projects)], env
+    firsts = _first_candidates(Path(env["WREN_DIR"]))
+    floors = [sys.executable, "-c", _FLOOR_INDEX, str(projects), PHRASE, str(index_path(Path(env["WREN_DIR"])))]
+    runs: dict[str, list[tuple[float, bytes]]] = {"wren": [], "rg": [], "index": [], "files": []}
+    for _ in range(PAIRED):  # in turn: a slow spell of the shared machine falls on each
+        runs["wren"].append(_run([wren, "search", "-l", PHRASE, "--agent", "claude"], env))
+        runs["rg"].append(_run([rg, "-l", "-F", PHRASE, str(projects)], env))
+        runs["index"].append(_run(floors, env, firsts))
+        runs["files"].append(_run([sys.executable, "-c", _FLOOR_FILES, str(projects), PHRASE], env))
+    (files, listed), (grep, grepped), (on_index, by_index), (on_files, by_files) = (
+        min(runs[name], key=lambda r: r[0]) for name in ("wren", "rg", "index", "files")
     )
     every = {Path(line.decode()).stem for line in grepped.splitlines()}
+    for floor in (by_index, by_files):
+        assert {Path(line.decode()).stem for line in floor.splitlines()} == every, "a floor's files are not rg's"
     assert _wren_found(out) <= every and _peer_found(answer) <= every, "a page's session does not hold the phrase"
     assert len(_wren_found(out)) >= 1 and len(_peer_found(answer)) >= 1
     rows.append(
@@ -297,6 +368,21 @@ def _claude_rows(
             f"wren search -l {PHRASE!r} vs rg -l -F: {what}; the same {len(every):,} files", files, grep, at_most=1.5
         )
     )
+    rows += [
+        compare(
+            "the floor of -l reading the index (Python's start, the files listed and stat'ed, the full-text search "
+            "asked, each session's first candidate read by its id and matched) vs rg -l -F",
+            on_index,
+            grep,
+        ),
+        compare(
+            "the floor of -l reading the files (Python's start, the files listed and stat'ed, each read until the "
+            "phrase by the raw pass's C search) vs rg -l -F",
+            on_files,
+            grep,
+        ),
+        compare(f"wren search -l {PHRASE!r} (the whole command) vs the floor reading the index", files, on_index),
+    ]
     # A page of the listing.
     (mine, out), (them, answer) = _paired(
         [wren, "ls", "--agent", "claude", "--json", "--limit", str(LIST_PAGE)],
@@ -318,6 +404,19 @@ def _claude_rows(
         )
     )
     return rows, peer_times
+
+
+def _first_candidates(journals: Path) -> bytes:
+    """The id of each session's first candidate for PHRASE in the index of `journals`, one a line (the index's floor
+    is given them: what no design reading the index reads less than)."""
+    db = sqlite3.connect(f"file:{index_path(journals)}?mode=ro", uri=True)
+    try:
+        asked = pair_query(Query.of(PHRASE))
+        matching = "SELECT rowid FROM pairs WHERE pairs MATCH ?"
+        found = db.execute(f"SELECT min(id) FROM items WHERE id IN ({matching}) GROUP BY file", (asked,))
+        return "".join(f"{ident}\n" for (ident,) in found).encode()
+    finally:
+        db.close()
 
 
 def _wren_rows(wren: str, root: Path, env: dict[str, str], peer_times: dict[str, float]) -> list[BenchRow]:

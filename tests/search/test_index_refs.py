@@ -136,7 +136,7 @@ def test_an_index_of_the_version_before_is_rebuilt_not_misread(tmp_path: Path) -
         folder.chmod(0o700)
     found = same(folder, "parrot")
     assert [r["snippet"] for r in found] == ["the parrot said hello", "hello parrot"]
-    assert meta(folder, "version") == VERSION == 8
+    assert meta(folder, "version") == VERSION == 9
     assert all(len(marshal.loads(data)) == 5 for (data,) in rows(folder, "SELECT data FROM items"))
 
 

@@ -33,6 +33,9 @@
  *   each two adjacent words of text, lowercased, joined by _, separated by spaces (a word: a run of ASCII
  *   letters and digits; every other character separates): "Zero, because the" -> "zero_because because_the";
  *   what the index's word-pair table holds of a text (index.py's python_pairs is the contract)
+ * ids(text) -> bytes | None
+ *   the ids of SQLite's group_concat ("12,13,40") as native 8-byte integers, or None when they are not
+ *   each higher than the one before or the text is not such a list (index.py's `_ids` then reads it in Python)
  *
  * The CRC uses carry-less multiplication (PCLMULQDQ) to fold 16-byte blocks when the CPU has it,
  * else eight tables (slicing-by-8); both give zlib's CRC-32.
@@ -917,6 +920,35 @@ static PyObject *pairs_py(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ids(text) -> bytes | None: the numbers of SQLite's group_concat of ids ("12,13,40"), as native 8-byte integers;
+ * None when they are not each higher than the one before (the caller sorts them) or the text is not such a list. */
+static PyObject *ids_py(PyObject *self, PyObject *args) {
+    PyObject *text;
+    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL) return NULL;
+    Py_ssize_t count = n > 0;
+    for (Py_ssize_t i = 0; i < n; i++) count += s[i] == ',';
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(long long));
+    if (out == NULL) return NULL;
+    long long *at = (long long *)PyBytes_AsString(out);
+    long long last = -1;
+    Py_ssize_t i = 0, k = 0;
+    while (k < count) {
+        long long value = 0;
+        Py_ssize_t digits = 0;
+        for (; i < n && s[i] >= '0' && s[i] <= '9' && digits < 18; i++, digits++) value = value * 10 + (s[i] - '0');
+        if (digits == 0 || value <= last || (i < n && s[i] != ',') || (i == n && k != count - 1)) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        at[k++] = last = value;
+        i++; /* past the comma */
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(buf, base, prev_seq, needle, fold, escapes, extras) -> (count, consumed, ends, kinds, hits)"},
@@ -925,6 +957,7 @@ static PyMethodDef methods[] = {
     {"plain", plain_py, METH_VARARGS, "plain(buf) -> (lines, doubt): newlines, and the first doubt (see above) or -1"},
     {"crc32", crc32_py, METH_VARARGS, "crc32(buf) -> int: the CRC-32 scan checks lines with (zlib's), for tests."},
     {"pairs", pairs_py, METH_VARARGS, "pairs(text) -> str: each two adjacent words, lowercased, a_b b_c ..."},
+    {"ids", ids_py, METH_VARARGS, "ids(text) -> bytes | None: '12,13,40' as native 8-byte integers, if ascending"},
     {"folding", folding, METH_NOARGS, "folding() -> bool: whether the CRC folds blocks with PCLMULQDQ here."},
     {NULL, NULL, 0, NULL},
 };

@@ -34,7 +34,7 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -54,7 +54,7 @@ from .sources import Item, Saved
 if TYPE_CHECKING:
     from .wren import Ref
 
-VERSION = 8  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
+VERSION = 9  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
 NAME = "search.sqlite"
 # What SQLite keeps in the database header (`PRAGMA application_id`) of an index Wren made: "Wren" in ASCII. A
@@ -394,6 +394,7 @@ class IndexRead:
         self._paths: dict[int, str] | None = None  # file id: path, made when `load` first reads a journal
         self._may_hold = _may_hold(query)
         self._partial = False  # `candidates` holds each file's first only (`load(first=True)`)
+        self._first_rows: dict[int, bytes] = {}  # file id: its first candidate's row (`item_blob` or a `wren.Ref`)
         self._matching: tuple[str, str] = ("", "")  # the statement of the candidates' ids, and what it asks for
 
     def begin(self) -> bool:
@@ -486,12 +487,8 @@ class IndexRead:
             with _bounded(self.db, QUERY_SECONDS):
                 if first:
                     self._partial = True
-                    found = self.db.execute(
-                        f"SELECT file, min(id) FROM items WHERE id IN ({matching}) GROUP BY file", (asked,)
-                    )
-                    for file, ident in found:
-                        self._add(file, ident)
-                    self._files_rows()
+                    self._firsts(matching, asked)
+                    self._files_rows(clean=False)
                     return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
                 # a few hundred ids at a time, their files took most of a search).
@@ -520,10 +517,76 @@ class IndexRead:
             return False
         return True
 
-    def _files_rows(self) -> None:
+    def _firsts(self, matching: str, asked: str) -> None:
+        """Each file's first candidate (`candidates`) and its row (`_first_rows`), for `load(first=True)`.
+
+        The candidates' ids come back as one text (a phrase in every turn of 2,000 sessions has 82,000: a row each
+        took Python longer than SQLite's search), and each is given its file by the files' spans of item ids
+        (`_spans_of_files`): a file's items are written together, so its first candidate is the first id at or after
+        the start of its span. Where two files' spans overlap (a file that grew after another was written), or there
+        are few candidates (for the files there are), each candidate's file is read from its row instead, as before.
+        Only the first candidates' rows are read, a few hundred at a time.
+        """
+        found = self._ids(matching, asked)
+        many = len(found) > max(_FEW_CANDIDATES, _PER_FILE * len(self.rows))
+        spans = self._spans_of_files() if many else None
+        firsts: dict[int, int] = {}  # file: its first candidate
+        if spans is not None:
+            from bisect import bisect_left  # only for -l's many candidates: not loaded by every search
+
+            for low, high, file in spans:
+                at = bisect_left(found, low)
+                if at < len(found) and found[at] <= high:
+                    firsts[file] = found[at]
+        else:
+            for at in range(0, len(found), _FETCH * 2):
+                batch = found[at : at + _FETCH * 2]
+                marks = ",".join("?" * len(batch))
+                for ident, file in self.db.execute(f"SELECT id, file FROM items WHERE id IN ({marks})", batch):
+                    if file not in firsts or ident < firsts[file]:
+                        firsts[file] = ident
+        for file, ident in firsts.items():
+            self._add(file, ident)  # a candidate with no row (the full-text tables keep a few) reads every candidate
+        ids = sorted(firsts.values())
+        for at in range(0, len(ids), _FETCH * 2):
+            batch = ids[at : at + _FETCH * 2]
+            marks = ",".join("?" * len(batch))
+            for ident, file, data in self.db.execute(f"SELECT id, file, data FROM items WHERE id IN ({marks})", batch):
+                if firsts.get(file) == ident:
+                    self._first_rows[file] = data
+
+    def _ids(self, matching: str, asked: str) -> Sequence[int]:
+        """The candidates' ids, lowest first, read as one text (SQLite's group_concat): a row each took Python three
+        times as long as SQLite's search, and the C helper reads the text in a tenth of the time `int` takes."""
+        listed = self.db.execute(f"SELECT group_concat(rowid) FROM ({matching})", (asked,)).fetchone()[0]
+        if not listed:
+            return []
+        packed = None if native is None else native.ids(listed)
+        return array("q", packed) if packed is not None else sorted(map(int, listed.split(",")))
+
+    def _spans_of_files(self) -> list[tuple[int, int, int]] | None:
+        """Each file's lowest and highest item id (and the file), lowest first; None when two files' spans overlap,
+        so that an id within a span is that file's item or no item at all. The files rows keep them (the indexer
+        writes a file's row after its items): asked of the items' index, they were 1,400 of the 3,600 pages -l read."""
+        spans = sorted(
+            (low, high, file)
+            for file, low, high in self.db.execute("SELECT id, low, high FROM files WHERE low IS NOT NULL")
+        )
+        for (_, high, _), (low, _, _) in pairwise(spans):
+            if low <= high:
+                return None
+        return spans
+
+    def _files_rows(self, *, clean: bool = True) -> None:
         """The files rows `answer` needs, a few hundred at a time rather than one query a file (`-l` of a phrase in
-        every session asks each of them)."""
-        files = array("q", (file for file in self.candidates if file not in self._full))
+        every session asks each of them). Without `clean`, not those of another agent's files read with no stop or
+        warning: `answer` answers one from its first candidate's row alone (a Wren journal's is read from the file,
+        checked against its files row)."""
+        skipped = set(self._full)
+        if not clean:
+            rows = self.rows.values()
+            skipped.update(ident for ident, agent, _seen, read_clean in rows if read_clean and agent != "wren")
+        files = array("q", (file for file in self.candidates if file not in skipped))
         for at in range(0, len(files), _FETCH * 2):
             some = files[at : at + _FETCH * 2]
             marks = ",".join("?" * len(some))
@@ -674,6 +737,11 @@ class IndexRead:
             return None
         if not found and row[3] and row[2] == _identity(st):
             return _NOTHING
+        if self._partial and row[3] and row[2] == _identity(st):
+            data = self._first_rows.get(row[0])
+            stored = None if data is None else stored_of(data)
+            if isinstance(stored, Item) and self._hits([stored]) is not None:
+                return Answer(_CLEAN, [stored], True)  # -l's common case: fresh, read to its end, its first a hit
         full = self._full.get(row[0])
         try:
             if full is None:
@@ -684,7 +752,9 @@ class IndexRead:
             return None
         known = known_of(full)
         if self._partial and fresh(known, st):
-            first = self._items(found, path, known)  # its first candidate: most often its first hit
+            data = self._first_rows.get(known.id)
+            # its first candidate: most often its first hit (a candidate with no row: the rows of all are read)
+            first = self._items(found, path, known, None if data is None else [data])
             if first is None:
                 return None
             hits = self._hits(first)
@@ -711,17 +781,20 @@ class IndexRead:
             return None if items is None else Answer(known, items, False, saved)
         return None
 
-    def _items(self, ids: array[int], path: Path, known: Known) -> Iterable[Item] | None:
-        """The items with these ids, in order; None when the file does not hold what the index read of it.
+    def _items(
+        self, ids: array[int], path: Path, known: Known, rows: list[bytes] | None = None
+    ) -> Iterable[Item] | None:
+        """The items with these ids, in order; None when the file does not hold what the index read of it. `rows`:
+        their rows, read already (`load(first=True)` reads each file's first).
 
         Another agent's items are kept whole: read a batch at a time as they are given. A Wren journal's are
         kept as where they are in it (`wren.Ref`): their rows are read at once (a few dozen bytes each), the file
         opened once, and every line checked against its CRC-32 before the first item is given.
         """
         if known.agent != "wren":
-            return self._blobs(ids)
+            return self._blobs(ids) if rows is None else map(item_of, rows)
         try:
-            stored = [stored_of(data) for data in self._blobs(ids, raw=True)]
+            stored = [stored_of(data) for data in (self._blobs(ids, raw=True) if rows is None else rows)]
         except sqlite3.Error:
             return None
         refs: list[Ref] = [each for each in stored if not isinstance(each, Item)]
@@ -837,12 +910,17 @@ def _may_hold(query: Query) -> Callable[[bytes | memoryview], bool] | None:
 _MOST_EXTRAS = 15  # what `_scan.find` takes
 _FETCH = 256  # candidates read at a time
 _FIRST_FETCH = 4  # a file's first candidates read at once
+# Up to this many candidates, or _PER_FILE a file, `load(first=True)` reads each one's file from its row (about 0.7 µs
+# a candidate); more, from the files' spans (about 1 µs a file, whatever the candidates).
+_FEW_CANDIDATES = 4096
+_PER_FILE = 4
 # Up to this many candidates of a literal pattern, `load` confirms them, until it has read this many bytes of
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
 _CONFIRMED = 4096
 _CONFIRMED_BYTES = 16 << 20
 _NONE: array[int] = array("q")
-_NOTHING = Answer(Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None), (), True)
+_CLEAN = Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None)  # what `answer` says of a file read with no stop
+_NOTHING = Answer(_CLEAN, (), True)
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:

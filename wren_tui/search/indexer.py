@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE, agent TEXT NOT NULL,
     dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
     off INTEGER NOT NULL, head INTEGER NOT NULL, tail INTEGER NOT NULL,
-    resumable INTEGER NOT NULL, stop BLOB, warnings BLOB, provisional INTEGER
+    resumable INTEGER NOT NULL, stop BLOB, warnings BLOB, provisional INTEGER, low INTEGER, high INTEGER
 );
 CREATE TABLE IF NOT EXISTS states(file INTEGER PRIMARY KEY, state BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS listings(
@@ -540,7 +540,7 @@ def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, plac
     dev, ino, size, mtime = identity
     db.execute(
         "INSERT INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
-        "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "warnings, provisional, low, high) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             key,
             ident,
@@ -556,6 +556,7 @@ def _taken(db: sqlite3.Connection, source: SearchSource, reader: Readahead, plac
             stop,
             warnings,
             item - provisional if provisional else None,
+            *((first, item - 1) if item > first else (None, None)),  # its items' ids: those just written
         ),
     )
     if state is not None:
@@ -600,9 +601,10 @@ def _read(db: sqlite3.Connection, source: SearchSource) -> int:
     finally:
         os.close(fd)
     warnings = marshal.dumps(list(source.warnings)) if source.warnings else None
+    low, high = _span(db, ident)
     db.execute(
         "INSERT OR REPLACE INTO files(path, id, agent, dev, ino, size, mtime, off, head, tail, resumable, stop, "
-        "warnings, provisional) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "warnings, provisional, low, high) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             key,
             ident,
@@ -618,6 +620,8 @@ def _read(db: sqlite3.Connection, source: SearchSource) -> int:
             stop_blob(source.stop),
             warnings,
             provisional,
+            low,
+            high,
         ),
     )
     if state is None:
@@ -625,6 +629,14 @@ def _read(db: sqlite3.Connection, source: SearchSource) -> int:
     else:
         db.execute("INSERT OR REPLACE INTO states(file, state) VALUES (?, ?)", (ident, state))
     return 1
+
+
+def _span(db: sqlite3.Connection, file: int) -> tuple[int | None, int | None]:
+    """The lowest and highest id of a file's items (None, None: it has none), as its files row keeps them: `-l`
+    finds each file's first candidate by them (`IndexRead._spans_of_files`)."""
+    low = db.execute("SELECT min(id) FROM items WHERE file = ?", (file,)).fetchone()[0]
+    high = db.execute("SELECT max(id) FROM items WHERE file = ?", (file,)).fetchone()[0]
+    return low, high
 
 
 def _next(db: sqlite3.Connection, table: str) -> int:
