@@ -395,6 +395,63 @@ def test_a_journal_read_ahead_in_chunks_reads_as_line_by_line(data: bytes, tail:
     assert list(fast.line_ends) == ref.line_ends[: len(fast.events)]
 
 
+@contextlib.contextmanager
+def small_first_chunks(size: int) -> Iterator[None]:
+    saved, _fastpath._FIRST_AHEAD = _fastpath._FIRST_AHEAD, size
+    try:
+        yield
+    finally:
+        _fastpath._FIRST_AHEAD = saved
+
+
+@needs_read_ahead
+@_settings
+@given(mixed_journals(), st.binary(max_size=30).filter(lambda b: b"\n" not in b), st.integers(32, 3000))
+def test_a_journal_read_ahead_from_small_first_chunks_reads_as_line_by_line(
+    data: bytes, tail: bytes, chunk: int
+) -> None:
+    # The first chunks a sixteenth and a quarter of the others: lines longer than a first chunk
+    # make C read a bigger one from the same place, and the verdict is still the reference's.
+    data += tail
+    with small_chunks(chunk), small_first_chunks(16):
+        fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop)
+    assert list(fast.line_ends) == ref.line_ends[: len(fast.events)]
+
+
+@needs_read_ahead
+def test_a_reading_read_ahead_starts_small_and_c_reads_a_first_line_longer_than_its_first_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long = Message(message=ChatMessage(role="user", content="x" * 3000))
+    lines = [encode_line(long if seq == 1 else _a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 601)]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(lines))
+    started: list[tuple[int, int]] = []
+    assert native is not None
+    start = native.read_start
+
+    def counted(fd: int, offset: int, size: int) -> object:
+        started.append((offset, size))
+        return start(fd, offset, size)
+
+    monkeypatch.setattr(native, "read_start", counted)
+    with small_chunks(16_000), small_first_chunks(1_000):
+        result = reader.read_events(path)
+    assert result.ok and [e.seq for e in result.events] == list(range(1, 601))
+    assert list(result.line_ends) == list(itertools.accumulate(map(len, lines)))
+    # 1,000 bytes hold no newline (the first line is longer): 4,000 from the same place, then 16,000
+    # from just past the last line the 4,000 held, then 16,000 a time to the end.
+    sizes = [size for _offset, size in started]
+    assert sizes[:3] == [1_000, 4_000, 16_000] and set(sizes[2:]) == {16_000}
+    assert started[0][0] == started[1][0] == 0 and started[2][0] == result.line_ends[0] + len(lines[1]) * (
+        (4_000 - len(lines[0])) // len(lines[1])
+    )
+    assert sum(sizes[2:]) >= path.stat().st_size - started[2][0]  # C read it all, not Lines
+
+
 @needs_read_ahead
 def test_a_journal_of_many_chunks_is_read_ahead_by_c_and_reads_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -193,18 +193,23 @@ class _Lines(Scan):
 
         `lines_checked`: what the C line check said of them already (see `_fastpath.read_ahead`), if it did.
         """
+        events.extend(self._run(whole, lines_checked))
+        return self.stop is None
+
+    def _run(self, whole: bytes | memoryview, lines_checked: _fastpath.LinesChecked | None = None) -> list[Event]:
+        """`take`'s events in a list of their own: the one the fast path decoded them into, not a copy of it."""
         checked = _fastpath.check_run(whole, self.offset, self.prev_seq, lines_checked)
         if checked is None:
+            events: list[Event] = []
             self._take_each(whole, events)
-            return self.stop is None
+            return events
         decoded, ends = checked
-        events.extend(decoded)
         if self.ends is not None:
             _fastpath.extend_ends(self.ends, ends, self.offset)
         self.offset += len(whole)
         self.lineno += len(decoded)
         self.prev_seq += len(decoded)
-        return True
+        return decoded
 
     def _take_each(self, whole: bytes | memoryview, events: list[Event]) -> None:
         """Line by line, as `_parse_line` reads each: the failure model, and the path every doubt takes."""
@@ -233,8 +238,8 @@ class _Lines(Scan):
         if _fastpath.read_ahead_works() and os.fstat(fd).st_size - self.offset > _CHUNK:
             with contextlib.closing(_fastpath.read_ahead(fd, self.offset, _CHUNK)) as ahead:
                 for whole, lines_checked in ahead:
-                    before, events = self.offset, list[Event]()
-                    self.take(whole, events, lines_checked)
+                    before = self.offset
+                    events = self._run(whole, lines_checked)
                     if events:
                         sink(events, whole[: self.offset - before])
                     if self.stop is not None:
@@ -243,8 +248,8 @@ class _Lines(Scan):
         lines = Lines(fd, self.offset, size=_CHUNK)
         for run in lines:
             whole = lines.read(run)
-            before, events = self.offset, list[Event]()
-            self.take(whole, events)
+            before = self.offset
+            events = self._run(whole)
             if events:
                 sink(events, whole[: self.offset - before])
             if self.stop is not None:
