@@ -346,6 +346,48 @@ def test_a_chunk_read_in_cs_thread_is_the_files_bytes_checked_as_check_lines_che
 
 
 @needs_read_ahead
+@settings(max_examples=40 if EXAMPLES < 1000 else 200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, 3099),
+    st.sampled_from(["none", "flip", "cr", "seq key"]),
+    st.integers(0, 3099),
+    st.integers(1, 900_000),
+    st.binary(max_size=40).filter(lambda b: b"\n" not in b),
+)
+def test_a_chunk_read_in_pieces_is_checked_as_one_check_of_its_lines(
+    long_at: int, damage: str, damage_at: int, size: int, tail: bytes
+) -> None:
+    # A chunk bigger than the pieces C reads it in (with a line longer than a piece somewhere, and
+    # one damaged line or a line whose seq C cannot read from its head): the lines, their ends and
+    # the first seq are what one check of the whole chunk's lines says, wherever the pieces end.
+    assert native is not None
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 3101)]
+    long = Message(message=ChatMessage(role="user", content="x" * 300_000))
+    lines[long_at] = encode_line(long, long_at + 1, "2026-01-01T00:00:00.000Z")
+    if damage == "flip":
+        lines[damage_at] = lines[damage_at].replace(b"hello", b"hellp")
+    elif damage == "cr":
+        lines[damage_at] = lines[damage_at].replace(b"hello", b"hel\rlo")
+    elif damage == "seq key":
+        body = b'{"type":"delta","text":"x","seq":%d}' % (damage_at + 1)
+        lines[damage_at] = _framing.python_line(damage_at + 1, b"2026-01-01T00:00:00.000Z", body)
+    data = b"".join(lines) + tail
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got_data, got, cut, count, ends, whole, first = native.read_start(fd, 0, size).result()
+        finally:
+            os.close(fd)
+    expected = data[:size]
+    assert got == len(expected) and got_data[:got] == expected and cut == expected.rfind(b"\n") + 1
+    assert (count, ends, whole) == native.check_lines(expected[:cut], 0)
+    tricked = damage == "seq key" and damage_at < count
+    assert first == (1 if count and not tricked else -1)
+
+
+@needs_read_ahead
 def test_a_read_that_fails_in_cs_thread_raises_its_error_once_and_a_dropped_one_is_waited_for(tmp_path: Path) -> None:
     assert native is not None
     folder = os.open(tmp_path, os.O_RDONLY)

@@ -105,10 +105,16 @@ static const unsigned char *find_stop(const unsigned char *p, const unsigned cha
 static const char CRC_MARK[] = ",\"crc\":\""; /* 8 bytes */
 #define SUFFIX_LEN 18                         /* ,"crc":"xxxxxxxx"} */
 
-static int hex_value(unsigned char ch) {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    return -1; /* uppercase and anything else: Python reads that line */
+/* Each byte's value as a lowercase hex digit, 0x10 for any other byte (uppercase and anything else: Python
+ * reads that line). A table, not comparisons: a CRC's digits are random, and a branch on each would be
+ * mispredicted half the time. Filled by hex_init at import. */
+static unsigned char hex_values[256];
+
+static void hex_init(void) {
+    for (int ch = 0; ch < 256; ch++)
+        hex_values[ch] = ch >= '0' && ch <= '9' ? (unsigned char)(ch - '0')
+                         : ch >= 'a' && ch <= 'f' ? (unsigned char)(ch - 'a' + 10)
+                                                  : 0x10;
 }
 
 /* 1 when the line (without its newline, and with no NUL or CR: find_stop saw to that) is ours, else 0. */
@@ -116,12 +122,13 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
     if (len < SUFFIX_LEN + 2) return 0;
     const unsigned char *tail = line + len - SUFFIX_LEN;
     if (memcmp(tail, CRC_MARK, 8) != 0 || tail[16] != '"' || tail[17] != '}') return 0;
-    uint32_t expected = 0;
+    uint32_t expected = 0, bad = 0;
     for (int k = 8; k < 16; k++) {
-        int v = hex_value(tail[k]);
-        if (v < 0) return 0;
-        expected = expected << 4 | (uint32_t)v;
+        uint32_t v = hex_values[tail[k]];
+        bad |= v;
+        expected = expected << 4 | (v & 0xF);
     }
+    if (bad & 0x10) return 0;
     return crc32_of(line, len - SUFFIX_LEN) == expected;
 }
 
@@ -844,6 +851,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__lines(void) {
     crc_init();
+    hex_init();
 #ifdef HAVE_CLMUL
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2");
