@@ -346,6 +346,48 @@ def test_a_chunk_read_in_cs_thread_is_the_files_bytes_checked_as_check_lines_che
 
 
 @needs_read_ahead
+@settings(max_examples=40 if EXAMPLES < 1000 else 200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, 3099),
+    st.sampled_from(["none", "flip", "cr", "seq key"]),
+    st.integers(0, 3099),
+    st.integers(1, 900_000),
+    st.binary(max_size=40).filter(lambda b: b"\n" not in b),
+)
+def test_a_chunk_read_in_pieces_is_checked_as_one_check_of_its_lines(
+    long_at: int, damage: str, damage_at: int, size: int, tail: bytes
+) -> None:
+    # A chunk bigger than the pieces C reads it in (with a line longer than a piece somewhere, and
+    # one damaged line or a line whose seq C cannot read from its head): the lines, their ends and
+    # the first seq are what one check of the whole chunk's lines says, wherever the pieces end.
+    assert native is not None
+    lines = [encode_line(_a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 3101)]
+    long = Message(message=ChatMessage(role="user", content="x" * 300_000))
+    lines[long_at] = encode_line(long, long_at + 1, "2026-01-01T00:00:00.000Z")
+    if damage == "flip":
+        lines[damage_at] = lines[damage_at].replace(b"hello", b"hellp")
+    elif damage == "cr":
+        lines[damage_at] = lines[damage_at].replace(b"hello", b"hel\rlo")
+    elif damage == "seq key":
+        body = b'{"type":"delta","text":"x","seq":%d}' % (damage_at + 1)
+        lines[damage_at] = _framing.python_line(damage_at + 1, b"2026-01-01T00:00:00.000Z", body)
+    data = b"".join(lines) + tail
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.jsonl"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got_data, got, cut, count, ends, whole, first = native.read_start(fd, 0, size).result()
+        finally:
+            os.close(fd)
+    expected = data[:size]
+    assert got == len(expected) and got_data[:got] == expected and cut == expected.rfind(b"\n") + 1
+    assert (count, ends, whole) == native.check_lines(expected[:cut], 0)
+    tricked = damage == "seq key" and damage_at < count
+    assert first == (1 if count and not tricked else -1)
+
+
+@needs_read_ahead
 def test_a_read_that_fails_in_cs_thread_raises_its_error_once_and_a_dropped_one_is_waited_for(tmp_path: Path) -> None:
     assert native is not None
     folder = os.open(tmp_path, os.O_RDONLY)
@@ -393,6 +435,63 @@ def test_a_journal_read_ahead_in_chunks_reads_as_line_by_line(data: bytes, tail:
     ref = reference_read(data)
     assert fast.events == ref.events and where(fast.stop) == where(ref.stop)
     assert list(fast.line_ends) == ref.line_ends[: len(fast.events)]
+
+
+@contextlib.contextmanager
+def small_first_chunks(size: int) -> Iterator[None]:
+    saved, _fastpath._FIRST_AHEAD = _fastpath._FIRST_AHEAD, size
+    try:
+        yield
+    finally:
+        _fastpath._FIRST_AHEAD = saved
+
+
+@needs_read_ahead
+@_settings
+@given(mixed_journals(), st.binary(max_size=30).filter(lambda b: b"\n" not in b), st.integers(32, 3000))
+def test_a_journal_read_ahead_from_small_first_chunks_reads_as_line_by_line(
+    data: bytes, tail: bytes, chunk: int
+) -> None:
+    # The first chunks a sixteenth and a quarter of the others: lines longer than a first chunk
+    # make C read a bigger one from the same place, and the verdict is still the reference's.
+    data += tail
+    with small_chunks(chunk), small_first_chunks(16):
+        fast, slow = _read_both(data)
+    _same(fast, slow)
+    ref = reference_read(data)
+    assert fast.events == ref.events and where(fast.stop) == where(ref.stop)
+    assert list(fast.line_ends) == ref.line_ends[: len(fast.events)]
+
+
+@needs_read_ahead
+def test_a_reading_read_ahead_starts_small_and_c_reads_a_first_line_longer_than_its_first_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long = Message(message=ChatMessage(role="user", content="x" * 3000))
+    lines = [encode_line(long if seq == 1 else _a_message(), seq, "2026-01-01T00:00:00.000Z") for seq in range(1, 601)]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"".join(lines))
+    started: list[tuple[int, int]] = []
+    assert native is not None
+    start = native.read_start
+
+    def counted(fd: int, offset: int, size: int) -> object:
+        started.append((offset, size))
+        return start(fd, offset, size)
+
+    monkeypatch.setattr(native, "read_start", counted)
+    with small_chunks(16_000), small_first_chunks(1_000):
+        result = reader.read_events(path)
+    assert result.ok and [e.seq for e in result.events] == list(range(1, 601))
+    assert list(result.line_ends) == list(itertools.accumulate(map(len, lines)))
+    # 1,000 bytes hold no newline (the first line is longer): 4,000 from the same place, then 16,000
+    # from just past the last line the 4,000 held, then 16,000 a time to the end.
+    sizes = [size for _offset, size in started]
+    assert sizes[:3] == [1_000, 4_000, 16_000] and set(sizes[2:]) == {16_000}
+    assert started[0][0] == started[1][0] == 0 and started[2][0] == result.line_ends[0] + len(lines[1]) * (
+        (4_000 - len(lines[0])) // len(lines[1])
+    )
+    assert sum(sizes[2:]) >= path.stat().st_size - started[2][0]  # C read it all, not Lines
 
 
 @needs_read_ahead

@@ -21,7 +21,7 @@ from typing import cast
 import msgspec
 
 from ._framing import CRC_MARK, CRC_SUFFIX_LEN, python_line
-from .events import KnownEvent
+from .events import Event, KnownEvent
 
 native_lines: ModuleType | None
 try:
@@ -34,11 +34,13 @@ native_line: Callable[[int, bytes, bytes], bytes] | None = getattr(native_lines,
 
 # Below this a run of lines is checked in the calling thread: a thread costs more than it saves.
 _OVERLAP_MIN = 1 << 20
+# read_ahead starts with chunks of a sixteenth of its size where the size is above this.
+_FIRST_AHEAD = 1 << 20
 _decoder = msgspec.json.Decoder(KnownEvent)
 
 # A run's decoded events, and where their lines end: bytes of native int64 file offsets from C, or
 # the line lengths from Python (`extend_ends` turns either into offsets).
-Checked = tuple[list[KnownEvent], "bytes | list[int]"]
+Checked = tuple[list[Event], "bytes | list[int]"]
 # What the C check says of a run of lines read ahead: (count, ends, whole), as check_lines returns
 # them, and the first seq when C saw every seq follow the one before (else -1; see read_start).
 LinesChecked = tuple[int, bytes, bool, int]
@@ -91,25 +93,33 @@ def extend_ends(line_ends: array[int], ends: bytes | list[int], base: int) -> No
 def read_ahead(fd: int, offset: int, size: int) -> Generator[tuple[memoryview, LinesChecked]]:
     """Runs of whole lines of `fd` from `offset`, as `lines.Lines` hands them out, each read and checked in C.
 
-    Each chunk of `size` bytes is read and its lines checked by C in a thread of its own (which
-    never takes the GIL) while the caller decodes the run before, so a reading costs the caller
-    little more than its decoding. Each run comes with what check_lines says of it. The runs stop
-    before a chunk that holds no newline (a line longer than a chunk, or a partial last line) and
+    Each chunk of `size` bytes (the first ones smaller) is read and its lines checked by C in a thread
+    of its own (which never takes the GIL) while the caller decodes the run before, so a reading costs
+    the caller little more than its decoding. Each run comes with what check_lines says of it. The runs
+    stop before a chunk of `size` that holds no newline (a line longer than a chunk, or a partial last line) and
     after a chunk that reached the end of the file: the caller reads on from there with `Lines`,
     which says what that end is. Memory holds two chunks: the caller's run and the one being read.
     Only where `read_ahead_works()`. Close it (`contextlib.closing`) when stopping early.
     """
     assert native_lines is not None
     start = native_lines.read_start
-    reading = start(fd, offset, size)
+    # The first chunks are smaller (a quarter of the next each), so the caller waits only for a small one
+    # before it decodes, and C, faster than the decoding, is still a chunk ahead when they grow.
+    want = max(1, size >> 4) if size > _FIRST_AHEAD else size
+    reading = start(fd, offset, want)
     try:
         while reading is not None:
             data, got, cut, count, ends, every_line, first_seq = reading.result()
+            read, want = want, min(size, want * 4)
             if not cut:
-                return
+                if got < read or read == size:
+                    return
+                del data
+                reading = start(fd, offset, want)  # a line longer than a first chunk: a bigger one from there
+                continue
             offset += cut
             # The next chunk is read while the caller decodes this one; past the end of the file, Lines reads on.
-            reading = start(fd, offset, size) if got == size else None
+            reading = start(fd, offset, want) if got == read else None
             yield memoryview(data)[:cut], (count, ends, every_line, first_seq)
             del data
     finally:
@@ -124,7 +134,7 @@ def read_ahead_works() -> bool:
 def _decoded_and_checked(whole: bytes | memoryview, lines_checked: LinesChecked) -> Checked | None:
     """The run's events, given what C's check said of its lines."""
     try:
-        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+        decoded = cast("list[Event]", _decoder.decode_lines(whole))
     except (msgspec.DecodeError, RecursionError):
         return None
     count, ends, every_line, _first_seq = lines_checked
@@ -148,7 +158,7 @@ def _check_native(whole: bytes | memoryview, base: int) -> Checked | None:
         worker = threading.Thread(target=lambda: checked.append(native_lines.check_lines(whole, base)), daemon=True)
         worker.start()
     try:
-        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+        decoded = cast("list[Event]", _decoder.decode_lines(whole))
     except (msgspec.DecodeError, RecursionError):
         return None
     finally:
@@ -178,7 +188,7 @@ def _check_python(whole: bytes | memoryview) -> Checked | None:
     if expected is None:
         return None
     try:
-        decoded: list[KnownEvent] = _decoder.decode_lines(whole)
+        decoded = cast("list[Event]", _decoder.decode_lines(whole))
     except (msgspec.DecodeError, RecursionError):
         return None
     if len(decoded) != n:

@@ -24,8 +24,9 @@
  *   meanwhile).
  *
  * read_start(fd, offset, size) -> Reading; Reading.result() -> (data, got, cut, count, ends, whole, first_seq)
- *   Up to size bytes of the file from offset read (pread) in a POSIX thread of its own, then its
- *   whole lines checked there as check_lines checks them: data is a bytes of size bytes, of which
+ *   Up to size bytes of the file from offset read (pread) in a POSIX thread of its own, its whole
+ *   lines checked there as check_lines checks them (each piece of the chunk's as soon as it is read,
+ *   while it is in the cache): data is a bytes of size bytes, of which
  *   got were read (fewer than size: the end of the file), the first cut (just past the last newline
  *   read; 0: none) are whole lines, and (count, ends, whole) is check_lines(data[:cut], offset).
  *   first_seq is the first seq when seq_follows says yes of each of those lines, else -1.
@@ -104,10 +105,16 @@ static const unsigned char *find_stop(const unsigned char *p, const unsigned cha
 static const char CRC_MARK[] = ",\"crc\":\""; /* 8 bytes */
 #define SUFFIX_LEN 18                         /* ,"crc":"xxxxxxxx"} */
 
-static int hex_value(unsigned char ch) {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    return -1; /* uppercase and anything else: Python reads that line */
+/* Each byte's value as a lowercase hex digit, 0x10 for any other byte (uppercase and anything else: Python
+ * reads that line). A table, not comparisons: a CRC's digits are random, and a branch on each would be
+ * mispredicted half the time. Filled by hex_init at import. */
+static unsigned char hex_values[256];
+
+static void hex_init(void) {
+    for (int ch = 0; ch < 256; ch++)
+        hex_values[ch] = ch >= '0' && ch <= '9' ? (unsigned char)(ch - '0')
+                         : ch >= 'a' && ch <= 'f' ? (unsigned char)(ch - 'a' + 10)
+                                                  : 0x10;
 }
 
 /* 1 when the line (without its newline, and with no NUL or CR: find_stop saw to that) is ours, else 0. */
@@ -115,35 +122,48 @@ static int line_ok(const unsigned char *line, Py_ssize_t len) {
     if (len < SUFFIX_LEN + 2) return 0;
     const unsigned char *tail = line + len - SUFFIX_LEN;
     if (memcmp(tail, CRC_MARK, 8) != 0 || tail[16] != '"' || tail[17] != '}') return 0;
-    uint32_t expected = 0;
+    uint32_t expected = 0, bad = 0;
     for (int k = 8; k < 16; k++) {
-        int v = hex_value(tail[k]);
-        if (v < 0) return 0;
-        expected = expected << 4 | (uint32_t)v;
+        uint32_t v = hex_values[tail[k]];
+        bad |= v;
+        expected = expected << 4 | (v & 0xF);
     }
+    if (bad & 0x10) return 0;
     return crc32_of(line, len - SUFFIX_LEN) == expected;
 }
 
 static int seq_follows(const unsigned char *line, const unsigned char *nl, Py_ssize_t i, long long *first);
 
-/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. With
- * first_seq (else NULL), also the first seq when seq_follows says yes of every line taken (else -1),
- * asked of each line while it is in the cache. */
-static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
-                       Py_ssize_t *pos_out, long long *first_seq) {
-    Py_ssize_t count = 0, pos = 0;
-    long long first = -1;
-    int seqs = first_seq != NULL;
+/* The check itself, with no Python object touched: it may run in a thread that never holds the GIL. From pos
+ * (a line's start) up to size, each line that passes has its end (base + just past its newline) written at
+ * out[*count], *count counting them; with *seqs, seq_follows is asked of each while it is in the cache (*first
+ * set by line 0), and *seqs falls to 0 at its first no. Where it stops: size, or the start of the first line
+ * that does not pass (or is cut short by size). It takes up again from there with the same state. */
+static Py_ssize_t check_from(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t size, long long base, int64_t *out,
+                             Py_ssize_t *count, long long *first, int *seqs) {
+    Py_ssize_t n = *count;
     while (pos < size) {
         const unsigned char *nl = find_stop(buf + pos, buf + size);
         if (nl == NULL || *nl != '\n') break; /* a partial last line, or a NUL or CR: Python decides */
         Py_ssize_t len = nl - (buf + pos);
         if (!line_ok(buf + pos, len)) break;
-        if (seqs) seqs = seq_follows(buf + pos, nl, count, &first);
+        if (*seqs) *seqs = seq_follows(buf + pos, nl, n, first);
         pos += len + 1;
-        out[count++] = (int64_t)(base + pos);
+        out[n++] = (int64_t)(base + pos);
     }
-    *count_out = count, *pos_out = pos;
+    *count = n;
+    return pos;
+}
+
+/* check_from over the whole of buf. With first_seq (else NULL), also the first seq when seq_follows says yes
+ * of every line taken (else -1). */
+static void check_core(const unsigned char *buf, Py_ssize_t size, long long base, int64_t *out, Py_ssize_t *count_out,
+                       Py_ssize_t *pos_out, long long *first_seq) {
+    Py_ssize_t count = 0;
+    long long first = -1;
+    int seqs = first_seq != NULL;
+    *pos_out = check_from(buf, 0, size, base, out, &count, &first, &seqs);
+    *count_out = count;
     if (first_seq != NULL) *first_seq = seqs && count > 0 ? first : -1;
 }
 
@@ -203,23 +223,39 @@ typedef struct {
     long long first_seq; /* the first seq when seq_follows said yes of every line checked, else -1 */
 } Pending;
 
-/* read_start's reading: size bytes from base (fewer at the end of the file), in as many preads as it takes. */
-static void pending_read(Pending *p, unsigned char *buf) {
-    Py_ssize_t got = 0;
+/* read_start's reading, in pieces of this size: each piece's whole lines are checked as soon as it is read,
+ * while its bytes are still in the cache (a chunk is bigger than the cache; checked after the whole chunk,
+ * each line would be fetched from memory again). */
+#define PIECE ((Py_ssize_t)1 << 17)
+
+/* read_start's work: size bytes from base (fewer at the end of the file), in as many preads as it takes,
+ * and the whole lines among them checked as check_core checks them, piece by piece (check_from takes up
+ * where it stopped: the same lines, ends and seqs as one check over them all). */
+static void pending_read_check(Pending *p, unsigned char *buf) {
+    Py_ssize_t got = 0, cut = 0, pos = 0, count = 0;
+    long long first = -1;
+    int seqs = 1, going = 1; /* going: every line checked so far passed */
     while (got < p->size) {
-        ssize_t n = pread(p->fd, buf + got, (size_t)(p->size - got), (off_t)(p->base + got));
+        Py_ssize_t want = p->size - got < PIECE ? p->size - got : PIECE;
+        ssize_t n = pread(p->fd, buf + got, (size_t)want, (off_t)(p->base + got));
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             p->error = errno;
             return;
         }
         if (n == 0) break;
+        Py_ssize_t end = got + n;
+        while (end > got && buf[end - 1] != '\n') end--;
         got += n;
+        if (end == got - n) continue; /* no newline among the new bytes: the line goes on */
+        cut = end;                    /* just past the last newline read */
+        if (going) {
+            pos = check_from(buf, pos, cut, p->base, p->ends, &count, &first, &seqs);
+            going = pos == cut;
+        }
     }
-    p->got = got;
-    Py_ssize_t cut = got;
-    while (cut > 0 && buf[cut - 1] != '\n') cut--;
-    p->cut = cut;
+    p->got = got, p->cut = cut, p->pos = pos, p->count = count;
+    p->first_seq = seqs && count > 0 ? first : -1;
 }
 
 static void *pending_run(void *arg) {
@@ -228,8 +264,7 @@ static void *pending_run(void *arg) {
         check_core((const unsigned char *)p->view.buf, p->view.len, p->base, p->ends, &p->count, &p->pos, NULL);
         return NULL;
     }
-    pending_read(p, p->into);
-    if (p->error == 0) check_core(p->into, p->cut, p->base, p->ends, &p->count, &p->pos, &p->first_seq);
+    pending_read_check(p, p->into);
     return NULL;
 }
 
@@ -816,6 +851,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__lines(void) {
     crc_init();
+    hex_init();
 #ifdef HAVE_CLMUL
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2");

@@ -193,18 +193,45 @@ class _Lines(Scan):
 
         `lines_checked`: what the C line check said of them already (see `_fastpath.read_ahead`), if it did.
         """
+        events.extend(self._run(whole, lines_checked))
+        return self.stop is None
+
+    def _run(
+        self,
+        whole: bytes | memoryview,
+        lines_checked: _fastpath.LinesChecked | None = None,
+        ends_later: list[bytes] | None = None,
+    ) -> list[Event]:
+        """`take`'s events in a list of their own: the one the fast path decoded them into, not a copy of it.
+
+        `ends_later`: where the C check's line ends (bytes) wait to be added to `ends` at once
+        (`_add_ends`), not in one resize of the array a run; added before any other end is.
+        """
         checked = _fastpath.check_run(whole, self.offset, self.prev_seq, lines_checked)
         if checked is None:
+            if ends_later:
+                self._add_ends(ends_later)
+            events: list[Event] = []
             self._take_each(whole, events)
-            return self.stop is None
+            return events
         decoded, ends = checked
-        events.extend(decoded)
         if self.ends is not None:
-            _fastpath.extend_ends(self.ends, ends, self.offset)
+            if ends_later is not None and isinstance(ends, bytes):
+                ends_later.append(ends)
+            else:
+                if ends_later:
+                    self._add_ends(ends_later)
+                _fastpath.extend_ends(self.ends, ends, self.offset)
         self.offset += len(whole)
         self.lineno += len(decoded)
         self.prev_seq += len(decoded)
-        return True
+        return decoded
+
+    def _add_ends(self, ends_later: list[bytes]) -> None:
+        """Add the line ends `_run` left waiting to `ends`, in one piece."""
+        if self.ends is not None:
+            self.ends.frombytes(b"".join(ends_later))
+        ends_later.clear()
 
     def _take_each(self, whole: bytes | memoryview, events: list[Event]) -> None:
         """Line by line, as `_parse_line` reads each: the failure model, and the path every doubt takes."""
@@ -231,20 +258,25 @@ class _Lines(Scan):
         longer than a chunk, the end of the file), `Lines` reads on and says what the end is.
         """
         if _fastpath.read_ahead_works() and os.fstat(fd).st_size - self.offset > _CHUNK:
-            with contextlib.closing(_fastpath.read_ahead(fd, self.offset, _CHUNK)) as ahead:
-                for whole, lines_checked in ahead:
-                    before, events = self.offset, list[Event]()
-                    self.take(whole, events, lines_checked)
-                    if events:
-                        sink(events, whole[: self.offset - before])
-                    if self.stop is not None:
-                        return False
-                    del whole  # held while the next chunk is read, it would add a chunk to what a reading holds
+            ends_later: list[bytes] = []
+            try:
+                with contextlib.closing(_fastpath.read_ahead(fd, self.offset, _CHUNK)) as ahead:
+                    for whole, lines_checked in ahead:
+                        before = self.offset
+                        events = self._run(whole, lines_checked, ends_later)
+                        if events:
+                            sink(events, whole[: self.offset - before])
+                        if self.stop is not None:
+                            return False
+                        del whole  # held while the next chunk is read, it would add a chunk to what a reading holds
+            finally:
+                if ends_later:
+                    self._add_ends(ends_later)
         lines = Lines(fd, self.offset, size=_CHUNK)
         for run in lines:
             whole = lines.read(run)
-            before, events = self.offset, list[Event]()
-            self.take(whole, events)
+            before = self.offset
+            events = self._run(whole)
             if events:
                 sink(events, whole[: self.offset - before])
             if self.stop is not None:
