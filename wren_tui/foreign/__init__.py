@@ -6,9 +6,11 @@ contract the commands, search and the viewer ask: how to translate its lines int
 (`journal.events`), how to recognise its files by their content, where the agent keeps them and which
 of its files are sessions, its line kinds, whether it records a call before its result, and its tools
 that change the workspace. Nothing outside this package names an agent: a new format is one module and
-one line in `FORMATS` (read when asked, never copied at import). Nothing here writes, except `fork` (a
-new Wren journal from a point of a session), loaded only when asked for. This layer imports only
-`wren_tui.journal`.
+one line in `FORMATS` (read when asked, never copied at import). Where each agent keeps its sessions, and
+which of its files they are, is `folders` (no reader there): an agent whose every file is one session has
+its `Home` there (`FORMATS.home`), and a listing of its sessions loads neither its module nor msgspec.
+Nothing here writes, except `fork` (a new Wren journal from a point of a session), loaded only when asked
+for. This layer imports only `wren_tui.journal`.
 
 A file is never guessed at: it is a format's only when one of its first lines is of that format's
 kinds (`Kinds.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
@@ -29,7 +31,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.foreign` alone loads no reader
     from ..journal.errors import NotASession
     from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen, vibe  # noqa: F401
-    from .base import BadLine, Format, Skipped, Translated, Translator, split_member  # noqa: F401
+    from .base import BadLine, Format, Skipped, Translated, Translator
+    from .folders import Listed, split_member  # noqa: F401
     from .kinds import (
         DOCUMENTS,
         Kind,
@@ -95,6 +98,20 @@ class Registry(MutableMapping[str, "Format"]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._names
+
+    def home(self, name: str) -> Listed:
+        """What listing `name`'s sessions asks (its name, folder and a session's id from its path), without importing
+        its module where the agent's every file is one session read as it is (`folders.HOMES`); else its `Format`."""
+        fmt = self._loaded.get(name)
+        if fmt is not None:
+            return fmt  # loaded already, or a test's
+        if name in self._homes:
+            from .folders import HOMES
+
+            home = HOMES.get(name)
+            if home is not None:
+                return home
+        return self[name]
 
     def described(self, name: str) -> tuple[str, str]:
         """A format's label and variable (`Format.label`, `Folder.env`) without importing its module."""
@@ -188,7 +205,8 @@ _READERS |= {"opencode", "pi", "qwen", "vibe"}
 
 # The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`base`).
 _HOMES: dict[str, str] = {
-    **dict.fromkeys(["BadLine", "Format", "Skipped", "Translated", "Translator", "split_member"], ".base"),
+    **dict.fromkeys(["BadLine", "Format", "Skipped", "Translated", "Translator"], ".base"),
+    "split_member": ".folders",
     **dict.fromkeys(["DOCUMENTS", "Kind", "detect", "detect_head", "identify", "kind_of"], ".kinds"),
     **dict.fromkeys(["format_named", "what_wren_opens", "write_tools"], ".kinds"),
     "NotASession": "..journal.errors",

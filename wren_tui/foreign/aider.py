@@ -37,8 +37,9 @@ from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Folder, Format, Kinds, Progress, Tail, Translated, Translator, head_of
+from .base import Format, Kinds, Progress, Tail, Translated, Translator, head_of
 from .document import decode_export
+from .folders import Folder
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:

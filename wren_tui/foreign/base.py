@@ -15,7 +15,7 @@ import operator
 import os
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
@@ -24,6 +24,12 @@ import msgspec
 
 from ..journal.events import Event
 from ..portable import open_read_only, pread
+from .folders import MEMBER as MEMBER
+from .folders import Folder as Folder
+from .folders import file_stem
+from .folders import member_path as member_path
+from .folders import split_member as split_member
+from .folders import variable_or_home as variable_or_home
 from .make import MALFORMED, note
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -292,23 +298,6 @@ def not_json(exc: msgspec.DecodeError) -> BadLine:
     return BadLine("its bytes are not valid UTF-8" if "UTF-8" in str(exc) else "it is not JSON")
 
 
-# Between a file that holds several sessions and one of them, in a path: `DB#ID` (OpenCode's database).
-MEMBER = "#"
-
-
-def split_member(path: Path) -> tuple[Path, str | None]:
-    """The file and the session a path names: `FILE#ID`, or the file alone (its only session)."""
-    if MEMBER in path.name and not os.path.lexists(path):
-        base, _sep, session = path.name.rpartition(MEMBER)
-        return path.with_name(base), session or None
-    return path, None
-
-
-def member_path(file: Path, session: str) -> Path:
-    """The path that names one session of a file that holds several: `FILE#ID`."""
-    return file.with_name(f"{file.name}{MEMBER}{session}")
-
-
 @dataclass(frozen=True)
 class Tail:
     """The last whole lines of a session's export, made without exporting what comes before them.
@@ -351,30 +340,6 @@ class _Exports:
         return None
 
 
-def _every_file(_path: Path) -> bool:
-    return True
-
-
-def _nothing_beside(_path: Path) -> tuple[Path, ...]:
-    return ()
-
-
-def _file_stem(path: Path) -> str:
-    return path.stem
-
-
-def variable_or_home(variable: str, default: str, below: str) -> Callable[[Mapping[str, str], Path], Path]:
-    """A `Folder.root`: `below` inside the folder $`variable` names, else inside `default` in the home folder ("": the
-    home folder itself). `variable_or_home("CODEX_HOME", ".codex", "sessions")`: $CODEX_HOME/sessions, else
-    ~/.codex/sessions."""
-
-    def root(env: Mapping[str, str], home: Path) -> Path:
-        named = env.get(variable)
-        return (Path(named).expanduser() if named else home / default) / below
-
-    return root
-
-
 def never_a_line(_line: dict[str, Any]) -> bool:
     """`claims` of a format whose files are not JSON lines: no line of a JSONL file is its."""
     return False
@@ -400,33 +365,6 @@ class Kinds:
 
 
 @dataclass(frozen=True)
-class Folder:
-    """Where an agent keeps its sessions: the folder, which of its files are sessions, and what goes with each."""
-
-    env: str  # the variable naming the agent's own folder, when set ("": none)
-    # The folder of sessions: from the environment and the home folder.
-    root: Callable[[Mapping[str, str], Path], Path]
-    # How its session files' names end (a folder is searched for these).
-    suffix: str = ".jsonl"
-    # Which files of its folder with its suffix are sessions (not the client's other files).
-    is_session_file: Callable[[Path], bool] = _every_file
-    # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
-    hidden_folders: bool = True
-    # Whether its default folder is the agent's own (False: aider writes beside each project, and its
-    # "folder" is wherever Wren is run), so that a Wren fork is never written inside it.
-    own_folder: bool = True
-    # Where its sessions are found when that is not one file a session in the agent's own folder, as
-    # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
-    where: str | None = None
-    # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
-    # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
-    parts: Callable[[Path], Path] | None = None
-    # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
-    # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
-    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
-
-
-@dataclass(frozen=True)
 class Format:
     """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
     translate them, and what the agent's calls are. The commands, search and the viewer ask this, never a name.
@@ -442,7 +380,7 @@ class Format:
     translator: Callable[[], Translator]
     kinds: Kinds
     # The session's id, from its path (by default the file's name without its suffix).
-    session_id: Callable[[Path], str] = _file_stem
+    session_id: Callable[[Path], str] = file_stem
     # A line's place in the file's tree, read cheaply; None for a format whose lines are one sequence.
     node_of: Callable[[bytes], Node | None] | None = None
     # The session's tokens so far, from a line that carries the running total (None: no such line here).

@@ -17,7 +17,8 @@ from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from ..portable import open_read_only, pread
 from . import FORMATS, UNKNOWN, WREN, atif, mca
-from .base import Format, split_member
+from .base import Format
+from .folders import split_member
 
 # Formats opened by path only, and listed in a folder given with --dir (no agent folder of their own): ATIF
 # trajectories, and the design's own journals (mca).
