@@ -190,3 +190,25 @@ def test_kept_own_files_are_the_listed_paths(tmp_path: Path) -> None:
     copy_session("claude", "simple", _root("claude", env) / "-work", stem="one")
     kept = Kept(env)
     assert kept.own_files(FORMATS["claude"]) == [path for path, _st in kept.own_listed(HOMES["claude"])]
+
+
+def test_naming_a_format_or_importing_what_recognises_files_loads_no_reader_until_a_file_is_looked_at(
+    tmp_path: Path,
+) -> None:
+    path = copy_session("claude", "simple", tmp_path / "-work", stem="one")
+    code = (
+        "import json, sys\nfrom pathlib import Path\nbefore = set(sys.modules)\n"
+        "from wren_tui.foreign import FORMATS, Format, detect, identify, kind_of\n"
+        "imported = sorted(set(sys.modules) - before)\n"
+        "kind = kind_of(Path(sys.argv[1]))\n"
+        "from wren_tui.foreign import DOCUMENTS\n"
+        "print(json.dumps([imported, isinstance(kind, Format) and kind.name, sorted(DOCUMENTS)]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    imported, kind, documents = json.loads(result.stdout)
+    readers = {f"wren_tui.foreign.{module}" for module, _label, _env in FORMATS._homes.values()}
+    assert not (readers | {"wren_tui.foreign.base", "wren_tui.foreign.atif", "wren_tui.foreign.mca"}) & set(imported)
+    assert {"wren_tui.foreign.kinds", "wren_tui.foreign.contract"} <= set(imported)
+    assert kind == "claude"
+    assert documents == ["atif", "mca"]

@@ -1,7 +1,7 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, Kimi CLI, OpenCode,
 Kilo Code CLI, aider, Continue, Cline, Mistral Vibe), read as Wren events: the foreign layer.
 
-Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
+Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `contract.Format`), the one
 contract the commands, search and the viewer ask: how to translate its lines into Wren's events
 (`journal.events`), how to recognise its files by their content, where the agent keeps them and which
 of its files are sessions, its line kinds, whether it records a call before its result, and its tools
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.foreign` alone loads no reader
     from ..journal.errors import NotASession
     from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen, vibe  # noqa: F401
-    from .base import BadLine, Format, Skipped, Translated, Translator
+    from .base import BadLine, Skipped, Translated, Translator
+    from .contract import Format
     from .folders import Listed, split_member  # noqa: F401
     from .kinds import (
         DOCUMENTS,
@@ -68,7 +69,7 @@ class Registry(MutableMapping[str, "Format"]):
         if fmt is None:
             if name not in self._homes:
                 raise KeyError(name)
-            from .base import Format
+            from .contract import Format
 
             fmt = getattr(sys.modules[__name__], self._homes[name][0]).FORMAT  # imported by __getattr__, below
             assert isinstance(fmt, Format) and fmt.name == name, (name, fmt)
@@ -203,9 +204,11 @@ _READERS = frozenset(("aider", "claude", "cline", "codex", "continuecli", "copil
 _READERS |= {"opencode", "pi", "qwen", "vibe"}
 
 
-# The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`base`).
+# The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`contract`), what
+# its translators share (`base`).
 _HOMES: dict[str, str] = {
-    **dict.fromkeys(["BadLine", "Format", "Skipped", "Translated", "Translator"], ".base"),
+    **dict.fromkeys(["BadLine", "Skipped", "Translated", "Translator"], ".base"),
+    "Format": ".contract",
     "split_member": ".folders",
     **dict.fromkeys(["DOCUMENTS", "Kind", "detect", "detect_head", "identify", "kind_of"], ".kinds"),
     **dict.fromkeys(["format_named", "what_wren_opens", "write_tools"], ".kinds"),

@@ -25,7 +25,8 @@ from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
 from ..portable import pread
 from . import FORMATS, WREN, Kind, kind_of, own_folder_of
-from .base import BadLine, Format, Translated
+from .base import BadLine, Translated
+from .contract import Format
 from .exported import memory_file
 from .folders import KeptMark, session_files, split_member, walk
 from .live import FileKey, alive, changed_at, changed_recently, held_for_writing

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign import Format
-from ..foreign.base import Progress
+from ..foreign.contract import Progress
 from ..foreign.exported import memory_file
 from ..foreign.folders import split_member as split
 from ..foreign.live import changed_at
