@@ -212,3 +212,21 @@ def test_naming_a_format_or_importing_what_recognises_files_loads_no_reader_unti
     assert {"wren_tui.foreign.kinds", "wren_tui.foreign.contract"} <= set(imported)
     assert kind == "claude"
     assert documents == ["atif", "mca"]
+
+
+@pytest.mark.parametrize(
+    ("relative", "session"),
+    [
+        ("-work/one.jsonl", True),
+        ("-work/one/subagents/agent-a1.jsonl", False),
+        ("-work/one/subagents/other.jsonl", False),  # whatever its name, a subagents folder's file is a thread
+        ("-work/agent-x.jsonl", False),
+        ("-work/notsubagents/one.jsonl", True),
+        ("one.jsonl", True),
+        ("subagents/one.jsonl", False),
+    ],
+)
+def test_a_claude_code_session_file_is_not_a_subagents_thread(tmp_path: Path, relative: str, session: bool) -> None:
+    is_session = HOMES["claude"].folder.is_session_file
+    assert is_session(tmp_path / relative) is session
+    assert is_session(Path(relative)) is session

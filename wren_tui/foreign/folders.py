@@ -127,11 +127,11 @@ class KeptMark:
 
 def _claude_session(path: Path) -> bool:
     """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
-    if path.name.startswith("agent-"):
+    # The path's own text, split once: no Path made for each of thousands of files, and the text is kept (the index
+    # looks the file up by it next).
+    folder, _sep, name = os.fspath(path).rpartition(os.sep)
+    if name.startswith("agent-"):
         return False
-    # The folder as text, not as a Path made for each of thousands of files: the path's own text is made once
-    # and kept (a listing stats the file by it next).
-    folder = os.path.dirname(path)
     return not (folder == "subagents" or folder.endswith(os.sep + "subagents"))
 
 
