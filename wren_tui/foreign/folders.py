@@ -257,11 +257,8 @@ def listed(
     None for one gone since or not stat'ed: a search sorts by it and its index compares it, not stat'ing again."""
     links: list[Path] | None = [] if skipped is not None else None
     own = fmt.folder
-    suffix = own.suffix
     is_session = own.is_session_file
-    for path, entry, _hidden, _top in walk(
-        root, skipped, own.hidden_folders, lambda name: name.endswith(suffix), links
-    ):
+    for path, entry, _hidden, _top in walk(root, skipped, own.hidden_folders, own.suffix, links):
         if is_session(path):
             if not stat_each:
                 yield path, None
@@ -323,13 +320,13 @@ def walk(
     root: Path,
     skipped: list[str] | None,
     hidden_too: bool,
-    wanted: Callable[[str], bool],
+    suffixes: str | tuple[str, ...],
     links: list[Path] | None = None,
 ) -> Iterator[tuple[Path, os.DirEntry[str], bool, bool]]:
-    """The regular files below `root` whose names are `wanted` (no link followed), each with its entry in its folder,
+    """The regular files below `root` whose names end in one of `suffixes` (no link followed), each with its entry,
     whether a hidden folder holds it and whether it is directly in `root`; hidden folders are gone into only if
     `hidden_too`.
-    `links`, given, receives each link whose name is `wanted` (not followed)."""
+    `links`, given, receives each link whose name so ends (not followed)."""
     pending = [(root, False)]
     while pending:
         folder, hidden = pending.pop()
@@ -348,9 +345,9 @@ def walk(
                     dot = entry.name.startswith(".")
                     if hidden_too or not dot:
                         pending.append((folder / entry.name, hidden or dot))
-                elif wanted(entry.name) and entry.is_file(follow_symlinks=False):
+                elif entry.name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
                     yield folder / entry.name, entry, hidden, top
-                elif links is not None and wanted(entry.name) and entry.is_symlink():
+                elif links is not None and entry.name.endswith(suffixes) and entry.is_symlink():
                     links.append(folder / entry.name)
             except OSError:
                 continue

@@ -131,7 +131,7 @@ def every_session(
     others = [f for f in FORMATS.values() if f.folder.suffix != JSONL]
     suffixes = (JSONL, *(f.folder.suffix for f in others))
     found: list[tuple[Kind, Path]] = []
-    for path, _entry, hidden, top in walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
+    for path, _entry, hidden, top in walk(folder, skipped, True, suffixes):
         kind: Kind | None = None if known is None else known.get(path)
         if path.name.endswith(JSONL):
             kind = kind or (recall and recall(path)) or kind_of(path)
