@@ -230,3 +230,36 @@ def test_a_claude_code_session_file_is_not_a_subagents_thread(tmp_path: Path, re
     is_session = HOMES["claude"].folder.is_session_file
     assert is_session(tmp_path / relative) is session
     assert is_session(Path(relative)) is session
+
+
+def test_a_warm_search_of_every_agent_loads_no_reader_of_an_agent_whose_folder_is_not_there(tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "WREN_DIR": str(tmp_path / "wren"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    (tmp_path / "wren").mkdir()
+    copy_session("claude", "simple", tmp_path / "claude" / "projects" / "-work", stem="one")
+    code = (
+        "import json, sys\nbefore = set(sys.modules)\nfrom wren_tui.cli import main\n"
+        "status = main(['search', 'the', '--json'])\n"
+        "print(json.dumps([status, sorted(set(sys.modules) - before)]), file=sys.stderr)"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WREN_") and not k.endswith(("_HOME", "_DIR"))}
+    readers = {f"wren_tui.foreign.{module}": name for name, (module, _label, _env) in FORMATS._homes.items()}
+    for wanted in ({"claude", "aider"}, {"aider"}):  # built (its reader reads it), then warm
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**clean, **env},
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        status, loaded = json.loads(result.stderr.strip().splitlines()[-1])
+        assert status == 0
+        # aider keeps no folder of its own: the current folder is looked at, with its module.
+        assert {readers[name] for name in loaded if name in readers} == wanted

@@ -131,13 +131,20 @@ class Registry(MutableMapping[str, "Format"]):
                 if fmt.folder.own_folder:
                     found.append((name, fmt.folder.root(env, home)))
                 continue
-            rule = self._roots.get(name)
-            if rule is None:
-                continue  # no folder of its own (aider writes beside each project)
-            variables, default, below = rule
-            base = next((env[v] for v in variables if env.get(v)), None)
-            found.append((name, (Path(base).expanduser() if base else home / default) / below))
+            root = self.own_folder(name, env, home)
+            if root is not None:  # else no folder of its own (aider writes beside each project)
+                found.append((name, root))
         return found
+
+    def own_folder(self, name: str, env: Mapping[str, str], home: Path) -> Path | None:
+        """`name`'s own sessions folder by the registry's rule for it (`ROOTS`), its module not imported; None where no
+        rule says (aider has no folder of its own; a format set here: ask the format)."""
+        rule = None if name in self._given else self._roots.get(name)
+        if rule is None:
+            return None
+        variables, default, below = rule
+        base = next((env[v] for v in variables if env.get(v)), None)
+        return (Path(base).expanduser() if base else home / default) / below
 
 
 # Each format's name: its module, and its label and variable as the module's FORMAT has them

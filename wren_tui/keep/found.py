@@ -152,6 +152,10 @@ class Kept:
             lost.append(path)
         return lost
 
+    def holds(self, agent: str) -> bool:
+        """Whether the store keeps anything of `agent` (its folder there is listed once, for every agent)."""
+        return agent in self._stored_agents()
+
     def folders(self, fmt: Listed) -> list[Path]:
         """Where `fmt`'s kept copies and versions are (for a listing's cache to forget the rows of copies no longer
         read)."""

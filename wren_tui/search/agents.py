@@ -87,6 +87,8 @@ def _foreign(agent: str, places: Places) -> list[SearchSource]:
         named = FORMATS[agent]
         paths = [path for found, path in places.in_named()[1] if found is named]
         return sorted((ForeignSession(path, named) for path in paths), key=_newest, reverse=True)
+    if _nothing_of(agent, places.kept):
+        return []  # `--agent all` on a machine without that agent: its reader is not loaded
     home = FORMATS.home(agent)  # its folder alone, its reader not loaded, where its every file is one session
     fmt = None if isinstance(home, Home) else FORMATS[agent]
     if fmt is None or fmt.export_all is None:
@@ -99,6 +101,13 @@ def _foreign(agent: str, places: Places) -> list[SearchSource]:
         return sorted(found, key=_newest, reverse=True)
     paths = _sessions(fmt, places.kept.own_files(fmt, places.skipped), places.kept)
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
+
+
+def _nothing_of(agent: str, kept: Kept) -> bool:
+    """Whether `agent` has no session to list: its own folder (by the registry's rule) is not there, and Wren kept
+    nothing of it. (A listing of a folder that is not there finds nothing, and says nothing of it.)"""
+    root = FORMATS.own_folder(agent, kept.env, kept.home)
+    return root is not None and not os.path.lexists(root) and not kept.holds(agent)
 
 
 def agents() -> tuple[str, ...]:
