@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
-from ..portable import open_read_only, pread
 from .contract import ExportAll as ExportAll
 from .contract import Follower as Follower
 from .contract import Format as Format
@@ -37,6 +34,7 @@ from .contract import Verdict as Verdict
 from .contract import never_a_line as never_a_line
 from .folders import MEMBER as MEMBER
 from .folders import Folder as Folder
+from .folders import head_of as head_of
 from .folders import member_path as member_path
 from .folders import split_member as split_member
 from .folders import variable_or_home as variable_or_home
@@ -242,21 +240,6 @@ def field_reader(fields: type[S], marker: bytes, read: Callable[[S], _T], absent
         return read(line)
 
     return reader
-
-
-def head_of(path: Path, size: int) -> bytes:
-    """The first `size` bytes of the file at `path`; b"" when it cannot be opened or read (no link is followed,
-    and a FIFO is never waited on)."""
-    try:
-        fd = open_read_only(path)
-    except OSError:
-        return b""
-    try:
-        return pread(fd, size, 0)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
 
 
 def not_json(exc: msgspec.DecodeError) -> BadLine:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 
-from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, pread
+from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, open_read_only, pread
 
 
 def _every_file(_path: Path) -> bool:
@@ -89,8 +89,8 @@ class Listed(Protocol):
 
 @dataclass(frozen=True)
 class Home:
-    """An agent whose every session is one file read as it is (no export), as a listing finds its sessions: its
-    name, its folder and a session's id from its path. Its `Format` is `FORMATS[name]`, loaded when a file is read."""
+    """An agent whose every file is one session, as a listing finds its sessions: its name, its folder and a
+    session's id from its path. Its `Format` is `FORMATS[name]`, loaded when a file is read."""
 
     name: str
     folder: Folder
@@ -112,6 +112,21 @@ def split_member(path: Path) -> tuple[Path, str | None]:
 def member_path(file: Path, session: str) -> Path:
     """The path that names one session of a file that holds several: `FILE#ID`."""
     return file.with_name(f"{file.name}{MEMBER}{session}")
+
+
+def head_of(path: Path, size: int) -> bytes:
+    """The first `size` bytes of the file at `path`; b"" when it cannot be opened or read (no link is followed,
+    and a FIFO is never waited on)."""
+    try:
+        fd = open_read_only(path)
+    except OSError:
+        return b""
+    try:
+        return pread(fd, size, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -231,9 +246,54 @@ KIMI = _home(
     session_id=_kimi_id,
     kept_with=_kimi_with,
 )
-# The agents listed without their module (`FORMATS.home`): each file one session, read as it is. The others (a
-# database, a document exported into lines) are listed by their `Format`.
-HOMES: dict[str, Home] = {home.name: home for home in (CLAUDE, CODEX, PI, GEMINI, QWEN, COPILOT, KIMI)}
+# aider keeps no folder of its own: a chat history is a Markdown file (of its default name, or any) starting as its.
+AIDER_HEADER = b"# aider chat started at "
+AIDER_DEFAULT_NAME = ".aider.chat.history.md"
+
+
+def aider_claims(path: Path, head: bytes) -> bool:
+    """aider's first line: `# aider chat started at ` (after blank lines)."""
+    return head.lstrip(b"\r\n").startswith(AIDER_HEADER)
+
+
+def _aider_session(path: Path) -> bool:
+    """A Markdown file whose first line is aider's."""
+    return aider_claims(path, head_of(path, 256))
+
+
+def _aider_root(env: Mapping[str, str], home: Path) -> Path:
+    """The folder of $AIDER_CHAT_HISTORY_FILE when set, else the current folder (aider has no folder of its own)."""
+    named = env.get("AIDER_CHAT_HISTORY_FILE")
+    return Path(named).expanduser().parent if named else Path(os.curdir)
+
+
+def _aider_id(path: Path) -> str:
+    """The project's folder name for aider's default name (the current folder's, for a path relative to it),
+    else the file's name (as for one in the filesystem's root: a folder with no name)."""
+    if path.name != AIDER_DEFAULT_NAME:
+        return path.name
+    return Path(os.path.abspath(path)).parent.name or path.name
+
+
+AIDER = Home(
+    "aider",
+    Folder(
+        env="AIDER_CHAT_HISTORY_FILE",
+        root=_aider_root,
+        suffix=".md",
+        is_session_file=_aider_session,
+        hidden_folders=False,
+        own_folder=False,
+        where=(
+            "aider keeps no folder of its own: its chat histories are found by their first line in the folder --dir "
+            "names, else the current folder, and the folders below it"
+        ),
+    ),
+    _aider_id,
+)
+# The agents listed without their module (`FORMATS.home`): each file one session (read as it is, or aider's exported
+# into lines when read). The others are listed by their `Format`.
+HOMES: dict[str, Home] = {home.name: home for home in (CLAUDE, CODEX, PI, GEMINI, QWEN, COPILOT, KIMI, AIDER)}
 
 
 # --- the walk --------------------------------------------------------------------------------------------------
