@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from ..foreign import UNKNOWN, WREN, Kind, kind_of, what_wren_opens
-from ..foreign.base import split_member
+from ..foreign.folders import split_member
 from ..journal.errors import NotASession
 from ..journal.store import SUFFIX
 
