@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import Any
-
-import msgspec
+from collections.abc import Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from ..journal.visible import escaped_json, visible_text
 
-_json = msgspec.json.Encoder()
+if TYPE_CHECKING:
+    import msgspec
+
+# A value of a flat JSON row (`json_row`): what a search's hit, session, stop and page are made of.
+Scalar = str | int | bool | None
+# A flat row as compact JSON, as msgspec's encoder writes it for these values (tests/test_json_rows.py): strings as
+# they are (UTF-8), but the C0 controls, the quote and the backslash escaped, `\b \f \n \r \t` by their short names,
+# the others as `\u00xx` in lowercase; a lone surrogate cannot be written (UnicodeEncodeError), by either.
+_row = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def out(text: str = "") -> None:
@@ -22,6 +31,20 @@ def err(text: str) -> None:
     sys.stderr.flush()
 
 
+def json_row(row: Mapping[str, Scalar]) -> bytes:
+    """A row of strings, integers, booleans and nulls as one line of JSON (UTF-8, no newline), without msgspec: the
+    bytes `print_json`'s encoder gives it, before `escaped_json`. A warm `wren search` writes its rows so, and loads
+    no msgspec (20 ms of a 70 ms start)."""
+    return _row(row).encode()
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.buffer.write(escaped_json(_json.encode(data)) + b"\n")
+    sys.stdout.buffer.write(escaped_json(_encoder().encode(data)) + b"\n")
     sys.stdout.flush()
+
+
+@cache
+def _encoder() -> msgspec.json.Encoder:
+    import msgspec  # only the commands that print what only msgspec writes (Structs, dataclasses)
+
+    return msgspec.json.Encoder()
