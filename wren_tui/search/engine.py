@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
@@ -21,6 +21,9 @@ from .choices import Role
 from .index import IndexRead
 from .query import Query
 from .sources import Item, Resumable, SearchSource
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 SNIPPET = 96  # characters of text shown around a match
 _BEFORE = 32  # of them, before the match when there is that much

@@ -30,7 +30,6 @@ import re
 import signal
 import sqlite3
 import stat
-import threading
 import time
 import zlib
 from array import array
@@ -797,12 +796,12 @@ def _bounded(db: sqlite3.Connection, seconds: float) -> Iterator[None]:
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         interrupted.append(True)
 
-    catching = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
+    catching = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if catching:
-        signal.signal(signal.SIGINT, on_sigint)
+        try:
+            signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:  # not the main thread: Ctrl+C is not this thread's to catch (and `threading` not loaded)
+            catching = False
     db.set_progress_handler(progress, _STEPS)
     try:
         yield

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from ..journal.events import Event
-from ..journal.offsets import Chunk
 from ..journal.verdict import Stop
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the events and the offsets' chunks are named here, never made: `sessions.refusal` loads neither
+    from ..journal.events import Event
     from ..journal.forking import Forked, ForkPoint
+    from ..journal.offsets import Chunk
     from ..journal.reader import EventSink
     from ..journal.verdict import ReadVerdict
 
