@@ -34,11 +34,10 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from ..foreign import own_folder_of
@@ -221,8 +220,7 @@ def stop_of(blob: bytes | None) -> Stop | None:
     return None if blob is None else Stop(*marshal.loads(blob))
 
 
-@dataclass(frozen=True)
-class Known:
+class Known(NamedTuple):
     """What the index knows of one file: how it was when read, how far, and what the reading ended with."""
 
     id: int
@@ -356,8 +354,7 @@ def connect_read(path: Path) -> sqlite3.Connection | None:
     return db
 
 
-@dataclass
-class Answer:
+class Answer(NamedTuple):
     """What the index says for one file: its candidate items and how far it answers."""
 
     known: Known

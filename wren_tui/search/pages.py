@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..journal.verdict import Stop
 from .engine import Hit, Searched
@@ -25,8 +24,7 @@ class PageError(ValueError):
     """A cursor that cannot be followed (not one a page printed, or its session is gone): one sentence to say."""
 
 
-@dataclass(frozen=True)
-class Cursor:
+class Cursor(NamedTuple):
     """Where the next page starts: the hit numbered `skip` (from 0) of the session at `path`, `shown` of its
     hits already shown on earlier pages (for the count of the rest). Printed as URL-safe base64 of JSON."""
 

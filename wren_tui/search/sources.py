@@ -11,7 +11,6 @@ says it. A new agent is one class with this shape, and `spoken.items_of` turns W
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -40,8 +39,7 @@ class Item(NamedTuple):
     project: str | None = None  # the folder the run it belongs to worked in
 
 
-@dataclass(frozen=True, slots=True)
-class Saved:
+class Saved(NamedTuple):
     """Where a reading that went to a file's end can go on from when the file grows, and how.
 
     `offset`: every byte before it was read, and no item past it was given but the last `provisional`
