@@ -309,3 +309,27 @@ def test_wren_otel_help_loads_no_file_watcher() -> None:
     loaded = _loaded_by(["otel", "--help"])
     assert "wren_tui.cli.otel" in loaded  # the command's own module, so the help was its
     assert "wren_tui.journal.watching" not in loaded and "watchfiles" not in loaded  # started by --follow only
+
+
+# What a warm `wren search` of Claude Code's sessions (each file as the index holds it) never loads: what only reading
+# a session file runs (msgspec, the journal's reader and event types, the items of events), what only other commands
+# run (the sessions' contract and opening, the fleet's names), and the standard library's modules only they need.
+NOT_FOR_A_WARM_SEARCH = {
+    "wren_tui.search.spoken",  # the items of Wren events: the readers'
+    "wren_tui.sessions.contract",  # the viewer's and the commands' protocols of a session
+    "wren_tui.sessions.opening",  # a session a person names (nats:// too)
+    "wren_tui.fleet",
+    "wren_tui.fleet.names",
+    "socket",
+    "selectors",
+    "shlex",  # the exit table's commands to run, said only for a journal that stops
+    "base64",  # a page's cursor, printed only when a page ends before the last hit
+}
+
+
+@pytest.mark.parametrize("words", [["joke"], ["-l", "joke"], ["quokkaflume"]], ids=" ".join)
+def test_a_warm_search_loads_only_what_it_runs(tmp_path: Path, words: list[str]) -> None:
+    env = _one_claude_session(tmp_path)
+    _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)  # builds the index
+    loaded = _loaded_by(["search", *words, "--agent", "claude", "--json"], env)
+    assert loaded & NOT_FOR_A_WARM_SEARCH == set()

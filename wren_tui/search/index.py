@@ -31,7 +31,6 @@ import signal
 import sqlite3
 import stat
 import time
-import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from itertools import pairwise
@@ -272,6 +271,8 @@ def fresh(known: Known, st: os.stat_result) -> bool:
 
 def checksums(fd: int, offset: int) -> tuple[int, int]:
     """The checksums of the first bytes and of the bytes just before `offset`."""
+    import zlib  # only for a file that grew, and for the indexer: not loaded by a search the index answers
+
     head = zlib.crc32(pread(fd, min(CHECKED, offset), 0))
     low = max(0, offset - CHECKED)
     return head, zlib.crc32(pread(fd, offset - low, low))
