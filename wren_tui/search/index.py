@@ -413,18 +413,20 @@ class IndexRead:
         """Those of `paths` the index does not know as they are now (new, grown, changed; not gone); each
         with how it was when listed, if it was stat'ed then (taken as how it is now)."""
         found = []
+        fresh, rows, stats = self.fresh, self.rows, self.stats
         for path, looked in paths:
             key = str(path)
-            if key in self.fresh:
+            if key in fresh:
                 continue  # found as the index read it already (`wren_as_read`), by the same stat
-            if looked is not None:
-                self.stats[key] = looked
-            st = self._stat(key)
+            if looked is None:
+                st = self._stat(key)
+            else:
+                st = stats[key] = looked  # how the listing found it: not stat'ed again
             if st is None:
                 continue
-            row = self.rows.get(key)
+            row = rows.get(key)
             if row is not None and row[2] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-                self.fresh.add(key)
+                fresh.add(key)
             else:
                 found.append(path)
         return found
@@ -449,9 +451,16 @@ class IndexRead:
         return True
 
     def gone(self, paths: Iterable[Path]) -> list[str]:
-        """The files the index knows that are not among `paths` (those listed) and no longer there."""
+        """The files the index knows that are not among `paths` (those listed) and no longer there.
+
+        A file `stale` found as the index read it was there when it was looked at: not gone. When that is every file
+        the index knows (a warm search), `paths` are not even gone through.
+        """
+        unsure = [key for key in self.rows if key not in self.fresh]
+        if not unsure:
+            return []
         listed = {str(path) for path in paths}
-        return [key for key in self.rows if key not in listed and not os.path.lexists(key)]
+        return [key for key in unsure if key not in listed and not os.path.lexists(key)]
 
     def _stat(self, key: str) -> os.stat_result | None:
         if key in self.stats:
