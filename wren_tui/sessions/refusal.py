@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..foreign import UNKNOWN, WREN, Kind, kind_of, what_wren_opens
+from ..foreign import UNKNOWN, WREN
 from ..foreign.base import split_member
 from ..journal.errors import JournalError, NotASession
 from ..journal.store import SUFFIX, journals_dir
+
+if TYPE_CHECKING:
+    from ..foreign import Kind
 
 
 def of_no_kind(path: Path, kind: Kind) -> bool:
@@ -32,6 +36,8 @@ _LOOKED_AT = 4096
 
 def refuse_unknown_file(path: Path) -> None:
     """NotASession (exit 4, the one refusal) for a regular file `--dir` names whose kind Wren does not read."""
+    from ..foreign import kind_of, what_wren_opens  # what recognises a file's kind: only for a file named
+
     if path.is_file() and not path.is_symlink() and of_no_kind(path, kind_of(path)):
         raise NotASession(path, what_wren_opens(), NOT_THEIRS)
 
@@ -58,6 +64,8 @@ def nothing_readable(folder: Path) -> str | None:
             continue
     if not files:
         return None
+    from ..foreign import what_wren_opens  # the formats' kinds: only for a folder of files none of them reads
+
     many = "+" if looked >= _LOOKED_AT else ""
     return (
         f"{folder}: {files}{many} file{'s' if files != 1 else ''}, none of them {what_wren_opens()}, so Wren lists "
