@@ -1,11 +1,13 @@
 """`wren search --json` writes its rows and its page cursors with the standard library's JSON, not msgspec, and the
 bytes are the ones msgspec's encoder wrote, for every string a session can hold.
 
-A warm search loads no msgspec (20 ms of its start): `console.json_row` writes a hit, a session (`-l`), a reading
-that stopped and the next page's cursor; `pages.Cursor` reads a cursor back. msgspec is the reference here: the
-same bytes for the C0 controls (the short escapes and `\\u00xx` in lowercase), DEL, C1, the line and paragraph
-separators, format characters, non-ASCII and astral characters (as UTF-8, then `escaped_json` as before); a lone
-surrogate (a path's undecodable byte, as Python names it) refused by both; the same cursors taken and refused.
+A warm search loads no msgspec (20 ms of its start): `console.JsonRows` writes a hit, a session (`-l`), a reading
+that stopped and the next page's cursor with the standard library's encoder, and switches to msgspec's only past
+`FEW_ROWS` rows (a tenth of the time a row, for 82,000 hits); `pages.Cursor` reads a cursor back. msgspec is the
+reference here: the same bytes for the C0 controls (the short escapes and `\\u00xx` in lowercase), DEL, C1, the
+line and paragraph separators, format characters, non-ASCII and astral characters (as UTF-8, then `escaped_json`
+as before); a lone surrogate (a path's undecodable byte, as Python names it) refused by both; the same cursors
+taken and refused.
 """
 
 from __future__ import annotations
@@ -13,17 +15,25 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wren_tui.cli.console import Scalar, json_row
+from wren_tui.cli.console import FEW_ROWS, JsonRows, Scalar
 from wren_tui.journal.visible import escaped_json
 from wren_tui.search.pages import Cursor, PageError
 
 _MSGSPEC = msgspec.json.Encoder()
+
+
+def json_row(row: dict[str, Scalar]) -> bytes:
+    """A row as the standard library's encoder writes it, however many rows were written before."""
+    return JsonRows(few=1).encode(row)
+
 
 # Every character JSON escapes or a terminal obeys, and the non-ASCII a session holds.
 HOSTILE = [
@@ -178,3 +188,22 @@ def test_any_cursor_is_taken_only_where_msgspec_took_it(raw: bytes) -> None:
         assert cursor == (Cursor(path, skip, shown) if taken else None)
     else:
         assert cursor is None
+
+
+def test_rows_past_the_few_are_written_by_msgspec_with_the_same_bytes() -> None:
+    rows = JsonRows(few=len(HOSTILE) // 2)
+    for text in HOSTILE * 2:
+        row = hit_row(text, 7)
+        assert rows.encode(row) == _MSGSPEC.encode(row)
+    assert rows.written == 2 * len(HOSTILE) and FEW_ROWS >= 100
+
+
+def test_msgspecs_encoder_is_made_only_past_the_few_rows() -> None:
+    code = (
+        "from wren_tui.cli.console import JsonRows, msgspec_encoder\nrows = JsonRows(few=3)\n"
+        "for n in range(4):\n"
+        "    rows.encode({'type': 'hit', 'n': n})\n"
+        "    print(msgspec_encoder.cache_info().currsize)"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert ran.stdout.split() == ["0", "0", "0", "1"]

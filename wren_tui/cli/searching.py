@@ -28,7 +28,7 @@ from ..search.folder_index import Index
 from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
-from .console import Scalar, err, json_row
+from .console import JsonRows, Scalar, err
 from .exits import Exit
 from .options import named_folder_of
 
@@ -230,6 +230,7 @@ class _Json:
 
     def __init__(self) -> None:
         self.kept = Kept()
+        self.rows = JsonRows()
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
@@ -249,11 +250,11 @@ class _Json:
             "path": str(hit.path),
             "kept": mark,
         }
-        sys.stdout.buffer.write(escaped_json(json_row(row)) + b"\n")
+        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")
 
     def page(self, cursor: Cursor) -> None:
         # ASCII alone (the cursor is URL-safe base64): nothing for `escaped_json` to hide.
-        sys.stdout.buffer.write(json_row({"type": "page", "after": cursor.text()}) + b"\n")
+        sys.stdout.buffer.write(self.rows.encode({"type": "page", "after": cursor.text()}) + b"\n")
 
     def hit(self, hit: Hit) -> None:
         item = hit.item
@@ -276,7 +277,7 @@ class _Json:
             "matchEnd": hit.end,
             "kept": kept_mark(self.kept, hit),
         }
-        sys.stdout.buffer.write(escaped_json(json_row(row)) + b"\n")
+        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         row: dict[str, Scalar] = {
@@ -290,4 +291,4 @@ class _Json:
             "reason": stop.why,
             "torn": stop.torn,
         }
-        sys.stdout.buffer.write(escaped_json(json_row(row)) + b"\n")
+        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")

@@ -7,17 +7,14 @@ session and the hit the next page starts at.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from ..journal.verdict import Stop
 from .engine import Hit, Searched
 from .sources import SearchSource
-
-# The cursor's JSON, compact, its path in UTF-8 as it is (what msgspec's encoder wrote: tests/test_json_rows.py).
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class PageError(ValueError):
@@ -35,7 +32,7 @@ class Cursor(NamedTuple):
     def text(self) -> str:
         import base64  # only for a page that ends before the last hit
 
-        raw = _encode([self.path, self.skip, self.shown]).encode()
+        raw = _encoder()([self.path, self.skip, self.shown]).encode()
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
     @classmethod
@@ -73,6 +70,8 @@ def _fields(raw: bytes) -> tuple[str, int, int]:
         ValueError: it is not (a `json.JSONDecodeError` and a `UnicodeDecodeError` are ValueErrors).
         RecursionError: arrays nested too deep for the JSON decoder.
     """
+    import json  # only for --after
+
     fields = json.loads(raw.decode("utf-8"))
     if type(fields) is not list or len(fields) != 3:
         raise ValueError("not an array of three")
@@ -81,6 +80,14 @@ def _fields(raw: bytes) -> tuple[str, int, int]:
         raise ValueError("not a string and two integers")
     path.encode("utf-8")  # a lone surrogate (a \\ud800 escape alone) is no path a page printed: UnicodeEncodeError
     return path, skip, shown
+
+
+@cache
+def _encoder() -> Callable[[object], str]:
+    """The cursor's JSON, compact, its path in UTF-8 as it is, as msgspec wrote it (tests/test_json_rows.py)."""
+    import json
+
+    return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class Show(Protocol):
