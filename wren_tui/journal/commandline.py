@@ -6,7 +6,6 @@ In the journal layer because the agent, the viewer and the CLI all print them, a
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 from .store import journals_dir
@@ -18,6 +17,8 @@ def wren_command(command: str, *words: str, folder: Path, workspace: Path | None
     --workspace is given when it is not the current folder, and --dir when `folder` is not where the
     command would look by default from here; `tail` is added as it is (a placeholder like "MESSAGE").
     """
+    import shlex  # here: a command line is made to be printed, not by every command that may print one
+
     line = ["wren", command]
     here = Path.cwd()
     if workspace is not None and not _same(workspace, here):

@@ -7,8 +7,10 @@ status or screen follows is the caller's decision, never the journal's.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .verdict import Stop
+if TYPE_CHECKING:
+    from .verdict import Stop
 
 
 class JournalError(Exception):

@@ -1,4 +1,11 @@
-"""Where journals live: session ids, the journals folder, listing newest first with each state."""
+"""Where journals live: session ids, the journals folder, listing newest first with each state.
+
+Its names for where journals are and what they are called (`journals_dir`, `journal_paths`, `resolve`, `latest`,
+`SUFFIX`, `SESSION_ID`, `project_label`, `parse_ts`, ...) read no journal, and load no reader, no event type
+(msgspec), no datetime and no zlib: the reader, the event types, the calls and the locks are loaded by the first
+journal read for its row (`describe_session`, `list_sessions`, `state_of`), datetime by the first `parse_ts`, so a
+command that only finds sessions (a warm `wren search`) never loads them.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +14,26 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
-from typing import Literal, TypeGuard, cast
+from typing import TYPE_CHECKING, Literal, TypeGuard, cast
 
 from ..portable import open_read_only, pread
-from ._framing import LINE_START
-from .calls import open_calls
 from .errors import JournalError, SessionNotFound
-from .events import Event, Fork, RunEnd, RunStart, Usage
-from .locks import lock_holder, read_locks
-from .reader import read_head_and_tail, scan_events
-from .verdict import Stop
 from .visible import visible
+
+if TYPE_CHECKING:
+    from datetime import datetime, tzinfo
+
+    # Bound at run time by `_load_reading`, below, when a journal is first read for its row.
+    from .calls import open_calls
+    from .events import Event, Fork, RunEnd, RunStart
+    from .locks import lock_holder, read_locks
+    from .reader import read_head_and_tail, scan_events
+    from .verdict import Stop
+
+    RunMark = RunStart | RunEnd | Fork
+    """The events that say where a session's runs start and end: the last one says how its last run ended."""
 
 SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
@@ -48,6 +61,7 @@ State = Literal[
 def new_session_id(now: datetime | None = None) -> str:
     """s-YYYYMMDD-HHMMSS-xxxx: UTC time so names sort by time, four random characters for ties."""
     import secrets  # here: its hmac and hashlib (OpenSSL) are for a new session, not for every reader of a journal
+    from datetime import UTC, datetime
 
     now = now or datetime.now(UTC)
 
@@ -252,16 +266,27 @@ class SessionInfo:
         return None if first is None or last is None else (last - first).total_seconds()
 
 
+# datetime's parser and UTC, loaded by the first `parse_ts` (a listing's durations, a search by time), not by every
+# command that only finds journals; kept here so that each later call costs no import statement.
+_TIME: tuple[Callable[[str], datetime], tzinfo] | None = None
+
+
 def parse_ts(ts: str) -> datetime | None:
     """A journal ts as an aware UTC time; None for a ts in a shape this version cannot read.
 
     Lines from other writers may carry any string as ts, and the reader keeps them.
     """
+    global _TIME
+    if _TIME is None:
+        from datetime import UTC, datetime
+
+        _TIME = (datetime.fromisoformat, UTC)
+    fromisoformat, utc = _TIME
     try:
-        moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        moment = fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=utc)
 
 
 WHOLE_UNDER = 1 << 20  # journals up to this size are read whole for their listing row
@@ -281,6 +306,8 @@ def describe_session(path: Path, locks: str | None = None) -> SessionInfo:
     Raises:
         SessionNotFound: the journal is gone.
     """
+    if not _READING:
+        _load_reading()
     try:
         if path.stat().st_size > WHOLE_UNDER:
             ends = read_head_and_tail(path)
@@ -314,18 +341,40 @@ def _unreadable(path: Path, reason: str) -> SessionInfo:
     )
 
 
+# The reader, the event types, the locks and the calls, bound here by the first journal read for its row (each function
+# that reads one calls `_load_reading` first): a command that only finds journals never loads them, and a listing
+# loads them once, not once a journal. isinstance as C functions, so filter() and map() in `_row` run with no Python
+# frame per event.
+_READING = False
+_is_usage: Callable[[object], bool]
+_is_fork: Callable[[object], bool]
+_is_run_start: Callable[[object], bool]
+_is_run_mark: Callable[[object], TypeGuard[RunMark]]
+
+
+def _load_reading() -> None:
+    global _READING, open_calls, Fork, RunEnd, lock_holder, read_locks, read_head_and_tail, scan_events
+    global _is_usage, _is_fork, _is_run_start, _is_run_mark
+    from .calls import open_calls
+    from .events import Fork, RunEnd, RunStart, Usage
+    from .locks import lock_holder, read_locks
+    from .reader import read_head_and_tail, scan_events
+
+    _is_usage = cast("Callable[[object], bool]", Usage.__instancecheck__)
+    _is_fork = cast("Callable[[object], bool]", Fork.__instancecheck__)
+    _is_run_start = cast("Callable[[object], bool]", RunStart.__instancecheck__)
+    _is_run_mark = cast("Callable[[object], TypeGuard[RunMark]]", lambda e: type(e) in (RunStart, RunEnd, Fork))
+    _READING = True
+
+
 _TOKENS = attrgetter("input_tokens", "output_tokens")
-# isinstance as C functions, so filter() and map() below run with no Python frame per event
-_is_usage = cast(Callable[[object], bool], Usage.__instancecheck__)
-_is_fork = cast(Callable[[object], bool], Fork.__instancecheck__)
-_is_run_start = cast(Callable[[object], bool], RunStart.__instancecheck__)
 
 
 def _row(path: Path, events: list[Event], stop: Stop | None, *, exact: bool, locks: str | None = None) -> SessionInfo:
     tokens = sum(map(sum, map(_TOKENS, filter(_is_usage, events))))
     # The last fork event is this journal's own; earlier ones came with a forked parent's prefix.
-    fork = cast(Fork | None, next(filter(_is_fork, reversed(events)), None))
-    start = cast(RunStart | None, next(filter(_is_run_start, reversed(events)), None))
+    fork = cast("Fork | None", next(filter(_is_fork, reversed(events)), None))
+    start = cast("RunStart | None", next(filter(_is_run_start, reversed(events)), None))
     state = state_of(
         stop,
         live=lambda: lock_holder(path, locks) is not None,
@@ -358,9 +407,15 @@ def _uncertain(events: list[Event]) -> bool:
     return any(call.uncertain for call in open_calls(events))
 
 
-RunMark = RunStart | RunEnd | Fork
-"""The events that say where a session's runs start and end: the last one says how its last run ended."""
-_is_run_mark = cast(Callable[[object], TypeGuard[RunMark]], lambda e: type(e) in (RunStart, RunEnd, Fork))
+def __getattr__(name: str) -> object:
+    """`RunMark` at run time (for a caller that imports it), made on first use: this module loads no event type."""
+    if name == "RunMark":
+        from .events import Fork, RunEnd, RunStart
+
+        mark = RunStart | RunEnd | Fork
+        globals()[name] = mark  # found once; later lookups do not come here
+        return mark
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def state_of(
@@ -382,6 +437,8 @@ def state_of(
         last_run: Its last run_start, run_end or fork event: how its last run ended (interrupted when it never
             did; forked when a fork was made and never resumed).
     """
+    if not _READING:
+        _load_reading()
     if stop is not None and not stop.torn:
         return "corrupt"
     if live():
@@ -407,6 +464,8 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     Raises:
         JournalError: `folder` is not a folder or cannot be listed.
     """
+    if not _READING:
+        _load_reading()
     misnamed: list[Path] = []
     paths = journal_paths(folder, misnamed)
     locks = read_locks()  # once for the folder, not once per journal (None: each journal is asked)
@@ -441,6 +500,8 @@ def write_problem(folder: Path, exc: OSError) -> str:
 def starts_as_journal(path: Path) -> bool:
     """True when the file at `path` begins as every line Wren writes does (`{"seq":`): a Wren journal,
     maybe damaged past that. The one cheap test, before any other agent's format is asked (`foreign.kind_of`)."""
+    from ._framing import LINE_START  # here: the framing's CRC (zlib) is for reading lines, not for finding journals
+
     try:
         fd = open_read_only(path)
     except OSError:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .events import Event
+if TYPE_CHECKING:  # for the annotations only: a verdict, a stop and the errors need no event type (no msgspec)
+    from .events import Event
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ use this one definition.
 from __future__ import annotations
 
 import re
-import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 # Bidi embeddings, overrides, isolates and marks: they reorder what a person reads.
@@ -29,6 +29,19 @@ def _placeholder(char: str) -> str:
     return f"<U+{code:04X}>"
 
 
+def _first_category(char: str) -> str:
+    """`unicodedata.category`, loaded when a character above ASCII in text that is not printable first asks: most
+    text never does (`visible`'s fast path), so a command that shows only such text never loads the Unicode tables."""
+    global _category
+    from unicodedata import category
+
+    _category = category  # later calls go straight to it
+    return category(char)
+
+
+_category: Callable[[str], str] = _first_category
+
+
 def _is_hidden(char: str) -> bool:
     code = ord(char)
     if code < 0x20 or 0x7F <= code <= 0x9F or char in _BIDI:
@@ -36,7 +49,7 @@ def _is_hidden(char: str) -> bool:
     # Format characters (Cf: zero-width joiners and the like) can hide or reorder text too; a lone
     # surrogate (Cs) cannot be encoded for a terminal at all; the line and paragraph separators (Zl,
     # Zp: U+2028, U+2029) break a line where some terminals and editors do not show one.
-    return code > 0x9F and unicodedata.category(char) in ("Cf", "Cs", "Zl", "Zp")
+    return code > 0x9F and _category(char) in ("Cf", "Cs", "Zl", "Zp")
 
 
 # The characters above ASCII that `visible` hides (C1 controls, the soft hyphen and every other format
