@@ -215,7 +215,9 @@ def test_a_search_over_one_agent_imports_that_agents_reader_and_no_other(tmp_pat
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
-def test_an_indexed_search_over_one_agent_imports_that_agents_reader_and_no_other(tmp_path: Path, agent: str) -> None:
+def test_an_indexed_search_over_one_agent_imports_that_agents_reader_to_build_and_no_reader_when_warm(
+    tmp_path: Path, agent: str
+) -> None:
     claude = tmp_path / "claude" / "projects" / "-work"
     codex = tmp_path / "codex" / "sessions" / "2026" / "01" / "25"
     for folder in (claude, codex, tmp_path / "wren"):
@@ -231,9 +233,13 @@ def test_an_indexed_search_over_one_agent_imports_that_agents_reader_and_no_othe
         "XDG_STATE_HOME": str(tmp_path / "state"),
     }
     readers = {f"wren_tui.foreign.{home}": name for name, (home, _label, _env) in FORMATS._homes.items()}
-    for _ in ("built", "warm"):  # the first search builds the index, the second is answered from it
+    # The first search builds the index (reading the files: their agent's reader alone); the second is answered
+    # from it, its files listed from the agent's folder (`foreign.folders`): no reader, no decoder.
+    for readers_loaded in ({agent}, set()):
         loaded = _loaded_by(["search", "joke", "--agent", agent, "--json"], env)
-        assert {readers[name] for name in loaded if name in readers} == {agent}
+        assert {readers[name] for name in loaded if name in readers} == readers_loaded
+        if not readers_loaded:
+            assert "wren_tui.foreign.listing" not in loaded
     assert (tmp_path / "wren" / ".index" / "search.sqlite").is_file()
 
 

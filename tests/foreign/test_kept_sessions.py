@@ -329,3 +329,15 @@ def test_an_aider_history_kept_from_its_project_and_still_there_is_listed_once_w
     history.unlink()  # now its agent's history is gone: the kept copy is read, and says so
     rows = wren_json(["ls", "--agent", "aider"], project, env)
     assert isinstance(rows, list) and len(rows) == 1 and rows[0]["kept"].startswith("kept; deleted by its agent")
+
+
+def test_a_kept_session_is_searched_when_its_agents_whole_folder_is_gone(machine: Machine) -> None:
+    machine.session("simple", GONE)
+    hits = machine.hits("hello")
+    assert hits
+    machine.keep()
+    shutil.rmtree(machine.config)  # the agent's folder itself is gone: only Wren's kept copy is left
+    for agent in ("claude", "all"):
+        again = machine.hits("hello", "--agent", agent)
+        assert _places(again) == _places(hits)
+        assert all(str(hit["kept"]).startswith("kept; deleted by its agent ") for hit in again)

@@ -15,7 +15,8 @@ from typing import Any
 import msgspec
 
 from wren_tui.foreign import make
-from wren_tui.foreign.base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json
+from wren_tui.foreign.base import BadLine, Format, Kinds, Translated, Translator, not_json
+from wren_tui.foreign.folders import Folder
 from wren_tui.journal.events import ToolCall
 
 NAME = "toy"

@@ -1,14 +1,16 @@
 """Other agents' session files (Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot CLI, Kimi CLI, OpenCode,
 Kilo Code CLI, aider, Continue, Cline, Mistral Vibe), read as Wren events: the foreign layer.
 
-Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `base.Format`), the one
+Each format is a module (`claude`, `codex`, `pi`, `qwen`, ...) with a `FORMAT` (a `contract.Format`), the one
 contract the commands, search and the viewer ask: how to translate its lines into Wren's events
 (`journal.events`), how to recognise its files by their content, where the agent keeps them and which
 of its files are sessions, its line kinds, whether it records a call before its result, and its tools
 that change the workspace. Nothing outside this package names an agent: a new format is one module and
-one line in `FORMATS` (read when asked, never copied at import). Nothing here writes, except `fork` (a
-new Wren journal from a point of a session), loaded only when asked for. This layer imports only
-`wren_tui.journal`.
+one line in `FORMATS` (read when asked, never copied at import). Where each agent keeps its sessions, and
+which of its files they are, is `folders` (no reader there): an agent whose every file is one session has
+its `Home` there (`FORMATS.home`), and a listing of its sessions loads neither its module nor msgspec.
+Nothing here writes, except `fork` (a new Wren journal from a point of a session), loaded only when asked
+for. This layer imports only `wren_tui.journal`.
 
 A file is never guessed at: it is a format's only when one of its first lines is of that format's
 kinds (`Kinds.claims`, positive evidence), a Wren journal when a line is Wren's (seq and crc or type)
@@ -29,7 +31,9 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:  # each loaded on first use (`__getattr__`): `import wren_tui.foreign` alone loads no reader
     from ..journal.errors import NotASession
     from . import aider, claude, cline, codex, continuecli, copilot, gemini, kilo, kimi, opencode, pi, qwen, vibe  # noqa: F401
-    from .base import BadLine, Format, Skipped, Translated, Translator, split_member  # noqa: F401
+    from .base import BadLine, Skipped, Translated, Translator
+    from .contract import Format
+    from .folders import Listed, split_member  # noqa: F401
     from .kinds import (
         DOCUMENTS,
         Kind,
@@ -65,7 +69,7 @@ class Registry(MutableMapping[str, "Format"]):
         if fmt is None:
             if name not in self._homes:
                 raise KeyError(name)
-            from .base import Format
+            from .contract import Format
 
             fmt = getattr(sys.modules[__name__], self._homes[name][0]).FORMAT  # imported by __getattr__, below
             assert isinstance(fmt, Format) and fmt.name == name, (name, fmt)
@@ -96,6 +100,20 @@ class Registry(MutableMapping[str, "Format"]):
     def __contains__(self, name: object) -> bool:
         return name in self._names
 
+    def home(self, name: str) -> Listed:
+        """What listing `name`'s sessions asks (its name, folder and a session's id from its path), without importing
+        its module where the agent's every file is one session read as it is (`folders.HOMES`); else its `Format`."""
+        fmt = self._loaded.get(name)
+        if fmt is not None:
+            return fmt  # loaded already, or a test's
+        if name in self._homes:
+            from .folders import HOMES
+
+            home = HOMES.get(name)
+            if home is not None:
+                return home
+        return self[name]
+
     def described(self, name: str) -> tuple[str, str]:
         """A format's label and variable (`Format.label`, `Folder.env`) without importing its module."""
         fmt = self._loaded.get(name)
@@ -113,13 +131,20 @@ class Registry(MutableMapping[str, "Format"]):
                 if fmt.folder.own_folder:
                     found.append((name, fmt.folder.root(env, home)))
                 continue
-            rule = self._roots.get(name)
-            if rule is None:
-                continue  # no folder of its own (aider writes beside each project)
-            variables, default, below = rule
-            base = next((env[v] for v in variables if env.get(v)), None)
-            found.append((name, (Path(base).expanduser() if base else home / default) / below))
+            root = self.own_folder(name, env, home)
+            if root is not None:  # else no folder of its own (aider writes beside each project)
+                found.append((name, root))
         return found
+
+    def own_folder(self, name: str, env: Mapping[str, str], home: Path) -> Path | None:
+        """`name`'s own sessions folder by the registry's rule for it (`ROOTS`), its module not imported; None where no
+        rule says (aider has no folder of its own; a format set here: ask the format)."""
+        rule = None if name in self._given else self._roots.get(name)
+        if rule is None:
+            return None
+        variables, default, below = rule
+        base = next((env[v] for v in variables if env.get(v)), None)
+        return (Path(base).expanduser() if base else home / default) / below
 
 
 # Each format's name: its module, and its label and variable as the module's FORMAT has them
@@ -186,9 +211,12 @@ _READERS = frozenset(("aider", "claude", "cline", "codex", "continuecli", "copil
 _READERS |= {"opencode", "pi", "qwen", "vibe"}
 
 
-# The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`base`).
+# The names that are not here, and their modules: recognising a file (`kinds`), what a format is (`contract`), what
+# its translators share (`base`).
 _HOMES: dict[str, str] = {
-    **dict.fromkeys(["BadLine", "Format", "Skipped", "Translated", "Translator", "split_member"], ".base"),
+    **dict.fromkeys(["BadLine", "Skipped", "Translated", "Translator"], ".base"),
+    "Format": ".contract",
+    "split_member": ".folders",
     **dict.fromkeys(["DOCUMENTS", "Kind", "detect", "detect_head", "identify", "kind_of"], ".kinds"),
     **dict.fromkeys(["format_named", "what_wren_opens", "write_tools"], ".kinds"),
     "NotASession": "..journal.errors",

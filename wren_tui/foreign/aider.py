@@ -27,7 +27,7 @@ import functools
 import mmap
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,8 +37,12 @@ from ..journal.errors import JournalError
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Folder, Format, Kinds, Progress, Tail, Translated, Translator, head_of
+from .base import Format, Kinds, Progress, Tail, Translated, Translator
 from .document import decode_export
+from .folders import AIDER
+from .folders import AIDER_DEFAULT_NAME as DEFAULT_NAME
+from .folders import AIDER_HEADER as HEADER
+from .folders import aider_claims as claims_file
 
 _count_in_c: Callable[[bytes | bytearray | memoryview], int] | None
 try:
@@ -48,15 +52,8 @@ except ImportError:  # built only where the install had a C compiler: counted in
 
 NAME = "aider"
 LABEL = "aider"
-ENV = "AIDER_CHAT_HISTORY_FILE"
+ENV = AIDER.folder.env
 SKIPPED: tuple[str, ...] = ()
-SUFFIX = ".md"
-WHERE = (
-    "aider keeps no folder of its own: its chat histories are found by their first line in the folder --dir "
-    "names, else the current folder, and the folders below it"
-)
-HEADER = b"# aider chat started at "
-DEFAULT_NAME = ".aider.chat.history.md"
 UNRECORDED = "aider records no tool calls (it edits files from the text of its replies)"
 MAPPED = ("run", "user", "assistant", "tokens", "note")
 
@@ -283,30 +280,6 @@ class AiderTranslator(Translator):
         return Translated([], line.type, "unknown")
 
 
-def claims_file(path: Path, head: bytes) -> bool:
-    """aider's first line: `# aider chat started at ` (after blank lines)."""
-    return head.lstrip(b"\r\n").startswith(HEADER)
-
-
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """The folder of $AIDER_CHAT_HISTORY_FILE when set, else the current folder (aider has no folder of its own)."""
-    named = env.get(ENV)
-    return Path(named).expanduser().parent if named else Path(os.curdir)
-
-
-def session_id(path: Path) -> str:
-    """The project's folder name for aider's default name (the current folder's, for a path relative to it),
-    else the file's name (as for one in the filesystem's root: a folder with no name)."""
-    if path.name != DEFAULT_NAME:
-        return path.name
-    return Path(os.path.abspath(path)).parent.name or path.name
-
-
-def is_session_file(path: Path) -> bool:
-    """A Markdown file whose first line is aider's."""
-    return claims_file(path, head_of(path, 256))
-
-
 # aider records no tool calls.
 WRITE_TOOLS: frozenset[str] = frozenset()
 
@@ -314,18 +287,10 @@ WRITE_TOOLS: frozenset[str] = frozenset()
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(
-        env=ENV,
-        root=root,
-        suffix=SUFFIX,
-        is_session_file=is_session_file,
-        hidden_folders=False,
-        own_folder=False,
-        where=WHERE,
-    ),
+    folder=AIDER.folder,
     translator=AiderTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS),
-    session_id=session_id,
+    session_id=AIDER.session_id,
     claims_file=claims_file,
     export=export,
     exporter=Follower,

@@ -44,7 +44,8 @@ from ..journal.events import (
 )
 from ..portable import pread
 from . import make
-from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json
+from .base import BadLine, Format, Kinds, Translated, Translator, not_json
+from .folders import Folder
 
 NAME = "atif"
 LABEL = "ATIF trajectory"

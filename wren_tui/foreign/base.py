@@ -12,59 +12,41 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
-from ..journal.events import Event
-from ..portable import open_read_only, pread
+from .contract import ExportAll as ExportAll
+from .contract import Follower as Follower
+from .contract import Format as Format
+from .contract import Frames as Frames
+from .contract import Kinds as Kinds
+from .contract import Node as Node
+from .contract import Progress as Progress
+from .contract import Tail as Tail
+from .contract import Translated as Translated
+from .contract import Translator as Translator
+from .contract import Verdict as Verdict
+from .contract import never_a_line as never_a_line
+from .folders import MEMBER as MEMBER
+from .folders import Folder as Folder
+from .folders import head_of as head_of
+from .folders import member_path as member_path
+from .folders import split_member as split_member
+from .folders import variable_or_home as variable_or_home
 from .make import MALFORMED, note
 
 S = TypeVar("S", bound=msgspec.Struct)
 L = TypeVar("L", bound=msgspec.Struct)
 _T = TypeVar("_T")
 
-Verdict = Literal["mapped", "skipped", "unknown", "malformed"]
-"""What became of a line: translated into events; a known kind left out on purpose (the clients'
-bookkeeping); a kind this version does not know (a newer client); a known kind whose fields do not
-fit (shown as a note saying why)."""
-
 
 class BadLine(Exception):
     """A line that is not a JSON object: reading stops there, as at a damaged line of a Wren journal."""
-
-
-@dataclass(slots=True)
-class Node:
-    """A line's place in the file's tree of entries (pi's id/parentId, Claude Code's uuid/parentUuid)."""
-
-    id: str
-    parent: str | None
-    # Claude Code: a compaction boundary starts a new root whose logical parent is the entry before it.
-    logical_parent: str | None = None
-    # Claude Code: a subagent's entry, never on the main branch.
-    side: bool = False
-
-
-@dataclass(slots=True)
-class Translated:
-    """One line, translated: every event it gives, in order, and what the line was."""
-
-    events: list[Event]
-    kind: str
-    verdict: Verdict = "mapped"
-    node: Node | None = None
-    # Places (in `events`) the reading leaves out: what the memory says earlier lines already gave.
-    hidden: frozenset[int] = frozenset()
-    # The workspace and the model the line names, if any: a listing's project, a fork's run_start.
-    cwd: str | None = None
-    model: str | None = None
 
 
 @dataclass
@@ -100,18 +82,6 @@ class Skipped:
 
 def _kinds(counts: Counter[str]) -> str:
     return ", ".join(f"{kind} ×{n}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-class Translator(ABC):
-    """Translates one session's lines; remembers, line by line, what later lines need.
-
-    `translate(..., learn=True)` is for a line read for the first time, in file order; `learn=False`
-    decodes a line read before (the memory is only looked at). BadLine for a line that is not a
-    JSON object.
-    """
-
-    @abstractmethod
-    def translate(self, lineno: int, data: bytes, *, learn: bool = True) -> Translated: ...
 
 
 class TypedTranslator(Translator, Generic[L]):
@@ -272,216 +242,6 @@ def field_reader(fields: type[S], marker: bytes, read: Callable[[S], _T], absent
     return reader
 
 
-def head_of(path: Path, size: int) -> bytes:
-    """The first `size` bytes of the file at `path`; b"" when it cannot be opened or read (no link is followed,
-    and a FIFO is never waited on)."""
-    try:
-        fd = open_read_only(path)
-    except OSError:
-        return b""
-    try:
-        return pread(fd, size, 0)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
 def not_json(exc: msgspec.DecodeError) -> BadLine:
     """Why a line that msgspec could not parse at all stops the reading."""
     return BadLine("its bytes are not valid UTF-8" if "UTF-8" in str(exc) else "it is not JSON")
-
-
-# Between a file that holds several sessions and one of them, in a path: `DB#ID` (OpenCode's database).
-MEMBER = "#"
-
-
-def split_member(path: Path) -> tuple[Path, str | None]:
-    """The file and the session a path names: `FILE#ID`, or the file alone (its only session)."""
-    if MEMBER in path.name and not os.path.lexists(path):
-        base, _sep, session = path.name.rpartition(MEMBER)
-        return path.with_name(base), session or None
-    return path, None
-
-
-def member_path(file: Path, session: str) -> Path:
-    """The path that names one session of a file that holds several: `FILE#ID`."""
-    return file.with_name(f"{file.name}{MEMBER}{session}")
-
-
-@dataclass(frozen=True)
-class Tail:
-    """The last whole lines of a session's export, made without exporting what comes before them.
-
-    A big session's viewer shows these before its first frame and exports the whole session
-    afterwards (`sessions/exported.py`). `lines` are byte for byte how the whole export ends.
-    """
-
-    lines: bytes
-    before: int  # how many lines of the whole export come before them
-
-
-Progress = Callable[[float], object]
-
-
-class Follower(Protocol):
-    """One session's export, made again as the session changes (`Format.follower`)."""
-
-    def __call__(self, progress: Progress | None = None) -> bytes:
-        """The whole export as the session is now; `progress` is told how much of it is made (0 to 1) now and then."""
-        ...
-
-    def tail(self, least: int) -> Tail | None:
-        """Its last lines, at least `least` bytes of the session's own, starting where the export's state starts
-        afresh; None when the session is not much bigger than that (export it whole) or cannot be cut."""
-        ...
-
-
-@dataclass
-class _Exports:
-    """A format's `export` of one path, made again each time, as a `Follower` (no tail alone)."""
-
-    path: Path
-    export: Callable[[Path], bytes]
-
-    def __call__(self, progress: Progress | None = None) -> bytes:
-        return self.export(self.path)
-
-    def tail(self, least: int) -> Tail | None:
-        return None
-
-
-def _every_file(_path: Path) -> bool:
-    return True
-
-
-def _nothing_beside(_path: Path) -> tuple[Path, ...]:
-    return ()
-
-
-def _file_stem(path: Path) -> str:
-    return path.stem
-
-
-def variable_or_home(variable: str, default: str, below: str) -> Callable[[Mapping[str, str], Path], Path]:
-    """A `Folder.root`: `below` inside the folder $`variable` names, else inside `default` in the home folder ("": the
-    home folder itself). `variable_or_home("CODEX_HOME", ".codex", "sessions")`: $CODEX_HOME/sessions, else
-    ~/.codex/sessions."""
-
-    def root(env: Mapping[str, str], home: Path) -> Path:
-        named = env.get(variable)
-        return (Path(named).expanduser() if named else home / default) / below
-
-    return root
-
-
-def never_a_line(_line: dict[str, Any]) -> bool:
-    """`claims` of a format whose files are not JSON lines: no line of a JSONL file is its."""
-    return False
-
-
-class ExportAll(Protocol):
-    def __call__(self, path: Path, said: list[str] | None = None, /) -> dict[Path, bytes]: ...  # positional: any name
-
-
-@dataclass(frozen=True)
-class Kinds:
-    """What an agent's lines are: the kinds Wren translates, those it leaves out on purpose, which line is the
-    agent's at all, and which of its tools change the workspace."""
-
-    # Its line kinds: those translated, and those left out on purpose (the client's bookkeeping).
-    mapped: tuple[str, ...]
-    skipped: tuple[str, ...]
-    # The tools whose calls change the workspace (its shell, its file writes and edits): the viewer's writes
-    # filter counts their calls. None: a document of any agent's session (ATIF), so every format's.
-    write_tools: frozenset[str] | None
-    # Whether one decoded line (of the first few) is this agent's (by default none: its files are not JSON lines).
-    claims: Callable[[dict[str, Any]], bool] = never_a_line
-
-
-@dataclass(frozen=True)
-class Folder:
-    """Where an agent keeps its sessions: the folder, which of its files are sessions, and what goes with each."""
-
-    env: str  # the variable naming the agent's own folder, when set ("": none)
-    # The folder of sessions: from the environment and the home folder.
-    root: Callable[[Mapping[str, str], Path], Path]
-    # How its session files' names end (a folder is searched for these).
-    suffix: str = ".jsonl"
-    # Which files of its folder with its suffix are sessions (not the client's other files).
-    is_session_file: Callable[[Path], bool] = _every_file
-    # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
-    hidden_folders: bool = True
-    # Whether its default folder is the agent's own (False: aider writes beside each project, and its
-    # "folder" is wherever Wren is run), so that a Wren fork is never written inside it.
-    own_folder: bool = True
-    # Where its sessions are found when that is not one file a session in the agent's own folder, as
-    # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
-    where: str | None = None
-    # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
-    # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
-    parts: Callable[[Path], Path] | None = None
-    # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
-    # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
-    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
-
-
-@dataclass(frozen=True)
-class Format:
-    """One agent's session files, everything Wren knows of them: how to recognise them and find them, how to
-    translate them, and what the agent's calls are. The commands, search and the viewer ask this, never a name.
-
-    A format module declares one explicitly, `FORMAT = Format(name=NAME, label=LABEL, ...)`, each field
-    named (those of its `Kinds` and its `Folder` too), so that mypy checks every one and a search for a field's
-    name finds where it is given. A field a module does not give is the common case, as its default says.
-    """
-
-    name: str  # as --agent takes it: claude, codex, pi
-    label: str  # as a person knows the agent: Claude Code
-    folder: Folder
-    translator: Callable[[], Translator]
-    kinds: Kinds
-    # The session's id, from its path (by default the file's name without its suffix).
-    session_id: Callable[[Path], str] = _file_stem
-    # A line's place in the file's tree, read cheaply; None for a format whose lines are one sequence.
-    node_of: Callable[[bytes], Node | None] | None = None
-    # The session's tokens so far, from a line that carries the running total (None: no such line here).
-    totals: Callable[[bytes], int | None] = lambda _line: None
-    # The tokens one line records, read without translating it (None: the line is translated to know).
-    tokens_of: Callable[[bytes], int] | None = None
-    # Positive evidence from the file itself (its first bytes, and what they lead to), for a format
-    # whose files are not JSON lines (OpenCode's database, aider's Markdown).
-    claims_file: Callable[[Path, bytes], bool] | None = None
-    # A session that is not JSON lines, as lines its translator reads (`foreign.exported`): built
-    # from the file, which is only read. None: the file is read as it is.
-    export: Callable[[Path], bytes] | None = None
-    # Every session a file holds, by path, as `export` gives each (OpenCode: one database, many); what it
-    # left out of them (a row of no session it can name) said in sentences added to the list it is given.
-    export_all: ExportAll | None = None
-    # For following: the export of one session, to call again as it changes (the last export is kept
-    # while the files are unchanged; OpenCode keeps its copy of the database), and its tail alone
-    # for a big session's first frame. None: `export` each time.
-    exporter: Callable[[Path], Follower] | None = None
-    # What the agent never records, said where its sessions are shown ("aider records no tool calls").
-    unrecorded: str | None = None
-    # Whether a call is written before its result; False (Gemini CLI: a call only with its result) means
-    # a session never shows a call open, and one whose last record is a reply may have been stopped in a tool.
-    open_calls_recorded: bool = True
-    # For a format that is one document rather than a line per object (ATIF): the units it is read in,
-    # as `reader.units` gives them, (fd, start, stop) -> (start, bytes) with `looked`. None: by newlines.
-    frames: Callable[[int, int, int | None], Frames] | None = None
-
-    def follower(self, path: Path) -> Follower:
-        """The export of the session at `path`, to call again as it changes (an exported format's)."""
-        if self.exporter is not None:
-            return self.exporter(path)
-        assert self.export is not None, "a session read as it is, not exported"
-        return _Exports(path, self.export)
-
-
-class Frames(Protocol):
-    """Units of a file from one offset on, (start, bytes) each; the byte after each unit is its delimiter."""
-
-    looked: int
-
-    def __iter__(self) -> Iterator[tuple[int, bytes]]: ...

@@ -9,8 +9,6 @@ subagent's entries are marked `isSidechain`. The rest is the client's bookkeepin
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -18,7 +16,6 @@ import msgspec
 from ..journal.events import Event, ToolCall
 from . import make
 from .base import (
-    Folder,
     Format,
     Kinds,
     Node,
@@ -28,12 +25,12 @@ from .base import (
     node_reader,
     tagged,
     union,
-    variable_or_home,
 )
+from .folders import CLAUDE
 
-NAME = "claude"
+NAME = CLAUDE.name
 LABEL = "Claude Code"
-ENV = "CLAUDE_CONFIG_DIR"
+ENV = CLAUDE.folder.env
 
 # Lines the client writes for itself: its context attachments, request records, queue, costs.
 SKIPPED = (
@@ -239,17 +236,7 @@ def _node(line: _NodeLine) -> Node | None:
 node_of = node_reader(_NodeLine, _node)
 
 
-# --- where the sessions are -------------------------------------------------------------------
-
-
-def is_session_file(path: Path) -> bool:
-    """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
-    if path.name.startswith("agent-"):
-        return False
-    # The folder as text, not as a Path made for each of thousands of files: the path's own text is made once
-    # and kept (a listing stats the file by it next).
-    folder = os.path.dirname(path)
-    return not (folder == "subagents" or folder.endswith(os.sep + "subagents"))
+# --- which files are its (where its sessions are: `folders`) ---------------------------------
 
 
 def claims(line: dict[str, Any]) -> bool:
@@ -290,7 +277,7 @@ WRITE_TOOLS = frozenset(("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(env=ENV, root=variable_or_home(ENV, ".claude", "projects"), is_session_file=is_session_file),
+    folder=CLAUDE.folder,
     translator=ClaudeTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     node_of=node_of,

@@ -10,18 +10,18 @@ code and duration, token counts, errors. The lines form one sequence: no tree.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Folder, Format, Kinds, Translated, Translator, decode_line, malformed, union, variable_or_home
+from .base import Format, Kinds, Translated, Translator, decode_line, malformed, union
+from .folders import CODEX
 
-NAME = "codex"
+NAME = CODEX.name
 LABEL = "Codex"
-ENV = "CODEX_HOME"
+ENV = CODEX.folder.env
 
 MAPPED = (
     "session_meta",
@@ -387,13 +387,6 @@ def _tokens(value: Any) -> tuple[int, int] | None:
     return None
 
 
-def session_id(path: Path) -> str:
-    """The uuid at the end of rollout-<time>-<uuid>."""
-    stem = path.stem
-    parts = stem.split("-")
-    return "-".join(parts[-5:]) if stem.startswith("rollout-") and len(parts) > 5 else stem
-
-
 def claims(line: dict[str, Any]) -> bool:
     return line.get("type") in (*_ENVELOPES, "token_usage_record") and "payload" in line
 
@@ -433,9 +426,9 @@ WRITE_TOOLS = frozenset(("exec_command", "local_shell", "apply_patch", "write_st
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(env=ENV, root=variable_or_home(ENV, ".codex", "sessions")),
+    folder=CODEX.folder,
     translator=CodexTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
-    session_id=session_id,
+    session_id=CODEX.session_id,
     totals=totals,
 )

@@ -25,8 +25,9 @@ from ..journal.events import ToolCall
 from ..journal.reader import open_for_reading
 from ..portable import pread
 from . import make
-from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .base import Format, Kinds, Translated, Translator
 from .document import ExportedLine, decode_document, decode_export
+from .folders import Folder, variable_or_home
 
 NAME = "continue"
 LABEL = "Continue"

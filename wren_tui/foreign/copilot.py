@@ -10,18 +10,18 @@ system prompt, turn marks, the shutdown's totals) are left out. A run that ended
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Folder, Format, Kinds, Translated, TypedTranslator, field_reader, union, variable_or_home
+from .base import Format, Kinds, Translated, TypedTranslator, field_reader, union
+from .folders import COPILOT
 
-NAME = "copilot"
+NAME = COPILOT.name
 LABEL = "Copilot CLI"
-ENV = "COPILOT_HOME"
+ENV = COPILOT.folder.env
 
 MAPPED = (
     "session.start",
@@ -158,16 +158,7 @@ class CopilotTranslator(TypedTranslator[_Line], decoder=_decoder, known=_KNOWN):
         return Translated([], kind, "unknown")
 
 
-# --- where the sessions are -------------------------------------------------------------------
-
-
-def is_session_file(path: Path) -> bool:
-    return path.name == "events.jsonl"
-
-
-def session_id(path: Path) -> str:
-    """The session's folder name (its uuid)."""
-    return path.parent.name if path.name == "events.jsonl" else path.stem
+# --- which files are its (where its sessions are: `folders`) ---------------------------------
 
 
 def claims(line: dict[str, Any]) -> bool:
@@ -217,9 +208,9 @@ WRITE_TOOLS = frozenset(("bash", "create", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(env=ENV, root=variable_or_home(ENV, ".copilot", "session-state"), is_session_file=is_session_file),
+    folder=COPILOT.folder,
     translator=CopilotTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
-    session_id=session_id,
+    session_id=COPILOT.session_id,
     tokens_of=tokens_of,
 )

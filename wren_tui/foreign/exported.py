@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import portable
 from ..journal.reader import open_for_reading
-from .base import Format
+from .contract import Format
 
 
 def memory_file(data: bytes, name: str = "wren-session") -> int:

@@ -23,7 +23,7 @@ from ..journal.errors import JournalError
 from ..journal.events import Fork, Message, RunStart
 from ..journal.forking import Forked, NotAForkPoint, fresh_journal, put_in_place
 from ..journal.writer import FileOps, JournalWriter
-from .base import Format
+from .contract import Format
 from .conversation import context as context_at
 from .conversation import fork_points, outline
 from .exported import open_lines

@@ -19,19 +19,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..journal.events import ChatMessage, Event, Message, ToolCall, ToolEnd, UnknownEvent
 from . import make
-from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json, variable_or_home
+from .base import BadLine, Format, Kinds, Translated, Translator, not_json
+from .folders import GEMINI
 from .gemini_parts import content_parts, function_call, response_text
 
-NAME = "gemini"
+NAME = GEMINI.name
 LABEL = "Gemini CLI"
-ENV = "GEMINI_CLI_HOME"
+ENV = GEMINI.folder.env
 
 MAPPED = ("header", "user", "gemini", "info", "warning", "error", "$set:messages")
 SKIPPED = ("$set:lastUpdated", "$set:sessionId", "$set:summary")
@@ -268,20 +268,7 @@ def _result_text(call: dict[str, Any]) -> tuple[str, bool]:
     return "\n".join(texts), failed
 
 
-# --- where the sessions are -------------------------------------------------------------------
-
-
-_FILE = re.compile(r"^session-.*\.jsonl$")
-
-
-def is_session_file(path: Path) -> bool:
-    """A chat (`session-<time>-<id8>.jsonl`), not the client's other files."""
-    return bool(_FILE.match(path.name))
-
-
-def session_id(path: Path) -> str:
-    """The file's name without `session-` (its start time and the session id's first 8 hex)."""
-    return path.stem.removeprefix("session-")
+# --- which files are its (where its sessions are: `folders`) ---------------------------------
 
 
 def claims(line: dict[str, Any]) -> bool:
@@ -299,9 +286,9 @@ WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(env=ENV, root=variable_or_home(ENV, "", ".gemini/tmp"), is_session_file=is_session_file),
+    folder=GEMINI.folder,
     translator=GeminiTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
-    session_id=session_id,
+    session_id=GEMINI.session_id,
     open_calls_recorded=False,
 )

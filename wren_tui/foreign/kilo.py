@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import opencode
-from .base import variable_or_home
+from .folders import variable_or_home
 
 NAME = opencode.KILO.name
 LABEL = opencode.KILO.label

@@ -13,18 +13,18 @@ same file. The workspace is not in the file (the folder above it is an md5 of it
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import BadLine, Folder, Format, Kinds, Translated, Translator, field_reader, not_json, variable_or_home
+from .base import BadLine, Format, Kinds, Translated, Translator, field_reader, not_json
+from .folders import KIMI
 
-NAME = "kimi"
+NAME = KIMI.name
 LABEL = "Kimi CLI"
-ENV = "KIMI_SHARE_DIR"
+ENV = KIMI.folder.env
 MAPPED = ("metadata", "TurnBegin", "ContentPart", "ToolCall", "ToolResult", "StatusUpdate")
 SKIPPED = ("StepBegin", "TurnEnd", "ToolCallPart", "StepInterrupted", "CompactionBegin", "CompactionEnd")
 _KNOWN = frozenset((*MAPPED, *SKIPPED))
@@ -174,21 +174,6 @@ def claims(line: dict[str, Any]) -> bool:
     )
 
 
-def is_session_file(path: Path) -> bool:
-    """A session's `wire.jsonl` (not its `context.jsonl`, which holds what was sent to the model)."""
-    return path.name == "wire.jsonl"
-
-
-def kept_with(path: Path) -> tuple[Path, ...]:
-    """The session's other files in its folder: what was sent to the model (`context.jsonl`) and its state."""
-    return (path.with_name("context.jsonl"), path.with_name("state.json"))
-
-
-def session_id(path: Path) -> str:
-    """The session's uuid: the name of the folder its wire.jsonl is in."""
-    return path.parent.name if path.name == "wire.jsonl" and path.parent.name else path.stem
-
-
 class _UsagePayload(msgspec.Struct):
     token_usage: _Usage | None = None
 
@@ -216,11 +201,9 @@ WRITE_TOOLS = frozenset(("Shell", "WriteFile", "StrReplaceFile", "Patch"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(
-        env=ENV, root=variable_or_home(ENV, ".kimi", "sessions"), is_session_file=is_session_file, kept_with=kept_with
-    ),
+    folder=KIMI.folder,
     translator=KimiTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
-    session_id=session_id,
+    session_id=KIMI.session_id,
     tokens_of=tokens_of,
 )

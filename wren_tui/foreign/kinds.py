@@ -1,35 +1,52 @@
 """What a file is: another agent's session (a format of `FORMATS`), a Wren journal, or none Wren knows.
 
 Here, apart from the registry (`foreign/__init__.py`), so that naming the agents (`wren search --help`)
-loads no decoder; `wren_tui.foreign` gives each of these names on first use.
+loads no decoder; `wren_tui.foreign` gives each of these names on first use. Importing this module loads no
+decoder either (msgspec, the documents' readers): a file's first bytes are decoded only when one is looked at.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
-
-import msgspec
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
 from ..journal.store import SESSION_ID
 from ..portable import open_read_only, pread
-from . import FORMATS, UNKNOWN, WREN, atif, mca
-from .base import Format, split_member
+from . import FORMATS, UNKNOWN, WREN
+from .contract import Format
+from .folders import split_member
 
-# Formats opened by path only, and listed in a folder given with --dir (no agent folder of their own): ATIF
-# trajectories, and the design's own journals (mca).
-DOCUMENTS: dict[str, Format] = {atif.FORMAT.name: atif.FORMAT, mca.FORMAT.name: mca.FORMAT}
+if TYPE_CHECKING:
+    import msgspec
 
 Kind = Format | Literal["wren", "unknown"]
+
+_documents: dict[str, Format] = {}
+
+
+def documents() -> dict[str, Format]:
+    """Formats opened by path only, and listed in a folder given with --dir (no agent folder of their own): ATIF
+    trajectories, and the design's own journals (mca). Their readers are imported when first asked for."""
+    if not _documents:
+        from . import atif, mca
+
+        _documents.update({atif.FORMAT.name: atif.FORMAT, mca.FORMAT.name: mca.FORMAT})
+    return _documents
+
+
+def __getattr__(name: str) -> object:
+    if name == "DOCUMENTS":  # as `documents()` gives them, their readers imported now
+        return documents()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def format_named(agent: str) -> Format | None:
     """The format named `agent`: an agent's (`FORMATS`) or a document's (`DOCUMENTS`: ATIF, the design's journals);
     None for a name neither has."""
-    return FORMATS.get(agent) or DOCUMENTS.get(agent)
+    return FORMATS.get(agent) or documents().get(agent)
 
 
 def write_tools(agent: str) -> frozenset[str]:
@@ -46,16 +63,15 @@ def write_tools(agent: str) -> frozenset[str]:
 def what_wren_opens() -> str:
     """The kinds of file Wren opens, as a person reads them: "a Wren journal or a session of Claude Code, ..."."""
     labels = [f.label for f in FORMATS.values()]
-    documents = "".join(f", {'an' if f.label[:1].lower() in 'aeiou' else 'a'} {f.label}" for f in DOCUMENTS.values())
-    return f"a Wren journal{documents} or a session of {', '.join(labels[:-1])} or {labels[-1]}"
+    named = "".join(f", {'an' if f.label[:1].lower() in 'aeiou' else 'a'} {f.label}" for f in documents().values())
+    return f"a Wren journal{named} or a session of {', '.join(labels[:-1])} or {labels[-1]}"
 
 
 # How much of a file's start is read to recognise it; a first line longer than this is read whole.
 _HEAD = 1 << 16
 _HEAD_MAX = 1 << 22
 _HEAD_LINES = 8
-# How every line of a Wren journal starts (`journal._framing`).
-_any = msgspec.json.Decoder()
+_decoder: list[msgspec.json.Decoder[Any]] = []  # any JSON value, made when a file is first looked at
 
 
 def detect_head(head: bytes, name: str = "") -> Kind:
@@ -69,6 +85,10 @@ def detect_head(head: bytes, name: str = "") -> Kind:
     no crc, under a name that is not a Wren session's (`mca.claims_head`): a Wren journal that lost a
     crc is still Wren's, and damaged.
     """
+    import msgspec
+
+    from . import atif, mca
+
     if mca.claims_head(head, name):
         return mca.FORMAT
     if head.startswith(LINE_START):
@@ -77,11 +97,14 @@ def detect_head(head: bytes, name: str = "") -> Kind:
         return atif.FORMAT
     lines = head.split(b"\n")
     whole = lines[:-1][:_HEAD_LINES]
+    if not _decoder:
+        _decoder.append(msgspec.json.Decoder())
+    any_value = _decoder[0]
     for line in whole:
         if not line.strip():
             continue
         try:
-            value = _any.decode(line)
+            value = any_value.decode(line)
         except (msgspec.DecodeError, RecursionError):
             continue  # damaged, or nested past msgspec's depth: the next ones decide
         if not isinstance(value, dict):

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -24,10 +23,12 @@ from ..journal.errors import JournalError, NotASession
 from ..journal.events import Error, Event, Message, Usage
 from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
-from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, pread
+from ..portable import pread
 from . import FORMATS, WREN, Kind, kind_of, own_folder_of
-from .base import BadLine, Format, Translated, split_member
+from .base import BadLine, Translated
+from .contract import Format
 from .exported import memory_file
+from .folders import KeptMark, session_files, split_member, walk
 from .live import FileKey, alive, changed_at, changed_recently, held_for_writing
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
@@ -63,14 +64,6 @@ class AgentSession:
         first = parse_ts(self.started) if self.started else None
         last = parse_ts(self.last_ts) if self.last_ts else None
         return None if first is None or last is None else max((last - first).total_seconds(), 0.0)
-
-
-@dataclass(frozen=True)
-class KeptMark:
-    """What a command says of a session Wren kept (`wren keep`) that its agent deleted, truncated or rewritten."""
-
-    sentence: str  # "kept; deleted by its agent on 2026-12-07 09:10 UTC"
-    copy: bool  # the kept copy is read in place of the agent's file (gone, or shorter): never live
 
 
 class Keeps(Protocol):
@@ -113,45 +106,6 @@ def owner_of(folder: Path) -> tuple[Format, Path] | None:
     return None if owner is None else (FORMATS[owner[0]], owner[1])
 
 
-def session_files(fmt: Format, root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
-    """The session files of `fmt` under `root`, in nested folders too (no link is followed).
-
-    Args:
-        skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
-            (no permission...), for the command to say rather than leave its sessions out silently.
-    """
-    links: list[Path] | None = [] if skipped is not None else None
-    own = fmt.folder
-    for path, _hidden, _top in _walk(root, skipped, own.hidden_folders, lambda name: name.endswith(own.suffix), links):
-        if own.is_session_file(path):
-            yield path
-    for link in links or ():
-        if _session_through_link(fmt, link):
-            assert skipped is not None
-            skipped.append(f"{link}: is a link to a session, and Wren follows no link (name the file it points to)")
-
-
-def _session_through_link(fmt: Format, link: Path) -> bool:
-    """Whether the link at `link` leads to a file that starts as a session of `fmt` does (its first bytes only)."""
-    try:
-        if not stat.S_ISREG(os.stat(link).st_mode):
-            return False
-        fd = os.open(link, os.O_RDONLY | O_BINARY | O_CLOEXEC | O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        head = pread(fd, 256, 0)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    if fmt.export_all is not None:  # a database: its header (its tables are read only from the file itself)
-        from .snapshot import SQLITE_HEADER  # shutil, tempfile: only for a database
-
-        return head.startswith(SQLITE_HEADER)
-    return fmt.claims_file(link, head) if fmt.claims_file is not None else bool(head)
-
-
 # How a file of JSON lines is named: a Wren journal, or a session of most agents.
 JSONL = ".jsonl"
 
@@ -177,7 +131,7 @@ def every_session(
     others = [f for f in FORMATS.values() if f.folder.suffix != JSONL]
     suffixes = (JSONL, *(f.folder.suffix for f in others))
     found: list[tuple[Kind, Path]] = []
-    for path, hidden, top in _walk(folder, skipped, True, lambda name: name.endswith(suffixes)):
+    for path, _entry, hidden, top in walk(folder, skipped, True, suffixes):
         kind: Kind | None = None if known is None else known.get(path)
         if path.name.endswith(JSONL):
             kind = kind or (recall and recall(path)) or kind_of(path)
@@ -218,42 +172,6 @@ def list_every_session(folder: Path, skipped: list[str] | None = None) -> list[A
         else:
             rows.append(describe_agent_session(path, kind))
     return sorted(rows, key=lambda row: row.started or "", reverse=True)
-
-
-def _walk(
-    root: Path,
-    skipped: list[str] | None,
-    hidden_too: bool,
-    wanted: Callable[[str], bool],
-    links: list[Path] | None = None,
-) -> Iterator[tuple[Path, bool, bool]]:
-    """The regular files below `root` whose names are `wanted` (no link followed), each with whether a hidden
-    folder holds it and whether it is directly in `root`; hidden folders are gone into only if `hidden_too`.
-    `links`, given, receives each link whose name is `wanted` (not followed)."""
-    pending = [(root, False)]
-    while pending:
-        folder, hidden = pending.pop()
-        top = folder is root
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue  # an agent's folder not made yet holds no sessions
-        except OSError as exc:
-            if skipped is not None:
-                skipped.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be read")
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    dot = entry.name.startswith(".")
-                    if hidden_too or not dot:
-                        pending.append((folder / entry.name, hidden or dot))
-                elif wanted(entry.name) and entry.is_file(follow_symlinks=False):
-                    yield folder / entry.name, hidden, top
-                elif links is not None and wanted(entry.name) and entry.is_symlink():
-                    links.append(folder / entry.name)
-            except OSError:
-                continue
 
 
 class Summaries(Protocol):

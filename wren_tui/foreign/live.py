@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .. import portable
 
 if TYPE_CHECKING:
-    from .base import Format
+    from .contract import Format
 
 # A file changed this recently is live, whoever wrote it.
 RECENT_S = 5.0

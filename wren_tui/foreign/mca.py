@@ -23,7 +23,8 @@ import msgspec
 from ..journal.events import Error, KnownEvent, Message, RunStart, ToolEnd, ToolStart, Usage, to_builtins
 from ..journal.store import SESSION_ID as _WREN_ID
 from . import make
-from .base import BadLine, Folder, Format, Kinds, Translated, Translator, not_json
+from .base import BadLine, Format, Kinds, Translated, Translator, not_json
+from .folders import Folder
 
 NAME = "mca"
 LABEL = "design journal (mca)"  # "a design journal (mca) session", "an ATIF trajectory, a design journal (mca) or ..."

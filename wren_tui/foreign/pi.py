@@ -9,7 +9,6 @@ pi's own); the other entries record settings, compactions and summaries of branc
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -17,7 +16,6 @@ import msgspec
 from ..journal.events import Event, ToolCall
 from . import make
 from .base import (
-    Folder,
     Format,
     Kinds,
     Node,
@@ -27,12 +25,12 @@ from .base import (
     node_reader,
     tagged,
     union,
-    variable_or_home,
 )
+from .folders import PI
 
-NAME = "pi"
+NAME = PI.name
 LABEL = "pi"
-ENV = "PI_CODING_AGENT_DIR"
+ENV = PI.folder.env
 
 MAPPED = (
     "session",
@@ -209,11 +207,6 @@ class PiTranslator(TypedTranslator[_Entry], decoder=_decoder, known=_KNOWN):
         return Translated(events, "message", model=msg.model)
 
 
-def session_id(path: Path) -> str:
-    """The uuid after the start time (<time>_<uuid>)."""
-    return path.stem.rsplit("_", 1)[-1]
-
-
 def claims(line: dict[str, Any]) -> bool:
     kind = line.get("type")
     if kind == "session":
@@ -259,10 +252,10 @@ WRITE_TOOLS = frozenset(("bash", "write", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(env=ENV, root=variable_or_home(ENV, ".pi/agent", "sessions")),
+    folder=PI.folder,
     translator=PiTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
-    session_id=session_id,
+    session_id=PI.session_id,
     node_of=node_of,
     tokens_of=tokens_of,
 )

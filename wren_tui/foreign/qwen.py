@@ -11,22 +11,19 @@ telemetry) and are left out. A call's start is recorded only as the call itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Folder, Format, Kinds, Node, Translated, TypedTranslator, field_reader, node_reader, union
+from .base import Format, Kinds, Node, Translated, TypedTranslator, field_reader, node_reader, union
+from .folders import QWEN
 from .gemini_parts import Part, function_call, response_text
 
-NAME = "qwen"
+NAME = QWEN.name
 LABEL = "Qwen Code"
-ENV = "QWEN_HOME"
-# Moves only where conversations (and logs) go, not the rest of ~/.qwen.
-RUNTIME_ENV = "QWEN_RUNTIME_DIR"
+ENV = QWEN.folder.env
 
 MAPPED = ("user", "assistant", "tool_result", "system")
 SKIPPED = ("system:attribution_snapshot", "system:ui_telemetry")
@@ -168,18 +165,7 @@ class _NodeLine(msgspec.Struct, rename="camel"):
 node_of = node_reader(_NodeLine, lambda line: None if line.uuid is None else Node(line.uuid, line.parent_uuid))
 
 
-# --- where the sessions are -------------------------------------------------------------------
-
-
-def root(env: Mapping[str, str], home: Path) -> Path:
-    """$QWEN_RUNTIME_DIR/projects, else $QWEN_HOME/projects, else ~/.qwen/projects."""
-    base = env.get(RUNTIME_ENV) or env.get(ENV)
-    return (Path(base).expanduser() if base else home / ".qwen") / "projects"
-
-
-def is_session_file(path: Path) -> bool:
-    """A conversation (`<project>/chats/<uuid>.jsonl`), not the client's usage records or logs."""
-    return path.parent.name == "chats"
+# --- which files are its (where its sessions are: `folders`) ---------------------------------
 
 
 def claims(line: dict[str, Any]) -> bool:
@@ -210,7 +196,7 @@ WRITE_TOOLS = frozenset(("run_shell_command", "write_file", "replace", "edit"))
 FORMAT = Format(
     name=NAME,
     label=LABEL,
-    folder=Folder(env=ENV, root=root, is_session_file=is_session_file),
+    folder=QWEN.folder,
     translator=QwenTranslator,
     kinds=Kinds(mapped=MAPPED, skipped=SKIPPED, write_tools=WRITE_TOOLS, claims=claims),
     node_of=node_of,

@@ -29,8 +29,9 @@ import msgspec
 from ..journal.errors import JournalError
 from ..journal.events import Event, ToolCall
 from . import make
-from .base import Folder, Format, Kinds, Translated, Translator, variable_or_home
+from .base import Format, Kinds, Translated, Translator
 from .document import ExportedLine, decode_document, decode_export, iso_of_ms, read_document
+from .folders import Folder, variable_or_home
 
 NAME = "vibe"
 LABEL = "Mistral Vibe"

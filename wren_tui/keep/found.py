@@ -15,12 +15,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from ..foreign import FORMATS, Format
-from ..foreign.base import member_path, split_member
-from ..foreign.listing import KeptMark, session_files
-from ..journal.errors import JournalError
+from ..foreign import FORMATS
+from ..foreign.folders import KeptMark, Listed, listed, member_path, session_files, split_member
 from .store import VERSIONS, KeptFile, KeptVersion, agent_folder, kept_agents, kept_files, kept_root, kept_versions
+
+if TYPE_CHECKING:
+    from ..foreign import Format
 
 
 def when(iso: str) -> str:
@@ -87,26 +89,36 @@ class Kept:
 
     # --- which sessions an agent has ---------------------------------------------------------------
 
-    def files(self, fmt: Format, root: Path, skipped: list[str] | None = None) -> list[Path]:
-        """The session files of `fmt` under `root` (`listing.session_files`) and, when `root` is the agent's own
+    def files(self, fmt: Listed, root: Path, skipped: list[str] | None = None) -> list[Path]:
+        """The session files of `fmt` under `root` (`folders.session_files`) and, when `root` is the agent's own
         folder, the kept copy of each one its agent deleted, in its place for one it truncated."""
         if self._own_root(fmt, root):
-            return self._with_kept(fmt, root, skipped)
+            return [path for path, _st in self._with_kept(fmt, root, skipped, stat_each=False)]
         return list(session_files(fmt, root, skipped))  # --dir: the store keeps the agent's own folder's sessions only
 
-    def own_files(self, fmt: Format, skipped: list[str] | None = None) -> list[Path]:
+    def own_files(self, fmt: Listed, skipped: list[str] | None = None) -> list[Path]:
         """`files` of the agent's own folder (its variable, else its default, in this store's environment): the
         whole listing of an agent's sessions where --dir names no folder, its root found here."""
-        return self._with_kept(fmt, fmt.folder.root(self.env, self.home), skipped)
+        return [path for path, _st in self.own_listed(fmt, skipped, stat_each=False)]
 
-    def _with_kept(self, fmt: Format, root: Path, skipped: list[str] | None) -> list[Path]:
+    def own_listed(
+        self, fmt: Listed, skipped: list[str] | None = None, *, stat_each: bool = True
+    ) -> list[tuple[Path, os.stat_result | None]]:
+        """`own_files`, each agent's file with how it was when found (`folders.listed`: stat'ed once, its link not
+        followed); None for a kept copy read in its place, and for one gone since."""
+        return self._with_kept(fmt, fmt.folder.root(self.env, self.home), skipped, stat_each=stat_each)
+
+    def _with_kept(
+        self, fmt: Listed, root: Path, skipped: list[str] | None, *, stat_each: bool
+    ) -> list[tuple[Path, os.stat_result | None]]:
         instead, lost = self._in_place(fmt)  # the store first, then the agent's folder: one trip down
-        own = list(session_files(fmt, root, skipped))
+        own = list(listed(fmt, root, skipped, stat_each=stat_each))
+        copies: list[tuple[Path, os.stat_result | None]] = [(path, None) for path in lost]
         if not instead:
-            return own + lost  # nothing read in an agent's file's place: no lookup of each of thousands of paths
-        return [instead.get(path, path) for path in own] + lost
+            return own + copies  # nothing read in an agent's file's place: no lookup of each of thousands of paths
+        return [(path, st) if (copy := instead.get(path)) is None else (copy, None) for path, st in own] + copies
 
-    def _in_place(self, fmt: Format) -> tuple[dict[Path, Path], list[Path]]:
+    def _in_place(self, fmt: Listed) -> tuple[dict[Path, Path], list[Path]]:
         """The kept copy read in place of each of `fmt`'s files its agent truncated (by the file's path), and the
         kept copies of the files it deleted."""
         instead: dict[Path, Path] = {}
@@ -140,7 +152,11 @@ class Kept:
             lost.append(path)
         return lost
 
-    def folders(self, fmt: Format) -> list[Path]:
+    def holds(self, agent: str) -> bool:
+        """Whether the store keeps anything of `agent` (its folder there is listed once, for every agent)."""
+        return agent in self._stored_agents()
+
+    def folders(self, fmt: Listed) -> list[Path]:
         """Where `fmt`'s kept copies and versions are (for a listing's cache to forget the rows of copies no longer
         read)."""
         return [agent_folder(fmt.name, self.env, self.home)]
@@ -195,10 +211,10 @@ class Kept:
 
     # --- the store, read once ----------------------------------------------------------------------
 
-    def _own_root(self, fmt: Format, root: Path) -> bool:
+    def _own_root(self, fmt: Listed, root: Path) -> bool:
         return os.path.realpath(root) == os.path.realpath(fmt.folder.root(self.env, self.home))
 
-    def _of(self, fmt: Format) -> list[_Found]:
+    def _of(self, fmt: Listed) -> list[_Found]:
         found = self._agents.get(fmt.name)
         if found is None:
             found = []
@@ -258,6 +274,8 @@ class Kept:
 
     def _lost_member(self, database: Path, session: str) -> Path | None:
         """`VERSION#ID` for a session a kept version of the agent's `database` holds and the database no longer does."""
+        from ..journal.errors import JournalError  # a database's sessions: read only for such a path
+
         found = self._by_path[os.path.abspath(database)]
         fmt = FORMATS[found.kept.agent]
         assert fmt.export is not None and fmt.export_all is not None

@@ -40,7 +40,7 @@ from .store import FILES, LOCK, MANIFEST, PART, Entry, Manifest, frame, version_
 if TYPE_CHECKING:
     import sqlite3
 
-    from ..foreign.base import Format
+    from ..foreign.contract import Format
 
 CHUNK = 1 << 20
 # How much before a log's old end is compared to tell whether the kept bytes are still its prefix.

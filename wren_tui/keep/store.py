@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import msgspec
-
 ENV = "WREN_KEEP_DIR"
 FILES = "files"
 VERSIONS = "versions"
@@ -82,12 +80,16 @@ _CRC_TAIL = len(b',"crc":"xxxxxxxx"}')
 
 def frame(record: Mapping[str, Any]) -> bytes:
     """One manifest line: the record as compact JSON, its CRC-32 (of the bytes before `,"crc":`) last, a newline."""
+    import msgspec  # where a record is written or read, not by every command that finds the store empty
+
     body = msgspec.json.encode(record)[:-1]
     return b'%b,"crc":"%08x"}\n' % (body, zlib.crc32(body))
 
 
 def unframe(line: bytes) -> dict[str, Any] | None:
     """The record of a manifest line (without its newline); None when its CRC does not match or it is no record."""
+    import msgspec
+
     if len(line) < _CRC_TAIL + 2 or line[-_CRC_TAIL:-10] != _CRC_MARK or not line.endswith(b'"}'):
         return None
     try:
@@ -171,6 +173,8 @@ def read_manifest(folder: Path, rels: Iterable[str] | None = None) -> Manifest:
 
 def _lines_of(data: bytes, end: int, rels: Iterable[str]) -> list[tuple[int, bytes]]:
     """The whole lines of `data[:end]` that name one of `rels`, with their numbers, in order."""
+    import msgspec
+
     found: dict[int, bytes] = {}
     for rel in rels:
         needle = b'"rel":' + msgspec.json.encode(rel) + b","

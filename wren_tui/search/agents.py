@@ -15,15 +15,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..foreign import FORMATS, WREN, Format, Kind
-from ..foreign.base import split_member
-from ..foreign.listing import every_session
-from ..journal.errors import JournalError
-from ..journal.store import journal_paths
+from ..foreign import FORMATS, WREN
+from ..foreign.folders import Home, split_member
 from ..keep.found import Kept
 from .foreign import ForeignSession
 from .sources import SearchSource
+
+if TYPE_CHECKING:
+    from ..foreign import Format, Kind
 
 WREN_AGENT = "wren"
 
@@ -46,6 +47,9 @@ class Places:
         """The named folder's Wren journals (newest first) and other agents' files, each file looked at once."""
         if self._split is None:
             assert self.named is not None
+            from ..foreign import Format  # a folder of every agent's: each file's reader, to say what it is
+            from ..foreign.listing import every_session
+
             wren: list[Path] = []
             foreign: list[tuple[Format, Path]] = []
             for kind, path in every_session(self.named, self.skipped, recall=self._recalled if self.recall else None):
@@ -64,6 +68,7 @@ class Places:
 
 def wren_sessions(folder: Path) -> list[SearchSource]:
     """The journals of `folder`, newest first (none when it does not exist)."""
+    from ..journal.store import journal_paths
     from .wren import WrenSession  # the journal's reader for search: not loaded by a search of another agent's only
 
     return [WrenSession(path) for path in journal_paths(folder)]
@@ -77,12 +82,32 @@ def _wren(places: Places) -> list[SearchSource]:
     return [WrenSession(path) for path in places.in_named()[0]]
 
 
-def _foreign(fmt: Format, places: Places) -> list[SearchSource]:
+def _foreign(agent: str, places: Places) -> list[SearchSource]:
     if places.named is not None:
-        paths = [path for found, path in places.in_named()[1] if found is fmt]
-    else:
-        paths = _sessions(fmt, places.kept.own_files(fmt, places.skipped), places.kept)
+        named = FORMATS[agent]
+        paths = [path for found, path in places.in_named()[1] if found is named]
+        return sorted((ForeignSession(path, named) for path in paths), key=_newest, reverse=True)
+    if _nothing_of(agent, places.kept):
+        return []  # `--agent all` on a machine without that agent: its reader is not loaded
+    home = FORMATS.home(agent)  # its folder alone, its reader not loaded, where its every file is one session
+    fmt = None if isinstance(home, Home) else FORMATS[agent]
+    if fmt is None or fmt.export_all is None:
+        # Each file stat'ed once, where it was found: the sort and the index's freshness check take that stat.
+        found = []
+        for path, st in places.kept.own_listed(home, places.skipped):
+            source = ForeignSession(path, home)
+            source.looked = st
+            found.append(source)
+        return sorted(found, key=_newest, reverse=True)
+    paths = _sessions(fmt, places.kept.own_files(fmt, places.skipped), places.kept)
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
+
+
+def _nothing_of(agent: str, kept: Kept) -> bool:
+    """Whether `agent` has no session to list: its own folder (by the registry's rule) is not there, and Wren kept
+    nothing of it. (A listing of a folder that is not there finds nothing, and says nothing of it.)"""
+    root = FORMATS.own_folder(agent, kept.env, kept.home)
+    return root is not None and not os.path.lexists(root) and not kept.holds(agent)
 
 
 def agents() -> tuple[str, ...]:
@@ -91,7 +116,7 @@ def agents() -> tuple[str, ...]:
 
 
 def _listed(agent: str, places: Places) -> list[SearchSource]:
-    return _wren(places) if agent == WREN_AGENT else _foreign(FORMATS[agent], places)
+    return _wren(places) if agent == WREN_AGENT else _foreign(agent, places)
 
 
 def sessions_of(
@@ -122,6 +147,8 @@ def _sessions(fmt: Format, files: Iterable[Path], kept: Kept | None = None) -> l
     one its agent deleted from it that a kept version holds (`keep.found.Kept.lost_members`)."""
     if fmt.export_all is None:
         return list(files)
+    from ..journal.errors import JournalError  # a database's sessions, read now
+
     found: list[Path] = []
     for path in files:
         try:

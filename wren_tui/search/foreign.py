@@ -22,6 +22,7 @@ from .sources import FileSession, Item, Saved
 
 if TYPE_CHECKING:
     from ..foreign import Format
+    from ..foreign.folders import Listed
     from ..foreign.listing import AgentSession
     from .query import Query
     from .skim import Skim
@@ -30,21 +31,36 @@ if TYPE_CHECKING:
 class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
-    def __init__(self, path: Path, fmt: Format) -> None:
+    def __init__(self, path: Path, fmt: Listed) -> None:
         super().__init__(path, "")  # its id is made when something asks for it (`session`): a hit, a stop
-        self._format = fmt
+        # Its format, or only its agent's folder (`folders.Home`): the format's reader is loaded when the file is read.
+        self._listed = fmt
         # The file as it was when listed (sorted newest first): the index compares it with what it read.
         self.looked: os.stat_result | None = None
 
     @property
     def session(self) -> str:
         if not self._session:
-            self._session = self._format.session_id(self._path)
+            self._session = self._listed.session_id(self._path)
         return self._session
 
     @property
     def agent(self) -> str:
-        return self._format.name
+        return self._listed.name
+
+    @property
+    def _format(self) -> Format:
+        """The whole format (its module imported now, for a `Home`): only to read the file."""
+        from ..foreign.folders import Home
+
+        if isinstance(self._listed, Home):
+            from ..foreign import FORMATS
+
+            self._listed = FORMATS[self._listed.name]
+        from ..foreign import Format
+
+        assert isinstance(self._listed, Format)
+        return self._listed
 
     def items(self, query: Query) -> Iterator[Item]:
         from .skim import Skim

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign import Format
-from ..foreign.base import Progress
-from ..foreign.base import split_member as split
+from ..foreign.contract import Progress
 from ..foreign.exported import memory_file
+from ..foreign.folders import split_member as split
 from ..foreign.live import changed_at
 from ..foreign.reader import LineIndex, count_lines
 from ..foreign.snapshot import companions

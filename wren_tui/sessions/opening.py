@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal, overload
 
 from ..fleet.names import is_remote, parse_ref
 from ..foreign import FORMATS, Format, detect, identify, kind_of, what_wren_opens
-from ..foreign.base import split_member
+from ..foreign.folders import split_member
 from ..journal.errors import JournalError, NotASession, SessionNotFound
 from ..journal.store import DOCUMENT_SUFFIX, SESSION_ID, SUFFIX, journal_paths, journals_dir, latest, starts_as_journal
 from ..journal.store import resolve as resolve_journal

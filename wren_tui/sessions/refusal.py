@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign import UNKNOWN, WREN
-from ..foreign.base import split_member
+from ..foreign.folders import split_member
 from ..journal.errors import JournalError, NotASession
 from ..journal.store import SUFFIX, journals_dir
 

@@ -27,7 +27,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ...foreign import Format
-from ...foreign.base import split_member
+from ...foreign.folders import split_member
 from ...foreign.listing import (
     AgentSession,
     describe_agent_session,

@@ -1,0 +1,270 @@
+"""An agent's sessions listed from its folder alone (`foreign.folders`): no reader, no decoder, one stat a file.
+
+`wren search --agent claude` answered by its index lists 2,000 files and reads none: the listing must not load
+the agent's translator (msgspec, its line Structs) nor stat each file more than once (the sort by time and the
+index's freshness check take the stat the walk made).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.foreign.sessions import copy_session, fixture
+from wren_tui.cli import main
+from wren_tui.foreign import FORMATS, Registry
+from wren_tui.foreign.folders import HOMES, Home, listed, session_files
+from wren_tui.keep.found import Kept
+from wren_tui.search.agents import sessions_of
+from wren_tui.search.foreign import ForeignSession
+from wren_tui.search.query import Query
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """Every agent's variable naming a folder below `tmp_path`, and a kept store of its own (empty)."""
+    env = {FORMATS[name].folder.env: str(tmp_path / name) for name in HOMES}
+    env["QWEN_RUNTIME_DIR"] = ""
+    env["AIDER_CHAT_HISTORY_FILE"] = str(tmp_path / "aider" / ".aider.chat.history.md")  # its folder: where it is
+    return {**env, "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "state")}
+
+
+def _root(name: str, env: dict[str, str]) -> Path:
+    return HOMES[name].folder.root(env, Path(env["HOME"]))
+
+
+@pytest.mark.parametrize("name", sorted(HOMES))
+def test_each_agents_home_is_its_formats_folder_and_session_id(name: str) -> None:
+    fmt = FORMATS[name]
+    assert fmt.folder is HOMES[name].folder
+    assert fmt.session_id is HOMES[name].session_id
+    assert fmt.name == HOMES[name].name
+
+
+def test_each_home_is_an_agent_whose_every_file_is_one_session() -> None:
+    whole = {name for name in FORMATS if FORMATS[name].export_all is None}
+    assert set(HOMES) <= whole
+    assert whole - set(HOMES) == {"continue", "cline", "vibe"}  # listed by their format: not here yet
+
+
+def test_listing_every_agents_sessions_loads_no_reader_no_decoder_and_no_msgspec(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    for name in set(HOMES) - {"aider"}:
+        copy_session(name, "simple", _root(name, env), nested=True)
+    aider = _root("aider", env) / ".aider.chat.history.md"
+    aider.parent.mkdir(parents=True)
+    aider.write_bytes(fixture("aider", "simple").read_bytes())
+    code = (
+        "import json, sys\nbefore = set(sys.modules)\n"
+        "from wren_tui.foreign import FORMATS\nfrom wren_tui.keep.found import Kept\n"
+        "kept = Kept()\n"
+        "found = {name: [(p.name, st is not None) for p, st in kept.own_listed(FORMATS.home(name), [])]"
+        " for name in FORMATS if name in " + repr(sorted(HOMES)) + "}\n"
+        "print(json.dumps([found, sorted(set(sys.modules) - before)]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+    )
+    assert result.returncode == 0, result.stderr
+    found, loaded = json.loads(result.stdout)
+    assert {name: len(files) for name, files in found.items()} == dict.fromkeys(HOMES, 1)
+    assert all(stated for files in found.values() for _name, stated in files)
+    readers = {f"wren_tui.foreign.{module}" for module, _label, _env in FORMATS._homes.values()}
+    assert not readers & set(loaded)
+    assert not {"msgspec", "wren_tui.foreign.base", "wren_tui.foreign.listing", "wren_tui.journal"} & set(loaded)
+
+
+def test_the_kept_store_is_found_empty_without_msgspec(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom wren_tui.keep.store import kept_agents, kept_files\n"
+        "assert kept_agents({'XDG_STATE_HOME': sys.argv[1]}, Path(sys.argv[1])) == []\n"
+        "assert kept_files('claude', {'XDG_STATE_HOME': sys.argv[1]}, Path(sys.argv[1])) == []\n"
+        "print('msgspec' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def test_each_listed_file_carries_how_it_was_when_found(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    first = copy_session("claude", "simple", root / "-a", stem="one")
+    second = copy_session("claude", "multi-turn", root / "-b", stem="two")
+    (root / "-b" / "two" / "subagents").mkdir(parents=True)
+    copy_session("claude", "simple", root / "-b" / "two" / "subagents", stem="agent-x")  # a subagent's: no session
+    found = dict(listed(HOMES["claude"], root))
+    assert set(found) == {first, second}
+    for path, st in found.items():
+        assert st is not None
+        now = os.stat(path, follow_symlinks=False)
+        assert (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
+            now.st_dev,
+            now.st_ino,
+            now.st_size,
+            now.st_mtime_ns,
+        )
+    assert sorted(session_files(HOMES["claude"], root)) == sorted(found)
+
+
+def test_a_warm_search_stats_each_session_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(tmp_path)
+    for stem in ("one", "two", "three"):
+        copy_session("claude", "simple", _root("claude", env) / "-work", stem=stem)
+    (tmp_path / "wren").mkdir()
+    for key, value in {**env, "WREN_DIR": str(tmp_path / "wren")}.items():
+        monkeypatch.setenv(key, value)
+    words = ["search", "the", "--agent", "claude", "--json"]
+    assert main(words) == 0  # builds the index
+    built = capsys.readouterr().out
+    stats: Counter[str] = Counter()
+    real = os.stat
+
+    def counted(path: str | Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        stats[os.fspath(path)] += 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    assert main(words) == 0  # answered from it: the walk's stat is the sort's and the freshness check's
+    monkeypatch.setattr(os, "stat", real)
+    assert capsys.readouterr().out == built
+    sessions = sorted(str(path) for path in (_root("claude", env) / "-work").iterdir())
+    assert len(sessions) == 3
+    assert {path: stats[path] for path in sessions} == dict.fromkeys(sessions, 1)
+
+
+def test_the_sessions_listed_are_newest_first_each_with_how_it_was_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _env(tmp_path)
+    for stem, age_s in (("old", 300.0), ("new", 100.0), ("mid", 200.0)):
+        copy_session("claude", "simple", _root("claude", env) / "-work", stem=stem, age_s=age_s)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    sources = sessions_of("claude", tmp_path / "wren")
+    assert [source.session for source in sources] == ["new", "mid", "old"]
+    for source in sources:
+        assert isinstance(source, ForeignSession) and source.looked is not None
+        assert _identity(source.looked) == _identity(os.stat(source.path, follow_symlinks=False))
+
+
+def test_a_session_listed_from_its_home_reads_as_one_listed_from_its_format(tmp_path: Path) -> None:
+    path = copy_session("claude", "multi-turn", tmp_path / "projects" / "-work", stem="8122657c")
+    home, whole = ForeignSession(path, HOMES["claude"]), ForeignSession(path, FORMATS["claude"])
+    assert (home.session, home.agent) == (whole.session, whole.agent) == ("8122657c", "claude")
+    query = Query.of("the")
+    assert list(home.items(query)) == list(whole.items(query))
+    assert list(ForeignSession(path, Home("claude", HOMES["claude"].folder)).items(query))
+
+
+def test_the_registry_gives_an_agents_home_until_its_format_is_loaded_or_set() -> None:
+    registry = Registry(
+        {
+            "claude": ("claude", "Claude Code", "CLAUDE_CONFIG_DIR"),
+            "opencode": ("opencode", "OpenCode", "XDG_DATA_HOME"),
+        },
+        {
+            "claude": (("CLAUDE_CONFIG_DIR",), ".claude", "projects"),
+            "opencode": (("XDG_DATA_HOME",), ".local/share", "opencode"),
+        },
+    )
+    assert registry.home("claude") is HOMES["claude"]
+    assert registry.home("opencode") is registry["opencode"]  # a database of sessions: listed by its format
+    assert registry.home("claude") is HOMES["claude"]  # still: its reader not asked for
+    assert registry["claude"] is FORMATS["claude"]
+    assert registry.home("claude") is FORMATS["claude"]  # loaded: the whole format
+    mine = dataclasses.replace(FORMATS["claude"], label="mine")
+    registry["claude"] = mine
+    assert registry.home("claude") is mine  # a test's format, as it set it
+
+
+def test_kept_own_files_are_the_listed_paths(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    copy_session("claude", "simple", _root("claude", env) / "-work", stem="one")
+    kept = Kept(env)
+    assert kept.own_files(FORMATS["claude"]) == [path for path, _st in kept.own_listed(HOMES["claude"])]
+
+
+def test_naming_a_format_or_importing_what_recognises_files_loads_no_reader_until_a_file_is_looked_at(
+    tmp_path: Path,
+) -> None:
+    path = copy_session("claude", "simple", tmp_path / "-work", stem="one")
+    code = (
+        "import json, sys\nfrom pathlib import Path\nbefore = set(sys.modules)\n"
+        "from wren_tui.foreign import FORMATS, Format, detect, identify, kind_of\n"
+        "imported = sorted(set(sys.modules) - before)\n"
+        "kind = kind_of(Path(sys.argv[1]))\n"
+        "from wren_tui.foreign import DOCUMENTS\n"
+        "print(json.dumps([imported, isinstance(kind, Format) and kind.name, sorted(DOCUMENTS)]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    imported, kind, documents = json.loads(result.stdout)
+    readers = {f"wren_tui.foreign.{module}" for module, _label, _env in FORMATS._homes.values()}
+    assert not (readers | {"wren_tui.foreign.base", "wren_tui.foreign.atif", "wren_tui.foreign.mca"}) & set(imported)
+    assert {"wren_tui.foreign.kinds", "wren_tui.foreign.contract"} <= set(imported)
+    assert kind == "claude"
+    assert documents == ["atif", "mca"]
+
+
+@pytest.mark.parametrize(
+    ("relative", "session"),
+    [
+        ("-work/one.jsonl", True),
+        ("-work/one/subagents/agent-a1.jsonl", False),
+        ("-work/one/subagents/other.jsonl", False),  # whatever its name, a subagents folder's file is a thread
+        ("-work/agent-x.jsonl", False),
+        ("-work/notsubagents/one.jsonl", True),
+        ("one.jsonl", True),
+        ("subagents/one.jsonl", False),
+    ],
+)
+def test_a_claude_code_session_file_is_not_a_subagents_thread(tmp_path: Path, relative: str, session: bool) -> None:
+    is_session = HOMES["claude"].folder.is_session_file
+    assert is_session(tmp_path / relative) is session
+    assert is_session(Path(relative)) is session
+
+
+def test_a_warm_search_of_every_agent_loads_no_reader_of_an_agent_whose_folder_is_not_there(tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "WREN_DIR": str(tmp_path / "wren"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    (tmp_path / "wren").mkdir()
+    copy_session("claude", "simple", tmp_path / "claude" / "projects" / "-work", stem="one")
+    code = (
+        "import json, sys\nbefore = set(sys.modules)\nfrom wren_tui.cli import main\n"
+        "status = main(['search', 'the', '--json'])\n"
+        "print(json.dumps([status, sorted(set(sys.modules) - before)]), file=sys.stderr)"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WREN_") and not k.endswith(("_HOME", "_DIR"))}
+    readers = {f"wren_tui.foreign.{module}": name for name, (module, _label, _env) in FORMATS._homes.items()}
+    for wanted in ({"claude"}, set()):  # built (its reader reads it), then warm
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**clean, **env},
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        status, loaded = json.loads(result.stderr.strip().splitlines()[-1])
+        assert status == 0
+        # aider keeps no folder of its own: the current folder is looked at, without its module (no history there).
+        assert {readers[name] for name in loaded if name in readers} == wanted
