@@ -344,3 +344,48 @@ def test_wren_otel_help_loads_no_file_watcher() -> None:
     loaded = _loaded_by(["otel", "--help"])
     assert "wren_tui.cli.otel" in loaded  # the command's own module, so the help was its
     assert "wren_tui.journal.watching" not in loaded and "watchfiles" not in loaded  # started by --follow only
+
+
+# What a warm `wren search` of Claude Code's sessions (each file as the index holds it) never loads: what only reading
+# a session file runs (msgspec, the journal's reader and event types, Claude Code's reader with its decoders and
+# translator, the formats' kinds, the items of events), what only other commands run (the sessions' contract and
+# opening, the fleet's names), and the standard library's modules only they need.
+NOT_FOR_A_WARM_SEARCH = {
+    "msgspec",  # 20 ms: the rows are written by the standard library's JSON (`console.JsonRows`)
+    "typing_extensions",
+    "wren_tui.journal.reader",
+    "wren_tui.journal.events",
+    "wren_tui.journal.calls",
+    "wren_tui.journal.locks",
+    "wren_tui.journal.replay",
+    "wren_tui.foreign.claude",  # Claude Code's reader: its line decoders and translator
+    "wren_tui.foreign.kinds",  # what recognises a file's kind (ATIF's and mca's readers with it)
+    "wren_tui.foreign.reader",
+    "wren_tui.search.skim",
+    "wren_tui.search.spoken",  # the items of Wren events: the readers'
+    "wren_tui.sessions.contract",  # the viewer's and the commands' protocols of a session
+    "wren_tui.sessions.opening",  # a session a person names (nats:// too)
+    "wren_tui.fleet",
+    "wren_tui.fleet.names",
+    "socket",
+    "selectors",
+    "threading",  # the index's Ctrl+C watch asks the signal module instead
+    "uuid",
+    "decimal",
+    "platform",
+    "textwrap",
+    "unicodedata",
+    "shlex",  # the exit table's commands to run, said only for a journal that stops
+    "base64",  # a page's cursor, printed only when a page ends before the last hit
+}
+# The most modules a warm search adds to those of bare Python (72 on Python 3.11 as this is written; 124 before).
+MOST_FOR_A_WARM_SEARCH = 80
+
+
+@pytest.mark.parametrize("words", [["joke"], ["-l", "joke"], ["quokkaflume"]], ids=" ".join)
+def test_a_warm_search_loads_only_what_it_runs(tmp_path: Path, words: list[str]) -> None:
+    env = _one_claude_session(tmp_path)
+    _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)  # builds the index
+    loaded = _loaded_by(["search", *words, "--agent", "claude", "--json"], env)
+    assert loaded & NOT_FOR_A_WARM_SEARCH == set()
+    assert len(loaded) <= MOST_FOR_A_WARM_SEARCH, sorted(loaded)

@@ -8,7 +8,6 @@ status. An exception that is not in the table is a bug: its traceback is shown a
 
 from __future__ import annotations
 
-import shlex
 import signal
 import sys
 from enum import IntEnum
@@ -83,6 +82,8 @@ class ForeignUnreadable(Unreadable):
                 "read, never changed): read it again once the line ends.",
             )
         else:
+            import shlex  # only to say a command to run
+
             fork = shlex.join(["wren", "fork", self.where])
             self.args = (
                 f"{self.where}: {stop}. Nothing after it is read (another agent's file is only read, never changed); "
@@ -201,6 +202,8 @@ def stop_said(where: str, stop: Stop, *, local: bool = True, done: str = NOTHING
         return f"{where}: {stop}; this torn tail is the normal end of a crash, and resuming the session sets it aside."
     if not local:
         return f"{where}: {stop}. Nothing after it is read; fork the journal on its own machine from a point before it."
+    import shlex
+
     log, fork = shlex.join(["wren", "log", where]), shlex.join(["wren", "fork", where])
     return (
         f"{where}: {stop}. {done} Read it with `{log}`, then fork from a point before that line (`{fork}` lists them)."

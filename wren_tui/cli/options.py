@@ -40,8 +40,8 @@ def folder_of(args: argparse.Namespace) -> Path:
 
 def named_folder_of(args: argparse.Namespace) -> Path:
     """The journals folder, refused when the person named it (--dir or WREN_DIR) and nothing is there
-    (`sessions.opening.named_journals`)."""
-    from ..sessions.opening import named_journals
+    (`sessions.refusal.named_journals`)."""
+    from ..sessions.refusal import named_journals
 
     return named_journals(getattr(args, "dir", None))
 

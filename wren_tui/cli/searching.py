@@ -12,10 +12,8 @@ import math
 import os
 import re
 import sys
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-import msgspec
+from typing import TYPE_CHECKING
 
 from ..agent.errors import UsageError
 from ..journal.store import project_label
@@ -30,11 +28,13 @@ from ..search.folder_index import Index
 from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
-from .console import err
+from .console import JsonRows, Scalar, err
 from .exits import Exit
 from .options import named_folder_of
 
-_json = msgspec.json.Encoder()
+if TYPE_CHECKING:
+    from datetime import datetime
+
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
 _MARKS = {True: ("\x1b[7m", "\x1b[27m"), False: ("«", "»")}
 _DURATION = re.compile(r"(\d+)([mhdw])")
@@ -140,6 +140,8 @@ def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
     """
     if text is None:
         return None
+    from datetime import UTC, datetime, timedelta  # only for --since
+
     ago = _DURATION.fullmatch(text.strip())
     if ago is not None:
         return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
@@ -228,6 +230,7 @@ class _Json:
 
     def __init__(self) -> None:
         self.kept = Kept()
+        self.rows = JsonRows()
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
@@ -240,16 +243,22 @@ class _Json:
 
     def session(self, hit: Hit) -> None:
         mark = kept_mark(self.kept, hit)
-        row = {"type": "session", "agent": hit.agent, "session": hit.session, "path": str(hit.path), "kept": mark}
-        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
+        row: dict[str, Scalar] = {
+            "type": "session",
+            "agent": hit.agent,
+            "session": hit.session,
+            "path": str(hit.path),
+            "kept": mark,
+        }
+        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")
 
     def page(self, cursor: Cursor) -> None:
         # ASCII alone (the cursor is URL-safe base64): nothing for `escaped_json` to hide.
-        sys.stdout.buffer.write(_json.encode({"type": "page", "after": cursor.text()}) + b"\n")
+        sys.stdout.buffer.write(self.rows.encode({"type": "page", "after": cursor.text()}) + b"\n")
 
     def hit(self, hit: Hit) -> None:
         item = hit.item
-        row = {
+        row: dict[str, Scalar] = {
             "type": "hit",
             "agent": hit.agent,
             "session": hit.session,
@@ -268,10 +277,10 @@ class _Json:
             "matchEnd": hit.end,
             "kept": kept_mark(self.kept, hit),
         }
-        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
+        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
-        row = {
+        row: dict[str, Scalar] = {
             "type": "stopped",
             "agent": searched.agent,
             "session": searched.session,
@@ -282,4 +291,4 @@ class _Json:
             "reason": stop.why,
             "torn": stop.torn,
         }
-        sys.stdout.buffer.write(escaped_json(_json.encode(row)) + b"\n")
+        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")

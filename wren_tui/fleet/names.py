@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -29,7 +28,11 @@ def host_token(name: str | None = None) -> str:
     `Build Box.local` becomes `build-box-local`; two names that differ only in those characters
     get the same token, so give `--host` explicitly where that matters.
     """
-    raw = socket.gethostname() if name is None else name
+    if name is None:
+        import socket  # only to ask the host's name: `sessions.opening` reads nats:// names through this module
+
+        name = socket.gethostname()
+    raw = name
     token = _TOKEN_BAD.sub("-", raw.strip().lower()).strip("-")[:_TOKEN_MAX].strip("-")
     return token or "host"
 

@@ -30,16 +30,13 @@ import re
 import signal
 import sqlite3
 import stat
-import threading
 import time
-import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from ..foreign import own_folder_of
@@ -222,8 +219,7 @@ def stop_of(blob: bytes | None) -> Stop | None:
     return None if blob is None else Stop(*marshal.loads(blob))
 
 
-@dataclass(frozen=True)
-class Known:
+class Known(NamedTuple):
     """What the index knows of one file: how it was when read, how far, and what the reading ended with."""
 
     id: int
@@ -275,6 +271,8 @@ def fresh(known: Known, st: os.stat_result) -> bool:
 
 def checksums(fd: int, offset: int) -> tuple[int, int]:
     """The checksums of the first bytes and of the bytes just before `offset`."""
+    import zlib  # only for a file that grew, and for the indexer: not loaded by a search the index answers
+
     head = zlib.crc32(pread(fd, min(CHECKED, offset), 0))
     low = max(0, offset - CHECKED)
     return head, zlib.crc32(pread(fd, offset - low, low))
@@ -357,8 +355,7 @@ def connect_read(path: Path) -> sqlite3.Connection | None:
     return db
 
 
-@dataclass
-class Answer:
+class Answer(NamedTuple):
     """What the index says for one file: its candidate items and how far it answers."""
 
     known: Known
@@ -417,18 +414,20 @@ class IndexRead:
         """Those of `paths` the index does not know as they are now (new, grown, changed; not gone); each
         with how it was when listed, if it was stat'ed then (taken as how it is now)."""
         found = []
+        fresh, rows, stats = self.fresh, self.rows, self.stats
         for path, looked in paths:
             key = str(path)
-            if key in self.fresh:
+            if key in fresh:
                 continue  # found as the index read it already (`wren_as_read`), by the same stat
-            if looked is not None:
-                self.stats[key] = looked
-            st = self._stat(key)
+            if looked is None:
+                st = self._stat(key)
+            else:
+                st = stats[key] = looked  # how the listing found it: not stat'ed again
             if st is None:
                 continue
-            row = self.rows.get(key)
+            row = rows.get(key)
             if row is not None and row[2] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-                self.fresh.add(key)
+                fresh.add(key)
             else:
                 found.append(path)
         return found
@@ -453,9 +452,16 @@ class IndexRead:
         return True
 
     def gone(self, paths: Iterable[Path]) -> list[str]:
-        """The files the index knows that are not among `paths` (those listed) and no longer there."""
+        """The files the index knows that are not among `paths` (those listed) and no longer there.
+
+        A file `stale` found as the index read it was there when it was looked at: not gone. When that is every file
+        the index knows (a warm search), `paths` are not even gone through.
+        """
+        unsure = [key for key in self.rows if key not in self.fresh]
+        if not unsure:
+            return []
         listed = {str(path) for path in paths}
-        return [key for key in self.rows if key not in listed and not os.path.lexists(key)]
+        return [key for key in unsure if key not in listed and not os.path.lexists(key)]
 
     def _stat(self, key: str) -> os.stat_result | None:
         if key in self.stats:
@@ -870,12 +876,12 @@ def _bounded(db: sqlite3.Connection, seconds: float) -> Iterator[None]:
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         interrupted.append(True)
 
-    catching = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
+    catching = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if catching:
-        signal.signal(signal.SIGINT, on_sigint)
+        try:
+            signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:  # not the main thread: Ctrl+C is not this thread's to catch (and `threading` not loaded)
+            catching = False
     db.set_progress_handler(progress, _STEPS)
     try:
         yield

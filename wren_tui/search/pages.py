@@ -7,27 +7,21 @@ session and the hit the next page starts at.
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Protocol
-
-import msgspec
+from typing import NamedTuple, Protocol
 
 from ..journal.verdict import Stop
 from .engine import Hit, Searched
 from .sources import SearchSource
-
-_json = msgspec.json.Encoder()
 
 
 class PageError(ValueError):
     """A cursor that cannot be followed (not one a page printed, or its session is gone): one sentence to say."""
 
 
-@dataclass(frozen=True)
-class Cursor:
+class Cursor(NamedTuple):
     """Where the next page starts: the hit numbered `skip` (from 0) of the session at `path`, `shown` of its
     hits already shown on earlier pages (for the count of the rest). Printed as URL-safe base64 of JSON."""
 
@@ -36,16 +30,20 @@ class Cursor:
     shown: int
 
     def text(self) -> str:
-        raw = _json.encode([self.path, self.skip, self.shown])
+        import base64  # only for a page that ends before the last hit
+
+        raw = _encoder()([self.path, self.skip, self.shown]).encode()
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
     @classmethod
     def of(cls, text: str) -> Cursor:
         """The cursor `text` is. Raises PageError: it is not one a page printed."""
+        import base64
+
         try:
             raw = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
-            path, skip, shown = msgspec.json.decode(raw, type=tuple[str, int, int])
-        except (ValueError, msgspec.DecodeError):
+            path, skip, shown = _fields(raw)
+        except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
             raise PageError(
                 f"--after {text[:80]!r} is not a cursor a page printed: copy it from the line 'next page: --after …'"
             ) from None
@@ -62,6 +60,34 @@ class Cursor:
             f"the next page's session {self.path} is no longer among the sessions searched (moved or deleted): "
             "search again without --after"
         )
+
+
+def _fields(raw: bytes) -> tuple[str, int, int]:
+    """The path, skip and shown of a cursor's JSON: an array of a string and two integers, in UTF-8, and nothing
+    else (no boolean or float for an integer, no lone surrogate in the path, nothing after the array).
+
+    Raises:
+        ValueError: it is not (a `json.JSONDecodeError` and a `UnicodeDecodeError` are ValueErrors).
+        RecursionError: arrays nested too deep for the JSON decoder.
+    """
+    import json  # only for --after
+
+    fields = json.loads(raw.decode("utf-8"))
+    if type(fields) is not list or len(fields) != 3:
+        raise ValueError("not an array of three")
+    path, skip, shown = fields
+    if type(path) is not str or type(skip) is not int or type(shown) is not int:
+        raise ValueError("not a string and two integers")
+    path.encode("utf-8")  # a lone surrogate (a \\ud800 escape alone) is no path a page printed: UnicodeEncodeError
+    return path, skip, shown
+
+
+@cache
+def _encoder() -> Callable[[object], str]:
+    """The cursor's JSON, compact, its path in UTF-8 as it is, as msgspec wrote it (tests/test_json_rows.py)."""
+    import json
+
+    return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class Show(Protocol):

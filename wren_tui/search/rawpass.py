@@ -7,7 +7,6 @@ else `python_scan`, which gives the same answers more slowly (tests compare the 
 from __future__ import annotations
 
 import re
-import zlib
 from array import array
 from collections.abc import Callable
 from types import ModuleType
@@ -69,6 +68,8 @@ def _kind(line: bytes, seq: int) -> int | None:
     suffix = _SUFFIX.search(line)
     if head is None or int(head[1]) != seq or suffix is None or len(line) < 20:
         return None
+    import zlib  # the pass without the C helpers only: not loaded by every search
+
     if zlib.crc32(line[: suffix.start()]) != int(suffix[1], 16):
         return None
     kind = head[2]

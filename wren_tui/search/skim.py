@@ -37,7 +37,8 @@ from ..journal.verdict import Stop
 from ..portable import pread
 from .query import Prefilter, Query
 from .rawpass import holds, native
-from .sources import SPOKEN, Item, Saved, items_of
+from .sources import Item, Saved
+from .spoken import SPOKEN, items_of
 
 
 def translated(

@@ -5,18 +5,16 @@ of every event that can match (the source may skip what cannot, by the query's r
 place: seq (a Wren journal) or line number (another agent's file), time, role, and the line's start
 and the event's place in it, so the viewer can open the session there. Search confirms each item on
 its text. When `items` is done, `stop` and `warnings` say how far the reading went, as the reader
-says it. A new agent is one class with this shape, and `items_of` turns Wren events into items.
+says it. A new agent is one class with this shape, and `spoken.items_of` turns Wren events into items.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..forwarding import Forward
-from ..journal.events import Error, Event, Message
 from ..journal.verdict import Stop
 from .choices import Role
 from .query import Query
@@ -41,8 +39,7 @@ class Item(NamedTuple):
     project: str | None = None  # the folder the run it belongs to worked in
 
 
-@dataclass(frozen=True, slots=True)
-class Saved:
+class Saved(NamedTuple):
     """Where a reading that went to a file's end can go on from when the file grows, and how.
 
     `offset`: every byte before it was read, and no item past it was given but the last `provisional`
@@ -121,27 +118,3 @@ class FileSession:
     stop: Forward[Stop | None] = Forward("_stop")
     warnings: Forward[list[str]] = Forward("_warnings")
     saved: Forward[Saved | None] = Forward("_saved")
-
-
-# The kinds of event `items_of` finds texts in: a reader may pass over any other without calling it.
-SPOKEN: frozenset[type] = frozenset({Message, Error})
-
-
-def items_of(event: Event, offset: int, part: int = 0, project: str | None = None) -> Iterator[Item]:
-    """The searchable texts of one event: what people and tools said, not the journal's bookkeeping."""
-    if isinstance(event, Message):
-        msg, seq, ts = event.message, event.seq, event.ts
-        if msg.role == "user":
-            yield Item(seq, ts, "user", "message", msg.content, offset, part, project=project)
-        elif msg.role == "tool":
-            yield Item(seq, ts, "tool", "result", msg.content, offset, part, project=project)
-        else:
-            thought = "\n".join(r.text for r in msg.reasoning or () if r.text)
-            if thought:
-                yield Item(seq, ts, "thinking", "reasoning", thought, offset, part, project=project)
-            if msg.content:
-                yield Item(seq, ts, "assistant", "message", msg.content, offset, part, project=project)
-            for call in msg.tool_calls or ():
-                yield Item(seq, ts, "tool", "call", call.args, offset, part, call.name, project)
-    elif isinstance(event, Error):
-        yield Item(event.seq, event.ts, "error", "error", event.message, offset, part, project=project)

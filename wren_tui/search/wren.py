@@ -35,7 +35,8 @@ from ..journal.store import session_id_of
 from ..portable import pread
 from .query import Prefilter, Query
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
-from .sources import FileSession, Item, Saved, items_of
+from .sources import FileSession, Item, Saved
+from .spoken import items_of
 
 _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).

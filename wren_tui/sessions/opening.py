@@ -29,7 +29,7 @@ from ..journal.store import DOCUMENT_SUFFIX, SESSION_ID, SUFFIX, journal_paths, 
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from ..keep.found import Kept
-from .refusal import NOT_THEIRS, of_no_kind
+from .refusal import NO_FOLDER, NOT_THEIRS, of_no_kind
 
 if TYPE_CHECKING:
     from ..fleet.names import RemoteRef
@@ -254,24 +254,10 @@ def watched(
         where = inner if not journal_paths(named) and inner.is_dir() else named
         return Watched(where, latest(where) if pick else None, journals)
     if not os.path.lexists(journals) and (folder or os.environ.get("WREN_DIR")):
-        raise JournalError(_NO_FOLDER.format(journals))  # named with --dir or WREN_DIR, and not there: as ls says
+        raise JournalError(NO_FOLDER.format(journals))  # named with --dir or WREN_DIR, and not there: as ls says
     if os.path.lexists(journals) and not journals.is_dir():
         raise JournalError(f"{journals} is not a folder; give --dir the journals folder (or set WREN_DIR)")
     return Watched(journals, latest(journals) if pick else None, journals)
-
-
-# A journals folder a person named (--dir or WREN_DIR) that is not there: a typo until it exists.
-_NO_FOLDER = "{}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
-
-
-def named_journals(option: str | None) -> Path:
-    """The journals folder (--dir as given, else WREN_DIR, else the per-user default), refused when the person
-    named it (--dir or WREN_DIR) and nothing is there: a folder named is a typo until it exists; the default
-    folder is simply not made yet."""
-    folder = journals_dir(option)
-    if not os.path.lexists(folder) and (option or os.environ.get("WREN_DIR")):
-        raise JournalError(_NO_FOLDER.format(folder))
-    return folder
 
 
 def agent_folders(agent: str, folder: str | None) -> list[tuple[Format | None, Path]]:

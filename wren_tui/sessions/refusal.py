@@ -1,18 +1,23 @@
 """The one refusal of a file or folder no format claims, light enough for any command to import.
 
 `wren search --dir` and the commands that open a named file (`opening.find`) say it the same way:
-one sentence naming what Wren reads, exit 4 (NotASession).
+one sentence naming what Wren reads, exit 4 (NotASession). And the journals folder a person named that is
+not there (`named_journals`), which every command that lists sessions refuses before it reads anything.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..foreign import UNKNOWN, WREN, Kind, kind_of, what_wren_opens
+from ..foreign import UNKNOWN, WREN
 from ..foreign.folders import split_member
-from ..journal.errors import NotASession
-from ..journal.store import SUFFIX
+from ..journal.errors import JournalError, NotASession
+from ..journal.store import SUFFIX, journals_dir
+
+if TYPE_CHECKING:
+    from ..foreign import Kind
 
 
 def of_no_kind(path: Path, kind: Kind) -> bool:
@@ -31,6 +36,8 @@ _LOOKED_AT = 4096
 
 def refuse_unknown_file(path: Path) -> None:
     """NotASession (exit 4, the one refusal) for a regular file `--dir` names whose kind Wren does not read."""
+    from ..foreign import kind_of, what_wren_opens  # what recognises a file's kind: only for a file named
+
     if path.is_file() and not path.is_symlink() and of_no_kind(path, kind_of(path)):
         raise NotASession(path, what_wren_opens(), NOT_THEIRS)
 
@@ -57,8 +64,24 @@ def nothing_readable(folder: Path) -> str | None:
             continue
     if not files:
         return None
+    from ..foreign import what_wren_opens  # the formats' kinds: only for a folder of files none of them reads
+
     many = "+" if looked >= _LOOKED_AT else ""
     return (
         f"{folder}: {files}{many} file{'s' if files != 1 else ''}, none of them {what_wren_opens()}, so Wren lists "
         "no session in it"
     )
+
+
+# A journals folder a person named (--dir or WREN_DIR) that is not there: a typo until it exists.
+NO_FOLDER = "{}: no such folder; name the journals folder with --dir (or WREN_DIR), or leave both out"
+
+
+def named_journals(option: str | None) -> Path:
+    """The journals folder (--dir as given, else WREN_DIR, else the per-user default), refused when the person
+    named it (--dir or WREN_DIR) and nothing is there: a folder named is a typo until it exists; the default
+    folder is simply not made yet."""
+    folder = journals_dir(option)
+    if not os.path.lexists(folder) and (option or os.environ.get("WREN_DIR")):
+        raise JournalError(NO_FOLDER.format(folder))
+    return folder
