@@ -304,6 +304,14 @@ def test_ls_over_one_agent_imports_that_agents_reader_and_its_help_still_names_e
 # (its space is said of Wren's own journals only), the terminal's width and the copying of files (shutil), a
 # command line quoted back (a refusal's), subprocesses, hashes, the journal writer, the fleet's asyncio.
 NOT_FOR_A_PAGE_FROM_THE_STORE = {
+    # No reader: the page's rows are the store's (an agent's Home says where its sessions are), printed without msgspec.
+    "msgspec",
+    "wren_tui.foreign.claude",
+    "wren_tui.foreign.base",
+    "wren_tui.journal.events",
+    "wren_tui.journal.reader",
+    "wren_tui.sessions.opening",
+    "wren_tui.fleet",
     "wren_tui.foreign.reader",
     "wren_tui.snapshots",
     "wren_tui.journal.writer",

@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -207,3 +208,52 @@ def test_msgspecs_encoder_is_made_only_past_the_few_rows() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert ran.stdout.split() == ["0", "0", "0", "1"]
+
+
+# Floats a listing row holds (a duration in seconds, from microseconds up), and those Python writes otherwise.
+FLOATS = [0.0, -0.0, 0.1, 0.25, 1.5, 12.345678, 0.000123, 3600.0, 86399.999999, 1e15, 123456789.123]
+ODD_FLOATS = [1e-05, 2.5e-05, 5e-07, 1e16, 1.5e300, float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("number", FLOATS + ODD_FLOATS, ids=repr)
+def test_a_list_of_rows_is_printed_as_msgspec_printed_it_whatever_its_floats(
+    number: float, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from wren_tui.cli.console import plain_rows, print_json
+
+    rows = [{"id": text, "durationS": number, "lines": 3, "exact": True, "kept": None} for text in HOSTILE[30:]]
+    assert plain_rows(rows) == (number in FLOATS)  # the standard library's only where it writes msgspec's bytes
+    print_json(rows)
+    assert capsysbinary.readouterr().out == escaped_json(_MSGSPEC.encode(rows)) + b"\n"
+
+
+@given(
+    st.lists(st.dictionaries(st.text(max_size=8), st.floats() | st.integers() | st.text() | st.booleans() | st.none()))
+)
+@settings(max_examples=300, deadline=None)
+def test_any_list_of_flat_rows_is_msgspecs_bytes_or_refused_by_both(rows: list[dict[str, object]]) -> None:
+    from wren_tui.cli.console import plain_rows, stdlib_encoder
+
+    if not plain_rows(rows):
+        return  # written by msgspec itself
+    try:
+        theirs: bytes | None = _MSGSPEC.encode(rows)
+    except UnicodeEncodeError:
+        theirs = None
+    try:
+        ours: bytes | None = stdlib_encoder()(rows).encode()
+    except UnicodeEncodeError:
+        ours = None
+    assert ours == theirs
+
+
+def test_a_page_of_ls_agent_json_loads_no_msgspec_to_print(tmp_path: Path) -> None:
+    """The rows of `wren ls --agent --json` (strings, integers, booleans, None, a duration) written without msgspec."""
+    code = (
+        "import sys; from wren_tui.cli.console import print_json; "
+        "print_json([{'agent': 'claude', 'id': 'x', 'lines': 3, 'exact': True, 'durationS': 12.5, 'kept': None}]); "
+        "sys.stderr.write(str('msgspec' in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path, check=True)
+    assert done.stdout == b'[{"agent":"claude","id":"x","lines":3,"exact":true,"durationS":12.5,"kept":null}]\n'
+    assert done.stderr == b"False"

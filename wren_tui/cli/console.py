@@ -63,5 +63,25 @@ def msgspec_encoder() -> msgspec.json.Encoder:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.buffer.write(escaped_json(msgspec_encoder().encode(data)) + b"\n")
+    """`data` as one line of JSON: msgspec's bytes, written by the standard library's encoder where it writes the same
+    (a list of flat rows, `plain_rows`: `wren ls --json` loads no msgspec), else by msgspec's."""
+    encoded = stdlib_encoder()(data).encode() if plain_rows(data) else msgspec_encoder().encode(data)
+    sys.stdout.buffer.write(escaped_json(encoded) + b"\n")
     sys.stdout.flush()
+
+
+def plain_rows(data: Any) -> bool:
+    """Whether `data` is a list of flat rows the standard library writes as msgspec does (tests/test_json_rows.py):
+    string keys, each value a string, an integer, a boolean, None, or a finite float that Python writes without an
+    exponent (1e-05 is `1e-05` to Python and `0.00001` to msgspec; 0.25 is `0.25` to both)."""
+    return isinstance(data, list) and all(
+        type(row) is dict and all(type(key) is str and _plain(value) for key, value in row.items()) for row in data
+    )
+
+
+def _plain(value: object) -> bool:
+    kind = type(value)
+    if kind is float:
+        text = repr(value)
+        return "e" not in text and "n" not in text  # no exponent, not inf or nan
+    return value is None or kind is str or kind is int or kind is bool

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign import FORMATS
-from ..sessions.opening import ALL, format_of
+from ..sessions.refusal import ALL
 
 if TYPE_CHECKING:
     from ..sessions.opening import Watched
@@ -65,6 +65,8 @@ def only_wren(path: Path, folder: Path, command: str, what: str, besides: str = 
         UsageError: one sentence naming the file's agent, what the command takes, and the way there (a fork
             into `folder`, the journals folder).
     """
+    from ..sessions.opening import format_of  # what a file is: only for a command that may refuse another's
+
     fmt = format_of(path)
     if fmt is not None:
         from ..agent.errors import UsageError  # only for the refusal: `wren ls` and `wren watch` never load it

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 from ..foreign import UNKNOWN
 from ..journal.store import SESSION_ID, SessionInfo, in_project, journals_dir, list_sessions, project_label
 from ..journal.visible import visible
-from ..sessions.opening import ALL, agent_places
+from ..sessions.refusal import ALL, agent_places
 from . import foreign
 from .console import err, out, print_json
 from .exits import Exit
 from .options import named_folder_of
 
 if TYPE_CHECKING:
-    from ..foreign import Format
+    from ..foreign.folders import Listed
     from ..foreign.listing import AgentSession
 
 _PROJECT_WIDTH = 28
@@ -236,7 +236,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
 
 
 def _listed(
-    places: list[tuple[Format, Path]], journals: Path, skipped: list[str], limit: int | None
+    places: list[tuple[Listed, Path]], journals: Path, skipped: list[str], limit: int | None
 ) -> list[AgentSession]:
     """The newest `limit` sessions of `places` and the kept copies of those their agents lost (`keep.found`), each
     unchanged file's row from the store beside search's index (see docs/search-index.md), only the page's rows
@@ -254,7 +254,11 @@ def _listed(
     for sentence in index.said:
         err(f"warning: {sentence}")
     if known is None:
-        return list_agent_sessions(places, skipped, kept=kept)[:limit]
+        from ..foreign import FORMATS  # every file read: each agent's whole Format
+
+        return list_agent_sessions([(FORMATS[listed.name], root) for listed, root in places], skipped, kept=kept)[
+            :limit
+        ]
     try:
         sessions = newest(places, skipped, known, kept, limit)
         known.save([where for fmt, root in places for where in (root, *kept.folders(fmt))])

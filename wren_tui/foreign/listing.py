@@ -14,22 +14,27 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
-from typing import Protocol
-
-import msgspec
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..journal.errors import JournalError, NotASession
-from ..journal.events import Error, Event, Message, Usage
-from ..journal.reader import open_for_reading
 from ..journal.store import parse_ts
 from ..portable import pread
-from . import FORMATS, WREN, Kind, kind_of, own_folder_of
-from .base import BadLine, Translated
+from . import FORMATS, WREN, own_folder_of
 from .contract import Format
-from .exported import memory_file
 from .folders import KeptMark, session_files, split_member, walk
 from .live import FileKey, alive, changed_at, changed_recently, held_for_writing
+
+# What reads a file (its lines, the journal's event types, msgspec): imported by the first file read, not by a
+# listing answered from what was kept of each file (`search/listing_cache.py`).
+if TYPE_CHECKING:
+    import msgspec
+
+    from ..journal.events import Event
+    from . import Kind
+    from .base import Translated
+    from .folders import Listed
 
 # Bytes read at each end of a file; a file up to twice this is read whole.
 WINDOW = 1 << 14
@@ -70,7 +75,7 @@ class Keeps(Protocol):
     """The sessions Wren kept (`keep.found.Kept`), as a listing asks: which files an agent's sessions are (its own,
     and the kept copies of those it lost), and what to say of each."""
 
-    def files(self, fmt: Format, root: Path, skipped: list[str] | None = None) -> list[Path]: ...
+    def files(self, fmt: Listed, root: Path, skipped: list[str] | None = None) -> list[Path]: ...
 
     def mark(self, path: Path) -> KeptMark | None: ...
 
@@ -128,6 +133,8 @@ def every_session(
         recall: what a caller can tell a .jsonl file is without reading it (search: a file its index read
             as a Wren journal and holds as it is now), else None: its first bytes are read.
     """
+    from . import kind_of  # a file's first bytes read: the formats' kinds
+
     others = [f for f in FORMATS.values() if f.folder.suffix != JSONL]
     suffixes = (JSONL, *(f.folder.suffix for f in others))
     found: list[tuple[Kind, Path]] = []
@@ -252,6 +259,8 @@ def describe_exported(
     mtime: float | None = None  # a database's sessions: the time of each one's last record
     if fmt.export_all is None:
         mtime = changed_at(path, fmt)
+    from .exported import memory_file
+
     rows = []
     for where, data in sessions.items():
         fd = memory_file(data)
@@ -268,20 +277,28 @@ def describe_exported(
 
 
 def remembered(
-    path: Path, fmt: Format, st: os.stat_result | None, held: set[FileKey], known: Summaries, now: float | None = None
+    path: Path, fmt: Listed, st: os.stat_result | None, held: set[FileKey], known: Summaries, now: float | None = None
 ) -> AgentSession:
-    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of `now` (else now)."""
+    """A file's row from `known` when it is unchanged, else read (and kept); "live" said as of `now` (else now).
+
+    `fmt` may be the agent's `Home`: its whole Format (its reader) is loaded only when the file must be read.
+    """
     if st is None:
-        return describe_agent_session(path, fmt, held=held, now=now)
+        return describe_agent_session(path, whole_format(fmt), held=held, now=now)
     row = known.get(path, st)
     if row is None:
-        row = describe_agent_session(path, fmt, held=set(), live=False)
+        row = describe_agent_session(path, whole_format(fmt), held=set(), live=False)
         if row.state == "unreadable":
             return row
         known.put(path, st, row)
     if alive(st, held, now):
         return dataclasses.replace(row, state="live")
     return row
+
+
+def whole_format(listed: Listed) -> Format:
+    """The agent's whole Format, to read one of its files: its module (and msgspec) imported now, not to list."""
+    return listed if isinstance(listed, Format) else FORMATS[listed.name]
 
 
 def describe_agent_session(
@@ -300,6 +317,8 @@ def describe_agent_session(
             return rows[0]
         return _unreadable(fmt, fmt.session_id(path), path, f"{path}: holds {len(rows)} sessions; name one as PATH#ID")
     session_id = fmt.session_id(path)
+    from ..journal.reader import open_for_reading  # a file read: not by a listing answered from what was kept
+
     try:
         fd = open_for_reading(path)
     except JournalError as exc:
@@ -328,6 +347,8 @@ def _unreadable(fmt: Format, session_id: str, path: Path, reason: str) -> AgentS
 
 
 def _summary(fd: int, fmt: Format, session_id: str, path: Path, size: int, live: bool) -> AgentSession:
+    from .base import BadLine  # a file read: the translators' helpers
+
     if size == 0:
         return AgentSession(fmt.name, session_id, path, "live" if live else "empty", 0, None, None, 0, None)
     whole = size <= 2 * WINDOW
@@ -403,8 +424,12 @@ def _check(lines: bytes) -> None:
     object per line. The translators skip fields they do not know unchecked, so a line with bad bytes
     there still reads: only the whole reading can say so.
     """
+    import msgspec
+
+    from .base import BadLine
+
     try:
-        objects = len(_objects.decode_lines(lines))
+        objects = len(_objects().decode_lines(lines))
     except (msgspec.DecodeError, RecursionError):  # ValidationError (not an object) is a DecodeError
         raise BadLine("it is not a JSON object") from None
     if objects != lines.count(b"\n"):
@@ -416,11 +441,15 @@ def _check(lines: bytes) -> None:
             raise BadLine("its bytes are not valid UTF-8") from None
 
 
-class _Object(msgspec.Struct):
-    """Any JSON object: its members are skipped, unread."""
+@cache
+def _objects() -> msgspec.json.Decoder[Any]:
+    """A decoder of any JSON object, its members skipped unread (made at the first check)."""
+    import msgspec
 
+    class _Object(msgspec.Struct):
+        """Any JSON object: its members are skipped, unread."""
 
-_objects = msgspec.json.Decoder(_Object)
+    return msgspec.json.Decoder(_Object)
 
 
 def _start(fmt: Format, lines: list[bytes]) -> tuple[str | None, str | None]:
@@ -456,6 +485,8 @@ def _tokens(fmt: Format, lines: list[bytes]) -> int:
     """The tokens of the usage these lines record (all of them, for a file read whole)."""
     if fmt.tokens_of is not None:
         return sum(map(fmt.tokens_of, lines))
+    from ..journal.events import Usage
+
     translator = fmt.translator()
     total = 0
     for lineno, data in enumerate(lines, 1):
@@ -473,6 +504,8 @@ LAST_REPLY = "last: reply"
 def ending(events: list[Event], fmt: Format) -> str:
     """How a session ends, from its last events: its last reply done (or only its last record, where calls come with
     their results), a call with no result, or cut short."""
+    from ..journal.events import Error, Message, Usage
+
     for event in reversed(events):
         if isinstance(event, Error):
             return "error"
@@ -507,6 +540,7 @@ def _read_whole(fd: int, fmt: Format, session_id: str, path: Path, live: bool) -
         if line.cwd and not cwd:
             cwd.append(line.cwd)
 
+    from ..journal.events import Usage
     from .reader import scan  # the translating reader: only for a file read whole, not by every listing
 
     verdict = scan(fd, fmt, take)

@@ -23,11 +23,12 @@ from dataclasses import astuple, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..foreign.contract import Format
 from ..foreign.listing import AgentSession, Keeps, list_agent_sessions, marked, remembered
 from ..foreign.live import held_for_writing
 
 if TYPE_CHECKING:
-    from ..foreign.base import Format
+    from ..foreign.folders import Listed
 
 _Key = tuple[int, int, int, int]
 # Where a kept row (`packed`) holds the session's start.
@@ -124,7 +125,7 @@ class ListingCache:
 
 
 def newest(
-    places: Sequence[tuple[Format, Path]],
+    places: Sequence[tuple[Listed, Path]],
     skipped: list[str],
     known: ListingCache,
     kept: Keeps,
@@ -138,11 +139,11 @@ def newest(
     among the others. The order is the whole listing's: newest first, a session with no start last, equal
     starts in the order the files were found.
     """
-    found: list[tuple[Format, Path]] = []
+    found: list[tuple[Listed, Path]] = []
     exported: list[AgentSession] = []
     for fmt, root in places:
         said: list[str] = []  # each folder's sentences in the order the whole listing says them
-        if fmt.export is not None:
+        if isinstance(fmt, Format) and fmt.export is not None:  # a Home is an agent whose every file is a session
             exported += list_agent_sessions([(fmt, root)], said, known, kept=kept)
         else:
             found += [(fmt, path) for path in kept.files(fmt, root, said)]

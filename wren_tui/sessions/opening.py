@@ -29,7 +29,7 @@ from ..journal.store import DOCUMENT_SUFFIX, SESSION_ID, SUFFIX, journal_paths, 
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from ..keep.found import Kept
-from .refusal import NO_FOLDER, NOT_THEIRS, of_no_kind
+from .refusal import ALL, NO_FOLDER, NOT_THEIRS, agent_places, of_no_kind
 
 if TYPE_CHECKING:
     from ..fleet.names import RemoteRef
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], object]
 # `--agent all`: every agent's folder.
-ALL = "all"
 
 
 def quiet(_sentence: str) -> None:
@@ -266,17 +265,7 @@ def agent_folders(agent: str, folder: str | None) -> list[tuple[Format | None, P
     places = agent_places(agent, folder)
     if agent == ALL and folder:
         return [(None, places[0][1])]  # one folder for all: each file by its content
-    return list(places)
-
-
-def agent_places(agent: str, folder: str | None) -> list[tuple[Format, Path]]:
-    """Each agent named (`all`: every one) with the folder to list: `folder` (--dir) when given, else its own."""
-    from ..foreign.listing import roots
-
-    named = Path(folder).expanduser() if folder else None
-    if named is not None and not named.is_dir():
-        raise JournalError(f"{named}: no such folder; name the agent's sessions folder with --dir, or leave it out")
-    return roots(list(FORMATS) if agent == ALL else [agent], folder=named)
+    return [(FORMATS[listed.name], root) for listed, root in places]  # the viewer reads them: each whole Format
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 `wren search --dir` and the commands that open a named file (`opening.find`) say it the same way:
 one sentence naming what Wren reads, exit 4 (NotASession). And the journals folder a person named that is
-not there (`named_journals`), which every command that lists sessions refuses before it reads anything.
+not there (`named_journals`), which every command that lists sessions refuses before it reads anything; and the
+folders of the agents `--agent` names (`agent_places`), a --dir that is no folder refused first.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from ..journal.store import SUFFIX, journals_dir
 
 if TYPE_CHECKING:
     from ..foreign import Kind
+    from ..foreign.folders import Listed
+
+# `--agent all`: every agent's sessions.
+ALL = "all"
 
 
 def of_no_kind(path: Path, kind: Kind) -> bool:
@@ -85,3 +90,23 @@ def named_journals(option: str | None) -> Path:
     if not os.path.lexists(folder) and (option or os.environ.get("WREN_DIR")):
         raise JournalError(NO_FOLDER.format(folder))
     return folder
+
+
+def agent_places(agent: str, folder: str | None) -> list[tuple[Listed, Path]]:
+    """Each agent named (`all`: every one) with the folder to list: `folder` (--dir) when given, else its own.
+
+    Each agent is as a listing asks it (`FORMATS.home`): where every file is one session, its `Home`, with no
+    reader loaded; its whole `Format` (`FORMATS[name]`) is loaded by what reads a file.
+    """
+    from ..foreign import FORMATS
+
+    named = Path(folder).expanduser() if folder else None
+    if named is not None and not named.is_dir():
+        raise JournalError(f"{named}: no such folder; name the agent's sessions folder with --dir, or leave it out")
+    env = os.environ
+    home = Path(env.get("HOME") or Path.home())
+    places: list[tuple[Listed, Path]] = []
+    for name in list(FORMATS) if agent == ALL else [agent]:
+        listed = FORMATS.home(name)
+        places.append((listed, named if named is not None else listed.folder.root(env, home)))
+    return places
