@@ -148,3 +148,27 @@ def test_dir_naming_another_agents_folder_keeps_the_index_in_wrens_state_folder_
     mixed = one_folder(tmp_path)
     assert run_wren(["search", "joke", "--dir", str(mixed)], cwd=tmp_path, env=env).returncode == 0
     assert (mixed / ".index" / "search.sqlite").is_file()
+
+
+def test_a_session_file_whose_name_is_not_utf8_is_searched_and_listed_every_time_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # A name the file system holds as bytes that are not UTF-8 (Python: a lone surrogate): the index and the listing
+    # store keep paths as SQLite text, which cannot hold it. Such a file is read as it is, each time, not kept.
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    claude = tmp_path / "claude" / "projects" / "-work-demo"
+    claude.mkdir(parents=True)
+    odd = Path(os.fsdecode(os.fsencode(claude) + b"/8122657c-\xff.jsonl"))
+    shutil.copy(CLAUDE, odd)
+    shutil.copy(CLAUDE, claude / "8122657c-plain.jsonl")
+    env = {"WREN_DIR": str(journals), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    for _cold_then_warm in range(2):
+        found = run_wren(["search", "joke", "--agent", "claude", "-l"], cwd=tmp_path, env=env)
+        assert found.returncode == 0, found.stderr
+        assert "Traceback" not in found.stderr
+        assert "8122657c-<U+DCFF>" in found.stdout and "8122657c-plain" in found.stdout
+        listed = run_wren(["ls", "--agent", "claude"], cwd=tmp_path, env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert "8122657c-<U+DCFF>" in listed.stdout and "8122657c-plain" in listed.stdout
+    assert odd.read_bytes() == CLAUDE.read_bytes()  # only read
