@@ -171,4 +171,10 @@ def test_a_session_file_whose_name_is_not_utf8_is_searched_and_listed_every_time
         listed = run_wren(["ls", "--agent", "claude"], cwd=tmp_path, env=env)
         assert listed.returncode == 0, listed.stderr
         assert "8122657c-<U+DCFF>" in listed.stdout and "8122657c-plain" in listed.stdout
+    as_json = run_wren(["search", "joke", "--agent", "claude", "--json"], cwd=tmp_path, env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    assert str(odd) in {r["path"] for r in rows(as_json)}  # its escape read back: the name's very bytes
+    listed_json = run_wren(["ls", "--agent", "claude", "--json"], cwd=tmp_path, env=env)
+    assert listed_json.returncode == 0, listed_json.stderr
+    assert str(odd) in {r["path"] for r in json.loads(listed_json.stdout)}
     assert odd.read_bytes() == CLAUDE.read_bytes()  # only read
