@@ -177,4 +177,13 @@ def test_a_session_file_whose_name_is_not_utf8_is_searched_and_listed_every_time
     listed_json = run_wren(["ls", "--agent", "claude", "--json"], cwd=tmp_path, env=env)
     assert listed_json.returncode == 0, listed_json.stderr
     assert str(odd) in {r["path"] for r in json.loads(listed_json.stdout)}
+    # A page that ends before it: the next page's cursor names its path, and the next page starts there.
+    os.utime(odd, (1_700_000_000, 1_700_000_000))  # the older: listed second
+    first = run_wren(["search", "joke", "--agent", "claude", "-l", "--limit", "1"], cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "8122657c-plain" in first.stdout and "8122657c-<U+DCFF>" not in first.stdout
+    after = first.stderr.split("next page: --after ")[1].split()[0]
+    rest = run_wren(["search", "joke", "--agent", "claude", "-l", "--after", after], cwd=tmp_path, env=env)
+    assert rest.returncode == 0, rest.stderr
+    assert "8122657c-<U+DCFF>" in rest.stdout and "8122657c-plain" not in rest.stdout
     assert odd.read_bytes() == CLAUDE.read_bytes()  # only read
