@@ -187,3 +187,18 @@ def test_a_session_file_whose_name_is_not_utf8_is_searched_and_listed_every_time
     assert rest.returncode == 0, rest.stderr
     assert "8122657c-<U+DCFF>" in rest.stdout and "8122657c-plain" not in rest.stdout
     assert odd.read_bytes() == CLAUDE.read_bytes()  # only read
+
+
+def test_an_agents_folder_that_cannot_be_listed_is_said_not_taken_for_one_not_there(tmp_path: Path) -> None:
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    typo = tmp_path / "claude-config"  # CLAUDE_CONFIG_DIR naming a file: its projects folder is not a folder
+    typo.write_text("not a folder\n")
+    env = {"WREN_DIR": str(journals), "CLAUDE_CONFIG_DIR": str(typo)}
+    result = run_wren(["search", "joke", "--agent", "claude"], cwd=tmp_path, env=env)
+    assert result.returncode == 1, result.stderr
+    assert f"{typo / 'projects'}: not a directory, so its sessions cannot be read; they were not searched" in (
+        result.stderr
+    )
+    every = run_wren(["search", "joke"], cwd=tmp_path, env=env)  # every agent: the same sentence for Claude Code's
+    assert f"{typo / 'projects'}: not a directory" in every.stderr
