@@ -6,8 +6,8 @@ that stopped and the next page's cursor with the standard library's encoder, and
 `FEW_ROWS` rows (a tenth of the time a row, for 82,000 hits); `pages.Cursor` reads a cursor back. msgspec is the
 reference here: the same bytes for the C0 controls (the short escapes and `\\u00xx` in lowercase), DEL, C1, the
 line and paragraph separators, format characters, non-ASCII and astral characters (as UTF-8, then `escaped_json`
-as before); a lone surrogate (a path's undecodable byte, as Python names it) refused by both; the same cursors
-taken and refused.
+as before); a lone surrogate (a path's undecodable byte, as Python names it), which msgspec refuses, written as its
+`\\udcxx` escape (the same value, read back whole); the same cursors taken and refused.
 """
 
 from __future__ import annotations
@@ -94,13 +94,24 @@ def test_every_character_but_the_surrogates_is_written_as_msgspec_wrote_it() -> 
 
 
 @pytest.mark.parametrize("text", SURROGATES, ids=repr)
-def test_a_lone_surrogate_is_refused_as_msgspec_refused_it(text: str) -> None:
+def test_a_lone_surrogate_msgspec_refused_is_written_as_its_escape_and_read_back_whole(text: str) -> None:
     with pytest.raises(UnicodeEncodeError):
         _MSGSPEC.encode({"path": text})
-    with pytest.raises(UnicodeEncodeError):
-        json_row({"path": text})
-    with pytest.raises(UnicodeEncodeError):
-        Cursor(text, 1, 0).text()
+    rows = JsonRows(few=1)
+    row: dict[str, Scalar] = {"path": text, "snippet": "café", "line": 3}
+    first, past_few = rows.encode(row), rows.encode(row)  # the standard library's, then where msgspec refuses
+    assert first == past_few
+    first.decode("utf-8")  # UTF-8 throughout: the surrogate is an escape, not a byte UTF-8 cannot hold
+    assert json.loads(first) == row
+    assert '"snippet":"café"' in first.decode()  # the rest of the row as msgspec writes it
+    printed = Cursor(text, 1, 0).text()
+    try:
+        text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # no name's byte: no page printed it
+        with pytest.raises(PageError, match="is not a cursor a page printed"):
+            Cursor.of(printed)
+    else:  # a name's byte that is not UTF-8: the next page starts at that session
+        assert Cursor.of(printed) == Cursor(text, 1, 0)
 
 
 @settings(max_examples=300, deadline=None)
@@ -109,9 +120,8 @@ def test_any_row_is_msgspecs_bytes_or_refused_by_both(text: str, number: int, fl
     row: dict[str, Scalar] = {"text": text, "number": number, "flag": flag}
     try:
         expected = _MSGSPEC.encode(row)
-    except UnicodeEncodeError:
-        with pytest.raises(UnicodeEncodeError):
-            json_row(row)
+    except UnicodeEncodeError:  # a lone surrogate: its escape, the same value
+        assert json.loads(json_row(row)) == row
         return
     assert json_row(row) == expected
 
@@ -187,8 +197,9 @@ def test_any_cursor_is_taken_only_where_msgspec_took_it(raw: bytes) -> None:
         path, skip, shown = msgspec.json.decode(raw, type=tuple[str, int, int])
         taken = skip >= 0 and shown >= 0 and shown <= skip
         assert cursor == (Cursor(path, skip, shown) if taken else None)
-    else:
-        assert cursor is None
+    elif cursor is not None:  # msgspec refused it: only a path with a name's byte that is not UTF-8 is taken
+        assert any("\udc80" <= char <= "\udcff" for char in cursor.path)
+        cursor.path.encode("utf-8", "surrogateescape")
 
 
 def test_rows_past_the_few_are_written_by_msgspec_with_the_same_bytes() -> None:

@@ -262,3 +262,30 @@ def test_ls_on_a_terminal_measures_wide_characters_as_two_cells_and_keeps_its_co
     plain = next(line for line in rows if "plain" in line)
     # The project is padded to its column's cells, so the column after it starts at the same cell in both rows.
     assert cell_len(wide) == cell_len(plain) == header.index("FORKED FROM")
+
+
+def test_ls_on_a_terminal_cuts_a_project_of_wide_characters_to_its_columns_cells_and_keeps_the_columns_aligned(
+    tmp_path: Path,
+) -> None:
+    # 24 characters (under the column's 28) that take 42 cells: cut by characters alone, it pushed the next column out.
+    long_wide = "/work/" + "数据分析项目" * 3
+    for n, project in (("1", long_wide), ("2", "/work/plain")):
+        write_journal(
+            tmp_path / f"s-2026010{n}-000000-abcd.jsonl",
+            [RunStart(pid=1, cwd=project, model="scripted", version="test"), RunEnd(reason="done")],
+        )
+    from rich.cells import cell_len
+
+    from tests.agent.tty import Tty
+
+    tty = Tty(["ls", "--dir", str(tmp_path)], tmp_path, {"COLUMNS": "100", "LINES": "40"})
+    try:
+        assert tty.finish() == 0, tty.text()
+    finally:
+        tty.kill()
+    header, *rows = tty.text().splitlines()
+    assert len(rows) == 2 and "PROJECT" in header
+    wide = next(line for line in rows if "数据" in line)
+    plain = next(line for line in rows if "plain" in line)
+    assert cell_len(wide) == cell_len(plain) == header.index("FORKED FROM")
+    assert "…" in wide and wide.rstrip().endswith("分析项目")  # its tail kept, as a long project's is

@@ -148,3 +148,57 @@ def test_dir_naming_another_agents_folder_keeps_the_index_in_wrens_state_folder_
     mixed = one_folder(tmp_path)
     assert run_wren(["search", "joke", "--dir", str(mixed)], cwd=tmp_path, env=env).returncode == 0
     assert (mixed / ".index" / "search.sqlite").is_file()
+
+
+def test_a_session_file_whose_name_is_not_utf8_is_searched_and_listed_every_time_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # A name the file system holds as bytes that are not UTF-8 (Python: a lone surrogate): the index and the listing
+    # store keep paths as SQLite text, which cannot hold it. Such a file is read as it is, each time, not kept.
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    claude = tmp_path / "claude" / "projects" / "-work-demo"
+    claude.mkdir(parents=True)
+    odd = Path(os.fsdecode(os.fsencode(claude) + b"/8122657c-\xff.jsonl"))
+    shutil.copy(CLAUDE, odd)
+    shutil.copy(CLAUDE, claude / "8122657c-plain.jsonl")
+    env = {"WREN_DIR": str(journals), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    for _cold_then_warm in range(2):
+        found = run_wren(["search", "joke", "--agent", "claude", "-l"], cwd=tmp_path, env=env)
+        assert found.returncode == 0, found.stderr
+        assert "Traceback" not in found.stderr
+        assert "8122657c-<U+DCFF>" in found.stdout and "8122657c-plain" in found.stdout
+        listed = run_wren(["ls", "--agent", "claude"], cwd=tmp_path, env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert "8122657c-<U+DCFF>" in listed.stdout and "8122657c-plain" in listed.stdout
+    as_json = run_wren(["search", "joke", "--agent", "claude", "--json"], cwd=tmp_path, env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    assert str(odd) in {r["path"] for r in rows(as_json)}  # its escape read back: the name's very bytes
+    listed_json = run_wren(["ls", "--agent", "claude", "--json"], cwd=tmp_path, env=env)
+    assert listed_json.returncode == 0, listed_json.stderr
+    assert str(odd) in {r["path"] for r in json.loads(listed_json.stdout)}
+    # A page that ends before it: the next page's cursor names its path, and the next page starts there.
+    os.utime(odd, (1_700_000_000, 1_700_000_000))  # the older: listed second
+    first = run_wren(["search", "joke", "--agent", "claude", "-l", "--limit", "1"], cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "8122657c-plain" in first.stdout and "8122657c-<U+DCFF>" not in first.stdout
+    after = first.stderr.split("next page: --after ")[1].split()[0]
+    rest = run_wren(["search", "joke", "--agent", "claude", "-l", "--after", after], cwd=tmp_path, env=env)
+    assert rest.returncode == 0, rest.stderr
+    assert "8122657c-<U+DCFF>" in rest.stdout and "8122657c-plain" not in rest.stdout
+    assert odd.read_bytes() == CLAUDE.read_bytes()  # only read
+
+
+def test_an_agents_folder_that_cannot_be_listed_is_said_not_taken_for_one_not_there(tmp_path: Path) -> None:
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    typo = tmp_path / "claude-config"  # CLAUDE_CONFIG_DIR naming a file: its projects folder is not a folder
+    typo.write_text("not a folder\n")
+    env = {"WREN_DIR": str(journals), "CLAUDE_CONFIG_DIR": str(typo)}
+    result = run_wren(["search", "joke", "--agent", "claude"], cwd=tmp_path, env=env)
+    assert result.returncode == 1, result.stderr
+    assert f"{typo / 'projects'}: not a directory, so its sessions cannot be read; they were not searched" in (
+        result.stderr
+    )
+    every = run_wren(["search", "joke"], cwd=tmp_path, env=env)  # every agent: the same sentence for Claude Code's
+    assert f"{typo / 'projects'}: not a directory" in every.stderr

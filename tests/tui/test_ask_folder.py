@@ -93,3 +93,21 @@ async def test_escape_cancels_and_answers_nothing(tmp_path: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
     assert app.answer is None
+
+
+async def test_a_folder_that_cannot_be_looked_at_is_refused_where_it_is_typed_and_the_viewer_stays(
+    tmp_path: Path,
+) -> None:
+    too_long = tmp_path / ("x" * 300)  # a name longer than any file system takes: looking at it fails (ENAMETOOLONG)
+    app = _Asking(tmp_path / "ws-fork-2")
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.screen.query_one(Input).value = str(too_long)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, AskFolder)  # still asking, the viewer not crashed
+        said = [n.message for n in app._notifications]
+        assert len(said) == 1 and said[0].startswith(f"{too_long}: ") and said[0].endswith("Choose another.")
+        app.screen.query_one(Input).value = str(tmp_path / "fine")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.answer == tmp_path / "fine"

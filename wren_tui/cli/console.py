@@ -33,7 +33,8 @@ def err(text: str) -> None:
 class JsonRows:
     """Flat rows (strings, integers, booleans, nulls) as lines of JSON in UTF-8, byte for byte as `print_json`'s
     msgspec encoder writes them (tests/test_json_rows.py), before `escaped_json`: the first `few` with the standard
-    library's encoder, the rest with msgspec's. A lone surrogate cannot be written by either (UnicodeEncodeError)."""
+    library's encoder, the rest with msgspec's. A lone surrogate, which msgspec refuses, is written as its escape
+    (`utf8_json`)."""
 
     def __init__(self, few: int = FEW_ROWS) -> None:
         self.few = few
@@ -42,8 +43,23 @@ class JsonRows:
     def encode(self, row: Mapping[str, Scalar]) -> bytes:
         self.written += 1
         if self.written <= self.few:
-            return stdlib_encoder()(row).encode()
-        return msgspec_encoder().encode(row)
+            return utf8_json(stdlib_encoder()(row))
+        try:
+            return msgspec_encoder().encode(row)
+        except UnicodeEncodeError:  # a lone surrogate: written as its escape, as the rows before it
+            return utf8_json(stdlib_encoder()(row))
+
+
+def utf8_json(text: str) -> bytes:
+    """JSON text in UTF-8, each lone surrogate in it (a file name's byte that is not UTF-8, as Python decodes it)
+    written as its escape (`\\udcff`), which UTF-8 cannot hold: the same JSON value (Python reads the name
+    back whole)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        import re
+
+        return re.sub("[\ud800-\udfff]", lambda lone: f"\\u{ord(lone[0]):04x}", text).encode()
 
 
 @cache
@@ -64,8 +80,15 @@ def msgspec_encoder() -> msgspec.json.Encoder:
 
 def print_json(data: Any) -> None:
     """`data` as one line of JSON: msgspec's bytes, written by the standard library's encoder where it writes the same
-    (a list of flat rows, `plain_rows`: `wren ls --json` loads no msgspec), else by msgspec's."""
-    encoded = stdlib_encoder()(data).encode() if plain_rows(data) else msgspec_encoder().encode(data)
+    (a list of flat rows, `plain_rows`: `wren ls --json` loads no msgspec), else by msgspec's; a lone surrogate (a
+    file name not UTF-8) as its escape, as `utf8_json` writes it."""
+    if plain_rows(data):
+        encoded = utf8_json(stdlib_encoder()(data))
+    else:
+        try:
+            encoded = msgspec_encoder().encode(data)
+        except UnicodeEncodeError:
+            encoded = utf8_json(stdlib_encoder()(data))
     sys.stdout.buffer.write(escaped_json(encoded) + b"\n")
     sys.stdout.flush()
 

@@ -133,7 +133,7 @@ def _cells(s: SessionInfo) -> dict[str, str]:
         "duration": f"{s.duration_s:.1f}s" if s.duration_s is not None else "-",
         "tokens": str(s.tokens) if s.exact else f"~{s.tokens}",  # a big journal is summed from its head and tail
         "state": s.state,
-        "project": project_label(s.project, _PROJECT_WIDTH),
+        "project": _project_cell(s.project),
         "origin": f"{s.forked_from}@{s.fork_at}" if s.forked_from else "",
     }
 
@@ -152,6 +152,18 @@ def _table(sessions: list[SessionInfo], width: int | None) -> list[str]:
         kept = [column for column in kept if column[0] != name]
         lines = [_line(row, kept) for row in rows]
     return [line if _cells_of(line) <= width else _cut(line, max(width - 1, 0)) + "…" for line in lines]
+
+
+def _project_cell(project: str | None) -> str:
+    """The project as its column shows it (`project_label`), cut from its head to the column's cells: a label of wide
+    characters within the column's characters may take twice its cells."""
+    text = project_label(project, _PROJECT_WIDTH)
+    if _cells_of(text) <= _PROJECT_WIDTH:
+        return text
+    body = text.removeprefix("…")
+    while body and _cells_of("…" + body) > _PROJECT_WIDTH:
+        body = body[1:]
+    return "…" + body
 
 
 def _padded(text: str, width: int, right: bool) -> str:

@@ -107,7 +107,15 @@ def _nothing_of(agent: str, kept: Kept) -> bool:
     """Whether `agent` has no session to list: its own folder (by the registry's rule) is not there, and Wren kept
     nothing of it. (A listing of a folder that is not there finds nothing, and says nothing of it.)"""
     root = FORMATS.own_folder(agent, kept.env, kept.home)
-    return root is not None and not os.path.lexists(root) and not kept.holds(agent)
+    if root is None:
+        return False
+    try:
+        os.lstat(root)
+    except FileNotFoundError:
+        return not kept.holds(agent)
+    except OSError:
+        return False  # there but not to be looked at (a file on its way, no permission): the listing says why
+    return False
 
 
 def agents() -> tuple[str, ...]:

@@ -39,6 +39,14 @@ def _key(st: os.stat_result) -> _Key:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def _storable(key: str) -> bool:
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def packed(row: AgentSession) -> bytes:
     """`row` as the `listings` table keeps it (its path as text)."""
     fields = list(astuple(row))
@@ -89,7 +97,10 @@ class ListingCache:
         return True, start
 
     def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None:
-        self.new[str(path)] = (_key(st), packed(row))
+        key = str(path)
+        if not key.isascii() and not _storable(key):
+            return  # a name that is not UTF-8 cannot be a row (SQLite text): that file is read each time
+        self.new[key] = (_key(st), packed(row))
 
     def save(self, places: list[Path]) -> None:
         """Write the rows read this time; drop those of files under `places` not listed. A cache: if it cannot be

@@ -32,7 +32,7 @@ class Cursor(NamedTuple):
     def text(self) -> str:
         import base64  # only for a page that ends before the last hit
 
-        raw = _encoder()([self.path, self.skip, self.shown]).encode()
+        raw = _utf8(_encoder()([self.path, self.skip, self.shown]))
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
     @classmethod
@@ -78,8 +78,20 @@ def _fields(raw: bytes) -> tuple[str, int, int]:
     path, skip, shown = fields
     if type(path) is not str or type(skip) is not int or type(shown) is not int:
         raise ValueError("not a string and two integers")
-    path.encode("utf-8")  # a lone surrogate (a \\ud800 escape alone) is no path a page printed: UnicodeEncodeError
+    # A lone surrogate (a \ud800 escape alone) is no path a page printed (UnicodeEncodeError), but a name's byte that
+    # is not UTF-8 (\udc80-\udcff, as Python decodes a file's name) is: the page of such a session printed it.
+    path.encode("utf-8", "surrogateescape")
     return path, skip, shown
+
+
+def _utf8(text: str) -> bytes:
+    """The cursor's JSON in UTF-8, a lone surrogate in its path (a name's byte that is not UTF-8) as its escape."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        import re
+
+        return re.sub("[\ud800-\udfff]", lambda lone: f"\\u{ord(lone[0]):04x}", text).encode()
 
 
 @cache

@@ -104,6 +104,7 @@ CONFIRM_FORK_FILES = (
 )
 FOLDER_HELP = "Enter forks into this folder · Esc cancels · a relative name is taken from where wren watch started"
 NO_FOLDER = "Name a folder for the fork's files."
+FOLDER_UNUSABLE = "{folder}: {why}. Choose another."
 FOLDER_USED = "{folder} is not a new or empty folder: a fork writes its files into a fresh one. Choose another."
 FORKED_FILES = "Forked {parent} at seq {seq} → {new}; its files are in {target}\n\nContinue it there with:\n  {command}"
 NO_FORK_POINTS = "No clean fork point yet: a point is after a user message, or a reply with no tool call open."

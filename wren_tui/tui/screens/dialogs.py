@@ -91,7 +91,14 @@ class AskFolder(ModalScreen[Path | None]):
             self.notify(strings.NO_FOLDER, severity="warning", timeout=4)
             return
         folder = Path(os.path.abspath(Path(typed).expanduser()))
-        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        try:
+            used = folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
+        except OSError as exc:  # a name too long, a folder not ours to look in: said here, the viewer kept
+            why = (exc.strerror or str(exc)).lower()
+            said = strings.FOLDER_UNUSABLE.format(folder=visible(str(folder)), why=why)
+            self.notify(said, severity="warning", timeout=6)
+            return
+        if used:
             self.notify(strings.FOLDER_USED.format(folder=visible(str(folder))), severity="warning", timeout=6)
             return
         self.dismiss(folder)
