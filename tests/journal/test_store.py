@@ -240,22 +240,29 @@ def test_the_latest_session_is_the_newest_and_a_projects_latest_the_newest_whose
             newest()
 
 
-def test_ls_on_a_terminal_measures_wide_characters_as_two_cells_and_keeps_its_columns_aligned(tmp_path: Path) -> None:
+def _ls_on_a_terminal_of_100(folder: Path, project: str) -> tuple[str, list[str]]:
+    """`wren ls` in a pty 100 columns wide over two journals, one of `project` and one of /work/plain: its header and
+    its rows."""
     from tests.agent.tty import Tty
 
-    for n, project in (("1", "/work/数据分析项目"), ("2", "/work/plain")):
+    for n, cwd in (("1", project), ("2", "/work/plain")):
         write_journal(
-            tmp_path / f"s-2026010{n}-000000-abcd.jsonl",
-            [RunStart(pid=1, cwd=project, model="scripted", version="test"), RunEnd(reason="done")],
+            folder / f"s-2026010{n}-000000-abcd.jsonl",
+            [RunStart(pid=1, cwd=cwd, model="scripted", version="test"), RunEnd(reason="done")],
         )
-    from rich.cells import cell_len
-
-    tty = Tty(["ls", "--dir", str(tmp_path)], tmp_path, {"COLUMNS": "100", "LINES": "40"})
+    tty = Tty(["ls", "--dir", str(folder)], folder, {"COLUMNS": "100", "LINES": "40"})
     try:
         assert tty.finish() == 0, tty.text()
     finally:
         tty.kill()
     header, *rows = tty.text().splitlines()
+    return header, rows
+
+
+def test_ls_on_a_terminal_measures_wide_characters_as_two_cells_and_keeps_its_columns_aligned(tmp_path: Path) -> None:
+    from rich.cells import cell_len
+
+    header, rows = _ls_on_a_terminal_of_100(tmp_path, "/work/数据分析项目")
     assert len(rows) == 2 and all(cell_len(line) <= 100 for line in [header, *rows])
     assert "PROJECT" in header  # 92 cells: the project column fits, counted in cells
     wide = next(line for line in rows if "数据" in line)
@@ -268,22 +275,9 @@ def test_ls_on_a_terminal_cuts_a_project_of_wide_characters_to_its_columns_cells
     tmp_path: Path,
 ) -> None:
     # 24 characters (under the column's 28) that take 42 cells: cut by characters alone, it pushed the next column out.
-    long_wide = "/work/" + "数据分析项目" * 3
-    for n, project in (("1", long_wide), ("2", "/work/plain")):
-        write_journal(
-            tmp_path / f"s-2026010{n}-000000-abcd.jsonl",
-            [RunStart(pid=1, cwd=project, model="scripted", version="test"), RunEnd(reason="done")],
-        )
     from rich.cells import cell_len
 
-    from tests.agent.tty import Tty
-
-    tty = Tty(["ls", "--dir", str(tmp_path)], tmp_path, {"COLUMNS": "100", "LINES": "40"})
-    try:
-        assert tty.finish() == 0, tty.text()
-    finally:
-        tty.kill()
-    header, *rows = tty.text().splitlines()
+    header, rows = _ls_on_a_terminal_of_100(tmp_path, "/work/" + "数据分析项目" * 3)
     assert len(rows) == 2 and "PROJECT" in header
     wide = next(line for line in rows if "数据" in line)
     plain = next(line for line in rows if "plain" in line)

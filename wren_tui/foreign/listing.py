@@ -195,6 +195,18 @@ class Summaries(Protocol):
     def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None: ...
 
 
+def looked_at(paths: Iterable[Path]) -> tuple[dict[Path, os.stat_result], set[FileKey]]:
+    """Each file stat'ed once (one gone since it was found: left out), and which of them a process holds open for
+    writing (`live.held_for_writing`): what a listing says "live" by."""
+    stats: dict[Path, os.stat_result] = {}
+    for path in paths:
+        try:
+            stats[path] = os.stat(path)
+        except OSError:
+            continue
+    return stats, held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
+
+
 def list_agent_sessions(
     places: Iterable[tuple[Format, Path]],
     skipped: list[str] | None = None,
@@ -222,13 +234,7 @@ def list_agent_sessions(
             for member in kept.lost_members(fmt, path, live):
                 exported += describe_exported(member, fmt, now)
     found = [(fmt, path) for fmt, path in found if fmt.export is None]
-    stats: dict[Path, os.stat_result] = {}
-    for _fmt, path in found:
-        try:
-            stats[path] = os.stat(path)
-        except OSError:
-            continue
-    held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
+    stats, held = looked_at(path for _fmt, path in found)
     if known is None:
         rows = [describe_agent_session(path, fmt, held=held, now=now) for fmt, path in found]
     else:

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign.contract import Format
-from ..foreign.listing import AgentSession, Keeps, list_agent_sessions, marked, remembered
-from ..foreign.live import held_for_writing
+from ..foreign.listing import AgentSession, Keeps, list_agent_sessions, looked_at, marked, remembered
 
 if TYPE_CHECKING:
     from ..foreign.folders import Listed
@@ -159,13 +158,7 @@ def newest(
         else:
             found += [(fmt, path) for path in kept.files(fmt, root, said)]
         skipped += said
-    stats: dict[Path, os.stat_result] = {}
-    for _fmt, path in found:
-        try:
-            stats[path] = os.stat(path)
-        except OSError:
-            continue
-    held = held_for_writing((st.st_dev, st.st_ino) for st in stats.values())
+    stats, held = looked_at(path for _fmt, path in found)
     made: dict[int, AgentSession] = {}
     starts: list[str] = []
     for i, (fmt, path) in enumerate(found):
