@@ -26,13 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_wren
-from tests.search.test_index_properties import corpora, outcome, patterns, texts_of
+from tests.search.test_index_properties import corpora, drawn_queries, outcome, texts_of
 from wren_tui.search import index
 from wren_tui.search.agents import sessions_of
 from wren_tui.search.engine import search
 from wren_tui.search.index import IndexRead, index_path
 from wren_tui.search.indexer import connect_write, refresh
-from wren_tui.search.query import BadPattern, Query
+from wren_tui.search.query import Query
 
 BY_SPANS = pytest.mark.parametrize("spans", [True, False], ids=["by-spans", "by-rows"])
 INDEX = pytest.mark.parametrize("use", [[], ["--no-index"]], ids=["index", "no-index"])
@@ -87,13 +87,7 @@ def test_each_sessions_first_hit_through_the_index_is_the_scans_as_files_grow(
         texts = texts_of(folder)
         for name, whole, cut in corpus:
             (folder / name).write_bytes(whole[:cut])
-        queries = []
-        for _ in range(3):
-            pattern, regex = data.draw(patterns(texts))
-            try:
-                queries.append(Query.of(pattern, regex=regex))
-            except BadPattern:
-                continue
+        queries = drawn_queries(data, texts)
         for query in queries:
             scanned, indexed = first_hits(folder, query, update=True)
             assert indexed == scanned, query.pattern

@@ -117,6 +117,18 @@ def patterns(draw: st.DrawFn, texts: list[str]) -> tuple[str, bool]:
     return piece, False
 
 
+def drawn_queries(data: st.DataObject, texts: list[str], count: int = 3) -> list[Query]:
+    """Up to `count` queries drawn from `texts` (`patterns`), a pattern that is no query left out."""
+    queries = []
+    for _ in range(count):
+        pattern, regex = data.draw(patterns(texts))
+        try:
+            queries.append(Query.of(pattern, regex=regex))
+        except BadPattern:
+            continue
+    return queries
+
+
 def texts_of(folder: Path) -> list[str]:
     everything = Query.of("(?s).", regex=True)
     found: list[str] = []
@@ -143,13 +155,7 @@ def test_indexed_hits_are_the_scans_hits_and_stay_so_as_files_grow(
         texts += texts_of(folder)
         for name, whole, cut in corpus:
             (folder / name).write_bytes(whole[:cut])
-        queries = []
-        for _ in range(3):
-            pattern, regex = data.draw(patterns(texts))
-            try:
-                queries.append(Query.of(pattern, regex=regex))
-            except BadPattern:
-                continue
+        queries = drawn_queries(data, texts)
         for query in queries:
             scanned, indexed = both(folder, query, update=True)
             assert indexed == scanned, query.pattern
