@@ -327,3 +327,80 @@ def test_follow_keeps_the_spans_a_backend_refused_and_sends_them_when_it_takes_t
     assert follower.returncode == 0
     assert sorted(received) == ["chat scripted", "invoke_agent wren"]
     assert "the spans are kept and sent again" in err.decode()
+
+
+def _signal_taken(pid: int, signum: int) -> bool:
+    """Whether no `signum` waits for process `pid` any more (Linux's /proc says; elsewhere, taken as taken)."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return True
+    for line in status.read_text().splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & (1 << (signum - 1)):
+            return False
+    return True
+
+
+def test_ctrl_c_while_spans_are_being_sent_lets_the_request_finish_and_sends_nothing_twice(tmp_path: Path) -> None:
+    """The collector has taken the spans and not yet answered when Ctrl+C comes: the follower waits for its
+    answer, then stops, and the last flush has nothing left to send (it sent the batch again before: the CI
+    failure of stop 42)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    received: list[str] = []
+    posts: list[int] = []
+    holding, release = threading.Event(), threading.Event()
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            request = ExportTraceServiceRequest.FromString(body)
+            names = [s.name for r in request.resource_spans for ss in r.scope_spans for s in ss.spans]
+            received.extend(names)
+            posts.append(len(names))
+            if "invoke_agent wren" in names:  # the run's last batch: taken, the answer held back
+                holding.set()
+                release.wait(60)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    journal = tmp_path / "s-20261201-100007-ctrlc.jsonl"
+    follower = None
+    try:
+        with JournalWriter.create(journal, fsync="none") as writer:
+            writer.append(RunStart(pid=1, cwd=str(tmp_path), model="scripted", version="0.1.0"))
+            writer.append(Message(message=ChatMessage(role="user", content="hello")))
+            writer.append(Message(message=ChatMessage(role="assistant", content="Hello.")))
+            writer.append(Usage(input_tokens=5, output_tokens=2, model="scripted"))
+            writer.append(RunEnd(reason="done"))
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "wren_tui", "otel", str(journal), "--follow", "--endpoint",
+             f"http://127.0.0.1:{server.server_address[1]}"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert holding.wait(60), f"the spans never arrived: {received}"
+        follower.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while not _signal_taken(follower.pid, signal.SIGINT):  # the interrupt has landed in the request
+            assert time.monotonic() < deadline, "the follower never took its Ctrl+C"
+            time.sleep(0.01)
+        assert follower.poll() is None, "the follower stopped before its request was answered"
+        release.set()
+        _out, err = follower.communicate(timeout=30)
+    finally:
+        release.set()
+        if follower is not None and follower.poll() is None:
+            follower.kill()
+            follower.communicate()
+        server.shutdown()
+    assert follower.returncode == 0, err.decode()
+    assert sorted(received) == ["chat scripted", "invoke_agent wren"], posts

@@ -21,12 +21,17 @@ def test_follow_a_session_a_fleet_mirrors(phoenix: Phoenix, nats_server: NatsSer
     folder = tmp_path / "journals"
     sid = "s-20261201-100006-nats"
     writer = JournalWriter.create(folder / f"{sid}.jsonl", fsync="none")
-    mirror = mirror_process(nats_server, folder, tmp_path / "mirror.log", host="box")
     follower = subprocess.Popen(
         [sys.executable, "-m", "wren_tui", "otel", f"{nats_server.url}/box/{sid}", "--follow",
          "--endpoint", phoenix.url],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
+    assert follower.stdout is not None
+    said_first = follower.stdout.readline().decode()
+    # Started before any mirror: the server has no session list yet, and the follower waits for one (it stopped
+    # at once before: the CI failure of stop 42, where the mirror was a moment late).
+    assert said_first.startswith("following nats://"), said_first + follower.stderr.read().decode()  # type: ignore[union-attr]
+    mirror = mirror_process(nats_server, folder, tmp_path / "mirror.log", host="box")
     try:
         ls = ToolCall("call_ls", "run_command", '{"command": "ls"}')
         rm = ToolCall("call_rm", "run_command", '{"command": "rm -rf build"}')

@@ -10,6 +10,7 @@ closes; a run whose writer is gone without a run_end is closed then, its open ca
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -189,6 +190,10 @@ async def _remote_spans(module: Any, ref: Any, sender: OtlpSender, content: bool
     host, session = ref.host, ref.session
     spans = Spans(session, sender.add, content=content)
     async with await module.Fleet.connect(ref.server, reconnect=follow) as remote:
+        if follow:
+            out(f"following {ref}, sending to {sender.url} (Ctrl+C stops)")
+            sys.stdout.flush()  # said at once, also into a pipe: what follows may wait long
+            await remote.wait_for_list()  # started before the host's mirror: its lines are waited for too
         found = await remote.session(host, session)
         if not follow:
             async for chunk in remote.read(host, session):
@@ -197,7 +202,6 @@ async def _remote_spans(module: Any, ref: Any, sender: OtlpSender, content: bool
             sent = await asyncio.to_thread(sender.flush)
             out(f"sent {sent} spans of {session} to {sender.url}")
             return
-        out(f"following {ref}, sending to {sender.url} (Ctrl+C stops)")
         row = [found.row if found is not None else None]
         chunks: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -255,6 +259,7 @@ def _follow(folder: Path, sessions: Iterable[Session], sender: OtlpSender, every
     # Each followed journal's folder, not the file (one written anew is seen), and with --all the folder's new ones.
     folders = sorted({path.parent for path in paths} | ({folder} if every else set()))
     out(f"following {len(followed)} session{'s' if len(followed) != 1 else ''}, sending to {sender.url} (Ctrl+C stops)")
+    sys.stdout.flush()
     failing = False
     try:
         for _wake in _wakes(folders):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -543,18 +543,53 @@ class OtlpSender:
         """Export every span added and not yet taken; how many. SendFailed when the backend did not take them
         (those spans are kept, and the next flush sends them again)."""
         spans, self._kept.ended = self._kept.ended, []
-        for at in range(0, len(spans), 512):
-            batch = spans[at : at + 512]
-            try:
-                self._post(self._encode(batch).SerializePartialToString())
-            except BaseException:
-                self._kept.ended = spans[at:] + self._kept.ended  # kept for the next flush: nothing is lost
-                raise
-            self.exported += len(batch)
+        with _ctrl_c_after_each_export():
+            for at in range(0, len(spans), 512):
+                batch = spans[at : at + 512]
+                try:
+                    self._post(self._encode(batch).SerializePartialToString())
+                except BaseException:
+                    self._kept.ended = spans[at:] + self._kept.ended  # kept for the next flush: nothing is lost
+                    raise
+                self.exported += len(batch)
         return len(spans)
 
     def close(self) -> None:
         self._provider.shutdown()
+
+
+@contextlib.contextmanager
+def _ctrl_c_after_each_export() -> Iterator[None]:
+    """Ctrl+C while a batch is being sent lets that request finish (its deadline bounds it) before it stops the
+    command: a request cut after the backend took it would leave its spans kept, and sent a second time by the
+    last flush. A second Ctrl+C stops at once. Only in the main thread, and only over Python's own handler."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    pressed: list[int] = []
+
+    def held(signum: int, _frame: object) -> None:
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(signum)
+
+    signal.signal(signal.SIGINT, held)
+    try:
+        yield
+    except Exception:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if pressed:
+            raise KeyboardInterrupt from None  # the failure is kept for the last flush; the person asked to stop
+        raise
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def _env(name: str) -> str:

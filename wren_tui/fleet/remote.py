@@ -219,6 +219,15 @@ class Fleet:
         """A kept session's copy as its host kept it, read back from the stream (its agent's own bytes)."""
         return await kept_bytes(self._js, row)
 
+    async def wait_for_list(self) -> None:
+        """Return once the server holds the session list: at once where a mirror has run, else when one first does."""
+        while True:
+            try:
+                await session_bucket(self._js)
+                return
+            except FleetError:
+                await asyncio.sleep(NO_STREAM_POLL_S)  # no mirror has made it yet: wait for one
+
     async def session(self, host: str, session: str) -> RemoteSession | None:
         """One session's row (None when the list has none), read by its key."""
         kv = await session_bucket(self._js)
