@@ -12,6 +12,7 @@ is one, and a session changed since the index was made is listed as it is now.
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import json
 import os
@@ -360,3 +361,36 @@ def test_with_both_streams_in_one_pipe_the_paths_listed_before_a_warning_come_be
     (warning,) = made.stderr.splitlines()
     assert warning.startswith(f"wren: warning: {damaged}: reading stops at line 7")
     assert both.stdout.splitlines() == [str(folder / "newer.jsonl"), warning, str(folder / "older.jsonl")]
+
+
+class _CountedBytes(io.BytesIO):
+    """A stream's bytes, and how many writes brought them (each one a system call with PYTHONUNBUFFERED)."""
+
+    writes = 0
+
+    def write(self, data: Any) -> int:
+        self.writes += 1
+        return super().write(data)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["paths", "json"])
+def test_a_page_the_index_answers_is_written_at_once_not_a_write_a_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool
+) -> None:
+    from wren_tui.cli import main
+
+    folder = claude_folder(
+        tmp_path, {f"s{n:02d}": claude_line(f"{n}: how many lines does it have", n) for n in range(30)}
+    )
+    args = ["search", PHRASE, "-l", "--dir", str(folder), *(["--json"] if as_json else [])]
+    for name in [name for name in os.environ if name.startswith("WREN_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    made = run_wren(args, cwd=tmp_path, env={"XDG_STATE_HOME": str(tmp_path / "state")})  # the index made
+    assert made.returncode == 0 and made.stderr == ""
+    raw = _CountedBytes()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8", write_through=True))  # unbuffered
+    assert main(args) == 0
+    sys.stdout.flush()
+    assert raw.getvalue().decode() == made.stdout and len(made.stdout.splitlines()) == 30
+    assert raw.writes == 1
