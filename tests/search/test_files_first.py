@@ -394,3 +394,17 @@ def test_a_page_the_index_answers_is_written_at_once_not_a_write_a_session(
     sys.stdout.flush()
     assert raw.getvalue().decode() == made.stdout and len(made.stdout.splitlines()) == 30
     assert raw.writes == 1
+
+
+def test_a_first_candidate_matched_by_its_tool_name_alone_is_said_as_such_through_the_index(tmp_path: Path) -> None:
+    """-l's first hit from the index (`first_hit`) is the scan's where the match is a tool call's name, not its
+    arguments: its snippet is the name, `in_name` set."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "count_lines_fast", "input": {"path": "notes.txt"}}
+    message = {"role": "assistant", "content": [call]}
+    said = claude_line("nothing yet", 0) + claude_line("", 1, type="assistant", message=message)
+    folder = claude_folder(tmp_path, {"named": said, "other": claude_line("nothing", 0)})
+    query = Query.of("count_lines_fast")
+    scanned, indexed = first_hits(folder, query, update=True)
+    assert indexed == scanned
+    assert len(scanned) == 2 and scanned[0][:2] == ("hit", "named")
+    assert scanned[1][:4] == ("count_lines_fast", 0, 16, True)  # the snippet, the match in it, in the name
