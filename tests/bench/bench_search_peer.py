@@ -339,15 +339,21 @@ def _claude_rows(
     peer_times[PHRASE] = them
     firsts = _first_candidates(Path(env["WREN_DIR"]))
     floors = [sys.executable, "-c", _FLOOR_INDEX, str(projects), PHRASE, str(index_path(Path(env["WREN_DIR"])))]
-    runs: dict[str, list[tuple[float, bytes]]] = {"wren": [], "rg": [], "index": [], "files": []}
+    # What the command loads before it does anything: Python's start and the modules of `wren search -l` imported.
+    loaded = [sys.executable, "-c", "import wren_tui.cli.search, wren_tui.cli.searching"]
+    names = ("wren", "rg", "index", "files", "imports", "start")
+    runs: dict[str, list[tuple[float, bytes]]] = {name: [] for name in names}
     for _ in range(PAIRED):  # in turn: a slow spell of the shared machine falls on each
         runs["wren"].append(_run([wren, "search", "-l", PHRASE, "--agent", "claude"], env))
         runs["rg"].append(_run([rg, "-l", "-F", PHRASE, str(projects)], env))
         runs["index"].append(_run(floors, env, firsts))
         runs["files"].append(_run([sys.executable, "-c", _FLOOR_FILES, str(projects), PHRASE], env))
+        runs["imports"].append(_run(loaded, env))
+        runs["start"].append(_run([sys.executable, "-c", "pass"], env))
     (files, listed), (grep, grepped), (on_index, by_index), (on_files, by_files) = (
         min(runs[name], key=lambda r: r[0]) for name in ("wren", "rg", "index", "files")
     )
+    imported, started = (min(time for time, _out in runs[name]) for name in ("imports", "start"))
     every = {Path(line.decode()).stem for line in grepped.splitlines()}
     for floor in (by_index, by_files):
         assert {Path(line.decode()).stem for line in floor.splitlines()} == every, "a floor's files are not rg's"
@@ -382,6 +388,18 @@ def _claude_rows(
             grep,
         ),
         compare(f"wren search -l {PHRASE!r} (the whole command) vs the floor reading the index", files, on_index),
+        compare(
+            "Python's start and the modules wren search -l imports, nothing run (what the command spends before it "
+            "lists a file) vs rg -l -F",
+            imported,
+            grep,
+        ),
+        compare(
+            f"wren search -l {PHRASE!r} less its start and imports (the walk, the index read, the paths written) vs "
+            "the floor reading the index less Python's start",
+            files - imported,
+            on_index - started,
+        ),
     ]
     # A page of the listing.
     (mine, out), (them, answer) = _paired(

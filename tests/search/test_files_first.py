@@ -12,9 +12,12 @@ is one, and a session changed since the index was made is listed as it is now.
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from array import array
 from collections.abc import Iterator
@@ -27,6 +30,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_wren
 from tests.search.test_index_properties import corpora, drawn_queries, outcome, texts_of
+from wren_tui.journal.events import RunStart
 from wren_tui.search import index
 from wren_tui.search.agents import sessions_of
 from wren_tui.search.engine import search
@@ -289,3 +293,118 @@ def test_with_many_sessions_the_index_is_asked_a_few_statements_not_one_a_sessio
     assert indexed == scanned and len([row for row in indexed if row[0] == "hit"]) == 40
     asked = [sql for sql in said if sql.startswith("SELECT") and (" FROM items " in sql or " FROM files " in sql)]
     assert len(asked) <= 6, asked
+
+
+def test_a_session_listed_from_the_index_has_its_first_candidate_matched_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-l's common case (a file as the index read it, its first candidate a hit) is answered by `first_hit`: the
+    candidate matched once, not by the index and again by search, and, quiet, no session's end said after its hit."""
+    said = [claude_line("turn 0: nothing yet", 0), claude_line("turn 1: how many lines does it?", 1)]
+    names = ("one", "two", "three", "four")
+    folder = claude_folder(tmp_path, {name: b"".join(said) for name in names})
+    query = Query.of(PHRASE)
+    scanned, _ = first_hits(folder, query, update=True)  # the index made
+    matched: list[str] = []
+    find = Query.find
+
+    def counted(self: Query, text: str) -> tuple[int, int] | None:
+        matched.append(text)
+        return find(self, text)
+
+    monkeypatch.setattr(Query, "find", counted)
+    db = connect_write(index_path(folder))
+    try:
+        snapshot = IndexRead(db, query)
+        assert snapshot.begin()
+        listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)
+        snapshot.stale((source.path, None) for source in listed)
+        assert snapshot.load(first=True)
+        found = outcome(list(search(listed, query, index=snapshot, quiet=True, first=True)))
+    finally:
+        db.close()
+    assert matched == ["turn 1: how many lines does it?"] * len(names)
+    assert found == scanned and [row[1] for row in found[::2]] == list(names)  # hits alone, each session's first
+
+
+def test_with_both_streams_in_one_pipe_the_paths_listed_before_a_warning_come_before_it(tmp_path: Path) -> None:
+    """-l lists the sessions the index answers without a write each; what it listed is out before it says on stderr
+    that a session's reading stopped (both streams in one pipe, as `2>&1 | less` reads them)."""
+    from tests.tui.journals import assistant, encode, user
+
+    folder = claude_folder(tmp_path, {"newer": claude_line("how many lines does it have", 1)})
+    (folder / "older.jsonl").write_bytes(claude_line("how many lines does it have", 1))
+    events = [RunStart(pid=7, cwd="/work/demo", model="scripted", version="0.1.0"), user("nothing yet")]
+    events += [assistant(f"line {k}") for k in range(10)] + [user("many lines does, after the damage")]
+    lines = encode(events).splitlines(keepends=True)
+    digit = lines[6][-4:-3]  # line 7 gets a wrong CRC: reading stops there, before the only phrase
+    lines[6] = lines[6][:-4] + (b"1" if digit == b"0" else b"0") + lines[6][-3:]
+    damaged = folder / "s-20250301-090000-dmg1.jsonl"
+    damaged.write_bytes(b"".join(lines))
+    for age, path in enumerate((folder / "newer.jsonl", damaged, folder / "older.jsonl")):
+        os.utime(path, (1_700_000_000 - age * 60, 1_700_000_000 - age * 60))
+    args = ["search", PHRASE, "-l", "--dir", str(folder)]
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    made = run_wren(args, cwd=tmp_path, env=state)  # the index made: the Claude Code sessions answered from it next
+    assert made.stdout.splitlines() == [str(folder / "newer.jsonl"), str(folder / "older.jsonl")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WREN_")} | state
+    both = subprocess.run(
+        [sys.executable, "-m", "wren_tui", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    (warning,) = made.stderr.splitlines()
+    assert warning.startswith(f"wren: warning: {damaged}: reading stops at line 7")
+    assert both.stdout.splitlines() == [str(folder / "newer.jsonl"), warning, str(folder / "older.jsonl")]
+
+
+class _CountedBytes(io.BytesIO):
+    """A stream's bytes, and how many writes brought them (each one a system call with PYTHONUNBUFFERED)."""
+
+    writes = 0
+
+    def write(self, data: Any) -> int:
+        self.writes += 1
+        return super().write(data)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["paths", "json"])
+def test_a_page_the_index_answers_is_written_at_once_not_a_write_a_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool
+) -> None:
+    from wren_tui.cli import main
+
+    folder = claude_folder(
+        tmp_path, {f"s{n:02d}": claude_line(f"{n}: how many lines does it have", n) for n in range(30)}
+    )
+    args = ["search", PHRASE, "-l", "--dir", str(folder), *(["--json"] if as_json else [])]
+    for name in [name for name in os.environ if name.startswith("WREN_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    made = run_wren(args, cwd=tmp_path, env={"XDG_STATE_HOME": str(tmp_path / "state")})  # the index made
+    assert made.returncode == 0 and made.stderr == ""
+    raw = _CountedBytes()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8", write_through=True))  # unbuffered
+    assert main(args) == 0
+    sys.stdout.flush()
+    assert raw.getvalue().decode() == made.stdout and len(made.stdout.splitlines()) == 30
+    assert raw.writes == 1
+
+
+def test_a_first_candidate_matched_by_its_tool_name_alone_is_said_as_such_through_the_index(tmp_path: Path) -> None:
+    """-l's first hit from the index (`first_hit`) is the scan's where the match is a tool call's name, not its
+    arguments: its snippet is the name, `in_name` set."""
+    call = {"type": "tool_use", "id": "toolu_1", "name": "count_lines_fast", "input": {"path": "notes.txt"}}
+    message = {"role": "assistant", "content": [call]}
+    said = claude_line("nothing yet", 0) + claude_line("", 1, type="assistant", message=message)
+    folder = claude_folder(tmp_path, {"named": said, "other": claude_line("nothing", 0)})
+    query = Query.of("count_lines_fast")
+    scanned, indexed = first_hits(folder, query, update=True)
+    assert indexed == scanned
+    assert len(scanned) == 2 and scanned[0][:2] == ("hit", "named")
+    assert scanned[1][:4] == ("count_lines_fast", 0, 16, True)  # the snippet, the match in it, in the name

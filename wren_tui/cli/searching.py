@@ -57,7 +57,8 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
         after = None if args.after is None else Cursor.of(args.after)
     except PageError as exc:
         raise UsageError(str(exc)) from None
-    show = _Json() if args.json else _Text(sys.stdout.isatty() and "NO_COLOR" not in os.environ, files=args.files)
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    show = _Json() if args.json else _Text(colour, files=args.files)
     cap = None if args.every or args.json or args.files else per_session
     folder = named_folder_of(args)
     named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
@@ -179,6 +180,9 @@ class _Text:
         self.files = files  # -l: a session whose reading stopped is a warning, not a line among the paths
         self.heading: tuple[str, str | None] | None = None
         self.kept = Kept()
+        # -l: the paths not yet written, written together at `flush` (one write for a page the index answers, even
+        # with PYTHONUNBUFFERED, where each `write` is a system call of its own)
+        self.listed: list[str] = []
 
     def hit(self, hit: Hit) -> None:
         item = hit.item
@@ -197,7 +201,7 @@ class _Text:
         sys.stdout.write(f"  … and {hidden:,} more in this session; --all prints every hit\n")
 
     def session(self, hit: Hit) -> None:
-        sys.stdout.write(f"{visible(str(hit.path))}\n")
+        self.listed.append(visible(str(hit.path)))
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         if self.files:
@@ -209,13 +213,17 @@ class _Text:
         sys.stdout.write(f"  {visible(stop_words(stop))}\n")
 
     def page(self, cursor: Cursor) -> None:
-        sys.stdout.flush()
+        self.flush()
         sys.stderr.write(f"next page: --after {cursor.text()}\n")  # not an error: no "wren:" before it
 
     def said(self, sentence: str) -> None:
         err(sentence)
 
     def flush(self) -> None:
+        if self.listed:
+            self.listed.append("")
+            sys.stdout.write("\n".join(self.listed))
+            self.listed.clear()
         sys.stdout.flush()
 
 
@@ -231,6 +239,7 @@ class _Json:
     def __init__(self) -> None:
         self.kept = Kept()
         self.rows = JsonRows()
+        self.listed: list[bytes] = []  # -l: the sessions' rows not yet written, written together at `flush`
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
@@ -239,6 +248,9 @@ class _Json:
         err(sentence)
 
     def flush(self) -> None:
+        if self.listed:
+            sys.stdout.buffer.write(b"".join(self.listed))
+            self.listed.clear()
         sys.stdout.flush()
 
     def session(self, hit: Hit) -> None:
@@ -250,9 +262,10 @@ class _Json:
             "path": str(hit.path),
             "kept": mark,
         }
-        sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")
+        self.listed.append(escaped_json(self.rows.encode(row)) + b"\n")
 
     def page(self, cursor: Cursor) -> None:
+        self.flush()
         # ASCII alone (the cursor is URL-safe base64): nothing for `escaped_json` to hide.
         sys.stdout.buffer.write(self.rows.encode({"type": "page", "after": cursor.text()}) + b"\n")
 
@@ -280,6 +293,7 @@ class _Json:
         sys.stdout.buffer.write(escaped_json(self.rows.encode(row)) + b"\n")
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
+        self.flush()  # after the sessions listed before it
         row: dict[str, Scalar] = {
             "type": "stopped",
             "agent": searched.agent,

@@ -97,12 +97,23 @@ def search(
     `quiet`: no `Searched` for a session with nothing to say (no hit, read to its end, no warning), as a
     command that shows no progress wants: most of 2,000 sessions, answered from the index in a few µs each.
     `first`: a session's reading ends at its first hit (`wren search -l`); its `Searched` then says no stop,
-    as nothing after the hit was read.
+    as nothing after the hit was read. With `quiet`, a session the index answers from its first candidate
+    (`IndexRead.first_hit`: fresh, read to its end with no stop or warning) gets none: it has nothing more to say.
     """
+    # -l: a session's first hit as the index read it, matched once (`IndexRead.first_hit`), else as any session.
+    quick = index.first_hit if first and index is not None else None
     for source in sources:
         if cancelled():
             return
         if filters.since is not None and _older(source.path, filters.since):
+            continue
+        if quick is not None and (got := quick(source.path, source.agent)) is not None and filters.keep(got[0]):
+            item, start, end, in_name = got
+            text = item.name if in_name and item.name is not None else item.text
+            snippet, start, end = cut_around(text, start, end)
+            yield Hit(source.agent, source.session, source.path, item, snippet, start, end, in_name)
+            if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
+                yield Searched(source.agent, source.session, source.path, 1)
             continue
         hits = 0
         answer = index.answer(source.path, source.agent) if index is not None else None

@@ -617,6 +617,38 @@ class IndexRead:
         self._partial = False
         return True
 
+    def first_hit(self, path: Path, agent: str) -> tuple[Item, int, int, bool] | None:
+        """-l's common case, answered from the row `load(first=True)` read: the file at `path` is as the index read it,
+        read as `agent`'s to its end with no stop or warning, and its first candidate, kept whole, matches (as search
+        matches it: its text, else its tool name). That item and where the match is (start, end, and True when in the
+        tool name). None: `answer` says (a file the index does not hold as it is, a journal's, a first candidate that
+        is no hit, no candidate at all), so each candidate is matched once, here or by search.
+        """
+        if not self._partial:
+            return None
+        key = str(path)
+        row = self.rows.get(key)
+        if row is None or row[1] != agent or not row[3]:
+            return None
+        data = self._first_rows.get(row[0])
+        if data is None:
+            return None
+        if key not in self.fresh:
+            st = self._stat(key)
+            if st is None or row[2] != _identity(st):
+                return None
+        fields = marshal.loads(data)
+        if len(fields) != _ITEM_FIELDS:
+            return None  # where it is in its Wren journal (`wren.Ref`): read from the file, by `answer`
+        find = self.query.find
+        span = find(fields[4])
+        if span is not None:
+            return Item(*fields), span[0], span[1], False
+        name = fields[7]
+        if name is not None and (span := find(name)) is not None:
+            return Item(*fields), span[0], span[1], True
+        return None
+
     def _hits(self, items: Iterable[Item]) -> list[Item] | None:
         """These items, when one of them matches the query (as search matches it); None: none does."""
         kept = list(items)
@@ -914,6 +946,7 @@ def _may_hold(query: Query) -> Callable[[bytes | memoryview], bool] | None:
 
 
 _MOST_EXTRAS = 15  # what `_scan.find` takes
+_ITEM_FIELDS = len(Item._fields)
 _FETCH = 256  # candidates read at a time
 _FIRST_FETCH = 4  # a file's first candidates read at once
 # Up to this many candidates, or _PER_FILE a file, `load(first=True)` reads each one's file from its row (about 0.7 µs

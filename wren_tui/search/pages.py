@@ -136,13 +136,23 @@ class Pager:
         self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
 
     def run(self, results: Iterator[Hit | Searched]) -> int:
-        """Show `results` as a page; how many hits (or sessions) it showed."""
+        """Show `results` as a page; how many hits (or sessions) it showed.
+
+        What is shown goes out when a session's `Searched` comes (search yields none for a session `-l` lists from
+        the index alone: they go out together), before anything is said on stderr, and at the page's end.
+        """
+        try:
+            return self._run(results)
+        finally:
+            self.show.flush()
+
+    def _run(self, results: Iterator[Hit | Searched]) -> int:
         printed = 0
         for each in results:
             if isinstance(each, Searched):
                 self._ended(each)
                 continue
-            if each.path != self.path:
+            if each.path is not self.path and each.path != self.path:
                 self.path, self.seen, self.shown, self.hidden = each.path, 0, 0, 0
                 if self.after is not None and str(each.path) == self.after.path:
                     self.shown = self.after.shown  # the session goes on from the last page
@@ -164,6 +174,8 @@ class Pager:
         return printed
 
     def _ended(self, searched: Searched) -> None:
+        if self.files and (searched.unreadable is not None or searched.warnings or searched.stop is not None):
+            self.show.flush()  # -l: the sessions listed before it out before what is said of it
         if searched.unreadable is not None:
             self.show.said(f"{searched.unreadable}; it was not searched")
         for warning in searched.warnings:
