@@ -14,7 +14,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -62,10 +62,10 @@ def test_listing_every_agents_sessions_loads_no_reader_no_decoder_and_no_msgspec
     aider.parent.mkdir(parents=True)
     aider.write_bytes(fixture("aider", "simple").read_bytes())
     code = (
-        "import json, sys\nbefore = set(sys.modules)\n"
+        "import json, os, sys\nbefore = set(sys.modules)\n"
         "from wren_tui.foreign import FORMATS\nfrom wren_tui.keep.found import Kept\n"
         "kept = Kept()\n"
-        "found = {name: [(p.name, st is not None) for p, st in kept.own_listed(FORMATS.home(name), [])]"
+        "found = {name: [(os.path.basename(p), st is not None) for p, st in kept.own_listed(FORMATS.home(name), [])]"
         " for name in FORMATS if name in " + repr(sorted(HOMES)) + "}\n"
         "print(json.dumps([found, sorted(set(sys.modules) - before)]))"
     )
@@ -104,7 +104,7 @@ def test_each_listed_file_carries_how_it_was_when_found(tmp_path: Path) -> None:
     (root / "-b" / "two" / "subagents").mkdir(parents=True)
     copy_session("claude", "simple", root / "-b" / "two" / "subagents", stem="agent-x")  # a subagent's: no session
     found = dict(listed(HOMES["claude"], root))
-    assert set(found) == {first, second}
+    assert set(found) == {str(first), str(second)}  # each path's text: no Path made for each file
     for path, st in found.items():
         assert st is not None
         now = os.stat(path, follow_symlinks=False)
@@ -114,7 +114,7 @@ def test_each_listed_file_carries_how_it_was_when_found(tmp_path: Path) -> None:
             now.st_size,
             now.st_mtime_ns,
         )
-    assert sorted(session_files(HOMES["claude"], root)) == sorted(found)
+    assert sorted(str(path) for path in session_files(HOMES["claude"], root)) == sorted(found)
 
 
 def test_a_warm_search_stats_each_session_file_once(
@@ -194,7 +194,11 @@ def test_kept_own_files_are_the_listed_paths(tmp_path: Path) -> None:
     env = _env(tmp_path)
     copy_session("claude", "simple", _root("claude", env) / "-work", stem="one")
     kept = Kept(env)
-    assert kept.own_files(FORMATS["claude"]) == [path for path, _st in kept.own_listed(HOMES["claude"])]
+    # own_listed gives each path's text (no Path made for each file): the text of the Path own_files gives.
+    assert [str(path) for path in kept.own_files(FORMATS["claude"])] == [
+        text for text, _st in kept.own_listed(HOMES["claude"])
+    ]
+    assert all(type(text) is str for text, _st in kept.own_listed(HOMES["claude"]))
 
 
 def test_naming_a_format_or_importing_what_recognises_files_loads_no_reader_until_a_file_is_looked_at(
@@ -268,3 +272,75 @@ def test_a_warm_search_of_every_agent_loads_no_reader_of_an_agent_whose_folder_i
         assert status == 0
         # aider keeps no folder of its own: the current folder is looked at, without its module (no history there).
         assert {readers[name] for name in loaded if name in readers} == wanted
+
+
+class _Recorded(ForeignSession):
+    """A ForeignSession that keeps itself in `made`, so a test can look at the sources a command made."""
+
+    made: ClassVar[list[ForeignSession]] = []
+
+    def __init__(self, path: str | Path, fmt: Any) -> None:
+        super().__init__(path, fmt)
+        _Recorded.made.append(self)
+
+
+@pytest.mark.parametrize("files", [[], ["-l"]], ids=["json", "files"])
+def test_a_warm_search_makes_a_path_only_for_the_sessions_it_shows(
+    files: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = _env(tmp_path)
+    for stem in ("one", "two", "three"):
+        copy_session("claude", "simple", _root("claude", env) / "-work", stem=stem)
+    shown = copy_session("claude", "multi-turn", _root("claude", env) / "-other", stem="four")
+    (tmp_path / "wren").mkdir()
+    for key, value in {**env, "WREN_DIR": str(tmp_path / "wren")}.items():
+        monkeypatch.setenv(key, value)
+    words = ["search", *files, "to-do list", "--agent", "claude", *([] if files else ["--json"])]
+    assert main(words) == 0  # builds the index
+    built = capsys.readouterr().out
+    assert str(shown) in built and "one.jsonl" not in built
+    monkeypatch.setattr(_Recorded, "made", [])
+    monkeypatch.setattr("wren_tui.search.agents.ForeignSession", _Recorded)
+    assert main(words) == 0  # answered from the index
+    assert capsys.readouterr().out == built
+    made = {source.path_text: source for source in _Recorded.made}
+    listed_paths = sorted(str(path) for path in _root("claude", env).rglob("*.jsonl"))
+    assert sorted(made) == listed_paths
+    # The session shown made its Path (its hit says it); the three the index answered with nothing made none.
+    assert {text for text, source in made.items() if source._path is not None} == {str(shown)}
+    assert all(source.path == Path(text) for text, source in made.items())
+
+
+def test_a_listing_gives_each_path_as_the_text_of_the_path_its_folder_and_names_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    odd = os.fsdecode(b"caf\xe9")  # a name that is no UTF-8: kept as the system gave it
+    relative = [("a.jsonl",), ("-w", "b.jsonl"), ("-w", "c", "d.jsonl"), (".h", "e.jsonl"), (odd, f"{odd}.jsonl")]
+    relative += [("-w", "s", "subagents", "agent-1.jsonl"), ("-w", "n.md")]
+    for parts in relative:
+        made = tmp_path.joinpath(*parts)
+        made.parent.mkdir(parents=True, exist_ok=True)
+        made.write_bytes(b"{}\n")
+    every = [parts for parts in relative if parts[-1].endswith(".jsonl")]  # codex's: its every .jsonl file
+    sessions = [parts for parts in every if "subagents" not in parts]  # claude's: not a subagent's thread
+    # The current folder (as aider's is), a folder below it, the absolute folder with a separator at its end.
+    for root in (Path("."), Path("-w"), Path(f"{tmp_path}{os.sep}"), Path(f".{os.sep}-w")):
+        for name, files in (("claude", sessions), ("codex", every)):
+            below = [parts[1:] for parts in files if parts[0] == "-w"] if root.name == "-w" else files
+            expected = sorted(str(root.joinpath(*parts)) for parts in below)  # as `root / name` says it
+            found = [text for text, _st in listed(HOMES[name], root, [])]
+            assert all(type(text) is str for text in found)
+            assert sorted(found) == expected
+            assert sorted(str(path) for path in session_files(HOMES[name], root)) == expected
+
+
+def test_a_source_makes_its_path_from_its_text_when_asked_and_keeps_a_path_it_was_given() -> None:
+    text = os.path.join("projects", "-work", "one.jsonl")
+    source = ForeignSession(text, HOMES["claude"])
+    assert source.path_text == text and source._path is None
+    assert source.path == Path(text) and source.path is source.path  # made once
+    assert source.session == "one"
+    given = Path("projects") / "two.jsonl"
+    kept = ForeignSession(given, HOMES["claude"])
+    assert kept.path is given and kept.path_text == str(given)

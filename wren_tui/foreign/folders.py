@@ -22,7 +22,7 @@ from typing import Protocol, cast
 from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, open_read_only, pread
 
 
-def _every_file(_path: Path) -> bool:
+def _every_file(_path: object) -> bool:
     return True
 
 
@@ -140,10 +140,9 @@ class KeptMark:
 # --- the agents' homes (each format module takes its Folder and session_id from here) ---------------------------
 
 
-def _claude_session(path: Path) -> bool:
+def _claude_session(path: str | os.PathLike[str]) -> bool:
     """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
-    # The path's own text, split once: no Path made for each of thousands of files, and the text is kept (the index
-    # looks the file up by it next).
+    # The path's own text, split once: a listing gives the text (`listed`), no Path made for each of thousands of files.
     folder, _sep, name = os.fspath(path).rpartition(os.sep)
     if name.startswith("agent-"):
         return False
@@ -306,29 +305,40 @@ def session_files(fmt: Listed, root: Path, skipped: list[str] | None = None) -> 
         skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
-    for path, _st in listed(fmt, root, skipped, stat_each=False):
-        yield path
+    for text, _st in listed(fmt, root, skipped, stat_each=False):
+        yield Path(text)
+
+
+# A `Folder.is_session_file` that can be asked of a path's text as well: a listing asks it of each file's text, and
+# makes no `Path` for each of thousands of files (the other agents' are asked of a Path).
+_ON_TEXT: dict[Callable[[Path], bool], Callable[[str], bool]] = {
+    _every_file: _every_file,
+    _claude_session: _claude_session,
+}
 
 
 def listed(
     fmt: Listed, root: Path, skipped: list[str] | None = None, *, stat_each: bool = True
-) -> Iterator[tuple[Path, os.stat_result | None]]:
-    """`session_files`, each with the file as it was stat'ed once when found (`stat_each`; its link not followed),
-    None for one gone since or not stat'ed: a search sorts by it and its index compares it, not stat'ing again."""
+) -> Iterator[tuple[str, os.stat_result | None]]:
+    """`session_files`, each by its path's text (`str(path)` of the path `session_files` gives: no `Path` made for
+    each file), with the file as it was stat'ed once when found (`stat_each`; its link not followed), None for one
+    gone since or not stat'ed: a search sorts by it and its index compares it, not stat'ing again."""
     links: list[Path] | None = [] if skipped is not None else None
     own = fmt.folder
+    on_text = _ON_TEXT.get(own.is_session_file)
     is_session = own.is_session_file
-    for path, entry, _hidden, _top in walk(root, skipped, own.hidden_folders, own.suffix, links):
-        if is_session(path):
-            if not stat_each:
-                yield path, None
-                continue
-            try:
-                # By its path (not `entry.stat()`: Windows gives a DirEntry's no inode nor device, which the index
-                # compares), its text as scandir made it.
-                yield path, os.stat(entry.path, follow_symlinks=False)
-            except OSError:
-                yield path, None
+    for text, entry, _hidden, _top in walk_texts(root, skipped, own.hidden_folders, own.suffix, links):
+        if not (on_text(text) if on_text is not None else is_session(Path(text))):
+            continue
+        if not stat_each:
+            yield text, None
+            continue
+        try:
+            # By its path (not `entry.stat()`: Windows gives a DirEntry's no inode nor device, which the index
+            # compares), its text as scandir made it.
+            yield text, os.stat(entry.path, follow_symlinks=False)
+        except OSError:
+            yield text, None
     for link in links or ():
         if _session_through_link(fmt, link):
             assert skipped is not None
@@ -387,10 +397,26 @@ def walk(
     whether a hidden folder holds it and whether it is directly in `root`; hidden folders are gone into only if
     `hidden_too`.
     `links`, given, receives each link whose name so ends (not followed)."""
-    pending = [(root, False)]
+    for text, entry, hidden, top in walk_texts(root, skipped, hidden_too, suffixes, links):
+        yield Path(text), entry, hidden, top
+
+
+def walk_texts(
+    root: Path,
+    skipped: list[str] | None,
+    hidden_too: bool,
+    suffixes: str | tuple[str, ...],
+    links: list[Path] | None = None,
+) -> Iterator[tuple[str, os.DirEntry[str], bool, bool]]:
+    """`walk`, each file by its path's text: `str(root / ... / name)`, the text of the `Path` `walk` gives, made
+    without one (a `Path` a file was most of a warm search's walk)."""
+    base = str(Path(root))  # as a Path says it (no doubled or trailing separator)
+    # Path(".") / "a" is "a": the current folder's files are named without "./" (an aider search of the current folder).
+    pending = [(base, "" if base == os.curdir else base, False)]
+    join = os.path.join
     while pending:
-        folder, hidden = pending.pop()
-        top = folder is root
+        folder, prefix, hidden = pending.pop()
+        top = folder is base
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -401,13 +427,15 @@ def walk(
             continue
         for entry in entries:
             try:
+                name = entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    dot = entry.name.startswith(".")
+                    dot = name.startswith(".")
                     if hidden_too or not dot:
-                        pending.append((folder / entry.name, hidden or dot))
-                elif entry.name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
-                    yield folder / entry.name, entry, hidden, top
-                elif links is not None and entry.name.endswith(suffixes) and entry.is_symlink():
-                    links.append(folder / entry.name)
+                        below = join(prefix, name) if prefix else name
+                        pending.append((below, below, hidden or dot))
+                elif name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
+                    yield (join(prefix, name) if prefix else name), entry, hidden, top
+                elif links is not None and name.endswith(suffixes) and entry.is_symlink():
+                    links.append(Path(join(prefix, name) if prefix else name))
             except OSError:
                 continue

@@ -93,30 +93,32 @@ class Kept:
         """The session files of `fmt` under `root` (`folders.session_files`) and, when `root` is the agent's own
         folder, the kept copy of each one its agent deleted, in its place for one it truncated."""
         if self._own_root(fmt, root):
-            return [path for path, _st in self._with_kept(fmt, root, skipped, stat_each=False)]
+            return [Path(text) for text, _st in self._with_kept(fmt, root, skipped, stat_each=False)]
         return list(session_files(fmt, root, skipped))  # --dir: the store keeps the agent's own folder's sessions only
 
     def own_files(self, fmt: Listed, skipped: list[str] | None = None) -> list[Path]:
         """`files` of the agent's own folder (its variable, else its default, in this store's environment): the
         whole listing of an agent's sessions where --dir names no folder, its root found here."""
-        return [path for path, _st in self.own_listed(fmt, skipped, stat_each=False)]
+        return [Path(text) for text, _st in self.own_listed(fmt, skipped, stat_each=False)]
 
     def own_listed(
         self, fmt: Listed, skipped: list[str] | None = None, *, stat_each: bool = True
-    ) -> list[tuple[Path, os.stat_result | None]]:
-        """`own_files`, each agent's file with how it was when found (`folders.listed`: stat'ed once, its link not
-        followed); None for a kept copy read in its place, and for one gone since."""
+    ) -> list[tuple[str, os.stat_result | None]]:
+        """`own_files`, each by its path's text (`folders.listed`: no `Path` made for each file), each agent's file
+        with how it was when found (stat'ed once, its link not followed); None for a kept copy read in its place, and
+        for one gone since."""
         return self._with_kept(fmt, fmt.folder.root(self.env, self.home), skipped, stat_each=stat_each)
 
     def _with_kept(
         self, fmt: Listed, root: Path, skipped: list[str] | None, *, stat_each: bool
-    ) -> list[tuple[Path, os.stat_result | None]]:
+    ) -> list[tuple[str, os.stat_result | None]]:
         instead, lost = self._in_place(fmt)  # the store first, then the agent's folder: one trip down
         own = list(listed(fmt, root, skipped, stat_each=stat_each))
-        copies: list[tuple[Path, os.stat_result | None]] = [(path, None) for path in lost]
+        copies: list[tuple[str, os.stat_result | None]] = [(str(path), None) for path in lost]
         if not instead:
             return own + copies  # nothing read in an agent's file's place: no lookup of each of thousands of paths
-        return [(path, st) if (copy := instead.get(path)) is None else (copy, None) for path, st in own] + copies
+        by_text = {str(original): str(copy) for original, copy in instead.items()}  # as `listed` gives each file
+        return [(text, st) if (copy := by_text.get(text)) is None else (copy, None) for text, st in own] + copies
 
     def _in_place(self, fmt: Listed) -> tuple[dict[Path, Path], list[Path]]:
         """The kept copy read in place of each of `fmt`'s files its agent truncated (by the file's path), and the

@@ -94,8 +94,8 @@ def _foreign(agent: str, places: Places) -> list[SearchSource]:
     if fmt is None or fmt.export_all is None:
         # Each file stat'ed once, where it was found: the sort and the index's freshness check take that stat.
         found = []
-        for path, st in places.kept.own_listed(home, places.skipped):
-            source = ForeignSession(path, home)
+        for text, st in places.kept.own_listed(home, places.skipped):
+            source = ForeignSession(text, home)  # its Path made when asked (a hit, a stop): not for each of thousands
             source.looked = st
             found.append(source)
         return sorted(found, key=_newest, reverse=True)
@@ -175,11 +175,11 @@ def _newest(source: SearchSource) -> float:
     if isinstance(source, ForeignSession):
         if source.looked is None:
             try:
-                source.looked = os.stat(source.path, follow_symlinks=False)
+                source.looked = os.stat(source.path_text, follow_symlinks=False)
             except OSError:
                 return 0.0
         return source.looked.st_mtime
     try:
-        return os.stat(source.path).st_mtime
+        return os.stat(source.path_text).st_mtime
     except OSError:
         return 0.0

@@ -107,7 +107,7 @@ def search(
             return
         if filters.since is not None and _older(source.path, filters.since):
             continue
-        if quick is not None and (got := quick(source.path, source.agent)) is not None and filters.keep(got[0]):
+        if quick is not None and (got := quick(source.path_text, source.agent)) is not None and filters.keep(got[0]):
             item, start, end, in_name = got
             text = item.name if in_name and item.name is not None else item.text
             snippet, start, end = cut_around(text, start, end)
@@ -116,7 +116,7 @@ def search(
                 yield Searched(source.agent, source.session, source.path, 1)
             continue
         hits = 0
-        answer = index.answer(source.path, source.agent) if index is not None else None
+        answer = index.answer(source.path_text, source.agent) if index is not None else None
         try:
             if answer is None:
                 items: Iterable[Item] = source.items(query)

@@ -115,13 +115,14 @@ class Index:
         read = self._read
         if read is None or self._db is None:
             return None
-        stale = set(read.stale((source.path, getattr(source, "looked", None)) for source in sources))
-        gone = read.gone(source.path for source in sources)
+        # By each path's text: the index keys its files by it, and a source makes its Path only when asked.
+        stale = set(read.stale((source.path_text, getattr(source, "looked", None)) for source in sources))
+        gone = read.gone(source.path_text for source in sources)
         if (stale or gone) and self._writable and self.writer is not None:
             db = self._db
             db.execute("COMMIT")  # the read transaction ends; the writer writes; a new one begins
             try:
-                self.writer.refresh(db, [source for source in sources if source.path in stale], forget=gone)
+                self.writer.refresh(db, [source for source in sources if source.path_text in stale], forget=gone)
             except sqlite3.Error as exc:
                 self.said.append(
                     f"the search index {self.path} could not be brought up to date ({exc}); the files were read"

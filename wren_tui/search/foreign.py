@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
-    def __init__(self, path: Path, fmt: Listed) -> None:
+    def __init__(self, path: str | Path, fmt: Listed) -> None:
         super().__init__(path, "")  # its id is made when something asks for it (`session`): a hit, a stop
         # Its format, or only its agent's folder (`folders.Home`): the format's reader is loaded when the file is read.
         self._listed = fmt
@@ -41,7 +41,7 @@ class ForeignSession(FileSession):
     @property
     def session(self) -> str:
         if not self._session:
-            self._session = self._listed.session_id(self._path)
+            self._session = self._listed.session_id(self.path)
         return self._session
 
     @property
@@ -74,7 +74,7 @@ class ForeignSession(FileSession):
             return None  # a database of sessions (`DB#ID`): listed from its export, not kept
         from ..foreign.listing import describe_agent_session
 
-        row = describe_agent_session(self._path, self._format, held=set(), live=False)
+        row = describe_agent_session(self.path, self._format, held=set(), live=False)
         return None if row.state == "unreadable" else row
 
     def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
@@ -83,7 +83,7 @@ class ForeignSession(FileSession):
     def _read(self, saved: Saved | None, skim: Skim | None = None) -> Iterator[Item]:
         from .skim import translated  # the translators and the skim: only for a file read, not one the index answers
 
-        stop, after, skimmed = yield from translated(self._path, self._format, saved, skim)
+        stop, after, skimmed = yield from translated(self.path, self._format, saved, skim)
         if not skimmed:
             self._stop, self._saved = stop, after
         elif stop is not None:

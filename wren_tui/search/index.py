@@ -278,7 +278,7 @@ def checksums(fd: int, offset: int) -> tuple[int, int]:
     return head, zlib.crc32(pread(fd, offset - low, low))
 
 
-def grown(known: Known, path: Path, st: os.stat_result) -> bool:
+def grown(known: Known, path: str | Path, st: os.stat_result) -> bool:
     """The file is the one the index read, with bytes added after them and none of those it read changed."""
     if not known.resumable or (known.dev, known.ino) != (st.st_dev, st.st_ino) or st.st_size < known.offset:
         return False
@@ -410,9 +410,10 @@ class IndexRead:
             return False
         return True
 
-    def stale(self, paths: Iterable[tuple[Path, os.stat_result | None]]) -> list[Path]:
+    def stale(self, paths: Iterable[tuple[str | Path, os.stat_result | None]]) -> list[str | Path]:
         """Those of `paths` the index does not know as they are now (new, grown, changed; not gone); each
-        with how it was when listed, if it was stat'ed then (taken as how it is now)."""
+        with how it was when listed, if it was stat'ed then (taken as how it is now). A path is given as a source
+        has it: its text (`path_text`: no Path made for each of thousands), or a Path."""
         found = []
         fresh, rows, stats = self.fresh, self.rows, self.stats
         for path, looked in paths:
@@ -451,7 +452,7 @@ class IndexRead:
         self.fresh.add(key)
         return True
 
-    def gone(self, paths: Iterable[Path]) -> list[str]:
+    def gone(self, paths: Iterable[str | Path]) -> list[str]:
         """The files the index knows that are not among `paths` (those listed) and no longer there.
 
         A file `stale` found as the index read it was there when it was looked at: not gone. When that is every file
@@ -617,7 +618,7 @@ class IndexRead:
         self._partial = False
         return True
 
-    def first_hit(self, path: Path, agent: str) -> tuple[Item, int, int, bool] | None:
+    def first_hit(self, path: str | Path, agent: str) -> tuple[Item, int, int, bool] | None:
         """-l's common case, answered from the row `load(first=True)` read: the file at `path` is as the index read it,
         read as `agent`'s to its end with no stop or warning, and its first candidate, kept whole, matches (as search
         matches it: its text, else its tool name). That item and where the match is (start, end, and True when in the
@@ -761,7 +762,7 @@ class IndexRead:
             pass
         self.db.close()
 
-    def answer(self, path: Path, agent: str) -> Answer | None:
+    def answer(self, path: str | Path, agent: str) -> Answer | None:
         """The index's answer for the file at `path`, read as `agent`'s: None when it must be read whole."""
         key = str(path)
         row = self.rows.get(key)
@@ -820,7 +821,7 @@ class IndexRead:
         return None
 
     def _items(
-        self, ids: array[int], path: Path, known: Known, rows: list[bytes] | None = None
+        self, ids: array[int], path: str | Path, known: Known, rows: list[bytes] | None = None
     ) -> Iterable[Item] | None:
         """The items with these ids, in order; None when the file does not hold what the index read of it. `rows`:
         their rows, read already (`load(first=True)` reads each file's first).

@@ -70,6 +70,11 @@ class SearchSource(Protocol):
     def path(self) -> Path: ...
 
     @property
+    def path_text(self) -> str:
+        """`str(path)`, without the `Path` made (what the index and a listing look a file up by)."""
+        ...
+
+    @property
     def stop(self) -> Stop | None:
         """Once `items` is done: the line reading stopped at and why (None: read to its end)."""
         ...
@@ -101,10 +106,19 @@ class Resumable(SearchSource, Protocol):
 
 
 class FileSession:
-    """What every session file searched read-only says of itself and of its last reading (a `Resumable`'s state)."""
+    """What every session file searched read-only says of itself and of its last reading (a `Resumable`'s state).
 
-    def __init__(self, path: Path, session: str) -> None:
-        self._path = path
+    Its path is kept as it was given: a listing gives its text (`folders.listed`), and the `Path` is made when
+    something asks for `path` (a hit, a stop: a warm search's thousands of sessions the index answers need none);
+    `path_text` is its text either way, `str(path)`."""
+
+    def __init__(self, path: str | Path, session: str) -> None:
+        if isinstance(path, str):
+            self._text = path
+            self._path: Path | None = None
+        else:
+            self._text = str(path)
+            self._path = path
         self._session = session
         self._stop: Stop | None = None
         self._warnings: list[str] = []
@@ -114,7 +128,14 @@ class FileSession:
     def session(self) -> str:
         return self._session  # a property: ForeignSession makes its id when asked
 
-    path: Forward[Path] = Forward("_path")
+    @property
+    def path(self) -> Path:
+        made = self._path
+        if made is None:
+            made = self._path = Path(self._text)
+        return made
+
+    path_text: Forward[str] = Forward("_text")
     stop: Forward[Stop | None] = Forward("_stop")
     warnings: Forward[list[str]] = Forward("_warnings")
     saved: Forward[Saved | None] = Forward("_saved")

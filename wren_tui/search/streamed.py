@@ -87,7 +87,7 @@ class StreamedRead(IndexRead):
             if self.db.in_transaction:
                 self.db.execute("COMMIT")
 
-    def answer(self, path: Path, agent: str) -> Answer | None:
+    def answer(self, path: str | Path, agent: str) -> Answer | None:
         row = self.rows.get(str(path))
         if row is not None and row[1] == agent and not self._known(row[0]):
             return None  # the index cannot be read on: the file is read as without one

@@ -69,7 +69,7 @@ class WrenSession(FileSession):
         return self._read(query, saved)
 
     def _read(self, query: Query, saved: Saved | None) -> Iterator[Item]:
-        fd = open_for_reading(self._path)
+        fd = open_for_reading(self.path)
         try:
             reading = self._reading = _Pass(fd, query.prefilter)
             if saved is not None:
