@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,7 +96,7 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
         assert isinstance(kind, Format)
         again = shlex.join(["wren", "ls", "--agent", "all", "--dir", str(info.path.parent)])
         reason = f"{info.path}: a {kind.label} session, not a Wren journal; `{again}` lists it"
-    return dataclasses.replace(info, state="unknown", reason=reason, stop=None)
+    return info.replace(state="unknown", reason=reason, stop=None)
 
 
 # The table's columns: name, heading, width, right-aligned. A row's last cell is not padded; "why" is an unreadable

@@ -13,12 +13,12 @@ import errno
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeGuard, cast
 
 from ..portable import open_read_only, pread
+from ..records import Frozen
 from .errors import JournalError, SessionNotFound
 from .visible import visible
 
@@ -237,8 +237,22 @@ def project_label(project: str | None, width: int) -> str:
     return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
-@dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(Frozen):
+    __slots__ = (
+        "events",
+        "exact",
+        "fork_at",
+        "forked_from",
+        "id",
+        "last_ts",
+        "path",
+        "project",
+        "reason",
+        "started",
+        "state",
+        "stop",
+        "tokens",
+    )
     id: str
     path: Path
     state: State
@@ -252,11 +266,42 @@ class SessionInfo:
     reason: str | None
     # False for a big journal summarised from its head and tail: tokens, open calls and the fork
     # event count only there, and events is the last seq.
-    exact: bool = True
+    exact: bool
     # The workspace of the last run (its run_start's cwd): the session's project.
-    project: str | None = None
+    project: str | None
     # Where and why reading stopped (corrupt or torn tail), as the reader said it; None otherwise.
-    stop: Stop | None = None
+    stop: Stop | None
+
+    def __init__(
+        self,
+        id: str,
+        path: Path,
+        state: State,
+        events: int,
+        started: str | None,
+        last_ts: str | None,
+        tokens: int,
+        forked_from: str | None,
+        fork_at: int | None,
+        reason: str | None,
+        exact: bool = True,
+        project: str | None = None,
+        stop: Stop | None = None,
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "id", id)
+        set_field(self, "path", path)
+        set_field(self, "state", state)
+        set_field(self, "events", events)
+        set_field(self, "started", started)
+        set_field(self, "last_ts", last_ts)
+        set_field(self, "tokens", tokens)
+        set_field(self, "forked_from", forked_from)
+        set_field(self, "fork_at", fork_at)
+        set_field(self, "reason", reason)
+        set_field(self, "exact", exact)
+        set_field(self, "project", project)
+        set_field(self, "stop", stop)
 
     @property
     def duration_s(self) -> float | None:
