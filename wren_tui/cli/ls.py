@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..foreign import UNKNOWN
-from ..journal.store import SESSION_ID, SessionInfo, in_project, journals_dir, list_sessions, project_label
+from ..journal.store import SessionInfo, in_project, is_session_id, journals_dir, list_sessions, project_label
 from ..journal.visible import visible
 from ..sessions.refusal import ALL, agent_places
 from . import foreign
@@ -79,7 +79,7 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 def _not_a_journal(info: SessionInfo) -> SessionInfo:
     """A file that stops at its first lines and is no Wren journal: another agent's session, or one Wren does not
     read, listed as unknown with what it is, not as a corrupt journal."""
-    if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or SESSION_ID.match(info.id):
+    if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or is_session_id(info.id):
         return info
     # Only for such a file: what it is, by its first lines (the formats' kinds, msgspec).
     from ..foreign import WREN, Format, kind_of, what_wren_opens
