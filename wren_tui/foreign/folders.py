@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, open_read_only, pread
 from ..records import Frozen
@@ -108,17 +108,28 @@ class Folder(Frozen):
         set_field(self, "kept_with", kept_with)
 
 
-class Listed(Protocol):
-    """What a listing asks of an agent: a `Home`, or the whole `Format` (which has these too)."""
+if TYPE_CHECKING:  # protocols for the checker alone: no class made at import
 
-    @property
-    def name(self) -> str: ...
+    class Listed(Protocol):
+        """What a listing asks of an agent: a `Home`, or the whole `Format` (which has these too)."""
 
-    @property
-    def folder(self) -> Folder: ...
+        @property
+        def name(self) -> str: ...
 
-    @property
-    def session_id(self) -> Callable[[Path], str]: ...
+        @property
+        def folder(self) -> Folder: ...
+
+        @property
+        def session_id(self) -> Callable[[Path], str]: ...
+
+    class _Whole(Protocol):
+        """What the link check asks of a whole `Format` (this module imports no reader, nor `base`)."""
+
+        @property
+        def export_all(self) -> object | None: ...
+
+        @property
+        def claims_file(self) -> Callable[[Path, bytes], bool] | None: ...
 
 
 class Home(Frozen):
@@ -403,23 +414,13 @@ def _session_through_link(listed: Listed, link: Path) -> bool:
     return fmt.claims_file(link, head) if fmt.claims_file is not None else bool(head)
 
 
-class _Whole(Protocol):
-    """What the link check asks of a whole `Format` (this module imports no reader, nor `base`)."""
-
-    @property
-    def export_all(self) -> object | None: ...
-
-    @property
-    def claims_file(self) -> Callable[[Path, bytes], bool] | None: ...
-
-
 def _format_of(listed: Listed) -> _Whole:
     """The whole format of a `Home` (its module imported now), or the format itself (nothing else is `Listed`)."""
     if isinstance(listed, Home):
         from . import FORMATS
 
         return FORMATS[listed.name]
-    return cast(_Whole, listed)
+    return cast("_Whole", listed)
 
 
 def walk(

@@ -17,12 +17,13 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..foreign import FORMATS
-from ..foreign.folders import KeptMark, Listed, listed, member_path, session_files, split_member
+from ..foreign.folders import KeptMark, listed, member_path, session_files, split_member
 from ..records import Frozen
 from .store import VERSIONS, KeptFile, KeptVersion, agent_folder, kept_agents, kept_files, kept_root, kept_versions
 
 if TYPE_CHECKING:
     from ..foreign import Format
+    from ..foreign.folders import Listed
 
 
 def when(iso: str) -> str:
