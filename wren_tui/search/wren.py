@@ -10,32 +10,30 @@ The one check left out: a line the pass vouches for and that cannot match is not
 whose CRC is right but whose event does not fit format 1 (only a program that computes Wren's CRC
 over a wrong event can write one) stops the search only when it can match; `wren log` finds it.
 
+The journal as a source (`wren_session.WrenSession`, light: one for every journal of a folder the index answers)
+imports this module when it is read; the index imports it for the lines of its candidates (`stored_items`).
+
 Streamed deltas are not searched (their reply follows whole, as a message) unless no reply followed
 them (a retry, a crash, a cancel): that partial reply is searched as one text, as the viewer shows it.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
 import re
 import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
-from pathlib import Path
 
 import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Delta, Event, KnownEvent, Message, RunStart
 from ..journal.lines import Lines, Scan, pread_exactly
-from ..journal.reader import decode_line, open_for_reading
-from ..journal.store import session_id_of
 from ..portable import pread
-from .query import Prefilter, Query
+from .query import Prefilter
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
-from .sources import FileSession, Item, Saved
+from .sources import Item, Saved
 from .spoken import items_of
 
 _decoder = msgspec.json.Decoder(KnownEvent)
@@ -44,42 +42,6 @@ _PARTIAL = re.compile(rb"\x01++(?!\x02)")
 _DELTAS = re.compile(rb"\x01*")
 # The last delta of a run no assistant message follows (or of a run at the end): there is a partial reply.
 _RUN_END = re.compile(rb"\x01(?![\x01\x02])")
-
-
-class WrenSession(FileSession):
-    """A Wren journal file, searched read-only."""
-
-    agent = "wren"
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, session_id_of(path))
-        self._reading: _Pass | None = None
-
-    @property
-    def located(self) -> Located:
-        """Where the item `items` (or `resume`) gave last is in the file: its line's (or its deltas') start, end
-        and the CRC-32 of those bytes (what the index keeps of it instead of its text, see `Ref`)."""
-        assert self._reading is not None, "asked before an item was given"
-        return self._reading.located
-
-    def items(self, query: Query) -> Iterator[Item]:
-        return self._read(query, None)
-
-    def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
-        return self._read(query, saved)
-
-    def _read(self, query: Query, saved: Saved | None) -> Iterator[Item]:
-        fd = open_for_reading(self._path)
-        try:
-            reading = self._reading = _Pass(fd, query.prefilter)
-            if saved is not None:
-                reading.restore(saved)
-            self._warnings = reading.warnings
-            yield from reading.run()
-            self._stop = reading.stop
-            self._saved = reading.saved
-        finally:
-            os.close(fd)
 
 
 def kind_of(event: Event) -> int:
@@ -91,7 +53,7 @@ def kind_of(event: Event) -> int:
     return RUN_START if isinstance(event, RunStart) else OTHER
 
 
-class _Pass(Scan):
+class Reading(Scan):
     """One reading of one journal: where it is, and what it carries from one run of lines to the next.
 
     Its lines and its stop come from the one scanner (`journal.lines`); the raw pass and the reader's
@@ -112,11 +74,15 @@ class _Pass(Scan):
 
     def restore(self, saved: Saved) -> None:
         """Go on from where an earlier reading of the same bytes ended (`saved`, from `run`)."""
+        import pickle  # a journal read: not loaded by a search the index answers
+
         state = pickle.loads(saved.state)
         self.offset, self.lineno, self.prev_seq, self.project, self.streaming, warnings = state
         self.warnings.extend(warnings)
 
     def run(self) -> Iterator[Item]:
+        import pickle
+
         lines = Lines(self.fd, self.offset)
         for run in lines:
             yield from self._take(lines.read(run))
@@ -186,7 +152,7 @@ class _Pass(Scan):
     def _single(self, line: bytes) -> Iterator[Item]:
         """A line the raw pass did not vouch for, read as the reader reads it."""
         try:
-            event = decode_line(line)
+            event = _read_line(line)
             if event.seq <= self.prev_seq:
                 raise JournalError(f"seq {event.seq} does not increase on {self.prev_seq}")
         except JournalError as exc:
@@ -356,7 +322,7 @@ def _event(span: bytes | memoryview) -> Event:
     try:
         event: Event = _decoder.decode(span)
     except (msgspec.DecodeError, RecursionError):
-        event = decode_line(bytes(span))  # a line the raw pass did not vouch for, read as the reader reads it
+        event = _read_line(bytes(span))  # a line the raw pass did not vouch for, read as the reader reads it
     return event
 
 
@@ -442,10 +408,22 @@ def _decode(lines: memoryview, base: int, spans: list[tuple[int, int]]) -> tuple
     for piece in pieces:
         line = bytes(piece[:-1])
         try:
-            events.append(decode_line(line))
+            events.append(_read_line(line))
         except JournalError as exc:
             return events, (str(exc), line)
     return events, None
+
+
+def _read_line(line: bytes) -> Event:
+    """The line as the journal's reader reads it (`reader.decode_line`): imported for the first line the raw pass
+    did not vouch for or msgspec could not decode, not by a search whose every line it decoded.
+
+    Raises:
+        JournalError: the reader does not take it.
+    """
+    from ..journal.reader import decode_line
+
+    return decode_line(line)
 
 
 def _all(kinds: bytes, kind: int) -> Iterator[int]:
