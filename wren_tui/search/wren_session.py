@@ -17,7 +17,8 @@ from .sources import FileSession, Item, Saved
 
 if TYPE_CHECKING:
     from .query import Query
-    from .wren import Located, Reading
+    from .stored import Located
+    from .wren import Reading
 
 
 class WrenSession(FileSession):
@@ -32,7 +33,7 @@ class WrenSession(FileSession):
     @property
     def located(self) -> Located:
         """Where the item `items` (or `resume`) gave last is in the file: its line's (or its deltas') start, end
-        and the CRC-32 of those bytes (what the index keeps of it instead of its text, see `wren.Ref`)."""
+        and the CRC-32 of those bytes (what the index keeps of it instead of its text, see `stored.Ref`)."""
         assert self._reading is not None, "asked before an item was given"
         return self._reading.located
 
