@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign import FORMATS, WREN
-from ..foreign.every_agent import every_session
 from ..foreign.folders import Home, split_member
 from ..keep.found import Kept
 from .foreign import ForeignSession
@@ -48,6 +47,8 @@ class Places:
         """The named folder's Wren journals (newest first) and other agents' files, each file looked at once."""
         if self._split is None:
             assert self.named is not None
+            from ..foreign.every_agent import every_session  # a folder of every agent's: not by a search of their own
+
             wren: list[Path] = []
             foreign: list[tuple[Format, Path]] = []
             # A file is looked at (its format's reader imported) only when search's index does not recall it as Wren's.
