@@ -395,6 +395,7 @@ NOT_FOR_A_WARM_SEARCH = {
     "unicodedata",
     "shlex",  # the exit table's commands to run, said only for a journal that stops
     "base64",  # a page's cursor, printed only when a page ends before the last hit
+    "wren_tui.search.indexer",  # the index opened read-only first (`Index.begin`), for writing only if a file is stale
 }
 # The most modules a warm search adds to those of bare Python (72 on Python 3.11 as this is written; 124 before).
 MOST_FOR_A_WARM_SEARCH = 80
@@ -412,8 +413,9 @@ def test_a_warm_search_loads_only_what_it_runs(tmp_path: Path, words: list[str])
 # What a warm `wren search` of a folder of Wren journals (each journal as the index holds it, so none is opened) never
 # loads: any agent's format module (the walk of a --dir takes their file names from the registry, `Registry.suffix`),
 # what recognises a file by its first bytes and the formats' contract, the journal's reader and the raw pass over a
-# journal (`search.wren`), what only reading a journal needs (pickle: a reading's memory kept in the index), and
-# msgspec with the event types: its hits' lines are decoded by the standard library's JSON (`search.stored`).
+# journal (`search.wren`), what only reading a journal needs (pickle: a reading's memory kept in the index), the
+# indexer (nothing to write), and msgspec with the event types: its hits' lines are decoded by the standard
+# library's JSON (`search.stored`).
 NOT_FOR_A_WARM_JOURNALS_SEARCH = {
     *(f"wren_tui.foreign.{home}" for home, _label, _env in FORMATS._homes.values()),
     "wren_tui.foreign.kinds",
@@ -427,6 +429,7 @@ NOT_FOR_A_WARM_JOURNALS_SEARCH = {
     "wren_tui.search.spoken",
     "wren_tui.search.skim",
     "wren_tui.search.readahead",
+    "wren_tui.search.indexer",  # the index opened read-only: every journal as it holds it, nothing to write
     "msgspec",
     "typing_extensions",
     "pickle",
