@@ -28,7 +28,6 @@ the sha256 of its ranges' sha256s, in order.
 from __future__ import annotations
 
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -81,7 +80,9 @@ _CRC_TAIL = len(b',"crc":"xxxxxxxx"}')
 
 def frame(record: Mapping[str, Any]) -> bytes:
     """One manifest line: the record as compact JSON, its CRC-32 (of the bytes before `,"crc":`) last, a newline."""
-    import msgspec  # where a record is written or read, not by every command that finds the store empty
+    import zlib  # where a record is written or read, not by every command that finds the store empty
+
+    import msgspec
 
     body = msgspec.json.encode(record)[:-1]
     return b'%b,"crc":"%08x"}\n' % (body, zlib.crc32(body))
@@ -89,6 +90,8 @@ def frame(record: Mapping[str, Any]) -> bytes:
 
 def unframe(line: bytes) -> dict[str, Any] | None:
     """The record of a manifest line (without its newline); None when its CRC does not match or it is no record."""
+    import zlib
+
     import msgspec
 
     if len(line) < _CRC_TAIL + 2 or line[-_CRC_TAIL:-10] != _CRC_MARK or not line.endswith(b'"}'):
