@@ -20,7 +20,7 @@ import pytest
 from tests.foreign.sessions import copy_session, fixture
 from wren_tui.cli import main
 from wren_tui.foreign import FORMATS, Registry
-from wren_tui.foreign.folders import HOMES, Home, listed, session_files
+from wren_tui.foreign.folders import HOMES, ID_ON_TEXT, Home, file_stem, listed, session_files
 from wren_tui.keep.found import Kept
 from wren_tui.search.agents import sessions_of
 from wren_tui.search.foreign import ForeignSession
@@ -284,7 +284,7 @@ class _Recorded(ForeignSession):
 
 
 @pytest.mark.parametrize("files", [[], ["-l"]], ids=["json", "files"])
-def test_a_warm_search_makes_a_path_only_for_the_sessions_it_shows(
+def test_a_warm_search_makes_no_path_for_a_session_it_lists_or_shows(
     files: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     env = _env(tmp_path)
@@ -305,9 +305,11 @@ def test_a_warm_search_makes_a_path_only_for_the_sessions_it_shows(
     made = {source.path_text: source for source in _Recorded.made}
     listed_paths = sorted(str(path) for path in _root("claude", env).rglob("*.jsonl"))
     assert sorted(made) == listed_paths
-    # The session shown made its Path (its hit says it); the three the index answered with nothing made none.
-    assert {text for text, source in made.items() if source._path is not None} == {str(shown)}
-    assert all(source.path == Path(text) for text, source in made.items())
+    # None made its Path: the three the index answered with nothing, nor the one shown (its hit, its id and the line
+    # printed are said from its path's text).
+    assert [text for text, source in made.items() if source._path is not None] == []
+    assert made[str(shown)].session == "four"
+    assert all(source.path == Path(text) for text, source in made.items())  # made when asked, the same path
 
 
 def test_a_listing_gives_each_path_as_the_text_of_the_path_its_folder_and_names_make(
@@ -343,3 +345,10 @@ def test_a_source_makes_its_path_from_its_text_when_asked_and_keeps_a_path_it_wa
     given = Path("projects") / "two.jsonl"
     kept = ForeignSession(given, HOMES["claude"])
     assert kept.path is given and kept.path_text == str(given)
+
+
+@pytest.mark.parametrize("name", ["one.jsonl", ".jsonl", "a.b.jsonl", "a.", "plain", ".hidden.jsonl", "x..jsonl"])
+def test_a_session_id_said_from_a_path_text_is_the_files_stem(name: str) -> None:
+    for text in (name, os.path.join("projects", "-work", name), os.path.join(os.sep, "p", os.fsdecode(b"\xe9"), name)):
+        assert ID_ON_TEXT[file_stem](text) == Path(text).stem
+        assert ForeignSession(text, HOMES["claude"]).session == Path(text).stem

@@ -200,11 +200,11 @@ class _Text:
         sys.stdout.write(f"  … and {hidden:,} more in this session; --all prints every hit\n")
 
     def session(self, hit: Hit) -> None:
-        self.listed.append(visible(str(hit.path)))
+        self.listed.append(visible(hit.where))
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         if self.files:
-            err(f"warning: {searched.path}: {stop_words(stop)}")
+            err(f"warning: {searched.where}: {stop_words(stop)}")
             return
         if self.heading is None or self.heading[0] != searched.session:
             sys.stdout.write(f"{searched.session}  {searched.agent}\n")
@@ -228,7 +228,7 @@ class _Text:
 
 def kept_mark(kept: Kept, hit: Hit) -> str | None:
     """What Wren's kept store says of the session of `hit` (another agent's): "kept; deleted by its agent on DATE"."""
-    mark = None if hit.agent == WREN_AGENT else kept.mark(hit.path)
+    mark = None if hit.agent == WREN_AGENT else kept.mark(hit.where)
     return None if mark is None else mark.sentence
 
 
@@ -258,7 +258,7 @@ class _Json:
             "type": "session",
             "agent": hit.agent,
             "session": hit.session,
-            "path": str(hit.path),
+            "path": hit.where,
             "kept": mark,
         }
         self.listed.append(escaped_json(self.rows.encode(row)) + b"\n")
@@ -274,7 +274,7 @@ class _Json:
             "type": "hit",
             "agent": hit.agent,
             "session": hit.session,
-            "path": str(hit.path),
+            "path": hit.where,
             "project": item.project,
             "seq" if hit.agent == "wren" else "line": item.seq,
             "offset": item.offset,
@@ -297,7 +297,7 @@ class _Json:
             "type": "stopped",
             "agent": searched.agent,
             "session": searched.session,
-            "path": str(searched.path),
+            "path": searched.where,
             "hits": searched.hits,
             "stoppedAtLine": stop.line,
             "stoppedAtOffset": stop.offset,

@@ -374,6 +374,17 @@ _ON_TEXT: dict[Callable[[Path], bool], Callable[[str], bool]] = {
 }
 
 
+def _stem_of_text(text: str) -> str:
+    """`file_stem` of a path's text, without a Path: its name less its last suffix (as `Path.stem` says it)."""
+    name = os.path.basename(text)
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+# A `session_id` that can be asked of a path's text: a search's hit says its session's id with no Path made.
+ID_ON_TEXT: dict[Callable[[Path], str], Callable[[str], str]] = {file_stem: _stem_of_text}
+
+
 def listed(
     fmt: Listed, root: Path, skipped: list[str] | None = None, *, stat_each: bool = True
 ) -> Iterator[tuple[str, os.stat_result | None]]:

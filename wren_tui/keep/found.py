@@ -200,15 +200,15 @@ class Kept:
             return None
         return found.read if member is None else member_path(found.read, member)
 
-    def mark(self, path: Path) -> KeptMark | None:
+    def mark(self, path: str | Path) -> KeptMark | None:
         """The mark of the session at `path` (a kept copy, the agent's file, or a session `lost_members` or `copy_of`
-        gave), or None: nothing to say."""
+        gave; its text, as a search hit has it), or None: nothing to say."""
         if not self._stored_agents():
             return None  # nothing kept: nothing to say of any of a listing's thousands of files
         member = self._members.get(os.path.abspath(path))
         if member is not None:
             return member
-        base, session = split_member(path)
+        base, session = split_member(Path(path))
         found = self._copy(base) or self._original(base)
         if found is None and session is not None:
             return self._version_member(base, session)

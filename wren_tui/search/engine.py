@@ -55,12 +55,17 @@ class Hit(NamedTuple):
 
     agent: str
     session: str
-    path: Path
+    where: str  # the session file's path, as text (its source's `path_text`: -l prints it, no Path made)
     item: Item
     snippet: str
     start: int  # the match, in the snippet
     end: int
     in_name: bool = False  # the match is in a tool call's name, not its arguments
+
+    @property
+    def path(self) -> Path:
+        """The session file's path (made when asked: the viewer opens it)."""
+        return Path(self.where)
 
 
 class Searched(NamedTuple):
@@ -68,11 +73,16 @@ class Searched(NamedTuple):
 
     agent: str
     session: str
-    path: Path
+    where: str  # the session file's path, as text
     hits: int
     stop: Stop | None = None
     warnings: tuple[str, ...] = ()
     unreadable: str | None = None  # why it could not be opened
+
+    @property
+    def path(self) -> Path:
+        """The session file's path (made when asked)."""
+        return Path(self.where)
 
 
 Found = Hit | Searched
@@ -111,9 +121,9 @@ def search(
             item, start, end, in_name = got
             text = item.name if in_name and item.name is not None else item.text
             snippet, start, end = cut_around(text, start, end)
-            yield Hit(source.agent, source.session, source.path, item, snippet, start, end, in_name)
+            yield Hit(source.agent, source.session, source.path_text, item, snippet, start, end, in_name)
             if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
-                yield Searched(source.agent, source.session, source.path, 1)
+                yield Searched(source.agent, source.session, source.path_text, 1)
             continue
         hits = 0
         answer = index.answer(source.path_text, source.agent) if index is not None else None
@@ -138,22 +148,24 @@ def search(
                     if first:
                         break
         except JournalError as exc:
-            yield Searched(source.agent, source.session, source.path, hits, unreadable=str(exc))
+            yield Searched(source.agent, source.session, source.path_text, hits, unreadable=str(exc))
             continue
         except OSError as exc:
             why = (exc.strerror or str(exc)).lower()
-            yield Searched(source.agent, source.session, source.path, hits, unreadable=f"{source.path}: {why}")
+            yield Searched(
+                source.agent, source.session, source.path_text, hits, unreadable=f"{source.path_text}: {why}"
+            )
             continue
         if first and hits:
             warned = answer.known.warnings if answer is not None and answer.whole else tuple(source.warnings)
-            yield Searched(source.agent, source.session, source.path, hits, None, warned)
+            yield Searched(source.agent, source.session, source.path_text, hits, None, warned)
             continue
         if answer is not None and answer.whole:
             known = answer.known
             if hits or not quiet or known.stop is not None or known.warnings:
-                yield Searched(source.agent, source.session, source.path, hits, known.stop, known.warnings)
+                yield Searched(source.agent, source.session, source.path_text, hits, known.stop, known.warnings)
         elif hits or not quiet or source.stop is not None or source.warnings:
-            yield Searched(source.agent, source.session, source.path, hits, source.stop, tuple(source.warnings))
+            yield Searched(source.agent, source.session, source.path_text, hits, source.stop, tuple(source.warnings))
 
 
 def _chained(first: Iterable[Item], then: Iterator[Item]) -> Iterator[Item]:
@@ -170,7 +182,7 @@ def match(source: SearchSource, item: Item, query: Query) -> Hit | None:
     if span is None:
         return None
     snippet, start, end = cut_around(text, *span)
-    return Hit(source.agent, source.session, source.path, item, snippet, start, end, in_name)
+    return Hit(source.agent, source.session, source.path_text, item, snippet, start, end, in_name)
 
 
 def cut_around(text: str, start: int, end: int, width: int = SNIPPET) -> tuple[str, int, int]:

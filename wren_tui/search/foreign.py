@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..foreign.folders import ID_ON_TEXT
 from .sources import FileSession, Item, Saved
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ class ForeignSession(FileSession):
     @property
     def session(self) -> str:
         if not self._session:
-            self._session = self._listed.session_id(self.path)
+            of_text = ID_ON_TEXT.get(self._listed.session_id)  # the file's stem (claude's): no Path made
+            self._session = of_text(self._text) if of_text is not None else self._listed.session_id(self.path)
         return self._session
 
     @property

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cache
-from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from ..journal.verdict import Stop
@@ -54,7 +53,7 @@ class Cursor(NamedTuple):
     def rest(self, sources: list[SearchSource]) -> list[SearchSource]:
         """`sources` from the cursor's session on. Raises PageError: that session is no longer listed."""
         for at, source in enumerate(sources):
-            if str(source.path) == self.path:
+            if source.path_text == self.path:
                 return sources[at:]
         raise PageError(
             f"the next page's session {self.path} is no longer among the sessions searched (moved or deleted): "
@@ -132,7 +131,7 @@ class Pager:
     def __init__(self, show: Show, *, limit: int | None, cap: int | None, after: Cursor | None, files: bool) -> None:
         self.show, self.limit, self.cap, self.files = show, limit, cap, files
         self.after = after
-        self.path: Path | None = None  # the session being shown
+        self.where: str | None = None  # the session being shown (its path's text)
         self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
 
     def run(self, results: Iterator[Hit | Searched]) -> int:
@@ -152,12 +151,12 @@ class Pager:
             if isinstance(each, Searched):
                 self._ended(each)
                 continue
-            if each.path is not self.path and each.path != self.path:
-                self.path, self.seen, self.shown, self.hidden = each.path, 0, 0, 0
-                if self.after is not None and str(each.path) == self.after.path:
+            if each.where != self.where:
+                self.where, self.seen, self.shown, self.hidden = each.where, 0, 0, 0
+                if self.after is not None and each.where == self.after.path:
                     self.shown = self.after.shown  # the session goes on from the last page
             after = self.after
-            if after is not None and str(each.path) == after.path and self.seen < after.skip:
+            if after is not None and each.where == after.path and self.seen < after.skip:
                 self.seen += 1  # on an earlier page
                 continue
             if self.cap is not None and self.shown >= self.cap:
@@ -165,7 +164,7 @@ class Pager:
                 self.hidden += 1
                 continue
             if self.limit is not None and printed >= self.limit:
-                self.show.page(Cursor(str(each.path), self.seen, self.shown))
+                self.show.page(Cursor(each.where, self.seen, self.shown))
                 break
             self.show.session(each) if self.files else self.show.hit(each)
             printed += 1
@@ -180,7 +179,7 @@ class Pager:
             self.show.said(f"{searched.unreadable}; it was not searched")
         for warning in searched.warnings:
             self.show.said(f"warning: {searched.session}: {warning}")
-        if searched.path == self.path and self.hidden:
+        if searched.where == self.where and self.hidden:
             self.show.more(self.hidden)
             self.hidden = 0
         if searched.stop is not None:
