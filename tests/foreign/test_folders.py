@@ -347,8 +347,15 @@ def test_a_source_makes_its_path_from_its_text_when_asked_and_keeps_a_path_it_wa
     assert kept.path is given and kept.path_text == str(given)
 
 
-@pytest.mark.parametrize("name", ["one.jsonl", ".jsonl", "a.b.jsonl", "a.", "plain", ".hidden.jsonl", "x..jsonl"])
-def test_a_session_id_said_from_a_path_text_is_the_files_stem(name: str) -> None:
+NAMES = ["one.jsonl", ".jsonl", "a.b.jsonl", "a.", "plain", ".hidden.jsonl", "x..jsonl", "2026_01_02_uuid.jsonl"]
+NAMES += ["rollout-2026-01-02T03-04-05-0a1b2c3d-0000-1111-2222-333344445555.jsonl", "rollout-short.jsonl"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_session_id_said_from_a_path_text_is_the_one_its_path_says(name: str) -> None:
     for text in (name, os.path.join("projects", "-work", name), os.path.join(os.sep, "p", os.fsdecode(b"\xe9"), name)):
         assert ID_ON_TEXT[file_stem](text) == Path(text).stem
-        assert ForeignSession(text, HOMES["claude"]).session == Path(text).stem
+        for agent in ("claude", "codex", "pi"):
+            home = HOMES[agent]
+            assert ID_ON_TEXT[home.session_id](text) == home.session_id(Path(text))
+            assert ForeignSession(text, home).session == ForeignSession(Path(text), home).session

@@ -203,16 +203,16 @@ def _claude_session(path: str | os.PathLike[str]) -> bool:
     return not (folder == "subagents" or folder.endswith(os.sep + "subagents"))
 
 
-def _codex_id(path: Path) -> str:
-    """The uuid at the end of rollout-<time>-<uuid>."""
-    stem = path.stem
+def _codex_id(path: str | os.PathLike[str]) -> str:
+    """The uuid at the end of rollout-<time>-<uuid> (of a Path, or of a path's text: `ID_ON_TEXT`)."""
+    stem = _stem_of_text(os.fspath(path))
     parts = stem.split("-")
     return "-".join(parts[-5:]) if stem.startswith("rollout-") and len(parts) > 5 else stem
 
 
-def _pi_id(path: Path) -> str:
-    """The uuid after the start time (<time>_<uuid>)."""
-    return path.stem.rsplit("_", 1)[-1]
+def _pi_id(path: str | os.PathLike[str]) -> str:
+    """The uuid after the start time (<time>_<uuid>), of a Path or of a path's text (`ID_ON_TEXT`)."""
+    return _stem_of_text(os.fspath(path)).rsplit("_", 1)[-1]
 
 
 @cache
@@ -381,8 +381,13 @@ def _stem_of_text(text: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-# A `session_id` that can be asked of a path's text: a search's hit says its session's id with no Path made.
-ID_ON_TEXT: dict[Callable[[Path], str], Callable[[str], str]] = {file_stem: _stem_of_text}
+# A `session_id` that can be asked of a path's text (claude's, codex's, pi's): a search's hit says its session's id
+# with no Path made.
+ID_ON_TEXT: dict[Callable[[Path], str], Callable[[str], str]] = {
+    file_stem: _stem_of_text,
+    _codex_id: _codex_id,
+    _pi_id: _pi_id,
+}
 
 
 def listed(

@@ -42,7 +42,7 @@ class ForeignSession(FileSession):
     @property
     def session(self) -> str:
         if not self._session:
-            of_text = ID_ON_TEXT.get(self._listed.session_id)  # the file's stem (claude's): no Path made
+            of_text = ID_ON_TEXT.get(self._listed.session_id)  # claude's, codex's, pi's: no Path made
             self._session = of_text(self._text) if of_text is not None else self._listed.session_id(self.path)
         return self._session
 
