@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ import pytest
 from tests.conftest import run_wren
 from tests.tui.journals import assistant, user, write_journal
 from wren_tui.journal.events import RunStart
-from wren_tui.journal.visible import _HIDDEN_ABOVE_ASCII, _is_hidden, escaped_json
+from wren_tui.journal.visible import _is_hidden, escaped_json, hidden_above_ascii
 
 SESSION = "s-20250301-093000-aaaa"
 HOSTILE = "clear \u009b2J then \u202edesrever\u202c and zero\u200bwidth, a tag \U000e0041, caf\u00e9 \u00a0ok"
@@ -132,6 +134,17 @@ def test_escaped_json_leaves_ascii_and_bytes_that_are_not_utf8_alone() -> None:
     assert escaped_json(b'"\xff\xc2\x9b"') == b'"\xff\\u009b"'
 
 
+def test_printable_json_above_ascii_is_written_as_it_is_without_compiling_the_hidden_characters_pattern() -> None:
+    code = (
+        "from wren_tui.journal.visible import escaped_json, hidden_above_ascii\n"
+        'line = \'{"snippet":"caf\u00e9 \u2014 \u201cquoted\u201d \U0001f600"}\'.encode()\n'
+        "print(escaped_json(line) == line, hidden_above_ascii.cache_info().currsize)\n"
+        'print(escaped_json(\'{"s":"caf\u00e9\u202e"}\'.encode()), hidden_above_ascii.cache_info().currsize)'
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines() == ["True 0", 'b\'{"s":"caf\\xc3\\xa9\\\\u202e"}\' 1']
+
+
 def test_the_characters_escaped_are_those_the_viewer_hides() -> None:
     # Unicode 15 (Python 3.12) made U+13439-U+1343F format characters: escaped whichever Unicode this Python knows.
     newer = set(range(0x13439, 0x13440))
@@ -139,5 +152,6 @@ def test_the_characters_escaped_are_those_the_viewer_hides() -> None:
         if 0xD800 <= code < 0xE000:
             continue
         char = chr(code)
-        listed = _HIDDEN_ABOVE_ASCII.match(char) is not None
+        listed = hidden_above_ascii().match(char) is not None
         assert listed == _is_hidden(char) or (listed and code in newer), (hex(code), unicodedata.category(char))
+        assert not (listed and char.isprintable()), hex(code)  # `escaped_json` leaves printable text alone

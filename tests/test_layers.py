@@ -31,6 +31,7 @@ LAYERS: dict[str, str] = {
     "wren_tui": "base",  # the top package's __init__: the version
     "wren_tui.portable": "base",  # what the systems do differently, one named operation each
     "wren_tui.forwarding": "base",  # a member that is another object's (`Forward`)
+    "wren_tui.records": "base",  # a value class without dataclasses' import (`Record`, `Frozen`)
     "wren_tui.journal": "journal",
     # The workspace's files through a session's history: the snapshot store, a fork with files, rewind, blame.
     "wren_tui.snapshots": "snapshots",

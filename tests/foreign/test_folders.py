@@ -7,7 +7,6 @@ index's freshness check take the stat the walk made).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -185,7 +184,7 @@ def test_the_registry_gives_an_agents_home_until_its_format_is_loaded_or_set() -
     assert registry.home("claude") is HOMES["claude"]  # still: its reader not asked for
     assert registry["claude"] is FORMATS["claude"]
     assert registry.home("claude") is FORMATS["claude"]  # loaded: the whole format
-    mine = dataclasses.replace(FORMATS["claude"], label="mine")
+    mine = FORMATS["claude"].replace(label="mine")
     registry["claude"] = mine
     assert registry.home("claude") is mine  # a test's format, as it set it
 

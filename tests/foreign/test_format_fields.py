@@ -9,7 +9,6 @@ given, so the format silently takes the default. This test reads every format mo
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import re
 from pathlib import Path
@@ -19,23 +18,23 @@ import pytest
 
 import wren_tui.foreign
 from wren_tui.foreign.base import Format
+from wren_tui.records import Record
 
 FOREIGN = Path(wren_tui.foreign.__file__).parent
 # A FORMAT built whole, or as another's with what differs replaced (Kilo's is OpenCode's).
-_BUILT = re.compile(r"^FORMAT = (Format|replace)\b", re.M)
+_BUILT = re.compile(r"^FORMAT = (Format\(|\w+\.FORMAT\.replace\()", re.M)
 MODULES = sorted(p.stem for p in FOREIGN.glob("*.py") if _BUILT.search(p.read_text()))
 
 
 def _fields(fmt: Format) -> list[tuple[str, object]]:
     """Every field of a Format by its path (`node_of`, `folder.suffix`), those of its groups included."""
     found: list[tuple[str, object]] = []
-    for field in dataclasses.fields(fmt):
-        value = getattr(fmt, field.name)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            inner = dataclasses.fields(value)
-            found.extend((f"{field.name}.{each.name}", getattr(value, each.name)) for each in inner)
+    for field in fmt._fields:
+        value = getattr(fmt, field)
+        if isinstance(value, Record):
+            found.extend((f"{field}.{each}", getattr(value, each)) for each in value._fields)
         else:
-            found.append((field.name, value))
+            found.append((field, value))
     return found
 
 

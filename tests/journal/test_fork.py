@@ -18,7 +18,7 @@ from wren_tui.journal.errors import JournalError
 from wren_tui.journal.events import ChatMessage, Fork, Message
 from wren_tui.journal.forking import NotAForkPoint, fork, fork_from_lines, fork_points
 from wren_tui.journal.reader import read_events
-from wren_tui.journal.store import SESSION_ID
+from wren_tui.journal.store import is_session_id
 from wren_tui.journal.writer import JournalWriter
 
 PARENT = "s-20260101-000000-abcd.jsonl"
@@ -39,7 +39,7 @@ def test_fork_keeps_the_parent_byte_identical_and_the_prefix_with_its_seq(tmp_pa
     before = hashlib.sha256(parent.read_bytes()).hexdigest()
     forked = fork(parent, 12)
     assert hashlib.sha256(parent.read_bytes()).hexdigest() == before
-    assert SESSION_ID.match(forked.id) and forked.path == tmp_path / f"{forked.id}.jsonl"
+    assert is_session_id(forked.id) and forked.path == tmp_path / f"{forked.id}.jsonl"
     assert (forked.parent, forked.at_seq) == ("s-20260101-000000-abcd", 12)
     prefix = parent.read_bytes().splitlines(keepends=True)[:12]
     assert forked.path.read_bytes().startswith(b"".join(prefix))

@@ -13,10 +13,10 @@ from wren_tui.journal.events import ChatMessage, Delta, KnownEvent, Message, Run
 from wren_tui.journal.locks import lock_holder
 from wren_tui.journal.reader import read_events
 from wren_tui.journal.store import (
-    SESSION_ID,
     WHOLE_UNDER,
     SessionNotFound,
     describe_session,
+    is_session_id,
     journals_dir,
     latest,
     latest_of_project,
@@ -30,7 +30,7 @@ from wren_tui.journal.writer import JournalWriter
 def test_session_ids_sort_by_their_utc_time() -> None:
     early = new_session_id(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     late = new_session_id(datetime(2026, 1, 2, 3, 4, 6, tzinfo=UTC))
-    assert early.startswith("s-20260102-030405-") and SESSION_ID.match(early)
+    assert early.startswith("s-20260102-030405-") and is_session_id(early)
     assert sorted([late, early]) == [early, late]
 
 

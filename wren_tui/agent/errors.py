@@ -8,8 +8,12 @@ decision (`wren_tui/cli/exits.py`), never the agent's. The journal's own errors
 
 from __future__ import annotations
 
-import signal
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..records import Frozen
+
+if TYPE_CHECKING:
+    from signal import Signals
 
 
 class AgentError(Exception):
@@ -50,8 +54,7 @@ class SessionFinished(Exception):
     """
 
 
-@dataclass(frozen=True)
-class Ended:
+class Ended(Frozen):
     """How a run, a chat or one of its turns ended, when nothing went wrong: the command maps it to a status.
 
     Attributes:
@@ -59,5 +62,10 @@ class Ended:
         signal: The signal that stopped it (SIGINT for Ctrl+C, SIGTERM, SIGHUP), when one did.
     """
 
-    cancelled: bool = False
-    signal: signal.Signals | None = None
+    __slots__ = ("cancelled", "signal")
+    cancelled: bool
+    signal: Signals | None
+
+    def __init__(self, cancelled: bool = False, signal: Signals | None = None) -> None:
+        object.__setattr__(self, "cancelled", cancelled)
+        object.__setattr__(self, "signal", signal)

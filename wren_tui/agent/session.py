@@ -36,7 +36,14 @@ from ..journal.offsets import LineScanner
 from ..journal.reader import open_for_reading
 from ..journal.redact import Redactor
 from ..journal.replay import Replayed, Replayer
-from ..journal.store import SESSION_ID, latest_of_project, resolve, session_id_of, session_path, write_problem
+from ..journal.store import (
+    is_session_id,
+    latest_of_project,
+    resolve,
+    session_id_of,
+    session_path,
+    write_problem,
+)
 from ..journal.verdict import ReadVerdict
 from ..journal.writer import FsyncPolicy, JournalWriter
 from ..portable import STOP_SIGNALS
@@ -375,7 +382,7 @@ class _GivenInstructions:
 
 
 def new_session(settings: Settings, session_id: str | None) -> JournalWriter:
-    if session_id is not None and not SESSION_ID.match(session_id):
+    if session_id is not None and not is_session_id(session_id):
         raise UsageError(f"--session-id {session_id!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
     from ..journal.store import new_session_id
 

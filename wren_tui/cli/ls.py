@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..foreign import UNKNOWN
-from ..journal.store import SESSION_ID, SessionInfo, in_project, journals_dir, list_sessions, project_label
+from ..journal.store import SessionInfo, in_project, is_session_id, journals_dir, list_sessions, project_label
 from ..journal.visible import visible
 from ..sessions.refusal import ALL, agent_places
 from . import foreign
@@ -80,7 +79,7 @@ def _row(info: SessionInfo) -> dict[str, Any]:
 def _not_a_journal(info: SessionInfo) -> SessionInfo:
     """A file that stops at its first lines and is no Wren journal: another agent's session, or one Wren does not
     read, listed as unknown with what it is, not as a corrupt journal."""
-    if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or SESSION_ID.match(info.id):
+    if info.state != "corrupt" or info.stop is None or info.stop.line > 1 or is_session_id(info.id):
         return info
     # Only for such a file: what it is, by its first lines (the formats' kinds, msgspec).
     from ..foreign import WREN, Format, kind_of, what_wren_opens
@@ -97,7 +96,7 @@ def _not_a_journal(info: SessionInfo) -> SessionInfo:
         assert isinstance(kind, Format)
         again = shlex.join(["wren", "ls", "--agent", "all", "--dir", str(info.path.parent)])
         reason = f"{info.path}: a {kind.label} session, not a Wren journal; `{again}` lists it"
-    return dataclasses.replace(info, state="unknown", reason=reason, stop=None)
+    return info.replace(state="unknown", reason=reason, stop=None)
 
 
 # The table's columns: name, heading, width, right-aligned. A row's last cell is not padded; "why" is an unreadable

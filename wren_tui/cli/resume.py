@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..journal.store import SESSION_ID
+from ..journal.store import is_session_id
 from .exits import Exit
 from .options import agent_options, command_parser, settings_of
 
@@ -32,11 +32,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_resume(args: argparse.Namespace) -> Exit:
     words: list[str] = list(args.words)
     ref: str | None = None
-    if words and (SESSION_ID.match(words[0]) or words[0].endswith(".jsonl")):
+    if words and (is_session_id(words[0]) or words[0].endswith(".jsonl")):
         ref = words.pop(0)
     message = " ".join(words).strip() or None
     settings = settings_of(args)
-    if ref is not None and not SESSION_ID.match(Path(ref).stem) and Path(ref).is_file():
+    if ref is not None and not is_session_id(Path(ref).stem) and Path(ref).is_file():
         # A path not named as Wren names journals: another agent's session, or the design's own journal (mca),
         # is never continued in place (nothing proves its lines whole): one sentence, and the way there (a fork).
         from .foreign import only_wren

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 # What marks the match in a snippet: reverse video on a terminal, guillemets in a file or a pipe.
 _MARKS = {True: ("\x1b[7m", "\x1b[27m"), False: ("«", "»")}
-_DURATION = re.compile(r"(\d+)([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -143,7 +142,7 @@ def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
         return None
     from datetime import UTC, datetime, timedelta  # only for --since
 
-    ago = _DURATION.fullmatch(text.strip())
+    ago = re.fullmatch(r"(\d+)([mhdw])", text.strip())  # compiled here: only --since asks
     if ago is not None:
         return (now or datetime.now(UTC)) - timedelta(**{_UNITS[ago[2]]: int(ago[1])})
     try:

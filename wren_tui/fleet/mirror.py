@@ -30,7 +30,7 @@ from ..journal.errors import JournalError
 from ..journal.events import Event, Fork, Usage
 from ..journal.locks import lock_holder, read_locks
 from ..journal.reader import decode_line
-from ..journal.store import SESSION_ID, SUFFIX, describe_session
+from ..journal.store import SUFFIX, describe_session, is_session_id
 from ..journal.verdict import Stop
 from ..journal.visible import visible
 from ..journal.writer import now_ts
@@ -366,7 +366,7 @@ class Mirror:
             if not name.endswith(SUFFIX) or name in self.sessions:
                 continue
             sid = name[: -len(SUFFIX)]
-            if not SESSION_ID.match(sid) or not entry.is_file(follow_symlinks=False):
+            if not is_session_id(sid) or not entry.is_file(follow_symlinks=False):
                 continue
             path = Path(entry.path)
             self.sessions[name] = _Session(

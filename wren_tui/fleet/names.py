@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..journal.store import SESSION_ID
+from ..journal.store import is_session_id
 from . import FleetError
 
 STREAM = "WREN"
@@ -111,6 +111,6 @@ def parse_ref(text: str) -> RemoteRef:
         raise FleetError(f"{text!r}: expected at most /HOST/SESSION after the server")
     host = check_host(words[0]) if words else None
     session = words[1] if len(words) > 1 else None
-    if session is not None and not SESSION_ID.match(session):
+    if session is not None and not is_session_id(session):
         raise FleetError(f"{text!r}: {session!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
     return RemoteRef(f"{parts.scheme.lower()}://{parts.netloc}", host, session)

@@ -15,11 +15,12 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ..portable import O_BINARY, O_CLOEXEC, O_NONBLOCK, open_read_only, pread
+from ..records import Frozen
 
 
 def _every_file(_path: Path) -> bool:
@@ -47,54 +48,103 @@ def variable_or_home(variable: str, default: str, below: str) -> Callable[[Mappi
     return root
 
 
-@dataclass(frozen=True)
-class Folder:
+class Folder(Frozen):
     """Where an agent keeps its sessions: the folder, which of its files are sessions, and what goes with each."""
 
+    __slots__ = (
+        "env",
+        "hidden_folders",
+        "is_session_file",
+        "kept_with",
+        "own_folder",
+        "parts",
+        "root",
+        "suffix",
+        "where",
+    )
     env: str  # the variable naming the agent's own folder, when set ("": none)
     # The folder of sessions: from the environment and the home folder.
     root: Callable[[Mapping[str, str], Path], Path]
     # How its session files' names end (a folder is searched for these).
-    suffix: str = ".jsonl"
+    suffix: str
     # Which files of its folder with its suffix are sessions (not the client's other files).
-    is_session_file: Callable[[Path], bool] = _every_file
+    is_session_file: Callable[[Path], bool]
     # Whether a search for its files goes into hidden folders (.git, .venv: not where aider writes).
-    hidden_folders: bool = True
+    hidden_folders: bool
     # Whether its default folder is the agent's own (False: aider writes beside each project, and its
     # "folder" is wherever Wren is run), so that a Wren fork is never written inside it.
-    own_folder: bool = True
+    own_folder: bool
     # Where its sessions are found when that is not one file a session in the agent's own folder, as
     # `--agent`'s help says it ("OpenCode keeps every session in one database ...").
-    where: str | None = None
+    where: str | None
     # For a session spread over the files of a folder (Mistral Vibe's journal segments beside its meta.json): that
     # folder, from the session's path. It is watched for changes, and its newest file's time is the session's.
-    parts: Callable[[Path], Path] | None = None
+    parts: Callable[[Path], Path] | None
     # The agent's other files of a session, kept with its session file by `wren keep` so that its reader reads the
     # kept folder as it reads the agent's (Cline's status document beside its messages; Kimi's context and state).
-    kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside
+    kept_with: Callable[[Path], tuple[Path, ...]]
+
+    def __init__(
+        self,
+        env: str,
+        root: Callable[[Mapping[str, str], Path], Path],
+        suffix: str = ".jsonl",
+        is_session_file: Callable[[Path], bool] = _every_file,
+        hidden_folders: bool = True,
+        own_folder: bool = True,
+        where: str | None = None,
+        parts: Callable[[Path], Path] | None = None,
+        kept_with: Callable[[Path], tuple[Path, ...]] = _nothing_beside,
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "env", env)
+        set_field(self, "root", root)
+        set_field(self, "suffix", suffix)
+        set_field(self, "is_session_file", is_session_file)
+        set_field(self, "hidden_folders", hidden_folders)
+        set_field(self, "own_folder", own_folder)
+        set_field(self, "where", where)
+        set_field(self, "parts", parts)
+        set_field(self, "kept_with", kept_with)
 
 
-class Listed(Protocol):
-    """What a listing asks of an agent: a `Home`, or the whole `Format` (which has these too)."""
+if TYPE_CHECKING:  # protocols for the checker alone: no class made at import
 
-    @property
-    def name(self) -> str: ...
+    class Listed(Protocol):
+        """What a listing asks of an agent: a `Home`, or the whole `Format` (which has these too)."""
 
-    @property
-    def folder(self) -> Folder: ...
+        @property
+        def name(self) -> str: ...
 
-    @property
-    def session_id(self) -> Callable[[Path], str]: ...
+        @property
+        def folder(self) -> Folder: ...
+
+        @property
+        def session_id(self) -> Callable[[Path], str]: ...
+
+    class _Whole(Protocol):
+        """What the link check asks of a whole `Format` (this module imports no reader, nor `base`)."""
+
+        @property
+        def export_all(self) -> object | None: ...
+
+        @property
+        def claims_file(self) -> Callable[[Path, bytes], bool] | None: ...
 
 
-@dataclass(frozen=True)
-class Home:
+class Home(Frozen):
     """An agent whose every file is one session, as a listing finds its sessions: its name, its folder and a
     session's id from its path. Its `Format` is `FORMATS[name]`, loaded when a file is read."""
 
+    __slots__ = ("folder", "name", "session_id")
     name: str
     folder: Folder
-    session_id: Callable[[Path], str] = file_stem
+    session_id: Callable[[Path], str]
+
+    def __init__(self, name: str, folder: Folder, session_id: Callable[[Path], str] = file_stem) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "folder", folder)
+        object.__setattr__(self, "session_id", session_id)
 
 
 # Between a file that holds several sessions and one of them, in a path: `DB#ID` (OpenCode's database).
@@ -129,12 +179,16 @@ def head_of(path: Path, size: int) -> bytes:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class KeptMark:
+class KeptMark(Frozen):
     """What a command says of a session Wren kept (`wren keep`) that its agent deleted, truncated or rewritten."""
 
+    __slots__ = ("copy", "sentence")
     sentence: str  # "kept; deleted by its agent on 2026-12-07 09:10 UTC"
     copy: bool  # the kept copy is read in place of the agent's file (gone, or shorter): never live
+
+    def __init__(self, sentence: str, copy: bool) -> None:
+        object.__setattr__(self, "sentence", sentence)
+        object.__setattr__(self, "copy", copy)
 
 
 # --- the agents' homes (each format module takes its Folder and session_id from here) ---------------------------
@@ -162,12 +216,15 @@ def _pi_id(path: Path) -> str:
     return path.stem.rsplit("_", 1)[-1]
 
 
-_GEMINI_FILE = re.compile(r"^session-.*\.jsonl$")
+@cache
+def _gemini_file() -> re.Pattern[str]:
+    """The name of a Gemini CLI chat: compiled when its folder is first listed (not by a search of another agent)."""
+    return re.compile(r"^session-.*\.jsonl$")
 
 
 def _gemini_session(path: Path) -> bool:
     """A chat (`session-<time>-<id8>.jsonl`), not the client's other files."""
-    return bool(_GEMINI_FILE.match(path.name))
+    return bool(_gemini_file().match(path.name))
 
 
 def _gemini_id(path: Path) -> str:
@@ -357,23 +414,13 @@ def _session_through_link(listed: Listed, link: Path) -> bool:
     return fmt.claims_file(link, head) if fmt.claims_file is not None else bool(head)
 
 
-class _Whole(Protocol):
-    """What the link check asks of a whole `Format` (this module imports no reader, nor `base`)."""
-
-    @property
-    def export_all(self) -> object | None: ...
-
-    @property
-    def claims_file(self) -> Callable[[Path, bytes], bool] | None: ...
-
-
 def _format_of(listed: Listed) -> _Whole:
     """The whole format of a `Home` (its module imported now), or the format itself (nothing else is `Listed`)."""
     if isinstance(listed, Home):
         from . import FORMATS
 
         return FORMATS[listed.name]
-    return cast(_Whole, listed)
+    return cast("_Whole", listed)
 
 
 def walk(

@@ -11,7 +11,6 @@ A session is named `DB#SESSION_ID`; the database alone names its only session.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from . import opencode
@@ -46,11 +45,10 @@ def claims_file(path: Path, head: bytes) -> bool:
 
 
 # OpenCode's format (its translator, kinds, tools, files and tokens) for Kilo's schema, in Kilo's folder.
-FORMAT = replace(
-    opencode.FORMAT,
+FORMAT = opencode.FORMAT.replace(
     name=NAME,
     label=LABEL,
-    folder=replace(opencode.FORMAT.folder, root=variable_or_home(ENV, ".local/share", "kilo"), where=WHERE),
+    folder=opencode.FORMAT.folder.replace(root=variable_or_home(ENV, ".local/share", "kilo"), where=WHERE),
     session_id=session_id,
     claims_file=claims_file,
     export=export,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..journal._framing import LINE_START
 from ..journal.errors import NotASession
-from ..journal.store import SESSION_ID
+from ..journal.store import is_session_id
 from ..portable import open_read_only, pread
 from . import FORMATS, UNKNOWN, WREN
 from .contract import Format
@@ -115,7 +115,7 @@ def detect_head(head: bytes, name: str = "") -> Kind:
             if fmt.kinds.claims(value):
                 return fmt
     stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
-    if SESSION_ID.match(stem) or not any(line.strip() for line in whole):
+    if is_session_id(stem) or not any(line.strip() for line in whole):
         return WREN
     return UNKNOWN
 
@@ -134,7 +134,7 @@ def kind_of(path: Path) -> Kind:
     except OSError:
         return WREN
     try:
-        if pread(fd, len(LINE_START), 0) == LINE_START and SESSION_ID.match(path.name.removesuffix(".jsonl")):
+        if pread(fd, len(LINE_START), 0) == LINE_START and is_session_id(path.name.removesuffix(".jsonl")):
             return WREN  # a Wren line's start, a Wren session's name: no more is read (a folder of journals, fast)
         head = pread(fd, _HEAD, 0)
         # A first line longer than the head (Codex's session_meta holds the whole system prompt).

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from ..journal.events import Error, KnownEvent, Message, RunStart, ToolEnd, ToolStart, Usage, to_builtins
-from ..journal.store import SESSION_ID as _WREN_ID
+from ..journal.store import is_session_id
 from . import make
 from .base import BadLine, Format, Kinds, Translated, Translator, not_json
 from .folders import Folder
@@ -57,7 +57,7 @@ def claims_head(head: bytes, name: str) -> bool:
     line of its start (up to 8) an object with an integer seq, a string ts and type, and no crc; its name not a
     Wren session's (`s-YYYYMMDD-HHMMSS-xxxx.jsonl`)."""
     stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
-    if _WREN_ID.match(stem):
+    if is_session_id(stem):
         return False
     whole = [line for line in head.split(b"\n")[:-1][:_LINES] if line.strip()]
     if not whole:

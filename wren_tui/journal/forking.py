@@ -18,7 +18,7 @@ from .calls import CallTracker
 from .errors import JournalError
 from .events import Compaction, Event, Fork, KnownEvent
 from .reader import _Lines, open_for_reading, read_events, scan_events
-from .store import SESSION_ID, SUFFIX, new_session_id, session_id_of
+from .store import SUFFIX, is_session_id, new_session_id, session_id_of
 from .targets import replaceable
 from .verdict import Stop
 from .writer import FileOps, _ensure_dir, _write_all, encode_line, now_ts
@@ -253,7 +253,7 @@ def fork_from_lines(
         JournalError: `parent` is not a session id, or a piece does not end with a newline.
         OSError: the new journal cannot be written (the caller names the folder).
     """
-    if not SESSION_ID.match(parent):
+    if not is_session_id(parent):
         raise JournalError(f"{parent!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
     ops = ops or FileOps()
     _ensure_dir(folder, ops)

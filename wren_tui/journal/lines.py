@@ -20,24 +20,28 @@ with the reason a person reads, and the scanner says where.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ..portable import pread
+from ..records import Record
 from .verdict import Stop
 
 CHUNK = 1 << 20
 CUT_SHORT = "the last line was cut short (no newline at its end)"
 
 
-@dataclass(slots=True)
-class Run:
+class Run(Record):
     """Whole lines between two file offsets: `lines` ends with a newline (None: one huge line, not read)."""
 
+    __slots__ = ("end", "lines", "start")
     start: int
     end: int
     lines: memoryview | None
+
+    def __init__(self, start: int, end: int, lines: memoryview | None) -> None:
+        self.start = start
+        self.end = end
+        self.lines = lines
 
 
 class Lines:
@@ -163,7 +167,7 @@ class Scan:
         if self.stop is not None:
             after = self.offset + len(self.bad_line) + 1
             if nul_tail and b"\x00" in self.bad_line and only_nul_after(fd, after):
-                return dataclasses.replace(self.stop, torn=True)
+                return self.stop.replace(torn=True)
             return self.stop
         if partial:
             return Stop(self.lineno + 1, self.offset, CUT_SHORT, True)

@@ -13,12 +13,12 @@ import os
 import stat
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
 from ..portable import open_read_only, pread
+from ..records import Record
 from . import _fastpath
 from ._framing import CRC_MISMATCH, crc_problem
 from .errors import JournalError
@@ -346,13 +346,23 @@ def _scan_fd(fd: int, sink: EventSink, ends: array[int] | None = None) -> ReadVe
     return verdict
 
 
-@dataclass
-class HeadAndTail:
+class HeadAndTail(Record):
     """The first and last events of a journal, read without reading its middle."""
 
+    __slots__ = ("head", "size", "tail")
     head: list[Event]
     tail: list[Event]
     size: int
+
+    def __init__(
+        self,
+        head: list[Event],
+        tail: list[Event],
+        size: int,
+    ) -> None:
+        self.head = head
+        self.tail = tail
+        self.size = size
 
 
 def read_head_and_tail(path: str | os.PathLike[str], window: int = 1 << 16) -> HeadAndTail | None:
@@ -385,18 +395,30 @@ def read_head_and_tail(path: str | os.PathLike[str], window: int = 1 << 16) -> H
         os.close(fd)
 
 
-@dataclass
-class TailBatch:
+class TailBatch(Record):
     """What one `Tail.read` or `Tail.feed` found: the new events, and whether reading is stopped."""
 
+    __slots__ = ("events", "restarted", "stop", "warnings")
     events: list[Event]
     # True when the file shrank or was replaced and reading started over from its beginning.
-    restarted: bool = False
+    restarted: bool
     # Set while a line cannot be read; the Tail reads no further past it. A Tail never calls a stop
     # torn: the line may still be finished or set aside by its writer (see Tail).
-    stop: Stop | None = None
+    stop: Stop | None
     # Gaps in seq among this batch's events.
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str]
+
+    def __init__(
+        self,
+        events: list[Event],
+        restarted: bool = False,
+        stop: Stop | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.events = events
+        self.restarted = restarted
+        self.stop = stop
+        self.warnings = [] if warnings is None else warnings
 
 
 class Tail:

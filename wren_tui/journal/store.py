@@ -1,7 +1,7 @@
 """Where journals live: session ids, the journals folder, listing newest first with each state.
 
 Its names for where journals are and what they are called (`journals_dir`, `journal_paths`, `resolve`, `latest`,
-`SUFFIX`, `SESSION_ID`, `project_label`, `parse_ts`, ...) read no journal, and load no reader, no event type
+`SUFFIX`, `is_session_id`, `project_label`, `parse_ts`, ...) read no journal, and load no reader, no event type
 (msgspec), no datetime and no zlib: the reader, the event types, the calls and the locks are loaded by the first
 journal read for its row (`describe_session`, `list_sessions`, `state_of`), datetime by the first `parse_ts`, so a
 command that only finds sessions (a warm `wren search`) never loads them.
@@ -13,12 +13,13 @@ import errno
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from functools import cache
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeGuard, cast
 
 from ..portable import open_read_only, pread
+from ..records import Frozen
 from .errors import JournalError, SessionNotFound
 from .visible import visible
 
@@ -35,11 +36,22 @@ if TYPE_CHECKING:
     RunMark = RunStart | RunEnd | Fork
     """The events that say where a session's runs start and end: the last one says how its last run ended."""
 
-SESSION_ID = re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
 SUFFIX = ".jsonl"
 # Another tool's session that is one JSON document (an ATIF trajectory), opened by path.
 DOCUMENT_SUFFIX = ".json"
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"  # string.ascii_lowercase + string.digits
+
+
+@cache
+def _session_id() -> re.Pattern[str]:
+    return re.compile(r"^s-\d{8}-\d{6}-[a-z0-9]{4}$")
+
+
+def is_session_id(text: str) -> bool:
+    """Whether `text` is a Wren session's id (`s-20260102-030405-ab12`): its pattern compiled when first asked, not
+    by every command that imports the store (a search of another agent's sessions never asks)."""
+    return _session_id().match(text) is not None
+
 
 State = Literal[
     "live",
@@ -91,7 +103,7 @@ def journals_dir(
 
 
 def session_path(folder: Path, session_id: str) -> Path:
-    if not SESSION_ID.match(session_id):
+    if not is_session_id(session_id):
         raise SessionNotFound(f"{session_id!r} is not a session id (expected s-YYYYMMDD-HHMMSS-xxxx)")
     return folder / f"{session_id}{SUFFIX}"
 
@@ -112,7 +124,7 @@ def resolve(folder: Path, ref: str) -> Path:
     """
     if "\x00" in ref:
         raise SessionNotFound("a session id cannot contain a NUL byte")
-    if SESSION_ID.match(ref):
+    if is_session_id(ref):
         path = folder / f"{ref}{SUFFIX}"
         if not os.path.lexists(path):
             raise SessionNotFound(f"no session {ref} in {folder}")
@@ -159,7 +171,7 @@ def journal_paths(folder: Path, misnamed: list[Path] | None = None) -> list[Path
                 continue
             if entry.is_file(follow_symlinks=False):
                 names.append(entry.name)
-            elif misnamed is not None and SESSION_ID.match(entry.name[: -len(SUFFIX)]):
+            elif misnamed is not None and is_session_id(entry.name[: -len(SUFFIX)]):
                 misnamed.append(folder / entry.name)
     except FileNotFoundError:
         return []
@@ -204,7 +216,7 @@ def latest_of_project(folder: Path, project: Path) -> Path:
 
 def _sessions(folder: Path) -> list[Path]:
     """The journals of `folder` named as sessions, newest first."""
-    return [p for p in journal_paths(folder) if SESSION_ID.match(session_id_of(p))]
+    return [p for p in journal_paths(folder) if is_session_id(session_id_of(p))]
 
 
 def project_of(path: Path) -> str | None:
@@ -237,8 +249,22 @@ def project_label(project: str | None, width: int) -> str:
     return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
-@dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(Frozen):
+    __slots__ = (
+        "events",
+        "exact",
+        "fork_at",
+        "forked_from",
+        "id",
+        "last_ts",
+        "path",
+        "project",
+        "reason",
+        "started",
+        "state",
+        "stop",
+        "tokens",
+    )
     id: str
     path: Path
     state: State
@@ -252,11 +278,42 @@ class SessionInfo:
     reason: str | None
     # False for a big journal summarised from its head and tail: tokens, open calls and the fork
     # event count only there, and events is the last seq.
-    exact: bool = True
+    exact: bool
     # The workspace of the last run (its run_start's cwd): the session's project.
-    project: str | None = None
+    project: str | None
     # Where and why reading stopped (corrupt or torn tail), as the reader said it; None otherwise.
-    stop: Stop | None = None
+    stop: Stop | None
+
+    def __init__(
+        self,
+        id: str,
+        path: Path,
+        state: State,
+        events: int,
+        started: str | None,
+        last_ts: str | None,
+        tokens: int,
+        forked_from: str | None,
+        fork_at: int | None,
+        reason: str | None,
+        exact: bool = True,
+        project: str | None = None,
+        stop: Stop | None = None,
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "id", id)
+        set_field(self, "path", path)
+        set_field(self, "state", state)
+        set_field(self, "events", events)
+        set_field(self, "started", started)
+        set_field(self, "last_ts", last_ts)
+        set_field(self, "tokens", tokens)
+        set_field(self, "forked_from", forked_from)
+        set_field(self, "fork_at", fork_at)
+        set_field(self, "reason", reason)
+        set_field(self, "exact", exact)
+        set_field(self, "project", project)
+        set_field(self, "stop", stop)
 
     @property
     def duration_s(self) -> float | None:

@@ -8,15 +8,15 @@ to parse: `Stop.line`, `Stop.offset`, `Stop.why`, `Stop.torn`; `str(stop)` is th
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from ..records import Frozen, Record
 
 if TYPE_CHECKING:  # for the annotations only: a verdict, a stop and the errors need no event type (no msgspec)
     from .events import Event
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(Frozen):
     """The first line that cannot be read, and why; reading ends there and nothing after it is read.
 
     Attributes:
@@ -28,27 +28,48 @@ class Stop:
             False for corruption (a bad line, whatever follows it): nothing is appended after it.
     """
 
+    __slots__ = ("line", "offset", "torn", "why")
     line: int
     offset: int
     why: str
-    torn: bool = False
+    torn: bool
+
+    def __init__(self, line: int, offset: int, why: str, torn: bool = False) -> None:
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "why", why)
+        object.__setattr__(self, "torn", torn)
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.why}"
 
 
-@dataclass
-class ReadVerdict:
+class ReadVerdict(Record):
     """How far a journal is good, and where and why reading stopped (None: it was read to its end)."""
 
+    __slots__ = ("good_bytes", "last_seq", "lines", "stop", "warnings")
     # Good lines read, and the seq of the last one (0 when none).
-    lines: int = 0
-    last_seq: int = 0
+    lines: int
+    last_seq: int
     # Length of the readable prefix: everything before the line that stopped the reading.
-    good_bytes: int = 0
-    stop: Stop | None = None
+    good_bytes: int
+    stop: Stop | None
     # Gaps in seq ("line 5: seq jumps from 3 to 7"): reported, never fatal.
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str]
+
+    def __init__(
+        self,
+        lines: int = 0,
+        last_seq: int = 0,
+        good_bytes: int = 0,
+        stop: Stop | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.lines = lines
+        self.last_seq = last_seq
+        self.good_bytes = good_bytes
+        self.stop = stop
+        self.warnings = [] if warnings is None else warnings
 
     @property
     def ok(self) -> bool:
@@ -61,10 +82,24 @@ class ReadVerdict:
         return self.stop is not None and self.stop.torn
 
 
-@dataclass
 class ReadResult(ReadVerdict):
     """The verdict of `read_events`, with every good event and where each one's line ends."""
 
-    events: list[Event] = field(default_factory=list)
+    __slots__ = ("events", "line_ends")
+    events: list[Event]
     # Byte offset just past each event's line, in step with `events`.
-    line_ends: array[int] = field(default_factory=lambda: array("q"))
+    line_ends: array[int]
+
+    def __init__(
+        self,
+        lines: int = 0,
+        last_seq: int = 0,
+        good_bytes: int = 0,
+        stop: Stop | None = None,
+        warnings: list[str] | None = None,
+        events: list[Event] | None = None,
+        line_ends: array[int] | None = None,
+    ) -> None:
+        super().__init__(lines, last_seq, good_bytes, stop, warnings)
+        self.events = [] if events is None else events
+        self.line_ends = array("q") if line_ends is None else line_ends

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 
 # Bidi embeddings, overrides, isolates and marks: they reorder what a person reads.
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _TAB = "    "
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @lru_cache(maxsize=512)
@@ -52,14 +51,23 @@ def _is_hidden(char: str) -> bool:
     return code > 0x9F and _category(char) in ("Cf", "Cs", "Zl", "Zp")
 
 
-# The characters above ASCII that `visible` hides (C1 controls, the soft hyphen and every other format
-# character: bidi marks, embeddings, overrides and isolates, zero-width spaces and joiners, tags; the line and
-# paragraph separators), as of Unicode 15 (tests/journal/test_visible.py checks it against `_is_hidden`).
-_HIDDEN_ABOVE_ASCII = re.compile(
-    "[\x80-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
-)
+@cache
+def hidden_above_ascii() -> re.Pattern[str]:
+    """The characters above ASCII that `visible` hides (C1 controls, the soft hyphen and every other format
+    character: bidi marks, embeddings, overrides and isolates, zero-width spaces and joiners, tags; the line and
+    paragraph separators), as of Unicode 15 (tests/test_json_for_people.py checks it against `_is_hidden`).
+    Compiled when JSON that is not ASCII is first written (0.3 ms): most output never is."""
+    return re.compile(
+        "[\x80-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+        "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+        "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+    )
+
+
+@cache
+def _surrogate() -> re.Pattern[str]:
+    """A lone or paired surrogate (`valid_text`), compiled when first asked."""
+    return re.compile("[\ud800-\udfff]")
 
 
 def _json_escape(found: re.Match[str]) -> str:
@@ -79,14 +87,17 @@ def escaped_json(data: bytes) -> bytes:
     if data.isascii():
         return data
     text = data.decode("utf-8", "surrogateescape")
-    if _HIDDEN_ABOVE_ASCII.search(text) is None:
+    if text.isprintable():  # every character hidden is one Python counts as not printable: none here
         return data
-    return _HIDDEN_ABOVE_ASCII.sub(_json_escape, text).encode("utf-8", "surrogateescape")
+    hidden = hidden_above_ascii()
+    if hidden.search(text) is None:
+        return data
+    return hidden.sub(_json_escape, text).encode("utf-8", "surrogateescape")
 
 
 def valid_text(text: str) -> str:
     """`text` as UTF-8 can hold it: surrogate pairs joined (a JSON `\\ud83d\\ude00` cut in two), a lone one U+FFFD."""
-    if _SURROGATE.search(text) is None:
+    if _surrogate().search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..foreign import FORMATS
-from ..foreign.folders import KeptMark, Listed, listed, member_path, session_files, split_member
+from ..foreign.folders import KeptMark, listed, member_path, session_files, split_member
+from ..records import Frozen
 from .store import VERSIONS, KeptFile, KeptVersion, agent_folder, kept_agents, kept_files, kept_root, kept_versions
 
 if TYPE_CHECKING:
     from ..foreign import Format
+    from ..foreign.folders import Listed
 
 
 def when(iso: str) -> str:
@@ -49,8 +50,8 @@ def sentence(kept: KeptFile, gone: bool) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Found:
+class _Found(Frozen):
+    __slots__ = ("kept", "mark", "original", "read", "size", "version")
     kept: KeptFile
     original: Path  # where the agent keeps (or kept) it
     mark: KeptMark | None
@@ -58,11 +59,22 @@ class _Found:
     version: int  # the kept version `read` is
     size: int  # its bytes the store counted
 
+    def __init__(
+        self, kept: KeptFile, original: Path, mark: KeptMark | None, read: Path, version: int, size: int
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "kept", kept)
+        set_field(self, "original", original)
+        set_field(self, "mark", mark)
+        set_field(self, "read", read)
+        set_field(self, "version", version)
+        set_field(self, "size", size)
 
-@dataclass(frozen=True)
-class Shipped:
+
+class Shipped(Frozen):
     """A kept session as the fleet carries it (`wren mirror`): the copy a command reads, and what is said of it."""
 
+    __slots__ = ("agent", "copy", "mark", "relative", "session", "size", "version")
     agent: str
     session: str
     relative: str
@@ -70,6 +82,18 @@ class Shipped:
     copy: Path
     size: int
     mark: str | None
+
+    def __init__(
+        self, agent: str, session: str, relative: str, version: int, copy: Path, size: int, mark: str | None
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "agent", agent)
+        set_field(self, "session", session)
+        set_field(self, "relative", relative)
+        set_field(self, "version", version)
+        set_field(self, "copy", copy)
+        set_field(self, "size", size)
+        set_field(self, "mark", mark)
 
 
 class Kept:

@@ -28,11 +28,11 @@ the sha256 of its ranges' sha256s, in order.
 from __future__ import annotations
 
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+
+from ..records import Frozen, Record
 
 ENV = "WREN_KEEP_DIR"
 FILES = "files"
@@ -80,7 +80,9 @@ _CRC_TAIL = len(b',"crc":"xxxxxxxx"}')
 
 def frame(record: Mapping[str, Any]) -> bytes:
     """One manifest line: the record as compact JSON, its CRC-32 (of the bytes before `,"crc":`) last, a newline."""
-    import msgspec  # where a record is written or read, not by every command that finds the store empty
+    import zlib  # where a record is written or read, not by every command that finds the store empty
+
+    import msgspec
 
     body = msgspec.json.encode(record)[:-1]
     return b'%b,"crc":"%08x"}\n' % (body, zlib.crc32(body))
@@ -88,6 +90,8 @@ def frame(record: Mapping[str, Any]) -> bytes:
 
 def unframe(line: bytes) -> dict[str, Any] | None:
     """The record of a manifest line (without its newline); None when its CRC does not match or it is no record."""
+    import zlib
+
     import msgspec
 
     if len(line) < _CRC_TAIL + 2 or line[-_CRC_TAIL:-10] != _CRC_MARK or not line.endswith(b'"}'):
@@ -101,25 +105,46 @@ def unframe(line: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and isinstance(record.get("rel"), str) else None
 
 
-@dataclass
-class Range:
+class Range(Record):
     """Bytes [start, stop) of a kept version, and their sha256."""
 
+    __slots__ = ("sha256", "start", "stop")
     start: int
     stop: int
     sha256: str
 
+    def __init__(self, start: int, stop: int, sha256: str) -> None:
+        self.start = start
+        self.stop = stop
+        self.sha256 = sha256
 
-@dataclass
-class Version:
+
+class Version(Record):
     """One version of a kept file, as the manifest says: its bytes' ranges, when it was first and last kept."""
 
+    __slots__ = ("content", "kept_at", "number", "ranges", "sessions", "why")
     number: int
     ranges: list[Range]
     kept_at: str
-    why: str = "new"
-    content: str | None = None  # a database's digest of what it holds (its header's counters aside)
-    sessions: list[str] | None = None  # a database's sessions (OpenCode's, Kilo's `session` table), when known
+    why: str
+    content: str | None  # a database's digest of what it holds (its header's counters aside)
+    sessions: list[str] | None  # a database's sessions (OpenCode's, Kilo's `session` table), when known
+
+    def __init__(
+        self,
+        number: int,
+        ranges: list[Range],
+        kept_at: str,
+        why: str = "new",
+        content: str | None = None,
+        sessions: list[str] | None = None,
+    ) -> None:
+        self.number = number
+        self.ranges = ranges
+        self.kept_at = kept_at
+        self.why = why
+        self.content = content
+        self.sessions = sessions
 
     @property
     def size(self) -> int:
@@ -135,29 +160,56 @@ class Version:
         return hashlib.sha256(b"".join(bytes.fromhex(r.sha256) for r in self.ranges)).hexdigest()
 
 
-@dataclass
-class Entry:
+class Entry(Record):
     """One kept file of an agent, replayed from its manifest lines."""
 
+    __slots__ = ("changed_at", "current", "earlier", "racy", "rel", "src", "state")
     rel: str
     current: Version
-    earlier: list[Version] = field(default_factory=list)
+    earlier: list[Version]
     # The agent's file's size, mtime_ns and inode when last read (a database's, then its WAL's: 0, 0, 0 for none).
-    src: tuple[int, ...] | None = None
-    racy: bool = False  # it was read within its timestamp's reach of a change: read it again next time
-    state: State = "kept"
-    changed_at: str | None = None
+    src: tuple[int, ...] | None
+    racy: bool  # it was read within its timestamp's reach of a change: read it again next time
+    state: State
+    changed_at: str | None
+
+    def __init__(
+        self,
+        rel: str,
+        current: Version,
+        earlier: list[Version] | None = None,
+        src: tuple[int, ...] | None = None,
+        racy: bool = False,
+        state: State = "kept",
+        changed_at: str | None = None,
+    ) -> None:
+        self.rel = rel
+        self.current = current
+        self.earlier = [] if earlier is None else earlier
+        self.src = src
+        self.racy = racy
+        self.state = state
+        self.changed_at = changed_at
 
 
-@dataclass
-class Manifest:
+class Manifest(Record):
     """An agent's manifest, read: each kept file by its path, and what of the manifest did not count."""
 
+    __slots__ = ("damaged", "entries", "lines", "size", "torn")
     entries: dict[str, Entry]
     size: int  # the bytes that counted: up to the end of the last whole line
     lines: int
     damaged: list[tuple[int, str]]  # (line number, why) of whole lines that do not count
     torn: bool  # the last line has no newline: written when a kill came; it did not count
+
+    def __init__(
+        self, entries: dict[str, Entry], size: int, lines: int, damaged: list[tuple[int, str]], torn: bool
+    ) -> None:
+        self.entries = entries
+        self.size = size
+        self.lines = lines
+        self.damaged = damaged
+        self.torn = torn
 
 
 def read_manifest(folder: Path, rels: Iterable[str] | None = None) -> Manifest:
@@ -275,10 +327,21 @@ def _apply(entries: dict[str, Entry], record: dict[str, Any]) -> str | None:
 # --- the read API ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class KeptFile:
+class KeptFile(Frozen):
     """One kept file: where its latest copy is, what it holds, and what became of the agent's own."""
 
+    __slots__ = (
+        "agent",
+        "changed_at",
+        "copy",
+        "kept_at",
+        "original",
+        "relative",
+        "sha256",
+        "size",
+        "state",
+        "versions",
+    )
     agent: str
     relative: PurePosixPath  # its path in the agent's folder, and in `kept_folder`
     copy: Path  # the latest kept copy
@@ -290,13 +353,38 @@ class KeptFile:
     # when the agent's file is gone and no `wren keep` ran since (then: "deleted by its agent after <kept_at>").
     changed_at: str | None
     versions: int  # how many versions are kept (1: never rewritten)
-    original: Path | None = None  # the agent's own file (None: the agent's folder is unknown here)
+    original: Path | None  # the agent's own file (None: the agent's folder is unknown here)
+
+    def __init__(
+        self,
+        agent: str,
+        relative: PurePosixPath,
+        copy: Path,
+        size: int,
+        sha256: str,
+        kept_at: str,
+        state: State,
+        changed_at: str | None,
+        versions: int,
+        original: Path | None = None,
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "agent", agent)
+        set_field(self, "relative", relative)
+        set_field(self, "copy", copy)
+        set_field(self, "size", size)
+        set_field(self, "sha256", sha256)
+        set_field(self, "kept_at", kept_at)
+        set_field(self, "state", state)
+        set_field(self, "changed_at", changed_at)
+        set_field(self, "versions", versions)
+        set_field(self, "original", original)
 
 
-@dataclass(frozen=True)
-class KeptVersion:
+class KeptVersion(Frozen):
     """One version of a kept file: version `versions` is the latest copy (in `files/`), earlier ones in `versions/`."""
 
+    __slots__ = ("copy", "kept_at", "number", "sessions", "sha256", "size", "why")
     number: int
     copy: Path
     size: int
@@ -305,7 +393,26 @@ class KeptVersion:
     why: str  # new, rewritten, truncated
     # A database's: the ids of the sessions this version holds (OpenCode's and Kilo's `session` table); None for
     # any other file, or a database without that table.
-    sessions: tuple[str, ...] | None = None
+    sessions: tuple[str, ...] | None
+
+    def __init__(
+        self,
+        number: int,
+        copy: Path,
+        size: int,
+        sha256: str,
+        kept_at: str,
+        why: str,
+        sessions: tuple[str, ...] | None = None,
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "number", number)
+        set_field(self, "copy", copy)
+        set_field(self, "size", size)
+        set_field(self, "sha256", sha256)
+        set_field(self, "kept_at", kept_at)
+        set_field(self, "why", why)
+        set_field(self, "sessions", sessions)
 
 
 def agent_root(agent: str, env: Mapping[str, str], home: Path) -> Path | None:

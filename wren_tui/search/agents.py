@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign import FORMATS, WREN
 from ..foreign.folders import Home, split_member
 from ..keep.found import Kept
+from ..records import Record
 from .foreign import ForeignSession
 from .sources import SearchSource
 
@@ -29,19 +29,34 @@ if TYPE_CHECKING:
 WREN_AGENT = "wren"
 
 
-@dataclass
-class Places:
+class Places(Record):
     """Where to look: Wren's journals folder, and the folder --dir names (None: each other agent's own)."""
 
+    __slots__ = ("_split", "journals", "kept", "named", "recall", "skipped")
     journals: Path
-    named: Path | None = None
+    named: Path | None
     # A sentence for each folder that could not be listed (its sessions are not searched): said by the command.
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str]
     # Whether a file of the named folder is a Wren journal by what search's index read of it (not read again).
-    recall: Callable[[Path], bool] | None = None
+    recall: Callable[[Path], bool] | None
     # The sessions Wren kept (`wren keep`): those the agents lost are searched in their kept copies.
-    kept: Kept = field(default_factory=Kept)
-    _split: tuple[list[Path], list[tuple[Format, Path]]] | None = field(default=None, repr=False)
+    kept: Kept
+
+    def __init__(
+        self,
+        journals: Path,
+        named: Path | None = None,
+        skipped: list[str] | None = None,
+        recall: Callable[[Path], bool] | None = None,
+        kept: Kept | None = None,
+    ) -> None:
+        self.journals = journals
+        self.named = named
+        self.skipped = [] if skipped is None else skipped
+        self.recall = recall
+        self.kept = Kept() if kept is None else kept
+        # A cache: the named folder's files, split by `in_named` when first asked.
+        self._split: tuple[list[Path], list[tuple[Format, Path]]] | None = None
 
     def in_named(self) -> tuple[list[Path], list[tuple[Format, Path]]]:
         """The named folder's Wren journals (newest first) and other agents' files, each file looked at once."""

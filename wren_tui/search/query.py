@@ -15,16 +15,15 @@ the Kelvin sign; the raw pass lets those lines through too), one with a capital 
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import re
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..portable import main_thread_ticks
+from ..records import Frozen
 from .choices import REGEX_SECONDS
 from .rawpass import holds, native
 
@@ -100,16 +99,60 @@ def regex_budget(seconds: float = REGEX_SECONDS) -> Iterator[None]:
         _limit[0], _spent[0], _texts[0], _by_library[0] = outer
 
 
-@dataclass(frozen=True)
-class Query:
+# A cache not yet filled (None is a value it can take).
+_UNSET: Any = object()
+
+
+class Query(Frozen):
     """A compiled search: `find` on decoded text, `prefilter` for the raw bytes of a line."""
 
+    __slots__ = (
+        "_literal",
+        "_needle",
+        "_prefilter",
+        "_timed_pattern",
+        "compiled",
+        "fold",
+        "fragment",
+        "pattern",
+        "regex",
+        "runs",
+    )
     pattern: str
     regex: bool
     fold: bool
     compiled: re.Pattern[str]
     fragment: str | None  # what the raw bytes must hold, as text (None: any line can match)
-    runs: tuple[str, ...] = ()  # runs of literal text every match holds (the index looks for the longest)
+    runs: tuple[str, ...]  # runs of literal text every match holds (the index looks for the longest)
+    if TYPE_CHECKING:  # its caches (no fields): what `find` and the raw pass ask of it, worked out when first asked
+        _literal: str | None
+        _needle: bytes
+        _prefilter: Prefilter
+        _timed_pattern: Any
+
+    def __init__(
+        self,
+        pattern: str,
+        regex: bool,
+        fold: bool,
+        compiled: re.Pattern[str],
+        fragment: str | None,
+        runs: tuple[str, ...] = (),
+    ) -> None:
+        set_field = object.__setattr__
+        set_field(self, "pattern", pattern)
+        set_field(self, "regex", regex)
+        set_field(self, "fold", fold)
+        set_field(self, "compiled", compiled)
+        set_field(self, "fragment", fragment)
+        set_field(self, "runs", runs)
+        # What `find` looks for with str.find: the pattern as typed (lowercased when ignoring case, where it must be
+        # ASCII); None: only the regex finds it.
+        literal = None if regex else pattern if not fold else pattern.lower() if pattern.isascii() else None
+        set_field(self, "_literal", literal)
+        set_field(self, "_needle", (literal or "").encode())
+        set_field(self, "_prefilter", _UNSET)
+        set_field(self, "_timed_pattern", _UNSET)
 
     @classmethod
     def of(cls, pattern: str, *, regex: bool = False) -> Query:
@@ -184,37 +227,26 @@ class Query:
                 raise PatternTooSlow(limit, _texts[0])
         return None if match is None else match.span()
 
-    @functools.cached_property
+    @property
     def _timed(self) -> Any:
         """The pattern compiled by the `regex` library (its search takes a timeout); None without it, or
-        for a pattern it reads otherwise than `re` (then the match is not limited)."""
-        try:
-            import regex  # type: ignore[import-not-found,import-untyped,unused-ignore]
-        except ImportError:
-            return None
-        flags = self.compiled.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII)
-        try:
-            return regex.compile(self.compiled.pattern, flags | regex.VERSION0)
-        except (regex.error, OverflowError, RecursionError, MemoryError):
-            return None
+        for a pattern it reads otherwise than `re` (then the match is not limited). Compiled when first asked."""
+        timed = self._timed_pattern
+        if timed is _UNSET:
+            timed = _timed_compile(self.compiled)
+            object.__setattr__(self, "_timed_pattern", timed)
+        return timed
 
-    @functools.cached_property
-    def _literal(self) -> str | None:
-        """What `find` looks for with str.find: the pattern as typed (lowercased when ignoring case, where it
-        must be ASCII); None: only the regex finds it."""
-        if self.regex:
-            return None
-        if not self.fold:
-            return self.pattern
-        return self.pattern.lower() if self.pattern.isascii() else None
-
-    @functools.cached_property
-    def _needle(self) -> bytes:
-        return (self._literal or "").encode()
-
-    @functools.cached_property
+    @property
     def prefilter(self) -> Prefilter:
         """The raw pass's arguments: needle, fold, escapes, extras (see `_scan.c`); worked out once, asked per line."""
+        prefilter = self._prefilter
+        if prefilter is _UNSET:
+            prefilter = self._prefilter_of()
+            object.__setattr__(self, "_prefilter", prefilter)
+        return prefilter
+
+    def _prefilter_of(self) -> Prefilter:
         fragment = self.fragment
         if fragment is None:
             return None, False, False, ()
@@ -232,6 +264,19 @@ class Query:
         """What the raw pass decides for one line's bytes (a reader of another format asks it line by line)."""
         needle, fold, escapes, extras = self.prefilter
         return needle is None or holds(line, needle, fold, escapes, extras)
+
+
+def _timed_compile(compiled: re.Pattern[str]) -> Any:
+    """`Query._timed`, compiled."""
+    try:
+        import regex  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    flags = compiled.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII)
+    try:
+        return regex.compile(compiled.pattern, flags | regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError, MemoryError):
+        return None
 
 
 def _shown(pattern: str) -> str:

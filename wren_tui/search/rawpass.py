@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
+from functools import cache
 from types import ModuleType
 
 ScanResult = tuple[int, int, bytes, bytes, bytes]
@@ -23,12 +24,26 @@ try:
 except ImportError:  # pragma: no cover - depends on the install
     native = None
 
-_HEAD = re.compile(rb'\{"seq":([1-9][0-9]{0,17}),"ts":"[^"\\]+","type":"([^"\\]+)"')
-_SUFFIX = re.compile(rb',"crc":"([0-9a-f]{8})"\}\Z')
 _ASSISTANT = b',"message":{"role":"assistant"'
 _KINDS = {b"delta": DELTA, b"run_start": RUN_START}
-# \u00 then 2-7 (a printable ASCII character, escaped) or \/; an escaped backslash before it is its own escape.
-ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\(?:u00[2-7]|/)")
+
+
+# The patterns of the pass in Python (without the C helpers, or a line asked of `holds`), compiled when it first
+# runs: a search the C pass or the index answers never compiles them.
+@cache
+def _framing() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """A line's head (its seq and type) and its CRC suffix."""
+    return (
+        re.compile(rb'\{"seq":([1-9][0-9]{0,17}),"ts":"[^"\\]+","type":"([^"\\]+)"'),
+        re.compile(rb',"crc":"([0-9a-f]{8})"\}\Z'),
+    )
+
+
+@cache
+def escape_pattern() -> re.Pattern[bytes]:
+    """An escape the raw pass lets through: \\u00 then 2-7 (a printable ASCII character, escaped) or \\/; an escaped
+    backslash before it is its own escape."""
+    return re.compile(rb"(?<!\\)(?:\\\\)*\\(?:u00[2-7]|/)")
 
 
 def python_scan(
@@ -64,8 +79,9 @@ def _kind(line: bytes, seq: int) -> int | None:
     """The line's kind if the pass vouches for it as the line with `seq`, else None."""
     if b"\x00" in line or b"\r" in line:
         return None
-    head = _HEAD.match(line)
-    suffix = _SUFFIX.search(line)
+    head_pattern, suffix_pattern = _framing()
+    head = head_pattern.match(line)
+    suffix = suffix_pattern.search(line)
     if head is None or int(head[1]) != seq or suffix is None or len(line) < 20:
         return None
     import zlib  # the pass without the C helpers only: not loaded by every search
@@ -83,7 +99,7 @@ def holds(line: bytes, needle: bytes, fold: bool, escapes: bool, extras: tuple[b
     lowered = line.lower()
     if (needle.lower() in lowered) if fold else (needle in line):
         return True
-    if escapes and ESCAPE.search(line) is not None:
+    if escapes and escape_pattern().search(line) is not None:
         return True
     return any(extra.lower() in lowered for extra in extras)
 

@@ -151,7 +151,7 @@ class Skim:
         made = _made_words(fmt.translator.__module__)
         if len(word) < 3 or not made or any(word.lower() in each for each in made):
             return None
-        return Skim(word, dataclasses.replace(query, fragment=word).prefilter)
+        return Skim(word, query.replace(fragment=word).prefilter)
 
     def holds(self, data: bytes) -> bool:
         """Whether these bytes (whole lines) may hold the word, or an escape or case of it."""

@@ -25,7 +25,15 @@ from ..fleet.names import is_remote, parse_ref
 from ..foreign import FORMATS, Format, detect, identify, kind_of, what_wren_opens
 from ..foreign.folders import split_member
 from ..journal.errors import JournalError, NotASession, SessionNotFound
-from ..journal.store import DOCUMENT_SUFFIX, SESSION_ID, SUFFIX, journal_paths, journals_dir, latest, starts_as_journal
+from ..journal.store import (
+    DOCUMENT_SUFFIX,
+    SUFFIX,
+    is_session_id,
+    journal_paths,
+    journals_dir,
+    latest,
+    starts_as_journal,
+)
 from ..journal.store import resolve as resolve_journal
 from ..journal.visible import visible
 from ..keep.found import Kept
@@ -62,7 +70,7 @@ def wren_journal(folder: Path, ref: str) -> Path | None:
     except SessionNotFound:
         return None
     # Named as Wren names its journals, too: a file of the design's lines (mca) starts so, and is not Wren's.
-    return path if path.suffix == SUFFIX and SESSION_ID.match(path.stem) and starts_as_journal(path) else None
+    return path if path.suffix == SUFFIX and is_session_id(path.stem) and starts_as_journal(path) else None
 
 
 def find(folder: Path, ref: str, say: Say = quiet) -> Path:
@@ -93,7 +101,7 @@ def find(folder: Path, ref: str, say: Say = quiet) -> Path:
         if "\x00" in ref or kept.copy_of(path) is None:
             raise
         return _kept(path, say, kept)
-    if SESSION_ID.match(ref):
+    if is_session_id(ref):
         return found  # a Wren session's id: never another agent's
     _refuse_no_trajectory(found)
     return _kept(found, say)
