@@ -166,6 +166,16 @@ def test_each_format_is_registered_by_its_name_label_and_variable() -> None:
     assert "nobody" not in FORMATS and FORMATS.get("nobody") is None
 
 
+def test_each_formats_file_suffix_in_the_registry_is_its_modules() -> None:
+    # The registry's table as it is (not a loaded format's own, which `suffix` gives once it is loaded).
+    assert {name: FORMATS._suffixes.get(name, ".jsonl") for name in FORMATS} == {
+        name: FORMATS[name].folder.suffix for name in FORMATS
+    }
+    assert {name: FORMATS.suffix(name) for name in FORMATS} == {name: FORMATS[name].folder.suffix for name in FORMATS}
+    with pytest.raises(KeyError):
+        FORMATS.suffix("nobody")
+
+
 @pytest.mark.parametrize("setting", ["unset", "set", "both"])
 def test_each_agents_own_folder_by_the_registrys_rule_is_its_modules_root(tmp_path: Path, setting: str) -> None:
     home = tmp_path / "home"
@@ -393,6 +403,7 @@ NOT_FOR_A_WARM_SEARCH = {
     "dis",
     "tokenize",
     "zlib",  # the kept store's manifest lines' CRCs, read only where the store holds some
+    "wren_tui.search.indexer",  # the index opened read-only first (`Index.begin`), for writing only if a file is stale
 }
 # The most modules a warm search adds to those of bare Python (59 on Python 3.11 as this is written; 72 with
 # dataclasses, 124 before).
@@ -406,3 +417,94 @@ def test_a_warm_search_loads_only_what_it_runs(tmp_path: Path, words: list[str])
     loaded = _loaded_by(["search", *words, "--agent", "claude", "--json"], env)
     assert loaded & NOT_FOR_A_WARM_SEARCH == set()
     assert len(loaded) <= MOST_FOR_A_WARM_SEARCH, sorted(loaded)
+
+
+# What a warm `wren search` of a folder of Wren journals (each journal as the index holds it, so none is opened) never
+# loads: any agent's format module (the walk of a --dir takes their file names from the registry, `Registry.suffix`),
+# what recognises a file by its first bytes and the formats' contract, the journal's reader and the raw pass over a
+# journal (`search.wren`), what only reading a journal needs (pickle: a reading's memory kept in the index), the
+# indexer (nothing to write), and msgspec with the event types: its hits' lines are decoded by the standard
+# library's JSON (`search.stored`).
+NOT_FOR_A_WARM_JOURNALS_SEARCH = {
+    *(f"wren_tui.foreign.{home}" for home, _label, _env in FORMATS._homes.values()),
+    "wren_tui.foreign.kinds",
+    "wren_tui.foreign.contract",
+    "wren_tui.foreign.listing",  # the rows of a listing (`every_session` is `foreign.every_agent`'s)
+    "wren_tui.foreign.snapshot",
+    "wren_tui.journal.reader",
+    "wren_tui.journal._fastpath",
+    "wren_tui.journal.events",
+    "wren_tui.search.wren",
+    "wren_tui.search.spoken",
+    "wren_tui.search.skim",
+    "wren_tui.search.readahead",
+    "wren_tui.search.indexer",  # the index opened read-only: every journal as it holds it, nothing to write
+    "msgspec",
+    "typing_extensions",
+    "pickle",
+    "dataclasses",  # the value classes are `records.Record`s
+    "inspect",
+    "ast",
+    "dis",
+    "tokenize",
+}
+# The most modules a warm search of Wren journals adds to those of bare Python, finding nothing (61 on Python 3.11 as
+# this is written) and finding hits (64); with dataclasses 74 and 76; with every agent's format module, what
+# recognises a file, the journal's reader and msgspec, as before, either added 143 (69 of them Wren's).
+MOST_FOR_A_WARM_JOURNALS_SEARCH = {False: 61, True: 64}
+
+
+def _wren_journals(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A folder of two Wren journals (a joke told in one), no other agent's folder: the folder and the environment."""
+    from tests.tui.journals import assistant, user, write_journal
+
+    folder = tmp_path / "journals"
+    write_journal(folder / "s-20250301-093000-aaaa.jsonl", [user("tell me a joke"), assistant("a joke about parrots")])
+    write_journal(folder / "s-20250302-100000-bbbb.jsonl", [user("no laughing matter"), assistant("quite so")])
+    env = {
+        "WREN_DIR": str(folder),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "HOME": str(tmp_path / "home"),
+    }
+    return folder, env
+
+
+@pytest.mark.parametrize("where", ["--agent wren --dir", "--dir", "--agent wren"])
+def test_a_warm_search_of_wren_journals_loads_no_agents_reader_nor_the_journals_reader(
+    tmp_path: Path, where: str
+) -> None:
+    folder, env = _wren_journals(tmp_path)
+    options = [*where.split(), *([str(folder)] if "--dir" in where else [])]
+    built = _loaded_by(["search", "joke", *options, "--json"], env)  # builds the index: each journal read
+    assert "wren_tui.journal.reader" in built
+    for words in (["joke"], ["-l", "joke"], ["quokkaflume"]):  # hits, a file's first hit, and none
+        loaded = _loaded_by(["search", *words, *options, "--json"], env)
+        assert loaded & NOT_FOR_A_WARM_JOURNALS_SEARCH == set(), words
+        found = words != ["quokkaflume"]
+        assert len(loaded) <= MOST_FOR_A_WARM_JOURNALS_SEARCH[found], sorted(loaded)
+
+
+def test_a_line_appended_to_a_journal_after_the_index_was_built_is_found_and_then_held_by_the_index(
+    tmp_path: Path,
+) -> None:
+    from tests.tui.journals import encode, user
+
+    folder, env = _wren_journals(tmp_path)
+    options = ["--agent", "wren", "--dir", str(folder)]
+    _loaded_by(["search", "joke", *options, "--json"], env)  # builds the index
+    with (folder / "s-20250302-100000-bbbb.jsonl").open("ab") as out:
+        out.write(encode([user("one more joke, a quokkaflume")], first_seq=3))
+    result = subprocess.run(
+        [sys.executable, "-m", "wren_tui", "search", "quokkaflume", *options, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(row["session"], row["seq"], row["role"]) for row in rows] == [("s-20250302-100000-bbbb", 3, "user")]
+    # That search read the grown part and wrote it into the index: the next one is warm again.
+    loaded = _loaded_by(["search", "quokkaflume", *options, "--json"], env)
+    assert loaded & NOT_FOR_A_WARM_JOURNALS_SEARCH == set()

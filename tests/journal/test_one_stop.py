@@ -38,7 +38,7 @@ from wren_tui.journal.reader import Tail, scan_events
 from wren_tui.journal.verdict import Stop
 from wren_tui.search.engine import Searched, search
 from wren_tui.search.query import Query
-from wren_tui.search.wren import WrenSession
+from wren_tui.search.wren_session import WrenSession
 
 EXAMPLES = 1000 if os.environ.get("WREN_TORTURE") == "1" else 120
 NAME = "s-20260101-000000-0001.jsonl"

@@ -12,7 +12,7 @@ from tests.tui.journals import encode, finished_story, user
 from wren_tui.search import rawpass, wren
 from wren_tui.search.engine import Hit, Searched, search
 from wren_tui.search.query import Query
-from wren_tui.search.wren import WrenSession
+from wren_tui.search.wren_session import WrenSession
 
 # (a line for seq N whose text is FORGED, what the reading says of it)
 FORGERIES = {

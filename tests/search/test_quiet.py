@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.tui.journals import finished_story, user, write_journal
 from wren_tui.search.engine import Hit, Searched, search
 from wren_tui.search.query import Query
-from wren_tui.search.wren import WrenSession
+from wren_tui.search.wren_session import WrenSession
 
 
 def test_a_quiet_search_gives_the_same_hits_and_only_the_sessions_with_something_to_say(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from tests.tui.journals import encode, finished_story, user
 from wren_tui.search import rawpass, wren
 from wren_tui.search.engine import Hit, search
 from wren_tui.search.query import Query
-from wren_tui.search.wren import WrenSession
+from wren_tui.search.wren_session import WrenSession
 
 native = pytest.mark.skipif(rawpass.native is None, reason="the C pass was not built in this install")
 

@@ -20,13 +20,13 @@ from ..journal.store import project_label
 from ..journal.verdict import Stop
 from ..journal.visible import escaped_json, visible
 from ..keep.found import Kept
-from ..search import indexer
 from ..search.agents import WREN_AGENT, sessions_of
 from ..search.choices import REGEX_SECONDS
 from ..search.engine import Filters, Hit, Searched, search
 from ..search.folder_index import Index
 from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
+from ..search.writer import LazyWriter
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
 from .console import JsonRows, Scalar, err
 from .exits import Exit
@@ -64,7 +64,7 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
     if named is not None:
         refuse_unknown_file(named)  # a file of no kind Wren reads: the one refusal, exit 4
     skipped: list[str] = []
-    opened = None if args.no_index else Index(folder, writer=indexer)
+    opened = None if args.no_index else Index(folder, writer=LazyWriter())
     read = None if opened is None else opened.begin(query)
     _warn(opened)
     # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.

@@ -56,10 +56,14 @@ class Registry(MutableMapping[str, "Format"]):
     """
 
     def __init__(
-        self, homes: dict[str, tuple[str, str, str]], roots: dict[str, tuple[tuple[str, ...], str, str] | None]
+        self,
+        homes: dict[str, tuple[str, str, str]],
+        roots: dict[str, tuple[tuple[str, ...], str, str] | None],
+        suffixes: dict[str, str] | None = None,
     ) -> None:
         self._homes = dict(homes)
         self._roots = dict(roots)
+        self._suffixes = dict(suffixes or {})  # a name not here: its files are JSON lines (".jsonl")
         self._names = list(homes)
         self._loaded: dict[str, Format] = {}
         self._given: set[str] = set()  # set here (a test's): its own root, not the registry's rule
@@ -88,6 +92,7 @@ class Registry(MutableMapping[str, "Format"]):
         self._names.remove(name)
         self._homes.pop(name, None)
         self._roots.pop(name, None)
+        self._suffixes.pop(name, None)
         self._loaded.pop(name, None)
         self._given.discard(name)
 
@@ -113,6 +118,16 @@ class Registry(MutableMapping[str, "Format"]):
             if home is not None:
                 return home
         return self[name]
+
+    def suffix(self, name: str) -> str:
+        """How `name`'s session files are named (`Folder.suffix`) without importing its module: from the registry's
+        table of the formats whose files are not JSON lines (its third), or from a format set here or loaded."""
+        fmt = self._loaded.get(name)
+        if fmt is not None:
+            return fmt.folder.suffix
+        if name not in self._homes:
+            raise KeyError(name)
+        return self._suffixes.get(name, ".jsonl")
 
     def described(self, name: str) -> tuple[str, str]:
         """A format's label and variable (`Format.label`, `Folder.env`) without importing its module."""
@@ -185,6 +200,17 @@ FORMATS: Registry = Registry(
         "continue": (("CONTINUE_GLOBAL_DIR",), ".continue", "sessions"),
         "cline": (("CLINE_DIR",), ".cline", "data/sessions"),
         "vibe": (("VIBE_HOME",), ".vibe", "logs/session/unified"),
+    },
+    # How the session files of the formats that are not JSON lines are named, as their modules' `Folder.suffix` says
+    # (tests/test_command_imports.py checks they agree; every other format's end in .jsonl): a walk of a folder of
+    # every agent's sessions (`folders.every_session`) imports a format's module only for a file named so.
+    {
+        "opencode": ".db",
+        "kilo": ".db",
+        "aider": ".md",
+        "continue": ".json",
+        "cline": ".messages.json",
+        "vibe": "meta.json",
     },
 )
 # What a file is when no format claims it: a Wren journal (by a line or its name), or none Wren knows.

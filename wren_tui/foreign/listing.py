@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -23,7 +23,8 @@ from ..journal.store import parse_ts
 from ..portable import pread
 from . import FORMATS, WREN, own_folder_of
 from .contract import Format
-from .folders import KeptMark, session_files, split_member, walk
+from .every_agent import every_session
+from .folders import KeptMark, session_files, split_member
 from .live import FileKey, alive, changed_at, changed_recently, held_for_writing
 
 # What reads a file (its lines, the journal's event types, msgspec): imported by the first file read, not by a
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     import msgspec
 
     from ..journal.events import Event
-    from . import Kind
     from .base import Translated
     from .folders import Listed
 
@@ -109,60 +109,6 @@ def owner_of(folder: Path) -> tuple[Format, Path] | None:
     """
     owner = own_folder_of(folder)
     return None if owner is None else (FORMATS[owner[0]], owner[1])
-
-
-# How a file of JSON lines is named: a Wren journal, or a session of most agents.
-JSONL = ".jsonl"
-
-
-def every_session(
-    folder: Path,
-    skipped: list[str] | None = None,
-    known: dict[Path, Format] | None = None,
-    recall: Callable[[Path], Kind | None] | None = None,
-) -> list[tuple[Kind, Path]]:
-    """Every file below `folder` that may be a session, whatever its agent, with what it is by its content
-    (`kind_of`): every .jsonl file (a format's, a Wren journal, or unknown: never guessed at), and every file a
-    format that is not JSON lines claims (a database, Markdown). The folder of `wren ls --agent all --dir`,
-    `wren search --dir` and `wren watch --agent all --dir`: one walk of it, no link followed.
-
-    A Wren journal is one directly in `folder` (Wren keeps its journals in one folder, not nested).
-    Args:
-        skipped: as for `session_files`.
-        known: the format of each file found before (kept by a caller that lists again): not read again.
-        recall: what a caller can tell a .jsonl file is without reading it (search: a file its index read
-            as a Wren journal and holds as it is now), else None: its first bytes are read.
-    """
-    from . import kind_of  # a file's first bytes read: the formats' kinds
-
-    others = [f for f in FORMATS.values() if f.folder.suffix != JSONL]
-    suffixes = (JSONL, *(f.folder.suffix for f in others))
-    found: list[tuple[Kind, Path]] = []
-    for path, _entry, hidden, top in walk(folder, skipped, True, suffixes):
-        kind: Kind | None = None if known is None else known.get(path)
-        if path.name.endswith(JSONL):
-            kind = kind or (recall and recall(path)) or kind_of(path)
-            if kind == WREN and not top:
-                continue
-            if isinstance(kind, Format) and kind.folder.suffix != JSONL and not path.name.endswith(kind.folder.suffix):
-                continue  # a part of a session its own file names (a Vibe journal segment beside its meta.json)
-        elif kind is None:
-            claimants = [
-                f
-                for f in others
-                if path.name.endswith(f.folder.suffix)
-                and (f.folder.hidden_folders or not hidden)
-                and f.folder.is_session_file(path)
-            ]
-            kind = kind_of(path) if claimants else None
-            if kind not in claimants:
-                continue
-        if kind is None:
-            continue
-        if known is not None and isinstance(kind, Format):
-            known[path] = kind
-        found.append((kind, path))
-    return found
 
 
 def list_every_session(folder: Path, skipped: list[str] | None = None) -> list[AgentSession]:

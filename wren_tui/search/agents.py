@@ -4,7 +4,7 @@ Wren's are the journals of its journals folder; another agent's (each format of 
 are its session files in its own folder (its variable, else its default), and the kept copies of those it
 deleted or truncated after `wren keep` copied them (`keep.found`). A folder named with --dir
 is every agent's: each file is the agent's whose lines it holds, as `wren ls --agent all --dir` reads
-a folder (`foreign.listing.every_session`): a Wren journal is still searched up to its damage; a file
+a folder (`foreign.every_agent.every_session`): a Wren journal is still searched up to its damage; a file
 that is no session Wren knows is not searched (never guessed at). `wren search --agent` offers
 `agents()`.
 """
@@ -62,15 +62,15 @@ class Places(Record):
         """The named folder's Wren journals (newest first) and other agents' files, each file looked at once."""
         if self._split is None:
             assert self.named is not None
-            from ..foreign import Format  # a folder of every agent's: each file's reader, to say what it is
-            from ..foreign.listing import every_session
+            from ..foreign.every_agent import every_session  # a folder of every agent's: not by a search of their own
 
             wren: list[Path] = []
             foreign: list[tuple[Format, Path]] = []
+            # A file is looked at (its format's reader imported) only when search's index does not recall it as Wren's.
             for kind, path in every_session(self.named, self.skipped, recall=self._recalled if self.recall else None):
                 if kind == WREN:
                     wren.append(path)  # a Wren journal, maybe damaged past its first lines
-                elif isinstance(kind, Format):
+                elif not isinstance(kind, str):
                     foreign += [(kind, session) for session in _sessions(kind, [path])]
                 # else: a file no session Wren knows: never guessed at, not searched
             wren.sort(key=lambda path: path.name, reverse=True)  # newest first, as journal_paths lists them
@@ -84,7 +84,7 @@ class Places(Record):
 def wren_sessions(folder: Path) -> list[SearchSource]:
     """The journals of `folder`, newest first (none when it does not exist)."""
     from ..journal.store import journal_paths
-    from .wren import WrenSession  # the journal's reader for search: not loaded by a search of another agent's only
+    from .wren_session import WrenSession  # a journal as a source: not loaded by a search of another agent's only
 
     return [WrenSession(path) for path in journal_paths(folder)]
 
@@ -92,15 +92,18 @@ def wren_sessions(folder: Path) -> list[SearchSource]:
 def _wren(places: Places) -> list[SearchSource]:
     if places.named is None:
         return wren_sessions(places.journals)
-    from .wren import WrenSession
+    from .wren_session import WrenSession
 
     return [WrenSession(path) for path in places.in_named()[0]]
 
 
 def _foreign(agent: str, places: Places) -> list[SearchSource]:
     if places.named is not None:
+        found_there = [(found, path) for found, path in places.in_named()[1] if found.name == agent]
+        if not found_there:
+            return []  # none of its files there: its reader is not loaded
         named = FORMATS[agent]
-        paths = [path for found, path in places.in_named()[1] if found is named]
+        paths = [path for found, path in found_there if found is named]
         return sorted((ForeignSession(path, named) for path in paths), key=_newest, reverse=True)
     if _nothing_of(agent, places.kept):
         return []  # `--agent all` on a machine without that agent: its reader is not loaded

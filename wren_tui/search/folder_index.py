@@ -9,24 +9,39 @@ same database (`listing_cache`). The commands and the viewer hand it a `Query` a
 they hold no connection, run no SQL and import no sqlite3 (tests/search/test_index_home.py).
 
 The viewer must never load what writes the index (tests/test_layers.py), so the writer is handed
-in: `wren search` and `wren ls --agent` give `Index` the module `indexer` (a `Writer`); the viewer
-gives none, and opens the index read-only.
+in: `wren search` and `wren ls --agent` give `Index` the module `indexer` (a `Writer`; `wren search` a
+stand-in that imports it when first asked, so a warm search, whose read is begun on the index opened
+read-only, loads no writer); the viewer gives none, and opens the index read-only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .index import IndexRead, connect_read, index_path
+from .index import SIDE_FILES, IndexRead, connect_read, index_path
 from .query import Query
 from .sources import SearchSource
 
 if TYPE_CHECKING:
     from .listing_cache import ListingCache
+
+
+def _private(path: Path) -> bool:
+    """Whether the index's files (those there) are readable by their owner alone, as the writer leaves them."""
+    for name in (str(path), *(f"{path}{side}" for side in SIDE_FILES)):
+        try:
+            if os.stat(name, follow_symlinks=False).st_mode & 0o077:
+                return False
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+    return True
 
 
 class IndexUnavailable(Exception):
@@ -63,6 +78,8 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self._writable = False
         self._read: IndexRead | None = None
+        # The read was begun on the index opened read-only (`_read_first`): opened for writing if a file is stale.
+        self._read_only_first = False
 
     def _open(self, *, or_read: bool = True) -> sqlite3.Connection | None:
         """The database, opened for writing where there is a writer and it can be, else (`or_read`) read-only;
@@ -95,14 +112,34 @@ class Index:
         """
         if not self.folder.is_dir():
             return None
-        db = self._open()
+        read = self._read_first(query) if self._db is None and self.writer is not None else None
+        if read is None:
+            db = self._open()
+            if db is None:
+                return None
+            read = IndexRead(db, query)
+            if not read.begin():
+                self._db = None  # the read closed it
+                return None
+        self._read = read
+        return read
+
+    def _read_first(self, query: Query) -> IndexRead | None:
+        """A read begun on the index opened read-only, when it is Wren's and of this version; None: open it as ever.
+
+        A warm search (every file as the index holds it) writes nothing: it neither opens the index for writing nor
+        loads the writer; `answers` opens it so (`writer.connect_write`, which makes, repairs or moves aside what it
+        finds) only when a file is stale or gone.
+        """
+        if not _private(self.path):
+            return None  # an older Wren's index readable by all: made private by the writer's open
+        db = connect_read(self.path)
         if db is None:
             return None
         read = IndexRead(db, query)
         if not read.begin():
-            self._db = None  # the read closed it
-            return None
-        self._read = read
+            return None  # the read closed it
+        self._db, self._writable, self._read_only_first = db, False, True
         return read
 
     def answers(self, sources: list[SearchSource], *, first: bool = False) -> IndexRead | None:
@@ -117,6 +154,21 @@ class Index:
             return None
         stale = set(read.stale((source.path, getattr(source, "looked", None)) for source in sources))
         gone = read.gone(source.path for source in sources)
+        if (stale or gone) and self._read_only_first:
+            # Opened read-only for a warm search, and there is something to write: opened as ever, read again.
+            self._read_only_first = False
+            query = read.query
+            self.close()
+            db = self._open()
+            if db is None:
+                return None
+            read = IndexRead(db, query)
+            if not read.begin():
+                self._db = None  # the read closed it
+                return None
+            self._read = read
+            stale = set(read.stale((source.path, getattr(source, "looked", None)) for source in sources))
+            gone = read.gone(source.path for source in sources)
         if (stale or gone) and self._writable and self.writer is not None:
             db = self._db
             db.execute("COMMIT")  # the read transaction ends; the writer writes; a new one begins

@@ -49,7 +49,7 @@ from .rawpass import native
 from .sources import Item, Saved
 
 if TYPE_CHECKING:
-    from .wren import Ref
+    from .stored import Ref
 
 VERSION = 9  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
 FOLDER = ".index"
@@ -698,7 +698,7 @@ class IndexRead:
 
     def _item_at(self, span: memoryview, ref: Ref) -> Item | None:
         """The item `ref` points to if it matches the query (its line's bytes tested first, as the raw pass does)."""
-        from .wren import PARTIAL, item_at
+        from .stored import PARTIAL, item_at
 
         # A partial reply's text is its deltas' texts joined: a match may lie across two of its lines.
         if ref[3] != PARTIAL and self._may_hold is not None and not self._may_hold(span):
@@ -709,7 +709,7 @@ class IndexRead:
 
     def _spans(self, file: int, refs: list[Ref]) -> list[memoryview] | None:
         """The bytes of `refs` in the file `file`, when it is as the index read it; else None."""
-        from .wren import stored_spans
+        from .stored import stored_spans
 
         if self._paths is None:
             self._paths = {row[0]: key for key, row in self.rows.items()}
@@ -838,7 +838,7 @@ class IndexRead:
         refs: list[Ref] = [each for each in stored if not isinstance(each, Item)]
         if not refs:
             return stored  # type: ignore[return-value]
-        from .wren import stored_items
+        from .stored import stored_items
 
         try:
             fd = open_read_only(path)

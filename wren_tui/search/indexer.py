@@ -35,7 +35,7 @@ from .sources import Item, Resumable, SearchSource
 
 if TYPE_CHECKING:
     from .readahead import Readahead
-    from .wren import Ref
+    from .stored import Ref
 
 _BATCH = 256  # items written at a time
 _FEW = 64  # up to this many files to bring up to date, the index is asked for each one's row alone
@@ -765,7 +765,7 @@ def _opened(path: str) -> int:
 def _read_back(fd: int | None, refs: list[tuple[int, Ref]]) -> list[tuple[int, Item | None]]:
     """Each of `refs` with its item read again from the journal open at `fd`; None for one whose bytes are
     not those indexed (or with no file)."""
-    from .wren import item_at, stored_spans
+    from .stored import item_at, stored_spans
 
     if not refs:
         return []

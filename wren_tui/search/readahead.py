@@ -40,7 +40,8 @@ from .foreign import ForeignSession
 from .index import fts_name, fts_text, item_blob, stop_blob
 from .query import Query
 from .sources import Item, SearchSource
-from .wren import WrenSession, ref_of
+from .stored import ref_of
+from .wren_session import WrenSession
 
 if TYPE_CHECKING:
     import subprocess

@@ -10,33 +10,30 @@ The one check left out: a line the pass vouches for and that cannot match is not
 whose CRC is right but whose event does not fit format 1 (only a program that computes Wren's CRC
 over a wrong event can write one) stops the search only when it can match; `wren log` finds it.
 
+The journal as a source (`wren_session.WrenSession`, light: one for every journal of a folder the index answers)
+imports this module when it is read; the index reads the lines of its candidates with `stored`, not this module.
+
 Streamed deltas are not searched (their reply follows whole, as a message) unless no reply followed
 them (a retry, a crash, a cancel): that partial reply is searched as one text, as the viewer shows it.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
 import re
 import zlib
 from array import array
-from collections.abc import Callable, Iterator, Sequence
-from itertools import islice
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import msgspec
 
 from ..journal.errors import JournalError
 from ..journal.events import Delta, Event, KnownEvent, Message, RunStart
 from ..journal.lines import Lines, Scan, pread_exactly
-from ..journal.reader import decode_line, open_for_reading
-from ..journal.store import session_id_of
-from ..portable import pread
-from .query import Prefilter, Query
+from .query import Prefilter
 from .rawpass import ASSISTANT, DELTA, OTHER, RUN_START, raw_scan
-from .sources import FileSession, Item, Saved
+from .sources import Item, Saved
 from .spoken import items_of
+from .stored import TAIL, Located, own_crc, partial_of
 
 _decoder = msgspec.json.Decoder(KnownEvent)
 # A run of deltas no assistant message follows (possessive: the whole run, never a part of it).
@@ -44,42 +41,6 @@ _PARTIAL = re.compile(rb"\x01++(?!\x02)")
 _DELTAS = re.compile(rb"\x01*")
 # The last delta of a run no assistant message follows (or of a run at the end): there is a partial reply.
 _RUN_END = re.compile(rb"\x01(?![\x01\x02])")
-
-
-class WrenSession(FileSession):
-    """A Wren journal file, searched read-only."""
-
-    agent = "wren"
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, session_id_of(path))
-        self._reading: _Pass | None = None
-
-    @property
-    def located(self) -> Located:
-        """Where the item `items` (or `resume`) gave last is in the file: its line's (or its deltas') start, end
-        and the CRC-32 of those bytes (what the index keeps of it instead of its text, see `Ref`)."""
-        assert self._reading is not None, "asked before an item was given"
-        return self._reading.located
-
-    def items(self, query: Query) -> Iterator[Item]:
-        return self._read(query, None)
-
-    def resume(self, query: Query, saved: Saved) -> Iterator[Item]:
-        return self._read(query, saved)
-
-    def _read(self, query: Query, saved: Saved | None) -> Iterator[Item]:
-        fd = open_for_reading(self._path)
-        try:
-            reading = self._reading = _Pass(fd, query.prefilter)
-            if saved is not None:
-                reading.restore(saved)
-            self._warnings = reading.warnings
-            yield from reading.run()
-            self._stop = reading.stop
-            self._saved = reading.saved
-        finally:
-            os.close(fd)
 
 
 def kind_of(event: Event) -> int:
@@ -91,7 +52,7 @@ def kind_of(event: Event) -> int:
     return RUN_START if isinstance(event, RunStart) else OTHER
 
 
-class _Pass(Scan):
+class Reading(Scan):
     """One reading of one journal: where it is, and what it carries from one run of lines to the next.
 
     Its lines and its stop come from the one scanner (`journal.lines`); the raw pass and the reader's
@@ -112,11 +73,15 @@ class _Pass(Scan):
 
     def restore(self, saved: Saved) -> None:
         """Go on from where an earlier reading of the same bytes ended (`saved`, from `run`)."""
+        import pickle  # a journal read: not loaded by a search the index answers
+
         state = pickle.loads(saved.state)
         self.offset, self.lineno, self.prev_seq, self.project, self.streaming, warnings = state
         self.warnings.extend(warnings)
 
     def run(self) -> Iterator[Item]:
+        import pickle
+
         lines = Lines(self.fd, self.offset)
         for run in lines:
             yield from self._take(lines.read(run))
@@ -172,7 +137,7 @@ class _Pass(Scan):
                 self.project = event.cwd
             if index in matching:
                 first = start(index)
-                self.located = (first, ends[index], _own_crc(lines[ends[index] - base - _TAIL : ends[index] - base]))
+                self.located = (first, ends[index], own_crc(lines[ends[index] - base - TAIL : ends[index] - base]))
                 yield from items_of(event, first, 0, self.project)
         if bad is not None:
             index = wanted[len(events)]
@@ -186,7 +151,7 @@ class _Pass(Scan):
     def _single(self, line: bytes) -> Iterator[Item]:
         """A line the raw pass did not vouch for, read as the reader reads it."""
         try:
-            event = decode_line(line)
+            event = _read_line(line)
             if event.seq <= self.prev_seq:
                 raise JournalError(f"seq {event.seq} does not increase on {self.prev_seq}")
         except JournalError as exc:
@@ -204,7 +169,7 @@ class _Pass(Scan):
                 yield from self._partial(first, last)
         if isinstance(event, RunStart):
             self.project = event.cwd
-        self.located = (start, self.offset, _own_crc(line[len(line) + 1 - _TAIL :] + b"\n"))
+        self.located = (start, self.offset, own_crc(line[len(line) + 1 - TAIL :] + b"\n"))
         yield from items_of(event, start, 0, self.project)
 
     def _delta_runs(self, kinds: bytes, ends: array[int], start: Callable[[int], int]) -> list[tuple[int, int, int]]:
@@ -239,191 +204,10 @@ class _Pass(Scan):
     def _partial(self, start: int, end: int) -> Iterator[Item]:
         """A reply streamed and thrown away: its deltas' text, joined, as one item at its first delta."""
         data = pread_exactly(self.fd, end - start, start)
-        item = _partial_of(data, start, self.project)
+        item = partial_of(data, start, self.project)
         if item is not None:
             self.located = (start, end, zlib.crc32(data))
             yield item
-
-
-def _partial_of(data: bytes | memoryview, start: int, project: str | None) -> Item | None:
-    """The item of a reply streamed and thrown away, from its deltas' lines (`data`, at `start` in the file)."""
-    deltas = [e for e in _decoder.decode_lines(data) if isinstance(e, Delta)]
-    if not deltas:
-        return None
-    first = deltas[0]
-    text = "".join(d.text for d in deltas)
-    return Item(first.seq, first.ts, "assistant", "partial", text, start, 0, project=project)
-
-
-# Where an item's text is in its journal: the start and end of its line (of its deltas' lines, for a partial reply)
-# and the line's own CRC-32 (what its writer wrote at its end; for a partial reply, the CRC-32 of all its lines).
-Located = tuple[int, int, int]
-# What the index keeps of a Wren journal's item (index version 8): its line's start and length, its CRC-32 (as
-# `Located`), which of the line's items it is (-1: the partial reply its deltas make), and the project it was in.
-Ref = tuple[int, int, int, int, str | None]
-PARTIAL = -1
-# The bytes of a file's items read and checked at a time (`stored_items`); a file's candidates past this are
-# checked first, in a pass of their own, so nothing is given before every one of them is known to be right.
-CHUNK = 4 << 20
-_GAP = 4 << 10  # lines at most this far apart are read in one pread (a copy of 4 kB costs about a call)
-_READ = 1 << 20  # of at most about this many bytes
-# How a line the reader takes ends: `,"crc":"` and its CRC-32 in 8 lowercase hex digits, `"}`, the newline.
-_MARK = b',"crc":"'
-_TAIL = len(_MARK) + 8 + 3
-
-
-def _own_crc(tail: bytes | memoryview) -> int:
-    """The CRC-32 a line ending in `tail` (its last _TAIL bytes) says it has; -1 if it does not end as a line
-    the reader takes (never so for a line an item was read from: `stored_spans` then finds it wrong)."""
-    if len(tail) != _TAIL or tail[: len(_MARK)] != _MARK or tail[-3:] != b'"}\n':
-        return -1
-    try:
-        return int(bytes(tail[len(_MARK) : len(_MARK) + 8]), 16)
-    except ValueError:
-        return -1
-
-
-def ref_of(item: Item, located: Located, which: int) -> Ref:
-    start, end, crc = located
-    signed = crc - (1 << 32) if crc >= 1 << 31 else crc  # marshal's 4-byte int
-    return (start, end - start, signed, PARTIAL if item.kind == "partial" else which, item.project)
-
-
-def stored_spans(fd: int, refs: Sequence[Ref]) -> list[memoryview] | None:
-    """The bytes each of `refs` points to in the journal open at `fd`; None when any of them is not the line it
-    was indexed from (the file changed under the index): the bytes there do not end with a newline and, before
-    its `"}`, the line's own CRC-32 kept (its writer's, of its body: another line has another, and a line that
-    moved ends elsewhere), or the file ends before them. A partial reply's lines are checked whole against the
-    CRC-32 of them kept.
-
-    The line's body is not checked against its CRC again: its own CRC and its end tell one line from another
-    (a line damaged under an intact CRC is the reader's to find, as any damage the index did not read).
-    """
-    spans: list[memoryview] = []
-    at = 0
-    while at < len(refs):
-        low, length = refs[at][0], refs[at][1]
-        high, end = low + length, at + 1
-        # The next ones in the same line or just after it: one read.
-        while end < len(refs) and low <= refs[end][0] <= high + _GAP and high - low < _READ:
-            high = max(high, refs[end][0] + refs[end][1])
-            end += 1
-        wanted = high - low
-        read = pread(fd, wanted, low)
-        data = memoryview(read if len(read) == wanted else pread_exactly(fd, wanted, low))
-        if len(data) < wanted:
-            return None
-        for start, size, crc, which, _project in refs[at:end]:
-            first = start - low
-            last = first + size
-            if which == PARTIAL:
-                if zlib.crc32(data[first:last]) != crc & 0xFFFFFFFF:
-                    return None
-            # The line's own CRC, 8 hex digits before its `"}` and newline (`,"crc":"` before them: `_own_crc`).
-            elif data[last - 1] != _NEWLINE or data[last - 11 : last - 3] != b"%08x" % (crc & 0xFFFFFFFF):
-                return None
-            spans.append(data[first:last])
-        at = end
-    return spans
-
-
-_NEWLINE = ord("\n")
-
-
-def item_at(span: bytes | memoryview, ref: Ref) -> Item:
-    """The item `ref` points to, from its bytes (`stored_spans`: the very bytes it was indexed from).
-
-    Raises:
-        JournalError: they do not give it (only bytes other than those indexed could).
-    """
-    start, _size, _crc, which, project = ref
-    if which == PARTIAL:
-        try:
-            item = _partial_of(span, start, project)
-        except (msgspec.DecodeError, RecursionError):
-            item = None
-        if item is None:
-            raise JournalError(f"offset {start}: no streamed reply there")
-        return item
-    items = items_of(_event(span), start, 0, project)
-    found = next(items if which == 0 else islice(items, which, None), None)
-    if found is None:
-        raise JournalError(f"offset {start}: the line holds no item {which}")
-    return found
-
-
-def _event(span: bytes | memoryview) -> Event:
-    try:
-        event: Event = _decoder.decode(span)
-    except (msgspec.DecodeError, RecursionError):
-        event = decode_line(bytes(span))  # a line the raw pass did not vouch for, read as the reader reads it
-    return event
-
-
-def stored_items(
-    fd: int, refs: Sequence[Ref], may_hold: Callable[[memoryview], bool] | None = None
-) -> list[Item] | Iterator[Item] | None:
-    """The items `refs` point to, in order, read from the journal open at `fd`; None when the file's bytes are
-    not those indexed (all of them checked before the first is given). A list when they are read at once (at
-    most CHUNK bytes: `fd` is no longer needed); else an iterator reading a chunk at a time from `fd`.
-
-    With `may_hold` (the raw pass's test of a line's bytes, `index._may_hold`), a line it says cannot match is
-    not decoded and its item left out (a partial reply's always kept: its match may lie across its deltas).
-
-    Raises (from the iterator): JournalError, when the file changed between the check and the reading.
-    """
-    chunks: list[Sequence[Ref]] = []
-    begin, size = 0, 0
-    for n, ref in enumerate(refs):
-        size += ref[1]
-        if size >= CHUNK:
-            chunks.append(refs[begin : n + 1])
-            begin, size = n + 1, 0
-    if begin < len(refs):
-        chunks.append(refs[begin:])
-    first = stored_spans(fd, chunks[0]) if chunks else []
-    if first is None or any(stored_spans(fd, chunk) is None for chunk in chunks[1:]):
-        return None
-    if len(chunks) <= 1:
-        return _items_at(first, refs, may_hold)
-    return _decoded(fd, chunks, first, may_hold)
-
-
-def _items_at(
-    spans: list[memoryview], refs: Sequence[Ref], may_hold: Callable[[memoryview], bool] | None = None
-) -> list[Item]:
-    """`item_at` of each (those `may_hold` lets through), a line holding several (a reply's reasoning, text and
-    calls) decoded once."""
-    found: list[Item] = []
-    line: list[Item] = []  # the items of the line at `at` made so far, by `making`
-    making: Iterator[Item] = iter(())
-    at = -1
-    for span, ref in zip(spans, refs, strict=True):
-        start, which = ref[0], ref[3]
-        if which == PARTIAL:
-            found.append(item_at(span, ref))
-            continue
-        if may_hold is not None and start != at and not may_hold(span):
-            continue
-        if start != at:
-            line, making, at = [], items_of(_event(span), start, 0, ref[4]), start
-        line.extend(islice(making, which + 1 - len(line)))
-        if which >= len(line):
-            raise JournalError(f"offset {start}: the line holds no item {which}")
-        found.append(line[which])
-    return found
-
-
-def _decoded(
-    fd: int, chunks: list[Sequence[Ref]], first: list[memoryview], may_hold: Callable[[memoryview], bool] | None
-) -> Iterator[Item]:
-    spans: list[memoryview] | None = first
-    for n, chunk in enumerate(chunks):
-        if n:
-            spans = stored_spans(fd, chunk)
-        if spans is None:
-            raise JournalError("it changed while it was searched: search again")
-        yield from _items_at(spans, chunk, may_hold)
 
 
 def _decode(lines: memoryview, base: int, spans: list[tuple[int, int]]) -> tuple[list[Event], tuple[str, bytes] | None]:
@@ -442,10 +226,22 @@ def _decode(lines: memoryview, base: int, spans: list[tuple[int, int]]) -> tuple
     for piece in pieces:
         line = bytes(piece[:-1])
         try:
-            events.append(decode_line(line))
+            events.append(_read_line(line))
         except JournalError as exc:
             return events, (str(exc), line)
     return events, None
+
+
+def _read_line(line: bytes) -> Event:
+    """The line as the journal's reader reads it (`reader.decode_line`): imported for the first line the raw pass
+    did not vouch for or msgspec could not decode, not by a search whose every line it decoded.
+
+    Raises:
+        JournalError: the reader does not take it.
+    """
+    from ..journal.reader import decode_line
+
+    return decode_line(line)
 
 
 def _all(kinds: bytes, kind: int) -> Iterator[int]:

@@ -41,9 +41,11 @@ _LOOKED_AT = 4096
 
 def refuse_unknown_file(path: Path) -> None:
     """NotASession (exit 4, the one refusal) for a regular file `--dir` names whose kind Wren does not read."""
+    if not path.is_file() or path.is_symlink():
+        return  # a folder (what --dir names most often): nothing to recognise, the formats' kinds not loaded
     from ..foreign import kind_of, what_wren_opens  # what recognises a file's kind: only for a file named
 
-    if path.is_file() and not path.is_symlink() and of_no_kind(path, kind_of(path)):
+    if of_no_kind(path, kind_of(path)):
         raise NotASession(path, what_wren_opens(), NOT_THEIRS)
 
 

@@ -21,7 +21,7 @@ from ...journal.lineage import TreeRow, fork_tree
 from ...journal.locks import lock_holder
 from ...journal.store import SessionInfo, describe_session, journal_paths, project_label, session_id_of
 from ...search.sources import SearchSource
-from ...search.wren import WrenSession
+from ...search.wren_session import WrenSession
 from ...sessions.tailing import WatchMode, watch_folder
 from .. import strings
 from ..text import shorten

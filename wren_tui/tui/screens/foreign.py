@@ -27,15 +27,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ...foreign import Format
+from ...foreign.every_agent import every_session
 from ...foreign.folders import split_member
-from ...foreign.listing import (
-    AgentSession,
-    describe_agent_session,
-    describe_exported,
-    every_session,
-    marked,
-    remembered,
-)
+from ...foreign.listing import AgentSession, describe_agent_session, describe_exported, marked, remembered
 from ...foreign.live import FileKey, held_for_writing
 from ...journal.store import project_label
 from ...keep.found import Kept
