@@ -68,6 +68,14 @@ class Record:
         return (type(self), self._values())
 
 
+def fields_of(value: object) -> dict[str, Any]:
+    """A record as msgspec wrote the dataclass it replaced: its fields by name, in their order (an encoder's
+    `enc_hook`, or the standard library's `default`: a record in a Struct's field or in a command's JSON)."""
+    if isinstance(value, Record):
+        return {name: getattr(value, name) for name in value._fields}
+    raise TypeError(f"Encoding objects of type {type(value).__qualname__} is unsupported")
+
+
 class Frozen(Record):
     """An immutable value, hashable by its fields: its `__init__` sets them with `object.__setattr__`."""
 
