@@ -31,7 +31,8 @@ class Record:
         super().__init_subclass__(**kwargs)
         # Its own fields in the order they are declared (the annotations' text: nothing is evaluated), each with its
         # slot (a field without one would be a class attribute); a slot that is no field is a cache, named "_...".
-        declared = [name for name, kind in cls.__dict__.get("__annotations__", {}).items() if "ClassVar" not in kind]  # noqa: RUF063 (no inspect)
+        annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (no inspect)
+        declared = [name for name, kind in annotations.items() if "ClassVar" not in str(kind)]
         slots = cls.__dict__.get("__slots__", ())
         slots = {slots} if isinstance(slots, str) else set(slots)
         if not slots >= set(declared) or any(not name.startswith("_") for name in slots.difference(declared)):
