@@ -60,3 +60,17 @@ def test_diff_of_an_unknown_session_is_one_sentence(tmp_path: Path) -> None:
     proc = run_wren(["diff", SESSION, "s-20990101-000000-none", "--dir", str(f.folder)], cwd=tmp_path)
     assert proc.returncode == 1 and proc.stderr.startswith("wren: no session s-20990101-000000-none in ")
     assert "Traceback" not in proc.stderr
+
+
+def test_diff_json_of_a_damaged_session_gives_where_it_stopped_in_its_parts_and_exits_4(tmp_path: Path) -> None:
+    f = family(tmp_path)
+    f.fork.write_bytes(f.fork.read_bytes()[:-20])
+    proc = run_wren(["diff", str(f.parent), str(f.fork), "--json"], cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["left"]["stop"] is None
+    stop = document["right"]["stop"]
+    assert (stop["line"], stop["torn"]) == (11, True)
+    assert stop["why"] == "the last line was cut short (no newline at its end)"
+    assert list(stop) == ["line", "offset", "why", "torn"]  # as the dataclass it was wrote it

@@ -123,3 +123,24 @@ def test_a_class_whose_slots_are_not_its_fields_and_caches_is_refused() -> None:
         class Public(Record):
             __slots__ = ("a", "b")  # b: no field, and not named as a cache
             a: int
+
+
+def test_a_record_declared_without_postponed_annotations_takes_its_fields() -> None:
+    """A module without `from __future__ import annotations` gives its annotations as types, not text."""
+    namespace: dict[str, object] = {}
+    source = (
+        "from typing import ClassVar\n"
+        "from wren_tui.records import Frozen\n"
+        "class Point(Frozen):\n"
+        "    __slots__ = ('x', 'y')\n"
+        "    x: int\n"
+        "    y: int\n"
+        "    KIND: ClassVar[str] = 'point'\n"
+        "    def __init__(self, x: int, y: int) -> None:\n"
+        "        object.__setattr__(self, 'x', x)\n"
+        "        object.__setattr__(self, 'y', y)\n"
+    )
+    # Compiled on its own (not inheriting this module's postponed annotations): its annotations are evaluated.
+    exec(compile(source, "<a module>", "exec", dont_inherit=True), namespace)
+    point = namespace["Point"](1, 2)  # type: ignore[operator]
+    assert repr(point) == "Point(x=1, y=2)" and point.replace(y=3) == namespace["Point"](1, 3)  # type: ignore[attr-defined,operator]

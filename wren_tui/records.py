@@ -31,7 +31,8 @@ class Record:
         super().__init_subclass__(**kwargs)
         # Its own fields in the order they are declared (the annotations' text: nothing is evaluated), each with its
         # slot (a field without one would be a class attribute); a slot that is no field is a cache, named "_...".
-        declared = [name for name, kind in cls.__dict__.get("__annotations__", {}).items() if "ClassVar" not in kind]  # noqa: RUF063 (no inspect)
+        annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (no inspect)
+        declared = [name for name, kind in annotations.items() if "ClassVar" not in str(kind)]
         slots = cls.__dict__.get("__slots__", ())
         slots = {slots} if isinstance(slots, str) else set(slots)
         if not slots >= set(declared) or any(not name.startswith("_") for name in slots.difference(declared)):
@@ -66,6 +67,14 @@ class Record:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled and copied as its class called with its fields (a frozen one cannot be assigned to after)."""
         return (type(self), self._values())
+
+
+def fields_of(value: object) -> dict[str, Any]:
+    """A record as msgspec wrote the dataclass it replaced: its fields by name, in their order (an encoder's
+    `enc_hook`, or the standard library's `default`: a record in a Struct's field or in a command's JSON)."""
+    if isinstance(value, Record):
+        return {name: getattr(value, name) for name in value._fields}
+    raise TypeError(f"Encoding objects of type {type(value).__qualname__} is unsupported")
 
 
 class Frozen(Record):

@@ -11,6 +11,7 @@ rest) prints what a search reading the files prints.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import get_args
 
@@ -112,6 +113,11 @@ REFUSED = [
     b'{"type":"error","seq":1.0,"ts":"t","message":"a"}',
     b'{"type":"error","seq":1,"ts":"t","message":"a","attempt":NaN}',
     b'{"type":"error","seq":1,"ts":"t","message":"a","retryable":null}',
+    # NaN and Infinity, the standard library's extensions to JSON, where no type is checked: msgspec refuses the line
+    b'{"type":"error","seq":1,"ts":"t","message":"a","crc":NaN}',
+    b'{"type":"error","seq":1,"ts":"t","message":"a","crc":Infinity}',
+    b'{"type":"message","seq":1,"ts":"t","message":{"role":"user","content":"a"},"crc":[-Infinity]}',
+    b'{"type":"delta","seq":1,"ts":"t","text":"a","crc":{"x":NaN}}',
     b'{"type":"error","seq":1,"ts":"t","message":"a","retryable":1}',
     b'{"type":"error","seq":1,"ts":"t","message":null}',
     b'{"type":"error","seq":1,"ts":"t"}',
@@ -173,3 +179,29 @@ def test_a_search_with_more_hits_than_the_plain_lines_prints_what_reading_the_fi
     assert warm.returncode == files.returncode == built.returncode == 0, warm.stderr
     assert warm.stdout == files.stdout == built.stdout
     assert [json.loads(row)["seq"] for row in warm.stdout.splitlines()] == list(range(1, many + 1))
+
+
+def test_a_hit_line_rewritten_under_the_index_with_nan_is_refused_as_reading_the_files_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """A line changed in place under the index (same place, length, end and time) to hold NaN, which the standard
+    library's JSON takes and msgspec refuses: the warm search says what a search reading the files says."""
+    folder = tmp_path / "journals"
+    path = folder / "s-20250301-093000-aaaa.jsonl"
+    write_journal(path, [user("parrot one"), user("parrot two")])
+    args = ["search", "parrot", "--dir", str(folder), "--json"]
+    assert run_wren(args, cwd=tmp_path).returncode == 0  # builds the index
+    data = path.read_bytes()
+    first = data[: data.index(b"\n")]
+    head = b'{"seq":1,"crc":NaN,"type":"message","message":{"role":"user","content":"parrot one"},"ts":"'
+    end = first[-10:]
+    forged = head + b"2" * (len(first) - len(head) - len(end)) + end  # its own crc's 8 digits still before its `"}`
+    assert len(forged) == len(first) and end.endswith(b'"}')
+    before = path.stat()
+    with path.open("r+b") as file:
+        file.write(forged)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    warm = run_wren(args, cwd=tmp_path)
+    files = run_wren([*args, "--no-index"], cwd=tmp_path)
+    assert '"stoppedAtLine":1' in files.stdout and '"type":"hit"' not in files.stdout
+    assert (warm.returncode, warm.stdout) == (files.returncode, files.stdout)

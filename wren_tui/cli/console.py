@@ -68,14 +68,18 @@ def stdlib_encoder() -> Callable[[object], str]:
     the quote and the backslash escaped (`\\b \\f \\n \\r \\t` by their short names, the others as `\\u00xx`)."""
     import json  # about 1 ms: only for a command that writes JSON
 
-    return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    from ..records import fields_of
+
+    return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=fields_of).encode
 
 
 @cache
 def msgspec_encoder() -> msgspec.json.Encoder:
     import msgspec  # 20 ms: only where many rows, or what only msgspec writes (Structs, dataclasses), are printed
 
-    return msgspec.json.Encoder()
+    from ..records import fields_of  # a record (`journal.verdict.Stop`...) as the dataclass it was
+
+    return msgspec.json.Encoder(enc_hook=fields_of)
 
 
 def print_json(data: Any) -> None:

@@ -175,7 +175,7 @@ def _remote(target: str, sender: OtlpSender, content: bool, follow: bool) -> Exi
     try:
         asyncio.run(_remote_spans(module, ref, sender, content, follow))
     except KeyboardInterrupt:
-        sender.flush()
+        sender.flush(stopping=True)  # what is left, the next Ctrl+C stopping it at once
     return Exit.OK
 
 
@@ -285,7 +285,7 @@ def _follow(folder: Path, sessions: Iterable[Session], sender: OtlpSender, every
                     err(f"{exc}; the spans are kept and sent again until it does")
                 failing = True
     except KeyboardInterrupt:
-        sender.flush()
+        sender.flush(stopping=True)  # what is left, the next Ctrl+C stopping it at once
     return Exit.OK
 
 

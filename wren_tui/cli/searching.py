@@ -220,9 +220,9 @@ class _Text:
 
     def flush(self) -> None:
         if self.listed:
-            self.listed.append("")
-            sys.stdout.write("\n".join(self.listed))
-            self.listed.clear()
+            # Taken before the write: a Ctrl+C as it returns must not leave them to be written again (`Pager.run`).
+            listed, self.listed = self.listed, []
+            sys.stdout.write("".join([f"{path}\n" for path in listed]))
         sys.stdout.flush()
 
 
@@ -248,8 +248,8 @@ class _Json:
 
     def flush(self) -> None:
         if self.listed:
-            sys.stdout.buffer.write(b"".join(self.listed))
-            self.listed.clear()
+            listed, self.listed = self.listed, []  # taken before the write, as `_Text.flush` takes them
+            sys.stdout.buffer.write(b"".join(listed))
         sys.stdout.flush()
 
     def session(self, hit: Hit) -> None:

@@ -539,11 +539,12 @@ class OtlpSender:
             span.set_status(Status(StatusCode.ERROR, record.error))
         span.end(end_time=record.end_ns)
 
-    def flush(self) -> int:
+    def flush(self, *, stopping: bool = False) -> int:
         """Export every span added and not yet taken; how many. SendFailed when the backend did not take them
-        (those spans are kept, and the next flush sends them again)."""
+        (those spans are kept, and the next flush sends them again). `stopping`: the last flush, after a Ctrl+C:
+        the next one stops it at once (no request is let finish: none comes after it to send a batch twice)."""
         spans, self._kept.ended = self._kept.ended, []
-        with _ctrl_c_after_each_export():
+        with contextlib.nullcontext() if stopping else _ctrl_c_after_each_export():
             for at in range(0, len(spans), 512):
                 batch = spans[at : at + 512]
                 try:

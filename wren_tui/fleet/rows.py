@@ -11,6 +11,7 @@ import nats.js.errors
 from nats.js.kv import KeyValue
 
 from ..journal.verdict import Stop
+from ..records import fields_of
 from .names import beat_key, row_key
 
 
@@ -49,8 +50,25 @@ class HostBeat(msgspec.Struct, kw_only=True):
     beat: str  # UTC, like a journal ts
 
 
-encode = msgspec.json.Encoder().encode
-decode_row = msgspec.json.Decoder(SessionRow).decode
+class _StopFields(msgspec.Struct):
+    """A row's `stop` as msgspec reads it (`Stop` is a record, no type msgspec knows): each field of its type."""
+
+    line: int
+    offset: int
+    why: str
+    torn: bool = False
+
+
+def _stop_of(kind: type, value: object) -> Stop:
+    """A row's `stop`, in its parts (`fields_of` wrote it, as mirrors that knew it as a dataclass did), as a `Stop`."""
+    if kind is not Stop:
+        raise NotImplementedError
+    fields = msgspec.convert(value, _StopFields)
+    return Stop(fields.line, fields.offset, fields.why, fields.torn)
+
+
+encode = msgspec.json.Encoder(enc_hook=fields_of).encode
+decode_row = msgspec.json.Decoder(SessionRow, dec_hook=_stop_of).decode
 decode_beat = msgspec.json.Decoder(HostBeat).decode
 
 

@@ -235,17 +235,21 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is no JSON")  # the standard library's extension: msgspec refuses the line
+
+
 def plain_event(line: bytes | memoryview) -> dict[str, Any] | None:
     """The line (one JSON object, its newline or not) as a dict when it is plainly a message, an error or a delta
-    event exactly as msgspec would decode it: strict UTF-8, no key twice, no escaped surrogate, no key the type
-    does not have, each field of its type (an int no bool, a role of `ROLES`, a string or null where it may be
-    null); else None (not decoded here: msgspec, or the reader, says what it is)."""
+    event exactly as msgspec would decode it: strict UTF-8, no NaN nor Infinity, no key twice, no escaped
+    surrogate, no key the type does not have, each field of its type (an int no bool, a role of `ROLES`, a string
+    or null where it may be null); else None (not decoded here: msgspec, or the reader, says what it is)."""
     data = bytes(line)
     if b"\\ud" in data or b"\\uD" in data:
         return None  # an escaped surrogate (or what looks like one): msgspec refuses a lone one
     try:
-        value = json.loads(data.decode(), object_pairs_hook=_unique)
-    except (ValueError, RecursionError):  # not UTF-8, not JSON, a key twice, nested too deep
+        value = json.loads(data.decode(), object_pairs_hook=_unique, parse_constant=_not_json)
+    except (ValueError, RecursionError):  # not UTF-8, not JSON (NaN, Infinity), a key twice, nested too deep
         return None
     if type(value) is not dict:
         return None
