@@ -48,6 +48,12 @@ def test_follow_a_session_a_fleet_mirrors(phoenix: Phoenix, nats_server: NatsSer
         writer.append(Message(message=ChatMessage(role="assistant", content="Cleaning.", tool_calls=[rm])))
         writer.append(Usage(input_tokens=60, output_tokens=9, model="scripted"))
         writer.append(ToolStart(id="call_rm", name="run_command", read_only=False, approval="approved"))
+    except BaseException:
+        mirror.terminate()  # a failure here: neither process outlives the test
+        mirror.wait(30)
+        follower.kill()
+        follower.wait(30)
+        raise
     finally:
         writer.close()  # gone with a call running and no run_end; the mirror's row says so
     try:
@@ -57,10 +63,10 @@ def test_follow_a_session_a_fleet_mirrors(phoenix: Phoenix, nats_server: NatsSer
         died = next(s for s in children if s["attributes"].get("gen_ai.tool.call.id") == "call_rm")
         assert died["status_code"] == "ERROR" and "outcome unknown" in died["status_message"]
     finally:
+        mirror.terminate()  # first: a failure's message (`said`) may have read the follower's pipes already
+        mirror.wait(30)
         follower.send_signal(signal.SIGINT)
         _out, err = follower.communicate(timeout=30)
-        mirror.terminate()
-        mirror.wait(30)
     assert follower.returncode == 0, err.decode()
 
 
