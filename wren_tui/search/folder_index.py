@@ -114,14 +114,21 @@ class Index:
             return None
         read = self._read_first(query) if self._db is None and self.writer is not None else None
         if read is None:
-            db = self._open()
-            if db is None:
-                return None
-            read = IndexRead(db, query)
-            if not read.begin():
-                self._db = None  # the read closed it
+            read = self._read_anew(query)
+            if read is None:
                 return None
         self._read = read
+        return read
+
+    def _read_anew(self, query: Query) -> IndexRead | None:
+        """A read begun on the index opened as ever (`_open`: for writing where it can be); None: read the files."""
+        db = self._open()
+        if db is None:
+            return None
+        read = IndexRead(db, query)
+        if not read.begin():
+            self._db = None  # the read closed it
+            return None
         return read
 
     def _read_first(self, query: Query) -> IndexRead | None:
@@ -152,24 +159,17 @@ class Index:
         read = self._read
         if read is None or self._db is None:
             return None
-        # By each path's text: the index keys its files by it, and a source makes its Path only when asked.
-        stale = set(read.stale((source.path_text, getattr(source, "looked", None)) for source in sources))
-        gone = read.gone(source.path_text for source in sources)
+        stale, gone = _changed(read, sources)
         if (stale or gone) and self._read_only_first:
             # Opened read-only for a warm search, and there is something to write: opened as ever, read again.
             self._read_only_first = False
             query = read.query
             self.close()
-            db = self._open()
-            if db is None:
-                return None
-            read = IndexRead(db, query)
-            if not read.begin():
-                self._db = None  # the read closed it
+            read = self._read_anew(query)
+            if read is None:
                 return None
             self._read = read
-            stale = set(read.stale((source.path_text, getattr(source, "looked", None)) for source in sources))
-            gone = read.gone(source.path_text for source in sources)
+            stale, gone = _changed(read, sources)
         if (stale or gone) and self._writable and self.writer is not None:
             db = self._db
             db.execute("COMMIT")  # the read transaction ends; the writer writes; a new one begins
@@ -219,3 +219,10 @@ class Index:
                 if db.in_transaction:
                     db.execute("COMMIT")
                 db.close()
+
+
+def _changed(read: IndexRead, sources: list[SearchSource]) -> tuple[set[str | Path], list[str]]:
+    """The sessions the index does not hold as they are now, and the files it holds that are gone. By each path's
+    text: the index keys its files by it, and a source makes its Path only when asked."""
+    stale = set(read.stale((source.path_text, getattr(source, "looked", None)) for source in sources))
+    return stale, read.gone(source.path_text for source in sources)
