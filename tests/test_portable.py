@@ -449,3 +449,15 @@ def test_a_run_killed_with_sigkill_under_the_simulated_macos_is_resumed_in_anoth
     events = read_events(journal).events
     assert any(isinstance(e, Recovery) for e in events)
     assert isinstance(events[-1], RunEnd)
+
+
+def test_no_module_expands_a_home_with_path_expanduser() -> None:
+    """`Path.expanduser` raises for `~user` of no user (a typo would be a traceback); `os.path.expanduser` leaves it
+    as typed, and the command then says the path is not there."""
+    offending = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ".expanduser()" in line
+    ]
+    assert offending == []

@@ -177,3 +177,25 @@ def test_any_arguments_give_a_documented_exit_and_never_a_traceback(
             assert err.count("\n") <= 3, shown  # a sentence (or two: a warning before it), never a dump
 
     check()
+
+
+# Arguments the fuzz above found, kept so that they are tried every run: a `~user` for no user (Path.expanduser
+# raised; os.path.expanduser leaves it as typed), and a pattern with a byte that is no UTF-8 (a lone surrogate).
+FOUND = [
+    ["export", "~0"],
+    ["log", "~nouser/s.jsonl"],
+    ["ls", "--agent", "all", "--dir", "~0"],
+    ["search", "word", "--dir", "~nouser"],
+    ["search", "A\udc80"],
+    ["search", "A\udc80", "--regex"],
+]
+
+
+@pytest.mark.parametrize("args", FOUND, ids=[" ".join(a).encode("utf-8", "backslashreplace").decode() for a in FOUND])
+def test_what_the_fuzz_found_gives_a_documented_exit_and_never_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    home = tmp_path / "home"
+    workspace = prepare_workspace(home / "ws")
+    code, err = _run(args, workspace, _env(home), 60.0)
+    shown = f"wren {args!r}: exit {code}\n{err[-3000:]}"
+    assert "Traceback" not in err and code in EXITS, shown
+    assert err.count("\n") <= 3, shown

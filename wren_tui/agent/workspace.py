@@ -24,7 +24,7 @@ class WorkspaceError(AgentError):
 
 def prepare_workspace(dest: Path) -> Path:
     """Write a fresh copy of the demo workspace into `dest` (created if missing, refused if not empty)."""
-    dest = Path(dest).expanduser().resolve()
+    dest = Path(os.path.expanduser(dest)).resolve()
     if not TEMPLATE.is_dir():
         raise WorkspaceError(f"{TEMPLATE}: the demo workspace template is missing; reinstall wren-tui")
     if dest.exists():

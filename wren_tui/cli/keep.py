@@ -73,7 +73,7 @@ def cmd_keep(args: argparse.Namespace) -> Exit:
     if args.source is not None:
         if not args.agent or len(args.agent) != 1:
             raise UsageError("--from FOLDER keeps one agent's sessions: name it with --agent")
-        folder = Path(args.source).expanduser().absolute()
+        folder = Path(os.path.expanduser(args.source)).absolute()
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder; name the folder the agent's sessions are in")
     root = kept_root(env, home)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -213,7 +214,7 @@ def cmd_ls(args: argparse.Namespace) -> Exit:
         if s.state in ("unreadable", "unknown"):
             err(f"{s.reason}; it is listed as {s.state}")
     if args.project is not None:
-        project = Path(args.project).expanduser().resolve()
+        project = Path(os.path.expanduser(args.project)).resolve()
         sessions = [s for s in sessions if in_project(s.project, project)]
     sessions = sessions[: args.limit]
     if args.json:
@@ -315,7 +316,7 @@ def ls_agents(args: argparse.Namespace) -> Exit:
             err(f"{s.reason}; it is listed as {s.state}")
     # --agent all --dir: every file was judged by its content, so a folder of files that lists nothing holds none
     # Wren reads (with one agent named, it may hold another's).
-    named = Path(args.dir).expanduser() if args.agent == ALL and getattr(args, "dir", None) else None
+    named = Path(os.path.expanduser(args.dir)) if args.agent == ALL and getattr(args, "dir", None) else None
     if not sessions and named is not None:
         from ..sessions.refusal import nothing_readable
 

@@ -108,7 +108,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
     from ..agent.session import Settings  # the agent's modules load only for the commands that run it
     from ..journal.store import journals_dir
 
-    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    workspace = Path(os.path.expanduser(args.workspace)) if args.workspace else Path.cwd()
     if not workspace.is_dir():
         raise UsageError(f"--workspace {workspace}: no such folder")
     workspace = workspace.resolve()

@@ -60,7 +60,7 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
     show = _Json() if args.json else _Text(colour, files=args.files)
     cap = None if args.every or args.json or args.files else per_session
     folder = named_folder_of(args)
-    named = Path(args.dir).expanduser() if args.dir else None  # --dir: every agent's sessions are there
+    named = Path(os.path.expanduser(args.dir)) if args.dir else None  # --dir: every agent's sessions are there
     if named is not None:
         refuse_unknown_file(named)  # a file of no kind Wren reads: the one refusal, exit 4
     skipped: list[str] = []
@@ -155,7 +155,7 @@ def since_of(text: str | None, now: datetime | None = None) -> datetime | None:
 
 
 def _project(text: str | None) -> Path | None:
-    return None if text is None else Path(text).expanduser().resolve()
+    return None if text is None else Path(os.path.expanduser(text)).resolve()
 
 
 def marked(hit: Hit, marks: tuple[str, str]) -> str:

@@ -159,7 +159,7 @@ class Registry(MutableMapping[str, "Format"]):
             return None
         variables, default, below = rule
         base = next((env[v] for v in variables if env.get(v)), None)
-        return (Path(base).expanduser() if base else home / default) / below
+        return (Path(os.path.expanduser(base)) if base else home / default) / below
 
 
 # Each format's name: its module, and its label and variable as the module's FORMAT has them

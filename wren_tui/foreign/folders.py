@@ -43,7 +43,7 @@ def variable_or_home(variable: str, default: str, below: str) -> Callable[[Mappi
 
     def root(env: Mapping[str, str], home: Path) -> Path:
         named = env.get(variable)
-        return (Path(named).expanduser() if named else home / default) / below
+        return (Path(os.path.expanduser(named)) if named else home / default) / below
 
     return root
 
@@ -238,7 +238,7 @@ QWEN_RUNTIME_ENV = "QWEN_RUNTIME_DIR"
 def _qwen_root(env: Mapping[str, str], home: Path) -> Path:
     """$QWEN_RUNTIME_DIR/projects, else $QWEN_HOME/projects, else ~/.qwen/projects."""
     base = env.get(QWEN_RUNTIME_ENV) or env.get("QWEN_HOME")
-    return (Path(base).expanduser() if base else home / ".qwen") / "projects"
+    return (Path(os.path.expanduser(base)) if base else home / ".qwen") / "projects"
 
 
 def _qwen_session(path: Path) -> bool:
@@ -320,7 +320,7 @@ def _aider_session(path: Path) -> bool:
 def _aider_root(env: Mapping[str, str], home: Path) -> Path:
     """The folder of $AIDER_CHAT_HISTORY_FILE when set, else the current folder (aider has no folder of its own)."""
     named = env.get("AIDER_CHAT_HISTORY_FILE")
-    return Path(named).expanduser().parent if named else Path(os.curdir)
+    return Path(os.path.expanduser(named)).parent if named else Path(os.curdir)
 
 
 def _aider_id(path: Path) -> str:

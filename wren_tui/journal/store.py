@@ -92,7 +92,7 @@ def journals_dir(
     env = os.environ if env is None else env
     chosen = option or env.get("WREN_DIR")
     if chosen:
-        path = Path(chosen).expanduser()
+        path = Path(os.path.expanduser(chosen))
         return path if path.is_absolute() else (cwd or Path.cwd()) / path
     state = env.get("XDG_STATE_HOME", "")
     # The XDG spec says a relative value is to be ignored.
@@ -129,7 +129,7 @@ def resolve(folder: Path, ref: str) -> Path:
         if not os.path.lexists(path):
             raise SessionNotFound(f"no session {ref} in {folder}")
         return _journal_file(path)
-    candidate = Path(ref).expanduser()
+    candidate = Path(os.path.expanduser(ref))
     # Only a .jsonl name is taken as a path, so a mistyped id cannot open some other file; a .json one
     # too, for a trajectory (ATIF) that the commands then open only if its content says it is one.
     if candidate.suffix in (SUFFIX, DOCUMENT_SUFFIX):

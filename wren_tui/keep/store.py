@@ -49,7 +49,7 @@ def kept_root(env: Mapping[str, str], home: Path) -> Path:
     """$WREN_KEEP_DIR, else $XDG_STATE_HOME/wren/kept (an absolute one), else <home>/.local/state/wren/kept."""
     chosen = env.get(ENV)
     if chosen:
-        return Path(chosen).expanduser()
+        return Path(os.path.expanduser(chosen))
     state = env.get("XDG_STATE_HOME", "")
     if not os.path.isabs(state):  # the XDG spec says a relative value is to be ignored
         state = os.path.join(home, ".local", "state")

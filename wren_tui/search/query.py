@@ -150,7 +150,9 @@ class Query(Frozen):
         # ASCII); None: only the regex finds it.
         literal = None if regex else pattern if not fold else pattern.lower() if pattern.isascii() else None
         set_field(self, "_literal", literal)
-        set_field(self, "_needle", (literal or "").encode())
+        # The literal's bytes, for the raw pass's search ignoring ASCII case: asked only when folding, where the
+        # literal is ASCII (a pattern as typed may hold a lone surrogate, which has no UTF-8).
+        set_field(self, "_needle", literal.encode() if fold and literal is not None else b"")
         set_field(self, "_prefilter", _UNSET)
         set_field(self, "_timed_pattern", _UNSET)
 

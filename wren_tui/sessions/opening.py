@@ -83,7 +83,7 @@ def find(folder: Path, ref: str, say: Say = quiet) -> Path:
     try:
         found = resolve_journal(folder, ref)
     except SessionNotFound:
-        path = Path(ref).expanduser()
+        path = Path(os.path.expanduser(ref))
         base = split_member(path)[0]
         if "\x00" not in ref and base.is_symlink() and base.suffix not in (SUFFIX, DOCUMENT_SUFFIX):
             raise SessionNotFound(
@@ -245,7 +245,7 @@ def watched(
         journals = journals_dir(folder)
         return Watched(journals, None, journals, fleet=ref)
     journals = journals_dir(folder)
-    if target is not None and not Path(target).expanduser().is_dir():
+    if target is not None and not Path(os.path.expanduser(target)).is_dir():
         session = find(journals, target, say)  # a file of no kind Wren reads is refused here, not opened
         fmt = identify(session)
         if databases and fmt is not None and fmt.export_all is not None and split_member(session)[1] is None:
@@ -256,7 +256,7 @@ def watched(
         return Watched(session.parent, session, journals)
     if target is not None:
         # A folder: its journals, or its journals/ when it holds none and that does (a workspace was named).
-        named = Path(target).expanduser()
+        named = Path(os.path.expanduser(target))
         inner = named / "journals"
         where = inner if not journal_paths(named) and inner.is_dir() else named
         return Watched(where, latest(where) if pick else None, journals)

@@ -102,7 +102,7 @@ def agent_places(agent: str, folder: str | None) -> list[tuple[Listed, Path]]:
     """
     from ..foreign import FORMATS
 
-    named = Path(folder).expanduser() if folder else None
+    named = Path(os.path.expanduser(folder)) if folder else None
     if named is not None and not named.is_dir():
         raise JournalError(f"{named}: no such folder; name the agent's sessions folder with --dir, or leave it out")
     env = os.environ

@@ -45,7 +45,7 @@ def workspace_target(given: str | os.PathLike[str], journals: Iterable[Path]) ->
     points), and anywhere in a journals folder or the snapshot store (the files would become
     journals, refs or objects).
     """
-    named = Path(os.path.abspath(Path(given).expanduser()))
+    named = Path(os.path.abspath(Path(os.path.expanduser(given))))
     if os.path.islink(named):
         raise WorkspaceRefused(
             f"--workspace {named}: a symbolic link, and a fork writes its files into a real folder; name a new "

@@ -90,7 +90,7 @@ class AskFolder(ModalScreen[Path | None]):
         if not typed:
             self.notify(strings.NO_FOLDER, severity="warning", timeout=4)
             return
-        folder = Path(os.path.abspath(Path(typed).expanduser()))
+        folder = Path(os.path.abspath(Path(os.path.expanduser(typed))))
         try:
             used = folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
         except OSError as exc:  # a name too long, a folder not ours to look in: said here, the viewer kept

@@ -7,6 +7,7 @@ the browser as a download, so nothing is left on the serving machine's disk by a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -82,7 +83,7 @@ class ExportDialog(ModalScreen[None]):
 
     def _write(self) -> None:
         self.query_one("#help", Static).update(Text(strings.EXPORTING))
-        target = None if self.app.is_web else Path(self.query_one("#path", Input).value).expanduser()
+        target = None if self.app.is_web else Path(os.path.expanduser(self.query_one("#path", Input).value))
         self._export(self.format, target)
 
     @work(thread=True, exclusive=True)
