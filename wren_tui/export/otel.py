@@ -583,7 +583,6 @@ def _ctrl_c_after_each_export() -> Iterator[None]:
     try:
         yield
     except Exception:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         if pressed:
             raise KeyboardInterrupt from None  # the failure is kept for the last flush; the person asked to stop
         raise
