@@ -34,7 +34,7 @@ from wren_tui.journal.events import RunStart
 from wren_tui.search import index
 from wren_tui.search.agents import sessions_of
 from wren_tui.search.engine import search
-from wren_tui.search.index import IndexRead, index_path
+from wren_tui.search.index import IndexRead, connect_read, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import Query
 
@@ -74,6 +74,18 @@ def first_hits(folder: Path, query: Query, *, update: bool) -> tuple[list[tuple[
         indexed = outcome(list(search(listed, query, index=snapshot if loaded else None, first=True)))
     finally:
         db.close()
+    # The same read with its candidates asked ahead, in a thread, while the sessions are listed (as -l asks them).
+    reading = connect_read(index_path(folder))
+    assert reading is not None
+    early = IndexRead(reading, query)
+    try:
+        assert early.begin()
+        early.ahead()
+        listed = sessions_of("all", folder, folder, recall=early.wren_as_read)
+        loaded = early.load(first=True)
+        assert outcome(list(search(listed, query, index=early if loaded else None, first=True))) == indexed
+    finally:
+        early.close()
     hits = [row for row in scanned if row[0] != "end"]  # a session's end says the warnings read so far: not compared
     return hits, [row for row in indexed if row[0] != "end"]
 

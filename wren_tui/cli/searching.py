@@ -64,38 +64,43 @@ def cmd_search(args: argparse.Namespace, per_session: int) -> Exit:
     if named is not None:
         refuse_unknown_file(named)  # a file of no kind Wren reads: the one refusal, exit 4
     skipped: list[str] = []
-    opened = None if args.no_index else Index(folder, writer=LazyWriter())
-    read = None if opened is None else opened.begin(query)
-    _warn(opened)
-    # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.
-    recall = None if read is None else read.wren_as_read
-    sources = sessions_of(args.agent, folder, named, skipped, recall)
-    for sentence in dict.fromkeys(skipped):
-        err(f"{sentence}; they were not searched")
-    if not sources and named is not None and named.is_dir() and (said := nothing_readable(named)) is not None:
-        err(said)  # a folder of files Wren does not read is not a folder without the word
-        return Exit.UNREADABLE
-    # -l without a filter: the index reads each session's first candidate (with a filter, the first may be left out).
+    # -l without a filter: the index reads each session's first candidate (with a filter, the first may be left out),
+    # asked while the sessions are listed.
     first = args.files and not (args.role or args.project or args.since)
-    index = None if opened is None else opened.answers(sources, first=first)
-    _warn(opened)
-    if after is not None:
-        try:
-            sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
-        except PageError as exc:
-            raise UsageError(str(exc)) from None
-    found = 0
-    pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
+    opened = None if args.no_index else Index(folder, writer=LazyWriter())
     try:
-        with regex_budget(seconds) if query.regex else contextlib.nullcontext():
-            found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
-    except PatternTooSlow as exc:
-        where = "on one text" if exc.texts <= 1 else f"over the {exc.texts:,} texts it was matched on"
-        raise UsageError(
-            f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s {where}, most likely "
-            "catastrophic backtracking (as in (a+)+$): simplify it, leave out --regex, or give it more time "
-            "with WREN_REGEX_SECONDS"
-        ) from None
+        read = None if opened is None else opened.begin(query, first=first)
+        _warn(opened)
+        # The index, read first, says which journals of --dir it read as Wren's and holds as they are: not opened.
+        recall = None if read is None else read.wren_as_read
+        sources = sessions_of(args.agent, folder, named, skipped, recall)
+        for sentence in dict.fromkeys(skipped):
+            err(f"{sentence}; they were not searched")
+        if not sources and named is not None and named.is_dir() and (said := nothing_readable(named)) is not None:
+            err(said)  # a folder of files Wren does not read is not a folder without the word
+            return Exit.UNREADABLE
+        index = None if opened is None else opened.answers(sources, first=first)
+        _warn(opened)
+        if after is not None:
+            try:
+                sources = after.rest(sources)  # after the index saw every session, so none is taken for gone
+            except PageError as exc:
+                raise UsageError(str(exc)) from None
+        found = 0
+        pager = Pager(show, limit=args.limit, cap=cap, after=after, files=args.files)
+        try:
+            with regex_budget(seconds) if query.regex else contextlib.nullcontext():
+                found = pager.run(search(sources, query, filters, index=index, quiet=True, first=args.files))
+        except PatternTooSlow as exc:
+            where = "on one text" if exc.texts <= 1 else f"over the {exc.texts:,} texts it was matched on"
+            raise UsageError(
+                f"the regular expression {args.pattern[:80]!r} took more than {seconds:g} s {where}, most likely "
+                "catastrophic backtracking (as in (a+)+$): simplify it, leave out --regex, or give it more time "
+                "with WREN_REGEX_SECONDS"
+            ) from None
+    finally:
+        if opened is not None:
+            opened.close()  # and any thread of its (-l's candidates asked ahead) ended: nothing left running
     return Exit.OK if found else Exit.ERROR  # grep's 1 for "no match", with nothing said
 
 

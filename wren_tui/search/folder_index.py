@@ -104,11 +104,13 @@ class Index:
         For a reader of search/ that keeps a connection of its own (`streamed.WarmIndex`)."""
         return self._open()
 
-    def begin(self, query: Query) -> IndexRead | None:
+    def begin(self, query: Query, *, first: bool = False) -> IndexRead | None:
         """Open the index and begin a read for `query`, what it knows of each file read; None: read the files.
 
         A folder that does not exist yet gets no index; one where the index cannot be written is read
-        from an index already there (as far as it is up to date, the rest read from the files).
+        from an index already there (as far as it is up to date, the rest read from the files). `first` (-l, as
+        `answers` will be asked): the candidates are asked of an index opened read-only at once, in a thread, while
+        the caller lists the sessions (`IndexRead.ahead`; one opened for writing is about to be written).
         """
         if not self.folder.is_dir():
             return None
@@ -118,6 +120,8 @@ class Index:
             if read is None:
                 return None
         self._read = read
+        if first and not self._writable:
+            read.ahead()
         return read
 
     def _read_anew(self, query: Query) -> IndexRead | None:
@@ -213,7 +217,9 @@ class Index:
 
     def close(self) -> None:
         """End any read, and close the database (the object may open it again)."""
-        db, self._db, self._read = self._db, None, None
+        db, self._db, read, self._read = self._db, None, self._read, None
+        if read is not None:
+            read.stop_ahead()  # its thread ends before the connection it uses is closed
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
                 if db.in_transaction:

@@ -49,6 +49,8 @@ from .rawpass import native
 from .sources import Item, Saved
 
 if TYPE_CHECKING:
+    from threading import Thread
+
     from .stored import Ref
 
 VERSION = 9  # what the tables hold; an index of another version is read by nobody and rebuilt by the indexer
@@ -339,7 +341,11 @@ def connect_read(path: Path) -> sqlite3.Connection | None:
     if kind_at(path) != "ours":
         return None
     try:
-        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_MS / 1000)
+        # Used by one thread at a time, but not always the one that opened it: -l asks its candidates in a thread of
+        # their own while the sessions are listed (`IndexRead.ahead`), and the read goes on in the main thread.
+        db = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=ro", uri=True, timeout=BUSY_MS / 1000, check_same_thread=False
+        )
     except sqlite3.Error:
         return None
     db.isolation_level = None
@@ -393,6 +399,7 @@ class IndexRead:
         self._partial = False  # `candidates` holds each file's first only (`load(first=True)`)
         self._first_rows: dict[int, bytes] = {}  # file id: its first candidate's row (`item_blob` or a `wren.Ref`)
         self._matching: tuple[str, str] = ("", "")  # the statement of the candidates' ids, and what it asks for
+        self._ahead: _Ahead | None = None  # -l's candidates' ids, being asked in a thread (`ahead`)
 
     def begin(self) -> bool:
         """Begin the read transaction and read what the index knows of each file; False if it cannot be read."""
@@ -481,20 +488,22 @@ class IndexRead:
         read, in one statement that gives one row a file, not every candidate with its file (a phrase in every
         turn of 2,000 sessions has 82,000); `answer` reads the rest only for a file whose first does not match.
         """
-        if self.pairs is not None:
-            matching, asked = "SELECT rowid FROM pairs WHERE pairs MATCH ?", self.pairs
-        elif self.needle is not None:
-            matching, asked = "SELECT rowid FROM fts WHERE fts MATCH ?", phrase(self.needle)
-        else:
+        statement = self._statement()
+        if statement is None:
+            return False
+        try:
+            ahead = self._settled()  # before anything else asks the connection (and sets its progress handler)
+        except sqlite3.Error:
+            self.close()
             return False
         if not self.db.in_transaction and not self.begin():
             return False
-        self._matching = (matching, asked)
+        self._matching = matching, asked = statement
         try:
             with _bounded(self.db, QUERY_SECONDS):
                 if first:
                     self._partial = True
-                    self._firsts(matching, asked)
+                    self._firsts(matching, asked, ahead)
                     self._files_rows(clean=False)
                     return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
@@ -524,7 +533,63 @@ class IndexRead:
             return False
         return True
 
-    def _firsts(self, matching: str, asked: str) -> None:
+    def _statement(self) -> tuple[str, str] | None:
+        """The statement of the candidates' ids, and what it asks for; None: the index cannot narrow the query."""
+        if self.pairs is not None:
+            return "SELECT rowid FROM pairs WHERE pairs MATCH ?", self.pairs
+        if self.needle is not None:
+            return "SELECT rowid FROM fts WHERE fts MATCH ?", phrase(self.needle)
+        return None
+
+    def ahead(self) -> None:
+        """Ask the index for the candidates' ids now, in a thread of their own, while the caller lists the sessions;
+        `load(first=True)` takes them (`wren search -l`: a phrase in every turn of 2,000 sessions has 82,000, about
+        8 ms of SQLite's work, as long as the walk of their folders).
+
+        SQLite lets go of Python's lock while it searches, so the search and the walk go on at once, on two
+        processors where there are two. Until `load` or `close` has waited for the thread, nothing else asks the
+        connection: `stale`, `gone` and `wren_as_read` read only what `begin` read, and the files. Its one statement is
+        bounded as `load`'s are (`_bounded`: QUERY_SECONDS; Ctrl+C, which only the main thread receives, interrupts it
+        from there, in `_settled`).
+        """
+        statement = self._statement()
+        if statement is None or self._ahead is not None or not self.db.in_transaction:
+            return
+        import threading  # only -l loads it
+
+        ahead = _Ahead()
+
+        def ask() -> None:
+            try:
+                with _bounded(self.db, QUERY_SECONDS):
+                    ahead.ids = self._ids(*statement)
+            except BaseException as exc:  # said by `_settled`, in the thread that reads the answer
+                ahead.error = exc
+
+        ahead.thread = threading.Thread(target=ask, name="wren search: the index's candidates", daemon=True)
+        ahead.thread.start()
+        self._ahead = ahead
+
+    def _settled(self) -> Sequence[int] | None:
+        """The ids `ahead` asked for, once its thread has ended (what it raised is raised here); None: none asked.
+
+        A Ctrl+C while waiting interrupts SQLite's search (`Connection.interrupt`, made for another thread) and is
+        raised once the thread has ended, so the connection is never left to a thread still using it.
+        """
+        ahead, self._ahead = self._ahead, None
+        if ahead is None or ahead.thread is None:
+            return None
+        try:
+            ahead.thread.join()
+        except BaseException:
+            self.db.interrupt()
+            ahead.thread.join()
+            raise
+        if ahead.error is not None:
+            raise ahead.error
+        return ahead.ids
+
+    def _firsts(self, matching: str, asked: str, ahead: Sequence[int] | None = None) -> None:
         """Each file's first candidate (`candidates`) and its row (`_first_rows`), for `load(first=True)`.
 
         The candidates' ids come back as one text (a phrase in every turn of 2,000 sessions has 82,000: a row each
@@ -534,7 +599,7 @@ class IndexRead:
         are few candidates (for the files there are), each candidate's file is read from its row instead, as before.
         Only the first candidates' rows are read, a few hundred at a time.
         """
-        found = self._ids(matching, asked)
+        found = self._ids(matching, asked) if ahead is None else ahead
         many = len(found) > max(_FEW_CANDIDATES, _PER_FILE * len(self.rows))
         spans = self._spans_of_files() if many else None
         firsts: dict[int, int] = {}  # file: its first candidate
@@ -754,13 +819,22 @@ class IndexRead:
         return self.query.find(text) is not None or (name is not None and self.query.find(name) is not None)
 
     def close(self) -> None:
-        """End the read transaction and close the index."""
+        """End the read transaction and close the index (the candidates asked `ahead` stopped first)."""
+        self.stop_ahead()
         try:
             if self.db.in_transaction:
                 self.db.execute("COMMIT")
         except sqlite3.Error:
             pass
         self.db.close()
+
+    def stop_ahead(self) -> None:
+        """The candidates asked `ahead` no longer wanted: SQLite's search interrupted, its thread waited for (it
+        ends within a step), so the connection can be closed or used again."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead.thread is not None:
+            self.db.interrupt()
+            ahead.thread.join()
 
     def answer(self, path: str | Path, agent: str) -> Answer | None:
         """The index's answer for the file at `path`, read as `agent`'s: None when it must be read whole."""
@@ -961,6 +1035,17 @@ _CONFIRMED_BYTES = 16 << 20
 _NONE: array[int] = array("q")
 _CLEAN = Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None)  # what `answer` says of a file read with no stop
 _NOTHING = Answer(_CLEAN, (), True)
+
+
+class _Ahead:
+    """The candidates' ids `IndexRead.ahead` asks for in a thread: the thread, and what it got or raised."""
+
+    __slots__ = ("error", "ids", "thread")
+
+    def __init__(self) -> None:
+        self.thread: Thread | None = None
+        self.ids: Sequence[int] | None = None
+        self.error: BaseException | None = None
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:

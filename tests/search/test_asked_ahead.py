@@ -1,0 +1,178 @@
+"""`wren search -l` asks the index for its candidates in a thread while it lists the sessions (`IndexRead.ahead`).
+
+What the thread must never do: answer differently from a read that asks in turn, lose an error it met, or outlive
+the search (a Ctrl+C while the sessions are listed, an index closed mid-question). The answers are compared with
+the scan's over random corpora in tests/search/test_files_first.py (`first_hits` asks both ways); here, the thread.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_wren
+from tests.search.test_files_first import PHRASE, claude_folder, claude_line
+from wren_tui.search import index
+from wren_tui.search.index import IndexRead, connect_read, index_path
+from wren_tui.search.query import Query
+
+THREAD = "wren search: the index's candidates"
+
+
+def _asking() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == THREAD]
+
+
+def _made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sessions: int = 12) -> tuple[Path, list[str], str]:
+    """A folder of Claude Code sessions holding the phrase and its index made (by a search, in a process of its
+    own); this process's environment set as that one's. The arguments of -l over it, and what it printed."""
+    folder = claude_folder(
+        tmp_path, {f"s{n:02d}": claude_line(f"{n}: how many lines does it have", n) for n in range(sessions)}
+    )
+    args = ["search", PHRASE, "-l", "--dir", str(folder)]
+    for name in [name for name in os.environ if name.startswith("WREN_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    made = run_wren(args, cwd=tmp_path, env={"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert made.returncode == 0 and made.stderr == "" and len(made.stdout.splitlines()) == sessions
+    return folder, args, made.stdout
+
+
+def _endless(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The candidates' question made one that never ends by itself (only SQLite's interrupt ends it; the deadline
+    put out of reach): set, the event says the thread is inside SQLite with it."""
+    monkeypatch.setattr(index, "QUERY_SECONDS", 1e6)
+    inside = threading.Event()
+
+    def endless(self: IndexRead, matching: str, asked: str) -> Sequence[int]:
+        self.db.create_function("inside", 0, lambda: inside.set() or 1)
+        count = "WITH RECURSIVE c(x) AS (SELECT inside() UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+        self.db.execute(count).fetchone()
+        raise AssertionError("an endless question ended by itself")
+
+    monkeypatch.setattr(IndexRead, "_ids", endless)
+    return inside
+
+
+def test_l_asks_its_candidates_in_a_thread_and_lists_what_it_listed_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A warm -l starts the thread (the index opened read-only, before the sessions are listed), prints the same
+    paths, and leaves no thread behind."""
+    from wren_tui.cli import main
+
+    _folder, args, printed = _made(tmp_path, monkeypatch)
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    assert main(args) == 0
+    assert capsys.readouterr().out == printed
+    assert started == [THREAD] and not _asking()
+
+
+def test_an_error_met_by_the_thread_is_not_lost_the_files_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index failing in the thread (a disk error, a database gone bad under it) is what it is in turn: the
+    index is closed and each session read from its file, the same paths listed."""
+    from wren_tui.cli import main
+
+    _folder, args, printed = _made(tmp_path, monkeypatch)
+    asked: list[str] = []
+
+    def failing(self: IndexRead, matching: str, asked_for: str) -> Sequence[int]:
+        asked.append(threading.current_thread().name)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(IndexRead, "_ids", failing)
+    assert main(args) == 0
+    assert capsys.readouterr().out == printed
+    assert asked == [THREAD] and not _asking()
+
+
+def test_a_ctrl_c_while_the_sessions_are_listed_leaves_no_thread_and_the_index_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl+C (KeyboardInterrupt in the main thread) during the walk: the question is interrupted, its thread
+    waited for, and the index closed before the interrupt goes on up (said as every command says it)."""
+    from wren_tui.cli import main, searching
+    from wren_tui.cli.exits import Exit
+
+    _folder, args, _printed = _made(tmp_path, monkeypatch)
+    inside = _endless(monkeypatch)
+    opened: list[sqlite3.Connection] = []
+    connect = index.sqlite3.connect
+
+    def kept(*args: object, **kwargs: object) -> sqlite3.Connection:
+        db = connect(*args, **kwargs)  # type: ignore[arg-type]
+        opened.append(db)
+        return db
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        assert inside.wait(60), "the thread was not asking while the sessions were listed"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(index.sqlite3, "connect", kept)
+    monkeypatch.setattr(searching, "sessions_of", interrupted)
+    said: list[int] = []
+    searching_thread = threading.Thread(target=lambda: said.append(main(args)), name="searching")
+    searching_thread.start()
+    searching_thread.join(60)
+    assert not searching_thread.is_alive(), "the search waited for a question that does not end"
+    assert said == [Exit.INTERRUPTED]
+    assert capsys.readouterr().err == "wren: interrupted\n"
+    assert not _asking() and opened
+    with pytest.raises(sqlite3.ProgrammingError):
+        opened[-1].execute("SELECT 1")  # closed
+
+
+def test_an_index_closed_mid_question_interrupts_sqlite_rather_than_waiting_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`close` while the thread is inside SQLite (a question that would not end by itself): SQLite is interrupted
+    (`Connection.interrupt`), the thread ends, the connection is closed."""
+    folder, _args, _printed = _made(tmp_path, monkeypatch, sessions=2)
+    inside = _endless(monkeypatch)
+    db = connect_read(index_path(folder))
+    assert db is not None
+    read = IndexRead(db, Query.of(PHRASE))
+    assert read.begin()
+    read.ahead()
+    assert inside.wait(60), "the thread never began its question"
+    closing = threading.Thread(target=read.close, name="closing")
+    closing.start()
+    closing.join(60)
+    assert not closing.is_alive(), "close waited for a question that does not end"
+    assert not _asking()
+    with pytest.raises(sqlite3.ProgrammingError):
+        db.execute("SELECT 1")
+
+
+def test_the_candidates_asked_ahead_are_those_asked_in_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same ids, the same first candidates and rows, whether asked ahead or when loading."""
+    folder, _args, _printed = _made(tmp_path, monkeypatch, sessions=30)
+    query = Query.of(PHRASE)
+    loaded = []
+    for ahead in (False, True):
+        db = connect_read(index_path(folder))
+        assert db is not None
+        read = IndexRead(db, query)
+        assert read.begin()
+        if ahead:
+            read.ahead()
+        assert read.load(first=True)
+        loaded.append((dict(read.candidates), dict(read._first_rows)))
+        read.close()
+    assert loaded[0] == loaded[1] and len(loaded[0][1]) == 30
+    assert "threading" in sys.modules
