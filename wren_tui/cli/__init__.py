@@ -164,7 +164,9 @@ def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser.add_argument(
         "--version", action=VersionAction, help="the version, the C modules in use and the journal's durable sync"
     )
-    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+    # The commands' prog named (`wren`: what argparse would find by laying out the usage line of this parser, which has
+    # no positional yet), not found by laying it out on every start.
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND", prog=parser.prog)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -8,7 +8,6 @@ here, as the code that uses it imports it, and a module that does not import is 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -34,6 +33,8 @@ def _c_module(name: str) -> str | None:
     """
     if name in sys.modules:
         return None
+    import importlib.util  # here: only --version needs it
+
     package, _, _leaf = name.rpartition(".")
     root = sys.modules["wren_tui"].__path__[0]
     folder = os.path.join(root, *package.split(".")[1:])
