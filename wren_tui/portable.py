@@ -28,9 +28,12 @@ import signal
 import stat
 import struct
 import sys
-from collections.abc import Callable, Iterator
-from types import FrameType, ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own to the type checker; typing is not imported (`wren --version` runs without it)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from types import FrameType, ModuleType
+    from typing import Any
 
 try:
     import fcntl as _fcntl
