@@ -86,7 +86,7 @@ def test_wren_help_lists_each_command_as_its_module_registers_it() -> None:
 # What each of these may import of Wren's (besides the standard library): nothing of a command's that it does
 # not run. `--version` loads the C modules (to say whether they are in use) without their packages.
 ALLOWED: dict[str, set[str]] = {
-    "--help": {"wren_tui", "wren_tui.cli", "wren_tui.cli.about"},
+    "--help": {"wren_tui", "wren_tui.cli"},  # not `cli.about`: --version's report, imported when it is asked
     "--version": {
         "wren_tui",
         "wren_tui.cli",
@@ -101,7 +101,6 @@ ALLOWED: dict[str, set[str]] = {
     "search --help": {
         "wren_tui",
         "wren_tui.cli",
-        "wren_tui.cli.about",
         "wren_tui.cli.options",
         "wren_tui.cli.search",
         "wren_tui.portable",
@@ -113,7 +112,6 @@ ALLOWED: dict[str, set[str]] = {
     "blame --help": {
         "wren_tui",
         "wren_tui.cli",
-        "wren_tui.cli.about",
         "wren_tui.cli.options",
         "wren_tui.cli.blame",
         "wren_tui.portable",
@@ -149,6 +147,14 @@ def test_help_version_search_help_and_blame_help_import_only_the_modules_they_ne
     assert {name for name in loaded if name.startswith("wren_tui")} - ALLOWED[words] == set()
     assert _outside_the_standard_library(loaded) <= OTHERS[words]
     assert "sqlite3" not in loaded  # the index, and OpenCode's and Kilo's readers
+
+
+@pytest.mark.parametrize("words", [["--help"], ["--version"]], ids=" ".join)
+def test_wren_help_and_version_load_no_typing(words: list[str]) -> None:
+    # typing is 1.8 ms of a start that is 10 ms of bare Python: the CLI's package and the portable layer import their
+    # types for the checker alone.
+    loaded = _loaded_by(words)
+    assert "wren_tui.cli" in loaded and {"typing", "collections.abc"} & loaded == set()
 
 
 def test_search_help_loads_no_engine_index_reader_or_viewer() -> None:
@@ -404,10 +410,12 @@ NOT_FOR_A_WARM_SEARCH = {
     "tokenize",
     "zlib",  # the kept store's manifest lines' CRCs, read only where the store holds some
     "wren_tui.search.indexer",  # the index opened read-only first (`Index.begin`), for writing only if a file is stale
+    "importlib.util",  # --version's, to load a C module without its package
+    "struct",  # a journal writer's mark (`portable.hold_mark`), taken or asked of only by the commands that need it
 }
-# The most modules a warm search adds to those of bare Python (59 on Python 3.11 as this is written; 72 with
-# dataclasses, 124 before).
-MOST_FOR_A_WARM_SEARCH = 59
+# The most modules a warm search adds to those of bare Python (56 on Python 3.11 as this is written; 59 with
+# importlib.util and struct, 72 with dataclasses, 124 before).
+MOST_FOR_A_WARM_SEARCH = 56
 # What -l alone loads beside: its candidates are asked of the index in a thread while the sessions are listed
 # (`index.IndexRead.ahead`).
 AHEAD = {"threading", "_weakrefset"}
@@ -424,6 +432,43 @@ def test_a_warm_search_loads_only_what_it_runs(tmp_path: Path, words: list[str])
     _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)  # builds the index
     loaded = _loaded_by(["search", *words, "--agent", "claude", "--json"], env)
     never, most = _allowed(words, NOT_FOR_A_WARM_SEARCH, MOST_FOR_A_WARM_SEARCH)
+    assert loaded & never == set()
+    assert len(loaded) <= most, sorted(loaded)
+
+
+def test_the_named_tuples_of_the_search_path_are_made_without_compiling_their_annotations() -> None:
+    # typing.NamedTuple compiles each field's annotation written as text (a ForwardRef), and the process's first
+    # compile() makes the classes of Python's AST (0.75 ms): these modules' annotations are evaluated (types, no text).
+    code = (
+        "import sys\ncompiled = []\n"
+        "def hook(event, args):\n"
+        "    frame = sys._getframe(1) if event == 'compile' else None\n"
+        "    if frame is not None and frame.f_globals.get('__name__') == 'typing':  # a ForwardRef's\n"
+        "        while frame is not None and not frame.f_globals.get('__name__', '').startswith('wren_tui'):\n"
+        "            frame = frame.f_back\n"
+        "        compiled.append('' if frame is None else frame.f_globals['__name__'])\n"
+        "sys.addaudithook(hook)\n"
+        "import wren_tui.search.pages\n"
+        "import typing\ntyping.ForwardRef('int')  # one of this program's: the hook sees them\n"
+        "print(' '.join(sorted(set(compiled))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    compilers = result.stdout.rstrip("\n").split(" ")
+    assert compilers[0] == ""  # this program's ForwardRef
+    ours = {"wren_tui.search.sources", "wren_tui.search.engine", "wren_tui.search.pages", "wren_tui.search.index"}
+    assert ours & set(compilers) == set()
+
+
+def test_a_warm_search_l_printing_paths_loads_only_what_it_runs(tmp_path: Path) -> None:
+    # As a person (and the bench against `rg -l`) runs it: the paths printed as text, not JSON rows.
+    env = _one_claude_session(tmp_path)
+    _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)  # builds the index
+    loaded = _loaded_by(["search", "-l", "joke", "--agent", "claude"], env)
+    assert "wren_tui.search.pages" in loaded  # it searched, and printed a page
+    never, most = _allowed(
+        ["-l"], NOT_FOR_A_WARM_SEARCH | NOT_FOR_AN_ANSWERED_SEARCH | {"json", "base64"}, MOST_FOR_A_WARM_SEARCH
+    )
+    assert "threading" in loaded  # its candidates asked ahead
     assert loaded & never == set()
     assert len(loaded) <= most, sorted(loaded)
 
@@ -457,10 +502,11 @@ NOT_FOR_A_WARM_JOURNALS_SEARCH = {
     "dis",
     "tokenize",
 }
-# The most modules a warm search of Wren journals adds to those of bare Python, finding nothing (61 on Python 3.11 as
-# this is written) and finding hits (64); with dataclasses 74 and 76; with every agent's format module, what
-# recognises a file, the journal's reader and msgspec, as before, either added 143 (69 of them Wren's).
-MOST_FOR_A_WARM_JOURNALS_SEARCH = {False: 61, True: 64}
+# The most modules a warm search of Wren journals adds to those of bare Python, finding nothing (58 on Python 3.11 as
+# this is written) and finding hits (61); 61 and 64 with importlib.util and struct; with dataclasses 74 and 76; with
+# every agent's format module, what recognises a file, the journal's reader and msgspec, as before, either added 143
+# (69 of them Wren's).
+MOST_FOR_A_WARM_JOURNALS_SEARCH = {False: 58, True: 61}
 
 
 def _wren_journals(tmp_path: Path) -> tuple[Path, dict[str, str]]:

@@ -26,11 +26,13 @@ import errno
 import os
 import signal
 import stat
-import struct
 import sys
-from collections.abc import Callable, Iterator
-from types import FrameType, ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own to the type checker; typing is not imported (`wren --version` runs without it)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from types import FrameType, ModuleType
+    from typing import Any
 
 try:
     import fcntl as _fcntl
@@ -265,25 +267,34 @@ _F_GETLK: int | None = getattr(_fcntl_mod, "F_GETLK", None)
 _F_WRLCK: int = getattr(_fcntl_mod, "F_WRLCK", 1)
 _F_UNLCK: int = getattr(_fcntl_mod, "F_UNLCK", 2)
 
-# struct flock: Linux puts the type and whence first; BSD, DragonFly and macOS put the offsets first.
+# struct flock: Linux puts the type and whence first; BSD, DragonFly and macOS put the offsets first. The struct
+# module is imported where a mark is taken or asked of: not by every command that imports this module.
 if sys.platform == "darwin" or "bsd" in sys.platform or sys.platform.startswith("dragonfly"):
-    _FLOCK = struct.Struct("qqihh")
+    _FLOCK = "qqihh"
 
     def _pack(kind: int, start: int) -> bytes:
-        return _FLOCK.pack(start, 1, 0, kind, os.SEEK_SET)
+        import struct
+
+        return struct.pack(_FLOCK, start, 1, 0, kind, os.SEEK_SET)
 
     def _unpack(raw: bytes) -> tuple[int, int]:
-        _start, _len, pid, kind, _whence = _FLOCK.unpack(raw)
+        import struct
+
+        _start, _len, pid, kind, _whence = struct.unpack(_FLOCK, raw)
         return kind, pid
 
 else:
-    _FLOCK = struct.Struct("hhqqi")
+    _FLOCK = "hhqqi"
 
     def _pack(kind: int, start: int) -> bytes:
-        return _FLOCK.pack(kind, os.SEEK_SET, start, 1, 0)
+        import struct
+
+        return struct.pack(_FLOCK, kind, os.SEEK_SET, start, 1, 0)
 
     def _unpack(raw: bytes) -> tuple[int, int]:
-        kind, _whence, _start, _len, pid = _FLOCK.unpack(raw)
+        import struct
+
+        kind, _whence, _start, _len, pid = struct.unpack(_FLOCK, raw)
         return kind, pid
 
 

@@ -15,13 +15,18 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
 
-from .about import VersionAction
-
+# typing is not imported: `wren --help` and `--version` run without it (1.8 ms), and the type checker reads this as
+# typing's own.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import Any, NoReturn
+
     from .exits import Exit
+
+    Handler = Callable[[argparse.Namespace], Exit]
+    Register = Callable[[Any, argparse.ArgumentParser], None]
 
 # What `wren --help` says of the exit statuses (`exits.Exit`; tests/test_command_imports.py checks they agree). Here,
 # not in exits.py: the exit table imports the agent's and the journal's errors, which --help and --version need not.
@@ -78,9 +83,6 @@ SUMMARIES: dict[str, str] = {
     "verify": "check every checksum of every copy `wren keep` kept; exit 4 when one is damaged",
 }
 
-Handler = Callable[[argparse.Namespace], "Exit"]
-Register = Callable[[Any, argparse.ArgumentParser], None]
-
 
 def _columns() -> int:
     """The width argparse lays help out in: the terminal's columns (COLUMNS first, else the terminal's, else 80),
@@ -109,6 +111,19 @@ class Formatter(argparse.HelpFormatter):
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
         super().__init__(prog, indent_increment, max_help_position, _columns() if width is None else width)
+
+
+class _Version(argparse.Action):
+    """--version: the report (`about.report`), made only when asked: its module, and the C modules, load then."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> NoReturn:
+        from .about import report
+
+        sys.stdout.write(report() + "\n")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -162,9 +177,11 @@ def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
         epilog=SUMMARY,
     )
     parser.add_argument(
-        "--version", action=VersionAction, help="the version, the C modules in use and the journal's durable sync"
+        "--version", action=_Version, help="the version, the C modules in use and the journal's durable sync"
     )
-    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+    # The commands' prog named (`wren`: what argparse would find by laying out the usage line of this parser, which has
+    # no positional yet), not found by laying it out on every start.
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND", prog=parser.prog)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

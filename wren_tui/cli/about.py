@@ -7,12 +7,8 @@ here, as the code that uses it imports it, and a module that does not import is 
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
 
 from .. import __version__
 
@@ -34,6 +30,8 @@ def _c_module(name: str) -> str | None:
     """
     if name in sys.modules:
         return None
+    import importlib.util  # here: only --version needs it
+
     package, _, _leaf = name.rpartition(".")
     root = sys.modules["wren_tui"].__path__[0]
     folder = os.path.join(root, *package.split(".")[1:])
@@ -77,14 +75,3 @@ def report() -> str:
     lines.append(f"Journal's durable sync: {portable.DURABLE_SYNC}")
     lines.append(f"A writer seen live by: {portable.LIVENESS}")
     return "\n".join(lines)
-
-
-class VersionAction(argparse.Action):
-    """--version: the report, made only when asked (the C modules are imported then)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> NoReturn:
-        sys.stdout.write(report() + "\n")
-        parser.exit()

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..portable import access_mode, agent_unsupported
 
+TYPE_CHECKING = False  # typing's own to the type checker; typing is not imported (a command's help runs without it)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from ..agent.session import Settings
     from . import Handler
 

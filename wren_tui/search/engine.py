@@ -4,14 +4,16 @@
 goes, a `Hit` per matching item and a `Searched` per session once its reading ended (with where
 it stopped, if it did), so a caller shows the first hits while later sessions are still read and
 holds nothing of a session once it is done.
-"""
 
-from __future__ import annotations
+Its annotations are evaluated where they are written, as `sources`' are (its named tuples' fields are types, not text
+`typing.NamedTuple` would compile).
+"""
 
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator
+from datetime import datetime  # costs nothing more: sqlite3 (the index) imports it
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
@@ -20,9 +22,6 @@ from .choices import Role
 from .index import IndexRead
 from .query import Query
 from .sources import Item, Resumable, SearchSource
-
-if TYPE_CHECKING:
-    from datetime import datetime
 
 SNIPPET = 96  # characters of text shown around a match
 _BEFORE = 32  # of them, before the match when there is that much

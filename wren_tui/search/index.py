@@ -21,8 +21,6 @@ search confirms each on its text as it confirms any item, so its hits are the sc
 pattern with neither reads the sessions.
 """
 
-from __future__ import annotations
-
 import contextlib
 import marshal
 import os
@@ -204,7 +202,7 @@ def item_of(blob: bytes) -> Item:
     return Item(*marshal.loads(blob))
 
 
-def stored_of(blob: bytes) -> Item | Ref:
+def stored_of(blob: bytes) -> "Item | Ref":
     """What the items table keeps of an item: the item whole (another agent's), or where it is in its Wren journal."""
     fields = marshal.loads(blob)
     if len(fields) == len(Item._fields):
@@ -762,7 +760,7 @@ class IndexRead:
             self.confirmed[file] = kept
         return budget
 
-    def _item_at(self, span: memoryview, ref: Ref) -> Item | None:
+    def _item_at(self, span: memoryview, ref: "Ref") -> Item | None:
         """The item `ref` points to if it matches the query (its line's bytes tested first, as the raw pass does)."""
         from .stored import PARTIAL, item_at
 
@@ -773,7 +771,7 @@ class IndexRead:
         found = self.query.find(item.text) is not None
         return item if found or (item.name is not None and self.query.find(item.name) is not None) else None
 
-    def _spans(self, file: int, refs: list[Ref]) -> list[memoryview] | None:
+    def _spans(self, file: int, refs: "list[Ref]") -> list[memoryview] | None:
         """The bytes of `refs` in the file `file`, when it is as the index read it; else None."""
         from .stored import stored_spans
 
@@ -895,7 +893,7 @@ class IndexRead:
         return None
 
     def _items(
-        self, ids: array[int], path: str | Path, known: Known, rows: list[bytes] | None = None
+        self, ids: "array[int]", path: str | Path, known: Known, rows: list[bytes] | None = None
     ) -> Iterable[Item] | None:
         """The items with these ids, in order; None when the file does not hold what the index read of it. `rows`:
         their rows, read already (`load(first=True)` reads each file's first).
@@ -934,7 +932,7 @@ class IndexRead:
             return read if isinstance(read, list) else _closing(fd, read)
         return _merged(None if isinstance(read, list) else fd, stored, iter(read))
 
-    def _blobs(self, ids: array[int], raw: bool = False) -> Iterator[Any]:
+    def _blobs(self, ids: "array[int]", raw: bool = False) -> Iterator[Any]:
         """The rows of the items with these ids (items, or with `raw` their blobs), in order, read a batch at a time
         (in the snapshot's transaction): a few first, then more each time, so a search that stops at a file's first
         hit (`-l`) reads no more than it shows."""
@@ -955,7 +953,7 @@ def _closing(fd: int, read: Iterator[Item]) -> Iterator[Item]:
         os.close(fd)
 
 
-def _merged(fd: int | None, stored: list[Item | Ref], read: Iterator[Item]) -> Iterator[Item]:
+def _merged(fd: int | None, stored: "list[Item | Ref]", read: Iterator[Item]) -> Iterator[Item]:
     """The items kept whole and those read from the journal (open at `fd`, closed at the end), in order."""
     try:
         for each in stored:
@@ -1032,7 +1030,7 @@ _PER_FILE = 4
 # them (a few tens of milliseconds at most before the first hit); the rest are left to search.
 _CONFIRMED = 4096
 _CONFIRMED_BYTES = 16 << 20
-_NONE: array[int] = array("q")
+_NONE: "array[int]" = array("q")
 _CLEAN = Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None)  # what `answer` says of a file read with no stop
 _NOTHING = Answer(_CLEAN, (), True)
 

@@ -3,13 +3,14 @@
 The page is decided here, from the hits `engine.search` yields; what a page looks like (text or JSON lines,
 and where a sentence goes) is the command's `Show`. A cursor the person copies back (`--after`) names the
 session and the hit the next page starts at.
-"""
 
-from __future__ import annotations
+Its annotations are evaluated where they are written, as `sources`' are (`Cursor`'s fields are types, not text
+`typing.NamedTuple` would compile).
+"""
 
 from collections.abc import Callable, Iterator
 from functools import cache
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, Self
 
 from ..journal.verdict import Stop
 from .engine import Hit, Searched
@@ -35,7 +36,7 @@ class Cursor(NamedTuple):
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
     @classmethod
-    def of(cls, text: str) -> Cursor:
+    def of(cls, text: str) -> Self:
         """The cursor `text` is. Raises PageError: it is not one a page printed."""
         import base64
 

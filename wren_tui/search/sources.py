@@ -6,9 +6,11 @@ place: seq (a Wren journal) or line number (another agent's file), time, role, a
 and the event's place in it, so the viewer can open the session there. Search confirms each item on
 its text. When `items` is done, `stop` and `warnings` say how far the reading went, as the reader
 says it. A new agent is one class with this shape, and `spoken.items_of` turns Wren events into items.
-"""
 
-from __future__ import annotations
+Its annotations are evaluated where they are written (no `from __future__ import annotations`): `typing.NamedTuple`
+makes each field's annotation written as text a `ForwardRef`, compiling it, and the process's first `compile()` makes
+the classes of Python's AST (0.75 ms), on the path of every search. Here each field's type is the type itself.
+"""
 
 from collections.abc import Iterator
 from pathlib import Path
