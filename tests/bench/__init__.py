@@ -6,9 +6,12 @@ table says how Wren compares with the obvious alternative, not how fast this mac
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -95,3 +98,27 @@ def _verdict(value: float, at_most: float | None, at_least: float | None) -> str
         return "-"
     ok = (at_most is None or value <= at_most) and (at_least is None or value >= at_least)
     return "met" if ok else "MISSED"
+
+
+def plain_interpreter(folder: Path) -> Path:
+    """An interpreter that starts as a wheel's user's does: a virtual environment of this Python (no pip) whose
+    site-packages lists this checkout and this environment's site-packages as paths, so that no `.pth` of the
+    editable install runs at start (a path line of a `.pth` is added to sys.path; its own `.pth` files are not read)."""
+    import site
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(folder)
+    python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    ask = "import site; print(site.getsitepackages()[-1])"
+    packages = subprocess.run([python, "-c", ask], capture_output=True, text=True, check=True).stdout.strip()
+    checkout = str(Path(__file__).resolve().parents[2])
+    Path(packages, "wren-bench.pth").write_text("\n".join([checkout, *site.getsitepackages()]) + "\n")
+    return python
+
+
+def wheel_script(folder: Path) -> Path:
+    """The `wren` script a wheel's install writes (what pip's console script runs), in `folder`: run by a
+    `plain_interpreter`, the command starts as a wheel's user's does."""
+    script = folder / "wren"
+    script.write_text("import sys\nfrom wren_tui.cli import main\nsys.exit(main())\n")
+    return script

@@ -16,8 +16,9 @@ for every session (`--include-one-shot --include-automated`: by default it leave
   500`, target at most 1.0x, the same sessions found (asserted; the words are in fewer than 500 messages);
 - the phrase as a page: `wren search PHRASE --json --limit 50` against agentsview's --fts page of 50
   (every session holds it: each page's sessions are among rg's), target at most 1.0x;
-- `wren search -l PHRASE` against `rg -l -F PHRASE`, target at most 1.5x, the same files (asserted), run in turn
-  with two floors (each the least a Python process doing it one way must do; the same files, asserted): reading
+- `wren search -l PHRASE` against `rg -l -F PHRASE`, target at most 1.5x, the same files (asserted), started as a
+  wheel's user starts it (`plain_interpreter`: no editable finder; this install's own figure beside), run in turn
+  with two floors, run by the same interpreter (each the least a Python process doing it one way must do; the same files, asserted): reading
   the index (Python's start, the files listed and stat'ed, the index's full-text search asked, each session's
   first candidate read by its id, given beforehand, and matched, the paths printed), and reading the files
   (Python's start, the files listed and stat'ed, each read until the phrase, by the raw pass's C search). Wren
@@ -47,7 +48,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import wren_tui
-from tests.bench import BenchRow, compare
+from tests.bench import BenchRow, compare, plain_interpreter, wheel_script
 from tests.bench.agents import claude_session
 from tests.conftest import FIXTURES
 from wren_tui.journal.events import ChatMessage, KnownEvent, Message, RunEnd, RunStart
@@ -338,25 +339,35 @@ def _claude_rows(
     )
     peer_times[PHRASE] = them
     firsts = _first_candidates(Path(env["WREN_DIR"]))
-    floors = [sys.executable, "-c", _FLOOR_INDEX, str(projects), PHRASE, str(index_path(Path(env["WREN_DIR"])))]
-    # What the command loads before it does anything: Python's start and the modules of `wren search -l` imported.
-    loaded = [sys.executable, "-c", "import wren_tui.cli.search, wren_tui.cli.searching"]
-    names = ("wren", "rg", "index", "files", "imports", "start")
-    runs: dict[str, list[tuple[float, bytes]]] = {name: [] for name in names}
-    for _ in range(PAIRED):  # in turn: a slow spell of the shared machine falls on each
-        runs["wren"].append(_run([wren, "search", "-l", PHRASE, "--agent", "claude"], env))
-        runs["rg"].append(_run([rg, "-l", "-F", PHRASE, str(projects)], env))
-        runs["index"].append(_run(floors, env, firsts))
-        runs["files"].append(_run([sys.executable, "-c", _FLOOR_FILES, str(projects), PHRASE], env))
-        runs["imports"].append(_run(loaded, env))
-        runs["start"].append(_run([sys.executable, "-c", "pass"], env))
-    (files, listed), (grep, grepped), (on_index, by_index), (on_files, by_files) = (
-        min(runs[name], key=lambda r: r[0]) for name in ("wren", "rg", "index", "files")
+    # -l as a wheel's user starts it, and the floors and Python's start with the same interpreter: an editable install
+    # (this one) starts every process with setuptools' finder, which no installed wheel has (bench_startup's rows).
+    state = Path(tempfile.mkdtemp(prefix="wren-bench-plain-"))
+    try:
+        python = str(plain_interpreter(state / "plain"))
+        script = str(wheel_script(state))
+        floors = [python, "-c", _FLOOR_INDEX, str(projects), PHRASE, str(index_path(Path(env["WREN_DIR"])))]
+        # What the command loads before it does anything: Python's start and the modules of `wren search -l` imported.
+        loaded = [python, "-c", "import wren_tui.cli, wren_tui.cli.search, wren_tui.cli.searching"]
+        names = ("wheel", "wren", "rg", "index", "files", "imports", "start")
+        runs: dict[str, list[tuple[float, bytes]]] = {name: [] for name in names}
+        for _ in range(PAIRED):  # in turn: a slow spell of the shared machine falls on each
+            runs["wheel"].append(_run([python, script, "search", "-l", PHRASE, "--agent", "claude"], env))
+            runs["wren"].append(_run([wren, "search", "-l", PHRASE, "--agent", "claude"], env))
+            runs["rg"].append(_run([rg, "-l", "-F", PHRASE, str(projects)], env))
+            runs["index"].append(_run(floors, env, firsts))
+            runs["files"].append(_run([python, "-c", _FLOOR_FILES, str(projects), PHRASE], env))
+            runs["imports"].append(_run(loaded, env))
+            runs["start"].append(_run([python, "-c", "pass"], env))
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    (files, listed), (editable, listed_too), (grep, grepped), (on_index, by_index), (on_files, by_files) = (
+        min(runs[name], key=lambda r: r[0]) for name in ("wheel", "wren", "rg", "index", "files")
     )
     imported, started = (min(time for time, _out in runs[name]) for name in ("imports", "start"))
     every = {Path(line.decode()).stem for line in grepped.splitlines()}
     for floor in (by_index, by_files):
         assert {Path(line.decode()).stem for line in floor.splitlines()} == every, "a floor's files are not rg's"
+    assert listed_too == listed, "the editable install listed other files"
     assert _wren_found(out) <= every and _peer_found(answer) <= every, "a page's session does not hold the phrase"
     assert len(_wren_found(out)) >= 1 and len(_peer_found(answer)) >= 1
     rows.append(
@@ -371,18 +382,27 @@ def _claude_rows(
     assert {Path(line.decode()).stem for line in listed.splitlines()} == every
     rows.append(
         compare(
-            f"wren search -l {PHRASE!r} vs rg -l -F: {what}; the same {len(every):,} files", files, grep, at_most=1.5
+            f"wren search -l {PHRASE!r}, started as a wheel's user starts it (no editable finder), vs rg -l -F: "
+            f"{what}; the same {len(every):,} files",
+            files,
+            grep,
+            at_most=1.5,
         )
     )
     rows += [
         compare(
-            "the floor of -l reading the index (Python's start, the files listed and stat'ed, the full-text search "
-            "asked, each session's first candidate read by its id and matched) vs rg -l -F",
+            "the same from this editable install (setuptools' finder imported at every start) vs rg -l -F",
+            editable,
+            grep,
+        ),
+        compare(
+            "the floor of -l reading the index (that Python's start, the files listed and stat'ed, the full-text "
+            "search asked, each session's first candidate read by its id and matched) vs rg -l -F",
             on_index,
             grep,
         ),
         compare(
-            "the floor of -l reading the files (Python's start, the files listed and stat'ed, each read until the "
+            "the floor of -l reading the files (that Python's start, the files listed and stat'ed, each read until the "
             "phrase by the raw pass's C search) vs rg -l -F",
             on_files,
             grep,

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.bench import BenchRow, compare
+from tests.bench import BenchRow, compare, plain_interpreter, wheel_script
 from wren_tui import __version__
 
 ROUNDS = 21
@@ -32,22 +32,6 @@ ROUNDS = 21
 def _wren() -> list[str]:
     script = Path(sys.executable).parent / ("wren.exe" if os.name == "nt" else "wren")
     return [str(script)] if script.exists() else [sys.executable, "-m", "wren_tui"]
-
-
-def _plain(folder: Path) -> Path:
-    """An interpreter that starts as a wheel's user's does: a virtual environment of this Python (no pip) whose
-    site-packages lists this checkout and this environment's site-packages as paths, so that no `.pth` of the
-    editable install runs at start (a path line of a `.pth` is added to sys.path; its own `.pth` files are not read)."""
-    import site
-    import venv
-
-    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(folder)
-    python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    ask = "import site; print(site.getsitepackages()[-1])"
-    packages = subprocess.run([python, "-c", ask], capture_output=True, text=True, check=True).stdout.strip()
-    checkout = str(Path(__file__).resolve().parents[2])
-    Path(packages, "wren-bench.pth").write_text("\n".join([checkout, *site.getsitepackages()]) + "\n")
-    return python
 
 
 def _timed(commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, float]:
@@ -81,9 +65,8 @@ def run() -> list[BenchRow]:
     env["XDG_STATE_HOME"] = state
     try:
         took = _timed(commands, env)
-        python = _plain(Path(state) / "plain")
-        script = Path(state) / "wren"
-        script.write_text("import sys\nfrom wren_tui.cli import main\nsys.exit(main())\n")  # as pip's script does
+        python = plain_interpreter(Path(state) / "plain")
+        script = wheel_script(Path(state))
         helped = "import argparse; argparse.ArgumentParser(prog='wren', description='x' * 200).print_help()"
         plain = _timed(
             {
