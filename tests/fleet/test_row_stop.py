@@ -26,14 +26,15 @@ def test_a_row_an_earlier_mirror_wrote_with_a_stop_is_read_with_that_stop() -> N
 
 
 @pytest.mark.parametrize(
-    "stop",
+    ("stop", "said"),
     [
-        b'{"line":"6","offset":900,"why":"bad"}',
-        b'{"offset":900,"why":"bad"}',
-        b"[6,900]",
-        b'{"line":6,"offset":1,"why":"b","torn":1}',
+        (b'{"line":"6","offset":900,"why":"bad"}', "Expected `int`, got `str` - at `$.stop.line`"),
+        (b'{"offset":900,"why":"bad"}', "Object missing required field `line` - at `$.stop`"),
+        (b"[6,900]", "Expected `object`, got `array` - at `$.stop`"),
+        (b'{"line":6,"offset":1,"why":"b","torn":1}', "Expected `bool`, got `int` - at `$.stop.torn`"),
     ],
 )
-def test_a_row_whose_stop_is_not_one_is_refused_as_any_bad_row(stop: bytes) -> None:
-    with pytest.raises(msgspec.ValidationError):
+def test_a_row_whose_stop_is_not_one_is_refused_as_any_bad_row_where_its_stop_is(stop: bytes, said: str) -> None:
+    with pytest.raises(msgspec.ValidationError) as refused:
         decode_row(b'{"host":"h","session":"s","state":"corrupt","stop":%s}' % stop)
+    assert str(refused.value) == said

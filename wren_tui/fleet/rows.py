@@ -63,7 +63,12 @@ def _stop_of(kind: type, value: object) -> Stop:
     """A row's `stop`, in its parts (`fields_of` wrote it, as mirrors that knew it as a dataclass did), as a `Stop`."""
     if kind is not Stop:
         raise NotImplementedError
-    fields = msgspec.convert(value, _StopFields)
+    try:
+        fields = msgspec.convert(value, _StopFields)
+    except msgspec.ValidationError as exc:
+        # Said at the row's `stop` (msgspec says where within what the hook was given: `$.line`, or nowhere).
+        said, at, where = str(exc).rpartition(" - at `$")
+        raise msgspec.ValidationError(f"{said} - at `$.stop{where}" if at else f"{exc} - at `$.stop`") from None
     return Stop(fields.line, fields.offset, fields.why, fields.torn)
 
 
