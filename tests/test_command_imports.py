@@ -291,6 +291,32 @@ def _one_claude_session(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="a name of bytes that are not UTF-8: macOS and Windows keep none")
+def test_a_session_named_in_bytes_that_are_not_utf8_is_read_from_its_file_and_the_index_not_written_each_search(
+    tmp_path: Path,
+) -> None:
+    """The index cannot keep such a name (SQLite's text is UTF-8): the session is read from its file at every search,
+    as without an index, and is no reason to open the index for writing (the writer loaded) at every search."""
+    env = _one_claude_session(tmp_path)
+    folder = tmp_path / "claude" / "projects" / "-work"
+    recorded = (folder / "8122657c-fe54-4dc9-89a3-20049e8a84f7.jsonl").read_bytes()
+    with open(os.fsencode(folder) + b"/caf\xe9-0001.jsonl", "wb") as odd:
+        odd.write(recorded)
+    args = ["search", "joke", "--agent", "claude", "--json"]
+    assert "wren_tui.search.indexer" in _loaded_by(args, env)  # the index made
+    loaded = _loaded_by(args, env)
+    assert "wren_tui.search.indexer" not in loaded and "wren_tui.search.skim" in loaded  # the odd one read
+    result = subprocess.run(
+        [sys.executable, "-m", "wren_tui", *args], capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+    )
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    hits = [row for row in rows if row["type"] == "hit"]
+    assert result.returncode == 0 and {row["session"] for row in hits} == {
+        "8122657c-fe54-4dc9-89a3-20049e8a84f7",
+        "caf\udce9-0001",
+    }
+
+
 def test_a_search_the_index_answers_loads_no_translator_no_subprocess_and_no_hashes(tmp_path: Path) -> None:
     env = _one_claude_session(tmp_path)
     built = _loaded_by(["search", "joke", "--agent", "claude", "--json"], env)

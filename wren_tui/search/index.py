@@ -416,9 +416,10 @@ class IndexRead:
         return True
 
     def stale(self, paths: Iterable[tuple[str | Path, os.stat_result | None]]) -> list[str | Path]:
-        """Those of `paths` the index does not know as they are now (new, grown, changed; not gone); each
-        with how it was when listed, if it was stat'ed then (taken as how it is now). A path is given as a source
-        has it: its text (`path_text`: no Path made for each of thousands), or a Path."""
+        """Those of `paths` the index does not know as they are now (new, grown, changed; not gone) and could keep
+        (not a name of bytes that are not UTF-8); each with how it was when listed, if it was stat'ed then (taken as
+        how it is now). A path is given as a source has it: its text (`path_text`: no Path made for each of
+        thousands), or a Path."""
         found = []
         fresh, rows, stats = self.fresh, self.rows, self.stats
         for path, looked in paths:
@@ -434,8 +435,11 @@ class IndexRead:
             row = rows.get(key)
             if row is not None and row[2] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
                 fresh.add(key)
-            else:
+            elif row is not None or key.isascii() or _utf8(key):
                 found.append(path)
+            # else a name of bytes that are not UTF-8, which the index cannot keep (SQLite's text is UTF-8): read
+            # from its file, as without an index, and not given to the writer (nothing to write: a search that
+            # found one opened the index for writing every time)
         return found
 
     def wren_as_read(self, path: Path) -> bool:
@@ -1033,6 +1037,15 @@ _CONFIRMED_BYTES = 16 << 20
 _NONE: "array[int]" = array("q")
 _CLEAN = Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None)  # what `answer` says of a file read with no stop
 _NOTHING = Answer(_CLEAN, (), True)
+
+
+def _utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (not a name of bytes that are not: a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Ahead:
