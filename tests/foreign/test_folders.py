@@ -278,8 +278,8 @@ class _Recorded(ForeignSession):
 
     made: ClassVar[list[ForeignSession]] = []
 
-    def __init__(self, path: str | Path, fmt: Any) -> None:
-        super().__init__(path, fmt)
+    def __init__(self, path: str | Path, fmt: Any, looked: os.stat_result | None = None) -> None:
+        super().__init__(path, fmt, looked)
         _Recorded.made.append(self)
 
 

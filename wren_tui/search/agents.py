@@ -11,8 +11,10 @@ that is no session Wren knows is not searched (never guessed at). `wren search -
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +27,7 @@ from .sources import SearchSource
 
 if TYPE_CHECKING:
     from ..foreign import Format, Kind
+    from ..foreign.folders import Listed
 
 WREN_AGENT = "wren"
 
@@ -111,12 +114,8 @@ def _foreign(agent: str, places: Places) -> list[SearchSource]:
     fmt = None if isinstance(home, Home) else FORMATS[agent]
     if fmt is None or fmt.export_all is None:
         # Each file stat'ed once, where it was found: the sort and the index's freshness check take that stat.
-        found = []
-        for text, st in places.kept.own_listed(home, places.skipped):
-            source = ForeignSession(text, home)  # its Path made when asked (a hit, a stop): not for each of thousands
-            source.looked = st
-            found.append(source)
-        return sorted(found, key=_newest, reverse=True)
+        texts, stats = places.kept.own_found(home, places.skipped)
+        return _newest_first(texts, stats, home)
     paths = _sessions(fmt, places.kept.own_files(fmt, places.skipped), places.kept)
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
@@ -187,6 +186,28 @@ def _sessions(fmt: Format, files: Iterable[Path], kept: Kept | None = None) -> l
             live = {session for member in sessions if (session := split_member(member)[1]) is not None}
             found += kept.lost_members(fmt, path, live)
     return found
+
+
+_MTIME = attrgetter("st_mtime")
+
+
+def _newest_first(texts: list[str], stats: list[os.stat_result | None], listed: Listed) -> list[SearchSource]:
+    """The sessions of the files at `texts`, each with its stat of `stats` (as listed), newest first: the order of
+    `sorted(..., key=_newest, reverse=True)` (one listed without a stat, a kept copy read in its place, is stat'ed
+    now, and a file that cannot be is the oldest), with no key function called for each of thousands of files."""
+    try:
+        mtimes: list[float] = list(map(_MTIME, stats))
+    except AttributeError:  # a None among them
+        mtimes = []
+        for at, st in enumerate(stats):
+            if st is None:
+                with contextlib.suppress(OSError):
+                    st = stats[at] = os.stat(texts[at], follow_symlinks=False)
+            mtimes.append(0.0 if st is None else st.st_mtime)
+    # A sort of the places by their time: stable, reversed as `sorted(reverse=True)` reverses (equal times in the
+    # listing's order).
+    order = sorted(range(len(texts)), key=mtimes.__getitem__, reverse=True)
+    return [ForeignSession(texts[at], listed, stats[at]) for at in order]
 
 
 def _newest(source: SearchSource) -> float:

@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
-    def __init__(self, path: str | Path, fmt: Listed) -> None:
+    def __init__(self, path: str | Path, fmt: Listed, looked: os.stat_result | None = None) -> None:
         super().__init__(path, "")  # its id is made when something asks for it (`session`): a hit, a stop
         # Its format, or only its agent's folder (`folders.Home`): the format's reader is loaded when the file is read.
         self._listed = fmt
         # The file as it was when listed (sorted newest first): the index compares it with what it read.
-        self.looked: os.stat_result | None = None
+        self.looked = looked
 
     @property
     def session(self) -> str:
