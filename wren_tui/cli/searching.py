@@ -22,7 +22,7 @@ from ..journal.visible import escaped_json, visible
 from ..keep.found import Kept
 from ..search.agents import WREN_AGENT, sessions_of
 from ..search.choices import REGEX_SECONDS
-from ..search.engine import Filters, Hit, Searched, search
+from ..search.engine import Filters, FirstHit, Hit, Searched, search
 from ..search.folder_index import Index
 from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
@@ -199,8 +199,8 @@ class _Text:
     def more(self, hidden: int) -> None:
         sys.stdout.write(f"  … and {hidden:,} more in this session; --all prints every hit\n")
 
-    def session(self, hit: Hit) -> None:
-        self.listed.append(visible(hit.where))
+    def session(self, hit: Hit | FirstHit) -> None:
+        self.listed.append(hit.where)  # made visible at `flush`, all at once
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         if self.files:
@@ -222,11 +222,14 @@ class _Text:
         if self.listed:
             # Taken before the write: a Ctrl+C as it returns must not leave them to be written again (`Pager.run`).
             listed, self.listed = self.listed, []
-            sys.stdout.write("".join([f"{path}\n" for path in listed]))
+            if "".join(listed).isprintable():  # `visible` leaves each as it is: one test of them all
+                sys.stdout.write("\n".join(listed) + "\n")
+            else:
+                sys.stdout.write("".join([f"{visible(path)}\n" for path in listed]))
         sys.stdout.flush()
 
 
-def kept_mark(kept: Kept, hit: Hit) -> str | None:
+def kept_mark(kept: Kept, hit: Hit | FirstHit) -> str | None:
     """What Wren's kept store says of the session of `hit` (another agent's): "kept; deleted by its agent on DATE"."""
     mark = None if hit.agent == WREN_AGENT else kept.mark(hit.where)
     return None if mark is None else mark.sentence
@@ -252,7 +255,7 @@ class _Json:
             sys.stdout.buffer.write(b"".join(listed))
         sys.stdout.flush()
 
-    def session(self, hit: Hit) -> None:
+    def session(self, hit: Hit | FirstHit) -> None:
         mark = kept_mark(self.kept, hit)
         row: dict[str, Scalar] = {
             "type": "session",

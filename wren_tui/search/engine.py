@@ -9,9 +9,9 @@ holds nothing of a session once it is done.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, overload
 
 from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
@@ -85,8 +85,61 @@ class Searched(NamedTuple):
         return Path(self.where)
 
 
+class FirstHit(NamedTuple):
+    """A session `-l` lists from its first hit as the index read it (`IndexRead.first_hit`): what -l shows of it,
+    its path's text, agent and id (the JSON row's), with no snippet cut nor `Hit` made for each of thousands."""
+
+    where: str  # the session file's path, as text
+    agent: str
+    source: SearchSource
+    found: tuple[Item, int, int, bool]  # `IndexRead.first_hit`'s answer: the item, the match in it, in its tool's name
+
+    @property
+    def session(self) -> str:
+        """The session's id (made when asked: -l's JSON row, not its text)."""
+        return self.source.session
+
+    @property
+    def hit(self) -> Hit:
+        """The hit, as search gives one read from the file (made when asked: -l shows none of it)."""
+        item, start, end, in_name = self.found
+        text = item.name if in_name and item.name is not None else item.text
+        snippet, start, end = cut_around(text, start, end)
+        return Hit(self.agent, self.session, self.where, item, snippet, start, end, in_name)
+
+
 Found = Hit | Searched
 ANY = Filters()  # no filter: every hit
+
+
+def _never() -> bool:
+    return False
+
+
+@overload
+def search(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters = ANY,
+    *,
+    cancelled: Callable[[], bool] = _never,
+    index: IndexRead | None = None,
+    quiet: bool = False,
+    first: Literal[False] = False,
+) -> Iterator[Found]: ...
+
+
+@overload
+def search(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters = ANY,
+    *,
+    cancelled: Callable[[], bool] = _never,
+    index: IndexRead | None = None,
+    quiet: bool = False,
+    first: bool,
+) -> Iterator[Found | FirstHit]: ...
 
 
 def search(
@@ -94,11 +147,11 @@ def search(
     query: Query,
     filters: Filters = ANY,
     *,
-    cancelled: Callable[[], bool] = lambda: False,
+    cancelled: Callable[[], bool] = _never,
     index: IndexRead | None = None,
     quiet: bool = False,
     first: bool = False,
-) -> Iterator[Found]:
+) -> Iterator[Found | FirstHit]:
     """Every hit of `query` in `sources`, in their order and each one's order, and a `Searched` after each.
 
     A session modified before `filters.since` is skipped unread (none of its events can be later).
@@ -107,65 +160,116 @@ def search(
     `quiet`: no `Searched` for a session with nothing to say (no hit, read to its end, no warning), as a
     command that shows no progress wants: most of 2,000 sessions, answered from the index in a few µs each.
     `first`: a session's reading ends at its first hit (`wren search -l`); its `Searched` then says no stop,
-    as nothing after the hit was read. With `quiet`, a session the index answers from its first candidate
-    (`IndexRead.first_hit`: fresh, read to its end with no stop or warning) gets none: it has nothing more to say.
+    as nothing after the hit was read. A session the index answers from its first candidate (`IndexRead.first_hit`:
+    fresh, read to its end with no stop or warning) is a `FirstHit` (what -l shows of it) and, with `quiet`, gets no
+    `Searched`: it has nothing more to say.
     """
-    # -l: a session's first hit as the index read it, matched once (`IndexRead.first_hit`), else as any session.
-    quick = index.first_hit if first and index is not None else None
+    if first and index is not None:
+        return _firsts(sources, query, filters, cancelled, index, quiet)
+    return _hits(sources, query, filters, cancelled, index, quiet, first)
+
+
+_new_tuple = tuple.__new__
+
+
+def _firsts(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters,
+    cancelled: Callable[[], bool],
+    index: IndexRead,
+    quiet: bool,
+) -> Iterator[Found | FirstHit]:
+    """`search`'s -l: a session's first hit as the index read it, matched once (`IndexRead.first_hit`), else its
+    reading (`_session`) ends at its first hit."""
+    quick = index.first_hit
+    since = filters.since
+    keep = None if not filters.roles and filters.project is None and since is None else filters.keep
+    for source in sources:
+        if cancelled():
+            return
+        if since is not None and _older(source.path, since):
+            continue
+        where = source.path_text
+        agent = source.agent
+        got = quick(where, agent)
+        if got is not None and (keep is None or keep(got[0])):
+            yield _new_tuple(FirstHit, (where, agent, source, got))  # FirstHit(...) without its __new__'s call
+            if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
+                yield Searched(agent, source.session, where, 1)
+            continue
+        if (yield from _session(source, query, filters, cancelled, index, quiet, True)):
+            return
+
+
+def _hits(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters,
+    cancelled: Callable[[], bool],
+    index: IndexRead | None,
+    quiet: bool,
+    first: bool,
+) -> Iterator[Found]:
     for source in sources:
         if cancelled():
             return
         if filters.since is not None and _older(source.path, filters.since):
             continue
-        if quick is not None and (got := quick(source.path_text, source.agent)) is not None and filters.keep(got[0]):
-            item, start, end, in_name = got
-            text = item.name if in_name and item.name is not None else item.text
-            snippet, start, end = cut_around(text, start, end)
-            yield Hit(source.agent, source.session, source.path_text, item, snippet, start, end, in_name)
-            if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
-                yield Searched(source.agent, source.session, source.path_text, 1)
-            continue
-        hits = 0
-        answer = index.answer(source.path_text, source.agent) if index is not None else None
-        try:
-            if answer is None:
-                items: Iterable[Item] = source.items(query)
-            elif answer.whole:
-                items = answer.items
-            elif isinstance(source, Resumable) and answer.saved is not None:
-                items = _chained(answer.items, source.resume(query, answer.saved))
-            else:
-                items, answer = source.items(query), None
-            for item in items:
-                if cancelled():
-                    return
-                if not filters.keep(item):
-                    continue
-                hit = match(source, item, query)
-                if hit is not None:
-                    hits += 1
-                    yield hit
-                    if first:
-                        break
-        except JournalError as exc:
-            yield Searched(source.agent, source.session, source.path_text, hits, unreadable=str(exc))
-            continue
-        except OSError as exc:
-            why = (exc.strerror or str(exc)).lower()
-            yield Searched(
-                source.agent, source.session, source.path_text, hits, unreadable=f"{source.path_text}: {why}"
-            )
-            continue
-        if first and hits:
-            warned = answer.known.warnings if answer is not None and answer.whole else tuple(source.warnings)
-            yield Searched(source.agent, source.session, source.path_text, hits, None, warned)
-            continue
-        if answer is not None and answer.whole:
-            known = answer.known
-            if hits or not quiet or known.stop is not None or known.warnings:
-                yield Searched(source.agent, source.session, source.path_text, hits, known.stop, known.warnings)
-        elif hits or not quiet or source.stop is not None or source.warnings:
-            yield Searched(source.agent, source.session, source.path_text, hits, source.stop, tuple(source.warnings))
+        if (yield from _session(source, query, filters, cancelled, index, quiet, first)):
+            return
+
+
+def _session(
+    source: SearchSource,
+    query: Query,
+    filters: Filters,
+    cancelled: Callable[[], bool],
+    index: IndexRead | None,
+    quiet: bool,
+    first: bool,
+) -> Generator[Found, None, bool]:
+    """One session's hits (its first alone with `first`) and its `Searched`, as `search` says; True: cancelled."""
+    hits = 0
+    answer = index.answer(source.path_text, source.agent) if index is not None else None
+    try:
+        if answer is None:
+            items: Iterable[Item] = source.items(query)
+        elif answer.whole:
+            items = answer.items
+        elif isinstance(source, Resumable) and answer.saved is not None:
+            items = _chained(answer.items, source.resume(query, answer.saved))
+        else:
+            items, answer = source.items(query), None
+        for item in items:
+            if cancelled():
+                return True
+            if not filters.keep(item):
+                continue
+            hit = match(source, item, query)
+            if hit is not None:
+                hits += 1
+                yield hit
+                if first:
+                    break
+    except JournalError as exc:
+        yield Searched(source.agent, source.session, source.path_text, hits, unreadable=str(exc))
+        return False
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).lower()
+        yield Searched(source.agent, source.session, source.path_text, hits, unreadable=f"{source.path_text}: {why}")
+        return False
+    if first and hits:
+        warned = answer.known.warnings if answer is not None and answer.whole else tuple(source.warnings)
+        yield Searched(source.agent, source.session, source.path_text, hits, None, warned)
+        return False
+    if answer is not None and answer.whole:
+        known = answer.known
+        if hits or not quiet or known.stop is not None or known.warnings:
+            yield Searched(source.agent, source.session, source.path_text, hits, known.stop, known.warnings)
+    elif hits or not quiet or source.stop is not None or source.warnings:
+        yield Searched(source.agent, source.session, source.path_text, hits, source.stop, tuple(source.warnings))
+    return False
 
 
 def _chained(first: Iterable[Item], then: Iterator[Item]) -> Iterator[Item]:
