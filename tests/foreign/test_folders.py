@@ -142,15 +142,21 @@ def test_a_warm_search_stats_each_session_file_once(
     assert main(words) == 0  # builds the index
     built = capsys.readouterr().out
     stats: Counter[str] = Counter()
-    real = os.stat
+    real, real_lstat = os.stat, os.lstat
 
     def counted(path: str | Path, *args: Any, **kwargs: Any) -> os.stat_result:
         stats[os.fspath(path)] += 1
         return real(path, *args, **kwargs)
 
+    def counted_lstat(path: str | Path) -> os.stat_result:
+        stats[os.fspath(path)] += 1
+        return real_lstat(path)
+
     monkeypatch.setattr(os, "stat", counted)
+    monkeypatch.setattr(os, "lstat", counted_lstat)  # a stat too (its link not followed)
     assert main(words) == 0  # answered from it: the walk's stat is the sort's and the freshness check's
     monkeypatch.setattr(os, "stat", real)
+    monkeypatch.setattr(os, "lstat", real_lstat)
     assert capsys.readouterr().out == built
     sessions = sorted(str(path) for path in (_root("claude", env) / "-work").iterdir())
     assert len(sessions) == 3

@@ -421,11 +421,10 @@ def found_files(
     if not stat_each:
         stats = [None] * len(texts)
     else:
-        look = os.stat
         try:
             # By its path (not `DirEntry.stat()`: Windows gives a DirEntry's no inode nor device, which the index
             # compares), each file once, its link not followed.
-            stats = [look(text, follow_symlinks=False) for text in texts]
+            stats = list(map(os.lstat, texts))
         except OSError:  # one gone since it was listed (rare): each of them looked at alone
             stats = [_stat_or_none(text) for text in texts]
     for link in links or ():
@@ -474,13 +473,15 @@ def _session_texts(own: Folder, root: Path, skipped: list[str] | None, links: li
         # separator is lead's (a name holds no separator).
         holds = parts is None or parts[0](lead.rpartition(sep)[0])
         named = None if parts is None else parts[1]
+        # scandir's own path of an entry is `join(folder, name)`: the text wanted, but in the current folder ("./a").
+        as_listed = folder is prefix
         for entry in entries:
             try:
                 name = entry.name
                 if name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
                     if not holds or (named is not None and not named(name)):
                         continue
-                    text = lead + name
+                    text = entry.path if as_listed else lead + name
                     if on_path is None or on_path(Path(text)):
                         take(text)
                 elif entry.is_dir(follow_symlinks=False):

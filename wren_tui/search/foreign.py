@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign.folders import ID_ON_TEXT
+from ..forwarding import Forward
 from .sources import FileSession, Item, Saved
 
 if TYPE_CHECKING:
@@ -46,9 +47,7 @@ class ForeignSession(FileSession):
             self._session = of_text(self._text) if of_text is not None else self._listed.session_id(self.path)
         return self._session
 
-    @property
-    def agent(self) -> str:
-        return self._listed.name
+    agent: Forward[str] = Forward("_listed.name")  # read in C: asked of each of thousands of sessions listed
 
     @property
     def _format(self) -> Format:

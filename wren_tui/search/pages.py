@@ -146,6 +146,8 @@ class Pager:
             self.show.flush()
 
     def _run(self, results: Iterator[Hit | FirstHit | Searched]) -> int:
+        if self.after is None and self.cap is None:
+            return self._run_whole(results)
         printed = 0
         after, cap, limit, files = self.after, self.cap, self.limit, self.files
         show = self.show
@@ -177,6 +179,34 @@ class Pager:
             printed += 1
             self.seen += 1
             self.shown += 1
+        return printed
+
+    def _run_whole(self, results: Iterator[Hit | FirstHit | Searched]) -> int:
+        """`_run` of a page from the first hit with no cap (-l, --all, --json): each hit shown until the limit; a
+        session's hits passed are those shown, the cursor's skip and shown both (none counted, none skipped)."""
+        printed = 0
+        limit, files, show = self.limit, self.files, self.show
+        listed = show.session
+        where = self.where
+        passed = 0  # the hits of the session at `where` shown
+        for each in results:
+            if isinstance(each, Searched):
+                self.where = where  # `_ended` asks which session is being shown
+                self._ended(each)
+                continue
+            if each.where != where:
+                where, passed = each.where, 0
+            if limit is not None and printed >= limit:
+                show.page(Cursor(where, passed, passed))
+                break
+            if files:
+                listed(each)
+            else:
+                assert isinstance(each, Hit), "a FirstHit is -l's"
+                show.hit(each)
+            printed += 1
+            passed += 1
+        self.where, self.seen, self.shown = where, passed, passed
         return printed
 
     def _ended(self, searched: Searched) -> None:
