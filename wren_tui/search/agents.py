@@ -11,7 +11,6 @@ that is no session Wren knows is not searched (never guessed at). `wren search -
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterable
 from operator import attrgetter
@@ -188,26 +187,18 @@ def _sessions(fmt: Format, files: Iterable[Path], kept: Kept | None = None) -> l
     return found
 
 
-_MTIME = attrgetter("st_mtime")
+_LOOKED_AT = attrgetter("looked.st_mtime")  # a listed session's time, as it was listed
 
 
 def _newest_first(texts: list[str], stats: list[os.stat_result | None], listed: Listed) -> list[SearchSource]:
-    """The sessions of the files at `texts`, each with its stat of `stats` (as listed), newest first: the order of
-    `sorted(..., key=_newest, reverse=True)` (one listed without a stat, a kept copy read in its place, is stat'ed
-    now, and a file that cannot be is the oldest), with no key function called for each of thousands of files."""
+    """The sessions of the files at `texts`, each with its stat of `stats` (as listed), newest first, as `_newest`
+    sorts them (equal times in the listing's order), with no key function of Python's called for each of thousands
+    of files unless one was listed without its stat (a kept copy read in its place, a file gone): `_newest` then."""
+    found: list[SearchSource] = [ForeignSession(text, listed, st) for text, st in zip(texts, stats, strict=True)]
     try:
-        mtimes: list[float] = list(map(_MTIME, stats))
-    except AttributeError:  # a None among them
-        mtimes = []
-        for at, st in enumerate(stats):
-            if st is None:
-                with contextlib.suppress(OSError):
-                    st = stats[at] = os.stat(texts[at], follow_symlinks=False)
-            mtimes.append(0.0 if st is None else st.st_mtime)
-    # A sort of the places by their time: stable, reversed as `sorted(reverse=True)` reverses (equal times in the
-    # listing's order).
-    order = sorted(range(len(texts)), key=mtimes.__getitem__, reverse=True)
-    return [ForeignSession(texts[at], listed, stats[at]) for at in order]
+        return sorted(found, key=_LOOKED_AT, reverse=True)
+    except AttributeError:  # a session listed without its stat (None has no time): stat'ed now, or the oldest
+        return sorted(found, key=_newest, reverse=True)
 
 
 def _newest(source: SearchSource) -> float:
