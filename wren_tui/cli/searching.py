@@ -28,7 +28,7 @@ from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.writer import LazyWriter
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
-from .console import JsonRows, Scalar, err
+from .console import JsonRows, Scalar, err, session_row, utf8_json
 from .exits import Exit
 from .options import named_folder_of
 
@@ -241,7 +241,7 @@ class _Json:
     def __init__(self) -> None:
         self.kept = Kept()
         self.rows = JsonRows()
-        self.listed: list[bytes] = []  # -l: the sessions' rows not yet written, written together at `flush`
+        self.listed: list[str] = []  # -l: the sessions' rows not yet written, written together at `flush`
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
@@ -252,19 +252,13 @@ class _Json:
     def flush(self) -> None:
         if self.listed:
             listed, self.listed = self.listed, []  # taken before the write, as `_Text.flush` takes them
-            sys.stdout.buffer.write(b"".join(listed))
+            # Each row's bytes as `JsonRows` and `escaped_json` make them, made all at once (both go a character at a
+            # time: a lone surrogate escaped, a character a terminal obeys escaped).
+            sys.stdout.buffer.write(escaped_json(utf8_json("".join(listed))))
         sys.stdout.flush()
 
     def session(self, hit: Hit | FirstHit) -> None:
-        mark = kept_mark(self.kept, hit)
-        row: dict[str, Scalar] = {
-            "type": "session",
-            "agent": hit.agent,
-            "session": hit.session,
-            "path": hit.where,
-            "kept": mark,
-        }
-        self.listed.append(escaped_json(self.rows.encode(row)) + b"\n")
+        self.listed.append(f"{session_row(hit.agent, hit.session, hit.where, kept_mark(self.kept, hit))}\n")
 
     def page(self, cursor: Cursor) -> None:
         self.flush()
