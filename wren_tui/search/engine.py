@@ -9,7 +9,7 @@ holds nothing of a session once it is done.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Generator, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, overload
 
@@ -181,7 +181,7 @@ def _firsts(
     quiet: bool,
 ) -> Iterator[Found | FirstHit]:
     """`search`'s -l: a session's first hit as the index read it, matched once (`IndexRead.first_hit`), else its
-    reading (`_session`) ends at its first hit."""
+    reading (`_hits`) ends at its first hit."""
     quick = index.first_hit
     since = filters.since
     keep = None if not filters.roles and filters.project is None and since is None else filters.keep
@@ -198,8 +198,8 @@ def _firsts(
             if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
                 yield Searched(agent, source.session, where, 1)
             continue
-        if (yield from _session(source, query, filters, cancelled, index, quiet, True)):
-            return
+        # Its reading (its first hit alone): a cancel there ends it, and this loop at its next session.
+        yield from _hits((source,), query, filters, cancelled, index, quiet, True, since_asked=True)
 
 
 def _hits(
@@ -210,66 +210,58 @@ def _hits(
     index: IndexRead | None,
     quiet: bool,
     first: bool,
+    *,
+    since_asked: bool = False,
 ) -> Iterator[Found]:
+    """`search` reading each session (`index.answer`, else its file); `since_asked`: the caller skipped those older
+    than `filters.since` already (`_firsts`, before asking the index of its first candidate)."""
+    since = None if since_asked else filters.since
     for source in sources:
         if cancelled():
             return
-        if filters.since is not None and _older(source.path, filters.since):
+        if since is not None and _older(source.path, since):
             continue
-        if (yield from _session(source, query, filters, cancelled, index, quiet, first)):
-            return
-
-
-def _session(
-    source: SearchSource,
-    query: Query,
-    filters: Filters,
-    cancelled: Callable[[], bool],
-    index: IndexRead | None,
-    quiet: bool,
-    first: bool,
-) -> Generator[Found, None, bool]:
-    """One session's hits (its first alone with `first`) and its `Searched`, as `search` says; True: cancelled."""
-    hits = 0
-    answer = index.answer(source.path_text, source.agent) if index is not None else None
-    try:
-        if answer is None:
-            items: Iterable[Item] = source.items(query)
-        elif answer.whole:
-            items = answer.items
-        elif isinstance(source, Resumable) and answer.saved is not None:
-            items = _chained(answer.items, source.resume(query, answer.saved))
-        else:
-            items, answer = source.items(query), None
-        for item in items:
-            if cancelled():
-                return True
-            if not filters.keep(item):
-                continue
-            hit = match(source, item, query)
-            if hit is not None:
-                hits += 1
-                yield hit
-                if first:
-                    break
-    except JournalError as exc:
-        yield Searched(source.agent, source.session, source.path_text, hits, unreadable=str(exc))
-        return False
-    except OSError as exc:
-        why = (exc.strerror or str(exc)).lower()
-        yield Searched(source.agent, source.session, source.path_text, hits, unreadable=f"{source.path_text}: {why}")
-        return False
-    if first and hits:
-        warned = answer.known.warnings if answer is not None and answer.whole else tuple(source.warnings)
-        yield Searched(source.agent, source.session, source.path_text, hits, None, warned)
-        return False
-    if answer is not None and answer.whole:
-        known = answer.known
-        if hits or not quiet or known.stop is not None or known.warnings:
-            yield Searched(source.agent, source.session, source.path_text, hits, known.stop, known.warnings)
-    elif hits or not quiet or source.stop is not None or source.warnings:
-        yield Searched(source.agent, source.session, source.path_text, hits, source.stop, tuple(source.warnings))
-    return False
+        hits = 0
+        answer = index.answer(source.path_text, source.agent) if index is not None else None
+        try:
+            if answer is None:
+                items: Iterable[Item] = source.items(query)
+            elif answer.whole:
+                items = answer.items
+            elif isinstance(source, Resumable) and answer.saved is not None:
+                items = _chained(answer.items, source.resume(query, answer.saved))
+            else:
+                items, answer = source.items(query), None
+            for item in items:
+                if cancelled():
+                    return
+                if not filters.keep(item):
+                    continue
+                hit = match(source, item, query)
+                if hit is not None:
+                    hits += 1
+                    yield hit
+                    if first:
+                        break
+        except JournalError as exc:
+            yield Searched(source.agent, source.session, source.path_text, hits, unreadable=str(exc))
+            continue
+        except OSError as exc:
+            why = (exc.strerror or str(exc)).lower()
+            yield Searched(
+                source.agent, source.session, source.path_text, hits, unreadable=f"{source.path_text}: {why}"
+            )
+            continue
+        if first and hits:
+            warned = answer.known.warnings if answer is not None and answer.whole else tuple(source.warnings)
+            yield Searched(source.agent, source.session, source.path_text, hits, None, warned)
+            continue
+        if answer is not None and answer.whole:
+            known = answer.known
+            if hits or not quiet or known.stop is not None or known.warnings:
+                yield Searched(source.agent, source.session, source.path_text, hits, known.stop, known.warnings)
+        elif hits or not quiet or source.stop is not None or source.warnings:
+            yield Searched(source.agent, source.session, source.path_text, hits, source.stop, tuple(source.warnings))
 
 
 def _chained(first: Iterable[Item], then: Iterator[Item]) -> Iterator[Item]:
