@@ -33,7 +33,7 @@ from tests.search.test_index_properties import corpora, drawn_queries, outcome, 
 from wren_tui.journal.events import RunStart
 from wren_tui.search import index
 from wren_tui.search.agents import sessions_of
-from wren_tui.search.engine import FirstHit, search
+from wren_tui.search.engine import FirstHit, Searched, search
 from wren_tui.search.index import IndexRead, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import Query
@@ -453,3 +453,34 @@ def test_the_sessions_the_index_lists_are_printed_as_reading_the_files_prints_th
     assert pages == (1 if not shape or shape == ["--json"] else 3)
     if sys.platform != "win32" and not shape:  # the page of paths: the odd one shown, nothing a terminal obeys
         assert f"{folder / 'odd'}\u241bname    x.jsonl\n" in warm.stdout and "\x1b" not in warm.stdout
+
+
+def test_a_cancelled_listing_yields_nothing_more_whether_the_index_or_the_file_answered_last(tmp_path: Path) -> None:
+    """-l's lane asks `cancelled` between sessions and, for a session the index does not answer from its first
+    candidate (a file new since it was made), between its items: once it says yes, nothing more comes."""
+    said = claude_line("how many lines does it have", 0)
+    folder = claude_folder(tmp_path, {name: said for name in ("one", "two", "three", "four")})
+    query = Query.of(PHRASE)
+    first_hits(folder, query, update=True)  # the index made
+    newest = folder / "new.jsonl"
+    newest.write_bytes(claude_line("nothing yet", 0) + said)  # not in the index: read from its file, first of all
+    db = connect_write(index_path(folder))
+    try:
+        snapshot = IndexRead(db, query)
+        assert snapshot.begin()
+        listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)
+        assert listed[0].path == newest
+        assert snapshot.load(first=True)
+        for stop_after in range(4):
+            shown: list[object] = []  # the sessions given (a session read from its file ends with its Searched)
+
+            def enough(shown: list[object] = shown, stop_after: int = stop_after) -> bool:
+                return len(shown) > stop_after
+
+            for each in search(listed, query, index=snapshot, quiet=True, first=True, cancelled=enough):
+                if not isinstance(each, Searched):
+                    shown.append(each)
+            assert len(shown) == stop_after + 1  # the one given when it said yes, and none after
+            assert [type(each).__name__ for each in shown] == ["Hit"] + ["FirstHit"] * stop_after
+    finally:
+        db.close()
