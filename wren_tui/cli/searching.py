@@ -242,6 +242,7 @@ class _Json:
         self.kept = Kept()
         self.rows = JsonRows()
         self.listed: list[str] = []  # -l: the sessions' rows not yet written, written together at `flush`
+        self._marks: bool | None = None  # -l: whether the kept store can mark a session (asked once, not a row)
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
@@ -258,7 +259,10 @@ class _Json:
         sys.stdout.flush()
 
     def session(self, hit: Hit | FirstHit) -> None:
-        self.listed.append(f"{session_row(hit.agent, hit.session, hit.where, kept_mark(self.kept, hit))}\n")
+        if self._marks is None:
+            self._marks = self.kept.holds_any()
+        mark = kept_mark(self.kept, hit) if self._marks else None
+        self.listed.append(f"{session_row(hit.agent, hit.session, hit.where, mark)}\n")
 
     def page(self, cursor: Cursor) -> None:
         self.flush()

@@ -190,6 +190,10 @@ class Kept:
             lost.append(path)
         return lost
 
+    def holds_any(self) -> bool:
+        """Whether the store keeps anything at all (else `mark` says nothing of any session)."""
+        return bool(self._stored_agents())
+
     def holds(self, agent: str) -> bool:
         """Whether the store keeps anything of `agent` (its folder there is listed once, for every agent)."""
         return agent in self._stored_agents()
