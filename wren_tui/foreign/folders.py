@@ -201,9 +201,13 @@ def _claude_session(path: str | os.PathLike[str]) -> bool:
     return _claude_name(name) and _claude_folder(folder)
 
 
+# How a subagent's thread's name starts (`agent-*.jsonl`): never a session's.
+_CLAUDE_SUBAGENT = "agent-"
+
+
 def _claude_name(name: str) -> bool:
-    """Whether a file of this name can be a session (a subagent's thread is `agent-*.jsonl`)."""
-    return not name.startswith("agent-")
+    """Whether a file of this name can be a session (not a subagent's thread)."""
+    return not name.startswith(_CLAUDE_SUBAGENT)
 
 
 def _claude_folder(folder: str) -> bool:
@@ -375,11 +379,11 @@ def session_files(fmt: Listed, root: Path, skipped: list[str] | None = None) -> 
         yield Path(text)
 
 
-# A `Folder.is_session_file` that is a test of a file's folder (its text) and of its name: a listing asks the first
-# once a folder and the second of each name (`_session_texts`), and makes no `Path` for each of thousands of files
-# (the other agents' tests, but `_every_file`, are asked of a Path).
-_ON_PARTS: dict[Callable[[Path], bool], tuple[Callable[[str], bool], Callable[[str], bool]]] = {
-    _claude_session: (_claude_folder, _claude_name),
+# A `Folder.is_session_file` that is a test of a file's folder (its text) and how no session's name starts: a listing
+# asks the first once a folder and the second of each name (`_session_texts`), and makes no `Path` for each of
+# thousands of files (the other agents' tests, but `_every_file`, are asked of a Path).
+_ON_PARTS: dict[Callable[[Path], bool], tuple[Callable[[str], bool], str]] = {
+    _claude_session: (_claude_folder, _CLAUDE_SUBAGENT),
 }
 
 
@@ -472,14 +476,14 @@ def _session_texts(own: Folder, root: Path, skipped: list[str] | None, links: li
         # The folder's test, where the agent's test is of a folder and a name: `lead + name`'s text before its last
         # separator is lead's (a name holds no separator).
         holds = parts is None or parts[0](lead.rpartition(sep)[0])
-        named = None if parts is None else parts[1]
+        never = None if parts is None else parts[1]  # how no session's name starts
         # scandir's own path of an entry is `join(folder, name)`: the text wanted, but in the current folder ("./a").
         as_listed = folder is prefix
         for entry in entries:
             try:
                 name = entry.name
                 if name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
-                    if not holds or (named is not None and not named(name)):
+                    if not holds or (never is not None and name.startswith(never)):
                         continue
                     text = entry.path if as_listed else lead + name
                     if on_path is None or on_path(Path(text)):

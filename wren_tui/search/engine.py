@@ -185,8 +185,9 @@ def _firsts(
     quick = index.first_hit
     since = filters.since
     keep = None if not filters.roles and filters.project is None and since is None else filters.keep
+    asked = cancelled is not _never  # never cancelled (a command's -l): not asked of each of thousands
     for source in sources:
-        if cancelled():
+        if asked and cancelled():
             return
         if since is not None and _older(source.path, since):
             continue
