@@ -38,6 +38,7 @@ from wren_tui.keep.found import Kept
 from wren_tui.search.agents import _newest, _newest_first, sessions_of
 from wren_tui.search.foreign import ForeignSession
 from wren_tui.search.query import Query
+from wren_tui.search.sources import FileSession
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -364,6 +365,15 @@ def test_a_source_makes_its_path_from_its_text_when_asked_and_keeps_a_path_it_wa
     given = Path("projects") / "two.jsonl"
     kept = ForeignSession(given, HOMES["claude"])
     assert kept.path is given and kept.path_text == str(given)
+
+
+@pytest.mark.parametrize("path", ["one.jsonl", Path("projects") / "two.jsonl"], ids=["text", "path"])
+def test_a_source_listed_holds_all_a_file_session_holds_as_one_made_by_it_would(path: str | Path) -> None:
+    """`ForeignSession` sets a `FileSession`'s state itself (a listing makes thousands): the same members, the same
+    values (a future member of `FileSession` not set here fails this)."""
+    made = FileSession(path, "")
+    listed = ForeignSession(path, HOMES["claude"])
+    assert vars(listed) == {**vars(made), "_listed": HOMES["claude"], "looked": None}
 
 
 NAMES = ["one.jsonl", ".jsonl", "a.b.jsonl", "a.", "plain", ".hidden.jsonl", "x..jsonl", "2026_01_02_uuid.jsonl"]
