@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wren_tui.cli.console import FEW_ROWS, JsonRows, Scalar
+from wren_tui.cli.console import FEW_ROWS, JsonRows, Scalar, session_row, utf8_json
 from wren_tui.journal.visible import escaped_json
 from wren_tui.search.pages import Cursor, PageError
 
@@ -268,3 +268,29 @@ def test_a_page_of_ls_agent_json_loads_no_msgspec_to_print(tmp_path: Path) -> No
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path, check=True)
     assert done.stdout == b'[{"agent":"claude","id":"x","lines":3,"exact":true,"durationS":12.5,"kept":null}]\n'
     assert done.stderr == b"False"
+
+
+def _session_rows(rows: JsonRows, sessions: list[tuple[str, str, str, str | None]]) -> bytes:
+    """-l's rows of these sessions as the row encoder writes them, a row at a time."""
+    out = b""
+    for agent, session, path, kept in sessions:
+        row: dict[str, Scalar] = {"type": "session", "agent": agent, "session": session, "path": path, "kept": kept}
+        out += escaped_json(rows.encode(row)) + b"\n"
+    return out
+
+
+_STRINGS = st.sampled_from(HOSTILE + SURROGATES) | st.text()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sessions=st.lists(st.tuples(_STRINGS, _STRINGS, _STRINGS, st.none() | _STRINGS), max_size=6),
+    few=st.sampled_from([0, 2, FEW_ROWS]),
+)
+def test_the_rows_of_a_page_of_sessions_written_at_once_are_the_row_encoders_bytes(
+    sessions: list[tuple[str, str, str, str | None]], few: int
+) -> None:
+    """-l --json writes its sessions' rows from their parts (`session_row`), a page of them made bytes at once: the
+    bytes the row encoder wrote a row at a time, by the standard library's encoder or msgspec's, for any string."""
+    written = "".join(f"{session_row(*session)}\n" for session in sessions)
+    assert escaped_json(utf8_json(written)) == _session_rows(JsonRows(few=few), sessions)

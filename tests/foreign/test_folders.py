@@ -16,15 +16,29 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies
 
 from tests.foreign.sessions import copy_session, fixture
 from wren_tui.cli import main
 from wren_tui.foreign import FORMATS, Registry
-from wren_tui.foreign.folders import HOMES, ID_ON_TEXT, Home, file_stem, listed, session_files
+from wren_tui.foreign.folders import (
+    HOMES,
+    ID_ON_TEXT,
+    Folder,
+    Home,
+    _claude_session,
+    _session_through_link,
+    file_stem,
+    found_files,
+    listed,
+    session_files,
+    walk_texts,
+)
 from wren_tui.keep.found import Kept
-from wren_tui.search.agents import sessions_of
+from wren_tui.search.agents import _newest, _newest_first, sessions_of
 from wren_tui.search.foreign import ForeignSession
 from wren_tui.search.query import Query
+from wren_tui.search.sources import FileSession
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -129,15 +143,21 @@ def test_a_warm_search_stats_each_session_file_once(
     assert main(words) == 0  # builds the index
     built = capsys.readouterr().out
     stats: Counter[str] = Counter()
-    real = os.stat
+    real, real_lstat = os.stat, os.lstat
 
     def counted(path: str | Path, *args: Any, **kwargs: Any) -> os.stat_result:
         stats[os.fspath(path)] += 1
         return real(path, *args, **kwargs)
 
+    def counted_lstat(path: str | Path) -> os.stat_result:
+        stats[os.fspath(path)] += 1
+        return real_lstat(path)
+
     monkeypatch.setattr(os, "stat", counted)
+    monkeypatch.setattr(os, "lstat", counted_lstat)  # a stat too (its link not followed)
     assert main(words) == 0  # answered from it: the walk's stat is the sort's and the freshness check's
     monkeypatch.setattr(os, "stat", real)
+    monkeypatch.setattr(os, "lstat", real_lstat)
     assert capsys.readouterr().out == built
     sessions = sorted(str(path) for path in (_root("claude", env) / "-work").iterdir())
     assert len(sessions) == 3
@@ -278,8 +298,8 @@ class _Recorded(ForeignSession):
 
     made: ClassVar[list[ForeignSession]] = []
 
-    def __init__(self, path: str | Path, fmt: Any) -> None:
-        super().__init__(path, fmt)
+    def __init__(self, path: str | Path, fmt: Any, looked: os.stat_result | None = None) -> None:
+        super().__init__(path, fmt, looked)
         _Recorded.made.append(self)
 
 
@@ -347,6 +367,15 @@ def test_a_source_makes_its_path_from_its_text_when_asked_and_keeps_a_path_it_wa
     assert kept.path is given and kept.path_text == str(given)
 
 
+@pytest.mark.parametrize("path", ["one.jsonl", Path("projects") / "two.jsonl"], ids=["text", "path"])
+def test_a_source_listed_holds_all_a_file_session_holds_as_one_made_by_it_would(path: str | Path) -> None:
+    """`ForeignSession` sets a `FileSession`'s state itself (a listing makes thousands): the same members, the same
+    values (a future member of `FileSession` not set here fails this)."""
+    made = FileSession(path, "")
+    listed = ForeignSession(path, HOMES["claude"])
+    assert vars(listed) == {**vars(made), "_listed": HOMES["claude"], "looked": None}
+
+
 NAMES = ["one.jsonl", ".jsonl", "a.b.jsonl", "a.", "plain", ".hidden.jsonl", "x..jsonl", "2026_01_02_uuid.jsonl"]
 NAMES += ["rollout-2026-01-02T03-04-05-0a1b2c3d-0000-1111-2222-333344445555.jsonl", "rollout-short.jsonl"]
 
@@ -359,3 +388,95 @@ def test_a_session_id_said_from_a_path_text_is_the_one_its_path_says(name: str) 
             home = HOMES[agent]
             assert ID_ON_TEXT[home.session_id](text) == home.session_id(Path(text))
             assert ForeignSession(text, home).session == ForeignSession(Path(text), home).session
+
+
+# A folder's entries for the walk's property: a path below the root (its parts) and what is there.
+_PARTS = ["a.jsonl", "agent-1.jsonl", "agent-.jsonl", "agentx.jsonl", "session-1.jsonl", "b.md", "x.jsonl", ".jsonl"]
+_PARTS += ["subagents", ".h", "-w", "c", os.fsdecode(b"caf\xe9")]
+_PATHS = strategies.lists(strategies.sampled_from(_PARTS), min_size=1, max_size=4)
+_ENTRIES = strategies.lists(strategies.tuples(_PATHS, strategies.sampled_from(["file", "dir", "link"])), max_size=14)
+
+
+def _lay_out(root: Path, entries: list[tuple[list[str], str]], target: Path) -> None:
+    """The entries made below `root` (one whose folder is a file already is left out); a link points at `target`."""
+    for parts, kind in entries:
+        place = root.joinpath(*parts)
+        try:
+            place.parent.mkdir(parents=True, exist_ok=True)
+            if kind == "dir":
+                place.mkdir(exist_ok=True)
+            elif kind == "file" and not place.exists():
+                place.write_bytes(b'{"type":"user"}\n')
+            elif kind == "link" and not place.exists() and not place.is_symlink():
+                place.symlink_to(target)
+        except OSError:  # a folder of the path is a file (or a link): no entry there
+            continue
+
+
+def _walked(home: Home, root: Path, skipped: list[str]) -> list[str]:
+    """The listing as a generator of each file's walk and test made it: `walk_texts`, each file's `Path` asked."""
+    links: list[Path] = []
+    folder = home.folder
+    found = [
+        text
+        for text, _entry, _hidden, _top in walk_texts(root, skipped, folder.hidden_folders, folder.suffix, links)
+        if folder.is_session_file(Path(text))
+    ]
+    for link in links:
+        if _session_through_link(home, link):
+            skipped.append(f"{link}: is a link to a session, and Wren follows no link (name the file it points to)")
+    return found
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=_ENTRIES)
+def test_a_listing_finds_what_a_walk_and_each_files_own_test_find_in_the_same_order(
+    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[list[str], str]]
+) -> None:
+    base = tmp_path_factory.mktemp("tree")
+    target = base / "target.jsonl"
+    target.write_bytes(b'{"type":"user","message":{"role":"user","content":"hi"}}\n')
+    root = base / "projects"
+    root.mkdir()
+    _lay_out(root, entries, target)
+    shown = Home("claude", Folder(env="X", root=HOMES["claude"].folder.root, is_session_file=_claude_session))
+    hiding = Home("claude", Folder(env="X", root=HOMES["claude"].folder.root, hidden_folders=False))
+    for home in (HOMES["claude"], HOMES["codex"], HOMES["gemini"], shown, hiding):
+        expected_skipped: list[str] = []
+        expected = _walked(home, root, expected_skipped)
+        skipped: list[str] = []
+        texts, stats = found_files(home, root, skipped)
+        assert texts == expected and skipped == expected_skipped
+        assert [st.st_ino if st else None for st in stats] == [os.lstat(text).st_ino for text in texts]
+        assert [text for text, _st in listed(home, root)] == expected
+        assert [str(path) for path in session_files(home, root)] == expected
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(times=strategies.lists(strategies.sampled_from([None, "gone", 5, 7, 7.5, 9]), max_size=12))
+def test_the_sessions_listed_are_newest_first_as_a_sort_by_each_ones_time_puts_them(
+    tmp_path_factory: pytest.TempPathFactory, times: list[int | float | str | None]
+) -> None:
+    """Equal times keep the listing's order; a file listed without its stat (a kept copy read in its place) is stat'ed
+    then and keeps that stat; one gone is the oldest, with none."""
+    folder = tmp_path_factory.mktemp("times")
+    texts: list[str] = []
+    stats: list[os.stat_result | None] = []
+    for n, time in enumerate(times):
+        path = folder / f"{n}.jsonl"
+        texts.append(str(path))
+        if time == "gone":
+            stats.append(None)
+            continue
+        path.write_bytes(b"{}\n")
+        seconds = 3.0 if time is None else float(time)
+        os.utime(path, (seconds, seconds))
+        stats.append(None if time is None else os.stat(path, follow_symlinks=False))
+    home = HOMES["claude"]
+    expected = sorted(
+        (ForeignSession(text, home, st) for text, st in zip(texts, stats, strict=True)), key=_newest, reverse=True
+    )
+    found = _newest_first(list(texts), list(stats), home)
+    assert all(isinstance(source, ForeignSession) for source in found)
+    assert [source.path_text for source in found] == [source.path_text for source in expected]
+    assert [getattr(source, "looked", "?") for source in found] == [source.looked for source in expected]

@@ -148,6 +148,13 @@ def test_a_session_kept_then_deleted_by_its_agent_is_found_by_every_command_and_
         assert all(str(hit["kept"]).startswith("kept; deleted by its agent ") for hit in found)
     code, text, _ = machine.wren("search", "hello", "--agent", "claude")
     assert code == 0 and f"{GONE}  claude" in text and "(kept; deleted by its agent " in text
+    # wren search -l: the copy listed, its JSON row marked, through the index (its first candidate) and without it.
+    for more in ((), ("--no-index",)):
+        code, out, err = machine.wren("search", "hello", "--agent", "claude", "-l", "--json", *more)
+        (row,) = map(json.loads, out.splitlines())
+        assert code == 0 and (row["type"], row["agent"], row["session"]) == ("session", "claude", GONE), err
+        assert row["path"] == str(copy) and str(row["kept"]).startswith("kept; deleted by its agent ")
+        assert machine.wren("search", "hello", "--agent", "claude", "-l", *more)[:2] == (0, f"{copy}\n")
 
     # The session never kept is gone, with nothing said of a kept copy.
     code, _out, err = machine.wren("log", str(never))

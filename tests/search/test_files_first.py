@@ -33,7 +33,7 @@ from tests.search.test_index_properties import corpora, drawn_queries, outcome, 
 from wren_tui.journal.events import RunStart
 from wren_tui.search import index
 from wren_tui.search.agents import sessions_of
-from wren_tui.search.engine import search
+from wren_tui.search.engine import FirstHit, Searched, search
 from wren_tui.search.index import IndexRead, connect_read, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import Query
@@ -332,9 +332,11 @@ def test_a_session_listed_from_the_index_has_its_first_candidate_matched_once(
         listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)
         snapshot.stale((source.path, None) for source in listed)
         assert snapshot.load(first=True)
-        found = outcome(list(search(listed, query, index=snapshot, quiet=True, first=True)))
+        results = list(search(listed, query, index=snapshot, quiet=True, first=True))
     finally:
         db.close()
+    assert all(isinstance(each, FirstHit) for each in results)  # no Hit made, no snippet cut: -l prints none
+    found = outcome(results)
     assert matched == ["turn 1: how many lines does it?"] * len(names)
     assert found == scanned and [row[1] for row in found[::2]] == list(names)  # hits alone, each session's first
 
@@ -420,3 +422,77 @@ def test_a_first_candidate_matched_by_its_tool_name_alone_is_said_as_such_throug
     assert indexed == scanned
     assert len(scanned) == 2 and scanned[0][:2] == ("hit", "named")
     assert scanned[1][:4] == ("count_lines_fast", 0, 16, True)  # the snippet, the match in it, in the name
+
+
+def _next_page(result: subprocess.CompletedProcess[str]) -> str | None:
+    """The cursor a page printed (its last JSON row, or its line on stderr), if any."""
+    for line in result.stdout.splitlines():
+        row = json.loads(line) if line.startswith("{") else {}
+        if row.get("type") == "page":
+            return str(row["after"])
+    for line in result.stderr.splitlines():
+        if line.startswith("next page: --after "):
+            return line.removeprefix("next page: --after ")
+    return None
+
+
+@pytest.mark.parametrize("shape", [[], ["--json"], ["--limit", "2"], ["--limit", "2", "--json"]])
+def test_the_sessions_the_index_lists_are_printed_as_reading_the_files_prints_them(
+    tmp_path: Path, shape: list[str]
+) -> None:
+    """-l's sessions the index answers from their first candidate (no `Hit` made, no snippet cut) are printed byte for
+    byte as those found by reading the files (--no-index): each path (one with a control character and a tab in its
+    name, shown as placeholders), each JSON row (agent, session, path, kept), a page's cursor and the next page."""
+    sessions = {f"s{n}": claude_line(f"{n}: how many lines does it have", n) for n in range(4)}
+    if sys.platform != "win32":  # no such name there
+        sessions["odd\x1bname\tx"] = claude_line("how many lines does it hold", 9)
+    sessions["none"] = claude_line("nothing here", 0)
+    folder = claude_folder(tmp_path, sessions)
+    state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    args = ["search", PHRASE, "-l", "--dir", str(folder), *shape]
+    assert run_wren(args, cwd=tmp_path, env=state).returncode == 0  # the index made
+    pages = 0
+    while True:
+        warm = run_wren(args, cwd=tmp_path, env=state)
+        read = run_wren([*args, "--no-index"], cwd=tmp_path, env=state)
+        assert (warm.stdout, warm.stderr, warm.returncode) == (read.stdout, read.stderr, read.returncode)
+        assert warm.returncode == 0 and warm.stdout
+        pages += 1
+        after = _next_page(warm)
+        if after is None:
+            break
+        args = ["search", PHRASE, "-l", "--dir", str(folder), *shape, "--after", after]
+    assert pages == (1 if not shape or shape == ["--json"] else 3)
+    if sys.platform != "win32" and not shape:  # the page of paths: the odd one shown, nothing a terminal obeys
+        assert f"{folder / 'odd'}\u241bname    x.jsonl\n" in warm.stdout and "\x1b" not in warm.stdout
+
+
+def test_a_cancelled_listing_yields_nothing_more_whether_the_index_or_the_file_answered_last(tmp_path: Path) -> None:
+    """-l's lane asks `cancelled` between sessions and, for a session the index does not answer from its first
+    candidate (a file new since it was made), between its items: once it says yes, nothing more comes."""
+    said = claude_line("how many lines does it have", 0)
+    folder = claude_folder(tmp_path, {name: said for name in ("one", "two", "three", "four")})
+    query = Query.of(PHRASE)
+    first_hits(folder, query, update=True)  # the index made
+    newest = folder / "new.jsonl"
+    newest.write_bytes(claude_line("nothing yet", 0) + said)  # not in the index: read from its file, first of all
+    db = connect_write(index_path(folder))
+    try:
+        snapshot = IndexRead(db, query)
+        assert snapshot.begin()
+        listed = sessions_of("all", folder, folder, recall=snapshot.wren_as_read)
+        assert listed[0].path == newest
+        assert snapshot.load(first=True)
+        for stop_after in range(4):
+            shown: list[object] = []  # the sessions given (a session read from its file ends with its Searched)
+
+            def enough(shown: list[object] = shown, stop_after: int = stop_after) -> bool:
+                return len(shown) > stop_after
+
+            for each in search(listed, query, index=snapshot, quiet=True, first=True, cancelled=enough):
+                if not isinstance(each, Searched):
+                    shown.append(each)
+            assert len(shown) == stop_after + 1  # the one given when it said yes, and none after
+            assert [type(each).__name__ for each in shown] == ["Hit"] + ["FirstHit"] * stop_after
+    finally:
+        db.close()

@@ -23,7 +23,7 @@ from tests.journal.strategies import encode, mixed_journals
 from tests.tui.journals import assistant, user
 from wren_tui.journal.events import Delta, Error
 from wren_tui.search.agents import sessions_of
-from wren_tui.search.engine import Found, Hit, search
+from wren_tui.search.engine import FirstHit, Found, Hit, search
 from wren_tui.search.index import IndexRead, index_path
 from wren_tui.search.indexer import connect_write, refresh
 from wren_tui.search.query import BadPattern, Query
@@ -36,10 +36,12 @@ WORDS = ["error", "the", "read_file", "Error", "pytest", "passed", "JOKE", "zero
 WORDS += ["becau\u017fe", "\u212a9", "x_y", "e.g.", "fix(s)"]
 
 
-def outcome(found: list[Found]) -> list[tuple[Any, ...]]:
+def outcome(found: list[Found | FirstHit]) -> list[tuple[Any, ...]]:
     """What a person sees of a search: each hit (session, place, role, snippet, match) and each session's end."""
     seen: list[tuple[Any, ...]] = []
     for each in found:
+        if isinstance(each, FirstHit):  # -l's session listed from the index's first candidate: the hit it stands for
+            each = each.hit
         if isinstance(each, Hit):
             item = each.item
             seen.append(("hit", each.session, item.seq, item.offset, item.part, item.ts, item.role, item.kind))

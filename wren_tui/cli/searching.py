@@ -22,13 +22,13 @@ from ..journal.visible import escaped_json, visible
 from ..keep.found import Kept
 from ..search.agents import WREN_AGENT, sessions_of
 from ..search.choices import REGEX_SECONDS
-from ..search.engine import Filters, Hit, Searched, search
+from ..search.engine import Filters, FirstHit, Hit, Searched, search
 from ..search.folder_index import Index
 from ..search.pages import Cursor, PageError, Pager
 from ..search.query import BadPattern, PatternTooSlow, Query, regex_budget
 from ..search.writer import LazyWriter
 from ..sessions.refusal import nothing_readable, refuse_unknown_file
-from .console import JsonRows, Scalar, err
+from .console import JsonRows, Scalar, err, session_row, utf8_json
 from .exits import Exit
 from .options import named_folder_of
 
@@ -204,8 +204,8 @@ class _Text:
     def more(self, hidden: int) -> None:
         sys.stdout.write(f"  … and {hidden:,} more in this session; --all prints every hit\n")
 
-    def session(self, hit: Hit) -> None:
-        self.listed.append(visible(hit.where))
+    def session(self, hit: Hit | FirstHit) -> None:
+        self.listed.append(hit.where)  # made visible at `flush`, all at once
 
     def stopped(self, searched: Searched, stop: Stop) -> None:
         if self.files:
@@ -227,11 +227,14 @@ class _Text:
         if self.listed:
             # Taken before the write: a Ctrl+C as it returns must not leave them to be written again (`Pager.run`).
             listed, self.listed = self.listed, []
-            sys.stdout.write("".join([f"{path}\n" for path in listed]))
+            if "".join(listed).isprintable():  # `visible` leaves each as it is: one test of them all
+                sys.stdout.write("\n".join(listed) + "\n")
+            else:
+                sys.stdout.write("".join([f"{visible(path)}\n" for path in listed]))
         sys.stdout.flush()
 
 
-def kept_mark(kept: Kept, hit: Hit) -> str | None:
+def kept_mark(kept: Kept, hit: Hit | FirstHit) -> str | None:
     """What Wren's kept store says of the session of `hit` (another agent's): "kept; deleted by its agent on DATE"."""
     mark = None if hit.agent == WREN_AGENT else kept.mark(hit.where)
     return None if mark is None else mark.sentence
@@ -243,7 +246,8 @@ class _Json:
     def __init__(self) -> None:
         self.kept = Kept()
         self.rows = JsonRows()
-        self.listed: list[bytes] = []  # -l: the sessions' rows not yet written, written together at `flush`
+        self.listed: list[str] = []  # -l: the sessions' rows not yet written, written together at `flush`
+        self._marks: bool | None = None  # -l: whether the kept store can mark a session (asked once, not a row)
 
     def more(self, hidden: int) -> None:
         raise AssertionError("--json shows every hit")  # never cut per session
@@ -254,19 +258,16 @@ class _Json:
     def flush(self) -> None:
         if self.listed:
             listed, self.listed = self.listed, []  # taken before the write, as `_Text.flush` takes them
-            sys.stdout.buffer.write(b"".join(listed))
+            # Each row's bytes as `JsonRows` and `escaped_json` make them, made all at once (both go a character at a
+            # time: a lone surrogate escaped, a character a terminal obeys escaped).
+            sys.stdout.buffer.write(escaped_json(utf8_json("".join(listed))))
         sys.stdout.flush()
 
-    def session(self, hit: Hit) -> None:
-        mark = kept_mark(self.kept, hit)
-        row: dict[str, Scalar] = {
-            "type": "session",
-            "agent": hit.agent,
-            "session": hit.session,
-            "path": hit.where,
-            "kept": mark,
-        }
-        self.listed.append(escaped_json(self.rows.encode(row)) + b"\n")
+    def session(self, hit: Hit | FirstHit) -> None:
+        if self._marks is None:
+            self._marks = self.kept.holds_any()
+        mark = kept_mark(self.kept, hit) if self._marks else None
+        self.listed.append(f"{session_row(hit.agent, hit.session, hit.where, mark)}\n")
 
     def page(self, cursor: Cursor) -> None:
         self.flush()

@@ -198,8 +198,21 @@ def _claude_session(path: str | os.PathLike[str]) -> bool:
     """A session, not a subagent's thread (`<session>/subagents/agent-*.jsonl`)."""
     # The path's own text, split once: a listing gives the text (`listed`), no Path made for each of thousands of files.
     folder, _sep, name = os.fspath(path).rpartition(os.sep)
-    if name.startswith("agent-"):
-        return False
+    return _claude_name(name) and _claude_folder(folder)
+
+
+# How a subagent's thread's name starts (`agent-*.jsonl`): never a session's.
+_CLAUDE_SUBAGENT = "agent-"
+
+
+def _claude_name(name: str) -> bool:
+    """Whether a file of this name can be a session (not a subagent's thread)."""
+    return not name.startswith(_CLAUDE_SUBAGENT)
+
+
+def _claude_folder(folder: str) -> bool:
+    """Whether the folder of this text (a file's text before its last separator) can hold sessions: not a session's
+    `subagents`."""
     return not (folder == "subagents" or folder.endswith(os.sep + "subagents"))
 
 
@@ -362,15 +375,15 @@ def session_files(fmt: Listed, root: Path, skipped: list[str] | None = None) -> 
         skipped: Given, it receives a sentence for each folder below `root` that cannot be listed
             (no permission...), for the command to say rather than leave its sessions out silently.
     """
-    for text, _st in listed(fmt, root, skipped, stat_each=False):
+    for text in found_files(fmt, root, skipped, stat_each=False)[0]:
         yield Path(text)
 
 
-# A `Folder.is_session_file` that can be asked of a path's text as well: a listing asks it of each file's text, and
-# makes no `Path` for each of thousands of files (the other agents' are asked of a Path).
-_ON_TEXT: dict[Callable[[Path], bool], Callable[[str], bool]] = {
-    _every_file: _every_file,
-    _claude_session: _claude_session,
+# A `Folder.is_session_file` that is a test of a file's folder (its text) and how no session's name starts: a listing
+# asks the first once a folder and the second of each name (`_session_texts`), and makes no `Path` for each of
+# thousands of files (the other agents' tests, but `_every_file`, are asked of a Path).
+_ON_PARTS: dict[Callable[[Path], bool], tuple[Callable[[str], bool], str]] = {
+    _claude_session: (_claude_folder, _CLAUDE_SUBAGENT),
 }
 
 
@@ -396,26 +409,94 @@ def listed(
     """`session_files`, each by its path's text (`str(path)` of the path `session_files` gives: no `Path` made for
     each file), with the file as it was stat'ed once when found (`stat_each`; its link not followed), None for one
     gone since or not stat'ed: a search sorts by it and its index compares it, not stat'ing again."""
+    texts, stats = found_files(fmt, root, skipped, stat_each=stat_each)
+    return zip(texts, stats, strict=True)
+
+
+def found_files(
+    fmt: Listed, root: Path, skipped: list[str] | None = None, *, stat_each: bool = True
+) -> tuple[list[str], list[os.stat_result | None]]:
+    """`listed` as two lists of the same length: the files' texts, and each one's stat (None: not stat'ed, or gone
+    since). A warm search lists thousands of files: no tuple, generator or `Path` is made for each (a walk of 2,000
+    files takes what a bare `os.scandir` and `os.stat` of each take)."""
     links: list[Path] | None = [] if skipped is not None else None
-    own = fmt.folder
-    on_text = _ON_TEXT.get(own.is_session_file)
-    is_session = own.is_session_file
-    for text, entry, _hidden, _top in walk_texts(root, skipped, own.hidden_folders, own.suffix, links):
-        if not (on_text(text) if on_text is not None else is_session(Path(text))):
-            continue
-        if not stat_each:
-            yield text, None
-            continue
+    texts = _session_texts(fmt.folder, root, skipped, links)
+    stats: list[os.stat_result | None]
+    if not stat_each:
+        stats = [None] * len(texts)
+    else:
         try:
-            # By its path (not `entry.stat()`: Windows gives a DirEntry's no inode nor device, which the index
-            # compares), its text as scandir made it.
-            yield text, os.stat(entry.path, follow_symlinks=False)
-        except OSError:
-            yield text, None
+            # By its path (not `DirEntry.stat()`: Windows gives a DirEntry's no inode nor device, which the index
+            # compares), each file once, its link not followed.
+            stats = list(map(os.lstat, texts))
+        except OSError:  # one gone since it was listed (rare): each of them looked at alone
+            stats = [_stat_or_none(text) for text in texts]
     for link in links or ():
         if _session_through_link(fmt, link):
             assert skipped is not None
             skipped.append(f"{link}: is a link to a session, and Wren follows no link (name the file it points to)")
+    return texts, stats
+
+
+def _stat_or_none(text: str) -> os.stat_result | None:
+    try:
+        return os.stat(text, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _session_texts(own: Folder, root: Path, skipped: list[str] | None, links: list[Path] | None) -> list[str]:
+    """The texts of `own`'s session files below `root` (as `walk_texts` gives them, filtered by `is_session_file`),
+    in `walk_texts`'s order: one list, each folder's files tested by name and the folder by its text once
+    (`_ON_PARTS`), where the walk and its filter were a generator of tuples a file."""
+    test = own.is_session_file
+    parts = _ON_PARTS.get(test)
+    on_path = None if parts is not None or test is _every_file else test  # asked of a Path: the other agents'
+    hidden_too, suffixes = own.hidden_folders, own.suffix
+    base = str(Path(root))  # as a Path says it (no doubled or trailing separator)
+    # Path(".") / "a" is "a": the current folder's files are named without "./" (an aider search of the current folder).
+    pending = [(base, "" if base == os.curdir else base)]
+    join, sep = os.path.join, os.sep
+    texts: list[str] = []
+    take = texts.append
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except FileNotFoundError:
+            continue  # an agent's folder not made yet holds no sessions
+        except OSError as exc:
+            if skipped is not None:
+                skipped.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be read")
+            continue
+        # A file's text is `join(prefix, name)`: its folder's part, what join puts before any name (one holds no
+        # separator nor drive), made once a folder.
+        lead = join(prefix, "_")[:-1]
+        # The folder's test, where the agent's test is of a folder and a name: `lead + name`'s text before its last
+        # separator is lead's (a name holds no separator).
+        holds = parts is None or parts[0](lead.rpartition(sep)[0])
+        never = None if parts is None else parts[1]  # how no session's name starts
+        # scandir's own path of an entry is `join(folder, name)`: the text wanted, but in the current folder ("./a").
+        as_listed = folder is prefix
+        for entry in entries:
+            try:
+                name = entry.name
+                if name.endswith(suffixes) and entry.is_file(follow_symlinks=False):
+                    if not holds or (never is not None and name.startswith(never)):
+                        continue
+                    text = entry.path if as_listed else lead + name
+                    if on_path is None or on_path(Path(text)):
+                        take(text)
+                elif entry.is_dir(follow_symlinks=False):
+                    if hidden_too or not name.startswith("."):
+                        below = join(prefix, name) if prefix else name
+                        pending.append((below, below))
+                elif links is not None and name.endswith(suffixes) and entry.is_symlink():
+                    links.append(Path(join(prefix, name) if prefix else name))
+            except OSError:
+                continue
+    return texts
 
 
 def _session_through_link(listed: Listed, link: Path) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..foreign import FORMATS
-from ..foreign.folders import KeptMark, listed, member_path, session_files, split_member
+from ..foreign.folders import KeptMark, found_files, member_path, session_files, split_member
 from ..records import Frozen
 from .store import VERSIONS, KeptFile, KeptVersion, agent_folder, kept_agents, kept_files, kept_root, kept_versions
 
@@ -117,13 +117,13 @@ class Kept:
         """The session files of `fmt` under `root` (`folders.session_files`) and, when `root` is the agent's own
         folder, the kept copy of each one its agent deleted, in its place for one it truncated."""
         if self._own_root(fmt, root):
-            return [Path(text) for text, _st in self._with_kept(fmt, root, skipped, stat_each=False)]
+            return [Path(text) for text in self._with_kept(fmt, root, skipped, stat_each=False)[0]]
         return list(session_files(fmt, root, skipped))  # --dir: the store keeps the agent's own folder's sessions only
 
     def own_files(self, fmt: Listed, skipped: list[str] | None = None) -> list[Path]:
         """`files` of the agent's own folder (its variable, else its default, in this store's environment): the
         whole listing of an agent's sessions where --dir names no folder, its root found here."""
-        return [Path(text) for text, _st in self.own_listed(fmt, skipped, stat_each=False)]
+        return [Path(text) for text in self.own_found(fmt, skipped, stat_each=False)[0]]
 
     def own_listed(
         self, fmt: Listed, skipped: list[str] | None = None, *, stat_each: bool = True
@@ -131,18 +131,30 @@ class Kept:
         """`own_files`, each by its path's text (`folders.listed`: no `Path` made for each file), each agent's file
         with how it was when found (stat'ed once, its link not followed); None for a kept copy read in its place, and
         for one gone since."""
+        return list(zip(*self.own_found(fmt, skipped, stat_each=stat_each), strict=True))
+
+    def own_found(
+        self, fmt: Listed, skipped: list[str] | None = None, *, stat_each: bool = True
+    ) -> tuple[list[str], list[os.stat_result | None]]:
+        """`own_listed` as two lists of the same length (`folders.found_files`): the texts, and each one's stat (None
+        for a kept copy read in its place, and for one gone since): a search's listing of thousands of files."""
         return self._with_kept(fmt, fmt.folder.root(self.env, self.home), skipped, stat_each=stat_each)
 
     def _with_kept(
         self, fmt: Listed, root: Path, skipped: list[str] | None, *, stat_each: bool
-    ) -> list[tuple[str, os.stat_result | None]]:
+    ) -> tuple[list[str], list[os.stat_result | None]]:
         instead, lost = self._in_place(fmt)  # the store first, then the agent's folder: one trip down
-        own = list(listed(fmt, root, skipped, stat_each=stat_each))
-        copies: list[tuple[str, os.stat_result | None]] = [(str(path), None) for path in lost]
-        if not instead:
-            return own + copies  # nothing read in an agent's file's place: no lookup of each of thousands of paths
-        by_text = {str(original): str(copy) for original, copy in instead.items()}  # as `listed` gives each file
-        return [(text, st) if (copy := by_text.get(text)) is None else (copy, None) for text, st in own] + copies
+        texts, stats = found_files(fmt, root, skipped, stat_each=stat_each)
+        if instead:  # else nothing read in an agent's file's place: no lookup of each of thousands of paths
+            by_text = {str(original): str(copy) for original, copy in instead.items()}  # as `listed` gives each file
+            for at, text in enumerate(texts):
+                copy = by_text.get(text)
+                if copy is not None:
+                    texts[at], stats[at] = copy, None
+        for path in lost:
+            texts.append(str(path))
+            stats.append(None)
+        return texts, stats
 
     def _in_place(self, fmt: Listed) -> tuple[dict[Path, Path], list[Path]]:
         """The kept copy read in place of each of `fmt`'s files its agent truncated (by the file's path), and the
@@ -177,6 +189,10 @@ class Kept:
             self._members[os.path.abspath(path)] = _member_mark(versions, i)
             lost.append(path)
         return lost
+
+    def holds_any(self) -> bool:
+        """Whether the store keeps anything at all (else `mark` says nothing of any session)."""
+        return bool(self._stored_agents())
 
     def holds(self, agent: str) -> bool:
         """Whether the store keeps anything of `agent` (its folder there is listed once, for every agent)."""

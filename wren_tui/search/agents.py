@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from .sources import SearchSource
 
 if TYPE_CHECKING:
     from ..foreign import Format, Kind
+    from ..foreign.folders import Listed
 
 WREN_AGENT = "wren"
 
@@ -111,12 +113,8 @@ def _foreign(agent: str, places: Places) -> list[SearchSource]:
     fmt = None if isinstance(home, Home) else FORMATS[agent]
     if fmt is None or fmt.export_all is None:
         # Each file stat'ed once, where it was found: the sort and the index's freshness check take that stat.
-        found = []
-        for text, st in places.kept.own_listed(home, places.skipped):
-            source = ForeignSession(text, home)  # its Path made when asked (a hit, a stop): not for each of thousands
-            source.looked = st
-            found.append(source)
-        return sorted(found, key=_newest, reverse=True)
+        texts, stats = places.kept.own_found(home, places.skipped)
+        return _newest_first(texts, stats, home)
     paths = _sessions(fmt, places.kept.own_files(fmt, places.skipped), places.kept)
     return sorted((ForeignSession(path, fmt) for path in paths), key=_newest, reverse=True)
 
@@ -187,6 +185,20 @@ def _sessions(fmt: Format, files: Iterable[Path], kept: Kept | None = None) -> l
             live = {session for member in sessions if (session := split_member(member)[1]) is not None}
             found += kept.lost_members(fmt, path, live)
     return found
+
+
+_LOOKED_AT = attrgetter("looked.st_mtime")  # a listed session's time, as it was listed
+
+
+def _newest_first(texts: list[str], stats: list[os.stat_result | None], listed: Listed) -> list[SearchSource]:
+    """The sessions of the files at `texts`, each with its stat of `stats` (as listed), newest first, as `_newest`
+    sorts them (equal times in the listing's order), with no key function of Python's called for each of thousands
+    of files unless one was listed without its stat (a kept copy read in its place, a file gone): `_newest` then."""
+    found: list[SearchSource] = [ForeignSession(text, listed, st) for text, st in zip(texts, stats, strict=True)]
+    try:
+        return sorted(found, key=_LOOKED_AT, reverse=True)
+    except AttributeError:  # a session listed without its stat (None has no time): stat'ed now, or the oldest
+        return sorted(found, key=_newest, reverse=True)
 
 
 def _newest(source: SearchSource) -> float:

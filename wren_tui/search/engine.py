@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import datetime  # costs nothing more: sqlite3 (the index) imports it
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from ..journal.errors import JournalError
 from ..journal.store import in_project, parse_ts
@@ -84,8 +84,61 @@ class Searched(NamedTuple):
         return Path(self.where)
 
 
+class FirstHit(NamedTuple):
+    """A session `-l` lists from its first hit as the index read it (`IndexRead.first_hit`): what -l shows of it,
+    its path's text, agent and id (the JSON row's), with no snippet cut nor `Hit` made for each of thousands."""
+
+    where: str  # the session file's path, as text
+    agent: str
+    source: SearchSource
+    found: tuple[Item, int, int, bool]  # `IndexRead.first_hit`'s answer: the item, the match in it, in its tool's name
+
+    @property
+    def session(self) -> str:
+        """The session's id (made when asked: -l's JSON row, not its text)."""
+        return self.source.session
+
+    @property
+    def hit(self) -> Hit:
+        """The hit, as search gives one read from the file (made when asked: -l shows none of it)."""
+        item, start, end, in_name = self.found
+        text = item.name if in_name and item.name is not None else item.text
+        snippet, start, end = cut_around(text, start, end)
+        return Hit(self.agent, self.session, self.where, item, snippet, start, end, in_name)
+
+
 Found = Hit | Searched
 ANY = Filters()  # no filter: every hit
+
+
+def _never() -> bool:
+    return False
+
+
+@overload
+def search(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters = ANY,
+    *,
+    cancelled: Callable[[], bool] = _never,
+    index: IndexRead | None = None,
+    quiet: bool = False,
+    first: Literal[False] = False,
+) -> Iterator[Found]: ...
+
+
+@overload
+def search(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters = ANY,
+    *,
+    cancelled: Callable[[], bool] = _never,
+    index: IndexRead | None = None,
+    quiet: bool = False,
+    first: bool,
+) -> Iterator[Found | FirstHit]: ...
 
 
 def search(
@@ -93,11 +146,11 @@ def search(
     query: Query,
     filters: Filters = ANY,
     *,
-    cancelled: Callable[[], bool] = lambda: False,
+    cancelled: Callable[[], bool] = _never,
     index: IndexRead | None = None,
     quiet: bool = False,
     first: bool = False,
-) -> Iterator[Found]:
+) -> Iterator[Found | FirstHit]:
     """Every hit of `query` in `sources`, in their order and each one's order, and a `Searched` after each.
 
     A session modified before `filters.since` is skipped unread (none of its events can be later).
@@ -106,23 +159,67 @@ def search(
     `quiet`: no `Searched` for a session with nothing to say (no hit, read to its end, no warning), as a
     command that shows no progress wants: most of 2,000 sessions, answered from the index in a few µs each.
     `first`: a session's reading ends at its first hit (`wren search -l`); its `Searched` then says no stop,
-    as nothing after the hit was read. With `quiet`, a session the index answers from its first candidate
-    (`IndexRead.first_hit`: fresh, read to its end with no stop or warning) gets none: it has nothing more to say.
+    as nothing after the hit was read. A session the index answers from its first candidate (`IndexRead.first_hit`:
+    fresh, read to its end with no stop or warning) is a `FirstHit` (what -l shows of it) and, with `quiet`, gets no
+    `Searched`: it has nothing more to say.
     """
-    # -l: a session's first hit as the index read it, matched once (`IndexRead.first_hit`), else as any session.
-    quick = index.first_hit if first and index is not None else None
+    if first and index is not None:
+        return _firsts(sources, query, filters, cancelled, index, quiet)
+    return _hits(sources, query, filters, cancelled, index, quiet, first)
+
+
+_new_tuple = tuple.__new__
+
+
+def _firsts(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters,
+    cancelled: Callable[[], bool],
+    index: IndexRead,
+    quiet: bool,
+) -> Iterator[Found | FirstHit]:
+    """`search`'s -l: a session's first hit as the index read it, matched once (`IndexRead.first_hit`), else its
+    reading (`_hits`) ends at its first hit."""
+    quick = index.first_hit
+    since = filters.since
+    keep = None if not filters.roles and filters.project is None and since is None else filters.keep
+    asked = cancelled is not _never  # never cancelled (a command's -l): not asked of each of thousands
+    for source in sources:
+        if asked and cancelled():
+            return
+        if since is not None and _older(source.path, since):
+            continue
+        where = source.path_text
+        agent = source.agent
+        got = quick(where, agent)
+        if got is not None and (keep is None or keep(got[0])):
+            yield _new_tuple(FirstHit, (where, agent, source, got))  # FirstHit(...) without its __new__'s call
+            if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
+                yield Searched(agent, source.session, where, 1)
+            continue
+        # Its reading (its first hit alone): a cancel there ends it, and this loop at its next session.
+        yield from _hits((source,), query, filters, cancelled, index, quiet, True, since_asked=True)
+
+
+def _hits(
+    sources: Iterable[SearchSource],
+    query: Query,
+    filters: Filters,
+    cancelled: Callable[[], bool],
+    index: IndexRead | None,
+    quiet: bool,
+    first: bool,
+    *,
+    since_asked: bool = False,
+) -> Iterator[Found]:
+    """`search` reading each session (`index.answer`, else its file); `since_asked`: the caller skipped those older
+    than `filters.since` already (`_firsts`, before asking the index of its first candidate)."""
+    since = None if since_asked else filters.since
     for source in sources:
         if cancelled():
             return
-        if filters.since is not None and _older(source.path, filters.since):
-            continue
-        if quick is not None and (got := quick(source.path_text, source.agent)) is not None and filters.keep(got[0]):
-            item, start, end, in_name = got
-            text = item.name if in_name and item.name is not None else item.text
-            snippet, start, end = cut_around(text, start, end)
-            yield Hit(source.agent, source.session, source.path_text, item, snippet, start, end, in_name)
-            if not quiet:  # quiet: it has nothing more to say (no stop, no warning)
-                yield Searched(source.agent, source.session, source.path_text, 1)
+        if since is not None and _older(source.path, since):
             continue
         hits = 0
         answer = index.answer(source.path_text, source.agent) if index is not None else None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..foreign.folders import ID_ON_TEXT
+from ..forwarding import Forward
 from .sources import FileSession, Item, Saved
 
 if TYPE_CHECKING:
@@ -32,12 +33,18 @@ if TYPE_CHECKING:
 class ForeignSession(FileSession):
     """One session file of another agent, searched read-only."""
 
-    def __init__(self, path: str | Path, fmt: Listed) -> None:
-        super().__init__(path, "")  # its id is made when something asks for it (`session`): a hit, a stop
+    def __init__(self, path: str | Path, fmt: Listed, looked: os.stat_result | None = None) -> None:
+        # `FileSession.__init__(path, "")` set here, not called: a listing makes thousands (a third of their time).
+        if isinstance(path, str):
+            self._text = path
+        else:
+            self._text, self._path = str(path), path
+        self._session = ""  # its id is made when something asks for it (`session`): a hit, a stop
+        self._warnings: list[str] = []
         # Its format, or only its agent's folder (`folders.Home`): the format's reader is loaded when the file is read.
         self._listed = fmt
         # The file as it was when listed (sorted newest first): the index compares it with what it read.
-        self.looked: os.stat_result | None = None
+        self.looked = looked
 
     @property
     def session(self) -> str:
@@ -46,9 +53,7 @@ class ForeignSession(FileSession):
             self._session = of_text(self._text) if of_text is not None else self._listed.session_id(self.path)
         return self._session
 
-    @property
-    def agent(self) -> str:
-        return self._listed.name
+    agent: Forward[str] = Forward("_listed.name")  # read in C: asked of each of thousands of sessions listed
 
     @property
     def _format(self) -> Format:

@@ -13,7 +13,7 @@ from functools import cache
 from typing import NamedTuple, Protocol, Self
 
 from ..journal.verdict import Stop
-from .engine import Hit, Searched
+from .engine import FirstHit, Hit, Searched
 from .sources import SearchSource
 
 
@@ -107,7 +107,7 @@ class Show(Protocol):
 
     def hit(self, hit: Hit) -> None: ...
 
-    def session(self, hit: Hit) -> None: ...  # with -l: the session of its first hit shown
+    def session(self, hit: Hit | FirstHit) -> None: ...  # with -l: the session of its first hit shown
 
     def more(self, hidden: int) -> None: ...  # the hits of the session just ended counted, not shown
 
@@ -135,7 +135,7 @@ class Pager:
         self.where: str | None = None  # the session being shown (its path's text)
         self.seen = self.shown = self.hidden = 0  # its hits passed (shown or counted), shown, counted
 
-    def run(self, results: Iterator[Hit | Searched]) -> int:
+    def run(self, results: Iterator[Hit | FirstHit | Searched]) -> int:
         """Show `results` as a page; how many hits (or sessions) it showed.
 
         What is shown goes out when a session's `Searched` comes (search yields none for a session `-l` lists from
@@ -146,31 +146,68 @@ class Pager:
         finally:
             self.show.flush()
 
-    def _run(self, results: Iterator[Hit | Searched]) -> int:
+    def _run(self, results: Iterator[Hit | FirstHit | Searched]) -> int:
+        if self.after is None and self.cap is None:
+            return self._run_whole(results)
         printed = 0
+        after, cap, limit, files = self.after, self.cap, self.limit, self.files
+        show = self.show
+        listed = show.session  # -l: a session shown by its first hit (a `FirstHit`, or a `Hit` read from its file)
         for each in results:
             if isinstance(each, Searched):
                 self._ended(each)
                 continue
-            if each.where != self.where:
-                self.where, self.seen, self.shown, self.hidden = each.where, 0, 0, 0
-                if self.after is not None and each.where == self.after.path:
-                    self.shown = self.after.shown  # the session goes on from the last page
-            after = self.after
-            if after is not None and each.where == after.path and self.seen < after.skip:
+            where = each.where
+            if where != self.where:
+                self.where, self.seen, self.shown, self.hidden = where, 0, 0, 0
+                if after is not None and where == after.path:
+                    self.shown = after.shown  # the session goes on from the last page
+            if after is not None and where == after.path and self.seen < after.skip:
                 self.seen += 1  # on an earlier page
                 continue
-            if self.cap is not None and self.shown >= self.cap:
+            if cap is not None and self.shown >= cap:
                 self.seen += 1
                 self.hidden += 1
                 continue
-            if self.limit is not None and printed >= self.limit:
-                self.show.page(Cursor(each.where, self.seen, self.shown))
+            if limit is not None and printed >= limit:
+                show.page(Cursor(where, self.seen, self.shown))
                 break
-            self.show.session(each) if self.files else self.show.hit(each)
+            if files:
+                listed(each)
+            else:
+                assert isinstance(each, Hit), "a FirstHit is -l's"
+                show.hit(each)
             printed += 1
             self.seen += 1
             self.shown += 1
+        return printed
+
+    def _run_whole(self, results: Iterator[Hit | FirstHit | Searched]) -> int:
+        """`_run` of a page from the first hit with no cap (-l, --all, --json): each hit shown until the limit; a
+        session's hits passed are those shown, the cursor's skip and shown both (none counted, none skipped)."""
+        printed = 0
+        limit, files, show = self.limit, self.files, self.show
+        listed = show.session
+        where = self.where
+        passed = 0  # the hits of the session at `where` shown
+        for each in results:
+            if isinstance(each, Searched):
+                self.where = where  # `_ended` asks which session is being shown
+                self._ended(each)
+                continue
+            if each.where != where:
+                where, passed = each.where, 0
+            if limit is not None and printed >= limit:
+                show.page(Cursor(where, passed, passed))
+                break
+            if files:
+                listed(each)
+            else:
+                assert isinstance(each, Hit), "a FirstHit is -l's"
+                show.hit(each)
+            printed += 1
+            passed += 1
+        self.where, self.seen, self.shown = where, passed, passed
         return printed
 
     def _ended(self, searched: Searched) -> None:

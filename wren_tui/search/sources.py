@@ -114,17 +114,19 @@ class FileSession:
     something asks for `path` (a hit, a stop: a warm search's thousands of sessions the index answers need none);
     `path_text` is its text either way, `str(path)`."""
 
+    # Until set on the session: the class's (a listing makes thousands, each with what it sets alone).
+    _path: Path | None = None
+    _stop: Stop | None = None
+    _saved: Saved | None = None
+
     def __init__(self, path: str | Path, session: str) -> None:
         if isinstance(path, str):
             self._text = path
-            self._path: Path | None = None
         else:
             self._text = str(path)
             self._path = path
         self._session = session
-        self._stop: Stop | None = None
         self._warnings: list[str] = []
-        self._saved: Saved | None = None
 
     @property
     def session(self) -> str:
