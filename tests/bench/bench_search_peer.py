@@ -18,10 +18,10 @@ for every session (`--include-one-shot --include-automated`: by default it leave
   (every session holds it: each page's sessions are among rg's), target at most 1.0x;
 - `wren search -l PHRASE` against `rg -l -F PHRASE`, target at most 1.5x, the same files (asserted), started as a
   wheel's user starts it (`plain_interpreter`: no editable finder; this install's own figure beside), run in turn
-  with two floors, run by the same interpreter (each the least a Python process doing it one way must do; the same files, asserted): reading
-  the index (Python's start, the files listed and stat'ed, the index's full-text search asked, each session's
-  first candidate read by its id, given beforehand, and matched, the paths printed), and reading the files
-  (Python's start, the files listed and stat'ed, each read until the phrase, by the raw pass's C search). Wren
+  with two floors, run by the same interpreter (each the least a Python process doing it one way must do; the same
+  files, asserted): reading the index (Python's start, the files listed and stat'ed, the index's full-text search
+  asked, each session's first candidate read by its id, given beforehand, and matched, the paths printed), and reading
+  the files (Python's start, the files listed and stat'ed, each read until the phrase, by the raw pass's C search). Wren
   answers a file the index holds as it is from the index alone, never opening it: the index's floor is the
   floor of what it does, and the files' floor what rg's design costs a Python process;
 - `wren ls --agent claude --json --limit 500` against `agentsview session list --agent claude --limit 500
