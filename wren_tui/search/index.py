@@ -47,7 +47,7 @@ from .rawpass import native
 from .sources import Item, Saved
 
 if TYPE_CHECKING:
-    from threading import Thread
+    from threading import Lock, Thread
 
     from .stored import Ref
 
@@ -555,9 +555,13 @@ class IndexRead:
             return
         import threading  # only -l loads it
 
-        ahead = _Ahead()
+        ahead = _Ahead(threading.Lock())
 
         def ask() -> None:
+            with ahead.lock:
+                if ahead.stopped:
+                    return  # no longer wanted before it began (a Ctrl+C as it was started): the connection left alone
+                ahead.asking = True
             try:
                 with _bounded(self.db, QUERY_SECONDS):
                     ahead.ids = self._ids(*statement)
@@ -565,27 +569,41 @@ class IndexRead:
                 ahead.error = exc
 
         ahead.thread = threading.Thread(target=ask, name="wren search: the index's candidates", daemon=True)
-        ahead.thread.start()
+        # Kept before it is started: `Thread.start` waits for the thread to run, and a Ctrl+C there leaves it running.
         self._ahead = ahead
+        ahead.thread.start()
+        ahead.started = True
 
     def _settled(self) -> Sequence[int] | None:
         """The ids `ahead` asked for, once its thread has ended (what it raised is raised here); None: none asked.
 
         A Ctrl+C while waiting interrupts SQLite's search (`Connection.interrupt`, made for another thread) and is
-        raised once the thread has ended, so the connection is never left to a thread still using it.
+        raised once the thread has ended, so the connection is never left to a thread still using it (a second
+        Ctrl+C meanwhile leaves the thread to `close`, which waits for it again).
         """
-        ahead, self._ahead = self._ahead, None
-        if ahead is None or ahead.thread is None:
+        ahead = self._ahead
+        if ahead is None:
             return None
         try:
-            ahead.thread.join()
+            self._end(ahead, interrupt=False)
         except BaseException:
-            self.db.interrupt()
-            ahead.thread.join()
+            self._end(ahead, interrupt=True)
             raise
         if ahead.error is not None:
             raise ahead.error
-        return ahead.ids
+        return ahead.ids  # None: the thread had not begun, and will not: `load` asks
+
+    def _end(self, ahead: "_Ahead", *, interrupt: bool) -> None:
+        """`ahead`'s thread told to leave the connection alone if it has not begun, else (SQLite's search interrupted
+        with `interrupt`) waited for; forgotten once nothing of it can use the connection any more."""
+        with ahead.lock:
+            ahead.stopped = True
+            asking = ahead.asking
+        if asking and interrupt:
+            self.db.interrupt()
+        if (asking or ahead.started) and ahead.thread is not None:
+            ahead.thread.join()  # asking: it runs; started: `start` returned (a thread never run is not joined)
+        self._ahead = None
 
     def _firsts(self, matching: str, asked: str, ahead: Sequence[int] | None = None) -> None:
         """Each file's first candidate (`candidates`) and its row (`_first_rows`), for `load(first=True)`.
@@ -829,10 +847,8 @@ class IndexRead:
     def stop_ahead(self) -> None:
         """The candidates asked `ahead` no longer wanted: SQLite's search interrupted, its thread waited for (it
         ends within a step), so the connection can be closed or used again."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead.thread is not None:
-            self.db.interrupt()
-            ahead.thread.join()
+        if self._ahead is not None:
+            self._end(self._ahead, interrupt=True)
 
     def answer(self, path: str | Path, agent: str) -> Answer | None:
         """The index's answer for the file at `path`, read as `agent`'s: None when it must be read whole."""
@@ -1036,12 +1052,20 @@ _NOTHING = Answer(_CLEAN, (), True)
 
 
 class _Ahead:
-    """The candidates' ids `IndexRead.ahead` asks for in a thread: the thread, and what it got or raised."""
+    """The candidates' ids `IndexRead.ahead` asks for in a thread: the thread, and what it got or raised.
 
-    __slots__ = ("error", "ids", "thread")
+    `lock` orders the thread's beginning and its end being asked for: the thread asks SQLite only if it is not
+    `stopped` first (`asking`), and what stops it waits for it only then, or once `start` has returned (`started`).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("asking", "error", "ids", "lock", "started", "stopped", "thread")
+
+    def __init__(self, lock: "Lock") -> None:
+        self.lock = lock
         self.thread: Thread | None = None
+        self.started = False
+        self.asking = False
+        self.stopped = False
         self.ids: Sequence[int] | None = None
         self.error: BaseException | None = None
 
