@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -294,3 +295,37 @@ def test_a_ctrl_c_before_the_thread_ran_leaves_a_close_that_waits_for_nothing(
         read.ahead()
     read.close()
     assert watched.used_while_asking == [] and not inside.is_set()
+
+
+@pytest.mark.parametrize("asked_ahead", [False, True], ids=["in turn", "ahead"])
+def test_the_question_asked_ahead_and_the_loads_share_the_indexs_seconds_as_one_read_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked_ahead: bool
+) -> None:
+    """QUERY_SECONDS bound all of SQLite's work for -l's candidates: a question that took nine tenths of them in the
+    thread leaves `load` the last tenth, not the whole again; past it the index gives up and the files are read
+    (`load` False), as a read asking in turn does. On a clock of the test's (SQLite's progress looked at each step)."""
+    folder, _args, _printed = _made(tmp_path, monkeypatch, sessions=2)
+    now = [1000.0]
+    monkeypatch.setattr(index, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(index, "_STEPS", 1)
+    ids, firsts = IndexRead._ids, IndexRead._firsts
+
+    def slow(self: IndexRead, matching: str, asked: str) -> Sequence[int]:
+        found = ids(self, matching, asked)
+        now[0] += index.QUERY_SECONDS * 0.9
+        return found
+
+    def later(self: IndexRead, *args: object) -> None:
+        now[0] += index.QUERY_SECONDS * 0.2
+        firsts(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(IndexRead, "_ids", slow)
+    monkeypatch.setattr(IndexRead, "_firsts", later)
+    db = connect_read(index_path(folder))
+    assert db is not None
+    read = IndexRead(db, Query.of(PHRASE))
+    assert read.begin()
+    if asked_ahead:
+        read.ahead()
+    assert read.load(first=True) is False
+    assert not _asking()

@@ -489,16 +489,19 @@ class IndexRead:
         statement = self._statement()
         if statement is None:
             return False
+        pending = self._ahead
         try:
             ahead = self._settled()  # before anything else asks the connection (and sets its progress handler)
         except sqlite3.Error:
             self.close()
             return False
+        took = 0.0 if ahead is None or pending is None else pending.took
         if not self.db.in_transaction and not self.begin():
             return False
         self._matching = matching, asked = statement
         try:
-            with _bounded(self.db, QUERY_SECONDS):
+            # QUERY_SECONDS in all: what the thread asking ahead took of them is not given again.
+            with _bounded(self.db, QUERY_SECONDS - took):
                 if first:
                     self._partial = True
                     self._firsts(matching, asked, ahead)
@@ -562,11 +565,14 @@ class IndexRead:
                 if ahead.stopped:
                     return  # no longer wanted before it began (a Ctrl+C as it was started): the connection left alone
                 ahead.asking = True
+            began = time.monotonic()
             try:
                 with _bounded(self.db, QUERY_SECONDS):
                     ahead.ids = self._ids(*statement)
             except BaseException as exc:  # said by `_settled`, in the thread that reads the answer
                 ahead.error = exc
+            finally:
+                ahead.took = time.monotonic() - began  # of the index's QUERY_SECONDS: `load` has the rest
 
         ahead.thread = threading.Thread(target=ask, name="wren search: the index's candidates", daemon=True)
         # Kept before it is started: `Thread.start` waits for the thread to run, and a Ctrl+C there leaves it running.
@@ -1058,7 +1064,7 @@ class _Ahead:
     `stopped` first (`asking`), and what stops it waits for it only then, or once `start` has returned (`started`).
     """
 
-    __slots__ = ("asking", "error", "ids", "lock", "started", "stopped", "thread")
+    __slots__ = ("asking", "error", "ids", "lock", "started", "stopped", "thread", "took")
 
     def __init__(self, lock: "Lock") -> None:
         self.lock = lock
@@ -1068,6 +1074,7 @@ class _Ahead:
         self.stopped = False
         self.ids: Sequence[int] | None = None
         self.error: BaseException | None = None
+        self.took = 0.0  # seconds the question kept SQLite busy
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
