@@ -329,3 +329,24 @@ def test_the_question_asked_ahead_and_the_loads_share_the_indexs_seconds_as_one_
         read.ahead()
     assert read.load(first=True) is False
     assert not _asking()
+
+
+def test_a_thread_that_cannot_be_started_leaves_l_asking_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No thread to be had (a process or container at its limit of threads: `can't start new thread`): -l asks the
+    index in turn, as it did before it had a thread, and lists the same paths, saying nothing."""
+    from wren_tui.cli import main
+
+    _folder, args, printed = _made(tmp_path, monkeypatch)
+    start = threading.Thread.start
+
+    def refused(thread: threading.Thread) -> None:
+        if thread.name == THREAD:
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert main(args) == 0
+    assert capsys.readouterr() == (printed, "")
+    assert not _asking()

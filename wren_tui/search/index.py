@@ -577,7 +577,11 @@ class IndexRead:
         ahead.thread = threading.Thread(target=ask, name="wren search: the index's candidates", daemon=True)
         # Kept before it is started: `Thread.start` waits for the thread to run, and a Ctrl+C there leaves it running.
         self._ahead = ahead
-        ahead.thread.start()
+        try:
+            ahead.thread.start()
+        except RuntimeError:  # no thread to be had (a process at its limit of them): `load` asks, as without one
+            self._ahead = None
+            return
         ahead.started = True
 
     def _settled(self) -> Sequence[int] | None:
