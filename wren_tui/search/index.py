@@ -550,8 +550,8 @@ class IndexRead:
         SQLite lets go of Python's lock while it searches, so the search and the walk go on at once, on two
         processors where there are two. Until `load` or `close` has waited for the thread, nothing else asks the
         connection: `stale`, `gone` and `wren_as_read` read only what `begin` read, and the files. Its one statement is
-        bounded as `load`'s are (`_bounded`: QUERY_SECONDS; Ctrl+C, which only the main thread receives, interrupts it
-        from there, in `_settled`).
+        bounded as `load`'s are (`_bounded`: QUERY_SECONDS, what it took of them not given to `load` again; Ctrl+C,
+        which only the main thread receives, interrupts it from there, in `_settled`).
         """
         statement = self._statement()
         if statement is None or self._ahead is not None or not self.db.in_transaction:
