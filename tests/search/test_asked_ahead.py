@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -176,3 +177,176 @@ def test_the_candidates_asked_ahead_are_those_asked_in_turn(tmp_path: Path, monk
         read.close()
     assert loaded[0] == loaded[1] and len(loaded[0][1]) == 30
     assert "threading" in sys.modules
+
+
+class _Watched:
+    """The index's connection as `IndexRead` uses it, recording each use of it by another thread while the thread
+    asking ahead is still inside SQLite (there must be none but `interrupt`, made for that: a statement would wait
+    for the thread, a close free the connection under it)."""
+
+    def __init__(self, db: sqlite3.Connection, release: threading.Event) -> None:
+        self._db = db
+        self._release = release
+        self.used_while_asking: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        if name != "interrupt" and threading.current_thread().name != THREAD and _asking():
+            self.used_while_asking.append(name)
+            self._release.set()  # the question let go, not to wait for it (an interrupt ends it at its next step)
+        return getattr(self._db, name)
+
+    def close(self) -> None:
+        self.__getattr__("close")
+        self._db.close()
+
+
+def _held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interrupts: int = 0
+) -> tuple[IndexRead, _Watched, threading.Event]:
+    """A read of a made index whose question, once inside SQLite, stays there (in a function SQLite called) until it
+    is let go: by the read's waiting for its thread (after `interrupts` Ctrl+Cs, each raised by that wait), or by the
+    connection's close. The read, its watched connection, and the event set once the thread is inside."""
+    folder, _args, _printed = _made(tmp_path, monkeypatch, sessions=2)
+    monkeypatch.setattr(index, "QUERY_SECONDS", 1e6)
+    inside, release = threading.Event(), threading.Event()
+
+    def held(self: IndexRead, matching: str, asked: str) -> Sequence[int]:
+        def step() -> int:
+            if not inside.is_set():
+                inside.set()
+                assert release.wait(60), "the question was never let go"
+            return 1
+
+        self.db.create_function("step", 0, step)
+        count = "WITH RECURSIVE c(x) AS (SELECT step() UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+        self.db.execute(count).fetchone()
+        raise AssertionError("an endless question ended by itself")
+
+    monkeypatch.setattr(IndexRead, "_ids", held)
+    left = [interrupts]
+    join = threading.Thread.join
+
+    def joined(thread: threading.Thread, timeout: float | None = None) -> None:
+        if thread.name == THREAD:
+            if left[0] > 0:
+                left[0] -= 1
+                raise KeyboardInterrupt  # Ctrl+C, again and again, while the search waits for the thread
+            release.set()
+        join(thread, timeout)
+
+    monkeypatch.setattr(threading.Thread, "join", joined)
+    db = connect_read(index_path(folder))
+    assert db is not None
+    watched = _Watched(db, release)
+    read = IndexRead(watched, Query.of(PHRASE))  # type: ignore[arg-type]
+    assert read.begin()
+    return read, watched, inside
+
+
+def test_a_second_ctrl_c_while_the_question_is_interrupted_still_leaves_the_index_to_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C twice while -l waits for its candidates (the second while the question is being interrupted): the
+    interrupt goes on up, and the close that follows still waits for the thread before the connection is closed."""
+    read, watched, inside = _held(tmp_path, monkeypatch, interrupts=2)
+    read.ahead()
+    assert inside.wait(60), "the thread never began its question"
+    with pytest.raises(KeyboardInterrupt):
+        read.load(first=True)
+    read.close()
+    assert watched.used_while_asking == []
+    assert not _asking()
+
+
+def test_a_ctrl_c_while_the_thread_starts_still_leaves_the_index_to_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C while the thread is being started (`Thread.start` waits for it to run, and the thread is asking
+    already): the interrupt goes on up, and the close that follows waits for the thread first."""
+    read, watched, inside = _held(tmp_path, monkeypatch)
+    start = threading.Thread.start
+
+    def interrupted(thread: threading.Thread) -> None:
+        start(thread)
+        if thread.name == THREAD:
+            assert inside.wait(60), "the thread never began its question"
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        read.ahead()
+    read.close()
+    assert watched.used_while_asking == []
+    assert not _asking()
+
+
+def test_a_ctrl_c_before_the_thread_ran_leaves_a_close_that_waits_for_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C before the thread was started at all: the close neither waits for a thread that never ran nor fails
+    joining it, and the connection is closed."""
+    read, watched, inside = _held(tmp_path, monkeypatch)
+
+    def interrupted(thread: threading.Thread) -> None:
+        raise KeyboardInterrupt  # before the thread is made to run
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        read.ahead()
+    read.close()
+    assert watched.used_while_asking == [] and not inside.is_set()
+
+
+@pytest.mark.parametrize("asked_ahead", [False, True], ids=["in turn", "ahead"])
+def test_the_question_asked_ahead_and_the_loads_share_the_indexs_seconds_as_one_read_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked_ahead: bool
+) -> None:
+    """QUERY_SECONDS bound all of SQLite's work for -l's candidates: a question that took nine tenths of them in the
+    thread leaves `load` the last tenth, not the whole again; past it the index gives up and the files are read
+    (`load` False), as a read asking in turn does. On a clock of the test's (SQLite's progress looked at each step)."""
+    folder, _args, _printed = _made(tmp_path, monkeypatch, sessions=2)
+    now = [1000.0]
+    monkeypatch.setattr(index, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(index, "_STEPS", 1)
+    ids, firsts = IndexRead._ids, IndexRead._firsts
+
+    def slow(self: IndexRead, matching: str, asked: str) -> Sequence[int]:
+        found = ids(self, matching, asked)
+        now[0] += index.QUERY_SECONDS * 0.9
+        return found
+
+    def later(self: IndexRead, *args: object) -> None:
+        now[0] += index.QUERY_SECONDS * 0.2
+        firsts(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(IndexRead, "_ids", slow)
+    monkeypatch.setattr(IndexRead, "_firsts", later)
+    db = connect_read(index_path(folder))
+    assert db is not None
+    read = IndexRead(db, Query.of(PHRASE))
+    assert read.begin()
+    if asked_ahead:
+        read.ahead()
+    assert read.load(first=True) is False
+    assert not _asking()
+
+
+def test_a_thread_that_cannot_be_started_leaves_l_asking_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No thread to be had (a process or container at its limit of threads: `can't start new thread`): -l asks the
+    index in turn, as it did before it had a thread, and lists the same paths, saying nothing."""
+    from wren_tui.cli import main
+
+    _folder, args, printed = _made(tmp_path, monkeypatch)
+    start = threading.Thread.start
+
+    def refused(thread: threading.Thread) -> None:
+        if thread.name == THREAD:
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert main(args) == 0
+    assert capsys.readouterr() == (printed, "")
+    assert not _asking()

@@ -47,7 +47,7 @@ from .rawpass import native
 from .sources import Item, Saved
 
 if TYPE_CHECKING:
-    from threading import Thread
+    from threading import Lock, Thread
 
     from .stored import Ref
 
@@ -493,16 +493,19 @@ class IndexRead:
         statement = self._statement()
         if statement is None:
             return False
+        pending = self._ahead
         try:
             ahead = self._settled()  # before anything else asks the connection (and sets its progress handler)
         except sqlite3.Error:
             self.close()
             return False
+        took = 0.0 if ahead is None or pending is None else pending.took
         if not self.db.in_transaction and not self.begin():
             return False
         self._matching = matching, asked = statement
         try:
-            with _bounded(self.db, QUERY_SECONDS):
+            # QUERY_SECONDS in all: what the thread asking ahead took of them is not given again.
+            with _bounded(self.db, QUERY_SECONDS - took):
                 if first:
                     self._partial = True
                     self._firsts(matching, asked, ahead)
@@ -551,45 +554,70 @@ class IndexRead:
         SQLite lets go of Python's lock while it searches, so the search and the walk go on at once, on two
         processors where there are two. Until `load` or `close` has waited for the thread, nothing else asks the
         connection: `stale`, `gone` and `wren_as_read` read only what `begin` read, and the files. Its one statement is
-        bounded as `load`'s are (`_bounded`: QUERY_SECONDS; Ctrl+C, which only the main thread receives, interrupts it
-        from there, in `_settled`).
+        bounded as `load`'s are (`_bounded`: QUERY_SECONDS, what it took of them not given to `load` again; Ctrl+C,
+        which only the main thread receives, interrupts it from there, in `_settled`).
         """
         statement = self._statement()
         if statement is None or self._ahead is not None or not self.db.in_transaction:
             return
         import threading  # only -l loads it
 
-        ahead = _Ahead()
+        ahead = _Ahead(threading.Lock())
 
         def ask() -> None:
+            with ahead.lock:
+                if ahead.stopped:
+                    return  # no longer wanted before it began (a Ctrl+C as it was started): the connection left alone
+                ahead.asking = True
+            began = time.monotonic()
             try:
                 with _bounded(self.db, QUERY_SECONDS):
                     ahead.ids = self._ids(*statement)
             except BaseException as exc:  # said by `_settled`, in the thread that reads the answer
                 ahead.error = exc
+            finally:
+                ahead.took = time.monotonic() - began  # of the index's QUERY_SECONDS: `load` has the rest
 
         ahead.thread = threading.Thread(target=ask, name="wren search: the index's candidates", daemon=True)
-        ahead.thread.start()
+        # Kept before it is started: `Thread.start` waits for the thread to run, and a Ctrl+C there leaves it running.
         self._ahead = ahead
+        try:
+            ahead.thread.start()
+        except RuntimeError:  # no thread to be had (a process at its limit of them): `load` asks, as without one
+            self._ahead = None
+            return
+        ahead.started = True
 
     def _settled(self) -> Sequence[int] | None:
         """The ids `ahead` asked for, once its thread has ended (what it raised is raised here); None: none asked.
 
         A Ctrl+C while waiting interrupts SQLite's search (`Connection.interrupt`, made for another thread) and is
-        raised once the thread has ended, so the connection is never left to a thread still using it.
+        raised once the thread has ended, so the connection is never left to a thread still using it (a second
+        Ctrl+C meanwhile leaves the thread to `close`, which waits for it again).
         """
-        ahead, self._ahead = self._ahead, None
-        if ahead is None or ahead.thread is None:
+        ahead = self._ahead
+        if ahead is None:
             return None
         try:
-            ahead.thread.join()
+            self._end(ahead, interrupt=False)
         except BaseException:
-            self.db.interrupt()
-            ahead.thread.join()
+            self._end(ahead, interrupt=True)
             raise
         if ahead.error is not None:
             raise ahead.error
-        return ahead.ids
+        return ahead.ids  # None: the thread had not begun, and will not: `load` asks
+
+    def _end(self, ahead: "_Ahead", *, interrupt: bool) -> None:
+        """`ahead`'s thread told to leave the connection alone if it has not begun, else (SQLite's search interrupted
+        with `interrupt`) waited for; forgotten once nothing of it can use the connection any more."""
+        with ahead.lock:
+            ahead.stopped = True
+            asking = ahead.asking
+        if asking and interrupt:
+            self.db.interrupt()
+        if (asking or ahead.started) and ahead.thread is not None:
+            ahead.thread.join()  # asking: it runs; started: `start` returned (a thread never run is not joined)
+        self._ahead = None
 
     def _firsts(self, matching: str, asked: str, ahead: Sequence[int] | None = None) -> None:
         """Each file's first candidate (`candidates`) and its row (`_first_rows`), for `load(first=True)`.
@@ -833,10 +861,8 @@ class IndexRead:
     def stop_ahead(self) -> None:
         """The candidates asked `ahead` no longer wanted: SQLite's search interrupted, its thread waited for (it
         ends within a step), so the connection can be closed or used again."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead.thread is not None:
-            self.db.interrupt()
-            ahead.thread.join()
+        if self._ahead is not None:
+            self._end(self._ahead, interrupt=True)
 
     def answer(self, path: str | Path, agent: str) -> Answer | None:
         """The index's answer for the file at `path`, read as `agent`'s: None when it must be read whole."""
@@ -1049,14 +1075,23 @@ def _utf8(text: str) -> bool:
 
 
 class _Ahead:
-    """The candidates' ids `IndexRead.ahead` asks for in a thread: the thread, and what it got or raised."""
+    """The candidates' ids `IndexRead.ahead` asks for in a thread: the thread, and what it got or raised.
 
-    __slots__ = ("error", "ids", "thread")
+    `lock` orders the thread's beginning and its end being asked for: the thread asks SQLite only if it is not
+    `stopped` first (`asking`), and what stops it waits for it only then, or once `start` has returned (`started`).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("asking", "error", "ids", "lock", "started", "stopped", "thread", "took")
+
+    def __init__(self, lock: "Lock") -> None:
+        self.lock = lock
         self.thread: Thread | None = None
+        self.started = False
+        self.asking = False
+        self.stopped = False
         self.ids: Sequence[int] | None = None
         self.error: BaseException | None = None
+        self.took = 0.0  # seconds the question kept SQLite busy
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
