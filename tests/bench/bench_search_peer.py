@@ -92,6 +92,15 @@ for _, path in listed:
             kept = chunk[-len(phrase):]
 sys.stdout.write("\\n".join(out) + "\\n")
 """
+# A command line's parse, as the least a Python CLI does before its work (argparse imported, an -l parsed).
+_PARSED = """
+import argparse
+parser = argparse.ArgumentParser(prog="wren search")
+parser.add_argument("pattern")
+parser.add_argument("-l", action="store_true")
+parser.add_argument("--agent")
+parser.parse_intermixed_args(["-l", "many lines does", "--agent", "claude"])
+"""
 _FLOOR_INDEX = """
 import marshal, os, sqlite3, sys
 projects, phrase, where = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -348,13 +357,15 @@ def _claude_rows(
         floors = [python, "-c", _FLOOR_INDEX, str(projects), PHRASE, str(index_path(Path(env["WREN_DIR"])))]
         # What the command loads before it does anything: Python's start and the modules of `wren search -l` imported.
         loaded = [python, "-c", "import wren_tui.cli, wren_tui.cli.search, wren_tui.cli.searching"]
-        names = ("wheel", "wren", "rg", "index", "files", "imports", "start")
+        parsed = [python, "-c", _PARSED + _FLOOR_INDEX, str(projects), PHRASE, floors[-1]]
+        names = ("wheel", "wren", "rg", "index", "parsed", "files", "imports", "start")
         runs: dict[str, list[tuple[float, bytes]]] = {name: [] for name in names}
         for _ in range(PAIRED):  # in turn: a slow spell of the shared machine falls on each
             runs["wheel"].append(_run([python, script, "search", "-l", PHRASE, "--agent", "claude"], env))
             runs["wren"].append(_run([wren, "search", "-l", PHRASE, "--agent", "claude"], env))
             runs["rg"].append(_run([rg, "-l", "-F", PHRASE, str(projects)], env))
             runs["index"].append(_run(floors, env, firsts))
+            runs["parsed"].append(_run(parsed, env, firsts))
             runs["files"].append(_run([python, "-c", _FLOOR_FILES, str(projects), PHRASE], env))
             runs["imports"].append(_run(loaded, env))
             runs["start"].append(_run([python, "-c", "pass"], env))
@@ -363,6 +374,8 @@ def _claude_rows(
     (files, listed), (editable, listed_too), (grep, grepped), (on_index, by_index), (on_files, by_files) = (
         min(runs[name], key=lambda r: r[0]) for name in ("wheel", "wren", "rg", "index", "files")
     )
+    as_a_cli, by_a_cli = min(runs["parsed"], key=lambda r: r[0])
+    assert by_a_cli == by_index
     imported, started = (min(time for time, _out in runs[name]) for name in ("imports", "start"))
     every = {Path(line.decode()).stem for line in grepped.splitlines()}
     for floor in (by_index, by_files):
@@ -399,6 +412,12 @@ def _claude_rows(
             "the floor of -l reading the index (that Python's start, the files listed and stat'ed, the full-text "
             "search asked, each session's first candidate read by its id and matched) vs rg -l -F",
             on_index,
+            grep,
+        ),
+        compare(
+            "the same floor with argparse imported and a command line parsed first (the least a Python CLI adds) vs "
+            "rg -l -F",
+            as_a_cli,
             grep,
         ),
         compare(
