@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -224,17 +225,16 @@ def _held(
 
     monkeypatch.setattr(IndexRead, "_ids", held)
     left = [interrupts]
-    join = threading.Thread.join
+    waited = index._waited
 
-    def joined(thread: threading.Thread, timeout: float | None = None) -> None:
-        if thread.name == THREAD:
-            if left[0] > 0:
-                left[0] -= 1
-                raise KeyboardInterrupt  # Ctrl+C, again and again, while the search waits for the thread
-            release.set()
-        join(thread, timeout)
+    def interrupted(done: threading.Event) -> None:
+        if left[0] > 0:
+            left[0] -= 1
+            raise KeyboardInterrupt  # Ctrl+C, again and again, while the search waits for the thread
+        release.set()
+        waited(done)
 
-    monkeypatch.setattr(threading.Thread, "join", joined)
+    monkeypatch.setattr(index, "_waited", interrupted)
     db = connect_read(index_path(folder))
     assert db is not None
     watched = _Watched(db, release)
@@ -350,3 +350,51 @@ def test_a_thread_that_cannot_be_started_leaves_l_asking_in_turn(
     assert main(args) == 0
     assert capsys.readouterr() == (printed, "")
     assert not _asking()
+
+
+def test_a_ctrl_c_not_sent_as_a_signal_still_cuts_the_wait_for_the_thread_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Windows a wait with no timeout cannot be interrupted by Ctrl+C; nor, anywhere, by an interrupt that is not
+    a signal (`_thread.interrupt_main`). Waiting for the question asked ahead, `load` takes one at once all the same:
+    SQLite interrupted, its thread waited for, KeyboardInterrupt raised. In a process of its own, bounded: a wait
+    that cannot be cut short fails the test rather than hanging it."""
+    folder, _args, _printed = _made(tmp_path, monkeypatch, sessions=2)
+    script = f"""
+import _thread, sys, threading
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from pathlib import Path
+from wren_tui.search import index
+from wren_tui.search.index import IndexRead, connect_read, index_path
+from wren_tui.search.query import Query
+index.QUERY_SECONDS = 1e6
+waiting = threading.Event()
+def tick():
+    # The question's thread runs this only while the main thread lets go of Python's lock: once it waits, blocked.
+    if waiting.is_set() and not getattr(tick, "sent", False):
+        tick.sent = True
+        _thread.interrupt_main()  # a Ctrl+C as Windows gives it to a blocked wait: taken only when the wait ends
+    return 1
+def endless(self, matching, asked):
+    self.db.create_function("tick", 0, tick)
+    count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE tick()) SELECT count(*) FROM c"
+    self.db.execute(count)
+    raise AssertionError("ended by itself")
+IndexRead._ids = endless
+wait = threading.Event.wait
+def waited(event, timeout=None):
+    if threading.current_thread() is threading.main_thread():
+        waiting.set()
+    return wait(event, timeout)
+threading.Event.wait = waited
+read = IndexRead(connect_read(index_path(Path({str(folder)!r}))), Query.of({PHRASE!r}))
+assert read.begin()
+read.ahead()
+try:
+    read.load(first=True)
+except KeyboardInterrupt:
+    print("interrupted", tick.sent, [t.name for t in threading.enumerate() if t.name != "MainThread"])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "interrupted True []\n"

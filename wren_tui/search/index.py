@@ -47,7 +47,7 @@ from .rawpass import native
 from .sources import Item, Saved
 
 if TYPE_CHECKING:
-    from threading import Lock, Thread
+    from threading import Event, Lock, Thread
 
     from .stored import Ref
 
@@ -562,11 +562,12 @@ class IndexRead:
             return
         import threading  # only -l loads it
 
-        ahead = _Ahead(threading.Lock())
+        ahead = _Ahead(threading.Lock(), threading.Event())
 
         def ask() -> None:
             with ahead.lock:
                 if ahead.stopped:
+                    ahead.done.set()
                     return  # no longer wanted before it began (a Ctrl+C as it was started): the connection left alone
                 ahead.asking = True
             began = time.monotonic()
@@ -577,6 +578,7 @@ class IndexRead:
                 ahead.error = exc
             finally:
                 ahead.took = time.monotonic() - began  # of the index's QUERY_SECONDS: `load` has the rest
+                ahead.done.set()  # the connection no longer used here
 
         ahead.thread = threading.Thread(target=ask, name="wren search: the index's candidates", daemon=True)
         # Kept before it is started: `Thread.start` waits for the thread to run, and a Ctrl+C there leaves it running.
@@ -615,8 +617,8 @@ class IndexRead:
             asking = ahead.asking
         if asking and interrupt:
             self.db.interrupt()
-        if (asking or ahead.started) and ahead.thread is not None:
-            ahead.thread.join()  # asking: it runs; started: `start` returned (a thread never run is not joined)
+        if asking or ahead.started:
+            _waited(ahead.done)  # asking: it runs; started: `start` returned (a thread never run is not waited for)
         self._ahead = None
 
     def _firsts(self, matching: str, asked: str, ahead: Sequence[int] | None = None) -> None:
@@ -1065,6 +1067,17 @@ _CLEAN = Known(0, "", 0, 0, 0, 0, 0, 0, 0, False, None, (), None)  # what `answe
 _NOTHING = Answer(_CLEAN, (), True)
 
 
+def _waited(done: "Event") -> None:
+    """Until the thread asking ahead says it is `done` with the connection, a tenth of a second at a time: a wait with
+    no timeout is one a Ctrl+C cannot cut short on Windows (nor, anywhere, Python's own interrupt,
+    `_thread.interrupt_main`), where between two it is taken at once. The wait ends as the thread's use does.
+
+    Not `Thread.join`: Python 3.11's, cut short by a KeyboardInterrupt, takes a thread still running for ended (it
+    releases the thread's own lock), and a second wait would then return while SQLite still runs in it."""
+    while not done.wait(0.1):
+        pass
+
+
 def _utf8(text: str) -> bool:
     """Whether `text` can be written as UTF-8 (not a name of bytes that are not: a lone surrogate)."""
     try:
@@ -1081,10 +1094,11 @@ class _Ahead:
     `stopped` first (`asking`), and what stops it waits for it only then, or once `start` has returned (`started`).
     """
 
-    __slots__ = ("asking", "error", "ids", "lock", "started", "stopped", "thread", "took")
+    __slots__ = ("asking", "done", "error", "ids", "lock", "started", "stopped", "thread", "took")
 
-    def __init__(self, lock: "Lock") -> None:
+    def __init__(self, lock: "Lock", done: "Event") -> None:
         self.lock = lock
+        self.done = done  # set by the thread once it no longer uses the connection (or will not)
         self.thread: Thread | None = None
         self.started = False
         self.asking = False
