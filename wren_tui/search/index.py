@@ -619,6 +619,10 @@ class IndexRead:
             self.db.interrupt()
         if asking or ahead.started:
             _waited(ahead.done)  # asking: it runs; started: `start` returned (a thread never run is not waited for)
+            if ahead.thread is not None:
+                # Its last microseconds (done with the connection already): a fork for the indexer's readers
+                # (`readahead`) is made only from a process with one thread.
+                ahead.thread.join()
         self._ahead = None
 
     def _firsts(self, matching: str, asked: str, ahead: Sequence[int] | None = None) -> None:
