@@ -445,6 +445,20 @@ def _stat_or_none(text: str) -> os.stat_result | None:
         return None
 
 
+def _entries(folder: str, skipped: list[str] | None) -> list[os.DirEntry[str]] | None:
+    """The entries of `folder`; None when it cannot be listed: not there (an agent's folder not made yet holds no
+    sessions), or said in `skipped` (no permission, not a folder)."""
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if skipped is not None:
+            skipped.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be read")
+        return None
+
+
 def _session_texts(own: Folder, root: Path, skipped: list[str] | None, links: list[Path] | None) -> list[str]:
     """The texts of `own`'s session files below `root` (as `walk_texts` gives them, filtered by `is_session_file`),
     in `walk_texts`'s order: one list, each folder's files tested by name and the folder by its text once
@@ -461,14 +475,8 @@ def _session_texts(own: Folder, root: Path, skipped: list[str] | None, links: li
     take = texts.append
     while pending:
         folder, prefix = pending.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except FileNotFoundError:
-            continue  # an agent's folder not made yet holds no sessions
-        except OSError as exc:
-            if skipped is not None:
-                skipped.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be read")
+        entries = _entries(folder, skipped)
+        if entries is None:
             continue
         # A file's text is `join(prefix, name)`: its folder's part, what join puts before any name (one holds no
         # separator nor drive), made once a folder.
@@ -561,13 +569,8 @@ def walk_texts(
     while pending:
         folder, prefix, hidden = pending.pop()
         top = folder is base
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue  # an agent's folder not made yet holds no sessions
-        except OSError as exc:
-            if skipped is not None:
-                skipped.append(f"{folder}: {(exc.strerror or str(exc)).lower()}, so its sessions cannot be read")
+        entries = _entries(folder, skipped)
+        if entries is None:
             continue
         for entry in entries:
             try:

@@ -435,7 +435,7 @@ class IndexRead:
             row = rows.get(key)
             if row is not None and row[2] == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
                 fresh.add(key)
-            elif row is not None or key.isascii() or _utf8(key):
+            elif row is not None or key.isascii() or storable(key):
                 found.append(path)
             # else a name of bytes that are not UTF-8, which the index cannot keep (SQLite's text is UTF-8): read
             # from its file, as without an index, and not given to the writer (nothing to write: a search that
@@ -1082,8 +1082,9 @@ def _waited(done: "Event") -> None:
         pass
 
 
-def _utf8(text: str) -> bool:
-    """Whether `text` can be written as UTF-8 (not a name of bytes that are not: a lone surrogate)."""
+def storable(text: str) -> bool:
+    """Whether `text` (a file's path) can be kept as SQLite text, UTF-8: not a name of bytes that are not UTF-8 (a
+    lone surrogate). The index and the listing's store keep no such file: it is read from itself every time."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

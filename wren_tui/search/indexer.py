@@ -299,15 +299,6 @@ def _private(path: Path) -> None:
             os.chmod(name, 0o600)  # a regular file as just looked at (`_prepare` refused any link here)
 
 
-def storable(path: Path) -> bool:
-    """Whether `path` can be kept as SQLite text (UTF-8): not a name of bytes that are not UTF-8 (a lone surrogate)."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _version(db: sqlite3.Connection) -> object:
     try:
         row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
@@ -329,7 +320,7 @@ def refresh(db: sqlite3.Connection, sources: Iterable[SearchSource], *, forget: 
 
     read = 0
     # A file whose name is not UTF-8 cannot be a row (its path is SQLite text): search reads it whole, each time.
-    sources = [source for source in sources if storable(source.path)]
+    sources = [source for source in sources if index.storable(source.path_text)]
     if forget is None or len(sources) > _FEW:
         known = {row[0]: row[1:] for row in db.execute("SELECT path, id, dev, ino, size, mtime FROM files")}
     else:

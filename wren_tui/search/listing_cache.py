@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..foreign.contract import Format
 from ..foreign.listing import AgentSession, Keeps, list_agent_sessions, looked_at, marked, remembered
+from .index import storable
 
 if TYPE_CHECKING:
     from ..foreign.folders import Listed
@@ -36,14 +37,6 @@ _STARTED = [field.name for field in fields(AgentSession)].index("started")
 
 def _key(st: os.stat_result) -> _Key:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _storable(key: str) -> bool:
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def packed(row: AgentSession) -> bytes:
@@ -97,7 +90,7 @@ class ListingCache:
 
     def put(self, path: Path, st: os.stat_result, row: AgentSession) -> None:
         key = str(path)
-        if not key.isascii() and not _storable(key):
+        if not key.isascii() and not storable(key):
             return  # a name that is not UTF-8 cannot be a row (SQLite text): that file is read each time
         self.new[key] = (_key(st), packed(row))
 
