@@ -303,7 +303,11 @@ class _Recorded(ForeignSession):
         _Recorded.made.append(self)
 
 
-@pytest.mark.parametrize("files", [[], ["-l"]], ids=["json", "files"])
+@pytest.mark.parametrize(
+    "files",
+    [[], ["-l"], ["--since", "2000-01-01"], ["-l", "--since", "2000-01-01"]],
+    ids=["json", "files", "since", "files since"],
+)
 def test_a_warm_search_makes_no_path_for_a_session_it_lists_or_shows(
     files: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -314,7 +318,7 @@ def test_a_warm_search_makes_no_path_for_a_session_it_lists_or_shows(
     (tmp_path / "wren").mkdir()
     for key, value in {**env, "WREN_DIR": str(tmp_path / "wren")}.items():
         monkeypatch.setenv(key, value)
-    words = ["search", *files, "to-do list", "--agent", "claude", *([] if files else ["--json"])]
+    words = ["search", *files, "to-do list", "--agent", "claude", *([] if "-l" in files else ["--json"])]
     assert main(words) == 0  # builds the index
     built = capsys.readouterr().out
     assert str(shown) in built and "one.jsonl" not in built

@@ -184,11 +184,12 @@ def _firsts(
     quick = index.first_hit
     since = filters.since
     keep = None if not filters.roles and filters.project is None and since is None else filters.keep
+    before = None if since is None else since.timestamp()
     asked = cancelled is not _never  # never cancelled (a command's -l): not asked of each of thousands
     for source in sources:
         if asked and cancelled():
             return
-        if since is not None and _older(source.path, since):
+        if before is not None and _older(source, before):
             continue
         where = source.path_text
         agent = source.agent
@@ -215,11 +216,11 @@ def _hits(
 ) -> Iterator[Found]:
     """`search` reading each session (`index.answer`, else its file); `since_asked`: the caller skipped those older
     than `filters.since` already (`_firsts`, before asking the index of its first candidate)."""
-    since = None if since_asked else filters.since
+    before = None if since_asked or filters.since is None else filters.since.timestamp()
     for source in sources:
         if cancelled():
             return
-        if since is not None and _older(source.path, since):
+        if before is not None and _older(source, before):
             continue
         hits = 0
         answer = index.answer(source.path_text, source.agent) if index is not None else None
@@ -290,8 +291,14 @@ def cut_around(text: str, start: int, end: int, width: int = SNIPPET) -> tuple[s
     return text[lo:hi], start - lo, end - lo
 
 
-def _older(path: Path, since: datetime) -> bool:
-    try:
-        return os.stat(path).st_mtime < since.timestamp()
-    except OSError:
-        return False  # searched, so whatever is wrong with it is said
+def _older(source: SearchSource, before: float) -> bool:
+    """Whether the session's file last changed before `before` (a POSIX time): none of its events can be later. By
+    the stat its listing took (`looked`), else by its path's text: no Path made, nor a second stat, for each of
+    thousands."""
+    looked = getattr(source, "looked", None)
+    if looked is None:
+        try:
+            looked = os.stat(source.path_text)
+        except OSError:
+            return False  # searched, so whatever is wrong with it is said
+    return bool(looked.st_mtime < before)
