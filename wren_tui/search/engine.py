@@ -103,8 +103,7 @@ class FirstHit(NamedTuple):
         """The hit, as search gives one read from the file (made when asked: -l shows none of it)."""
         item, start, end, in_name = self.found
         text = item.name if in_name and item.name is not None else item.text
-        snippet, start, end = cut_around(text, start, end)
-        return Hit(self.agent, self.session, self.where, item, snippet, start, end, in_name)
+        return _hit_at(self.agent, self.session, self.where, item, text, start, end, in_name)
 
 
 Found = Hit | Searched
@@ -278,8 +277,13 @@ def match(source: SearchSource, item: Item, query: Query) -> Hit | None:
         span, text, in_name = query.find(item.name), item.name, True
     if span is None:
         return None
-    snippet, start, end = cut_around(text, *span)
-    return Hit(source.agent, source.session, source.path_text, item, snippet, start, end, in_name)
+    return _hit_at(source.agent, source.session, source.path_text, item, text, span[0], span[1], in_name)
+
+
+def _hit_at(agent: str, session: str, where: str, item: Item, text: str, start: int, end: int, in_name: bool) -> Hit:
+    """The hit of `item` whose match is `text[start:end]` (its text, or its tool call's name: `in_name`)."""
+    snippet, start, end = cut_around(text, start, end)
+    return Hit(agent, session, where, item, snippet, start, end, in_name)
 
 
 def cut_around(text: str, start: int, end: int, width: int = SNIPPET) -> tuple[str, int, int]:

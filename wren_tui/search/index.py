@@ -493,13 +493,12 @@ class IndexRead:
         statement = self._statement()
         if statement is None:
             return False
-        pending = self._ahead
         try:
             ahead = self._settled()  # before anything else asks the connection (and sets its progress handler)
         except sqlite3.Error:
             self.close()
             return False
-        took = 0.0 if ahead is None or pending is None else pending.took
+        took = 0.0 if ahead is None else ahead.took
         if not self.db.in_transaction and not self.begin():
             return False
         self._matching = matching, asked = statement
@@ -508,7 +507,7 @@ class IndexRead:
             with _bounded(self.db, QUERY_SECONDS - took):
                 if first:
                     self._partial = True
-                    self._firsts(matching, asked, ahead)
+                    self._firsts(matching, asked, None if ahead is None else ahead.ids)
                     self._files_rows(clean=False)
                     return True
                 # Each candidate with its file, in one statement (a phrase in every session has 82,000 of them: asked
@@ -590,8 +589,9 @@ class IndexRead:
             return
         ahead.started = True
 
-    def _settled(self) -> Sequence[int] | None:
-        """The ids `ahead` asked for, once its thread has ended (what it raised is raised here); None: none asked.
+    def _settled(self) -> "_Ahead | None":
+        """What `ahead` asked, once its thread has ended (what it raised is raised here; its `ids` None: the thread had
+        not begun, and will not, so `load` asks); None: nothing was asked ahead.
 
         A Ctrl+C while waiting interrupts SQLite's search (`Connection.interrupt`, made for another thread) and is
         raised once the thread has ended, so the connection is never left to a thread still using it (a second
@@ -607,7 +607,7 @@ class IndexRead:
             raise
         if ahead.error is not None:
             raise ahead.error
-        return ahead.ids  # None: the thread had not begun, and will not: `load` asks
+        return ahead
 
     def _end(self, ahead: "_Ahead", *, interrupt: bool) -> None:
         """`ahead`'s thread told to leave the connection alone if it has not begun, else (SQLite's search interrupted

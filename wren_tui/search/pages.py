@@ -150,9 +150,9 @@ class Pager:
         if self.after is None and self.cap is None:
             return self._run_whole(results)
         printed = 0
-        after, cap, limit, files = self.after, self.cap, self.limit, self.files
+        after, cap, limit = self.after, self.cap, self.limit
         show = self.show
-        listed = show.session  # -l: a session shown by its first hit (a `FirstHit`, or a `Hit` read from its file)
+        put = self._put()
         for each in results:
             if isinstance(each, Searched):
                 self._ended(each)
@@ -172,11 +172,7 @@ class Pager:
             if limit is not None and printed >= limit:
                 show.page(Cursor(where, self.seen, self.shown))
                 break
-            if files:
-                listed(each)
-            else:
-                assert isinstance(each, Hit), "a FirstHit is -l's"
-                show.hit(each)
+            put(each)
             printed += 1
             self.seen += 1
             self.shown += 1
@@ -186,8 +182,8 @@ class Pager:
         """`_run` of a page from the first hit with no cap (-l, --all, --json): each hit shown until the limit; a
         session's hits passed are those shown, the cursor's skip and shown both (none counted, none skipped)."""
         printed = 0
-        limit, files, show = self.limit, self.files, self.show
-        listed = show.session
+        limit, show = self.limit, self.show
+        put = self._put()
         where = self.where
         passed = 0  # the hits of the session at `where` shown
         for each in results:
@@ -200,15 +196,23 @@ class Pager:
             if limit is not None and printed >= limit:
                 show.page(Cursor(where, passed, passed))
                 break
-            if files:
-                listed(each)
-            else:
-                assert isinstance(each, Hit), "a FirstHit is -l's"
-                show.hit(each)
+            put(each)
             printed += 1
             passed += 1
         self.where, self.seen, self.shown = where, passed, passed
         return printed
+
+    def _put(self) -> Callable[[Hit | FirstHit], None]:
+        """How a hit is shown: with -l, its session (a `FirstHit`, or a `Hit` read from its file); else the hit."""
+        if self.files:
+            return self.show.session
+        hit = self.show.hit
+
+        def put(each: Hit | FirstHit) -> None:
+            assert isinstance(each, Hit), "a FirstHit is -l's"
+            hit(each)
+
+        return put
 
     def _ended(self, searched: Searched) -> None:
         if self.files and (searched.unreadable is not None or searched.warnings or searched.stop is not None):
